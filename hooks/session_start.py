@@ -1,0 +1,11 @@
+"""Claude Code SessionStart hook: records the event and the session status it implies."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lookout.runner import run  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(run("SessionStart"))
