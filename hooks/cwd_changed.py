@@ -5,7 +5,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lookout.runner import run  # noqa: E402
+from lookout.runner import run
 
 if __name__ == "__main__":
     raise SystemExit(run("CwdChanged"))

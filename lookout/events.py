@@ -1,0 +1,254 @@
+"""Turns a hook's stdin payload into a normalized event: the few fields the state machine needs,
+plus a short human summary. Pure and lenient: every field but the session id may be missing or of
+the wrong type. Never keeps a full tool_input, tool_response or prompt."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+from lookout import _jsonfast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TypedDict
+
+    class Event(TypedDict):
+        name: str
+        session_id: str
+        agent: str
+        agent_id: str | None
+        agent_type: str | None
+        cwd: str
+        project: str
+        prompt_id: str | None
+        ts_ms: int
+        pid: int | None
+        tmux_pane: str | None
+        digest: str
+        tool_name: str | None
+        tool_use_id: str | None
+        tool_key: str | None
+        notification_type: str | None
+        source: str | None
+        error: str | None
+        model: str | None
+        summary: str
+        message: str
+        background: list[list[str]] | None
+        batch: list[list[str | None]]
+        new_cwd: str | None
+
+
+SUMMARY_MAX = 200
+MESSAGE_MAX = 2000
+
+
+def one_line(text: object, limit: int = SUMMARY_MAX) -> str:
+    """Whitespace folded to single spaces, cut to `limit` characters with an ellipsis."""
+    if not isinstance(text, str):
+        return ""
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def first_line(text: object, limit: int = SUMMARY_MAX) -> str:
+    if not isinstance(text, str):
+        return ""
+    for line in text.splitlines():
+        if line.strip():
+            return one_line(line, limit)
+    return ""
+
+
+def clip(text: object, limit: int = MESSAGE_MAX) -> str:
+    if not isinstance(text, str):
+        return ""
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _strip_url(url: str) -> str:
+    # Query strings and fragments often carry tokens: keep scheme, host and path only.
+    for sep in ("?", "#"):
+        url = url.split(sep, 1)[0]
+    return url
+
+
+def tool_summary(tool_name: str | None, tool_input: object) -> str:
+    """What a person needs to recognise a tool call: the command, the file, the question."""
+    if not isinstance(tool_input, dict):
+        return ""
+    if tool_name == "AskUserQuestion":
+        return one_line(question_text(tool_input))
+    if tool_name in ("ExitPlanMode", "EnterPlanMode"):
+        return first_line(tool_input.get("plan"))
+    for key in ("command", "file_path", "notebook_path", "pattern", "query", "description"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return first_line(value)
+    url = tool_input.get("url")
+    if isinstance(url, str):
+        return one_line(_strip_url(url))
+    return ""
+
+
+def question_text(tool_input: object) -> str:
+    """The question(s) of an AskUserQuestion call, one per line."""
+    if not isinstance(tool_input, dict):
+        return ""
+    questions = tool_input.get("questions")
+    texts: list[str] = []
+    if isinstance(questions, list):
+        for q in questions:
+            if isinstance(q, dict) and isinstance(q.get("question"), str):
+                texts.append(q["question"].strip())
+    elif isinstance(tool_input.get("question"), str):
+        texts.append(tool_input["question"].strip())
+    return "\n".join(t for t in texts if t)
+
+
+def _digest(value: object) -> str:
+    data = _jsonfast.dumps(value).encode("utf-8", "surrogatepass")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def tool_key(tool_name: str | None, tool_input: object) -> str | None:
+    """Identifies one tool call by what it does, for events that carry no tool_use_id."""
+    if tool_name is None:
+        return None
+    return f"{tool_name}:{_digest(tool_input)}"
+
+
+def _pid(value: str | None) -> int | None:
+    if value and value.isdigit():
+        pid = int(value)
+        return pid if pid > 0 else None
+    return None
+
+
+def _task_prompt_summary(prompt: str) -> str:
+    # Machine-injected turns carry XML; its <summary> is the human part.
+    start = prompt.find("<summary>")
+    end = prompt.find("</summary>")
+    if start != -1 and end > start:
+        return one_line(prompt[start + 9 : end])
+    return "background task finished"
+
+
+def parse(
+    payload: dict[str, object],
+    env: Mapping[str, str],
+    ts_ms: int,
+    digest: str,
+    fallback_name: str | None = None,
+) -> Event:
+    """Normalize one payload. `digest` identifies the raw delivery (for duplicate detection)."""
+    name = _str(payload.get("hook_event_name")) or fallback_name or "Unknown"
+    session_id = _str(payload.get("session_id")) or _str(env.get("CLAUDE_CODE_SESSION_ID")) or ""
+    cwd = _str(payload.get("cwd")) or ""
+    project_dir = _str(env.get("CLAUDE_PROJECT_DIR")) or cwd
+    tool_name = _str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    summary = ""
+    message = ""
+    source: str | None = None
+    error: str | None = None
+    background: list[list[str]] | None = None
+    batch: list[list[str | None]] = []
+
+    if tool_name is not None:
+        summary = tool_summary(tool_name, tool_input)
+        if tool_name == "AskUserQuestion":
+            message = clip(question_text(tool_input))
+        elif tool_name in ("ExitPlanMode", "EnterPlanMode") and isinstance(tool_input, dict):
+            message = clip(tool_input.get("plan"))
+        else:
+            message = summary
+    if name in ("UserPromptSubmit", "UserPromptExpansion"):
+        prompt = payload.get("prompt")
+        if isinstance(prompt, str) and prompt.lstrip().startswith("<task-notification>"):
+            summary = _task_prompt_summary(prompt)
+            source = "task-notification"
+        else:
+            summary = first_line(prompt)
+    elif name in ("Notification", "Elicitation"):
+        summary = one_line(payload.get("message"))
+        message = clip(payload.get("message"))
+    elif name in ("Stop", "SubagentStop", "StopFailure"):
+        text = payload.get("last_assistant_message")
+        summary = first_line(text)
+        message = clip(text)
+        if name == "StopFailure":
+            error = _str(payload.get("error")) or "unknown"
+            summary = one_line(f"{error}: {summary}" if summary else error)
+        tasks = payload.get("background_tasks")
+        if isinstance(tasks, list):
+            background = [
+                [str(t.get("id", "")), str(t.get("type", ""))]
+                for t in tasks
+                if isinstance(t, dict) and t.get("status") == "running"
+            ]
+    elif name == "PostToolBatch":
+        calls = payload.get("tool_calls")
+        if isinstance(calls, list):
+            for call in calls:
+                if isinstance(call, dict):
+                    call_tool = _str(call.get("tool_name"))
+                    batch.append(
+                        [_str(call.get("tool_use_id")), tool_key(call_tool, call.get("tool_input"))]
+                    )
+    elif name == "PostToolUseFailure":
+        message = clip(payload.get("error"))
+
+    if name in ("SessionStart", "SessionEnd"):
+        source = _str(payload.get("source")) or _str(payload.get("reason"))
+        summary = summary or (source or "")
+    elif name in ("Setup", "PreCompact", "PostCompact"):
+        source = _str(payload.get("trigger"))
+    elif name in ("SubagentStart", "SubagentStop", "TeammateIdle"):
+        label = _str(payload.get("agent_type")) or _str(payload.get("teammate_name"))
+        summary = summary or (label or "")
+    elif name == "CwdChanged":
+        summary = one_line(payload.get("new_cwd"))
+
+    agent_id = _str(payload.get("agent_id"))
+    if name == "TeammateIdle" and agent_id is None and _str(payload.get("teammate_name")):
+        agent_id = f"teammate:{payload['teammate_name']}"
+
+    return {
+        "name": name,
+        "session_id": session_id,
+        "agent": "codex" if is_codex(payload) else "claude",
+        "agent_id": agent_id,
+        "agent_type": _str(payload.get("agent_type")) or _str(payload.get("teammate_name")),
+        "cwd": cwd,
+        "project": os.path.basename(project_dir.rstrip("/")) or project_dir,
+        "prompt_id": _str(payload.get("prompt_id")) or _str(payload.get("turn_id")),
+        "ts_ms": ts_ms,
+        "pid": _pid(env.get("CLAUDE_PID")),
+        "tmux_pane": _str(env.get("TMUX_PANE")),
+        "digest": digest,
+        "tool_name": tool_name,
+        "tool_use_id": _str(payload.get("tool_use_id")),
+        "tool_key": tool_key(tool_name, tool_input),
+        "notification_type": _str(payload.get("notification_type")),
+        "source": source,
+        "error": error,
+        "model": _str(payload.get("model")),
+        "summary": summary,
+        "message": message,
+        "background": background,
+        "batch": batch,
+        "new_cwd": _str(payload.get("new_cwd")),
+    }
+
+
+def is_codex(payload: dict[str, object]) -> bool:
+    """Codex sends turn_id and a model on its hook payloads; Claude Code sends neither together."""
+    return "turn_id" in payload and "model" in payload and "prompt_id" not in payload

@@ -1,0 +1,733 @@
+"""The session state machine: (session snapshot, event) -> (new snapshot, record, intents).
+
+Pure: no I/O, no clock, no environment. Implements ../reference/state-model.md: sticky attention,
+one episode per prompt, one outcome per turn, duplicates and late deliveries recorded but inert,
+subagents as children whose attention is also the parent's."""
+
+from __future__ import annotations
+
+from lookout import hookspec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from lookout.events import Event
+
+    Session = dict[str, Any]
+    Actor = dict[str, Any]
+    Intent = dict[str, Any]
+    Record = dict[str, Any]
+
+WORKING = "working"
+ATTENTION = "attention"
+IDLE = "idle"
+ENDED = "ended"
+DONE = "done"  # a finished subagent (children only)
+
+# The same payload again within this window is one delivery seen twice (the client has fired
+# hooks several times per event, and once per settings source that registers the same command).
+DUPLICATE_WINDOW_MS = 3000
+RECENT_MAX = 16
+PENDING_MAX = 32
+CHILDREN_MAX = 20
+
+# Hooks registered async may arrive after events that started later; only these can be "late".
+ASYNC_EVENTS = frozenset(name for name, _, is_async in hookspec.EVENTS if is_async) - {"SessionEnd"}
+
+# Episodes raised for a tool call end when that call completes (or any call, if unbound).
+_TOOL_CLEARED = frozenset({"permission", "question", "plan", "input", "elicitation"})
+_ATTENTION_TOOLS = {
+    "AskUserQuestion": "question",
+    "ExitPlanMode": "plan",
+    "EnterPlanMode": "plan",
+}
+_NOTIFICATION_ATTENTION = {
+    "permission_prompt": "permission",
+    "worker_permission_prompt": "permission",
+    "elicitation_dialog": "elicitation",
+    "elicitation_url_dialog": "elicitation",
+    "agent_needs_input": "input",
+}
+
+
+def new_session(event: Event) -> Session:
+    return {
+        "v": 1,
+        "session_id": event["session_id"],
+        "agent": event["agent"],
+        "project": event["project"],
+        "cwd": event["cwd"],
+        "pid": event["pid"],
+        "tmux_pane": event["tmux_pane"],
+        "model": event["model"],
+        "status": IDLE,
+        "reason": None,
+        "detail": None,
+        "summary": "",
+        "episode": None,
+        "main": _actor(IDLE),
+        "agents": {},
+        "background": [],
+        "turn": None,
+        "last_turn_ms": None,
+        "before_compact": None,
+        "recent": [],
+        "seq": 0,
+        "started_ms": event["ts_ms"],
+        "updated_ms": event["ts_ms"],
+        "status_ms": 0,
+        "last_event": None,
+        "ended_reason": None,
+    }
+
+
+def _actor(status: str, detail: str | None = None) -> Actor:
+    return {
+        "status": status,
+        "reason": None,
+        "detail": detail,
+        "summary": "",
+        "episode": None,
+        "pending": {},
+        "status_ms": 0,
+    }
+
+
+def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[Intent]]:
+    """Fold one event into the session. Returns the new snapshot, the line to append and the
+    notification intents (at most a few; usually none)."""
+    s = new_session(event) if session is None else session
+    s["seq"] = int(s.get("seq", 0)) + 1
+    duplicate = _is_duplicate(s, event)
+    late = (
+        not duplicate
+        and event["name"] in ASYNC_EVENTS
+        and event["ts_ms"] < int(s.get("status_ms", 0))
+    )
+    intents: list[Intent] = []
+    ended_before = s["status"] == ENDED
+    inert = duplicate or late or (ended_before and event["name"] != "SessionStart")
+    if not inert:
+        _touch(s, event)
+        _dispatch(s, event, intents)
+        _derive(s)
+        if event["name"] not in ("CwdChanged",):
+            s["status_ms"] = max(int(s.get("status_ms", 0)), event["ts_ms"])
+    s["updated_ms"] = max(int(s.get("updated_ms", 0)), event["ts_ms"])
+    s["last_event"] = event["name"]
+    record = _record(s, event, duplicate, late, intents)
+    for intent in intents:
+        intent["seq"] = s["seq"]
+    return s, record, intents
+
+
+# -- bookkeeping -------------------------------------------------------------------------------
+
+
+def _is_duplicate(s: Session, event: Event) -> bool:
+    recent = [r for r in s.get("recent", []) if event["ts_ms"] - r[1] <= DUPLICATE_WINDOW_MS]
+    seen = any(r[0] == event["digest"] for r in recent)
+    if not seen:
+        recent.append([event["digest"], event["ts_ms"]])
+    s["recent"] = recent[-RECENT_MAX:]
+    return seen
+
+
+def _touch(s: Session, event: Event) -> None:
+    if event["cwd"] and event["name"] != "CwdChanged":
+        s["cwd"] = event["cwd"]
+    for key in ("pid", "tmux_pane", "model"):
+        if event[key] is not None:
+            s[key] = event[key]
+    if event["project"] and not s.get("project"):
+        s["project"] = event["project"]
+
+
+def _target(s: Session, event: Event) -> Actor:
+    """Events from inside a subagent (they carry agent_id) update that child."""
+    agent_id = event["agent_id"]
+    if agent_id is None:
+        return s["main"]  # type: ignore[no-any-return]
+    children = s["agents"]
+    if agent_id not in children:
+        children[agent_id] = _child(event)
+        _trim_children(s)
+    return children[agent_id]  # type: ignore[no-any-return]
+
+
+def _child(event: Event) -> Actor:
+    child = _actor(WORKING, event["agent_type"])
+    child["agent_type"] = event["agent_type"] or ""
+    child["started_ms"] = event["ts_ms"]
+    return child
+
+
+def _trim_children(s: Session) -> None:
+    children = s["agents"]
+    if len(children) <= CHILDREN_MAX:
+        return
+    finished = [k for k, c in children.items() if c["status"] in (DONE, IDLE)]
+    for key in finished[: len(children) - CHILDREN_MAX]:
+        del children[key]
+
+
+def _remember_tool(actor: Actor, event: Event) -> None:
+    if event["tool_use_id"] and event["tool_key"]:
+        pending = actor["pending"]
+        pending[event["tool_use_id"]] = event["tool_key"]
+        while len(pending) > PENDING_MAX:
+            del pending[next(iter(pending))]
+
+
+def _forget_tool(actor: Actor, tool_use_id: str | None) -> None:
+    if tool_use_id:
+        actor["pending"].pop(tool_use_id, None)
+
+
+def _set(actor: Actor, status: str, detail: str | None = None, summary: str | None = None) -> None:
+    """A plain status change; refused while the actor waits on the user (attention is sticky)."""
+    if actor["status"] == ATTENTION:
+        return
+    actor["status"] = status
+    actor["reason"] = None
+    actor["detail"] = detail
+    if summary is not None:
+        actor["summary"] = summary
+
+
+# -- episodes ----------------------------------------------------------------------------------
+
+
+def _raise(
+    s: Session,
+    actor: Actor,
+    event: Event,
+    reason: str,
+    intents: list[Intent],
+    *,
+    tool_key: str | None = None,
+    tool_use_id: str | None = None,
+    summary: str | None = None,
+) -> None:
+    """Start an attention episode, or recognise the one already open for the same prompt."""
+    current = actor.get("episode")
+    if current is not None and _same_episode(current, reason, tool_key):
+        if tool_use_id and not current.get("tool_use_id"):
+            current["tool_use_id"] = tool_use_id
+        return
+    if current is not None:
+        _resolve(s, actor, event, intents)
+    text = summary if summary is not None else event["summary"]
+    key = ":".join(
+        (
+            s["session_id"],
+            reason,
+            tool_key or tool_use_id or str(event["ts_ms"]),
+            event["agent_id"] or "",
+        )
+    )
+    actor["episode"] = {
+        "key": key,
+        "reason": reason,
+        "tool_name": event["tool_name"],
+        "tool_key": tool_key,
+        "tool_use_id": tool_use_id,
+        "since_ms": event["ts_ms"],
+        "summary": text,
+    }
+    actor["status"] = ATTENTION
+    actor["reason"] = reason
+    actor["detail"] = event["tool_name"]
+    actor["summary"] = text
+    intents.append(_intent(s, event, reason, summary=text, episode=key))
+
+
+def _same_episode(current: dict[str, Any], reason: str, tool_key: str | None) -> bool:
+    if tool_key is not None and current.get("tool_key") == tool_key:
+        return True  # PermissionRequest for the tool whose PreToolUse opened the episode
+    if reason == "permission" and tool_key is None:
+        # Notification(permission_prompt) names no tool: it is the dialog already on screen.
+        return current["reason"] in ("permission", "question", "plan")
+    return current["reason"] == reason and current.get("tool_key") == tool_key
+
+
+def _resolve(s: Session, actor: Actor, event: Event, intents: list[Intent]) -> None:
+    episode = actor.get("episode")
+    if episode is None:
+        return
+    actor["episode"] = None
+    actor["status"] = WORKING
+    actor["reason"] = None
+    intents.append(
+        _intent(
+            s,
+            event,
+            "resolved",
+            reason=episode["reason"],
+            tool_name=episode.get("tool_name"),
+            summary=episode.get("summary", ""),
+            episode=episode["key"],
+            duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
+        )
+    )
+
+
+def _resolve_all(s: Session, event: Event, intents: list[Intent]) -> None:
+    _resolve(s, s["main"], event, intents)
+    for child in s["agents"].values():
+        _resolve(s, child, event, intents)
+
+
+def _tool_done(
+    s: Session, actor: Actor, event: Event, intents: list[Intent], calls: list[list[str | None]]
+) -> None:
+    """A tool call completed (or was refused): it ends the episode raised for that call."""
+    episode = actor.get("episode")
+    if episode is not None and episode["reason"] in _TOOL_CLEARED:
+        bound = episode.get("tool_key") is not None or episode.get("tool_use_id") is not None
+        matches = any(
+            (use_id is not None and use_id == episode.get("tool_use_id"))
+            or (key is not None and key == episode.get("tool_key"))
+            for use_id, key in calls
+        )
+        if matches or not bound:
+            _resolve(s, actor, event, intents)
+    for use_id, _ in calls:
+        _forget_tool(actor, use_id)
+
+
+# -- the event table ---------------------------------------------------------------------------
+
+
+def _dispatch(s: Session, event: Event, intents: list[Intent]) -> None:
+    name = event["name"]
+    handler = _HANDLERS.get(name)
+    if handler is not None:
+        handler(s, event, intents)
+
+
+def _session_start(s: Session, event: Event, intents: list[Intent]) -> None:
+    source = event["source"]
+    if source == "compact":
+        return  # auto-compaction happens mid-turn: nothing changes for the user
+    was_ended = s["status"] == ENDED
+    if source == "clear" or was_ended:
+        _resolve_all(s, event, intents)
+    if (source != "clear" and source is not None) or was_ended:
+        # A new client process: children and background tasks of the old one are gone.
+        s["agents"] = {}
+        s["background"] = []
+    s["ended_reason"] = None
+    s["status"] = IDLE
+    main = s["main"]
+    main.update(_actor(IDLE))
+    s["before_compact"] = None
+    if source == "clear":
+        s["turn"] = None
+    intents.append(_intent(s, event, "session_start", reason=source))
+
+
+def _setup(s: Session, event: Event, intents: list[Intent]) -> None:
+    _set(s["main"], WORKING, "Setup")
+
+
+def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
+    _resolve_all(s, event, intents)
+    turn = s.get("turn")
+    prompt_id = event["prompt_id"]
+    if turn is not None and prompt_id is not None and turn.get("id") == prompt_id:
+        pass  # UserPromptExpansion then UserPromptSubmit of the same prompt: one turn
+    elif (
+        event["source"] == "task-notification"
+        and turn is not None
+        and turn.get("outcome") is None
+        and turn.get("stopped")
+    ):
+        # A finished background agent wakes the session: the user's turn goes on.
+        turn["id"] = prompt_id
+        turn["stopped"] = False
+    else:
+        s["turn"] = {
+            "id": prompt_id,
+            "started_ms": event["ts_ms"],
+            "summary": event["summary"],
+            "outcome": None,
+            "stopped": False,
+            "idle_sent": False,
+        }
+    _set(s["main"], WORKING, None, event["summary"])
+
+
+def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
+    actor = _target(s, event)
+    _remember_tool(actor, event)
+    tool = event["tool_name"]
+    reason = _ATTENTION_TOOLS.get(tool or "")
+    if reason is not None:
+        _raise(
+            s,
+            actor,
+            event,
+            reason,
+            intents,
+            tool_key=event["tool_key"],
+            tool_use_id=event["tool_use_id"],
+        )
+    else:
+        _set(actor, WORKING, tool, event["summary"])
+
+
+def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None:
+    actor = _target(s, event)
+    key = event["tool_key"]
+    # No tool_use_id in this payload: find the pending PreToolUse with the same tool and input.
+    use_id = next((u for u, k in actor["pending"].items() if k == key), None)
+    _raise(s, actor, event, "permission", intents, tool_key=key, tool_use_id=use_id)
+
+
+def _tool_finished(s: Session, event: Event, intents: list[Intent]) -> None:
+    actor = _target(s, event)
+    if event["name"] == "PostToolBatch":
+        calls = event["batch"]
+    else:
+        calls = [[event["tool_use_id"], event["tool_key"]]]
+    _tool_done(s, actor, event, intents, calls)
+    _set(actor, WORKING, "Thinking")
+
+
+def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
+    kind = event["notification_type"]
+    actor = _target(s, event)
+    reason = _NOTIFICATION_ATTENTION.get(kind or "")
+    if reason is not None:
+        if reason == "permission" and _any_attention(s):
+            return  # the dialog whose PermissionRequest (main or child) already opened the episode
+        tool_key = None
+        use_id = None
+        if reason == "permission" and actor["pending"]:
+            use_id, tool_key = next(reversed(actor["pending"].items()))
+        _raise(s, actor, event, reason, intents, tool_key=tool_key, tool_use_id=use_id)
+    elif kind == "idle_prompt":
+        main = s["main"]
+        if main["status"] != ATTENTION:
+            main["status"] = IDLE
+            main["detail"] = None
+        turn = s.get("turn")
+        if turn is None or not turn.get("idle_sent"):
+            if turn is not None:
+                turn["idle_sent"] = True
+            intents.append(_intent(s, event, "idle"))
+    elif kind == "push_notification":
+        intents.append(_intent(s, event, "message"))
+
+
+def _any_attention(s: Session) -> bool:
+    return s["main"]["status"] == ATTENTION or any(
+        c["status"] == ATTENTION for c in s["agents"].values()
+    )
+
+
+def _elicitation(s: Session, event: Event, intents: list[Intent]) -> None:
+    _raise(s, _target(s, event), event, "elicitation", intents)
+
+
+def _elicitation_result(s: Session, event: Event, intents: list[Intent]) -> None:
+    actor = _target(s, event)
+    episode = actor.get("episode")
+    if episode is not None and episode["reason"] == "elicitation":
+        _resolve(s, actor, event, intents)
+    _set(actor, WORKING, None)
+
+
+def _stop(s: Session, event: Event, intents: list[Intent]) -> None:
+    _resolve_all(s, event, intents)
+    main = s["main"]
+    main["status"] = IDLE
+    main["reason"] = None
+    main["detail"] = None
+    main["summary"] = event["summary"]
+    if event["background"] is not None:
+        running = [task_id for task_id, _ in event["background"]]
+        s["background"] = event["background"]
+        for agent_id, child in s["agents"].items():
+            # Not running at Stop means finished, even if its SubagentStop was lost.
+            if child["status"] == WORKING and agent_id not in running:
+                child["status"] = DONE
+    turn = _turn_for(s, event)
+    turn["stopped"] = True
+    if _running(s):
+        return  # the user's request is not done while its background agents run
+    _outcome(s, event, turn, intents, "question" if asks_user(event["message"]) else "done")
+
+
+def _stop_failure(s: Session, event: Event, intents: list[Intent]) -> None:
+    _resolve_all(s, event, intents)
+    turn = _turn_for(s, event)
+    turn["stopped"] = True
+    main = s["main"]
+    _raise(s, main, event, "error", intents, summary=event["summary"])
+    # The error is both the episode and the turn's outcome: notify once, as the outcome.
+    opened = intents.pop() if intents and intents[-1]["kind"] == "error" else None
+    _outcome(s, event, turn, intents, "error", opened)
+
+
+def _turn_for(s: Session, event: Event) -> dict[str, Any]:
+    turn = s.get("turn")
+    if turn is None:
+        turn = {
+            "id": event["prompt_id"],
+            "started_ms": None,
+            "summary": "",
+            "outcome": None,
+            "stopped": False,
+            "idle_sent": False,
+        }
+        s["turn"] = turn
+    return turn
+
+
+def _outcome(
+    s: Session,
+    event: Event,
+    turn: dict[str, Any],
+    intents: list[Intent],
+    kind: str,
+    base: Intent | None = None,
+) -> None:
+    """A turn ends once: a second Stop (or a duplicate) of the same turn changes nothing."""
+    started = turn.get("started_ms")
+    duration = event["ts_ms"] - started if isinstance(started, int) else None
+    if duration is not None:
+        s["last_turn_ms"] = duration
+    if turn.get("outcome") is not None:
+        return
+    turn["outcome"] = kind
+    intent = base or _intent(s, event, kind)
+    intent["kind"] = kind
+    intent["duration_ms"] = duration
+    if kind == "question":
+        intent["question"] = event["message"]
+    intents.append(intent)
+
+
+def _subagent_start(s: Session, event: Event, intents: list[Intent]) -> None:
+    if event["agent_id"] is None:
+        return
+    child = _target(s, event)
+    child.update(_actor(WORKING, event["agent_type"]))
+    child["agent_type"] = event["agent_type"] or ""
+    child["started_ms"] = event["ts_ms"]
+    _set(s["main"], WORKING, "Agent")
+
+
+def _subagent_stop(s: Session, event: Event, intents: list[Intent]) -> None:
+    agent_id = event["agent_id"]
+    if agent_id is None:
+        return
+    if agent_id not in s["agents"] and not event["agent_type"]:
+        return  # an internal agent (compaction): not a child the user started
+    child = _target(s, event)
+    _resolve(s, child, event, intents)
+    child["status"] = DONE
+    child["detail"] = None
+    child["summary"] = event["summary"]
+    s["background"] = [t for t in s.get("background", []) if t[0] != agent_id]
+    started = child.get("started_ms")
+    intent = _intent(s, event, "subagent_done", agent_id=agent_id)
+    intent["duration_ms"] = event["ts_ms"] - started if isinstance(started, int) else None
+    intents.append(intent)
+
+
+def _teammate_idle(s: Session, event: Event, intents: list[Intent]) -> None:
+    if event["agent_id"] is not None:
+        child = _target(s, event)
+        if child["status"] != ATTENTION:
+            child["status"] = IDLE
+            child["detail"] = None
+
+
+def _pre_compact(s: Session, event: Event, intents: list[Intent]) -> None:
+    main = s["main"]
+    if main["status"] == ATTENTION:
+        return
+    if not (main["status"] == WORKING and main["detail"] == "Compacting"):
+        s["before_compact"] = {k: main[k] for k in ("status", "reason", "detail", "summary")}
+    _set(main, WORKING, "Compacting")
+
+
+def _post_compact(s: Session, event: Event, intents: list[Intent]) -> None:
+    main = s["main"]
+    before = s.get("before_compact")
+    if main["status"] == WORKING and main["detail"] == "Compacting" and before is not None:
+        main.update(before)
+    s["before_compact"] = None
+
+
+def _session_end(s: Session, event: Event, intents: list[Intent]) -> None:
+    _resolve_all(s, event, intents)
+    s["ended_reason"] = event["source"] or "other"
+    s["status"] = ENDED
+    main = s["main"]
+    main.update(_actor(ENDED))
+    for child in s["agents"].values():
+        if child["status"] in (WORKING, IDLE):
+            child["status"] = DONE
+    s["background"] = []
+    intents.append(_intent(s, event, "session_end", reason=s["ended_reason"]))
+
+
+def _cwd_changed(s: Session, event: Event, intents: list[Intent]) -> None:
+    if event["new_cwd"]:
+        s["cwd"] = event["new_cwd"]
+
+
+def _permission_denied(s: Session, event: Event, intents: list[Intent]) -> None:
+    _tool_finished(s, event, intents)
+
+
+_HANDLERS = {
+    "SessionStart": _session_start,
+    "Setup": _setup,
+    "UserPromptSubmit": _prompt,
+    "UserPromptExpansion": _prompt,
+    "PreToolUse": _pre_tool_use,
+    "PermissionRequest": _permission_request,
+    "PermissionDenied": _permission_denied,
+    "PostToolUse": _tool_finished,
+    "PostToolUseFailure": _tool_finished,
+    "PostToolBatch": _tool_finished,
+    "Notification": _notification,
+    "Elicitation": _elicitation,
+    "ElicitationResult": _elicitation_result,
+    "Stop": _stop,
+    "StopFailure": _stop_failure,
+    "SubagentStart": _subagent_start,
+    "SubagentStop": _subagent_stop,
+    "TeammateIdle": _teammate_idle,
+    "PreCompact": _pre_compact,
+    "PostCompact": _post_compact,
+    "SessionEnd": _session_end,
+    "CwdChanged": _cwd_changed,
+}
+
+
+# -- derived status ----------------------------------------------------------------------------
+
+
+def _running(s: Session) -> list[str]:
+    """Ids of background work still running: Stop's list plus children not yet finished."""
+    ids = [task_id for task_id, _ in s.get("background", [])]
+    for agent_id, child in s["agents"].items():
+        if child["status"] in (WORKING, ATTENTION) and agent_id not in ids:
+            ids.append(agent_id)
+    return ids
+
+
+def _derive(s: Session) -> None:
+    """The session's status as the user sees it, from the main thread and its children."""
+    if s["status"] == ENDED and s.get("ended_reason") is not None:
+        s["reason"] = s["ended_reason"]
+        s["detail"] = None
+        s["episode"] = None
+        return
+    main = s["main"]
+    shown: Actor = main
+    label = None
+    if main["status"] != ATTENTION:
+        for child in s["agents"].values():
+            if child["status"] == ATTENTION:
+                shown = child
+                label = child.get("agent_type") or "subagent"
+                break
+    s["status"] = shown["status"]
+    s["reason"] = shown["reason"]
+    detail = shown["detail"]
+    s["detail"] = f"{label}: {detail}" if label and detail else (label or detail)
+    s["summary"] = shown["summary"]
+    episode = shown.get("episode")
+    s["episode"] = episode["key"] if episode else None
+    if s["status"] == IDLE:
+        running = _running(s)
+        if running:
+            kinds = {t[1] for t in s.get("background", [])} - {"subagent", ""}
+            noun = "background task" if kinds else "background agent"
+            s["status"] = WORKING
+            s["detail"] = f"{len(running)} {noun}{'' if len(running) == 1 else 's'}"
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
+    intent: Intent = {
+        "kind": kind,
+        "session_id": s["session_id"],
+        "agent": s.get("agent", "claude"),
+        # Attention raised inside a subagent is the session's attention: only subagent-scoped
+        # kinds carry the child's id (rules filter those with include_subagents).
+        "agent_id": None,
+        "agent_type": event["agent_type"] if event["agent_id"] else None,
+        "project": s.get("project") or "",
+        "cwd": s.get("cwd") or "",
+        "reason": None,
+        "tool_name": event["tool_name"],
+        "summary": event["summary"],
+        "message": event["message"],
+        "question": None,
+        "duration_ms": None,
+        "episode": None,
+        "ts_ms": event["ts_ms"],
+        "tmux_pane": s.get("tmux_pane"),
+        "pid": s.get("pid"),
+    }
+    if kind in _ATTENTION_KINDS:
+        intent["reason"] = kind
+    if kind == "question" and event["tool_name"] == "AskUserQuestion":
+        intent["question"] = event["message"]
+    intent.update(extra)
+    return intent
+
+
+_ATTENTION_KINDS = frozenset({"permission", "question", "plan", "elicitation", "input", "error"})
+
+
+def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list[Intent]) -> Record:
+    child = s["agents"].get(event["agent_id"]) if event["agent_id"] else None
+    duration = None
+    if event["name"] in ("Stop", "StopFailure") and not (duplicate or late):
+        duration = s.get("last_turn_ms")
+    return {
+        "seq": s["seq"],
+        "session_id": s["session_id"],
+        "agent": s.get("agent", "claude"),
+        "event": event["name"],
+        "status": s["status"],
+        "reason": s["reason"],
+        "detail": s["detail"],
+        "agent_id": event["agent_id"],
+        "agent_type": event["agent_type"] if event["agent_id"] else None,
+        "agent_status": child["status"] if child else None,
+        "cwd": s.get("cwd"),
+        "project": s.get("project"),
+        "tool_name": event["tool_name"],
+        "notification_type": event["notification_type"],
+        "source": event["source"],
+        "error": event["error"],
+        "pid": event["pid"],
+        "tmux_pane": event["tmux_pane"],
+        "duplicate": duplicate,
+        "late": late,
+        "duration_ms": duration,
+        "summary": event["summary"],
+        "notify": [i["kind"] for i in intents],
+    }
+
+
+def asks_user(message: str) -> bool:
+    """Whether the turn's last message ends by asking the user something."""
+    for line in reversed(message.splitlines()):
+        text = line.strip().rstrip("*_`'\")] ")
+        if text:
+            return text.endswith("?")
+    return False

@@ -1,0 +1,93 @@
+"""What every hook script runs: stdin -> event -> state machine -> store -> (maybe) dispatch.
+
+The single fail-open boundary: whatever happens, nothing reaches stdout or stderr (SessionStart
+and UserPromptSubmit stdout would enter the model's context), the exit code is 0, and our own
+failures go to errors.log. Imports here are the hook's latency budget: keep them stdlib-light."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import zlib
+
+from lookout import _jsonfast, events, machine, paths, store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# Payloads are at most a few hundred KB; past this we record the event without parsing it.
+MAX_PARSE_BYTES = 32 * 1024 * 1024
+
+
+def run(event_name: str | None = None) -> int:
+    """Entry point of hooks/<event>.py. `event_name` is what the script is for; the payload's
+    own hook_event_name wins (hooks/event.py passes None)."""
+    ts_ms = int(time.time() * 1000)  # the hook's start: records are ordered by it
+    try:
+        raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
+    except Exception:
+        raw = b""
+    _silence()
+    state_dir = ""
+    try:
+        state_dir = paths.state_dir()
+        record(raw, event_name, ts_ms, state_dir, os.environ)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        import traceback
+
+        store.log_error(
+            state_dir or paths.state_dir(), f"hook {event_name}: {traceback.format_exc()}"
+        )
+    return 0
+
+
+def _silence() -> None:
+    """Point fds 1 and 2 at /dev/null: no stray output, even from C code or a child process."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
+
+
+def record(
+    raw: bytes, event_name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
+) -> None:
+    """Record one delivery. Raises on our own bugs (the caller logs them)."""
+    payload = _parse(raw)
+    if payload is None:
+        store.log_error(
+            state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
+        )
+        return
+    digest = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    event = events.parse(payload, env, ts_ms, digest, event_name)
+    if not event["session_id"]:
+        store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")
+        return
+    with store.Locked(state_dir) as st:
+        session, line, intents = machine.apply(st.read_session(event["session_id"]), event)
+        st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
+        st.write_session(session)
+    if intents:
+        for intent in intents:
+            intent["ts"] = store.rfc3339(intent["ts_ms"])
+        from lookout import notify  # only turns that end or block pay for the config
+
+        notify.handle(intents, state_dir)
+
+
+def _parse(raw: bytes) -> dict[str, object] | None:
+    if not raw.strip() or len(raw) > MAX_PARSE_BYTES:
+        return None
+    try:
+        value = _jsonfast.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
