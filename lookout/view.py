@@ -1,0 +1,242 @@
+"""Read side: the sessions as the store wrote them, with the two computed properties (stale,
+alive), and their renderings (table, status-bar line, JSON). Never writes, never re-derives a
+status from events: the snapshot the hooks wrote is the truth."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from lookout import _jsonfast, store
+
+STALE_AFTER_S = 8 * 3600
+ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
+
+
+def pid_alive(pid: object) -> bool | None:
+    """True/False when it can be known, None when no pid was recorded."""
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return None
+    return True
+
+
+def load_sessions(
+    state_dir: str, now_ms: int | None = None, stale_after_s: int = STALE_AFTER_S
+) -> list[dict[str, Any]]:
+    """Every recorded session as shown to the user, most urgent first."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    directory = os.path.join(state_dir, store.SESSIONS)
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        names = []
+    sessions = []
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        snapshot = store.read_json(os.path.join(directory, name))
+        if isinstance(snapshot, dict) and isinstance(snapshot.get("session_id"), str):
+            sessions.append(present(snapshot, now_ms, stale_after_s))
+    sessions.sort(key=lambda s: (ORDER.get(s["status"], 9), -s["updated_ms"]))
+    return sessions
+
+
+def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[str, Any]:
+    """One session in the shape of `lookout status --json`."""
+    updated_ms = int(snapshot.get("updated_ms") or 0)
+    status = snapshot.get("status") or "idle"
+    reason = snapshot.get("reason")
+    detail = snapshot.get("detail")
+    alive = pid_alive(snapshot.get("pid"))
+    if alive is False and status != "ended":
+        # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
+        status, reason, detail = "ended", "process_gone", None
+    agents = [
+        {
+            "agent_id": agent_id,
+            "agent_type": child.get("agent_type") or "",
+            "status": child.get("status"),
+            "reason": child.get("reason"),
+            "detail": child.get("detail"),
+        }
+        for agent_id, child in (snapshot.get("agents") or {}).items()
+        if isinstance(child, dict)
+    ]
+    return {
+        "session_id": snapshot["session_id"],
+        "agent": snapshot.get("agent") or "claude",
+        "status": status,
+        "reason": reason,
+        "detail": detail,
+        "summary": snapshot.get("summary") or "",
+        "cwd": snapshot.get("cwd"),
+        "project": snapshot.get("project") or "",
+        "last_event": snapshot.get("last_event"),
+        "updated_at": store.rfc3339(updated_ms),
+        "updated_ms": updated_ms,
+        "stale": now_ms - updated_ms > stale_after_s * 1000,
+        "alive": alive,
+        "pid": snapshot.get("pid"),
+        "tmux_pane": snapshot.get("tmux_pane"),
+        "model": snapshot.get("model"),
+        "last_turn_ms": snapshot.get("last_turn_ms"),
+        "episode": snapshot.get("episode"),
+        "agents": agents,
+    }
+
+
+def public(session: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in session.items() if k != "updated_ms"}
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+_COLOURS = {
+    "attention": "\033[1;31m",
+    "working": "\033[33m",
+    "idle": "\033[32m",
+    "ended": "\033[2m",
+}
+_DIM = "\033[2m"
+_RESET = "\033[0m"
+
+
+def age(ms: int) -> str:
+    seconds = max(0, ms // 1000)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    return f"{seconds // 86400}d"
+
+
+def duration(ms: int) -> str:
+    seconds = max(0, round(ms / 1000))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def _status_text(status: str, reason: object) -> str:
+    return f"{status} {reason}" if status == "attention" and reason else status
+
+
+def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int = 120) -> str:
+    if not sessions:
+        return "no sessions"
+    rows: list[tuple[str, str, str, str, str, str, bool]] = []
+    for s in sessions:
+        label = s["project"] or "?"
+        if s["agent"] != "claude":
+            label = f"{label} ({s['agent']})"
+        rows.append(
+            (
+                label,
+                _status_text(s["status"], s["reason"]),
+                s["status"],
+                s["detail"] or "",
+                age(now_ms - s["updated_ms"]),
+                s["summary"],
+                s["stale"],
+            )
+        )
+        for child in s["agents"]:
+            if child["status"] in ("done",) and s["status"] != "attention":
+                continue  # finished children are history; the parent line says enough
+            rows.append(
+                (
+                    f"  └ {child['agent_type'] or 'subagent'}",
+                    _status_text(child["status"] or "", child.get("reason")),
+                    child["status"] or "",
+                    child.get("detail") or "",
+                    "",
+                    "",
+                    s["stale"],
+                )
+            )
+    header = ("PROJECT", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in (0, 1, 3, 4)]
+    lines = []
+    for r in [header, *rows]:
+        cells = [
+            r[0].ljust(widths[0]),
+            r[1].ljust(widths[1]),
+            r[3].ljust(widths[2]),
+            r[4].rjust(widths[3]),
+        ]
+        used = sum(widths) + 8
+        summary = (
+            r[5] if len(r[5]) <= max(10, width - used) else r[5][: max(10, width - used) - 1] + "…"
+        )
+        line = "  ".join([*cells, summary]).rstrip()
+        if colour and r is not header:
+            start = _COLOURS.get(r[2], "")
+            status_cell = f"{start}{cells[1]}{_RESET}" if start else cells[1]
+            line = "  ".join([cells[0], status_cell, cells[2], cells[3], summary]).rstrip()
+            if r[6]:
+                line = f"{_DIM}{line}{_RESET}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def line(sessions: list[dict[str, Any]]) -> str:
+    """One short line for a tmux/waybar status bar."""
+    counts = {k: 0 for k in ("attention", "working", "idle")}
+    waiting = []
+    for s in sessions:
+        if s["status"] in counts:
+            counts[s["status"]] += 1
+        if s["status"] == "attention":
+            waiting.append(f"{s['project'] or '?'}:{s['reason'] or '?'}")
+    parts = []
+    if waiting:
+        parts.append("! " + " ".join(waiting))
+    parts.extend(f"{n} {k}" for k, n in counts.items() if n and k != "attention")
+    return " · ".join(parts) if parts else "no sessions"
+
+
+# -- events.jsonl ------------------------------------------------------------------------------
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One record, or None for a torn or foreign line (a writer killed mid-append)."""
+    try:
+        value = _jsonfast.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def format_record(r: dict[str, Any]) -> str:
+    ts = str(r.get("ts", ""))[11:19]
+    sid = str(r.get("session_id", ""))[:8]
+    status = _status_text(str(r.get("status", "")), r.get("reason"))
+    parts = [ts, f"{r.get('project') or '?':<14}", sid, f"{r.get('event', ''):<18}", status]
+    if r.get("detail"):
+        parts.append(f"[{r['detail']}]")
+    if r.get("agent_id"):
+        parts.append(f"<{r.get('agent_type') or r['agent_id']}>")
+    if r.get("duplicate"):
+        parts.append("(duplicate)")
+    if r.get("late"):
+        parts.append("(late)")
+    if r.get("summary"):
+        parts.append(f"— {r['summary']}")
+    if r.get("notify"):
+        parts.append("→ " + ",".join(r["notify"]))
+    return " ".join(parts)
