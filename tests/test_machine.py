@@ -1,0 +1,752 @@
+"""The state machine against every captured payload and against ordered scenarios
+(../shared/reference/state-model.md, row by row and rule by rule)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from lookout import events, machine
+from tests.conftest import PAYLOADS, payload
+
+SID = "11111111-2222-3333-4444-555555555555"
+_clock = itertools.count(1_800_000_000_000, 1000)
+
+
+def ev(name: str, ts: int | None = None, env: dict[str, str] | None = None, **fields: Any) -> Any:
+    """An event as a hook would parse it; each call is a distinct delivery one second later."""
+    body: dict[str, Any] = {
+        "session_id": SID,
+        "transcript_path": "/t.jsonl",
+        "cwd": "/home/dev/projects/demo",
+        "hook_event_name": name,
+        **fields,
+    }
+    ts = next(_clock) if ts is None else ts
+    return events.parse(body, env or {}, ts, f"d{ts}-{name}", None)
+
+
+class Run:
+    """Feeds events into one session and keeps what came out."""
+
+    def __init__(self) -> None:
+        self.session: dict[str, Any] | None = None
+        self.records: list[dict[str, Any]] = []
+        self.intents: list[dict[str, Any]] = []
+
+    def __call__(self, event: Any) -> list[dict[str, Any]]:
+        self.session, record, intents = machine.apply(self.session, event)
+        self.records.append(record)
+        self.intents.extend(intents)
+        return intents
+
+    @property
+    def status(self) -> tuple[str, str | None]:
+        assert self.session is not None
+        return self.session["status"], self.session["reason"]
+
+    @property
+    def detail(self) -> str | None:
+        assert self.session is not None
+        return self.session["detail"]
+
+    def kinds(self) -> list[str]:
+        return [i["kind"] for i in self.intents]
+
+
+def started(prompt: str = "fix the build") -> Run:
+    run = Run()
+    run(ev("SessionStart", source="startup"))
+    run(ev("UserPromptSubmit", prompt=prompt, prompt_id="p1"))
+    return run
+
+
+def bash(command: str, use_id: str = "toolu_1", **extra: Any) -> dict[str, Any]:
+    return {
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "d"},
+        "tool_use_id": use_id,
+        **extra,
+    }
+
+
+# -- every captured payload --------------------------------------------------------------------
+
+# What each captured payload does to a session that is busy with a turn (status, reason, detail).
+EXPECTED: dict[str, tuple[str, str | None, str | None]] = {
+    "ConfigChange": ("working", None, None),
+    "ConfigChange-user_settings": ("working", None, None),
+    "CwdChanged": ("working", None, None),
+    "DirectoryAdded": ("working", None, None),
+    "InstructionsLoaded": ("working", None, None),
+    "InstructionsLoaded-session_start": ("working", None, None),
+    "MessageDisplay": ("working", None, None),
+    "Notification": ("attention", "input", None),
+    "Notification-agent_needs_input": ("attention", "input", None),
+    "Notification-idle_prompt": ("idle", None, None),
+    "Notification-permission_prompt": ("attention", "permission", None),
+    "PermissionDenied": ("working", None, "Thinking"),
+    "PermissionRequest": ("attention", "permission", "Bash"),
+    "PermissionRequest-Bash": ("attention", "permission", "Bash"),
+    "PostCompact": ("working", None, None),
+    "PostCompact-manual": ("working", None, None),
+    "PostModelSwitch": ("working", None, None),
+    "PostToolBatch": ("working", None, "Thinking"),
+    "PostToolUse": ("working", None, "Thinking"),
+    "PostToolUse-Agent": ("working", None, "Thinking"),
+    "PostToolUse-Bash": ("working", None, "Thinking"),
+    "PostToolUse-Write": ("working", None, "Thinking"),
+    "PostToolUseFailure": ("working", None, "Thinking"),
+    "PostToolUseFailure-Bash": ("working", None, "Thinking"),
+    "PreCompact": ("working", None, "Compacting"),
+    "PreCompact-manual": ("working", None, "Compacting"),
+    "PreModelSwitch": ("working", None, None),
+    "PreSkillShellCommand": ("working", None, None),
+    "PreToolUse": ("working", None, "Write"),
+    "PreToolUse-Agent": ("working", None, "Agent"),
+    "PreToolUse-Bash": ("working", None, "Bash"),
+    "PreToolUse-Write": ("working", None, "Write"),
+    "SessionEnd": ("ended", "other", None),
+    "SessionEnd-clear": ("ended", "clear", None),
+    "SessionEnd-other": ("ended", "other", None),
+    "SessionEnd-prompt_input_exit": ("ended", "prompt_input_exit", None),
+    "SessionStart": ("idle", None, None),
+    "SessionStart-clear": ("idle", None, None),
+    "SessionStart-compact": ("working", None, None),
+    "SessionStart-resume": ("idle", None, None),
+    "SessionStart-startup": ("idle", None, None),
+    "Setup": ("working", None, "Setup"),
+    "Stop": ("idle", None, None),
+    "StopFailure": ("attention", "error", None),
+    "StopFailure-rate_limit": ("attention", "error", None),
+    "SubagentStart": ("working", None, None),
+    "SubagentStart-general-purpose": ("working", None, None),
+    "SubagentStop": ("working", None, None),
+    "SubagentStop-general-purpose": ("working", None, None),
+    "UserPromptExpansion": ("working", None, None),
+    "UserPromptSubmit": ("working", None, None),
+}
+
+FILES = sorted(p.stem for p in PAYLOADS.glob("*.json"))
+
+
+def test_every_captured_payload_has_an_expectation() -> None:
+    assert set(FILES) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("stem", FILES)
+def test_captured_payload(stem: str) -> None:
+    run = started()
+    body = payload(stem)
+    body["session_id"] = SID
+    run(events.parse(body, {}, next(_clock), f"fixture-{stem}", None))
+    assert run.session is not None
+    session = run.session
+    status, reason, detail = EXPECTED[stem]
+    assert (session["status"], session["reason"]) == (status, reason)
+    if detail is not None:
+        assert detail in (session["detail"] or "")
+    record = run.records[-1]
+    assert record["event"] == body["hook_event_name"]
+    assert record["status"] == status
+    for key in ("seq", "session_id", "event", "status", "reason", "detail", "agent_id", "cwd"):
+        assert key in record
+    for key in ("project", "tool_name", "notification_type", "pid", "tmux_pane", "duplicate"):
+        assert key in record
+    assert len(record["summary"]) <= 200
+    # The record never carries whole tool input/response or prompt text.
+    assert "tool_input" not in record and "tool_response" not in record and "prompt" not in record
+
+
+@pytest.mark.parametrize("stem", FILES)
+def test_captured_payload_on_a_new_session(stem: str) -> None:
+    session, record, _ = machine.apply(None, events.parse(payload(stem), {}, 1, "x", None))
+    assert session["status"] in ("working", "attention", "idle", "ended")
+    assert record["seq"] == 1
+
+
+# -- permission episodes -----------------------------------------------------------------------
+
+
+def test_permission_request_then_notification_is_one_episode() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("touch t.txt")))
+    request = {k: v for k, v in bash("touch t.txt").items() if k != "tool_use_id"}
+    assert [i["kind"] for i in run(ev("PermissionRequest", **request))] == ["permission"]
+    assert run.status == ("attention", "permission")
+    assert run.intents[-1]["kind"] == "permission"
+    assert run.intents[-1]["summary"] == "touch t.txt"
+    assert run.intents[-1]["tool_name"] == "Bash"
+    assert (
+        run(
+            ev(
+                "Notification",
+                notification_type="permission_prompt",
+                message="Claude needs your permission",
+            )
+        )
+        == []
+    )
+    assert run.status == ("attention", "permission")
+    out = run(ev("PostToolUse", **bash("touch t.txt"), tool_response={"stdout": ""}))
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert out[0]["reason"] == "permission"
+    assert out[0]["episode"] == run.intents[-2]["episode"]
+    assert run.status == ("working", None)
+    assert run.kinds().count("permission") == 1
+
+
+def test_permission_request_matches_its_pending_tool_use() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("touch t.txt", "toolu_A")))
+    run(ev("PreToolUse", **bash("ls", "toolu_B")))
+    run(
+        ev(
+            "PermissionRequest",
+            tool_name="Bash",
+            tool_input={"command": "touch t.txt", "description": "d"},
+        )
+    )
+    assert run.session is not None
+    assert run.session["main"]["episode"]["tool_use_id"] == "toolu_A"
+    # The parallel tool finishing does not end the other tool's episode.
+    run(ev("PostToolUse", **bash("ls", "toolu_B")))
+    assert run.status == ("attention", "permission")
+    run(ev("PostToolUseFailure", **bash("touch t.txt", "toolu_A"), error="denied"))
+    assert run.status == ("working", None)
+
+
+def test_notification_permission_prompt_alone_opens_an_episode() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("rm -rf build/")))
+    run(
+        ev(
+            "Notification",
+            notification_type="permission_prompt",
+            message="Claude needs your permission",
+        )
+    )
+    assert run.status == ("attention", "permission")
+    assert run.kinds()[-1] == "permission"
+    run(ev("PostToolUse", **bash("rm -rf build/")))
+    assert run.status == ("working", None)
+
+
+def test_attention_is_sticky_against_activity_noise() -> None:
+    run = started()
+    run(ev("PermissionRequest", tool_name="Bash", tool_input={"command": "make"}))
+    for noise in (
+        ev("PreToolUse", **bash("ls", "toolu_other")),
+        ev("MessageDisplay", turn_id="t", message_id="m", index=0, final=False, delta="x"),
+        ev(
+            "InstructionsLoaded",
+            file_path="/x/CLAUDE.md",
+            memory_type="Project",
+            load_reason="session_start",
+        ),
+        ev(
+            "Notification",
+            notification_type="idle_prompt",
+            message="Claude is waiting for your input",
+        ),
+        ev("SessionStart", source="compact"),
+        ev("PreCompact", trigger="auto", custom_instructions=None),
+        ev("SubagentStart", agent_id="a1", agent_type="Explore"),
+    ):
+        run(noise)
+        assert run.status == ("attention", "permission"), noise["name"]
+    assert run.kinds().count("permission") == 1
+
+
+def test_escape_at_the_dialog_is_cleared_by_the_next_prompt() -> None:
+    run = started()
+    run(ev("PermissionRequest", tool_name="Write", tool_input={"file_path": "/a", "content": "x"}))
+    out = run(ev("UserPromptSubmit", prompt="never mind", prompt_id="p2"))
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert run.status == ("working", None)
+
+
+def test_permission_denied_in_auto_mode_keeps_working() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("rm -rf /")))
+    run(ev("PermissionDenied", **bash("rm -rf /"), reason="Classifier unavailable"))
+    assert run.status == ("working", None)
+
+
+def test_denied_in_print_mode_is_cleared_by_the_batch() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("touch x", "toolu_9")))
+    run(
+        ev(
+            "PermissionRequest",
+            tool_name="Bash",
+            tool_input={"command": "touch x", "description": "d"},
+        )
+    )
+    run(
+        ev(
+            "PostToolBatch",
+            tool_calls=[
+                {
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "touch x", "description": "d"},
+                    "tool_use_id": "toolu_9",
+                    "tool_response": "denied",
+                }
+            ],
+        )
+    )
+    assert run.status == ("working", None)
+    assert run.kinds()[-1] == "resolved"
+
+
+# -- questions, plans, elicitations, input -----------------------------------------------------
+
+
+def test_ask_user_question() -> None:
+    run = started()
+    question = {"questions": [{"question": "Which database should I use?", "options": []}]}
+    tool = {"tool_name": "AskUserQuestion", "tool_input": question, "tool_use_id": "toolu_q"}
+    out = run(ev("PreToolUse", **tool))
+    assert run.status == ("attention", "question")
+    assert out[0]["kind"] == "question"
+    assert out[0]["question"] == "Which database should I use?"
+    assert out[0]["summary"] == "Which database should I use?"
+    # Its permission dialog is the same episode.
+    assert run(ev("PermissionRequest", tool_name="AskUserQuestion", tool_input=question)) == []
+    assert run(ev("Notification", notification_type="permission_prompt", message="m")) == []
+    out = run(ev("PostToolUse", **tool, tool_response={"answers": {}}))
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert run.status == ("working", None)
+
+
+def test_exit_plan_mode() -> None:
+    run = started()
+    plan = "# Plan: migrate the schema\n\n1. add column\n2. backfill"
+    out = run(
+        ev("PreToolUse", tool_name="ExitPlanMode", tool_input={"plan": plan}, tool_use_id="toolu_p")
+    )
+    assert run.status == ("attention", "plan")
+    assert out[0]["summary"] == "# Plan: migrate the schema"
+    assert out[0]["message"].startswith("# Plan")
+    run(
+        ev(
+            "PostToolUse",
+            tool_name="ExitPlanMode",
+            tool_input={"plan": plan},
+            tool_use_id="toolu_p",
+        )
+    )
+    assert run.status == ("working", None)
+
+
+def test_elicitation() -> None:
+    run = started()
+    run(ev("Elicitation", mcp_server_name="github", message="Enter a token", mode="form"))
+    assert run.status == ("attention", "elicitation")
+    assert run(ev("Notification", notification_type="elicitation_dialog", message="m")) == []
+    out = run(ev("ElicitationResult", mcp_server_name="github", action="accept"))
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert run.status == ("working", None)
+
+
+def test_agent_needs_input_is_cleared_when_a_tool_completes() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("git push")))
+    run(ev("Notification", notification_type="agent_needs_input", message="needs your choice"))
+    assert run.status == ("attention", "input")
+    run(ev("PostToolUse", **bash("git push")))
+    assert run.status == ("working", None)
+
+
+def test_push_notification_is_a_message_and_changes_nothing() -> None:
+    run = started()
+    out = run(ev("Notification", notification_type="push_notification", message="Deploy finished"))
+    assert [i["kind"] for i in out] == ["message"]
+    assert out[0]["message"] == "Deploy finished"
+    assert run.status == ("working", None)
+
+
+@pytest.mark.parametrize(
+    "kind", ["auth_success", "agent_completed", "computer_use_enter", "brand_new_type"]
+)
+def test_other_notifications_change_nothing(kind: str) -> None:
+    run = started()
+    assert run(ev("Notification", notification_type=kind, message="x")) == []
+    assert run.status == ("working", None)
+    assert run.records[-1]["notification_type"] == kind
+
+
+# -- turns -------------------------------------------------------------------------------------
+
+
+def test_turn_outcome_done_once_with_duration() -> None:
+    run = Run()
+    run(ev("SessionStart", source="startup", ts=1000))
+    run(ev("UserPromptSubmit", prompt="go", prompt_id="p1", ts=2000))
+    out = run(
+        ev(
+            "Stop",
+            last_assistant_message="All **done**.",
+            prompt_id="p1",
+            ts=194000,
+            background_tasks=[],
+            stop_hook_active=False,
+        )
+    )
+    assert [i["kind"] for i in out] == ["done"]
+    assert out[0]["duration_ms"] == 192000
+    assert run.records[-1]["duration_ms"] == 192000
+    assert run.status == ("idle", None)
+    # A repeated Stop of the same turn, and the idle reminder, do not make a second "done".
+    assert run(ev("Stop", last_assistant_message="All done again", prompt_id="p1", ts=195000)) == []
+    out = run(ev("Notification", notification_type="idle_prompt", message="waiting", ts=254000))
+    assert [i["kind"] for i in out] == ["idle"]
+    assert (
+        run(ev("Notification", notification_type="idle_prompt", message="waiting", ts=314000)) == []
+    )
+    assert run.status == ("idle", None)
+
+
+def test_a_message_that_asks_makes_the_outcome_a_question() -> None:
+    run = started()
+    out = run(
+        ev(
+            "Stop",
+            last_assistant_message="I found two options.\n\nShould I **delete** them?\n",
+            background_tasks=[],
+        )
+    )
+    assert [i["kind"] for i in out] == ["question"]
+    assert "Should I" in out[0]["question"]
+
+
+def test_asks_user() -> None:
+    assert machine.asks_user("Want me to continue?")
+    assert machine.asks_user("Done.\n\n**Shall I push?**\n\n")
+    assert not machine.asks_user("Done. Why? Because it works.")
+    assert not machine.asks_user("")
+
+
+def test_stop_failure_is_attention_error_and_the_outcome() -> None:
+    run = started()
+    out = run(
+        ev(
+            "StopFailure",
+            error="rate_limit",
+            last_assistant_message="API Error: Request rejected (429)",
+        )
+    )
+    assert run.status == ("attention", "error")
+    assert [i["kind"] for i in out] == ["error"]
+    assert out[0]["summary"].startswith("rate_limit")
+    assert "429" in out[0]["message"]
+    assert out[0]["episode"]
+    out = run(ev("UserPromptSubmit", prompt="try again", prompt_id="p2"))
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert run.status == ("working", None)
+
+
+def test_expansion_and_submit_of_one_prompt_are_one_turn() -> None:
+    run = Run()
+    run(ev("SessionStart", source="startup", ts=0))
+    run(ev("UserPromptExpansion", prompt="/hello", prompt_id="p1", command_name="hello", ts=1000))
+    run(ev("UserPromptSubmit", prompt="/hello", prompt_id="p1", ts=5000))
+    out = run(ev("Stop", last_assistant_message="hi", prompt_id="p1", ts=11000))
+    assert out[0]["duration_ms"] == 10000
+
+
+# -- subagents ---------------------------------------------------------------------------------
+
+
+def test_async_subagent_keeps_the_parent_working_until_it_finishes() -> None:
+    run = Run()
+    run(ev("SessionStart", source="startup", ts=0))
+    run(ev("UserPromptSubmit", prompt="research", prompt_id="p1", ts=1000))
+    run(
+        ev(
+            "PreToolUse",
+            tool_name="Agent",
+            tool_input={
+                "description": "sub task",
+                "prompt": "x",
+                "subagent_type": "general-purpose",
+            },
+            tool_use_id="toolu_ag",
+            ts=2000,
+        )
+    )
+    run(ev("SubagentStart", agent_id="a1", agent_type="general-purpose", ts=3000))
+    run(ev("PostToolUse", tool_name="Agent", tool_input={}, tool_use_id="toolu_ag", ts=4000))
+    running = [{"id": "a1", "type": "subagent", "status": "running", "description": "sub task"}]
+    out = run(ev("Stop", last_assistant_message="Started it.", background_tasks=running, ts=5000))
+    assert out == []  # not done: its agent still runs
+    assert run.status == ("working", None)
+    assert run.detail == "1 background agent"
+    run(
+        ev(
+            "PreToolUse",
+            agent_id="a1",
+            agent_type="general-purpose",
+            **bash("grep -r x", "toolu_c"),
+            ts=6000,
+        )
+    )
+    assert run.session is not None
+    assert run.session["agents"]["a1"]["status"] == "working"
+    assert run.session["agents"]["a1"]["detail"] == "Bash"
+    assert run.records[-1]["agent_id"] == "a1"
+    assert run.records[-1]["agent_status"] == "working"
+    out = run(
+        ev(
+            "SubagentStop",
+            agent_id="a1",
+            agent_type="general-purpose",
+            last_assistant_message="found it",
+            background_tasks=[],
+            ts=9000,
+        )
+    )
+    assert [i["kind"] for i in out] == ["subagent_done"]
+    assert out[0]["agent_id"] == "a1"
+    assert out[0]["duration_ms"] == 6000
+    assert run.session["agents"]["a1"]["status"] == "done"
+    assert run.status == ("idle", None)
+    run(
+        ev(
+            "UserPromptSubmit",
+            prompt='<task-notification>\n<summary>Agent "sub task" finished</summary>',
+            prompt_id="p2",
+            ts=9500,
+        )
+    )
+    assert run.session["main"]["summary"] == 'Agent "sub task" finished'
+    out = run(
+        ev("Stop", last_assistant_message="The agent found it.", background_tasks=[], ts=12000)
+    )
+    assert [i["kind"] for i in out] == ["done"]
+    assert out[0]["duration_ms"] == 11000  # from the user's prompt, not the wake-up
+
+
+def test_attention_inside_a_subagent_is_the_parents_attention() -> None:
+    run = started()
+    run(ev("SubagentStart", agent_id="a1", agent_type="Explore"))
+    out = run(
+        ev(
+            "PermissionRequest",
+            agent_id="a1",
+            agent_type="Explore",
+            tool_name="Bash",
+            tool_input={"command": "curl example.test"},
+        )
+    )
+    assert run.status == ("attention", "permission")
+    assert run.detail == "Explore: Bash"
+    assert out[0]["kind"] == "permission"
+    assert out[0]["agent_id"] is None  # session attention, never filtered as a subagent event
+    assert out[0]["agent_type"] == "Explore"
+    # The main thread's own activity does not hide it.
+    run(ev("PreToolUse", **bash("ls", "toolu_main")))
+    assert run.status == ("attention", "permission")
+    out = run(
+        ev(
+            "PostToolUse",
+            agent_id="a1",
+            agent_type="Explore",
+            tool_name="Bash",
+            tool_input={"command": "curl example.test"},
+            tool_use_id="toolu_x",
+        )
+    )
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert run.status == ("working", None)
+
+
+def test_internal_agents_are_not_children() -> None:
+    run = started()
+    run(ev("SubagentStop", agent_id="internal", agent_type="", last_assistant_message="summary"))
+    assert run.session is not None
+    assert run.session["agents"] == {}
+    assert run.kinds().count("subagent_done") == 0
+
+
+def test_subagents_not_running_at_stop_are_finished() -> None:
+    run = started()
+    run(ev("SubagentStart", agent_id="a1", agent_type="Explore"))
+    run(ev("Stop", last_assistant_message="ok", background_tasks=[]))
+    assert run.session is not None
+    assert run.session["agents"]["a1"]["status"] == "done"
+    assert run.status == ("idle", None)
+
+
+def test_teammate_idle() -> None:
+    run = started()
+    run(ev("TeammateIdle", teammate_name="researcher", team_name="t"))
+    assert run.session is not None
+    assert run.session["agents"]["teammate:researcher"]["status"] == "idle"
+
+
+# -- compaction, cwd, session lifecycle --------------------------------------------------------
+
+
+def test_compaction_returns_to_the_status_before() -> None:
+    run = started()
+    run(ev("Stop", last_assistant_message="ok", background_tasks=[]))
+    run(ev("PreCompact", trigger="manual", custom_instructions=None))
+    assert (run.status, run.detail) == (("working", None), "Compacting")
+    run(ev("SubagentStop", agent_id="c1", agent_type="", last_assistant_message="s"))
+    run(ev("SessionStart", source="compact"))
+    run(ev("PostCompact", trigger="manual", compact_summary="s"))
+    assert run.status == ("idle", None)
+
+
+def test_cwd_changed_updates_the_cwd_not_the_project() -> None:
+    run = started()
+    run(ev("CwdChanged", old_cwd="/home/dev/projects/demo", new_cwd="/home/dev/projects/demo/sub"))
+    assert run.session is not None
+    assert run.session["cwd"] == "/home/dev/projects/demo/sub"
+    assert run.session["project"] == "demo"
+    assert run.status == ("working", None)
+
+
+def test_project_comes_from_claude_project_dir() -> None:
+    session, _, _ = machine.apply(
+        None,
+        ev(
+            "SessionStart", source="startup", cwd="/w/api/src", env={"CLAUDE_PROJECT_DIR": "/w/api"}
+        ),
+    )
+    assert session["project"] == "api"
+
+
+def test_session_records_pid_and_pane() -> None:
+    session, record, _ = machine.apply(
+        None, ev("SessionStart", source="startup", env={"CLAUDE_PID": "4242", "TMUX_PANE": "%3"})
+    )
+    assert (session["pid"], session["tmux_pane"]) == (4242, "%3")
+    assert (record["pid"], record["tmux_pane"]) == (4242, "%3")
+
+
+def test_nothing_resurrects_an_ended_session_but_session_start() -> None:
+    run = started()
+    out = run(ev("SessionEnd", reason="prompt_input_exit"))
+    assert [i["kind"] for i in out] == ["session_end"]
+    for late in (
+        ev("PostToolUse", **bash("ls")),
+        ev("Notification", notification_type="permission_prompt", message="m"),
+        ev("Stop", last_assistant_message="x"),
+        ev("UserPromptSubmit", prompt="x"),
+    ):
+        assert run(late) == []
+        assert run.status == ("ended", "prompt_input_exit")
+    out = run(ev("SessionStart", source="resume"))
+    assert run.status == ("idle", None)
+    assert [i["kind"] for i in out] == ["session_start"]
+
+
+def test_session_end_resolves_open_attention() -> None:
+    run = started()
+    run(ev("PermissionRequest", tool_name="Bash", tool_input={"command": "x"}))
+    out = run(ev("SessionEnd", reason="other"))
+    assert [i["kind"] for i in out] == ["resolved", "session_end"]
+
+
+def test_clear_resolves_and_starts_over() -> None:
+    run = started()
+    run(ev("StopFailure", error="server_error", last_assistant_message="API Error"))
+    run(ev("SessionEnd", reason="clear"))
+    out = run(ev("SessionStart", source="clear"))
+    assert run.status == ("idle", None)
+    assert [i["kind"] for i in out] == ["session_start"]
+
+
+# -- delivery quirks ---------------------------------------------------------------------------
+
+
+def test_duplicate_deliveries_are_recorded_but_inert() -> None:
+    run = started()
+    body = {
+        "session_id": SID,
+        "cwd": "/p",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "make"},
+    }
+    first = events.parse(body, {}, 5_000_000, "same-bytes", None)
+    again = events.parse(body, {}, 5_001_500, "same-bytes", None)
+    much_later = events.parse(body, {}, 5_010_000, "same-bytes", None)
+    assert [i["kind"] for i in run(first)] == ["permission"]
+    assert run(again) == []
+    assert run.records[-1]["duplicate"] is True
+    assert run.records[-1]["seq"] == run.records[-2]["seq"] + 1
+    run(much_later)
+    assert run.records[-1]["duplicate"] is False
+    assert run.kinds().count("permission") == 1
+
+
+def test_a_late_async_notification_cannot_undo_a_newer_status() -> None:
+    run = Run()
+    run(ev("SessionStart", source="startup", ts=1000))
+    run(ev("UserPromptSubmit", prompt="go", prompt_id="p1", ts=2000))
+    run(ev("Stop", last_assistant_message="ok", ts=3000))
+    run(ev("UserPromptSubmit", prompt="next", prompt_id="p2", ts=70000))
+    # The idle reminder's hook started before the new prompt but arrived after it.
+    out = run(ev("Notification", notification_type="idle_prompt", message="waiting", ts=63000))
+    assert out == []
+    assert run.records[-1]["late"] is True
+    assert run.status == ("working", None)
+
+
+def test_arrival_order_of_async_hooks_does_not_change_the_statuses() -> None:
+    """The same deliveries with async ones arriving late end in the same state."""
+    timeline = [
+        ev("SessionStart", source="startup", ts=1000),
+        ev("UserPromptSubmit", prompt="go", prompt_id="p1", ts=2000),
+        ev("PreToolUse", **bash("make"), ts=3000),
+        ev(
+            "PermissionRequest",
+            tool_name="Bash",
+            tool_input={"command": "make", "description": "d"},
+            ts=3100,
+        ),
+        ev("Notification", notification_type="permission_prompt", message="m", ts=9100),
+        ev("PostToolUse", **bash("make"), ts=12000),
+        ev("Stop", last_assistant_message="built", ts=15000),
+        ev("Notification", notification_type="idle_prompt", message="waiting", ts=75000),
+        ev("SessionEnd", reason="other", ts=80000),
+    ]
+    in_order = Run()
+    for e in timeline:
+        in_order(e)
+    shuffled = Run()
+    for i in (0, 1, 2, 3, 5, 4, 6, 8, 7):  # both Notifications arrive after later events
+        shuffled(timeline[i])
+    assert shuffled.status == in_order.status == ("ended", "other")
+    assert shuffled.kinds() == ["session_start", "permission", "resolved", "done", "session_end"]
+    assert in_order.kinds() == [
+        "session_start",
+        "permission",
+        "resolved",
+        "done",
+        "idle",
+        "session_end",
+    ]
+
+
+def test_unknown_events_and_fields_are_recorded_and_harmless() -> None:
+    run = started()
+    out = run(ev("FutureEvent", brand_new_field={"x": [1, 2]}))
+    assert out == []
+    assert run.status == ("working", None)
+    assert run.records[-1]["event"] == "FutureEvent"
+    out = run(ev("PreToolUse", tool_name="Bash", tool_input="not an object", tool_use_id=7))
+    assert run.status == ("working", None)
+
+
+def test_summaries_are_short_single_lines() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("echo " + "x" * 500 + "\nsecond line")))
+    summary = run.records[-1]["summary"]
+    assert len(summary) == 200 and summary.endswith("…") and "\n" not in summary
