@@ -224,7 +224,7 @@ def parse(
     return {
         "name": name,
         "session_id": session_id,
-        "agent": "codex" if is_codex(payload) else "claude",
+        "agent": agent_of(payload, env),
         "agent_id": agent_id,
         "agent_type": _str(payload.get("agent_type")) or _str(payload.get("teammate_name")),
         "cwd": cwd,
@@ -249,6 +249,17 @@ def parse(
     }
 
 
-def is_codex(payload: dict[str, object]) -> bool:
-    """Codex sends turn_id and a model on its hook payloads; Claude Code sends neither together."""
-    return "turn_id" in payload and "model" in payload and "prompt_id" not in payload
+def agent_of(payload: dict[str, object], env: Mapping[str, str]) -> str:
+    """Which coding agent ran the hook: the installer says so in LOOKOUT_AGENT; otherwise Codex
+    is recognised by what Claude Code never sends (turn_id without prompt_id, a null
+    transcript_path, permission_mode on SessionStart)."""
+    declared = env.get("LOOKOUT_AGENT")
+    if declared in ("claude", "codex"):
+        return declared
+    if "turn_id" in payload and "prompt_id" not in payload:
+        return "codex"
+    if "transcript_path" in payload and payload["transcript_path"] is None:
+        return "codex"
+    if payload.get("hook_event_name") == "SessionStart" and "permission_mode" in payload:
+        return "codex"
+    return "claude"

@@ -1,0 +1,150 @@
+"""Payload normalization: summaries people can read, nothing more of the payload than needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lookout import events
+from tests.conftest import payload
+
+
+def parse(body: dict[str, Any], env: dict[str, str] | None = None) -> Any:
+    return events.parse({"session_id": "s", "cwd": "/w/demo", **body}, env or {}, 1, "d", None)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "summary"),
+    [
+        ("Bash", {"command": "rm -rf build/\necho done"}, "rm -rf build/"),
+        ("Write", {"file_path": "/w/demo/a.py", "content": "secret"}, "/w/demo/a.py"),
+        ("Edit", {"file_path": "/w/x.py", "old_string": "a", "new_string": "b"}, "/w/x.py"),
+        ("Grep", {"pattern": "TODO", "path": "/w"}, "TODO"),
+        ("WebSearch", {"query": "ntfy headers"}, "ntfy headers"),
+        (
+            "WebFetch",
+            {"url": "https://example.test/a?token=abc#x", "prompt": "p"},
+            "https://example.test/a",
+        ),
+        ("Agent", {"description": "sub task", "prompt": "long", "subagent_type": "x"}, "sub task"),
+        (
+            "AskUserQuestion",
+            {"questions": [{"question": "Which DB?"}, {"question": "Why?"}]},
+            "Which DB? Why?",
+        ),
+        ("ExitPlanMode", {"plan": "\n# Plan\n1. a"}, "# Plan"),
+        ("mcp__srv__tool", {"x": 1}, ""),
+        ("Bash", "not an object", ""),
+    ],
+)
+def test_tool_summary(tool: str, tool_input: object, summary: str) -> None:
+    event = parse({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input})
+    assert event["summary"] == summary
+
+
+def test_question_and_plan_keep_their_full_text_for_notifications() -> None:
+    q = parse(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "AskUserQuestion",
+            "tool_input": {"questions": [{"question": "A?"}, {"question": "B?"}]},
+        }
+    )
+    assert q["message"] == "A?\nB?"
+    p = parse(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "ExitPlanMode",
+            "tool_input": {"plan": "# Plan\n\nstep " * 10},
+        }
+    )
+    assert p["message"].startswith("# Plan") and "\n" in p["message"]
+
+
+def test_the_same_tool_call_has_the_same_key_without_a_tool_use_id() -> None:
+    pre = events.parse(payload("PreToolUse-Bash"), {}, 1, "a", None)
+    body = payload("PreToolUse-Bash")
+    body.pop("tool_use_id")
+    body["hook_event_name"] = "PermissionRequest"
+    request = events.parse(body, {}, 2, "b", None)
+    assert pre["tool_key"] == request["tool_key"] is not None
+    other = dict(body, tool_input={"command": "something else"})
+    assert events.parse(other, {}, 3, "c", None)["tool_key"] != pre["tool_key"]
+
+
+def test_stop_carries_the_last_message_and_running_background_tasks() -> None:
+    stop = events.parse(payload("SubagentStop-general-purpose"), {}, 1, "d", None)
+    assert stop["message"] == "OK from mock"
+    assert stop["background"] == [["aa5514f2dd0ef79c1", "subagent"]]
+    assert stop["agent_id"] == "aa5514f2dd0ef79c1"
+
+
+def test_stop_failure_summary_names_the_error() -> None:
+    event = events.parse(payload("StopFailure-rate_limit"), {}, 1, "d", None)
+    assert event["error"] == "rate_limit"
+    assert event["summary"].startswith("rate_limit: API Error")
+
+
+def test_prompt_summary_is_its_first_line_and_task_notifications_are_named() -> None:
+    assert (
+        parse({"hook_event_name": "UserPromptSubmit", "prompt": "\n fix the\tbuild \nplease"})[
+            "summary"
+        ]
+        == "fix the build"
+    )
+    wake = parse(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": '<task-notification>\n<summary>Agent "x" finished</summary>',
+        }
+    )
+    assert wake["summary"] == 'Agent "x" finished'
+    assert wake["source"] == "task-notification"
+
+
+def test_environment_gives_pid_pane_and_project() -> None:
+    env = {"CLAUDE_PID": "123", "TMUX_PANE": "%1", "CLAUDE_PROJECT_DIR": "/w/api/"}
+    event = parse({"hook_event_name": "Stop"}, env)
+    assert (event["pid"], event["tmux_pane"], event["project"]) == (123, "%1", "api")
+    assert parse({"hook_event_name": "Stop"}, {"CLAUDE_PID": "nope"})["pid"] is None
+    assert parse({"hook_event_name": "Stop"})["project"] == "demo"
+
+
+def test_missing_and_mistyped_fields_are_tolerated() -> None:
+    event = events.parse({"session_id": "s", "hook_event_name": 5, "cwd": None}, {}, 1, "d", "Stop")
+    assert event["name"] == "Stop"
+    assert event["cwd"] == ""
+    event = events.parse({"session_id": "s"}, {}, 1, "d", None)
+    assert event["name"] == "Unknown"
+
+
+def test_codex_payloads_are_recognised() -> None:
+    codex = {
+        "session_id": "c",
+        "transcript_path": None,
+        "cwd": "/w",
+        "hook_event_name": "Stop",
+        "model": "gpt-5",
+        "turn_id": "t1",
+        "last_assistant_message": "ok",
+    }
+    assert parse(codex)["agent"] == "codex"
+    start = {
+        "hook_event_name": "SessionStart",
+        "model": "gpt-5",
+        "permission_mode": "default",
+        "source": "startup",
+        "transcript_path": "/x.jsonl",
+    }
+    assert parse(start)["agent"] == "codex"
+    assert parse({"hook_event_name": "Stop"}, {"LOOKOUT_AGENT": "codex"})["agent"] == "codex"
+    for stem in ("Stop", "SessionStart-startup", "PreToolUse-Bash", "Notification"):
+        assert events.parse(payload(stem), {}, 1, "d", None)["agent"] == "claude"
+
+
+def test_one_line_and_clip() -> None:
+    assert events.one_line("a\n b\t c") == "a b c"
+    assert len(events.one_line("x" * 300)) == 200
+    assert events.clip("  y  ") == "y"
+    assert len(events.clip("z" * 5000)) == 2000
