@@ -1,0 +1,343 @@
+"""Loopback stand-ins for notification services, for tests (unit and end-to-end).
+
+- `Receiver`: a threaded HTTP server on 127.0.0.1 that records every request (`.requests`) and
+  answers through a `respond(request) -> (status, body)` callback; `delay_s` makes it hang.
+- `ntfy_receiver(token=...)`: follows ntfy's publish wire format (header or JSON publish, RFC 2047
+  titles, priorities, Bearer/Basic auth with 401/403 answers, sequence_id updates, `?poll=1`).
+- `webhook_receiver(status)`: Slack/Discord/JSON webhooks (records the JSON bodies).
+- `NotificationBus`: a private D-Bus session bus with a real notification daemon
+  (lxqt-notificationd) and `busctl monitor` capturing every Notify call as a dict.
+- `TmuxServer`: a private tmux server (`tmux -L <name>`) for focus tests.
+
+Binaries missing: `require(...)` skips with a clear reason, or fails when CI=true.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.header
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+
+def require(*binaries: str) -> None:
+    """Skip (or, under CI=true, fail) when a binary the test needs is absent."""
+    missing = [b for b in binaries if shutil.which(b) is None]
+    if missing:
+        reason = (f"needs {', '.join(missing)} "
+                  f"(apt-get install libnotify-bin lxqt-notificationd tmux)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true: {reason}")
+        pytest.skip(reason)
+
+
+# -- HTTP ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+Response = tuple[int, Any]  # (status, dict -> JSON | bytes | str)
+
+
+@dataclass
+class Receiver:
+    respond: Callable[[Request], Response] = lambda req: (200, {"ok": True})
+    delay_s: float = 0.0
+    requests: list[Request] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                parts = urlsplit(self.path)
+                req = Request(self.command, parts.path, parse_qs(parts.query),
+                              {k.lower(): v for k, v in self.headers.items()}, body)
+                receiver.requests.append(req)
+                if receiver.delay_s:
+                    time.sleep(receiver.delay_s)
+                status, out = receiver.respond(req)
+                data = out if isinstance(out, bytes) else (
+                    out.encode() if isinstance(out, str) else (json.dumps(out) + "\n").encode())
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up (timeout tests)
+
+            do_POST = do_PUT = do_GET = _handle
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> Receiver:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def wait_for(self, count: int = 1, timeout_s: float = 10.0) -> list[Request]:
+        deadline = time.monotonic() + timeout_s
+        while len(self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.requests
+
+
+_NTFY_PRIORITIES = {"min": 1, "1": 1, "low": 2, "2": 2, "default": 3, "3": 3, "high": 4,
+                    "4": 4, "max": 5, "urgent": 5, "5": 5}
+
+
+def _decode_header(value: str) -> str:
+    # ntfy decodes RFC 2047 encoded words in header values.
+    return str(email.header.make_header(email.header.decode_header(value)))
+
+
+class NtfyReceiver(Receiver):
+    """ntfy's publish API. `token`: the only accepted credential (Bearer token or `user:pass`);
+    with a token set, anonymous publishing is denied (403) and wrong credentials get 401."""
+
+    def __init__(self, token: str | None = None, delay_s: float = 0.0) -> None:
+        self.token = token
+        self.messages: list[dict[str, Any]] = []
+        super().__init__(respond=self._respond, delay_s=delay_s)
+
+    def _auth(self, req: Request) -> Response | None:
+        if self.token is None:
+            return None
+        auth = req.headers.get("authorization")
+        if auth is None:
+            return 403, {"code": 40301, "http": 403, "error": "forbidden"}
+        expected = (f"Basic {base64.b64encode(self.token.encode()).decode()}"
+                    if ":" in self.token else f"Bearer {self.token}")
+        if auth != expected:
+            return 401, {"code": 40101, "http": 401, "error": "unauthorized"}
+        return None
+
+    def _respond(self, req: Request) -> Response:
+        if req.method == "GET" and req.path.endswith("/json"):
+            topic = req.path.strip("/").split("/")[0]
+            lines = "".join(json.dumps(m) + "\n" for m in self.messages if m["topic"] == topic)
+            return 200, lines
+        denied = self._auth(req)
+        if denied:
+            return denied
+        if req.path == "/":
+            try:
+                pub = req.json()
+            except ValueError:
+                return 400, {"code": 40001, "http": 400, "error": "invalid request: bad JSON"}
+            topic = pub.get("topic", "")
+            title, text = pub.get("title", ""), pub.get("message", "")
+            priority = pub.get("priority", 3)
+            tags, click, seq = pub.get("tags", []), pub.get("click", ""), pub.get("sequence_id")
+        else:
+            topic = req.path.strip("/")
+            q = {k: v[0] for k, v in req.query.items()}
+            h = req.headers
+
+            def get(*names: str) -> str:
+                for n in names:
+                    if n in h:
+                        return _decode_header(h[n])
+                    if n in q:
+                        return q[n]
+                return ""
+
+            title = get("title", "x-title", "t")
+            text = req.body.decode("utf-8").strip()
+            raw_p = get("priority", "x-priority", "p") or "3"
+            if raw_p not in _NTFY_PRIORITIES:
+                return 400, {"code": 40007, "http": 400, "error": "invalid priority"}
+            priority = _NTFY_PRIORITIES[raw_p]
+            tags = [t for t in get("tags", "x-tags").split(",") if t]
+            click, seq = get("click", "x-click"), get("x-sequence-id") or None
+        if not topic or len(topic) > 64 or not all(c.isalnum() or c in "-_" for c in topic):
+            return 400, {"code": 40009, "http": 400, "error": "invalid topic"}
+        if not isinstance(priority, int) or not 1 <= priority <= 5:
+            return 400, {"code": 40007, "http": 400, "error": "invalid priority"}
+        msg = {"id": uuid.uuid4().hex[:12], "time": int(time.time()), "event": "message",
+               "topic": topic, "title": title, "message": text or "triggered",
+               "priority": priority, "tags": tags}
+        if click:
+            msg["click"] = click
+        if seq:
+            msg["sequence_id"] = seq
+        self.messages.append(msg)
+        return 200, msg
+
+
+def ntfy_receiver(token: str | None = None, delay_s: float = 0.0) -> NtfyReceiver:
+    return NtfyReceiver(token=token, delay_s=delay_s)
+
+
+def webhook_receiver(status: int = 200, delay_s: float = 0.0) -> Receiver:
+    return Receiver(respond=lambda req: (status, b"" if status == 204 else {"ok": True}),
+                    delay_s=delay_s)
+
+
+# -- D-Bus notification daemon --------------------------------------------------------------
+
+
+class NotificationBus:
+    """A private session bus + lxqt-notificationd + a busctl monitor of Notify calls.
+    `env` holds DBUS_SESSION_BUS_ADDRESS for the processes under test."""
+
+    BINARIES = ("dbus-daemon", "lxqt-notificationd", "busctl", "notify-send")
+
+    def __init__(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="lookout-bus-")
+        self.address = f"unix:path={self.tmp}/bus"
+        self.env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": self.address,
+                    "XDG_RUNTIME_DIR": self.tmp, "QT_QPA_PLATFORM": "offscreen"}
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.calls: list[dict[str, Any]] = []
+        self._monitor: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> NotificationBus:
+        self._start(["dbus-daemon", "--session", "--nofork", "--nopidfile",
+                     f"--address={self.address}", "--print-address=1"])
+        self._wait(lambda: os.path.exists(f"{self.tmp}/bus"), "dbus-daemon socket")
+        self._start(["lxqt-notificationd"])
+        self._wait(lambda: subprocess.run(
+            ["busctl", f"--address={self.address}", "status", "org.freedesktop.Notifications"],
+            capture_output=True, env=self.env).returncode == 0, "lxqt-notificationd on the bus")
+        self._monitor = self._start(
+            ["busctl", f"--address={self.address}", "monitor", "--json=short", "--match",
+             "interface='org.freedesktop.Notifications',member='Notify'"], stdout=True)
+        threading.Thread(target=self._read_monitor, daemon=True).start()
+        time.sleep(0.3)  # busctl needs a moment to install its match
+        return self
+
+    def _start(self, argv: list[str], stdout: bool = False) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        self.procs.append(proc)
+        return proc
+
+    def _wait(self, ready: Callable[[], bool], what: str, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not come up in {timeout_s}s")
+            time.sleep(0.02)
+
+    def _read_monitor(self) -> None:
+        assert self._monitor is not None and self._monitor.stdout is not None
+        for line in self._monitor.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if msg.get("member") != "Notify" or msg.get("type") != "method_call":
+                continue
+            data = msg["payload"]["data"]
+            app, replaces, _icon, summary, body, _actions, hints, timeout = data
+            urgency = hints.get("urgency", {}).get("data")
+            self.calls.append({"app_name": app, "replaces_id": replaces, "summary": summary,
+                               "body": body, "urgency": urgency, "hints": hints,
+                               "expire_timeout": timeout})
+
+    def wait_calls(self, count: int = 1, timeout_s: float = 10.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout_s
+        while len(self.calls) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.calls
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in reversed(self.procs):
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# -- tmux --------------------------------------------------------------------------------------
+
+
+class TmuxServer:
+    """A private tmux server. `env` points TMUX at it, as inside a pane of that server."""
+
+    def __init__(self) -> None:
+        self.name = f"lookout-test-{uuid.uuid4().hex[:8]}"
+        self.tmp = tempfile.mkdtemp(prefix="lookout-tmux-")
+        self.env = {**os.environ, "TMUX_TMPDIR": self.tmp}
+        self.env.pop("TMUX", None)
+        self.clients: list[subprocess.Popen[bytes]] = []
+
+    def tmux(self, *args: str) -> str:
+        proc = subprocess.run(["tmux", "-L", self.name, *args], env=self.env,
+                              capture_output=True, text=True, timeout=10, check=True)
+        return proc.stdout.strip()
+
+    def __enter__(self) -> TmuxServer:
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "80", "-y", "24")
+        socket = self.tmux("display-message", "-p", "#{socket_path}")
+        pid = self.tmux("display-message", "-p", "#{pid}")
+        self.env["TMUX"] = f"{socket},{pid},0"
+        return self
+
+    def attach_client(self) -> None:
+        """An attached client, through `script` giving it a pseudo-terminal."""
+        require("script")
+        cmd = f"tmux -L {self.name} attach -t main"
+        proc = subprocess.Popen(["script", "-qfc", cmd, "/dev/null"], env={
+            **self.env, "TERM": "xterm"}, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        self.clients.append(proc)
+        deadline = time.monotonic() + 10
+        while not self.tmux("list-clients", "-F", "#{client_name}"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("tmux client did not attach")
+            time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.tmux("kill-server")
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            pass
+        for proc in self.clients:
+            proc.kill()
+            proc.wait(5)
+        shutil.rmtree(self.tmp, ignore_errors=True)
