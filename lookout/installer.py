@@ -1,0 +1,674 @@
+"""`python3 install.py`: set up lookout's runtime and merge its hooks into a Claude Code settings
+file (or take them out again). The one documented writer of someone else's file: it writes a
+settings file only atomically, after a backup, and never one it could not parse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lookout import __version__, hookspec, paths, settings
+from lookout.errors import LookoutError
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+FALLBACK_DEPS = ("filelock>=3.20.3", "tomli-w>=1.0")
+WRAPPER_MARK = "# lookout command, written by lookout's install.py"
+NOTHING_CHANGED = "lookout changed nothing"
+
+Out = Callable[[str], None]
+
+
+# --- where things are -----------------------------------------------------------------------
+
+
+def tilde(path: str | os.PathLike[str]) -> str:
+    text = str(path)
+    home = os.path.expanduser("~").rstrip("/")
+    if home and (text == home or text.startswith(home + "/")):
+        return "~" + text[len(home) :]
+    return text
+
+
+def user_settings_path() -> Path:
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return Path(base) / "settings.json"
+
+
+def scope_path(scope: str, project: str | None = None) -> Path:
+    if scope == "user":
+        return user_settings_path()
+    root = Path(os.path.abspath(project or os.getcwd()))
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return root / ".claude" / name
+
+
+def runtime_home() -> Path:
+    return Path(os.path.abspath(paths.data_dir()))
+
+
+def venv_python(home: Path) -> Path:
+    return home / "venv" / "bin" / "python"
+
+
+def bin_dir() -> Path:
+    return Path(os.path.expanduser("~")) / ".local" / "bin"
+
+
+def hook_command(python: str, home: Path, script: str) -> str:
+    # The client runs it through /bin/sh -c: quote each path, pin the interpreter (no PATH lookup).
+    return f"{shlex.quote(python)} -I -S {shlex.quote(str(home / 'hooks' / script))}"
+
+
+def wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
+    return settings.wanted_handlers(lambda script: hook_command(python, home, script))
+
+
+# --- reading and writing settings files -----------------------------------------------------
+
+
+@dataclass
+class Loaded:
+    path: Path
+    text: str | None  # None: the file does not exist
+    data: settings.Settings
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            # Rewriting would silently drop one of the two: refuse instead.
+            raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=False)}")
+        out[key] = value
+    return out
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def load_settings(path: Path) -> Loaded:
+    where = tilde(path)
+    hint = f"fix or move the file; {NOTHING_CHANGED}"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise LookoutError(
+                f"{where}: is a symlink to a missing file ({os.readlink(path)})", hint=hint
+            ) from None
+        return Loaded(path, None, {})
+    except OSError as exc:
+        raise LookoutError(f"{where}: cannot read: {exc.strerror}", hint=NOTHING_CHANGED) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LookoutError(f"{where}: not UTF-8 text (byte {exc.start})", hint=hint) from exc
+    if not text.strip():
+        return Loaded(path, text, {})  # an empty file (`touch`) holds nothing to lose
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise LookoutError(
+            f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", hint=hint
+        ) from exc
+    except ValueError as exc:
+        raise LookoutError(f"{where}: invalid JSON: {exc}", hint=hint) from exc
+    try:
+        settings.check_shape(data)
+    except settings.ShapeError as exc:
+        raise LookoutError(f"{where}: {exc}", hint=hint) from exc
+    return Loaded(path, text, data)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def backup_name(path: Path, now: float | None = None) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now))
+    candidate = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        n += 1
+    return candidate
+
+
+def atomic_write(path: Path, data: bytes, mode: int) -> None:
+    """Temp file in the target's directory, fsync, keep the mode, replace; through a symlink."""
+    real = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".lookout-tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, real)
+        dir_fd = os.open(real.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> Path | None:
+    """Write new_text over the file (a backup first when it exists); return the backup path."""
+    path = loaded.path
+    where = tilde(path)
+    real = Path(os.path.realpath(path))
+    data = new_text.encode("utf-8")
+    backup: Path | None = None
+    try:
+        if loaded.text is not None:
+            st = real.stat()
+            if not st.st_mode & 0o222:
+                raise LookoutError(
+                    f"{where}: file is read-only (mode {stat.S_IMODE(st.st_mode):04o})",
+                    hint=f"make it writable (chmod u+w {tilde(real)}) and run again;"
+                    f" {NOTHING_CHANGED}",
+                )
+            mode = stat.S_IMODE(st.st_mode)
+            backup = backup_name(path, now)
+            # The backup holds the original bytes; a plain file next to the name the user gave.
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(loaded.text.encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+        else:
+            mode = 0o666 & ~_umask()
+            real.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data, mode)
+    except PermissionError as exc:
+        raise LookoutError(
+            f"{where}: cannot write: {exc.strerror} ({exc.filename})",
+            hint=f"check the permissions of {tilde(real.parent)}; {NOTHING_CHANGED}",
+        ) from exc
+    if real.read_bytes() != data:
+        restore = f"restore it from {tilde(backup)}" if backup else "remove it"
+        raise LookoutError(f"{where}: read-back differs from what was written", hint=restore)
+    return backup
+
+
+def unified_diff(loaded: Loaded, new_text: str) -> str:
+    name = tilde(loaded.path)
+    old = (loaded.text or "").splitlines(keepends=True)
+    new = new_text.splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, "/dev/null" if loaded.text is None else name, name)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+# --- a running Claude Code -----------------------------------------------------------------
+
+
+def running_claude(proc: str = "/proc") -> list[int]:
+    """Pids of processes named `claude` (the native binary, or node running the `claude` script)."""
+    found: list[int] = []
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(os.path.join(proc, entry, "comm"), encoding="utf-8", errors="replace") as fh:
+                comm = fh.read().strip()
+            with open(os.path.join(proc, entry, "cmdline"), "rb") as fb:
+                argv0 = fb.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        if comm == "claude" or os.path.basename(argv0) == "claude":
+            found.append(int(entry))
+    return sorted(found)
+
+
+def warn_running(out: Out) -> None:
+    pids = running_claude(os.environ.get("LOOKOUT_PROC_DIR", "/proc"))
+    if pids:
+        shown = ", ".join(str(p) for p in pids[:5])
+        out(
+            f"warning: Claude Code is running (pid {shown}): a running session can write its own"
+            " copy of the settings back over this file; restart it now, and re-run this if the"
+            " change is gone"
+        )
+
+
+# --- the runtime: interpreter, code, command, config ---------------------------------------
+
+
+def _run(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
+
+
+def runtime_deps(checkout: Path = CHECKOUT) -> list[str]:
+    try:
+        with open(checkout / "pyproject.toml", "rb") as fh:
+            deps = tomllib.load(fh)["project"]["dependencies"]
+        return [str(d) for d in deps]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return list(FALLBACK_DEPS)
+
+
+_PROBE = (
+    "import sys\n"
+    "ok = sys.version_info >= (3, 11)\n"
+    "try:\n"
+    "    import filelock, tomli_w\n"
+    "except ImportError:\n"
+    "    ok = ok and 'nodeps'\n"
+    "print(sys.executable)\n"
+    "print('%d.%d' % sys.version_info[:2])\n"
+    "print(ok)\n"
+)
+
+
+def probe(python: str) -> tuple[str, str, str] | None:
+    """(sys.executable, version, 'True'|'False'|'nodeps') of an interpreter, None if it fails."""
+    try:
+        done = _run([python, "-I", "-c", _PROBE], timeout=60)
+    except OSError:
+        return None
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 3:
+        return None
+    return lines[0], lines[1], lines[2]
+
+
+def has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def ensure_interpreter(home: Path, given: str | None, out: Out) -> str:
+    """The absolute interpreter the hooks will run with (created or checked)."""
+    if given is not None:
+        found = probe(given)
+        if found is None:
+            raise LookoutError(f"--python {given}: does not run", hint=NOTHING_CHANGED)
+        executable, version, ok = found
+        if ok == "False":
+            raise LookoutError(f"--python {given}: Python {version}, lookout needs 3.11 or newer")
+        if ok == "nodeps":
+            deps = " ".join(shlex.quote(d) for d in runtime_deps())
+            raise LookoutError(
+                f"--python {given}: filelock and tomli-w are not installed in it",
+                hint=f"{shlex.quote(given)} -m pip install {deps}",
+            )
+        # A venv interpreter reports its own path; a pyenv shim reports the real one (no shim cost).
+        out(f"using {tilde(executable)} (Python {version}) for the hooks")
+        return executable
+    python = venv_python(home)
+    found = probe(str(python)) if python.exists() else None
+    if found is not None and found[2] == "True":
+        return str(python)
+    if found is None:
+        if not (has_module("venv") and has_module("ensurepip")):
+            raise LookoutError(
+                "cannot create a virtual environment: this Python has no venv/ensurepip module",
+                hint="apt install python3-venv (or pass --python PATH of an interpreter that has"
+                f" filelock and tomli-w); {NOTHING_CHANGED}",
+            )
+        out(f"creating virtual environment {tilde(home / 'venv')} ...")
+        done = _run([sys.executable, "-m", "venv", "--clear", str(home / "venv")])
+        if done.returncode != 0:
+            raise LookoutError(
+                f"python -m venv {tilde(home / 'venv')} failed: {_last_line(done)}",
+                hint="apt install python3-venv, or pass --python PATH",
+            )
+    needed = runtime_deps()
+    out(f"installing {', '.join(needed)} into it (pip) ...")
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    done = _run([str(python), "-m", "pip", "install", "--quiet", *needed], env=env)
+    if done.returncode != 0:
+        raise LookoutError(
+            f"pip install into {tilde(home / 'venv')} failed: {_last_line(done)}",
+            hint="check the network or your pip configuration, or pass --python PATH of an"
+            " interpreter that has filelock and tomli-w",
+        )
+    return str(python)
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"exit {done.returncode}"
+
+
+def _copy_if_changed(src: Path, dst: Path) -> bool:
+    data = src.read_bytes()
+    try:
+        if dst.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(dst, data, 0o644)
+    return True
+
+
+_CLI_ENTRY = """\
+# The `lookout` command of an installed runtime (run by ~/.local/bin/lookout).
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lookout.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+"""
+
+
+def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:
+    """Copy the package and hook scripts into home and byte-compile them with `python`.
+    Returns how many files changed (stale files from an older version are removed)."""
+    changed = 0
+    for sub in ("lookout", "hooks"):
+        src_dir = checkout / sub
+        wanted_files = {p.relative_to(src_dir) for p in src_dir.rglob("*.py")}
+        for rel in sorted(wanted_files):
+            changed += _copy_if_changed(src_dir / rel, home / sub / rel)
+        for old in sorted((home / sub).rglob("*.py")):
+            if old.relative_to(home / sub) not in wanted_files:
+                old.unlink()
+                changed += 1
+    entry = home / "bin" / "lookout"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    if not entry.exists() or entry.read_text(encoding="utf-8") != _CLI_ENTRY:
+        atomic_write(entry, _CLI_ENTRY.encode("utf-8"), 0o644)
+        changed += 1
+    # Hooks run with -I, which ignores PYTHONDONTWRITEBYTECODE: ship bytecode for the interpreter
+    # that runs them so no hook ever compiles (or writes) on its hot path.
+    done = _run(
+        [python, "-I", "-m", "compileall", "-q", str(home / "lookout"), str(home / "hooks")]
+    )
+    if done.returncode != 0:
+        raise LookoutError(f"byte-compiling {tilde(home)} failed: {_last_line(done)}")
+    return changed
+
+
+def wrapper_text(python: str, home: Path) -> str:
+    entry = shlex.quote(str(home / "bin" / "lookout"))
+    return f'#!/bin/sh\n{WRAPPER_MARK}\nexec {shlex.quote(python)} -I {entry} "$@"\n'
+
+
+def install_wrapper(python: str, home: Path, out: Out) -> None:
+    target = bin_dir() / "lookout"
+    text = wrapper_text(python, home)
+    current: str | None = None
+    if target.exists() or target.is_symlink():
+        try:
+            current = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = ""
+        if WRAPPER_MARK not in current:
+            out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
+            return
+    if current != text:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, text.encode("utf-8"), 0o755)
+        out(f"installed the lookout command: {tilde(target)}")
+    on_path = {os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p}
+    if os.path.realpath(target.parent) not in on_path:
+        out(
+            f"note: {tilde(target.parent)} is not on PATH; add it, e.g."
+            ' export PATH="$HOME/.local/bin:$PATH" in ~/.profile'
+        )
+
+
+def install_config(out: Out, checkout: Path = CHECKOUT) -> None:
+    target = Path(paths.config_path())
+    if target.exists():
+        return
+    example = checkout / "config.example.toml"
+    if not example.exists():
+        out("note: no config.example.toml next to install.py: no default config written")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # May later hold webhook URLs and tokens: owner-only.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(example.read_bytes())
+    out(f"wrote default config {tilde(target)} (from config.example.toml)")
+
+
+# --- the commands ----------------------------------------------------------------------------
+
+
+def targets(args: argparse.Namespace) -> list[Path]:
+    if args.settings:
+        return [Path(os.path.abspath(args.settings))]
+    return [scope_path(args.scope, args.project)]
+
+
+def _suffix(backup: Path | None) -> str:
+    return f" (backup: {tilde(backup)})" if backup else ""
+
+
+def do_install(args: argparse.Namespace, out: Out) -> int:
+    (target,) = targets(args)
+    loaded = load_settings(target)  # refuse a broken file before touching anything else
+    home = runtime_home()
+    if args.dry_run:
+        python = args.python or str(venv_python(home))
+        out(f"dry run: would install the runtime into {tilde(home)}; nothing is written")
+    else:
+        python = ensure_interpreter(home, args.python, out)
+        changed = install_code(home, python)
+        if changed:
+            out(f"installed runtime {__version__} into {tilde(home)} (hooks run {tilde(python)})")
+        else:
+            out(f"runtime {tilde(home)} is up to date")
+        install_wrapper(python, home, out)
+        install_config(out)
+    install_into(loaded, python, home, args.dry_run, out)
+    if args.dry_run:
+        return 0
+    if loaded.data.get("disableAllHooks") is True:
+        out(f"warning: {tilde(target)} sets disableAllHooks: true, so no hook runs")
+    if args.scope == "project" and not args.settings:
+        out(
+            "note: .claude/settings.json is usually committed, and these commands hold this"
+            " machine's paths: --scope local keeps them out of git"
+        )
+    warn_running(out)
+    return 0
+
+
+def install_into(loaded: Loaded, python: str, home: Path, dry_run: bool, out: Out) -> bool:
+    """Merge our entries into one settings file; True if the file changed (or would)."""
+    target = loaded.path
+    roots = [str(home)]
+    new = settings.merge(loaded.data, wanted(python, home), roots)
+    text = settings.dumps(new, loaded.text)
+    count = len(hookspec.EVENTS)
+    if loaded.text is not None and text == loaded.text:
+        out(f"already installed: {count} hooks in {tilde(target)}")
+        return False
+    if dry_run:
+        out(unified_diff(loaded, text).rstrip("\n"))
+        return True
+    stale = settings.count_ours(loaded.data, roots)
+    backup = write_settings(loaded, text)
+    details = []
+    if stale:
+        details.append(f"replaced {stale} from an earlier install")
+    if backup:
+        details.append(f"backup: {tilde(backup)}")
+    elif loaded.text is None:
+        details.append("new file")
+    extra = f" ({'; '.join(details)})" if details else ""
+    out(f"installed {count} hooks into {tilde(target)}{extra}")
+    return True
+
+
+def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> bool:
+    loaded = load_settings(target)
+    found = settings.count_ours(loaded.data, roots)
+    if not found:
+        out(f"nothing to uninstall in {tilde(target)}")
+        return False
+    assert loaded.text is not None
+    text = settings.dumps(settings.unmerge(loaded.data, roots), loaded.text)
+    if dry_run:
+        out(unified_diff(loaded, text).rstrip("\n"))
+        return False
+    backup = write_settings(loaded, text)
+    out(f"removed {found} hooks from {tilde(target)}{_suffix(backup)}")
+    return True
+
+
+def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
+    home = Path(os.path.expanduser("~")).resolve()
+    real = path.resolve()
+    if real == Path("/") or real == home or real in home.parents:
+        out(f"warning: not removing {what} {tilde(path)}: refusing a home or root directory")
+        return
+    if not path.exists():
+        return
+    out(f"{'would remove' if dry_run else 'removing'} {what} {tilde(path)}")
+    if not dry_run:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def do_uninstall(args: argparse.Namespace, out: Out) -> int:
+    home = runtime_home()
+    roots = [str(home)]
+    files = targets(args)
+    if args.purge:
+        # The runtime goes away: hooks anywhere that point at it would fail, so clear all scopes.
+        files += [scope_path(s, args.project) for s in ("user", "project", "local")]
+    unique: list[Path] = []
+    for f in files:
+        if all(os.path.realpath(f) != os.path.realpath(u) for u in unique):
+            unique.append(f)
+    for f in unique:
+        load_settings(f)  # refuse a broken file before changing anything
+    changed = False
+    for target in unique:
+        changed |= uninstall_file(target, roots, args.dry_run, out)
+    if args.purge:
+        for sub in ("venv", "lookout", "hooks", "bin"):
+            _remove_tree(home / sub, "runtime", args.dry_run, out)
+        if not args.dry_run and home.is_dir() and not any(home.iterdir()):
+            home.rmdir()
+        wrapper = bin_dir() / "lookout"
+        try:
+            ours = WRAPPER_MARK in wrapper.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            ours = False
+        if ours:
+            _remove_tree(wrapper, "command", args.dry_run, out)
+        verb = "would also remove" if args.dry_run else "also removing"
+        out(f"{verb} lookout's state and config:")
+        _remove_tree(Path(paths.state_dir()), "state", args.dry_run, out)
+        config = Path(paths.config_path())
+        _remove_tree(config, "config", args.dry_run, out)
+        if not args.dry_run and config.parent.is_dir() and not any(config.parent.iterdir()):
+            config.parent.rmdir()
+    if changed:
+        warn_running(out)
+    return 0
+
+
+DESCRIPTION = """\
+Install lookout: set up its runtime (a private virtual environment under
+$LOOKOUT_HOME, default ~/.local/share/lookout), put the `lookout` command in
+~/.local/bin, write a default config if there is none, and merge one hook
+entry per Claude Code event into a settings file (a backup first, an atomic
+write, everything else in the file kept as it was)."""
+
+EPILOG = """\
+scopes:
+  user     ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json if set)
+  project  DIR/.claude/settings.json (shared with the repository)
+  local    DIR/.claude/settings.local.json (this machine only)
+
+examples:
+  python3 install.py                      install for every session of this user
+  python3 install.py --dry-run            show the settings diff, write nothing
+  python3 install.py --scope local --project ~/src/app
+  python3 install.py --uninstall          remove lookout's hooks (keeps the runtime)
+  python3 install.py --uninstall --purge  also remove runtime, command, state and config"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="install.py",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--scope",
+        choices=("user", "project", "local"),
+        help="which settings file to edit (default: user)",
+    )
+    p.add_argument(
+        "--project", metavar="DIR", help="project for --scope project|local (default: .)"
+    )
+    p.add_argument("--settings", metavar="FILE", help="edit this settings file instead of a scope")
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="run the hooks with this interpreter (it must have filelock and tomli-w)"
+        " instead of creating a virtual environment",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    p.add_argument("--uninstall", action="store_true", help="remove lookout's hook entries")
+    p.add_argument(
+        "--purge",
+        action="store_true",
+        help="with --uninstall: clear every scope and remove the runtime, state and config",
+    )
+    p.add_argument("--version", action="version", version=f"lookout {__version__}")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.purge and not args.uninstall:
+        parser.error("--purge only goes with --uninstall")
+    if args.settings and (args.scope or args.project):
+        parser.error("--settings replaces --scope/--project")
+    args.scope = args.scope or "user"
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        return do_uninstall(args, out) if args.uninstall else do_install(args, out)
+    except LookoutError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""Merge lookout's hook entries into a Claude Code settings dict and take them out again.
+
+Pure functions (dict -> dict, str -> str): no file I/O here; the installer reads and writes.
+Never drops, reorders or rewrites anything that is not lookout's own hook entry.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from lookout import hookspec
+
+Handler = dict[str, Any]
+Settings = dict[str, Any]
+Wanted = Sequence[tuple[str, Handler]]
+
+# Every script name lookout has ever registered: what an older install left behind must be found.
+OUR_SCRIPTS = frozenset({script for _, script, _ in hookspec.EVENTS} | {hookspec.GENERIC_SCRIPT})
+
+# A group with one of these matchers matches every event, like a group without a matcher.
+_MATCH_ALL = ("", "*")
+
+
+class ShapeError(ValueError):
+    """The settings are valid JSON but not the shape Claude Code accepts (message names the key)."""
+
+
+def wanted_handlers(command_for: Callable[[str], str]) -> list[tuple[str, Handler]]:
+    """One command handler per event of hookspec.EVENTS; command_for maps a script to a command."""
+    out: list[tuple[str, Handler]] = []
+    for event, script, is_async in hookspec.EVENTS:
+        handler: Handler = {
+            "type": "command",
+            "command": command_for(script),
+            "timeout": hookspec.TIMEOUT_S,
+        }
+        if is_async:
+            handler["async"] = True
+        out.append((event, handler))
+    return out
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def check_shape(settings: object) -> Settings:
+    """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept."""
+    if not isinstance(settings, dict):
+        raise ShapeError(f"expected a JSON object at the top level, got {_kind(settings)}")
+    hooks = settings.get("hooks")
+    if hooks is None and "hooks" not in settings:
+        return settings
+    if not isinstance(hooks, dict):
+        raise ShapeError(f"hooks: expected an object, got {_kind(hooks)}")
+    for event, groups in hooks.items():
+        where = f"hooks.{event}"
+        if not isinstance(groups, list):
+            raise ShapeError(f"{where}: expected an array of matcher groups, got {_kind(groups)}")
+        for i, group in enumerate(groups):
+            gwhere = f"{where}[{i}]"
+            if not isinstance(group, dict):
+                raise ShapeError(f"{gwhere}: expected an object, got {_kind(group)}")
+            if "matcher" in group and not isinstance(group["matcher"], str):
+                got = _kind(group["matcher"])
+                raise ShapeError(f"{gwhere}.matcher: expected a string, got {got}")
+            handlers = group.get("hooks")
+            if not isinstance(handlers, list):
+                got = "nothing" if "hooks" not in group else _kind(handlers)
+                raise ShapeError(f"{gwhere}.hooks: expected an array of hooks, got {got}")
+            for j, handler in enumerate(handlers):
+                if not isinstance(handler, dict):
+                    got = _kind(handler)
+                    raise ShapeError(f"{gwhere}.hooks[{j}]: expected an object, got {got}")
+    return settings
+
+
+def _command_paths(handler: Handler) -> Iterable[str]:
+    command = handler.get("command")
+    if isinstance(command, str):
+        try:
+            yield from shlex.split(command)
+        except ValueError:  # unbalanced quotes: still look at the plain words
+            yield from command.split()
+    args = handler.get("args")
+    if isinstance(args, list):
+        yield from (a for a in args if isinstance(a, str))
+
+
+def is_ours(handler: object, roots: Sequence[str] = ()) -> bool:
+    """True for a command running one of our hook scripts from a `.../lookout/.../hooks/` dir
+    (any install layout, old or new) or from one of `roots` (the current runtime, anywhere)."""
+    if not isinstance(handler, dict) or handler.get("type") != "command":
+        return False
+    for word in _command_paths(handler):
+        path = PurePosixPath(word)
+        if path.name not in OUR_SCRIPTS or path.parent.name != "hooks":
+            continue
+        base = path.parent.parent
+        if "lookout" in base.parts:
+            return True
+        if any(str(base) == str(PurePosixPath(root)) for root in roots):
+            return True
+    return False
+
+
+def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    return sum(
+        1
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"]
+        if is_ours(handler, roots)
+    )
+
+
+def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -> None:
+    """Remove our handlers in place. For an event in `keep`, the first of ours found in a
+    match-all group is replaced by keep[event] where it stands (so a re-install is byte-identical)
+    and the event leaves `keep`. Containers that a removal empties are dropped, except an event
+    (and the `hooks` key) that `keep` is about to fill again, so it stays where it was."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    refill = set(keep)
+    removed_event = False
+    for event in list(hooks):
+        groups = hooks[event]
+        removed_group = False
+        for group in list(groups):
+            handlers = group["hooks"]
+            kept: list[Any] = []
+            for handler in handlers:
+                if not is_ours(handler, roots):
+                    kept.append(handler)
+                elif event in keep and group.get("matcher", "") in _MATCH_ALL:
+                    kept.append(keep.pop(event))
+            if kept != handlers:
+                group["hooks"] = kept
+                if not kept:
+                    groups.remove(group)
+                    removed_group = True
+        if removed_group and not groups and event not in refill:
+            del hooks[event]
+            removed_event = True
+    if removed_event and not hooks and not refill:
+        del settings["hooks"]
+
+
+def merge(settings: Settings, wanted: Wanted, roots: Sequence[str] = ()) -> Settings:
+    """Settings with exactly `wanted` as lookout's entries: stale ones replaced or removed,
+    missing ones appended as a new match-all group at the end of their event."""
+    out = copy.deepcopy(check_shape(settings))
+    keep = {event: copy.deepcopy(handler) for event, handler in wanted}
+    _strip(out, roots, keep)
+    if keep:
+        hooks = out.setdefault("hooks", {})
+        for event, _ in wanted:
+            if event in keep:
+                hooks.setdefault(event, []).append({"hooks": [keep[event]]})
+    return out
+
+
+def unmerge(settings: Settings, roots: Sequence[str] = ()) -> Settings:
+    """Settings without any lookout entry; containers that this leaves empty are dropped."""
+    out = copy.deepcopy(check_shape(settings))
+    _strip(out, roots, {})
+    return out
+
+
+# --- text form -------------------------------------------------------------------------------
+
+_INDENT = re.compile(r"\n([ \t]+)\S")
+
+
+def dumps(settings: Settings, like: str | None = None) -> str:
+    """JSON text in the style of `like` (the file's current text): its indent, its final newline,
+    and ASCII escapes only if it used them. Claude Code's own 2-space style round-trips exactly."""
+    indent: str = "  "
+    newline = True
+    ensure_ascii = False
+    if like is not None and like.strip():
+        found = _INDENT.search(like)
+        if found:
+            indent = found.group(1)
+        newline = like.endswith("\n")
+        ensure_ascii = like.isascii() and "\\u" in like
+    text = json.dumps(settings, indent=indent, ensure_ascii=ensure_ascii)
+    return text + "\n" if newline else text
+
+
+def render_plugin_hooks() -> str:
+    """The plugin's hooks/hooks.json: the same entries, run with the python3 on PATH."""
+    wanted = wanted_handlers(
+        lambda script: f'python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"'
+    )
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    for event, handler in wanted:
+        hooks[event] = [{"hooks": [handler]}]
+    doc = {
+        "description": "lookout: records the status of every Claude Code session (stdlib only)",
+        "hooks": hooks,
+    }
+    return json.dumps(doc, indent=2) + "\n"
