@@ -1,0 +1,468 @@
+"""The state directory: private modes, an flock that interoperates with filelock, whole lines
+under concurrency and SIGKILL, rotation under the lock (followed by `lookout tail -f`), session
+file names that cannot escape, atomic snapshots, an error log that never raises."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import queue
+import random
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import filelock
+import pytest
+
+from lookout import store, view
+from tests.conftest import PAYLOADS, ROOT
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _lines(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    assert data.endswith(b"\n"), "the last append must end its line"
+    return data[:-1].split(b"\n")
+
+
+def _hook(script: str, stdin: bytes) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    return proc
+
+
+def _python(code: str, *args: str) -> list[str]:
+    """argv for a child interpreter that can import lookout from this checkout."""
+    prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+    return [sys.executable, "-I", "-S", "-c", prelude + code, *args]
+
+
+# -- modes ---------------------------------------------------------------------------------------
+
+
+def test_directory_0700_and_files_0600_even_with_umask_0(state_dir: Path) -> None:
+    old = os.umask(0)
+    try:
+        with store.Locked(str(state_dir)) as st:
+            st.append(store.EVENTS, {"seq": 1})
+            st.write_session({"session_id": "abc", "status": "idle"})
+        store.log_error(str(state_dir), "something")
+    finally:
+        os.umask(old)
+    assert _mode(state_dir) == 0o700
+    assert _mode(state_dir / store.SESSIONS) == 0o700
+    for name in (store.EVENTS, store.LOCK, store.ERRORS, f"{store.SESSIONS}/abc.json"):
+        assert _mode(state_dir / name) == 0o600, name
+
+
+def test_missing_parents_are_created_and_an_open_directory_is_tightened(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b" / "state"
+    store.ensure_dir(str(deep))
+    assert _mode(deep) == 0o700
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    store.ensure_dir(str(loose))
+    assert _mode(loose) == 0o700
+
+
+def test_append_refuses_to_write_through_a_symlink(state_dir: Path, tmp_path: Path) -> None:
+    # Someone else's file linked in as events.jsonl must not be appended to.
+    state_dir.mkdir(mode=0o700)
+    target = tmp_path / "victim"
+    target.write_text("precious\n")
+    (state_dir / store.EVENTS).symlink_to(target)
+    with pytest.raises(OSError), store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, {"seq": 1})
+    assert target.read_text() == "precious\n"
+
+
+# -- the lock ------------------------------------------------------------------------------------
+
+
+def test_a_hook_waits_for_a_filelock_holder(state_dir: Path) -> None:
+    state_dir.mkdir(mode=0o700)
+    lock = filelock.FileLock(str(state_dir / store.LOCK))
+    events = state_dir / store.EVENTS
+    with lock:
+        proc = _hook("pre_tool_use.py", (PAYLOADS / "PreToolUse-Bash.json").read_bytes())
+        time.sleep(1.0)
+        assert proc.poll() is None, "the hook did not wait for the filelock holder"
+        assert not events.exists()
+    assert proc.wait(timeout=10) == 0
+    assert len(_lines(events)) == 1
+
+
+def test_filelock_waits_for_the_store_lock(state_dir: Path) -> None:
+    with store.Locked(str(state_dir)), pytest.raises(filelock.Timeout):
+        filelock.FileLock(str(state_dir / store.LOCK), timeout=0.2).acquire()
+    with filelock.FileLock(str(state_dir / store.LOCK), timeout=1):
+        pass
+
+
+def test_the_lock_is_released_when_the_holder_is_killed(state_dir: Path) -> None:
+    child = subprocess.Popen(
+        _python(
+            "from lookout import store\n"
+            "with store.Locked(sys.argv[1]):\n"
+            "    print('locked', flush=True)\n"
+            "    import time; time.sleep(60)\n",
+            str(state_dir),
+        ),
+        stdout=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"locked\n"
+    with pytest.raises(filelock.Timeout):
+        filelock.FileLock(str(state_dir / store.LOCK), timeout=0.2).acquire()
+    child.kill()
+    child.wait()
+    with filelock.FileLock(str(state_dir / store.LOCK), timeout=5):
+        pass
+
+
+# -- concurrency ---------------------------------------------------------------------------------
+
+_WRITER = """
+from lookout import runner
+import time
+w, n, state = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+for i in range(n):
+    raw = ('{"session_id":"s%d","hook_event_name":"PreToolUse","cwd":"/tmp/p",'
+           '"tool_name":"Bash","tool_input":{"command":"echo %d-%d"},'
+           '"tool_use_id":"t%d-%d"}' % (w % 4, w, i, w, i)).encode()
+    runner.record(raw, "PreToolUse", int(time.time() * 1000), state, {})
+"""
+
+
+@pytest.mark.slow
+def test_16_writers_x_250_appends_lose_nothing(state_dir: Path) -> None:
+    writers, per = 16, 250
+    procs = [
+        subprocess.Popen(_python(_WRITER, str(w), str(per), str(state_dir))) for w in range(writers)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * writers
+    lines = _lines(state_dir / store.EVENTS)
+    assert len(lines) == writers * per
+    records = [json.loads(line) for line in lines]
+    per_writer: dict[str, int] = defaultdict(int)
+    seqs: dict[str, list[int]] = defaultdict(list)
+    for r in records:
+        seqs[r["session_id"]].append(r["seq"])
+        per_writer[r["summary"].split("-")[0]] += 1
+        assert r["duplicate"] is False
+    assert per_writer == {f"echo {w}": per for w in range(writers)}
+    for session_id, got in seqs.items():
+        # File order is lock order: each session's seq must be exactly 1..n.
+        assert got == list(range(1, len(got) + 1)), session_id
+    assert sum(len(v) for v in seqs.values()) == writers * per
+    assert not (state_dir / store.ERRORS).exists()
+
+
+# -- a writer killed mid-append ------------------------------------------------------------------
+
+
+def test_a_line_torn_by_sigkill_is_isolated(state_dir: Path) -> None:
+    with store.Locked(str(state_dir)) as st:
+        for i in range(3):
+            st.append(store.EVENTS, {"seq": i})
+    # The child takes the lock, writes half a line and dies holding it.
+    child = subprocess.Popen(
+        _python(
+            "import os\n"
+            "from lookout import store\n"
+            "with store.Locked(sys.argv[1]):\n"
+            "    fd = os.open(sys.argv[1] + '/events.jsonl', os.O_WRONLY | os.O_APPEND)\n"
+            '    os.write(fd, b\'{"seq": 99, "summary": "half a li\')\n'
+            "    print('torn', flush=True)\n"
+            "    import time; time.sleep(60)\n",
+            str(state_dir),
+        ),
+        stdout=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"torn\n"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    with store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, {"seq": 3})
+    lines = _lines(state_dir / store.EVENTS)
+    assert len(lines) == 5
+    parsed = [view.parse_line(line) for line in lines]
+    assert parsed[:3] == [{"seq": 0}, {"seq": 1}, {"seq": 2}]
+    assert parsed[3] is None  # the fragment, alone on its line, skipped by readers
+    assert parsed[4] == {"seq": 3}
+
+
+@pytest.mark.slow
+def test_writers_killed_at_random_leave_every_other_line_whole(state_dir: Path) -> None:
+    rng = random.Random(1234)
+    loop = _WRITER.replace("for i in range(n):", "for i in range(10**9):")
+    kills = 8
+    for k in range(kills):
+        child = subprocess.Popen(_python(loop, str(k), "0", str(state_dir)))
+        time.sleep(0.15 + rng.random() * 0.25)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    with store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, {"seq": "last"})
+    lines = _lines(state_dir / store.EVENTS)
+    parsed = [view.parse_line(line) for line in lines]
+    torn = [line for line, p in zip(lines, parsed, strict=True) if p is None]
+    assert len(lines) - len(torn) > kills * 5, "the writers barely wrote anything"
+    assert len(torn) <= kills  # at most one fragment per kill, never a neighbour damaged
+    assert parsed[-1] == {"seq": "last"}
+    for p in parsed[:-1]:
+        assert p is None or p["event"] == "PreToolUse"
+
+
+def test_append_after_a_file_without_final_newline_starts_a_new_line(state_dir: Path) -> None:
+    state_dir.mkdir(mode=0o700)
+    (state_dir / store.EVENTS).write_bytes(b'{"seq": 1}\n{"seq": 2, "tor')
+    with store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, {"seq": 3})
+    assert (state_dir / store.EVENTS).read_bytes() == b'{"seq": 1}\n{"seq": 2, "tor\n{"seq":3}\n'
+
+
+# -- rotation ------------------------------------------------------------------------------------
+
+
+def _fixed_record(i: int, size: int = 100) -> dict[str, object]:
+    """A record whose line is exactly `size` bytes, newline included."""
+    base = len(json.dumps({"i": i, "pad": ""}, separators=(",", ":"))) + 1
+    return {"i": i, "pad": "x" * (size - base)}
+
+
+def test_rotation_keeps_three_files_and_loses_nothing_in_them(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "1000")
+    with store.Locked(str(state_dir)) as st:
+        for i in range(75):
+            st.append(store.EVENTS, _fixed_record(i), store.rotate_bytes())
+    names = sorted(p.name for p in state_dir.iterdir() if p.name.startswith("events.jsonl"))
+    assert names == ["events.jsonl", "events.jsonl.1", "events.jsonl.2", "events.jsonl.3"]
+    kept: list[int] = []
+    for name in ("events.jsonl.3", "events.jsonl.2", "events.jsonl.1", "events.jsonl"):
+        path = state_dir / name
+        assert path.stat().st_size <= 1000
+        assert _mode(path) == 0o600
+        kept += [json.loads(line)["i"] for line in _lines(path)]
+    # 75 records, rotated every 10: 40..69 in the rotated files, 70..74 in the live one.
+    assert kept == list(range(40, 75))
+
+
+def test_rotation_happens_under_the_lock(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "300")
+    held: list[bool] = []
+    real_replace = os.replace
+
+    def probing_replace(src: str, dst: str) -> None:
+        fd = os.open(str(state_dir / store.LOCK), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.append(True)
+        else:
+            held.append(False)
+        finally:
+            os.close(fd)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", probing_replace)
+    with store.Locked(str(state_dir)) as st:
+        for i in range(20):
+            st.append(store.EVENTS, _fixed_record(i), store.rotate_bytes())
+    assert held and all(held)
+
+
+def test_rotate_bytes_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOOKOUT_ROTATE_BYTES", raising=False)
+    assert store.rotate_bytes() == store.DEFAULT_ROTATE_BYTES == 20 * 1024 * 1024
+    monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "4096")
+    assert store.rotate_bytes() == 4096
+    for junk in ("0", "-5", "lots", "1e6", ""):
+        monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", junk)
+        assert store.rotate_bytes() == store.DEFAULT_ROTATE_BYTES, junk
+
+
+@pytest.mark.slow
+def test_tail_follow_keeps_following_across_rotations(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "1000")
+    with store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, _fixed_record(0), store.rotate_bytes())
+    tail = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "tail", "-f", "--json", "-n", "1000"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    seen: queue.Queue[int] = queue.Queue()
+
+    def read() -> None:
+        assert tail.stdout is not None
+        for line in tail.stdout:
+            seen.put(json.loads(line)["i"])
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert seen.get(timeout=10) == 0  # the follower is running and positioned
+        total = 1
+        for _batch in range(4):  # each batch of 10 fills a file and rotates it once
+            with store.Locked(str(state_dir)) as st:
+                for _ in range(10):
+                    st.append(store.EVENTS, _fixed_record(total), store.rotate_bytes())
+                    total += 1
+            time.sleep(0.7)  # longer than the follower's poll: it sees every rotation
+        got = [seen.get(timeout=10) for _ in range(total - 1)]
+    finally:
+        tail.kill()
+        tail.wait()
+    assert got == list(range(1, total))
+    assert (state_dir / "events.jsonl.3").exists()
+
+
+# -- session files -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "session_id",
+    [
+        "../escape",
+        "../../etc/passwd",
+        "/abs/path",
+        "a/b",
+        "..",
+        ".",
+        "",
+        ".hidden",
+        "a\x00b",
+        "..\\..\\win",
+        "x" * 1000,
+        "\u00e9/\u2603",
+    ],
+    ids=repr,
+)
+def test_session_ids_never_escape_sessions(state_dir: Path, session_id: str) -> None:
+    path = Path(store.session_file(str(state_dir), session_id))
+    sessions = state_dir / store.SESSIONS
+    assert path.parent == sessions
+    assert not path.name.startswith(".")  # dotfiles are temp files, skipped by readers
+    assert len(path.name) <= 255
+    with store.Locked(str(state_dir)) as st:
+        st.write_session({"session_id": session_id, "status": "idle"})
+    assert store.read_session(str(state_dir), session_id) == {
+        "session_id": session_id,
+        "status": "idle",
+    }
+    outside = [p for p in state_dir.parent.rglob("*") if p.is_file()]
+    assert all(sessions in p.parents or p.parent == state_dir for p in outside), outside
+
+
+def test_real_session_ids_keep_their_name(state_dir: Path) -> None:
+    sid = "3f6a5ad5-3fa2-4ad1-9be5-4480a11614d1"
+    assert Path(store.session_file(str(state_dir), sid)).name == f"{sid}.json"
+
+
+# -- snapshots -----------------------------------------------------------------------------------
+
+
+def test_write_json_atomic_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    target = tmp_path / "snap.json"
+    for i in range(5):
+        store.write_json_atomic(str(target), {"n": i, "s": "é"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "snap.json"]
+    assert store.read_json(str(target)) == {"n": 4, "s": "é"}
+    assert _mode(target) == 0o600
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: a lone surrogate (valid JSON escape \\udc80 in a payload) is written with "
+    "surrogatepass but read back as strict UTF-8, so the snapshot reads as missing",
+)
+def test_a_snapshot_with_a_lone_surrogate_reads_back(state_dir: Path) -> None:
+    with store.Locked(str(state_dir)) as st:
+        st.write_session({"session_id": "s", "summary": "echo \udc80"})
+    assert store.read_session(str(state_dir), "s") == {"session_id": "s", "summary": "echo \udc80"}
+
+
+@pytest.mark.parametrize("bad", [{"x": object()}, {"x": float("nan")}], ids=["object", "nan"])
+def test_a_failed_write_keeps_the_old_file_and_no_temp(tmp_path: Path, bad: object) -> None:
+    target = tmp_path / "snap.json"
+    store.write_json_atomic(str(target), {"ok": True})
+    with pytest.raises((TypeError, ValueError)):
+        store.write_json_atomic(str(target), bad)
+    assert json.loads(target.read_text()) == {"ok": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "snap.json"]
+
+
+def test_read_json_treats_damage_as_missing(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    assert store.read_json(str(path)) is None
+    path.write_bytes(b'{"half": ')
+    assert store.read_json(str(path)) is None
+    path.write_bytes(b"\xff\xfe")
+    assert store.read_json(str(path)) is None
+    path.write_text('{"a": 1}')
+    assert store.read_json(str(path)) == {"a": 1}
+
+
+def test_remove_session_is_idempotent(state_dir: Path) -> None:
+    with store.Locked(str(state_dir)) as st:
+        st.write_session({"session_id": "gone"})
+    store.remove_session(str(state_dir), "gone")
+    store.remove_session(str(state_dir), "gone")
+    assert store.read_session(str(state_dir), "gone") is None
+
+
+# -- the error log -------------------------------------------------------------------------------
+
+
+def test_log_error_appends_stamped_lines(state_dir: Path) -> None:
+    store.log_error(str(state_dir), "first\n")
+    store.log_error(str(state_dir), "second \udc80 surrogate")
+    lines = (state_dir / store.ERRORS).read_text(errors="replace").splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith(f"pid={os.getpid()} first")
+    assert lines[0][:4].isdigit() and "Z pid=" in lines[0]
+
+
+def test_log_error_rotates_past_its_cap(state_dir: Path) -> None:
+    state_dir.mkdir(mode=0o700)
+    (state_dir / store.ERRORS).write_bytes(b"x" * (store.ERRORS_MAX_BYTES + 1))
+    store.log_error(str(state_dir), "fresh")
+    assert (state_dir / f"{store.ERRORS}.1").stat().st_size == store.ERRORS_MAX_BYTES + 1
+    assert (state_dir / store.ERRORS).read_text().rstrip().endswith("fresh")
+
+
+def test_log_error_never_raises(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    store.log_error(str(blocker / "state"), "under a regular file")
+    store.log_error(str(blocker), "the state dir is a file")
+    errors_as_dir = tmp_path / "s"
+    (errors_as_dir / store.ERRORS).mkdir(parents=True)
+    store.log_error(str(errors_as_dir), "errors.log is a directory")
+    store.log_error("", "empty path")
+    store.log_error(str(tmp_path / "ok"), "\x00 nul and \udcff")
+    assert (tmp_path / "ok" / store.ERRORS).exists()
