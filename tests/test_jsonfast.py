@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +171,39 @@ def test_every_payload_fixture_round_trips(impl: ModuleType) -> None:
     for path in paths:
         value = impl.loads(path.read_text(encoding="utf-8"))
         assert impl.loads(impl.dumps(value)) == value, path.name
+
+
+_MALFORMED = ["{not json", "[1 2]", '"abc', '{"a" 1}', "[1,]", "x", "{} x", ""]
+
+
+@pytest.mark.xfail(
+    sys.version_info < (3, 12),
+    strict=True,
+    reason="bug: on 3.11 the C scanner reports nested errors through json.decoder, which the "
+    "hot path never imports, so loads raises SystemError instead of ValueError",
+)
+def test_loads_raises_valueerror_without_json_imported() -> None:
+    # The hook's situation: `python -I -S`, nothing but lookout imported.
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from lookout import _jsonfast\n"
+        "assert 'json.decoder' not in sys.modules\n"
+        "for text in sys.argv[1:]:\n"
+        "    try:\n"
+        "        _jsonfast.loads(text)\n"
+        "    except ValueError:\n"
+        "        continue\n"
+        "    except BaseException as exc:\n"
+        "        print(repr(text), type(exc).__name__)\n"
+        "    else:\n"
+        "        print(repr(text), 'accepted')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, *_MALFORMED],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == ""
