@@ -593,6 +593,7 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
         entry["error"] = str(exc)
         store.log_error(state_dir, f"config error (notifications are off until it is fixed):\n"
                                    f"{exc}")
+    store.ensure_dir(state_dir)
     store.write_json_atomic(cache_file, entry)
     cfg = entry["config"]
     return cfg if isinstance(cfg, dict) else None

@@ -209,8 +209,12 @@ def ntfy_receiver(token: str | None = None, delay_s: float = 0.0) -> NtfyReceive
 
 
 def webhook_receiver(status: int = 200, delay_s: float = 0.0) -> Receiver:
-    return Receiver(respond=lambda req: (status, b"" if status == 204 else {"ok": True}),
-                    delay_s=delay_s)
+    def respond(req: Request) -> Response:
+        if status == 204:
+            return status, b""
+        return (status, {"ok": True}) if status < 400 else (status, b"invalid_token")
+
+    return Receiver(respond=respond, delay_s=delay_s)
 
 
 # -- D-Bus notification daemon --------------------------------------------------------------
@@ -225,8 +229,11 @@ class NotificationBus:
     def __init__(self) -> None:
         self.tmp = tempfile.mkdtemp(prefix="lookout-bus-")
         self.address = f"unix:path={self.tmp}/bus"
+        # The daemon gets its own HOME: it must never read or write the real ~/.config.
         self.env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": self.address,
-                    "XDG_RUNTIME_DIR": self.tmp, "QT_QPA_PLATFORM": "offscreen"}
+                    "XDG_RUNTIME_DIR": self.tmp, "QT_QPA_PLATFORM": "offscreen",
+                    "HOME": self.tmp, "XDG_CONFIG_HOME": f"{self.tmp}/config",
+                    "XDG_CACHE_HOME": f"{self.tmp}/cache", "XDG_DATA_HOME": f"{self.tmp}/data"}
         self.procs: list[subprocess.Popen[bytes]] = []
         self.calls: list[dict[str, Any]] = []
         self._monitor: subprocess.Popen[bytes] | None = None
