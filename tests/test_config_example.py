@@ -1,0 +1,52 @@
+"""config.example.toml is a working config that shows every key lookout understands."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from lookout import config, templates
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "config.example.toml"
+
+
+def every_key() -> set[str]:
+    keys = {"channels", "rules", "templates", "title", "message", "default"}
+    keys.update(config._COMMON_KEYS, config._RULE_KEYS)
+    for type_keys in config._TYPE_KEYS.values():
+        keys.update(type_keys)
+    return keys
+
+
+def keys_in(node: Any, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out.add(key)
+            keys_in(value, out)
+    elif isinstance(node, list):
+        for item in node:
+            keys_in(item, out)
+    return out
+
+
+def test_example_parses_and_validates() -> None:
+    raw = tomllib.loads(EXAMPLE.read_text())
+    cfg = config.validate(raw, "config.example.toml")
+    assert set(cfg["channels"]) == {"desktop", "phone", "homelab", "team", "log",
+                                     "other"}
+    assert {ch["type"] for ch in cfg["channels"].values()} == set(config.CHANNEL_TYPES)
+
+
+def test_example_shows_every_key() -> None:
+    shown = keys_in(tomllib.loads(EXAMPLE.read_text()), set())
+    assert every_key() - shown == set()
+
+
+def test_example_names_every_kind_and_placeholder() -> None:
+    text = EXAMPLE.read_text()
+    for kind in config.KINDS:
+        assert kind in text, kind
+    for placeholder in templates.PLACEHOLDERS:
+        assert "{" + placeholder + "}" in text, placeholder
