@@ -190,7 +190,7 @@ def test_plugin_only_is_fine_and_plugin_plus_settings_warns(
 def test_an_invalid_config_fails(capsys: pytest.CaptureFixture[str], isolated_env: Path) -> None:
     install(capsys)
     config = isolated_env / ".config" / "lookout" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("[channels.phone]\ntype = 3\n")
     rc, doc = run(capsys)
     assert rc == 1
@@ -243,7 +243,7 @@ def test_other_channels(
 ) -> None:
     install(capsys)
     config = isolated_env / ".config" / "lookout" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(
         '[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.example/topic"\n'
         'token_env = "NTFY_TOKEN"\n'

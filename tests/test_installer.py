@@ -521,7 +521,7 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
     state = tmp_path / "state"
     (state / "sessions").mkdir(parents=True)
     config = isolated_env / ".config" / "lookout" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("")
     rc, out, _ = main(capsys, "--uninstall", "--purge")
     assert rc == 0
