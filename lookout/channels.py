@@ -70,6 +70,8 @@ def _env(var: object) -> str | None:
 def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
     title, body = msg["title"], msg["body"]
     if sys.platform == "darwin":
+        if msg.get("update"):
+            return "skipped", "osascript cannot replace a notification", None
         # argv items, never interpolated into the script: no AppleScript quoting to get wrong.
         script = ["-e", "on run argv", "-e",
                   "display notification (item 2 of argv) with title (item 1 of argv)",

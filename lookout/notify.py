@@ -54,7 +54,11 @@ def handle(intents: list[dict[str, Any]], state_dir: str) -> None:
         job_path = write_job(state_dir, build_job(deliveries, cfg, cwd, now_ms))
         from lookout import dispatch
 
-        dispatch.spawn(job_path)
+        try:
+            dispatch.spawn(job_path)
+        except BaseException:
+            os.unlink(job_path)  # no sender will ever take it
+            raise
 
 
 def decide_and_remember(intents: list[dict[str, Any]], cfg: dict[str, Any], state_dir: str,

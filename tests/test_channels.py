@@ -299,3 +299,11 @@ def test_redact_replaces_every_secret() -> None:
     text = f"bad https://h.example/x/{TOKEN} and {TOKEN}"
     assert channels.redact(text, [f"https://h.example/x/{TOKEN}", TOKEN]) == \
         "bad https://h.example/… and …"
+
+
+def test_macos_cannot_update_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(channels.sys, "platform", "darwin")
+    msg = msg_for("resolved", reason="permission")
+    msg.update(update=True, ref="1")
+    assert channels.send(channel({"type": "desktop"}), msg, 5) == (
+        "skipped", "osascript cannot replace a notification", None)

@@ -147,3 +147,15 @@ def test_hot_path_imports_stay_light(state_dir: Path, tmp_path: Path) -> None:
             time.sleep(0.05)
         if pid_file.exists() and pid_file.read_text():
             os.kill(int(pid_file.read_text()), 15)
+
+
+def test_failed_spawn_leaves_no_job_behind(state_dir: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(path: str) -> int:
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(dispatch, "spawn", fail)
+    write_config(CONFIG)
+    with pytest.raises(OSError):
+        notify.handle([intent()], str(state_dir))
+    assert list((state_dir / "outbox").iterdir()) == []
