@@ -332,8 +332,13 @@ def diagnose(project: str) -> Report:
         report.add("runtime", INFO, f"{installer.tilde(home)} not installed (plugin or checkout?)")
     total = 0
     plugin = False
+    seen: set[str] = set()
     for scope in ("user", "project", "local"):
-        count, enabled = check_scope(report, scope, installer.scope_path(scope, project))
+        path = installer.scope_path(scope, project)
+        if os.path.realpath(path) in seen:  # the project is the home directory
+            continue
+        seen.add(os.path.realpath(path))
+        count, enabled = check_scope(report, scope, path)
         total += count
         plugin |= enabled
     if not total and not plugin:

@@ -206,6 +206,12 @@ def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> P
             f"{where}: cannot write: {exc.strerror} ({exc.filename})",
             hint=f"check the permissions of {tilde(real.parent)}; {NOTHING_CHANGED}",
         ) from exc
+    except OSError as exc:
+        # The original is untouched (the replace is the last step); only a backup may exist.
+        raise LookoutError(
+            f"{where}: cannot write: {exc.strerror or exc}",
+            hint=f"the file is unchanged{f'; {tilde(backup)} is a copy of it' if backup else ''}",
+        ) from exc
     if real.read_bytes() != data:
         restore = f"restore it from {tilde(backup)}" if backup else "remove it"
         raise LookoutError(f"{where}: read-back differs from what was written", hint=restore)

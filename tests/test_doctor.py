@@ -273,3 +273,13 @@ def test_project_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
         f"{N} hooks in {other}/.claude/settings.json",
     )
     assert os.path.exists(other / ".claude" / "settings.json")
+
+
+def test_project_in_the_home_directory_is_not_counted_twice(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    install(capsys)
+    rc, doc = run(capsys, "--project", str(isolated_env))
+    assert rc == 0
+    assert verdicts(doc, "hooks (project)") == []
+    assert verdicts(doc, "hooks") == []

@@ -137,8 +137,13 @@ def test_a_crash_before_the_replace_leaves_the_original(
         raise OSError(5, "simulated crash")
 
     monkeypatch.setattr(installer.os, "replace", crash)
-    with pytest.raises(OSError, match="simulated crash"):
-        run_install(target)
+    rc, _, err = run_install(target)
+    (backup,) = backups(target)
+    assert rc == 1
+    assert err == (
+        "error: ~/.claude/settings.json: cannot write: simulated crash\n"
+        f"hint: the file is unchanged; ~/.claude/{backup.name} is a copy of it\n"
+    )
     assert target.read_bytes() == original
     assert leftovers(isolated_env) == []
 
