@@ -180,6 +180,38 @@ def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
     return len(ours), plugin
 
 
+def check_plugin_python(report: Report) -> None:
+    # The plugin's hooks.json runs `python3 -I -S`: whatever python3 the PATH gives Claude Code.
+    found = shutil.which("python3")
+    if found is None:
+        report.add(
+            "plugin",
+            FAIL,
+            "no python3 on PATH: the plugin's hooks cannot start",
+            "install Python 3.11 or newer as python3",
+        )
+        return
+    try:
+        done = subprocess.run(
+            [found, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        version = done.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        version = ""
+    if tuple(int(x) for x in version.split(".") if x.isdigit()) < (3, 11):
+        report.add(
+            "plugin",
+            FAIL,
+            f"python3 on PATH ({found}) is {version or 'broken'}; lookout needs 3.11+",
+            "put Python 3.11 or newer first on PATH as python3, or use python3 install.py instead",
+        )
+    else:
+        report.add("plugin", OK, f"plugin hooks run {found} (Python {version})")
+
+
 # --- config, state, channels -------------------------------------------------------------------
 
 
@@ -348,7 +380,9 @@ def diagnose(project: str) -> Report:
             "lookout's hooks are not installed in any scope",
             "python3 install.py (or install the plugin: see the README)",
         )
-    elif total and plugin:
+    if plugin:
+        check_plugin_python(report)
+    if total and plugin:
         report.add(
             "hooks",
             WARN,

@@ -283,3 +283,24 @@ def test_project_in_the_home_directory_is_not_counted_twice(
     assert rc == 0
     assert verdicts(doc, "hooks (project)") == []
     assert verdicts(doc, "hooks") == []
+
+
+def test_plugin_needs_a_recent_python3_on_path(
+    capsys: pytest.CaptureFixture[str],
+    isolated_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"enabledPlugins": {"lookout@lookout-dev": true}}')
+    old = tmp_path / "old-python"
+    old.mkdir()
+    (old / "python3").write_text("#!/bin/sh\necho 3.8\n")
+    (old / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old}:/usr/bin:/bin")
+    rc, doc = run(capsys)
+    assert rc == 1
+    assert verdicts(doc, "plugin") == [
+        ("fail", f"python3 on PATH ({old}/python3) is 3.8; lookout needs 3.11+")
+    ]
