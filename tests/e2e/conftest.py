@@ -1,0 +1,73 @@
+"""Fixtures for the e2e suite: the pinned client, the mock API, lookout installed in a HOME."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import filelock
+import pytest
+
+from .client import RegistryUnreachable, cache_dir, ensure_client
+from .harness import (
+    CHECKOUT,
+    Install,
+    Sandbox,
+    checkout_lookout,
+    hookspec_settings,
+    installed_lookout,
+    run_install_py,
+)
+from .mock_api import MockAPI
+
+if str(CHECKOUT) not in sys.path:
+    sys.path.insert(0, str(CHECKOUT))
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The real client, installed into the cache on first use; skip only if npm is offline."""
+    target = cache_dir()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Parallel sessions (xdist, two checkouts) must not install into the same folder at once.
+    with filelock.FileLock(str(target) + ".lock", timeout=900):
+        try:
+            return ensure_client()
+        except RegistryUnreachable as exc:
+            pytest.skip(str(exc))
+
+
+@pytest.fixture
+def mock_api() -> Iterator[MockAPI]:
+    with MockAPI() as api:
+        yield api
+
+
+@pytest.fixture(scope="session")
+def lookout_install(tmp_path_factory: pytest.TempPathFactory) -> Install:
+    """lookout installed once per test session into its own HOME, the way a user installs it.
+
+    Tests copy the resulting settings.json into their own HOME: the hook commands point at this
+    session's runtime, while each test gets its own state directory and config.
+    """
+    home = tmp_path_factory.mktemp("install-home")
+    settings = home / ".claude" / "settings.json"
+    if (CHECKOUT / "install.py").exists():
+        done = run_install_py(home)
+        assert done.returncode == 0, f"install.py failed:\n{done.stdout}\n{done.stderr}"
+        lookout = installed_lookout(home)
+        return Install(home, settings, lookout if Path(lookout[0]).exists() else
+                       checkout_lookout(), "install.py")
+    import json
+
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps(hookspec_settings(), indent=2))
+    return Install(home, settings, checkout_lookout(), "hookspec")
+
+
+@pytest.fixture
+def sandbox(
+    tmp_path: Path, claude_bin: Path, lookout_install: Install, mock_api: MockAPI
+) -> Sandbox:
+    return Sandbox(tmp_path, claude_bin, lookout_install, mock_api.url).prepare()

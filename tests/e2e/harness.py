@@ -1,0 +1,296 @@
+"""Helpers for the e2e tests: a sandboxed HOME with lookout's hooks registered, runs of the real
+client in print mode, and readers for what the hooks recorded (events.jsonl, `lookout status`).
+
+Never touches the real HOME: every path lives under the sandbox's temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .client import DUMMY_API_KEY, offline_env
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def wait_for(probe: Callable[[], T | None], timeout: float, what: str, step: float = 0.05) -> T:
+    """Poll until probe() returns something truthy; fail with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(step)
+
+
+@dataclass(frozen=True)
+class Install:
+    """Where lookout's hooks were registered, and how to run its CLI."""
+
+    home: Path
+    settings: Path
+    lookout: tuple[str, ...]
+    how: str  # "install.py" or "hookspec" (the fallback before install.py existed)
+
+
+def hookspec_settings(python: str = sys.executable) -> dict[str, Any]:
+    """settings.json content registering the checkout's hooks, straight from lookout.hookspec."""
+    from lookout.hookspec import EVENTS, TIMEOUT_S
+
+    hooks: dict[str, Any] = {}
+    for event, script, is_async in EVENTS:
+        entry: dict[str, Any] = {
+            "type": "command",
+            "command": f"{python} -I -S {CHECKOUT / 'hooks' / script}",
+            "timeout": TIMEOUT_S,
+        }
+        if is_async:
+            entry["async"] = True
+        hooks[event] = [{"hooks": [entry]}]
+    return {"hooks": hooks}
+
+
+def python3_for_users() -> str:
+    """The interpreter a user gets from `python3` on PATH, resolved past any pyenv shim."""
+    found = subprocess.run(
+        ["python3", "-c", "import sys; print(sys.executable)"],
+        capture_output=True, text=True, timeout=30, check=True,
+    )
+    return found.stdout.strip()
+
+
+def run_install_py(home: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run `python3 install.py` from the checkout, as a user does, inside an isolated HOME."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+    }
+    for key in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT", "SSL_CERT_FILE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return subprocess.run(
+        [python3_for_users(), "install.py"], cwd=CHECKOUT, env=env,
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def installed_lookout(home: Path) -> tuple[str, ...]:
+    return (str(home / ".local" / "bin" / "lookout"),)
+
+
+def checkout_lookout() -> tuple[str, ...]:
+    return (sys.executable, "-m", "lookout")
+
+
+@dataclass
+class HookRun:
+    event: str
+    name: str
+    exit_code: int | None
+    outcome: str
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class PrintRun:
+    returncode: int
+    session_id: str
+    lines: list[dict[str, Any]]
+    stderr: str
+    seconds: float
+
+    @property
+    def hook_runs(self) -> list[HookRun]:
+        return [
+            HookRun(
+                event=line.get("hook_event", ""),
+                name=line.get("hook_name", ""),
+                exit_code=line.get("exit_code"),
+                outcome=line.get("outcome", ""),
+                stdout=line.get("stdout", ""),
+                stderr=line.get("stderr", ""),
+            )
+            for line in self.lines
+            if line.get("type") == "system" and line.get("subtype") == "hook_response"
+        ]
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return next((line for line in self.lines if line.get("type") == "result"), {})
+
+
+@dataclass
+class Sandbox:
+    """One isolated HOME and project directory, with lookout's hooks registered in it."""
+
+    root: Path
+    claude: Path
+    install: Install
+    base_url: str
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def project(self) -> Path:
+        return self.home / "project"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.toml"
+
+    @property
+    def events_file(self) -> Path:
+        return self.state_dir / "events.jsonl"
+
+    def prepare(self, settings: dict[str, Any] | None = None) -> Sandbox:
+        (self.home / ".claude").mkdir(parents=True, exist_ok=True)
+        self.project.mkdir(parents=True, exist_ok=True)
+        target = self.home / ".claude" / "settings.json"
+        if settings is not None:
+            target.write_text(json.dumps(settings, indent=2))
+        elif self.install.settings.resolve() != target.resolve():
+            shutil.copyfile(self.install.settings, target)
+        return self
+
+    def record_payloads(self, *events: str) -> Path:
+        """Also register a plain recorder next to lookout's hooks: the client's raw stdin, one
+        JSON object per line, for asserting what a status was derived from."""
+        target = self.root / "payloads.jsonl"
+        settings_file = self.home / ".claude" / "settings.json"
+        settings = json.loads(settings_file.read_text())
+        command = f"cat >> '{target}'; echo >> '{target}'"
+        for event in events:
+            settings["hooks"].setdefault(event, []).append(
+                {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
+            )
+        settings_file.write_text(json.dumps(settings, indent=2))
+        return target
+
+    def payloads(self, event: str) -> list[dict[str, Any]]:
+        try:
+            lines = (self.root / "payloads.jsonl").read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        rows = [json.loads(line) for line in lines if line.strip()]
+        return [row for row in rows if row.get("hook_event_name") == event]
+
+    def trust_project(self, idle_ms: int = 2000) -> None:
+        """Pre-accept onboarding, the API key and the project trust, for interactive mode."""
+        config = {
+            "hasCompletedOnboarding": True,
+            "customApiKeyResponses": {"approved": [DUMMY_API_KEY[-20:]], "rejected": []},
+            "messageIdleNotifThresholdMs": idle_ms,
+            "projects": {
+                str(self.project): {
+                    "hasTrustDialogAccepted": True,
+                    "hasCompletedProjectOnboarding": True,
+                }
+            },
+        }
+        (self.home / ".claude.json").write_text(json.dumps(config))
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return offline_env(
+            self.home,
+            self.base_url,
+            LOOKOUT_STATE_DIR=str(self.state_dir),
+            LOOKOUT_CONFIG=str(self.config),
+            **{**self.extra_env, **extra},
+        )
+
+    def claude_print(
+        self, prompt: str, *args: str, timeout: float = 60, env: dict[str, str] | None = None
+    ) -> PrintRun:
+        argv = [str(self.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
+                "--include-hook-events", *args]
+        started = time.monotonic()
+        done = subprocess.run(
+            argv, cwd=self.project, env=env or self.env(), capture_output=True, text=True,
+            timeout=timeout,
+        )
+        seconds = time.monotonic() - started
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        # The first lines of a resumed run still carry a transient id: the result has the real one.
+        ids = [line["session_id"] for line in lines if line.get("type") == "result"]
+        ids += [line["session_id"] for line in lines if "session_id" in line]
+        session = ids[0] if ids else ""
+        return PrintRun(done.returncode, session, lines, done.stderr, seconds)
+
+    # --- what lookout recorded ---------------------------------------------------------------
+
+    def records(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        try:
+            text = self.events_file.read_text()
+        except FileNotFoundError:
+            return []
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if session_id is not None:
+            rows = [row for row in rows if row.get("session_id") == session_id]
+        return sorted(rows, key=lambda row: row.get("seq", 0))
+
+    def wait_event(
+        self, session_id: str, event: str, timeout: float = 10, count: int = 1, **fields: Any
+    ) -> dict[str, Any]:
+        """The `count`-th record of `event` (with these field values), once it has been written."""
+
+        def probe() -> dict[str, Any] | None:
+            rows = [
+                row for row in self.records(session_id)
+                if row.get("event") == event and all(row.get(k) == v for k, v in fields.items())
+            ]
+            return rows[count - 1] if len(rows) >= count else None
+
+        return wait_for(probe, timeout, f"{event} #{count} {fields or ''} in {self.events_file}")
+
+    def status(self) -> dict[str, Any]:
+        done = subprocess.run(
+            [*self.install.lookout, "status", "--json", "--all"], cwd=CHECKOUT, env=self.env(),
+            capture_output=True, text=True, timeout=30,
+        )
+        assert done.returncode == 0, f"lookout status failed: {done.stderr}"
+        parsed: dict[str, Any] = json.loads(done.stdout)
+        return parsed
+
+    def session_status(self, session_id: str) -> dict[str, Any]:
+        sessions = [s for s in self.status()["sessions"] if s["session_id"] == session_id]
+        assert len(sessions) == 1, f"session {session_id} in status --json: {self.status()}"
+        return sessions[0]
+
+
+def sequence(records: Iterable[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+    """(event, session status, reason) per record, duplicates left out.
+
+    `status` is always the session's (the parent's) status, also on a subagent's records."""
+    return [
+        (row["event"], row["status"], row.get("reason"))
+        for row in records
+        if not row.get("duplicate")
+    ]
+
+
+def describe(records: Iterable[dict[str, Any]]) -> str:
+    """A readable dump for assertion messages."""
+    keys = ("seq", "event", "status", "reason", "detail", "agent_id", "tool_name",
+            "notification_type", "duplicate")
+    return "\n".join(json.dumps({k: row.get(k) for k in keys}) for row in records)
