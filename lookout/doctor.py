@@ -304,8 +304,15 @@ def desktop_status() -> tuple[bool, str]:
 
 def check_channels(report: Report, loaded: dict[str, Any] | None) -> None:
     ok, detail = desktop_status()
-    used = (loaded or {}).get("channels", {})
-    names = {name: ch for name, ch in used.items() if ch.get("enabled", True)}
+    # Only channels some rule sends to (directly or by escalation) matter.
+    referenced: set[str] = set()
+    for rule in (loaded or {}).get("rules", []):
+        referenced.update(rule.get("channels") or [])
+        referenced.update(rule.get("escalate_to") or [])
+    defined = (loaded or {}).get("channels", {})
+    names = {
+        name: ch for name, ch in defined.items() if ch.get("enabled", True) and name in referenced
+    }
     desktop_used = any(ch.get("type") == "desktop" for ch in names.values())
     if ok:
         hint = None

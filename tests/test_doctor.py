@@ -248,6 +248,9 @@ def test_other_channels(
         '[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.example/topic"\n'
         'token_env = "NTFY_TOKEN"\n'
         '[channels.mine]\ntype = "command"\nargv = ["no-such-program-here", "{title}"]\n'
+        '[channels.unused]\ntype = "command"\nargv = ["not-used-by-a-rule"]\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["mine"]\nescalate_after_s = 60\n'
+        'escalate_to = ["phone"]\n'
     )
     monkeypatch.delenv("NTFY_TOKEN", raising=False)
     rc, doc = run(capsys)
@@ -258,6 +261,7 @@ def test_other_channels(
     assert verdicts(doc, "channel mine") == [
         ("warn", "command 'no-such-program-here' not found on PATH")
     ]
+    assert verdicts(doc, "channel unused") == []
     monkeypatch.setenv("NTFY_TOKEN", "tk_x")
     _, doc = run(capsys)
     assert verdicts(doc, "channel phone")[0][0] == "ok"
