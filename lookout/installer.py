@@ -182,6 +182,12 @@ def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> P
     backup: Path | None = None
     try:
         if loaded.text is not None:
+            if real.read_bytes() != loaded.text.encode("utf-8"):
+                # Someone (a running Claude Code?) wrote it since we read it: never clobber that.
+                raise LookoutError(
+                    f"{where}: changed while lookout was reading it",
+                    hint=f"run the command again; {NOTHING_CHANGED}",
+                )
             st = real.stat()
             if not st.st_mode & 0o222:
                 raise LookoutError(

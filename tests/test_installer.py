@@ -586,3 +586,14 @@ def test_install_py_on_a_fresh_machine(tmp_path: Path) -> None:
         [DEV_PY, str(ROOT / "install.py")], env=env, capture_output=True, text=True, timeout=300
     )
     assert f"already installed: {N} hooks in ~/.claude/settings.json" in again.stdout
+
+
+def test_a_file_changed_behind_our_back_is_not_clobbered(isolated_env: Path) -> None:
+    target = lay_out(CASES / "other-keys", isolated_env)
+    loaded = installer.load_settings(target)
+    target.write_text('{\n  "model": "written meanwhile"\n}\n')
+    with pytest.raises(LookoutError) as info:
+        installer.install_into(loaded, PY, HOME_RT, False, print)
+    assert str(info.value) == "~/.claude/settings.json: changed while lookout was reading it"
+    assert json.loads(target.read_text()) == {"model": "written meanwhile"}
+    assert backups(target) == []
