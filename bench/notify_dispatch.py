@@ -31,8 +31,9 @@ PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 
 def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, input=stdin, env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        argv, input=stdin, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
     return time.perf_counter() - start
 
 
@@ -56,17 +57,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=40)
     args = parser.parse_args(argv)
     py = sys.executable
-    with tempfile.TemporaryDirectory(prefix="lookout-bench-",
-                                         ignore_cleanup_errors=True) as tmp:
+    with tempfile.TemporaryDirectory(prefix="lookout-bench-", ignore_cleanup_errors=True) as tmp:
         home = Path(tmp)
         state = home / "state"
         cfg = home / "config.toml"
-        cfg.write_text('[channels.cmd]\ntype = "command"\nargv = ["true"]\n'
-                       '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n')
+        cfg.write_text(
+            '[channels.cmd]\ntype = "command"\nargv = ["true"]\n'
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        )
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TMUX"))}
         # Bytecode is written once and reused, as for an installed runtime.
-        env.update(HOME=str(home), LOOKOUT_STATE_DIR=str(state), LOOKOUT_CONFIG=str(cfg),
-                   XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".state"))
+        env.update(
+            HOME=str(home),
+            LOOKOUT_STATE_DIR=str(state),
+            LOOKOUT_CONFIG=str(cfg),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_STATE_HOME=str(home / ".state"),
+        )
         base = [py, "-c", "pass"]
         plain = [py, "-I", "-S", str(ROOT / "hooks" / "post_tool_use.py")]
         notify = [py, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")]
@@ -79,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("plain", plain, payload("PostToolUse-Bash", session_id=sid)),
                 ("notify", notify, payload("PermissionRequest-Bash", session_id=sid + "-p")),
             ]
-            rounds = rounds[i % 3:] + rounds[:i % 3]  # interleave, rotating the order
+            rounds = rounds[i % 3 :] + rounds[: i % 3]  # interleave, rotating the order
             for name, cmd, stdin in rounds:
                 t = timed(cmd, stdin, env)
                 if i >= 3:
@@ -91,12 +98,18 @@ def main(argv: list[str] | None = None) -> int:
         sent = sum(json.loads(x)["result"] == "sent" for x in deliveries)
     med = {k: statistics.median(v) * 1000 for k, v in times.items()}
     print(f"python -c pass:                    {med['base']:6.1f} ms")
-    print(f"hook, no notification:             {med['plain']:6.1f} ms  "
-          f"ratio {med['plain'] / med['base']:.2f}")
-    print(f"hook, notification dispatched:     {med['notify']:6.1f} ms  "
-          f"ratio {med['notify'] / med['base']:.2f}")
-    print(f"(medians of {args.runs} interleaved runs; {sent} notifications sent by the "
-          f"detached senders)")
+    print(
+        f"hook, no notification:             {med['plain']:6.1f} ms  "
+        f"ratio {med['plain'] / med['base']:.2f}"
+    )
+    print(
+        f"hook, notification dispatched:     {med['notify']:6.1f} ms  "
+        f"ratio {med['notify'] / med['base']:.2f}"
+    )
+    print(
+        f"(medians of {args.runs} interleaved runs; {sent} notifications sent by the "
+        f"detached senders)"
+    )
     return 0
 
 

@@ -286,7 +286,7 @@ def test_rotation_happens_under_the_lock(state_dir: Path, monkeypatch: pytest.Mo
             os.close(fd)
         real_replace(src, dst)
 
-    monkeypatch.setattr(store.os, "replace", probing_replace)
+    monkeypatch.setattr(os, "replace", probing_replace)
     with store.Locked(str(state_dir)) as st:
         for i in range(20):
             st.append(store.EVENTS, _fixed_record(i), store.rotate_bytes())

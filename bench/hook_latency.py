@@ -1,0 +1,152 @@
+"""Hook latency: median wall time of hooks/pre_tool_use.py, run exactly as installed
+(`python -I -S`), on a real payload vs a bare `python -c pass` of the same interpreter,
+interleaved. Target: <= 2.0x. Writes only to a temporary state directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAYLOAD = ROOT / "tests" / "fixtures" / "payloads" / "PreToolUse-Bash.json"
+TARGET = 2.0
+WARMUP = 5
+
+
+def child_env(tmp: str) -> dict[str, str]:
+    """The caller's environment minus anything that would skew or leak: no bytecode switch-off,
+    state and config in `tmp`, no Claude session variables."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
+    }
+    env["LOOKOUT_STATE_DIR"] = os.path.join(tmp, "state")
+    env["LOOKOUT_CONFIG"] = os.path.join(tmp, "config.toml")
+    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
+    return env
+
+
+def precompile(python: str) -> None:
+    """Bytecode for the package, so that no run pays for compiling it."""
+    subprocess.run(
+        [python, "-m", "compileall", "-q", str(ROOT / "lookout")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode or proc.stdout or proc.stderr:
+        raise SystemExit(
+            f"error: {argv[-1]} exited {proc.returncode}: {proc.stdout + proc.stderr!r}"
+        )
+    return elapsed
+
+
+def in_process_cost(runs: int, state_dir: str) -> tuple[float, float]:
+    """(import of lookout.runner in a fresh -I -S interpreter, median runner.record), in ms."""
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-X",
+            "importtime",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(ROOT)!r}); import lookout.runner",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    import_us = 0
+    for line in probe.stderr.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[2] == "lookout.runner":
+            import_us = int(parts[1])
+    # PreToolUse asks for no notification, but never let a bench read the user's config.
+    os.environ["LOOKOUT_CONFIG"] = os.path.join(state_dir, "config.toml")
+    sys.path.insert(0, str(ROOT))
+    from lookout import runner
+
+    base = json.loads(PAYLOAD.read_text())
+    samples = []
+    for i in range(runs):
+        raw = json.dumps({**base, "tool_use_id": f"toolu_inproc_{i}"}).encode()
+        start = time.perf_counter()
+        runner.record(raw, "PreToolUse", int(time.time() * 1000), state_dir, {})
+        samples.append(time.perf_counter() - start)
+    return import_us / 1000, statistics.median(samples) * 1000
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=60, help="timed runs of each command (60)")
+    parser.add_argument(
+        "--max-ratio", type=float, help="exit 1 when hook / python -c pass is above"
+    )
+    parser.add_argument("--python", default=sys.executable, help="interpreter (this one)")
+    args = parser.parse_args(argv)
+
+    precompile(args.python)
+    base = json.loads(PAYLOAD.read_text())
+    with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp:
+        env = child_env(tmp)
+        commands = {
+            "python -c pass": [args.python, "-c", "pass"],
+            "python -I -S -c pass": [args.python, "-I", "-S", "-c", "pass"],
+            "hook (-I -S pre_tool_use.py)": [
+                args.python,
+                "-I",
+                "-S",
+                str(ROOT / "hooks" / "pre_tool_use.py"),
+            ],
+        }
+        names = list(commands)
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for i in range(WARMUP + args.runs):
+            stdin = json.dumps({**base, "tool_use_id": f"toolu_bench_{i}"}).encode()
+            # Rotate the order so that no command always runs right after another.
+            for k in range(len(names)):
+                name = names[(i + k) % len(names)]
+                elapsed = timed(commands[name], stdin, env)
+                if i >= WARMUP:
+                    samples[name].append(elapsed)
+        events = Path(env["LOOKOUT_STATE_DIR"], "events.jsonl").read_bytes().count(b"\n")
+        if events != WARMUP + args.runs:
+            print(f"error: the hook recorded {events} events, expected {WARMUP + args.runs}")
+            return 1
+        import_ms, record_ms = in_process_cost(args.runs, os.path.join(tmp, "inproc"))
+
+    med = {name: statistics.median(s) * 1000 for name, s in samples.items()}
+    hook, bare, isolated = med[names[2]], med[names[0]], med[names[1]]
+    ratio = hook / bare
+    print(f"hook latency: {args.runs} interleaved runs each, median wall time, {args.python}")
+    for name in names:
+        print(f"  {name:<30} {med[name]:7.2f} ms")
+    print(f"  ratio hook / python -c pass        {ratio:5.2f}x  (target <= {TARGET:.1f}x)")
+    print(f"  ratio hook / python -I -S -c pass  {hook / isolated:5.2f}x  (same flags as the hook)")
+    print(
+        f"  in process: import lookout.runner {import_ms:.2f} ms, runner.record {record_ms:.2f} ms"
+    )
+    if args.max_ratio is not None and ratio > args.max_ratio:
+        print(f"FAIL: {ratio:.2f}x > {args.max_ratio:.2f}x")
+        return 1
+    print("ok" if args.max_ratio is None else f"ok: {ratio:.2f}x <= {args.max_ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""The benchmarks in bench/, each in a quick mode, judged by their own verdict (exit status), so
+that they keep working. The full runs are `python bench/<name>.py`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def bench(name: str, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    print(proc.stdout, proc.stderr)  # shown by pytest when the verdict fails
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""
+    return proc.stdout
+
+
+def test_hook_latency_within_2x() -> None:
+    out = bench("hook_latency.py", "--runs", "15", "--max-ratio", "2.0")
+    assert "ratio hook / python -c pass" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
+@pytest.mark.slow
+def test_concurrent_writers_lose_nothing() -> None:
+    out = bench("concurrency.py", "--writers", "8", "--events", "15")
+    assert "120 whole, parseable lines; per-session seq gapless" in out
+    assert "events/s" in out
+
+
+@pytest.mark.slow
+def test_status_cost_does_not_grow_with_the_log() -> None:
+    out = bench("status_scale.py", "--large", "50000", "--runs", "9", "--max-ratio", "1.5")
+    assert "50,000 events" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
+def test_a_ratio_above_the_limit_fails() -> None:
+    # The verdict must be able to say no: no hook is faster than a tenth of a bare start.
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "hook_latency.py"),
+            "--runs",
+            "3",
+            "--max-ratio",
+            "0.1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert "FAIL" in proc.stdout
