@@ -262,9 +262,8 @@ def warn_running(out: Out) -> None:
     if pids:
         shown = ", ".join(str(p) for p in pids[:5])
         out(
-            f"warning: Claude Code is running (pid {shown}): a running session can write its own"
-            " copy of the settings back over this file; restart it now, and re-run this if the"
-            " change is gone"
+            f"warning: Claude Code is running (pid {shown}): restart it to load the change;"
+            " until then a session may write its old settings back over the file"
         )
 
 
