@@ -220,10 +220,15 @@ def escalate(job: dict[str, Any], cfg: dict[str, Any], state_dir: str,
                 record(state_dir, intent, name, "skipped", "channel no longer in the config")
                 continue
             tasks.append((name, ch, message(d, cfg, ch, prefix=ESCALATION_PREFIX)))
-        for (name, _ch, _msg), (result, detail, _ref) in zip(tasks, run_parallel(tasks),
-                                                           strict=True):
+        refs: dict[str, str] = {}
+        for (name, _ch, _msg), (result, detail, ref) in zip(tasks, run_parallel(tasks),
+                                                          strict=True):
             record(state_dir, intent, name, result,
                    f"escalated after {e['after_s']:g}s: {detail}")
+            if result == "sent" and ref:
+                refs[name] = ref
+        if refs:  # so that the episode's end can update the escalation too
+            save_refs(state_dir, str(intent["episode"]), refs)
 
 
 def record(state_dir: str, intent: dict[str, Any], channel: str, result: str, detail: str,

@@ -298,3 +298,23 @@ def test_rules_module_is_what_the_job_reflects(state_dir: Path) -> None:
         "full": ["demo · done in 1m05s", "Line one\nline two"],
         "summary": ["demo · done in 1m05s", "Line one"]}
     assert rules.decide  # the job came through the rules
+
+
+def test_escalation_can_be_updated_when_the_episode_ends(state_dir: Path,
+                                                         tmp_path: Path) -> None:
+    with ntfy_receiver() as rx:
+        prog, _ = recorder(tmp_path)
+        write_config(f'[channels.cmd]\ntype = "command"\nargv = ["{prog}"]\n'
+                     f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
+                     '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+                     'escalate_after_s = 0.1\nescalate_to = ["phone"]\n')
+        job = make_job(state_dir, [intent()])
+        write_snapshot(state_dir, "attention", "s1:permission:1")
+        sender.run_job(job, str(state_dir))
+        resolved = intent("resolved", reason="permission", duration_ms=3000,
+                          episode="s1:permission:1")
+        sender.run_job(make_job(state_dir, [resolved]), str(state_dir))
+        titles = [(m["title"], m["sequence_id"]) for m in rx.messages]
+    seq = sender.sequence_id("s1:permission:1")
+    assert titles == [("Still waiting: demo · needs permission", seq),
+                      ("demo · permission handled", seq)]
