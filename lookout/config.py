@@ -64,7 +64,8 @@ DEFAULT_RAW: dict[str, Any] = {
 
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
 CACHE_NAME = "config-cache.json"
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
+_CACHE_ENTRIES = 16
 
 
 class ConfigError(LookoutError):
@@ -570,32 +571,37 @@ def public(cfg: Config) -> Config:
 
 def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     """The hook's view: the validated config without secrets, re-parsed only when a config file
-    changed. A broken config returns None and is logged to errors.log once per change."""
+    changed. A broken config returns None and is logged to errors.log once per change.
+    One entry per project file in use, so sessions in different projects do not thrash it."""
     from lookout import _jsonfast, store
 
     gpath = global_path()
-    key = [_CACHE_VERSION, sys.version_info[:2], _stamp(gpath), _stamp(project_path(cwd))]
+    ppath = project_path(cwd)
+    key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], _stamp(gpath), _stamp(ppath)])
     cache_file = os.path.join(state_dir, CACHE_NAME)
     try:
         with open(cache_file, encoding="utf-8") as f:
             cached = _jsonfast.loads(f.read())
     except (OSError, ValueError):
         cached = None
-    # JSON turns the tuple into a list: compare through the same encoding.
-    key = _jsonfast.loads(_jsonfast.dumps(key))  # type: ignore[assignment]
-    if isinstance(cached, dict) and cached.get("key") == key:
-        cfg = cached.get("config")
-        return cfg if isinstance(cfg, dict) else None
-    entry: dict[str, Any] = {"key": key, "config": None, "error": None}
+    entries = cached.get("entries") if isinstance(cached, dict) else None
+    entries = entries if isinstance(entries, list) else []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("key") == key:
+            cfg = entry.get("config")
+            return cfg if isinstance(cfg, dict) else None
+    new: dict[str, Any] = {"key": key, "project": ppath, "config": None, "error": None}
     try:
-        entry["config"] = public(load(cwd, gpath))
+        new["config"] = public(load(cwd, gpath))
     except ConfigError as exc:
-        entry["error"] = str(exc)
+        new["error"] = str(exc)
         store.log_error(state_dir, f"config error (notifications are off until it is fixed):\n"
                                    f"{exc}")
+    # An older entry for the same project file is dead: its files changed.
+    kept = [e for e in entries if isinstance(e, dict) and e.get("project") != ppath]
     store.ensure_dir(state_dir)
-    store.write_json_atomic(cache_file, entry)
-    cfg = entry["config"]
+    store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1):], new]})
+    cfg = new["config"]
     return cfg if isinstance(cfg, dict) else None
 
 
@@ -603,6 +609,8 @@ def cached_error(state_dir: str) -> str | None:
     """The last config error the hooks met (for `lookout status` / `lookout doctor`)."""
     from lookout import store
 
-    entry = store.read_json(os.path.join(state_dir, CACHE_NAME))
-    error = entry.get("error") if isinstance(entry, dict) else None
+    cached = store.read_json(os.path.join(state_dir, CACHE_NAME))
+    entries = cached.get("entries") if isinstance(cached, dict) else None
+    last = entries[-1] if isinstance(entries, list) and entries else None
+    error = last.get("error") if isinstance(last, dict) else None
     return error if isinstance(error, str) else None

@@ -3,6 +3,7 @@ the hook's secret-free cache."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -275,3 +276,21 @@ def test_cache_without_any_file_is_the_default(tmp_path: Path) -> None:
     state.mkdir()
     cfg = config.load_cached(str(state), None)
     assert cfg is not None and list(cfg["channels"]) == ["desktop"]
+
+
+def test_cache_keeps_one_entry_per_project_file(cfg_file: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    write(cfg_file, '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\n'
+                    'channels = ["d"]\n')
+    api = tmp_path / "home" / "api"
+    write(api / ".claude" / "lookout.toml", "[channels.d]\nenabled = false\n")
+    web = tmp_path / "home" / "web"
+    web.mkdir()
+    for _ in range(2):
+        for cwd in (str(api), str(web), None):
+            assert config.load_cached(str(state), cwd) is not None
+    cache = json.loads((state / config.CACHE_NAME).read_text())
+    assert [e["project"] for e in cache["entries"]] == [
+        str(api / ".claude" / "lookout.toml"), None]
+    assert config.load_cached(str(state), str(api))["channels"]["d"]["enabled"] is False
+    assert config.load_cached(str(state), str(web))["channels"]["d"]["enabled"] is True
