@@ -107,3 +107,47 @@ def test_a_real_hook_drives_the_whole_chain(state_dir: Path, tmp_path: Path) -> 
     assert hook_s < 5
     deliveries = wait_for(state_dir / "deliveries.jsonl")
     assert json.loads(deliveries.splitlines()[0])["result"] == "sent"
+
+
+def test_a_channel_hanging_30s_changes_nothing_in_the_hooks_time(tmp_path: Path) -> None:
+    """The same hook, interleaved: a config whose channel hangs for 30 s vs one that sends
+    nothing. The hook's time must not notice the hang."""
+    if not (ROOT / "lookout" / "runner.py").exists():
+        pytest.skip("the hook runner is not there yet")
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    hang = tmp_path / "hang.py"
+    hang.write_text(f"import os, time\nopen(os.path.join({str(pids)!r}, str(os.getpid())), 'w')"
+                    "\ntime.sleep(30)\n")
+    envs = {}
+    for name, rule in (("hang", '"permission"'), ("quiet", '"session_end"')):
+        cfg = tmp_path / f"{name}.toml"
+        cfg.write_text(f'[channels.slow]\ntype = "command"\n'
+                       f'argv = ["{sys.executable}", "{hang}"]\ntimeout_ms = 40000\n'
+                       f'[[rules]]\nwhen = [{rule}]\nchannels = ["slow"]\n')
+        envs[name] = {**os.environ, "LOOKOUT_CONFIG": str(cfg),
+                      "LOOKOUT_STATE_DIR": str(tmp_path / f"state-{name}")}
+    hook = [sys.executable, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")]
+    body = json.loads((PAYLOADS / "PermissionRequest-Bash.json").read_text())
+    times: dict[str, list[float]] = {"hang": [], "quiet": []}
+    try:
+        for i in range(8):
+            for name in ("hang", "quiet") if i % 2 else ("quiet", "hang"):
+                payload = json.dumps({**body, "session_id": f"s{i}-{name}"}).encode()
+                start = time.monotonic()
+                subprocess.run(hook, input=payload, env=envs[name],
+                               timeout=30, check=True)
+                if i >= 2:  # warm-up: bytecode and config cache
+                    times[name].append(time.monotonic() - start)
+        deadline = time.monotonic() + 10
+        while len(list(pids.iterdir())) < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(pids.iterdir())) == 8  # every hanging send did start
+        hang_s, quiet_s = (sorted(times[n])[len(times[n]) // 2] for n in ("hang", "quiet"))
+        assert hang_s - quiet_s < 0.1, (hang_s, quiet_s)
+    finally:
+        for p in pids.iterdir():
+            try:
+                os.kill(int(p.name), 15)
+            except ProcessLookupError:
+                pass
