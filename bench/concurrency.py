@@ -22,6 +22,13 @@ PAYLOAD = ROOT / "tests" / "fixtures" / "payloads" / "PreToolUse-Bash.json"
 SESSIONS = 4  # writers share sessions, so seq is contended
 
 
+def quiet_config(tmp: str) -> str:
+    path = os.path.join(tmp, "config.toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# no rules: no notifications\n")
+    return path
+
+
 def child_env(tmp: str) -> dict[str, str]:
     env = {
         k: v
@@ -29,7 +36,8 @@ def child_env(tmp: str) -> dict[str, str]:
         if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
     }
     env["LOOKOUT_STATE_DIR"] = os.path.join(tmp, "state")
-    env["LOOKOUT_CONFIG"] = os.path.join(tmp, "config.toml")
+    # An empty config file has no rules: a benchmark never sends a notification.
+    env["LOOKOUT_CONFIG"] = quiet_config(tmp)
     env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
     return env
 

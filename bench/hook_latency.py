@@ -21,6 +21,13 @@ TARGET = 2.0
 WARMUP = 5
 
 
+def quiet_config(tmp: str) -> str:
+    path = os.path.join(tmp, "config.toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# no rules: no notifications\n")
+    return path
+
+
 def child_env(tmp: str) -> dict[str, str]:
     """The caller's environment minus anything that would skew or leak: no bytecode switch-off,
     state and config in `tmp`, no Claude session variables."""
@@ -30,7 +37,8 @@ def child_env(tmp: str) -> dict[str, str]:
         if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
     }
     env["LOOKOUT_STATE_DIR"] = os.path.join(tmp, "state")
-    env["LOOKOUT_CONFIG"] = os.path.join(tmp, "config.toml")
+    # An empty config file has no rules: a benchmark never sends a notification.
+    env["LOOKOUT_CONFIG"] = quiet_config(tmp)
     env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
     return env
 
@@ -77,7 +85,7 @@ def in_process_cost(runs: int, state_dir: str) -> tuple[float, float]:
         if len(parts) == 3 and parts[2] == "lookout.runner":
             import_us = int(parts[1])
     # PreToolUse asks for no notification, but never let a bench read the user's config.
-    os.environ["LOOKOUT_CONFIG"] = os.path.join(state_dir, "config.toml")
+    os.environ["LOOKOUT_CONFIG"] = quiet_config(os.path.dirname(state_dir))
     sys.path.insert(0, str(ROOT))
     from lookout import runner
 

@@ -41,6 +41,13 @@ SCRIPT = [
 ]
 
 
+def quiet_config(tmp: str) -> str:
+    path = os.path.join(tmp, "config.toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# no rules: no notifications\n")
+    return path
+
+
 def child_env(state_dir: str, tmp: str) -> dict[str, str]:
     env = {
         k: v
@@ -48,7 +55,8 @@ def child_env(state_dir: str, tmp: str) -> dict[str, str]:
         if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
     }
     env["LOOKOUT_STATE_DIR"] = state_dir
-    env["LOOKOUT_CONFIG"] = os.path.join(tmp, "config.toml")
+    # An empty config file has no rules: a benchmark never sends a notification.
+    env["LOOKOUT_CONFIG"] = quiet_config(tmp)
     env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
     return env
 
@@ -112,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     now_ms = int(time.time() * 1000)
     with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp:
         # Recording in this process may consult notification rules: never the user's config.
-        os.environ["LOOKOUT_CONFIG"] = os.path.join(tmp, "config.toml")
+        os.environ["LOOKOUT_CONFIG"] = quiet_config(tmp)
         os.environ["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
         dirs = {"small": os.path.join(tmp, "small"), "large": os.path.join(tmp, "large")}
         sizes = {}

@@ -60,6 +60,16 @@ SCRIPTS = [(event, script) for event, script, _ in hookspec.EVENTS] + [
 IDS = [script.removesuffix(".py") for _, script in SCRIPTS]
 
 
+@pytest.fixture(autouse=True)
+def quiet_config() -> Path:
+    """An empty config file: no rules, so no hook here starts a notification sender (whose
+    own errors would land in errors.log at a time of their choosing)."""
+    path = Path(os.environ["LOOKOUT_CONFIG"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# no rules: no notifications\n")
+    return path
+
+
 def test_every_registered_event_has_a_script_and_a_payload() -> None:
     scripts = {p.name for p in (ROOT / "hooks").glob("*.py")}
     assert {script for _, script in SCRIPTS} == scripts
@@ -179,6 +189,17 @@ def test_invalid_utf8_inside_a_payload_is_recorded(
     _run(script, raw)
     (record,) = _events(state_dir)
     assert record["event"] == event
+
+
+def test_with_the_default_config_an_attention_hook_still_says_nothing(
+    state_dir: Path, quiet_config: Path
+) -> None:
+    # No config file: the built-in rules notify on attention, through a detached sender that
+    # must neither hold our pipes open nor write to them.
+    quiet_config.unlink()
+    _run("permission_request.py", _real_payload("PermissionRequest"))
+    (record,) = _events(state_dir)
+    assert (record["status"], record["notify"]) == ("attention", ["permission"])
 
 
 def test_a_payload_without_session_id_is_logged(state_dir: Path) -> None:

@@ -4,6 +4,7 @@ handed to notify only when there are some; every failure logged, never raised or
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -187,6 +188,10 @@ def test_no_record_carries_full_inputs_or_environment_values(
 
 
 def _run_child(code: str, stdin: bytes, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    # An empty config file: no rules, so no notification sender starts (see test_hooks).
+    config = Path(os.environ["LOOKOUT_CONFIG"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("")
     script = tmp_path / "child.py"
     script.write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n{code}")
     return subprocess.run(
