@@ -102,5 +102,10 @@ def offline_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_MAX_RETRIES": "0",
     }
+    # A python3 that is a pyenv shim finds its versions through these (the plugin's hooks run
+    # `python3` from PATH).
+    for key in ("PYENV_ROOT", "PYENV_VERSION"):
+        if key in _ENV:
+            env[key] = _ENV[key]
     env.update(extra)
     return env

@@ -142,6 +142,8 @@ class Sandbox:
     install: Install
     base_url: str
     extra_env: dict[str, str] = field(default_factory=dict)
+    # False: lookout's state and config paths come from HOME alone, as on a user's machine.
+    isolated_paths: bool = True
 
     @property
     def home(self) -> Path:
@@ -153,11 +155,20 @@ class Sandbox:
 
     @property
     def state_dir(self) -> Path:
+        if not self.isolated_paths:
+            return self.home / ".local" / "state" / "lookout"
         return self.root / "state"
 
     @property
     def config(self) -> Path:
+        if not self.isolated_paths:
+            return self.home / ".config" / "lookout" / "config.toml"
         return self.root / "config.toml"
+
+    def assert_no_errors(self) -> None:
+        """The hooks are fail-open: an exception would only show in errors.log."""
+        errors = self.state_dir / "errors.log"
+        assert not errors.exists(), errors.read_text()[-3000:]
 
     @property
     def events_file(self) -> Path:
@@ -211,13 +222,10 @@ class Sandbox:
         (self.home / ".claude.json").write_text(json.dumps(config))
 
     def env(self, **extra: str) -> dict[str, str]:
-        return offline_env(
-            self.home,
-            self.base_url,
-            LOOKOUT_STATE_DIR=str(self.state_dir),
-            LOOKOUT_CONFIG=str(self.config),
-            **{**self.extra_env, **extra},
-        )
+        paths = {}
+        if self.isolated_paths:
+            paths = {"LOOKOUT_STATE_DIR": str(self.state_dir), "LOOKOUT_CONFIG": str(self.config)}
+        return offline_env(self.home, self.base_url, **paths, **{**self.extra_env, **extra})
 
     def claude_print(
         self, prompt: str, *args: str, timeout: float = 60, env: dict[str, str] | None = None
@@ -294,3 +302,74 @@ def describe(records: Iterable[dict[str, Any]]) -> str:
     keys = ("seq", "event", "status", "reason", "detail", "agent_id", "tool_name",
             "notification_type", "duplicate")
     return "\n".join(json.dumps({k: row.get(k) for k in keys}) for row in records)
+
+
+class ClaudePane:
+    """The real client, interactive, in the only pane of a private tmux server.
+
+    `tmux -L <unique>` with its own TMUX_TMPDIR: never the user's server; killed on exit."""
+
+    def __init__(self, sandbox: Sandbox, *args: str, env: dict[str, str] | None = None) -> None:
+        self.sandbox = sandbox
+        self.name = f"lookout-e2e-{os.getpid()}-{id(self):x}"
+        self.tmpdir = sandbox.root / "tmux"
+        self.tmpdir.mkdir(exist_ok=True)
+        self.args = args
+        self.env = env or sandbox.env()
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.name, *args], capture_output=True, text=True, timeout=10,
+            env={"PATH": self.env["PATH"], "TMUX_TMPDIR": str(self.tmpdir), "TERM": "xterm"},
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def __enter__(self) -> ClaudePane:
+        pairs = [x for key, value in self.env.items() for x in ("-e", f"{key}={value}")]
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "200", "-y", "50",
+                  "-c", str(self.sandbox.project), *pairs,
+                  str(self.sandbox.claude), *self.args)
+        self.tmux("set-option", "-t", "e2e", "remain-on-exit", "on")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.tmux("kill-server")
+        except (RuntimeError, subprocess.TimeoutExpired):
+            pass
+
+    @property
+    def pane_id(self) -> str:
+        return self.tmux("display-message", "-p", "-t", "e2e", "#{pane_id}").strip()
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "e2e")
+
+    def wait_screen(self, text: str, timeout: float = 15) -> float:
+        """Wait until `text` is on screen; return the monotonic time it was first seen."""
+        try:
+            wait_for(lambda: text in self.screen(), timeout, f"{text!r} on screen", step=0.03)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the screen:\n{self.screen()}") from None
+        return time.monotonic()
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "e2e", *keys)
+
+    def type(self, text: str) -> None:
+        """Type a prompt and submit it (the paste settles before Enter)."""
+        self.tmux("send-keys", "-t", "e2e", "-l", text)
+        time.sleep(0.3)
+        self.keys("Enter")
+
+    def ready(self, timeout: float = 20) -> str:
+        """Wait for the prompt and lookout's SessionStart record; return the session id."""
+        self.wait_screen("\u276f", timeout)
+        row = wait_for(
+            lambda: next((r for r in self.sandbox.records() if r["event"] == "SessionStart"), None),
+            timeout, "SessionStart in events.jsonl",
+        )
+        time.sleep(0.3)  # the input box takes keys a moment after it is drawn
+        return str(row["session_id"])

@@ -26,9 +26,7 @@ def finish(sandbox: Sandbox, run: PrintRun, runs: int = 1) -> list[dict[str, obj
         assert (hook.exit_code, hook.outcome, hook.stdout) == (0, "success", ""), hook
     # SessionEnd is registered async: it may land after the client has exited.
     sandbox.wait_event(run.session_id, "SessionEnd", count=runs)
-    assert not (sandbox.state_dir / "errors.log").exists(), (
-        (sandbox.state_dir / "errors.log").read_text()
-    )
+    sandbox.assert_no_errors()
     return sandbox.records(run.session_id)
 
 
