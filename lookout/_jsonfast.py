@@ -33,7 +33,9 @@ try:
     _encode = _json.make_encoder(
         None,
         None,  # type: ignore[arg-type]
-        _json.encode_basestring,
+        # ASCII output: a lone surrogate (valid as a JSON escape in a payload) stays an escape
+        # instead of becoming bytes that are not UTF-8.
+        _json.encode_basestring_ascii,
         None,
         ":",
         ",",
@@ -48,6 +50,12 @@ try:
             value, end = _scan(text, start)
         except StopIteration as exc:
             raise ValueError(f"invalid JSON at offset {exc.value}") from None
+        except ValueError:
+            raise
+        except Exception as exc:
+            # 3.11's scanner reports nested errors through json.decoder, which the hot path
+            # never imports: it surfaces as SystemError. It is still just bad input.
+            raise ValueError(f"invalid JSON ({type(exc).__name__})") from None
         if text[end:].strip(_WS):
             raise ValueError(f"extra data at offset {end}")
         return value
@@ -61,7 +69,7 @@ except Exception:  # pragma: no cover - other interpreters
     import json
 
     def _py_dumps(value: object) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
     _loads, _dumps = json.loads, _py_dumps
 
@@ -72,5 +80,5 @@ def loads(text: str) -> object:
 
 
 def dumps(value: object) -> str:
-    """Compact JSON on one line (non-ASCII kept as is, no NaN)."""
+    """Compact JSON on one line, ASCII only (non-ASCII as \\u escapes), no NaN."""
     return _dumps(value)

@@ -16,9 +16,11 @@ def _xdg(var: str, default: str) -> str:
 
 
 def state_dir() -> str:
-    return os.environ.get("LOOKOUT_STATE_DIR") or os.path.join(
-        _xdg("XDG_STATE_HOME", ".local/state"), "lookout"
-    )
+    # Hooks run in the project directory: a relative override would scatter state per project.
+    override = os.environ.get("LOOKOUT_STATE_DIR")
+    if override and os.path.isabs(override):
+        return override
+    return os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "lookout")
 
 
 def config_path() -> str:

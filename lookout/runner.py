@@ -73,8 +73,9 @@ def record(
         return
     with store.Locked(state_dir) as st:
         session, line, intents = machine.apply(st.read_session(event["session_id"]), event)
-        st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
+        # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
         st.write_session(session)
+        st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
     if intents:
         for intent in intents:
             intent["ts"] = store.rfc3339(intent["ts_ms"])

@@ -35,8 +35,15 @@ def ensure_dir(path: str) -> None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        os.chmod(path, 0o700)  # makedirs' mode is filtered by the umask
+        # Every missing component gets 0700 (as XDG asks for ~/.local/state), not just the last.
+        parent = os.path.dirname(path.rstrip("/"))
+        if parent and parent != path and not os.path.isdir(parent):
+            ensure_dir(parent)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
         return
     if st.st_mode & 0o077:
         os.chmod(path, 0o700)
@@ -52,9 +59,17 @@ def session_file(state_dir: str, session_id: str) -> str:
 
 
 def _safe_name(session_id: str) -> str:
-    # The id comes from stdin: never let it name a path outside sessions/.
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:128]
-    return safe if safe and not safe.startswith(".") else "_" + safe
+    # The id comes from stdin: never let it name a path outside sessions/. Escaping (not
+    # replacing) keeps distinct ids in distinct files.
+    safe = "".join(
+        c if c.isascii() and (c.isalnum() or c in "-_") else _escape(c) for c in session_id
+    )
+    return safe[:200] or "%"
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"%{code:02x}" if code < 0x100 else f"%u{code:06x}"
 
 
 def _open_private(path: str, flags: int) -> int:
@@ -63,7 +78,9 @@ def _open_private(path: str, flags: int) -> int:
 
 def rotate_bytes() -> int:
     value = os.environ.get("LOOKOUT_ROTATE_BYTES", "")
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_ROTATE_BYTES
+    if value.isascii() and value.isdigit() and int(value) > 0:
+        return int(value)
+    return DEFAULT_ROTATE_BYTES
 
 
 class Locked:
@@ -102,7 +119,7 @@ class Locked:
 
     def append(self, name: str, record: dict[str, Any], rotate_at: int | None = None) -> None:
         """Append one whole line. A line torn by a writer killed mid-write stays on its own line."""
-        line = (_jsonfast.dumps(record) + "\n").encode("utf-8", "surrogatepass")
+        line = (_jsonfast.dumps(record) + "\n").encode("ascii")
         path = os.path.join(self.dir, name)
         fd = _open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
@@ -147,7 +164,7 @@ def write_json_atomic(path: str, value: object) -> None:
     fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         try:
-            os.write(fd, _jsonfast.dumps(value).encode("utf-8", "surrogatepass"))
+            os.write(fd, _jsonfast.dumps(value).encode("ascii"))
         finally:
             os.close(fd)
         os.replace(tmp, path)

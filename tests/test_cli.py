@@ -33,6 +33,14 @@ def lookout(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.fixture(autouse=True)
+def no_notifications() -> None:
+    # An empty config has no rules: recording here must not start notification senders.
+    config = Path(os.environ["LOOKOUT_CONFIG"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("# no rules\n")
+
+
 @pytest.fixture
 def recorded(state_dir: Path) -> Path:
     busy = payload("PreToolUse-Bash")

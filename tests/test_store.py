@@ -83,11 +83,6 @@ def test_missing_parents_are_created_and_an_open_directory_is_tightened(tmp_path
     assert _mode(loose) == 0o700
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: os.makedirs gives missing parents (e.g. ~/.local/state) 0777 & ~umask; "
-    "XDG asks for 0700, and under umask 0 they end up world-writable",
-)
 def test_missing_parents_are_not_world_writable_even_with_umask_0(tmp_path: Path) -> None:
     old = os.umask(0)
     try:
@@ -409,11 +404,6 @@ def test_write_json_atomic_replaces_and_leaves_no_temp_files(tmp_path: Path) -> 
     assert _mode(target) == 0o600
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a lone surrogate (valid JSON escape \\udc80 in a payload) is written with "
-    "surrogatepass but read back as strict UTF-8, so the snapshot reads as missing",
-)
 def test_a_snapshot_with_a_lone_surrogate_reads_back(state_dir: Path) -> None:
     with store.Locked(str(state_dir)) as st:
         st.write_session({"session_id": "s", "summary": "echo \udc80"})
