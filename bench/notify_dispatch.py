@@ -6,6 +6,8 @@ throwaway HOME/state/config, interleaving the three commands, and prints medians
     python bench/notify_dispatch.py [--runs 40]
 
 - no dispatch: hooks/post_tool_use.py (a tool finished; no notification intent)
+- decided:     hooks/permission_request.py with a config whose rules match nothing (the hook
+               loads the cached config and runs the rules, sends nothing)
 - dispatch:    hooks/permission_request.py (attention: a rule matches, a job file is written
                and the detached sender is started; the hook does not wait for it)
 Between runs the bench waits for the previous sender to finish, so that the background process
@@ -65,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
             '[channels.cmd]\ntype = "command"\nargv = ["true"]\n'
             '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
         )
+        nomatch = home / "nomatch.toml"
+        nomatch.write_text(
+            '[channels.cmd]\ntype = "command"\nargv = ["true"]\n'
+            '[[rules]]\nwhen = ["session_end"]\nchannels = ["cmd"]\n'
+        )
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TMUX"))}
         # Bytecode is written once and reused, as for an installed runtime.
         env.update(
@@ -77,18 +84,29 @@ def main(argv: list[str] | None = None) -> int:
         base = [py, "-c", "pass"]
         plain = [py, "-I", "-S", str(ROOT / "hooks" / "post_tool_use.py")]
         notify = [py, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")]
-        times: dict[str, list[float]] = {"base": [], "plain": [], "notify": []}
+        env_nomatch = {
+            **env,
+            "LOOKOUT_CONFIG": str(nomatch),
+            "LOOKOUT_STATE_DIR": str(home / "state-nomatch"),
+        }
+        times: dict[str, list[float]] = {"base": [], "plain": [], "decided": [], "notify": []}
         dispatched = 0
         for i in range(args.runs + 3):  # 3 warm-up rounds: bytecode, config cache
             sid = str(uuid.uuid4())
             rounds = [
-                ("base", base, b""),
-                ("plain", plain, payload("PostToolUse-Bash", session_id=sid)),
-                ("notify", notify, payload("PermissionRequest-Bash", session_id=sid + "-p")),
+                ("base", base, b"", env),
+                ("plain", plain, payload("PostToolUse-Bash", session_id=sid), env),
+                (
+                    "decided",
+                    notify,
+                    payload("PermissionRequest-Bash", session_id=sid + "-d"),
+                    env_nomatch,
+                ),
+                ("notify", notify, payload("PermissionRequest-Bash", session_id=sid + "-p"), env),
             ]
-            rounds = rounds[i % 3 :] + rounds[: i % 3]  # interleave, rotating the order
-            for name, cmd, stdin in rounds:
-                t = timed(cmd, stdin, env)
+            rounds = rounds[i % 4 :] + rounds[: i % 4]  # interleave, rotating the order
+            for name, cmd, stdin, run_env in rounds:
+                t = timed(cmd, stdin, run_env)
                 if i >= 3:
                     times[name].append(t)
                 if name == "notify":
@@ -101,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"hook, no notification:             {med['plain']:6.1f} ms  "
         f"ratio {med['plain'] / med['base']:.2f}"
+    )
+    print(
+        f"hook, rules run, nothing sent:     {med['decided']:6.1f} ms  "
+        f"ratio {med['decided'] / med['base']:.2f}"
     )
     print(
         f"hook, notification dispatched:     {med['notify']:6.1f} ms  "

@@ -39,9 +39,18 @@ def by_kind(value: object, kind: str, fallback: object) -> object:
 
 def send(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
     """Deliver `msg` ({title, body, kind, values, ref?, sequence_id?, update?}) through `ch`."""
-    secrets = [s for s in (ch.get("url"), ch.get("token"), _env(ch.get("url_env")),
-                           _env(ch.get("token_env")), *(ch.get("urls") or []),
-                           *(ch.get("headers") or {}).values()) if isinstance(s, str) and s]
+    secrets = [
+        s
+        for s in (
+            ch.get("url"),
+            ch.get("token"),
+            _env(ch.get("url_env")),
+            _env(ch.get("token_env")),
+            *(ch.get("urls") or []),
+            *(ch.get("headers") or {}).values(),
+        )
+        if isinstance(s, str) and s
+    ]
     try:
         result, detail, ref = _SENDERS[ch["type"]](ch, msg, timeout_s)
     except ChannelError as exc:
@@ -73,9 +82,14 @@ def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
         if msg.get("update"):
             return "skipped", "osascript cannot replace a notification", None
         # argv items, never interpolated into the script: no AppleScript quoting to get wrong.
-        script = ["-e", "on run argv", "-e",
-                  "display notification (item 2 of argv) with title (item 1 of argv)",
-                  "-e", "end run"]
+        script = [
+            "-e",
+            "on run argv",
+            "-e",
+            "display notification (item 2 of argv) with title (item 1 of argv)",
+            "-e",
+            "end run",
+        ]
         _run(["osascript", *script, title, body], timeout_s)
         return "sent", "osascript", None
     urgency = "low" if msg.get("update") else str(by_kind(ch.get("urgency"), msg["kind"], "normal"))
@@ -95,8 +109,14 @@ def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
 
 def _run(argv: list[str], timeout_s: float, env: dict[str, str] | None = None) -> str:
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout_s, env=env, check=False)
+        proc = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout_s,
+            env=env,
+            check=False,
+        )
     except FileNotFoundError:
         raise ChannelError(f"{argv[0]} not found on PATH") from None
     except PermissionError:
@@ -114,8 +134,12 @@ def _run(argv: list[str], timeout_s: float, env: dict[str, str] | None = None) -
 def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tuple[int, str]:
     if not url.startswith(("http://", "https://")):
         raise ChannelError(f"not an http(s) URL: {redact_url(url)}")
-    req = urllib.request.Request(url, data=body, method="POST",  # noqa: S310 - checked above
-                                 headers={"User-Agent": USER_AGENT, **headers})
+    req = urllib.request.Request(  # noqa: S310 - http(s) checked above
+        url,
+        data=body,
+        method="POST",
+        headers={"User-Agent": USER_AGENT, **headers},
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - http(s) only
             return resp.status, resp.read(65536).decode("utf-8", "replace")
@@ -184,13 +208,17 @@ def _ntfy(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
 def webhook_body(fmt: str, msg: dict[str, Any]) -> dict[str, Any]:
     title, body = msg["title"], msg["body"]
     if fmt == "slack":
+
         def esc(s: str) -> str:  # Slack mrkdwn control characters
             return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
         return {"text": f"*{esc(title)}*" + (f"\n{esc(body)}" if body else "")}
     if fmt == "discord":
         text = f"**{title}**" + (f"\n{body}" if body else "")
-        return {"content": templates.truncate(text, DISCORD_LIMIT),
-                "allowed_mentions": {"parse": []}}  # no @everyone from a message's text
+        return {
+            "content": templates.truncate(text, DISCORD_LIMIT),
+            "allowed_mentions": {"parse": []},
+        }  # no @everyone from a message's text
     intent = msg.get("intent") or {}
     return {
         "title": title,
@@ -228,8 +256,12 @@ def _command(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     values = {**msg["values"], "title": msg["title"], "body": msg["body"]}
     # Each argv item is rendered on its own and passed as one argument: no shell ever sees it.
     argv = [templates.render(arg, values, templates.ARGV_PLACEHOLDERS) for arg in ch["argv"]]
-    env = {**os.environ, "LOOKOUT_TITLE": msg["title"], "LOOKOUT_BODY": msg["body"],
-           "LOOKOUT_KIND": msg["kind"]}
+    env = {
+        **os.environ,
+        "LOOKOUT_TITLE": msg["title"],
+        "LOOKOUT_BODY": msg["body"],
+        "LOOKOUT_KIND": msg["kind"],
+    }
     _run(argv, timeout_s, env)
     return "sent", f"{os.path.basename(argv[0])} exited 0", None
 
@@ -238,8 +270,10 @@ def _apprise(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     try:
         import apprise  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
-        raise ChannelError("the optional 'apprise' package is not installed "
-                           "(pip install apprise into lookout's environment)") from None
+        raise ChannelError(
+            "the optional 'apprise' package is not installed "
+            "(pip install apprise into lookout's environment)"
+        ) from None
     ap = apprise.Apprise()
     for url in ch["urls"]:
         if not ap.add(url):

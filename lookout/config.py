@@ -19,8 +19,19 @@ if TYPE_CHECKING:
     Config = dict[str, Any]
 
 KINDS = (
-    "permission", "question", "plan", "elicitation", "input", "error",
-    "done", "idle", "subagent_done", "session_start", "session_end", "message", "resolved",
+    "permission",
+    "question",
+    "plan",
+    "elicitation",
+    "input",
+    "error",
+    "done",
+    "idle",
+    "subagent_done",
+    "session_start",
+    "session_end",
+    "message",
+    "resolved",
 )
 ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
@@ -46,11 +57,25 @@ _TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "apprise": ("urls",),
 }
 _RULE_KEYS = (
-    "when", "channels", "projects", "agents", "min_duration_s", "include_subagents",
-    "cooldown_s", "quiet_hours", "quiet_kinds", "escalate_after_s", "escalate_to",
+    "when",
+    "channels",
+    "projects",
+    "agents",
+    "min_duration_s",
+    "include_subagents",
+    "cooldown_s",
+    "quiet_hours",
+    "quiet_kinds",
+    "escalate_after_s",
+    "escalate_to",
 )
-_DEFAULT_TIMEOUT_MS = {"desktop": 5000, "ntfy": 10000, "webhook": 10000, "command": 10000,
-                       "apprise": 20000}
+_DEFAULT_TIMEOUT_MS = {
+    "desktop": 5000,
+    "ntfy": 10000,
+    "webhook": 10000,
+    "command": 10000,
+    "apprise": 20000,
+}
 
 # With no config file at all: desktop alerts for every attention reason, and for a finished turn
 # that took at least 30 s. Nothing remote.
@@ -78,7 +103,7 @@ def display(path: str) -> str:
     """The path as shown in messages: `~/...` under the home directory."""
     home = os.path.expanduser("~")
     if home not in ("", "/") and path.startswith(home + os.sep):
-        return "~" + path[len(home):]
+        return "~" + path[len(home) :]
     return path
 
 
@@ -153,8 +178,7 @@ def load(cwd: str | None = None, path: str | None = None) -> Config:
 
 
 def _type_name(value: object) -> str:
-    names = {bool: "bool", int: "int", float: "float", str: "string", list: "array",
-             dict: "table"}
+    names = {bool: "bool", int: "int", float: "float", str: "string", list: "array", dict: "table"}
     return names.get(type(value), type(value).__name__)
 
 
@@ -185,16 +209,23 @@ class _Checker:
     def error(self, path: tuple[str | int, ...], text: str) -> None:
         self.errors.append(f"{self.origin(path)}: {_dotted(path)}: {text}")
 
-    def expect(self, path: tuple[str | int, ...], value: object, kind: type | tuple[type, ...],
-               what: str) -> bool:
+    def expect(
+        self, path: tuple[str | int, ...], value: object, kind: type | tuple[type, ...], what: str
+    ) -> bool:
         ok = isinstance(value, kind) and not (
-            isinstance(value, bool) and bool not in _as_tuple(kind))
+            isinstance(value, bool) and bool not in _as_tuple(kind)
+        )
         if not ok:
             self.error(path, f"expected {what}, got {_type_name(value)}")
         return ok
 
-    def string_list(self, path: tuple[str | int, ...], value: object,
-                    allowed: tuple[str, ...] | None = None, nonempty: bool = False) -> list[str]:
+    def string_list(
+        self,
+        path: tuple[str | int, ...],
+        value: object,
+        allowed: tuple[str, ...] | None = None,
+        nonempty: bool = False,
+    ) -> list[str]:
         if not self.expect(path, value, list, "an array of strings"):
             return []
         assert isinstance(value, list)
@@ -210,14 +241,16 @@ class _Checker:
             self.error(path, "expected a non-empty array")
         return out
 
-    def number(self, path: tuple[str | int, ...], value: object, minimum: float,
-               positive: bool = False) -> float | None:
+    def number(
+        self, path: tuple[str | int, ...], value: object, minimum: float, positive: bool = False
+    ) -> float | None:
         if not self.expect(path, value, (int, float), "a number"):
             return None
         assert isinstance(value, (int, float))
         if value < minimum or (positive and value <= 0):
-            self.error(path, f"expected a number {'>' if positive else '>='} {minimum:g}, "
-                             f"got {value:g}")
+            self.error(
+                path, f"expected a number {'>' if positive else '>='} {minimum:g}, got {value:g}"
+            )
             return None
         return float(value)
 
@@ -236,8 +269,9 @@ def _dotted(path: tuple[str | int, ...]) -> str:
     return out
 
 
-def _unknown_keys(c: _Checker, path: tuple[str | int, ...], table: dict[str, Any],
-                  allowed: tuple[str, ...]) -> None:
+def _unknown_keys(
+    c: _Checker, path: tuple[str | int, ...], table: dict[str, Any], allowed: tuple[str, ...]
+) -> None:
     for key in table:
         if key not in allowed:
             c.error((*path, key), f"unknown key (expected one of {_choices(allowed)})")
@@ -261,8 +295,7 @@ def parse_quiet_hours(text: str) -> tuple[int, int] | None:
     return a, b
 
 
-def _by_kind(c: _Checker, path: tuple[str | int, ...], value: object,
-             check: Any) -> object:
+def _by_kind(c: _Checker, path: tuple[str | int, ...], value: object, check: Any) -> object:
     """A value, or a table of values by notification kind (`default` for the rest)."""
     if isinstance(value, dict):
         out: dict[str, object] = {}
@@ -312,8 +345,9 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
             ch["timeout_ms"] = raw["timeout_ms"]
     if (content := get("content", str, "a string")) is not None:
         if content not in CONTENT_LEVELS:
-            c.error((*path, "content"), f"expected one of {_choices(CONTENT_LEVELS)}, "
-                                        f"got {content!r}")
+            c.error(
+                (*path, "content"), f"expected one of {_choices(CONTENT_LEVELS)}, got {content!r}"
+            )
         else:
             ch["content"] = content
 
@@ -323,12 +357,14 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
                 c.error(p, f"expected one of {_choices(values)}, got {v!r}")
                 return None
             return v
+
         return check
 
     if kind == "desktop":
         ch["app_name"] = get("app_name", str, "a string") or "lookout"
-        ch["urgency"] = _by_kind(c, (*path, "urgency"), raw.get("urgency", "normal"),
-                                 choice(URGENCIES))
+        ch["urgency"] = _by_kind(
+            c, (*path, "urgency"), raw.get("urgency", "normal"), choice(URGENCIES)
+        )
         focused = get("skip_when_focused", bool, "a bool")
         ch["skip_when_focused"] = True if focused is None else focused
     elif kind == "ntfy":
@@ -336,8 +372,11 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
         if "url" not in raw:
             c.error(path, "missing key 'url' (server and topic, e.g. https://ntfy.sh/my-topic)")
         elif url is not None and not _ntfy_url_ok(url):
-            c.error((*path, "url"), "expected http(s)://server/topic with a topic of letters, "
-                                    f"digits, - and _, got {redact_url(url)!r}")
+            c.error(
+                (*path, "url"),
+                "expected http(s)://server/topic with a topic of letters, "
+                f"digits, - and _, got {redact_url(url)!r}",
+            )
         ch["url"] = url
         ch["token"] = get("token", str, "a string")
         ch["token_env"] = get("token_env", str, "a string")
@@ -352,9 +391,12 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
             c.error(p, f"expected 1-5 or one of {_choices(NTFY_PRIORITIES)}, got {v!r}")
             return None
 
-        ch["priority"] = _by_kind(c, (*path, "priority"),
-                                  raw.get("priority", {"default": 3, **dict.fromkeys(
-                                      ATTENTION_KINDS, 4)}), prio)
+        ch["priority"] = _by_kind(
+            c,
+            (*path, "priority"),
+            raw.get("priority", {"default": 3, **dict.fromkeys(ATTENTION_KINDS, 4)}),
+            prio,
+        )
         ch["tags"] = c.string_list((*path, "tags"), raw["tags"]) if "tags" in raw else []
         ch["click"] = get("click", str, "a string")
     elif kind == "webhook":
@@ -401,8 +443,12 @@ def _ntfy_url_ok(url: str) -> bool:
     if not url.startswith(("http://", "https://")):
         return False
     server, _, topic = url.rstrip("/").rpartition("/")
-    return bool(topic) and "//" in server and len(topic) <= 64 and all(
-        ch.isascii() and (ch.isalnum() or ch in "-_") for ch in topic)
+    return (
+        bool(topic)
+        and "//" in server
+        and len(topic) <= 64
+        and all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in topic)
+    )
 
 
 def redact_url(url: str) -> str:
@@ -414,8 +460,9 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{host}/…"
 
 
-def _channel_refs(c: _Checker, path: tuple[str | int, ...], value: object,
-                  names: tuple[str, ...]) -> list[str]:
+def _channel_refs(
+    c: _Checker, path: tuple[str | int, ...], value: object, names: tuple[str, ...]
+) -> list[str]:
     out = []
     for i, name in enumerate(c.string_list(path, value, nonempty=True)):
         if name in names:
@@ -426,8 +473,9 @@ def _channel_refs(c: _Checker, path: tuple[str | int, ...], value: object,
     return out
 
 
-def _rule(c: _Checker, i: int, raw: object,
-          channel_names: tuple[str, ...]) -> dict[str, Any] | None:
+def _rule(
+    c: _Checker, i: int, raw: object, channel_names: tuple[str, ...]
+) -> dict[str, Any] | None:
     path: tuple[str | int, ...] = ("rules", i)
     if not c.expect(path, raw, dict, "a table"):
         return None
@@ -438,8 +486,7 @@ def _rule(c: _Checker, i: int, raw: object,
             c.error(path, f"missing key {key!r}")
     rule: dict[str, Any] = {
         "when": c.string_list((*path, "when"), raw.get("when", []), KINDS, nonempty=True),
-        "channels": _channel_refs(c, (*path, "channels"), raw.get("channels", []),
-                                  channel_names),
+        "channels": _channel_refs(c, (*path, "channels"), raw.get("channels", []), channel_names),
         "projects": None,
         "agents": None,
         "min_duration_s": None,
@@ -456,17 +503,21 @@ def _rule(c: _Checker, i: int, raw: object,
         rule["agents"] = c.string_list((*path, "agents"), raw["agents"], AGENTS)
     if "min_duration_s" in raw:
         rule["min_duration_s"] = c.number((*path, "min_duration_s"), raw["min_duration_s"], 0)
-    if "include_subagents" in raw and c.expect((*path, "include_subagents"),
-                                               raw["include_subagents"], bool, "a bool"):
+    if "include_subagents" in raw and c.expect(
+        (*path, "include_subagents"), raw["include_subagents"], bool, "a bool"
+    ):
         rule["include_subagents"] = raw["include_subagents"]
     if "cooldown_s" in raw:
         rule["cooldown_s"] = c.number((*path, "cooldown_s"), raw["cooldown_s"], 0) or 0.0
-    if "quiet_hours" in raw and c.expect((*path, "quiet_hours"), raw["quiet_hours"], str,
-                                         "a string"):
+    if "quiet_hours" in raw and c.expect(
+        (*path, "quiet_hours"), raw["quiet_hours"], str, "a string"
+    ):
         window = parse_quiet_hours(raw["quiet_hours"])
         if window is None:
-            c.error((*path, "quiet_hours"),
-                    f"expected \"HH:MM-HH:MM\" (two different times), got {raw['quiet_hours']!r}")
+            c.error(
+                (*path, "quiet_hours"),
+                f'expected "HH:MM-HH:MM" (two different times), got {raw["quiet_hours"]!r}',
+            )
         else:
             rule["quiet_hours"] = list(window)
     if "quiet_kinds" in raw:
@@ -474,20 +525,26 @@ def _rule(c: _Checker, i: int, raw: object,
         if "quiet_hours" not in raw:
             c.error((*path, "quiet_kinds"), "has no effect without 'quiet_hours'")
     if "escalate_after_s" in raw:
-        rule["escalate_after_s"] = c.number((*path, "escalate_after_s"), raw["escalate_after_s"],
-                                            0, positive=True)
+        rule["escalate_after_s"] = c.number(
+            (*path, "escalate_after_s"), raw["escalate_after_s"], 0, positive=True
+        )
         if "escalate_to" not in raw:
             c.error(path, "missing key 'escalate_to' (escalate_after_s needs it)")
     if "escalate_to" in raw:
-        rule["escalate_to"] = _channel_refs(c, (*path, "escalate_to"), raw["escalate_to"],
-                                            channel_names)
+        rule["escalate_to"] = _channel_refs(
+            c, (*path, "escalate_to"), raw["escalate_to"], channel_names
+        )
         if "escalate_after_s" not in raw:
             c.error(path, "missing key 'escalate_after_s' (escalate_to needs it)")
     return rule
 
 
-def validate(raw: dict[str, Any], base_name: str = "config.toml",
-             over: dict[str, Any] | None = None, over_name: str = "") -> Config:
+def validate(
+    raw: dict[str, Any],
+    base_name: str = "config.toml",
+    over: dict[str, Any] | None = None,
+    over_name: str = "",
+) -> Config:
     c = _Checker(base_name, over or {}, over_name)
     _unknown_keys(c, (), raw, ("channels", "rules", "templates"))
     channels: dict[str, Any] = {}
@@ -544,8 +601,10 @@ def warnings(cfg: Config) -> list[str]:
             import importlib.util
 
             if importlib.util.find_spec("apprise") is None:
-                out.append(f"channels.{name}: the optional 'apprise' package is not installed "
-                           f"(pip install apprise into lookout's environment)")
+                out.append(
+                    f"channels.{name}: the optional 'apprise' package is not installed "
+                    f"(pip install apprise into lookout's environment)"
+                )
     return out
 
 
@@ -564,8 +623,10 @@ def _stamp(path: str | None) -> list[object]:
 
 def public(cfg: Config) -> Config:
     """The config without anything that can hold a secret (what the hook caches)."""
-    channels = {name: {k: v for k, v in ch.items() if k not in SECRET_KEYS}
-                for name, ch in cfg["channels"].items()}
+    channels = {
+        name: {k: v for k, v in ch.items() if k not in SECRET_KEYS}
+        for name, ch in cfg["channels"].items()
+    }
     return {**cfg, "channels": channels}
 
 
@@ -595,12 +656,13 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
         new["config"] = public(load(cwd, gpath))
     except ConfigError as exc:
         new["error"] = str(exc)
-        store.log_error(state_dir, f"config error (notifications are off until it is fixed):\n"
-                                   f"{exc}")
+        store.log_error(
+            state_dir, f"config error (notifications are off until it is fixed):\n{exc}"
+        )
     # An older entry for the same project file is dead: its files changed.
     kept = [e for e in entries if isinstance(e, dict) and e.get("project") != ppath]
     store.ensure_dir(state_dir)
-    store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1):], new]})
+    store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
     cfg = new["config"]
     return cfg if isinstance(cfg, dict) else None
 

@@ -8,8 +8,10 @@ import sys
 
 # The sender runs with site-packages (optional apprise lives there) but isolated (-I) from the
 # user's PYTHON* variables and cwd, so it is told where the lookout package is.
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from lookout.sender import main; "
-         "raise SystemExit(main(sys.argv[2:]))")
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from lookout.sender import main; "
+    "raise SystemExit(main(sys.argv[2:]))"
+)
 
 
 def runtime_root() -> str:
@@ -23,12 +25,19 @@ def sender_argv(job_path: str) -> list[str]:
 def spawn(job_path: str) -> int:
     """Start the sender; returns its pid. Does not wait: the hook exits long before it does."""
     argv = sender_argv(job_path)
-    actions = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
-               for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))]
+    actions = [
+        (os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
+        for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))
+    ]
     try:
         return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True)
     except (NotImplementedError, AttributeError):  # pragma: no cover - platforms without SETSID
         import subprocess
 
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True).pid
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        ).pid

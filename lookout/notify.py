@@ -61,20 +61,23 @@ def handle(intents: list[dict[str, Any]], state_dir: str) -> None:
             raise
 
 
-def decide_and_remember(intents: list[dict[str, Any]], cfg: dict[str, Any], state_dir: str,
-                        now_ms: int) -> list[dict[str, Any]]:
+def decide_and_remember(
+    intents: list[dict[str, Any]], cfg: dict[str, Any], state_dir: str, now_ms: int
+) -> list[dict[str, Any]]:
     path = os.path.join(state_dir, STATE_NAME)
     with NotifyLock(state_dir):
         state = store.read_json(path)
-        deliveries, new_state = rules.decide(intents, cfg, now_ms, minute_of_day(now_ms),
-                                             state if isinstance(state, dict) else None)
+        deliveries, new_state = rules.decide(
+            intents, cfg, now_ms, minute_of_day(now_ms), state if isinstance(state, dict) else None
+        )
         if new_state != state:
             store.write_json_atomic(path, new_state)
     return deliveries
 
 
-def build_job(deliveries: list[dict[str, Any]], cfg: dict[str, Any], cwd: object,
-              now_ms: int) -> dict[str, Any]:
+def build_job(
+    deliveries: list[dict[str, Any]], cfg: dict[str, Any], cwd: object, now_ms: int
+) -> dict[str, Any]:
     """What the sender needs besides secrets: intents, channel names and the rendered texts at
     each content level those channels use."""
     channels = cfg["channels"]
@@ -84,11 +87,17 @@ def build_job(deliveries: list[dict[str, Any]], cfg: dict[str, Any], cwd: object
         for e in d["escalate"]:
             names.update(e["channels"])
         levels = sorted({channels[n]["content"] for n in names if n in channels})
-        texts = {level: list(templates.render_texts(d["intent"], cfg["templates"], level))
-                 for level in levels}
+        texts = {
+            level: list(templates.render_texts(d["intent"], cfg["templates"], level))
+            for level in levels
+        }
         out.append({**d, "texts": texts})
-    return {"v": 1, "created_ms": now_ms, "cwd": cwd if isinstance(cwd, str) else None,
-            "deliveries": out}
+    return {
+        "v": 1,
+        "created_ms": now_ms,
+        "cwd": cwd if isinstance(cwd, str) else None,
+        "deliveries": out,
+    }
 
 
 def write_job(state_dir: str, job: dict[str, Any]) -> str:

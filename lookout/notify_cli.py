@@ -21,13 +21,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lookout")
     sub = parser.add_subparsers(dest="command", required=True)
     test = sub.add_parser("test", help="send a test notification through each channel")
-    test.add_argument("channels", nargs="*", metavar="CHANNEL",
-                      help="channel names (default: every enabled channel)")
+    test.add_argument(
+        "channels",
+        nargs="*",
+        metavar="CHANNEL",
+        help="channel names (default: every enabled channel)",
+    )
     check = sub.add_parser("check-config", help="validate the notification config")
     for p in (test, check):
-        p.add_argument("--project", metavar="DIR", default=None,
-                       help="project directory whose .claude/lookout.toml applies "
-                            "(default: the current directory)")
+        p.add_argument(
+            "--project",
+            metavar="DIR",
+            default=None,
+            help="project directory whose .claude/lookout.toml applies "
+            "(default: the current directory)",
+        )
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     project = os.path.abspath(args.project or os.getcwd())
     if args.command == "check-config":
@@ -44,11 +52,15 @@ def check_config(project: str) -> int:
             print(f"error: {line}", file=sys.stderr)
         return 1
     if os.path.exists(gpath):
-        print(f"{config.display(gpath)}: ok ({len(cfg['channels'])} channel(s), "
-              f"{len(cfg['rules'])} rule(s))")
+        print(
+            f"{config.display(gpath)}: ok ({len(cfg['channels'])} channel(s), "
+            f"{len(cfg['rules'])} rule(s))"
+        )
     else:
-        print(f"{config.display(gpath)}: not found, using the built-in default "
-              f"(desktop alerts for attention, and for turns of 30 s or more)")
+        print(
+            f"{config.display(gpath)}: not found, using the built-in default "
+            f"(desktop alerts for attention, and for turns of 30 s or more)"
+        )
     ppath = config.project_path(project)
     if ppath is not None:
         print(f"{config.display(ppath)}: ok (overrides the global config key by key)")
@@ -60,12 +72,23 @@ def check_config(project: str) -> int:
 def test_intent(project: str) -> dict[str, Any]:
     now_ms = int(time.time() * 1000)
     return {
-        "kind": "message", "session_id": "lookout-test", "agent": "claude", "agent_id": None,
-        "agent_type": None, "project": os.path.basename(project.rstrip("/")) or "lookout",
-        "cwd": project, "reason": None, "tool_name": None, "summary": "test notification",
-        "message": "Test notification from lookout.", "duration_ms": None, "episode": None,
-        "ts_ms": now_ms, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now_ms / 1000)),
-        "tmux_pane": None, "pid": None,
+        "kind": "message",
+        "session_id": "lookout-test",
+        "agent": "claude",
+        "agent_id": None,
+        "agent_type": None,
+        "project": os.path.basename(project.rstrip("/")) or "lookout",
+        "cwd": project,
+        "reason": None,
+        "tool_name": None,
+        "summary": "test notification",
+        "message": "Test notification from lookout.",
+        "duration_ms": None,
+        "episode": None,
+        "ts_ms": now_ms,
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now_ms / 1000)),
+        "tmux_pane": None,
+        "pid": None,
     }
 
 
@@ -87,14 +110,20 @@ def test_channels(project: str, names: list[str]) -> int:
     for name in chosen:
         ch = available[name]
         values = templates.values(intent, ch["content"])
-        msg = {"title": f"{values['project']} · lookout test",
-               "body": f"Notifications from lookout reach you through '{name}'.",
-               "kind": "message", "intent": intent, "values": values, "update": False}
+        msg = {
+            "title": f"{values['project']} · lookout test",
+            "body": f"Notifications from lookout reach you through '{name}'.",
+            "kind": "message",
+            "intent": intent,
+            "values": values,
+            "update": False,
+        }
         tasks.append((name, ch, msg))
     state_dir = paths.state_dir()
     failed = 0
-    for (name, _ch, _msg), (result, detail, _ref) in zip(tasks, sender.run_parallel(tasks),
-                                                       strict=True):
+    for (name, _ch, _msg), (result, detail, _ref) in zip(
+        tasks, sender.run_parallel(tasks), strict=True
+    ):
         print(f"{name}: {result} ({detail})")
         failed += result != "sent"
         try:

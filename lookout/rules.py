@@ -62,23 +62,37 @@ def rule_matches(rule: dict[str, Any], intent: Intent, minute_of_day: int) -> bo
         return False
     duration = intent.get("duration_ms")
     # Unknown durations pass: better one notification too many than a missed one.
-    if (rule["min_duration_s"] is not None and kind != "resolved"
-            and isinstance(duration, (int, float)) and duration < rule["min_duration_s"] * 1000):
+    if (
+        rule["min_duration_s"] is not None
+        and kind != "resolved"
+        and isinstance(duration, (int, float))
+        and duration < rule["min_duration_s"] * 1000
+    ):
         return False
-    return not (rule["quiet_hours"] is not None and kind in rule["quiet_kinds"]
-                and in_window(minute_of_day, rule["quiet_hours"]))
+    return not (
+        rule["quiet_hours"] is not None
+        and kind in rule["quiet_kinds"]
+        and in_window(minute_of_day, rule["quiet_hours"])
+    )
 
 
 def _prune(state: State, now_ms: int) -> State:
-    cooldown = {k: v for k, v in dict(state.get("cooldown") or {}).items()
-                if isinstance(v, int) and now_ms - v < KEEP_MS}
-    episodes = {k: v for k, v in dict(state.get("episodes") or {}).items()
-                if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < KEEP_MS}
+    cooldown = {
+        k: v
+        for k, v in dict(state.get("cooldown") or {}).items()
+        if isinstance(v, int) and now_ms - v < KEEP_MS
+    }
+    episodes = {
+        k: v
+        for k, v in dict(state.get("episodes") or {}).items()
+        if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < KEEP_MS
+    }
     return {"cooldown": cooldown, "episodes": episodes}
 
 
-def decide(intents: list[Intent], cfg: Config, now_ms: int, minute_of_day: int,
-           state: State | None) -> tuple[list[Delivery], State]:
+def decide(
+    intents: list[Intent], cfg: Config, now_ms: int, minute_of_day: int, state: State | None
+) -> tuple[list[Delivery], State]:
     """One delivery per intent that reaches at least one channel:
     `{"intent", "channels", "updates", "escalate": [{"after_s", "channels"}]}`.
     `updates` are channels that alerted on the episode a `resolved` intent ends."""
@@ -93,9 +107,13 @@ def decide(intents: list[Intent], cfg: Config, now_ms: int, minute_of_day: int,
         if kind == "resolved" and isinstance(episode, str):
             alerted = st["episodes"].pop(episode, None)
             if alerted:
-                updates = [name for name in alerted.get("channels", [])
-                           if name in channels_cfg and channels_cfg[name]["enabled"]
-                           and channels_cfg[name]["type"] in UPDATABLE_TYPES]
+                updates = [
+                    name
+                    for name in alerted.get("channels", [])
+                    if name in channels_cfg
+                    and channels_cfg[name]["enabled"]
+                    and channels_cfg[name]["type"] in UPDATABLE_TYPES
+                ]
         chosen: list[str] = []
         escalate: list[dict[str, Any]] = []
         for index, rule in enumerate(cfg["rules"]):
@@ -103,8 +121,12 @@ def decide(intents: list[Intent], cfg: Config, now_ms: int, minute_of_day: int,
                 continue
             mark = f"{index}:{session}"
             last = st["cooldown"].get(mark)
-            if (rule["cooldown_s"] and kind != "resolved" and last is not None
-                    and now_ms - last < rule["cooldown_s"] * 1000):
+            if (
+                rule["cooldown_s"]
+                and kind != "resolved"
+                and last is not None
+                and now_ms - last < rule["cooldown_s"] * 1000
+            ):
                 continue
             names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
             if not names:
@@ -122,6 +144,7 @@ def decide(intents: list[Intent], cfg: Config, now_ms: int, minute_of_day: int,
                 remembered.extend(n for n in e["channels"] if n not in remembered)
             st["episodes"][episode] = {"channels": remembered, "ts_ms": now_ms}
         if chosen or updates or escalate:
-            deliveries.append({"intent": intent, "channels": chosen, "updates": updates,
-                               "escalate": escalate})
+            deliveries.append(
+                {"intent": intent, "channels": chosen, "updates": updates, "escalate": escalate}
+            )
     return deliveries, st

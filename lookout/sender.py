@@ -70,14 +70,24 @@ def sequence_id(episode: str) -> str:
     return "lookout-" + hashlib.sha256(episode.encode()).hexdigest()[:32]
 
 
-def message(d: dict[str, Any], cfg: dict[str, Any], ch: dict[str, Any], prefix: str = "",
-            update: bool = False) -> dict[str, Any]:
+def message(
+    d: dict[str, Any],
+    cfg: dict[str, Any],
+    ch: dict[str, Any],
+    prefix: str = "",
+    update: bool = False,
+) -> dict[str, Any]:
     intent = d["intent"]
     level = ch["content"]
-    texts = d.get("texts", {}).get(level) or templates.render_texts(intent, cfg["templates"],
-                                                                    level)
-    msg = {"title": prefix + texts[0], "body": texts[1], "kind": intent.get("kind"),
-           "intent": intent, "values": templates.values(intent, level), "update": update}
+    texts = d.get("texts", {}).get(level) or templates.render_texts(intent, cfg["templates"], level)
+    msg = {
+        "title": prefix + texts[0],
+        "body": texts[1],
+        "kind": intent.get("kind"),
+        "intent": intent,
+        "values": templates.values(intent, level),
+        "update": update,
+    }
     episode = intent.get("episode")
     if isinstance(episode, str) and intent.get("kind") in config.ATTENTION_KINDS:
         msg["sequence_id"] = sequence_id(episode)
@@ -95,8 +105,13 @@ def deliver(d: dict[str, Any], cfg: dict[str, Any], state_dir: str) -> list[Outc
         if ch["type"] == "desktop" and ch.get("skip_when_focused"):
             pane = intent.get("tmux_pane")
             if pane_focused(pane):
-                record(state_dir, intent, name, "skipped",
-                       f"focused: tmux pane {pane} is active in an attached client")
+                record(
+                    state_dir,
+                    intent,
+                    name,
+                    "skipped",
+                    f"focused: tmux pane {pane} is active in an attached client",
+                )
                 continue
         tasks.append((name, ch, message(d, cfg, ch)))
     episode = intent.get("episode")
@@ -122,9 +137,10 @@ def deliver(d: dict[str, Any], cfg: dict[str, Any], state_dir: str) -> list[Outc
     return outcomes
 
 
-def run_parallel(tasks: list[Task],
-                 send: Callable[[dict[str, Any], dict[str, Any], float], Outcome] = channels.send,
-                 ) -> list[Outcome]:
+def run_parallel(
+    tasks: list[Task],
+    send: Callable[[dict[str, Any], dict[str, Any], float], Outcome] = channels.send,
+) -> list[Outcome]:
     """Each channel in its own thread under its own deadline: a hung one costs the others
     nothing, and the process never outlives the slowest timeout by much."""
     results: list[Outcome | None] = [None] * len(tasks)
@@ -141,8 +157,10 @@ def run_parallel(tasks: list[Task],
         threads.append((t, timeout_s))
     for t, timeout_s in threads:
         t.join(max(0.0, start + timeout_s + 0.5 - time.monotonic()))
-    return [r if r is not None else ("failed", f"timed out after {t_s:g}s", None)
-            for r, (_t, t_s) in zip(results, threads, strict=True)]
+    return [
+        r if r is not None else ("failed", f"timed out after {t_s:g}s", None)
+        for r, (_t, t_s) in zip(results, threads, strict=True)
+    ]
 
 
 # -- focus, refs, escalation -------------------------------------------------------------------
@@ -154,9 +172,13 @@ def pane_focused(pane: object) -> bool:
     if not isinstance(pane, str) or not pane.startswith("%"):
         return False
     try:
-        proc = subprocess.run(["tmux", "list-clients", "-F", "#{pane_id}"],
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=2,
-                              check=False)
+        proc = subprocess.run(
+            ["tmux", "list-clients", "-F", "#{pane_id}"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=2,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     if proc.returncode != 0:
@@ -170,8 +192,11 @@ def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
     with notify.NotifyLock(state_dir):
         data = store.read_json(path)
         table = data if isinstance(data, dict) else {}
-        table = {k: v for k, v in table.items()
-                 if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < 86_400_000}
+        table = {
+            k: v
+            for k, v in table.items()
+            if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < 86_400_000
+        }
         entry = table.get(episode) or {"ts_ms": now_ms, "refs": {}}
         entry["refs"].update(refs)
         table[episode] = entry
@@ -195,23 +220,35 @@ def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAI
         time.sleep(0.1)
 
 
-def escalate(job: dict[str, Any], cfg: dict[str, Any], state_dir: str,
-             sleep: Callable[[float], None]) -> None:
+def escalate(
+    job: dict[str, Any], cfg: dict[str, Any], state_dir: str, sleep: Callable[[float], None]
+) -> None:
     pending = sorted(
-        ((job["created_ms"] / 1000 + e["after_s"], d, e)
-         for d in job["deliveries"] for e in d.get("escalate", [])),
+        (
+            (job["created_ms"] / 1000 + e["after_s"], d, e)
+            for d in job["deliveries"]
+            for e in d.get("escalate", [])
+        ),
         key=lambda item: item[0],
     )
     for due, d, e in pending:
         sleep(max(0.0, due - time.time()))
         intent = d["intent"]
         snap = store.read_session(state_dir, str(intent.get("session_id")))
-        waiting = (snap is not None and snap.get("status") == "attention"
-                   and snap.get("episode") == intent.get("episode"))
+        waiting = (
+            snap is not None
+            and snap.get("status") == "attention"
+            and snap.get("episode") == intent.get("episode")
+        )
         if not waiting:
             for name in e["channels"]:
-                record(state_dir, intent, name, "skipped",
-                       f"escalation after {e['after_s']:g}s: no longer waiting")
+                record(
+                    state_dir,
+                    intent,
+                    name,
+                    "skipped",
+                    f"escalation after {e['after_s']:g}s: no longer waiting",
+                )
             continue
         tasks: list[Task] = []
         for name in e["channels"]:
@@ -221,18 +258,24 @@ def escalate(job: dict[str, Any], cfg: dict[str, Any], state_dir: str,
                 continue
             tasks.append((name, ch, message(d, cfg, ch, prefix=ESCALATION_PREFIX)))
         refs: dict[str, str] = {}
-        for (name, _ch, _msg), (result, detail, ref) in zip(tasks, run_parallel(tasks),
-                                                          strict=True):
-            record(state_dir, intent, name, result,
-                   f"escalated after {e['after_s']:g}s: {detail}")
+        for (name, _ch, _msg), (result, detail, ref) in zip(
+            tasks, run_parallel(tasks), strict=True
+        ):
+            record(state_dir, intent, name, result, f"escalated after {e['after_s']:g}s: {detail}")
             if result == "sent" and ref:
                 refs[name] = ref
         if refs:  # so that the episode's end can update the escalation too
             save_refs(state_dir, str(intent["episode"]), refs)
 
 
-def record(state_dir: str, intent: dict[str, Any], channel: str, result: str, detail: str,
-           update: bool = False) -> None:
+def record(
+    state_dir: str,
+    intent: dict[str, Any],
+    channel: str,
+    result: str,
+    detail: str,
+    update: bool = False,
+) -> None:
     now_ms = int(time.time() * 1000)
     line: dict[str, Any] = {
         "ts": store.rfc3339(now_ms),

@@ -11,10 +11,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-PLACEHOLDERS = frozenset({
-    "project", "kind", "reason", "tool_name", "summary", "message", "question", "duration",
-    "session_id", "cwd",
-})
+PLACEHOLDERS = frozenset(
+    {
+        "project",
+        "kind",
+        "reason",
+        "tool_name",
+        "summary",
+        "message",
+        "question",
+        "duration",
+        "session_id",
+        "cwd",
+    }
+)
 # A command channel's argv may also use the rendered texts.
 ARGV_PLACEHOLDERS = PLACEHOLDERS | {"title", "body"}
 
@@ -58,10 +68,12 @@ def parse(template: str, allowed: frozenset[str] = PLACEHOLDERS) -> list[Part]:
             end = template.find("}", i + 1)
             if end < 0:
                 raise ValueError(f"unclosed '{{' at position {i} (write {{{{ for a literal brace)")
-            name = template[i + 1:end]
+            name = template[i + 1 : end]
             if name not in allowed:
-                raise ValueError(f"unknown placeholder {{{name}}} (expected one of "
-                                 f"{', '.join('{' + p + '}' for p in sorted(allowed))})")
+                raise ValueError(
+                    f"unknown placeholder {{{name}}} (expected one of "
+                    f"{', '.join('{' + p + '}' for p in sorted(allowed))})"
+                )
             if literal:
                 parts.append((False, "".join(literal)))
                 literal = []
@@ -81,11 +93,11 @@ def parse(template: str, allowed: frozenset[str] = PLACEHOLDERS) -> list[Part]:
     return parts
 
 
-def render(template: str, values: Mapping[str, str],
-           allowed: frozenset[str] = PLACEHOLDERS) -> str:
+def render(template: str, values: Mapping[str, str], allowed: frozenset[str] = PLACEHOLDERS) -> str:
     # Values are inserted verbatim: a value containing "{x}" is never expanded again.
-    return "".join(values.get(text, "") if is_field else text
-                   for is_field, text in parse(template, allowed))
+    return "".join(
+        values.get(text, "") if is_field else text for is_field, text in parse(template, allowed)
+    )
 
 
 def format_duration(ms: object) -> str:
@@ -103,7 +115,7 @@ def truncate(text: str, limit: int) -> str:
     text = text.strip()
     if len(text) <= limit:
         return text
-    cut = text[:limit - 1].rstrip()
+    cut = text[: limit - 1].rstrip()
     space = cut.rfind(" ")
     if space > limit * 2 // 3:
         cut = cut[:space]
@@ -124,7 +136,7 @@ def _strip_links(line: str) -> str:
             break
         prefix_end = start - 1 if start > 0 and line[start - 1] == "!" else start
         out.append(line[i:prefix_end])
-        out.append(line[start + 1:mid])
+        out.append(line[start + 1 : mid])
         i = end + 1
     out.append(line[i:])
     return "".join(out)
@@ -174,7 +186,7 @@ def values(intent: Mapping[str, object], content: str = "full") -> dict[str, str
     question = strip_markdown(s("question") or (s("message") if s("kind") == "question" else ""))
     home = os.path.expanduser("~")
     if home not in ("", "/") and cwd.startswith(home + "/"):
-        cwd = "~" + cwd[len(home):]
+        cwd = "~" + cwd[len(home) :]
     out = {
         "project": project,
         "kind": s("kind"),
@@ -198,8 +210,9 @@ def values(intent: Mapping[str, object], content: str = "full") -> dict[str, str
     return out
 
 
-def render_texts(intent: Mapping[str, object], tmpl: Mapping[str, Mapping[str, str]],
-                 content: str = "full") -> tuple[str, str]:
+def render_texts(
+    intent: Mapping[str, object], tmpl: Mapping[str, Mapping[str, str]], content: str = "full"
+) -> tuple[str, str]:
     """(title, body) for an intent, from the config's templates (defaults for missing kinds)."""
     kind = intent.get("kind")
     kind = kind if isinstance(kind, str) else "message"

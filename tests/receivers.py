@@ -37,8 +37,9 @@ def require(*binaries: str) -> None:
     """Skip (or, under CI=true, fail) when a binary the test needs is absent."""
     missing = [b for b in binaries if shutil.which(b) is None]
     if missing:
-        reason = (f"needs {', '.join(missing)} "
-                  f"(apt-get install libnotify-bin lxqt-notificationd tmux)")
+        reason = (
+            f"needs {', '.join(missing)} (apt-get install libnotify-bin lxqt-notificationd tmux)"
+        )
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true: {reason}")
         pytest.skip(reason)
@@ -76,14 +77,24 @@ class Receiver:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
-                req = Request(self.command, parts.path, parse_qs(parts.query),
-                              {k.lower(): v for k, v in self.headers.items()}, body)
+                req = Request(
+                    self.command,
+                    parts.path,
+                    parse_qs(parts.query),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                )
                 receiver.requests.append(req)
                 if receiver.delay_s:
                     time.sleep(receiver.delay_s)
                 status, out = receiver.respond(req)
-                data = out if isinstance(out, bytes) else (
-                    out.encode() if isinstance(out, str) else (json.dumps(out) + "\n").encode())
+                data = (
+                    out
+                    if isinstance(out, bytes)
+                    else (
+                        out.encode() if isinstance(out, str) else (json.dumps(out) + "\n").encode()
+                    )
+                )
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -100,8 +111,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -122,8 +132,19 @@ class Receiver:
         return self.requests
 
 
-_NTFY_PRIORITIES = {"min": 1, "1": 1, "low": 2, "2": 2, "default": 3, "3": 3, "high": 4,
-                    "4": 4, "max": 5, "urgent": 5, "5": 5}
+_NTFY_PRIORITIES = {
+    "min": 1,
+    "1": 1,
+    "low": 2,
+    "2": 2,
+    "default": 3,
+    "3": 3,
+    "high": 4,
+    "4": 4,
+    "max": 5,
+    "urgent": 5,
+    "5": 5,
+}
 
 
 def _decode_header(value: str) -> str:
@@ -146,8 +167,11 @@ class NtfyReceiver(Receiver):
         auth = req.headers.get("authorization")
         if auth is None:
             return 403, {"code": 40301, "http": 403, "error": "forbidden"}
-        expected = (f"Basic {base64.b64encode(self.token.encode()).decode()}"
-                    if ":" in self.token else f"Bearer {self.token}")
+        expected = (
+            f"Basic {base64.b64encode(self.token.encode()).decode()}"
+            if ":" in self.token
+            else f"Bearer {self.token}"
+        )
         if auth != expected:
             return 401, {"code": 40101, "http": 401, "error": "unauthorized"}
         return None
@@ -194,9 +218,16 @@ class NtfyReceiver(Receiver):
             return 400, {"code": 40009, "http": 400, "error": "invalid topic"}
         if not isinstance(priority, int) or not 1 <= priority <= 5:
             return 400, {"code": 40007, "http": 400, "error": "invalid priority"}
-        msg = {"id": uuid.uuid4().hex[:12], "time": int(time.time()), "event": "message",
-               "topic": topic, "title": title, "message": text or "triggered",
-               "priority": priority, "tags": tags}
+        msg = {
+            "id": uuid.uuid4().hex[:12],
+            "time": int(time.time()),
+            "event": "message",
+            "topic": topic,
+            "title": title,
+            "message": text or "triggered",
+            "priority": priority,
+            "tags": tags,
+        }
         if click:
             msg["click"] = click
         if seq:
@@ -231,33 +262,72 @@ class NotificationBus:
         self.tmp = tempfile.mkdtemp(prefix="lookout-bus-")
         self.address = f"unix:path={self.tmp}/bus"
         # The daemon gets its own HOME: it must never read or write the real ~/.config.
-        self.env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": self.address,
-                    "XDG_RUNTIME_DIR": self.tmp, "QT_QPA_PLATFORM": "offscreen",
-                    "HOME": self.tmp, "XDG_CONFIG_HOME": f"{self.tmp}/config",
-                    "XDG_CACHE_HOME": f"{self.tmp}/cache", "XDG_DATA_HOME": f"{self.tmp}/data"}
+        self.env = {
+            **os.environ,
+            "DBUS_SESSION_BUS_ADDRESS": self.address,
+            "XDG_RUNTIME_DIR": self.tmp,
+            "QT_QPA_PLATFORM": "offscreen",
+            "HOME": self.tmp,
+            "XDG_CONFIG_HOME": f"{self.tmp}/config",
+            "XDG_CACHE_HOME": f"{self.tmp}/cache",
+            "XDG_DATA_HOME": f"{self.tmp}/data",
+        }
         self.procs: list[subprocess.Popen[bytes]] = []
         self.calls: list[dict[str, Any]] = []
         self._monitor: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> NotificationBus:
-        self._start(["dbus-daemon", "--session", "--nofork", "--nopidfile",
-                     f"--address={self.address}", "--print-address=1"])
+        self._start(
+            [
+                "dbus-daemon",
+                "--session",
+                "--nofork",
+                "--nopidfile",
+                f"--address={self.address}",
+                "--print-address=1",
+            ]
+        )
         self._wait(lambda: os.path.exists(f"{self.tmp}/bus"), "dbus-daemon socket")
         self._start(["lxqt-notificationd"])
-        self._wait(lambda: subprocess.run(
-            ["busctl", f"--address={self.address}", "status", "org.freedesktop.Notifications"],
-            capture_output=True, env=self.env).returncode == 0, "lxqt-notificationd on the bus")
+        self._wait(
+            lambda: (
+                subprocess.run(
+                    [
+                        "busctl",
+                        f"--address={self.address}",
+                        "status",
+                        "org.freedesktop.Notifications",
+                    ],
+                    capture_output=True,
+                    env=self.env,
+                ).returncode
+                == 0
+            ),
+            "lxqt-notificationd on the bus",
+        )
         self._monitor = self._start(
-            ["busctl", f"--address={self.address}", "monitor", "--json=short", "--match",
-             "interface='org.freedesktop.Notifications',member='Notify'"], stdout=True)
+            [
+                "busctl",
+                f"--address={self.address}",
+                "monitor",
+                "--json=short",
+                "--match",
+                "interface='org.freedesktop.Notifications',member='Notify'",
+            ],
+            stdout=True,
+        )
         threading.Thread(target=self._read_monitor, daemon=True).start()
         time.sleep(0.3)  # busctl needs a moment to install its match
         return self
 
     def _start(self, argv: list[str], stdout: bool = False) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            argv,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.procs.append(proc)
         return proc
 
@@ -280,9 +350,17 @@ class NotificationBus:
             data = msg["payload"]["data"]
             app, replaces, _icon, summary, body, _actions, hints, timeout = data
             urgency = hints.get("urgency", {}).get("data")
-            self.calls.append({"app_name": app, "replaces_id": replaces, "summary": summary,
-                               "body": body, "urgency": urgency, "hints": hints,
-                               "expire_timeout": timeout})
+            self.calls.append(
+                {
+                    "app_name": app,
+                    "replaces_id": replaces,
+                    "summary": summary,
+                    "body": body,
+                    "urgency": urgency,
+                    "hints": hints,
+                    "expire_timeout": timeout,
+                }
+            )
 
     def wait_calls(self, count: int = 1, timeout_s: float = 10.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout_s
@@ -315,8 +393,14 @@ class TmuxServer:
         self.clients: list[subprocess.Popen[bytes]] = []
 
     def tmux(self, *args: str) -> str:
-        proc = subprocess.run(["tmux", "-L", self.name, *args], env=self.env,
-                              capture_output=True, text=True, timeout=10, check=True)
+        proc = subprocess.run(
+            ["tmux", "-L", self.name, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         return proc.stdout.strip()
 
     def __enter__(self) -> TmuxServer:
@@ -330,9 +414,13 @@ class TmuxServer:
         """An attached client, through `script` giving it a pseudo-terminal."""
         require("script")
         cmd = f"tmux -L {self.name} attach -t main"
-        proc = subprocess.Popen(["script", "-qfc", cmd, "/dev/null"], env={
-            **self.env, "TERM": "xterm"}, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            ["script", "-qfc", cmd, "/dev/null"],
+            env={**self.env, "TERM": "xterm"},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.clients.append(proc)
         deadline = time.monotonic() + 10
         while not self.tmux("list-clients", "-F", "#{client_name}"):

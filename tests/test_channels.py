@@ -29,15 +29,31 @@ def channel(raw: dict[str, Any]) -> dict[str, Any]:
 
 def msg_for(kind: str = "permission", content: str = "full", **fields: Any) -> dict[str, Any]:
     intent: dict[str, Any] = {
-        "kind": kind, "session_id": "s1", "agent": "claude", "agent_id": None, "project": "demo",
-        "cwd": "/w/demo", "reason": kind if kind in config.ATTENTION_KINDS else None,
-        "tool_name": "Bash", "summary": "rm -rf build/", "message": "", "duration_ms": None,
-        "episode": "s1:permission:1", "ts": "2026-11-25T22:00:00.000Z", "ts_ms": 0,
+        "kind": kind,
+        "session_id": "s1",
+        "agent": "claude",
+        "agent_id": None,
+        "project": "demo",
+        "cwd": "/w/demo",
+        "reason": kind if kind in config.ATTENTION_KINDS else None,
+        "tool_name": "Bash",
+        "summary": "rm -rf build/",
+        "message": "",
+        "duration_ms": None,
+        "episode": "s1:permission:1",
+        "ts": "2026-11-25T22:00:00.000Z",
+        "ts_ms": 0,
     }
     intent.update(fields)
     title, body = templates.render_texts(intent, templates.DEFAULTS, content)
-    return {"title": title, "body": body, "kind": kind, "intent": intent,
-            "values": templates.values(intent, content), "update": False}
+    return {
+        "title": title,
+        "body": body,
+        "kind": kind,
+        "intent": intent,
+        "values": templates.values(intent, content),
+        "update": False,
+    }
 
 
 def fake_program(directory: Path, name: str, script: str) -> Path:
@@ -58,18 +74,28 @@ def bus() -> Iterator[NotificationBus]:
         yield b
 
 
-def test_notify_send_reaches_a_real_daemon(bus: NotificationBus,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notify_send_reaches_a_real_daemon(
+    bus: NotificationBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
-    ch = channel({"type": "desktop", "urgency": {"permission": "critical", "default": "low"},
-                  "app_name": "lookout-test"})
+    ch = channel(
+        {
+            "type": "desktop",
+            "urgency": {"permission": "critical", "default": "low"},
+            "app_name": "lookout-test",
+        }
+    )
     start = len(bus.calls)
     result, detail, ref = channels.send(ch, msg_for(), 5)
     assert result == "sent" and ref is not None and ref.isdigit()
     assert detail == f"notify-send id {ref}"
     call = bus.wait_calls(start + 1)[start]
     assert (call["app_name"], call["summary"], call["body"], call["urgency"]) == (
-        "lookout-test", "demo · needs permission", "Bash: rm -rf build/", 2)
+        "lookout-test",
+        "demo · needs permission",
+        "Bash: rm -rf build/",
+        2,
+    )
 
     # update in place: same id, low urgency, transient
     update = msg_for("resolved", reason="permission", duration_ms=4000)
@@ -77,42 +103,61 @@ def test_notify_send_reaches_a_real_daemon(bus: NotificationBus,
     assert channels.send(ch, update, 5)[0] == "sent"
     call = bus.wait_calls(start + 2)[start + 1]
     assert (call["replaces_id"], call["summary"], call["body"], call["urgency"]) == (
-        int(ref), "demo · permission handled", "after 4s", 0)
+        int(ref),
+        "demo · permission handled",
+        "after 4s",
+        0,
+    )
     assert call["hints"]["transient"]["data"] is True
 
 
-def test_notify_send_title_starting_with_dash(bus: NotificationBus,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notify_send_title_starting_with_dash(
+    bus: NotificationBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
     start = len(bus.calls)
     msg = msg_for(project="-u critical", summary="--help")
     assert channels.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
     call = bus.wait_calls(start + 1)[start]
     assert (call["summary"], call["body"], call["urgency"]) == (
-        "-u critical · needs permission", "Bash: --help", 1)
+        "-u critical · needs permission",
+        "Bash: --help",
+        1,
+    )
 
 
 def test_desktop_without_notify_send(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert channels.send(channel({"type": "desktop"}), msg_for(), 5) == (
-        "failed", "notify-send not found on PATH", None)
+        "failed",
+        "notify-send not found on PATH",
+        None,
+    )
 
 
-def test_desktop_that_hangs_is_cut_at_its_timeout(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_desktop_that_hangs_is_cut_at_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_program(tmp_path / "bin", "notify-send", "import time; time.sleep(30)\n")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     start = time.monotonic()
     assert channels.send(channel({"type": "desktop"}), msg_for(), 0.5) == (
-        "failed", "timed out after 0.5s", None)
+        "failed",
+        "timed out after 0.5s",
+        None,
+    )
     assert time.monotonic() - start < 5
 
 
-def test_macos_osascript_gets_texts_as_argv(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_macos_osascript_gets_texts_as_argv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = tmp_path / "argv.json"
-    fake_program(tmp_path / "bin", "osascript",
-                 f"import json, sys\nopen({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+    fake_program(
+        tmp_path / "bin",
+        "osascript",
+        f"import json, sys\nopen({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n",
+    )
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.setattr(channels.sys, "platform", "darwin")
     msg = msg_for(summary='say "hi" & quit')
@@ -127,9 +172,16 @@ def test_macos_osascript_gets_texts_as_argv(tmp_path: Path,
 
 def test_ntfy_json_publish_with_unicode_title_and_token() -> None:
     with ntfy_receiver(token=TOKEN) as rx:
-        ch = channel({"type": "ntfy", "url": f"{rx.url}/my-topic", "token": TOKEN,
-                      "tags": ["robot"], "click": "https://example.invalid/x",
-                      "priority": {"permission": "urgent", "default": 2}})
+        ch = channel(
+            {
+                "type": "ntfy",
+                "url": f"{rx.url}/my-topic",
+                "token": TOKEN,
+                "tags": ["robot"],
+                "click": "https://example.invalid/x",
+                "priority": {"permission": "urgent", "default": 2},
+            }
+        )
         msg = msg_for(project="démo ✅")
         msg["sequence_id"] = "lookout-abc"
         result, detail, ref = channels.send(ch, msg, 5)
@@ -138,11 +190,20 @@ def test_ntfy_json_publish_with_unicode_title_and_token() -> None:
         (req,) = rx.requests
         assert (req.method, req.path) == ("POST", "/")
         assert req.headers["authorization"] == f"Bearer {TOKEN}"
-        assert rx.messages == [{
-            "id": rx.messages[0]["id"], "time": rx.messages[0]["time"], "event": "message",
-            "topic": "my-topic", "title": "démo ✅ · needs permission",
-            "message": "Bash: rm -rf build/", "priority": 5, "tags": ["robot"],
-            "click": "https://example.invalid/x", "sequence_id": "lookout-abc"}]
+        assert rx.messages == [
+            {
+                "id": rx.messages[0]["id"],
+                "time": rx.messages[0]["time"],
+                "event": "message",
+                "topic": "my-topic",
+                "title": "démo ✅ · needs permission",
+                "message": "Bash: rm -rf build/",
+                "priority": 5,
+                "tags": ["robot"],
+                "click": "https://example.invalid/x",
+                "sequence_id": "lookout-abc",
+            }
+        ]
 
 
 def test_ntfy_basic_auth_and_default_priorities() -> None:
@@ -158,15 +219,20 @@ def test_ntfy_token_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
         ch = channel({"type": "ntfy", "url": f"{rx.url}/t", "token_env": "MY_NTFY"})
         monkeypatch.delenv("MY_NTFY", raising=False)
         assert channels.send(ch, msg_for(), 5) == (
-            "failed", "environment variable MY_NTFY is not set", None)
+            "failed",
+            "environment variable MY_NTFY is not set",
+            None,
+        )
         monkeypatch.setenv("MY_NTFY", TOKEN)
         assert channels.send(ch, msg_for(), 5)[0] == "sent"
 
 
 @pytest.mark.parametrize(
     ("token", "detail"),
-    [(None, "HTTP 403: forbidden (code 40301)"),
-     ("tk_wrong", "HTTP 401: unauthorized (code 40101)")],
+    [
+        (None, "HTTP 403: forbidden (code 40301)"),
+        ("tk_wrong", "HTTP 401: unauthorized (code 40101)"),
+    ],
     ids=["anonymous", "wrong-token"],
 )
 def test_ntfy_auth_errors_are_failures(token: str | None, detail: str) -> None:
@@ -199,7 +265,8 @@ def test_connection_refused_names_no_secret() -> None:
     with webhook_receiver() as rx:
         dead = rx.url
     result, detail, _ = channels.send(
-        channel({"type": "webhook", "url": f"{dead}/services/T0/{TOKEN}"}), msg_for(), 2)
+        channel({"type": "webhook", "url": f"{dead}/services/T0/{TOKEN}"}), msg_for(), 2
+    )
     assert result == "failed"
     assert detail.startswith(f"cannot connect to {dead}/…: ")
     assert TOKEN not in detail
@@ -210,8 +277,9 @@ def test_connection_refused_names_no_secret() -> None:
 
 def test_slack_webhook() -> None:
     with webhook_receiver() as rx:
-        ch = channel({"type": "webhook", "url": f"{rx.url}/services/T0/B0/{TOKEN}",
-                      "format": "slack"})
+        ch = channel(
+            {"type": "webhook", "url": f"{rx.url}/services/T0/B0/{TOKEN}", "format": "slack"}
+        )
         result, detail, _ = channels.send(ch, msg_for(summary="a <b> & c"), 5)
         assert (result, detail) == ("sent", f"HTTP 200 {rx.url}/…")
         (req,) = rx.requests
@@ -222,8 +290,7 @@ def test_slack_webhook() -> None:
 
 def test_discord_webhook_204_and_no_mentions() -> None:
     with webhook_receiver(status=204) as rx:
-        ch = channel({"type": "webhook", "url": f"{rx.url}/api/webhooks/1/x",
-                      "format": "discord"})
+        ch = channel({"type": "webhook", "url": f"{rx.url}/api/webhooks/1/x", "format": "discord"})
         long = msg_for("done", message="@everyone " + "x" * 3000, duration_ms=1000)
         assert channels.send(ch, long, 5)[0] == "sent"
         body = rx.requests[0].json()
@@ -235,16 +302,22 @@ def test_discord_webhook_204_and_no_mentions() -> None:
 def test_json_webhook_with_headers_and_url_env(monkeypatch: pytest.MonkeyPatch) -> None:
     with webhook_receiver() as rx:
         monkeypatch.setenv("HOOK_URL", f"{rx.url}/in")
-        ch = channel({"type": "webhook", "url_env": "HOOK_URL",
-                      "headers": {"X-Auth": "s3cret"}})
+        ch = channel({"type": "webhook", "url_env": "HOOK_URL", "headers": {"X-Auth": "s3cret"}})
         assert channels.send(ch, msg_for(), 5)[0] == "sent"
         req = rx.requests[0]
         assert req.headers["x-auth"] == "s3cret"
         assert req.json() == {
-            "title": "demo · needs permission", "message": "Bash: rm -rf build/",
-            "kind": "permission", "reason": "permission", "project": "demo",
-            "session_id": "s1", "agent": "claude", "episode": "s1:permission:1",
-            "duration_ms": None, "ts": "2026-11-25T22:00:00.000Z"}
+            "title": "demo · needs permission",
+            "message": "Bash: rm -rf build/",
+            "kind": "permission",
+            "reason": "permission",
+            "project": "demo",
+            "session_id": "s1",
+            "agent": "claude",
+            "episode": "s1:permission:1",
+            "duration_ms": None,
+            "ts": "2026-11-25T22:00:00.000Z",
+        }
 
 
 def test_webhook_error_status_is_a_failure() -> None:
@@ -256,20 +329,26 @@ def test_webhook_error_status_is_a_failure() -> None:
 # -- command / apprise -------------------------------------------------------------------------
 
 
-def test_command_gets_text_as_arguments_and_no_shell_runs(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_gets_text_as_arguments_and_no_shell_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = tmp_path / "argv.json"
     recorder = fake_program(
-        tmp_path / "bin", "recorder",
+        tmp_path / "bin",
+        "recorder",
         "import json, os, sys\n"
-        f"open({str(log)!r}, 'w').write(json.dumps([sys.argv[1:], os.environ['LOOKOUT_BODY']]))\n")
+        f"open({str(log)!r}, 'w').write(json.dumps([sys.argv[1:], os.environ['LOOKOUT_BODY']]))\n",
+    )
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    ch = channel({"type": "command", "argv": [str(recorder), "{title}", "{message}", "--",
-                                              "{{literal}} {summary}"]})
-    msg = msg_for("done", message=INJECTION, summary=INJECTION, tool_name=None,
-                  duration_ms=2000)
+    ch = channel(
+        {
+            "type": "command",
+            "argv": [str(recorder), "{title}", "{message}", "--", "{{literal}} {summary}"],
+        }
+    )
+    msg = msg_for("done", message=INJECTION, summary=INJECTION, tool_name=None, duration_ms=2000)
     assert channels.send(ch, msg, 5)[0] == "sent"
     argv, body_env = json.loads(log.read_text())
     # {message} is Claude's markdown made plain (backquotes dropped); {summary} is verbatim
@@ -281,8 +360,9 @@ def test_command_gets_text_as_arguments_and_no_shell_runs(tmp_path: Path,
 
 
 def test_command_failure_reports_exit_code_and_stderr(tmp_path: Path) -> None:
-    prog = fake_program(tmp_path / "bin", "fails",
-                        "import sys\nsys.stderr.write('boom\\n')\nsys.exit(3)\n")
+    prog = fake_program(
+        tmp_path / "bin", "fails", "import sys\nsys.stderr.write('boom\\n')\nsys.exit(3)\n"
+    )
     ch = channel({"type": "command", "argv": [str(prog)]})
     assert channels.send(ch, msg_for(), 5) == ("failed", "fails exited with 3: boom", None)
 
@@ -291,14 +371,19 @@ def test_apprise_missing_is_a_clear_failure(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "apprise", None)
     ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:1/{TOKEN}"]})
     assert channels.send(ch, msg_for(), 5) == (
-        "failed", "the optional 'apprise' package is not installed "
-                  "(pip install apprise into lookout's environment)", None)
+        "failed",
+        "the optional 'apprise' package is not installed "
+        "(pip install apprise into lookout's environment)",
+        None,
+    )
 
 
 def test_redact_replaces_every_secret() -> None:
     text = f"bad https://h.example/x/{TOKEN} and {TOKEN}"
-    assert channels.redact(text, [f"https://h.example/x/{TOKEN}", TOKEN]) == \
-        "bad https://h.example/… and …"
+    assert (
+        channels.redact(text, [f"https://h.example/x/{TOKEN}", TOKEN])
+        == "bad https://h.example/… and …"
+    )
 
 
 def test_macos_cannot_update_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -306,4 +391,7 @@ def test_macos_cannot_update_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
     msg = msg_for("resolved", reason="permission")
     msg.update(update=True, ref="1")
     assert channels.send(channel({"type": "desktop"}), msg, 5) == (
-        "skipped", "osascript cannot replace a notification", None)
+        "skipped",
+        "osascript cannot replace a notification",
+        None,
+    )

@@ -11,6 +11,8 @@ import pytest
 
 from lookout import config
 
+G = "~/.config/lookout/config.toml"
+
 
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -32,9 +34,17 @@ def errors_of(text: str, cfg_file: Path) -> list[str]:
 
 def test_no_file_means_the_embedded_default() -> None:
     cfg = config.load()
-    assert cfg["channels"] == {"desktop": {
-        "type": "desktop", "enabled": True, "timeout_ms": 5000, "content": "full",
-        "app_name": "lookout", "urgency": "normal", "skip_when_focused": True}}
+    assert cfg["channels"] == {
+        "desktop": {
+            "type": "desktop",
+            "enabled": True,
+            "timeout_ms": 5000,
+            "content": "full",
+            "app_name": "lookout",
+            "urgency": "normal",
+            "skip_when_focused": True,
+        }
+    }
     attention, done = cfg["rules"]
     assert attention["when"] == list(config.ATTENTION_KINDS)
     assert done["when"] == ["done"] and done["min_duration_s"] == 30
@@ -42,7 +52,9 @@ def test_no_file_means_the_embedded_default() -> None:
 
 
 def test_full_config_with_defaults_filled_in(cfg_file: Path) -> None:
-    write(cfg_file, """
+    write(
+        cfg_file,
+        """
 [channels.phone]
 type = "ntfy"
 url = "https://ntfy.sh/my-topic"
@@ -58,7 +70,8 @@ format = "slack"
 when = ["permission", "done"]
 channels = ["phone", "team"]
 quiet_hours = "22:00-07:00"
-""")
+""",
+    )
     cfg = config.load()
     phone = cfg["channels"]["phone"]
     assert phone["content"] == "summary" and phone["timeout_ms"] == 10000
@@ -73,82 +86,161 @@ quiet_hours = "22:00-07:00"
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
-        ('[channels.phone]\ntype = "ntfy"\nurl = 5\n',
-         ["~/.config/lookout/config.toml: channels.phone.url: expected a string, got int"]),
-        ('[channels.phone]\ntype = "email"\n',
-         ["~/.config/lookout/config.toml: channels.phone.type: expected one of desktop, ntfy, "
-          "webhook, command, apprise, got 'email'"]),
-        ('[channels.phone]\nurl = "x"\n',
-         ["~/.config/lookout/config.toml: channels.phone: missing key 'type' (one of desktop, "
-          "ntfy, webhook, command, apprise)"]),
-        ('[channels.d]\ntype = "desktop"\nurgncy = "low"\n',
-         ["~/.config/lookout/config.toml: channels.d.urgncy: unknown key (expected one of type, "
-          "enabled, timeout_ms, content, urgency, app_name, skip_when_focused)"]),
-        ('[channels.d]\ntype = "desktop"\nurgency = { permission = "loud" }\n',
-         ["~/.config/lookout/config.toml: channels.d.urgency.permission: expected one of low, "
-          "normal, critical, got 'loud'"]),
-        ('[channels.d]\ntype = "desktop"\ntimeout_ms = 0\nenabled = "yes"\n',
-         ["~/.config/lookout/config.toml: channels.d.enabled: expected a bool, got string",
-          "~/.config/lookout/config.toml: channels.d.timeout_ms: expected an integer > 0, got 0"]),
-        ('[channels.n]\ntype = "ntfy"\nurl = "https://ntfy.sh/bad topic"\n',
-         ["~/.config/lookout/config.toml: channels.n.url: expected http(s)://server/topic with a "
-          "topic of letters, digits, - and _, got 'https://ntfy.sh/…'"]),
-        ('[channels.n]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\npriority = 9\n',
-         ["~/.config/lookout/config.toml: channels.n.priority: expected 1-5 or one of min, low, "
-          "default, high, max, urgent, got 9"]),
-        ('[channels.w]\ntype = "webhook"\n',
-         ["~/.config/lookout/config.toml: channels.w: missing key 'url' or 'url_env'"]),
-        ('[channels.w]\ntype = "webhook"\nurl = "https://h.example/x"\nformat = "teams"\n',
-         ["~/.config/lookout/config.toml: channels.w.format: expected one of json, slack, "
-          "discord, got 'teams'"]),
-        ('[channels.c]\ntype = "command"\nargv = ["say", "{title} {secret}"]\n',
-         ["~/.config/lookout/config.toml: channels.c.argv[1]: unknown placeholder {secret} "
-          "(expected one of {body}, {cwd}, {duration}, {kind}, {message}, {project}, "
-          "{question}, {reason}, {session_id}, {summary}, {title}, {tool_name})"]),
-        ('[channels.c]\ntype = "command"\nargv = []\n',
-         ["~/.config/lookout/config.toml: channels.c.argv: expected a non-empty array"]),
-        ('[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done", "finished"]\n'
-         'channels = ["d", "pager"]\n',
-         ["~/.config/lookout/config.toml: rules[0].when[1]: expected one of permission, "
-          "question, plan, elicitation, input, error, done, idle, subagent_done, session_start, "
-          "session_end, message, resolved, got 'finished'",
-          "~/.config/lookout/config.toml: rules[0].channels[1]: unknown channel 'pager' "
-          "(defined: d)"]),
-        ('[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\nchannels = ["d"]\n'
-         'quiet_hours = "22-7"\nescalate_after_s = 0\n',
-         ["~/.config/lookout/config.toml: rules[0].quiet_hours: expected \"HH:MM-HH:MM\" (two "
-          "different times), got '22-7'",
-          "~/.config/lookout/config.toml: rules[0].escalate_after_s: expected a number > 0, "
-          "got 0",
-          "~/.config/lookout/config.toml: rules[0]: missing key 'escalate_to' (escalate_after_s "
-          "needs it)"]),
-        ('[[rules]]\nchannels = ["desktop"]\n',
-         ["~/.config/lookout/config.toml: rules[0]: missing key 'when'",
-          "~/.config/lookout/config.toml: rules[0].when: expected a non-empty array",
-          "~/.config/lookout/config.toml: rules[0].channels[0]: unknown channel 'desktop' "
-          "(no [channels.<name>] defined)"]),
-        ('[templates.done]\ntitle = "{project} {elapsed}"\n',
-         ["~/.config/lookout/config.toml: templates.done.title: unknown placeholder {elapsed} "
-          "(expected one of {cwd}, {duration}, {kind}, {message}, {project}, {question}, "
-          "{reason}, {session_id}, {summary}, {tool_name})"]),
-        ('[templates.finished]\ntitle = "x"\n',
-         ["~/.config/lookout/config.toml: templates.finished: unknown kind (expected one of "
-          "permission, question, plan, elicitation, input, error, done, idle, subagent_done, "
-          "session_start, session_end, message, resolved)"]),
-        ("rules = 3\n",
-         ["~/.config/lookout/config.toml: rules: expected an array of tables ([[rules]]), "
-          "got int"]),
-        ('[channels.d\n',
-         ["~/.config/lookout/config.toml: invalid TOML: Expected ']' at the end of a table "
-          "declaration (at line 1, column 12)"]),
+        (
+            '[channels.phone]\ntype = "ntfy"\nurl = 5\n',
+            [f"{G}: channels.phone.url: expected a string, got int"],
+        ),
+        (
+            '[channels.phone]\ntype = "email"\n',
+            [
+                f"{G}: channels.phone.type: expected one of desktop, ntfy, "
+                "webhook, command, apprise, got 'email'"
+            ],
+        ),
+        (
+            '[channels.phone]\nurl = "x"\n',
+            [
+                f"{G}: channels.phone: missing key 'type' (one of desktop, "
+                "ntfy, webhook, command, apprise)"
+            ],
+        ),
+        (
+            '[channels.d]\ntype = "desktop"\nurgncy = "low"\n',
+            [
+                f"{G}: channels.d.urgncy: unknown key (expected one of type, "
+                "enabled, timeout_ms, content, urgency, app_name, skip_when_focused)"
+            ],
+        ),
+        (
+            '[channels.d]\ntype = "desktop"\nurgency = { permission = "loud" }\n',
+            [
+                f"{G}: channels.d.urgency.permission: expected one of low, "
+                "normal, critical, got 'loud'"
+            ],
+        ),
+        (
+            '[channels.d]\ntype = "desktop"\ntimeout_ms = 0\nenabled = "yes"\n',
+            [
+                f"{G}: channels.d.enabled: expected a bool, got string",
+                f"{G}: channels.d.timeout_ms: expected an integer > 0, got 0",
+            ],
+        ),
+        (
+            '[channels.n]\ntype = "ntfy"\nurl = "https://ntfy.sh/bad topic"\n',
+            [
+                f"{G}: channels.n.url: expected http(s)://server/topic with a "
+                "topic of letters, digits, - and _, got 'https://ntfy.sh/…'"
+            ],
+        ),
+        (
+            '[channels.n]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\npriority = 9\n',
+            [
+                f"{G}: channels.n.priority: expected 1-5 or one of min, low, "
+                "default, high, max, urgent, got 9"
+            ],
+        ),
+        (
+            '[channels.w]\ntype = "webhook"\n',
+            [f"{G}: channels.w: missing key 'url' or 'url_env'"],
+        ),
+        (
+            '[channels.w]\ntype = "webhook"\nurl = "https://h.example/x"\nformat = "teams"\n',
+            [f"{G}: channels.w.format: expected one of json, slack, discord, got 'teams'"],
+        ),
+        (
+            '[channels.c]\ntype = "command"\nargv = ["say", "{title} {secret}"]\n',
+            [
+                f"{G}: channels.c.argv[1]: unknown placeholder {{secret}} "
+                "(expected one of {body}, {cwd}, {duration}, {kind}, {message}, {project}, "
+                "{question}, {reason}, {session_id}, {summary}, {title}, {tool_name})"
+            ],
+        ),
+        (
+            '[channels.c]\ntype = "command"\nargv = []\n',
+            [f"{G}: channels.c.argv: expected a non-empty array"],
+        ),
+        (
+            '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done", "finished"]\n'
+            'channels = ["d", "pager"]\n',
+            [
+                f"{G}: rules[0].when[1]: expected one of permission, question, plan, "
+                "elicitation, input, error, done, idle, subagent_done, session_start, "
+                "session_end, message, resolved, got 'finished'",
+                f"{G}: rules[0].channels[1]: unknown channel 'pager' (defined: d)",
+            ],
+        ),
+        (
+            '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\nchannels = ["d"]\n'
+            'quiet_hours = "22-7"\nescalate_after_s = 0\n',
+            [
+                '~/.config/lookout/config.toml: rules[0].quiet_hours: expected "HH:MM-HH:MM" (two '
+                "different times), got '22-7'",
+                f"{G}: rules[0].escalate_after_s: expected a number > 0, got 0",
+                f"{G}: rules[0]: missing key 'escalate_to' (escalate_after_s needs it)",
+            ],
+        ),
+        (
+            '[[rules]]\nchannels = ["desktop"]\n',
+            [
+                f"{G}: rules[0]: missing key 'when'",
+                f"{G}: rules[0].when: expected a non-empty array",
+                f"{G}: rules[0].channels[0]: unknown channel 'desktop' "
+                "(no [channels.<name>] defined)",
+            ],
+        ),
+        (
+            '[templates.done]\ntitle = "{project} {elapsed}"\n',
+            [
+                f"{G}: templates.done.title: unknown placeholder {{elapsed}} "
+                "(expected one of {cwd}, {duration}, {kind}, {message}, {project}, {question}, "
+                "{reason}, {session_id}, {summary}, {tool_name})"
+            ],
+        ),
+        (
+            '[templates.finished]\ntitle = "x"\n',
+            [
+                f"{G}: templates.finished: unknown kind (expected one of "
+                "permission, question, plan, elicitation, input, error, done, idle, subagent_done, "
+                "session_start, session_end, message, resolved)"
+            ],
+        ),
+        (
+            "rules = 3\n",
+            [f"{G}: rules: expected an array of tables ([[rules]]), got int"],
+        ),
+        (
+            "[channels.d\n",
+            [
+                f"{G}: invalid TOML: Expected ']' at the end of a table "
+                "declaration (at line 1, column 12)"
+            ],
+        ),
     ],
-    ids=["wrong-type", "bad-channel-type", "missing-type", "unknown-key", "urgency-by-kind",
-         "bool-and-timeout", "ntfy-topic", "ntfy-priority", "webhook-url", "webhook-format",
-         "argv-placeholder", "argv-empty", "rule-refs", "rule-values", "rule-missing",
-         "template-placeholder", "template-kind", "rules-table", "toml-syntax"],
+    ids=[
+        "wrong-type",
+        "bad-channel-type",
+        "missing-type",
+        "unknown-key",
+        "urgency-by-kind",
+        "bool-and-timeout",
+        "ntfy-topic",
+        "ntfy-priority",
+        "webhook-url",
+        "webhook-format",
+        "argv-placeholder",
+        "argv-empty",
+        "rule-refs",
+        "rule-values",
+        "rule-missing",
+        "template-placeholder",
+        "template-kind",
+        "rules-table",
+        "toml-syntax",
+    ],
 )
-def test_errors_name_file_key_and_expectation(toml: str, expected: list[str],
-                                              cfg_file: Path) -> None:
+def test_errors_name_file_key_and_expectation(
+    toml: str, expected: list[str], cfg_file: Path
+) -> None:
     assert errors_of(toml, cfg_file) == expected
 
 
@@ -160,7 +252,9 @@ def test_config_error_is_a_lookout_error_with_a_hint(cfg_file: Path) -> None:
 
 
 def test_project_file_overrides_key_by_key(cfg_file: Path, tmp_path: Path) -> None:
-    write(cfg_file, """
+    write(
+        cfg_file,
+        """
 [channels.phone]
 type = "ntfy"
 url = "https://ntfy.sh/global-topic"
@@ -169,16 +263,20 @@ priority = 4
 [[rules]]
 when = ["permission"]
 channels = ["phone"]
-""")
+""",
+    )
     project = tmp_path / "home" / "work" / "api"
-    write(project / ".claude" / "lookout.toml", """
+    write(
+        project / ".claude" / "lookout.toml",
+        """
 [channels.phone]
 url = "https://ntfy.sh/api-topic"
 
 [[rules]]
 when = ["done"]
 channels = ["phone"]
-""")
+""",
+    )
     sub = project / "src" / "pkg"
     sub.mkdir(parents=True)
     cfg = config.load(str(sub))
@@ -195,7 +293,8 @@ def test_project_file_errors_name_the_project_file(cfg_file: Path, tmp_path: Pat
         config.load(str(project))
     assert exc.value.errors == [
         "~/api/.claude/lookout.toml: channels.desktop.urgency: expected one of low, normal, "
-        "critical, got 'loud'"]
+        "critical, got 'loud'"
+    ]
 
 
 def test_project_file_over_the_default(tmp_path: Path) -> None:
@@ -210,18 +309,23 @@ def test_home_claude_dir_is_not_a_project_file(tmp_path: Path) -> None:
 
 
 def test_redact_url() -> None:
-    assert config.redact_url("https://hooks.slack.com/services/T0/B0/secret") == \
-        "https://hooks.slack.com/…"
+    assert (
+        config.redact_url("https://hooks.slack.com/services/T0/B0/secret")
+        == "https://hooks.slack.com/…"
+    )
     assert config.redact_url("https://user:pw@h.example:8443/x") == "https://h.example:8443/…"
     assert config.redact_url("not a url") == "…"
 
 
 def test_warnings(cfg_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NTFY_TOKEN", raising=False)
-    write(cfg_file, '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n'
-                    'token_env = "NTFY_TOKEN"\n')
+    write(
+        cfg_file,
+        '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\ntoken_env = "NTFY_TOKEN"\n',
+    )
     assert config.warnings(config.load()) == [
-        "channels.p.token_env: environment variable NTFY_TOKEN is not set"]
+        "channels.p.token_env: environment variable NTFY_TOKEN is not set"
+    ]
 
 
 # -- the hook's cache --------------------------------------------------------------------------
@@ -232,7 +336,9 @@ SECRET = "tk_supersecret"
 def test_cache_has_no_secrets_and_is_reused(cfg_file: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    write(cfg_file, f"""
+    write(
+        cfg_file,
+        f"""
 [channels.phone]
 type = "ntfy"
 url = "https://ntfy.sh/topic-{SECRET}"
@@ -241,7 +347,8 @@ token = "{SECRET}"
 [[rules]]
 when = ["permission"]
 channels = ["phone"]
-""")
+""",
+    )
     cfg = config.load_cached(str(state), None)
     assert cfg is not None and cfg["channels"]["phone"]["type"] == "ntfy"
     assert "url" not in cfg["channels"]["phone"] and "token" not in cfg["channels"]["phone"]
@@ -253,8 +360,7 @@ channels = ["phone"]
     assert cache.stat().st_mtime_ns == before  # not re-parsed
 
 
-def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path,
-                                                           tmp_path: Path) -> None:
+def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
     write(cfg_file, "rules = 3\n")
@@ -263,9 +369,13 @@ def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path,
     log = (state / "errors.log").read_text()
     assert log.count("rules: expected an array of tables") == 1
     assert config.cached_error(str(state)) == (
-        "~/.config/lookout/config.toml: rules: expected an array of tables ([[rules]]), got int")
-    write(cfg_file, '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\n'
-                    'channels = ["d"]\n# a longer file\n')
+        f"{G}: rules: expected an array of tables ([[rules]]), got int"
+    )
+    write(
+        cfg_file,
+        '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\n'
+        'channels = ["d"]\n# a longer file\n',
+    )
     cfg = config.load_cached(str(state), None)
     assert cfg is not None and cfg["rules"][0]["when"] == ["done"]
     assert config.cached_error(str(state)) is None
@@ -280,8 +390,9 @@ def test_cache_without_any_file_is_the_default(tmp_path: Path) -> None:
 
 def test_cache_keeps_one_entry_per_project_file(cfg_file: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
-    write(cfg_file, '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\n'
-                    'channels = ["d"]\n')
+    write(
+        cfg_file, '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\nchannels = ["d"]\n'
+    )
     api = tmp_path / "home" / "api"
     write(api / ".claude" / "lookout.toml", "[channels.d]\nenabled = false\n")
     web = tmp_path / "home" / "web"
@@ -290,7 +401,6 @@ def test_cache_keeps_one_entry_per_project_file(cfg_file: Path, tmp_path: Path) 
         for cwd in (str(api), str(web), None):
             assert config.load_cached(str(state), cwd) is not None
     cache = json.loads((state / config.CACHE_NAME).read_text())
-    assert [e["project"] for e in cache["entries"]] == [
-        str(api / ".claude" / "lookout.toml"), None]
+    assert [e["project"] for e in cache["entries"]] == [str(api / ".claude" / "lookout.toml"), None]
     assert config.load_cached(str(state), str(api))["channels"]["d"]["enabled"] is False
     assert config.load_cached(str(state), str(web))["channels"]["d"]["enabled"] is True

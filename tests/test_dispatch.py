@@ -29,8 +29,10 @@ def recorder(tmp_path: Path) -> tuple[Path, Path]:
     log = tmp_path / "calls.jsonl"
     prog = tmp_path / "bin" / "record"
     prog.parent.mkdir(exist_ok=True)
-    prog.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                    f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    prog.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+    )
     prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
     return prog, log
 
@@ -54,16 +56,26 @@ def test_sender_argv_keeps_site_but_isolates() -> None:
 
 def test_spawned_sender_is_detached(state_dir: Path, tmp_path: Path) -> None:
     prog, log = recorder(tmp_path)
-    write_config(f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
-                 f'[channels.later]\ntype = "command"\nargv = ["{prog}", "later"]\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
-                 'escalate_after_s = 3\nescalate_to = ["later"]\n')
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.later]\ntype = "command"\nargv = ["{prog}", "later"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        'escalate_after_s = 3\nescalate_to = ["later"]\n'
+    )
     state_dir.mkdir()
     cfg = notify.config.load_cached(str(state_dir), None)
     assert cfg is not None
-    intent = {"kind": "permission", "session_id": "s1", "project": "demo", "cwd": "/w/demo",
-              "reason": "permission", "tool_name": "Bash", "summary": "ls",
-              "episode": "s1:permission:1", "ts_ms": 0}
+    intent = {
+        "kind": "permission",
+        "session_id": "s1",
+        "project": "demo",
+        "cwd": "/w/demo",
+        "reason": "permission",
+        "tool_name": "Bash",
+        "summary": "ls",
+        "episode": "s1:permission:1",
+        "ts_ms": 0,
+    }
     now_ms = int(time.time() * 1000)
     deliveries = notify.decide_and_remember([intent], cfg, str(state_dir), now_ms)
     job = notify.write_job(str(state_dir), notify.build_job(deliveries, cfg, None, now_ms))
@@ -90,14 +102,20 @@ def test_a_real_hook_drives_the_whole_chain(state_dir: Path, tmp_path: Path) -> 
     if not (ROOT / "lookout" / "runner.py").exists():
         pytest.skip("the hook runner is not there yet")
     prog, log = recorder(tmp_path)
-    write_config(f'[channels.cmd]\ntype = "command"\n'
-                 f'argv = ["{prog}", "{{title}}", "{{body}}"]\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n')
+    write_config(
+        f'[channels.cmd]\ntype = "command"\n'
+        f'argv = ["{prog}", "{{title}}", "{{body}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+    )
     payload = (PAYLOADS / "PermissionRequest-Bash.json").read_bytes()
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-I", "-S", str(ROOT / "hooks" /
-                                                            "permission_request.py")],
-                          input=payload, capture_output=True, timeout=30, env=os.environ.copy())
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")],
+        input=payload,
+        capture_output=True,
+        timeout=30,
+        env=os.environ.copy(),
+    )
     hook_s = time.monotonic() - start
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     (line,) = [json.loads(x) for x in wait_for(log).splitlines()]
@@ -117,16 +135,23 @@ def test_a_channel_hanging_30s_changes_nothing_in_the_hooks_time(tmp_path: Path)
     pids = tmp_path / "pids"
     pids.mkdir()
     hang = tmp_path / "hang.py"
-    hang.write_text(f"import os, time\nopen(os.path.join({str(pids)!r}, str(os.getpid())), 'w')"
-                    "\ntime.sleep(30)\n")
+    hang.write_text(
+        f"import os, time\nopen(os.path.join({str(pids)!r}, str(os.getpid())), 'w')"
+        "\ntime.sleep(30)\n"
+    )
     envs = {}
     for name, rule in (("hang", '"permission"'), ("quiet", '"session_end"')):
         cfg = tmp_path / f"{name}.toml"
-        cfg.write_text(f'[channels.slow]\ntype = "command"\n'
-                       f'argv = ["{sys.executable}", "{hang}"]\ntimeout_ms = 40000\n'
-                       f'[[rules]]\nwhen = [{rule}]\nchannels = ["slow"]\n')
-        envs[name] = {**os.environ, "LOOKOUT_CONFIG": str(cfg),
-                      "LOOKOUT_STATE_DIR": str(tmp_path / f"state-{name}")}
+        cfg.write_text(
+            f'[channels.slow]\ntype = "command"\n'
+            f'argv = ["{sys.executable}", "{hang}"]\ntimeout_ms = 40000\n'
+            f'[[rules]]\nwhen = [{rule}]\nchannels = ["slow"]\n'
+        )
+        envs[name] = {
+            **os.environ,
+            "LOOKOUT_CONFIG": str(cfg),
+            "LOOKOUT_STATE_DIR": str(tmp_path / f"state-{name}"),
+        }
     hook = [sys.executable, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")]
     body = json.loads((PAYLOADS / "PermissionRequest-Bash.json").read_text())
     times: dict[str, list[float]] = {"hang": [], "quiet": []}
@@ -135,8 +160,7 @@ def test_a_channel_hanging_30s_changes_nothing_in_the_hooks_time(tmp_path: Path)
             for name in ("hang", "quiet") if i % 2 else ("quiet", "hang"):
                 payload = json.dumps({**body, "session_id": f"s{i}-{name}"}).encode()
                 start = time.monotonic()
-                subprocess.run(hook, input=payload, env=envs[name],
-                               timeout=30, check=True)
+                subprocess.run(hook, input=payload, env=envs[name], timeout=30, check=True)
                 if i >= 2:  # warm-up: bytecode and config cache
                     times[name].append(time.monotonic() - start)
         deadline = time.monotonic() + 10

@@ -27,10 +27,22 @@ def write_config(text: str) -> None:
 
 def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "kind": kind, "session_id": "s1", "agent": "claude", "agent_id": None,
-        "agent_type": None, "project": "demo", "cwd": "/w/demo", "reason": kind,
-        "tool_name": "Bash", "summary": "make", "message": "", "duration_ms": None,
-        "episode": f"s1:{kind}:1", "ts_ms": 0, "tmux_pane": None, "pid": None,
+        "kind": kind,
+        "session_id": "s1",
+        "agent": "claude",
+        "agent_id": None,
+        "agent_type": None,
+        "project": "demo",
+        "cwd": "/w/demo",
+        "reason": kind,
+        "tool_name": "Bash",
+        "summary": "make",
+        "message": "",
+        "duration_ms": None,
+        "episode": f"s1:{kind}:1",
+        "ts_ms": 0,
+        "tmux_pane": None,
+        "pid": None,
     }
     base.update(fields)
     return base
@@ -56,8 +68,9 @@ cooldown_s = 300
 """
 
 
-def test_matching_intent_writes_one_job_and_spawns_once(state_dir: Path,
-                                                        spawned: list[str]) -> None:
+def test_matching_intent_writes_one_job_and_spawns_once(
+    state_dir: Path, spawned: list[str]
+) -> None:
     write_config(CONFIG)
     notify.handle([intent(), intent("done")], str(state_dir))
     (job_path,) = spawned
@@ -115,8 +128,14 @@ HOOK = textwrap.dedent("""
 def run_hook(state_dir: Path, intents: list[dict[str, Any]]) -> tuple[float, list[str]]:
     """notify.handle in a process started like a hook: python -I -S."""
     code = HOOK.format(root=str(ROOT), intents=intents, state=str(state_dir))
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
-                         text=True, timeout=30, env=os.environ.copy(), check=True)
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=os.environ.copy(),
+        check=True,
+    )
     elapsed, heavy = ast.literal_eval(out.stdout)
     return elapsed, heavy
 
@@ -124,11 +143,14 @@ def run_hook(state_dir: Path, intents: list[dict[str, Any]]) -> tuple[float, lis
 def test_hot_path_imports_stay_light(state_dir: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "sleeper.pid"
     sleeper = tmp_path / "sleeper.py"
-    sleeper.write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-                       "time.sleep(30)\n")
-    write_config(f'[channels.slow]\ntype = "command"\n'
-                 f'argv = ["{sys.executable}", "{sleeper}"]\ntimeout_ms = 40000\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["slow"]\n')
+    sleeper.write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(30)\n"
+    )
+    write_config(
+        f'[channels.slow]\ntype = "command"\n'
+        f'argv = ["{sys.executable}", "{sleeper}"]\ntimeout_ms = 40000\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["slow"]\n'
+    )
     _, heavy = run_hook(state_dir, [intent("idle")])  # parses the TOML once, sends nothing
     assert "tomllib" in heavy and set(heavy) <= {"tomllib", "typing"}  # tomllib needs typing
     elapsed, heavy = run_hook(state_dir, [intent()])  # cached config, dispatches
@@ -149,8 +171,9 @@ def test_hot_path_imports_stay_light(state_dir: Path, tmp_path: Path) -> None:
             os.kill(int(pid_file.read_text()), 15)
 
 
-def test_failed_spawn_leaves_no_job_behind(state_dir: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_spawn_leaves_no_job_behind(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def fail(path: str) -> int:
         raise OSError("no processes left")
 

@@ -19,21 +19,23 @@ def write_config(text: str) -> None:
     path.write_text(text)
 
 
-def test_check_config_without_a_file(capsys: pytest.CaptureFixture[str],
-                                     tmp_path: Path) -> None:
+def test_check_config_without_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert notify_cli.main(["check-config", "--project", str(tmp_path)]) == 0
     assert capsys.readouterr().out == (
         "~/.config/lookout/config.toml: not found, using the built-in default (desktop alerts "
-        "for attention, and for turns of 30 s or more)\n")
+        "for attention, and for turns of 30 s or more)\n"
+    )
 
 
 def test_check_config_ok_with_project_file_and_warnings(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("NTFY_TOKEN", raising=False)
-    write_config('[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n'
-                 'token_env = "NTFY_TOKEN"\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["phone"]\n')
+    write_config(
+        '[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n'
+        'token_env = "NTFY_TOKEN"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["phone"]\n'
+    )
     project = tmp_path / "home" / "api"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "lookout.toml").write_text("[channels.phone]\nenabled = false\n")
@@ -41,46 +43,57 @@ def test_check_config_ok_with_project_file_and_warnings(
     assert capsys.readouterr().out == (
         "~/.config/lookout/config.toml: ok (1 channel(s), 1 rule(s))\n"
         "~/api/.claude/lookout.toml: ok (overrides the global config key by key)\n"
-        "warning: channels.phone.token_env: environment variable NTFY_TOKEN is not set\n")
+        "warning: channels.phone.token_env: environment variable NTFY_TOKEN is not set\n"
+    )
 
 
 def test_check_config_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    write_config('[channels.phone]\ntype = "ntfy"\nurl = 5\n'
-                 '[[rules]]\nwhen = ["done"]\nchannels = ["phone"]\ncooldown_s = "1m"\n')
+    write_config(
+        '[channels.phone]\ntype = "ntfy"\nurl = 5\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["phone"]\ncooldown_s = "1m"\n'
+    )
     assert notify_cli.main(["check-config", "--project", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
         "error: ~/.config/lookout/config.toml: channels.phone.url: expected a string, got int\n"
         "error: ~/.config/lookout/config.toml: rules[0].cooldown_s: expected a number, "
-        "got string\n")
+        "got string\n"
+    )
 
 
-def test_test_sends_through_each_channel(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                         state_dir: Path) -> None:
+def test_test_sends_through_each_channel(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, state_dir: Path
+) -> None:
     with webhook_receiver() as hook, ntfy_receiver(token="tk_right") as ntfy:
-        write_config(f'[channels.team]\ntype = "webhook"\nurl = "{hook.url}/x"\n'
-                     'format = "slack"\n'
-                     f'[channels.phone]\ntype = "ntfy"\nurl = "{ntfy.url}/t"\n'
-                     'token = "tk_wrong"\n'
-                     '[channels.off]\ntype = "desktop"\nenabled = false\n')
+        write_config(
+            f'[channels.team]\ntype = "webhook"\nurl = "{hook.url}/x"\n'
+            'format = "slack"\n'
+            f'[channels.phone]\ntype = "ntfy"\nurl = "{ntfy.url}/t"\n'
+            'token = "tk_wrong"\n'
+            '[channels.off]\ntype = "desktop"\nenabled = false\n'
+        )
         assert notify_cli.main(["test", "--project", str(tmp_path / "demo")]) == 1
         assert hook.requests[0].json() == {
-            "text": "*demo · lookout test*\nNotifications from lookout reach you through "
-                    "'team'."}
+            "text": "*demo · lookout test*\nNotifications from lookout reach you through 'team'."
+        }
     assert capsys.readouterr().out == (
-        f"team: sent (HTTP 200 {hook.url}/…)\n"
-        "phone: failed (HTTP 401: unauthorized (code 40101))\n")
+        f"team: sent (HTTP 200 {hook.url}/…)\nphone: failed (HTTP 401: unauthorized (code 40101))\n"
+    )
     lines = [json.loads(x) for x in (state_dir / "deliveries.jsonl").read_text().splitlines()]
     assert [(x["channel"], x["result"], x["session_id"]) for x in lines] == [
-        ("team", "sent", "lookout-test"), ("phone", "failed", "lookout-test")]
+        ("team", "sent", "lookout-test"),
+        ("phone", "failed", "lookout-test"),
+    ]
     assert "tk_wrong" not in (state_dir / "deliveries.jsonl").read_text()
 
 
 def test_test_one_named_channel(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with webhook_receiver() as hook:
-        write_config(f'[channels.a]\ntype = "webhook"\nurl = "{hook.url}/a"\n'
-                     f'[channels.b]\ntype = "webhook"\nurl = "{hook.url}/b"\nenabled = false\n')
+        write_config(
+            f'[channels.a]\ntype = "webhook"\nurl = "{hook.url}/a"\n'
+            f'[channels.b]\ntype = "webhook"\nurl = "{hook.url}/b"\nenabled = false\n'
+        )
         assert notify_cli.main(["test", "b", "--project", str(tmp_path)]) == 0
         assert [r.path for r in hook.requests] == ["/b"]  # named: tested even if disabled
 
@@ -96,5 +109,6 @@ def test_test_with_a_broken_config_raises_the_config_error(tmp_path: Path) -> No
     write_config("rules = 3\n")
     with pytest.raises(LookoutError) as exc:
         notify_cli.main(["test", "--project", str(tmp_path)])
-    assert str(exc.value) == ("~/.config/lookout/config.toml: rules: expected an array of "
-                              "tables ([[rules]]), got int")
+    assert str(exc.value) == (
+        "~/.config/lookout/config.toml: rules: expected an array of tables ([[rules]]), got int"
+    )

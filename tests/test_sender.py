@@ -32,8 +32,10 @@ def recorder(tmp_path: Path) -> tuple[Path, Path]:
     log = tmp_path / "calls.jsonl"
     prog = tmp_path / "bin" / "record"
     prog.parent.mkdir(exist_ok=True)
-    prog.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                    f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    prog.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+    )
     prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
     return prog, log
 
@@ -44,12 +46,23 @@ def calls(log: Path) -> list[list[str]]:
 
 def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "kind": kind, "session_id": "s1", "agent": "claude", "agent_id": None,
-        "agent_type": None, "project": "demo", "cwd": "/w/demo",
-        "reason": kind if kind in config.ATTENTION_KINDS else None, "tool_name": "Bash",
-        "summary": "make deploy", "message": "", "duration_ms": None,
+        "kind": kind,
+        "session_id": "s1",
+        "agent": "claude",
+        "agent_id": None,
+        "agent_type": None,
+        "project": "demo",
+        "cwd": "/w/demo",
+        "reason": kind if kind in config.ATTENTION_KINDS else None,
+        "tool_name": "Bash",
+        "summary": "make deploy",
+        "message": "",
+        "duration_ms": None,
         "episode": "s1:permission:1" if kind in config.ATTENTION_KINDS else None,
-        "ts": "2026-11-25T22:00:00.000Z", "ts_ms": T0, "tmux_pane": None, "pid": None,
+        "ts": "2026-11-25T22:00:00.000Z",
+        "ts_ms": T0,
+        "tmux_pane": None,
+        "pid": None,
     }
     base.update(fields)
     return base
@@ -73,25 +86,35 @@ def deliveries(state_dir: Path) -> list[dict[str, Any]]:
 
 def test_job_is_sent_recorded_and_removed(state_dir: Path, tmp_path: Path) -> None:
     prog, log = recorder(tmp_path)
-    write_config(f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}", "{{body}}"]\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n')
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}", "{{body}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+    )
     job = make_job(state_dir, [intent()])
     assert os.stat(job).st_mode & 0o777 == 0o600
     sender.run_job(job, str(state_dir))
     assert calls(log) == [["demo · needs permission", "Bash: make deploy"]]
     assert not os.path.exists(job)
     (line,) = deliveries(state_dir)
-    assert line == {"ts": line["ts"], "session_id": "s1", "kind": "permission",
-                    "channel": "cmd", "result": "sent", "detail": "record exited 0",
-                    "episode": "s1:permission:1"}
+    assert line == {
+        "ts": line["ts"],
+        "session_id": "s1",
+        "kind": "permission",
+        "channel": "cmd",
+        "result": "sent",
+        "detail": "record exited 0",
+        "episode": "s1:permission:1",
+    }
 
 
 def test_a_hanging_channel_costs_the_others_nothing(state_dir: Path) -> None:
     with webhook_receiver(delay_s=30) as slow, webhook_receiver() as fast:
-        write_config(f'[channels.slow]\ntype = "webhook"\nurl = "{slow.url}/{SECRET}"\n'
-                     'timeout_ms = 500\n'
-                     f'[channels.fast]\ntype = "webhook"\nurl = "{fast.url}/{SECRET}"\n'
-                     '[[rules]]\nwhen = ["permission"]\nchannels = ["slow", "fast"]\n')
+        write_config(
+            f'[channels.slow]\ntype = "webhook"\nurl = "{slow.url}/{SECRET}"\n'
+            "timeout_ms = 500\n"
+            f'[channels.fast]\ntype = "webhook"\nurl = "{fast.url}/{SECRET}"\n'
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["slow", "fast"]\n'
+        )
         job = make_job(state_dir, [intent()])
         start = time.monotonic()
         sender.run_job(job, str(state_dir))
@@ -115,15 +138,19 @@ def test_run_parallel_bounds_a_channel_that_ignores_its_timeout() -> None:
 
 def test_a_config_broken_after_dispatch_is_recorded(state_dir: Path, tmp_path: Path) -> None:
     prog, _ = recorder(tmp_path)
-    write_config(f'[channels.cmd]\ntype = "command"\nargv = ["{prog}"]\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n')
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+    )
     job = make_job(state_dir, [intent()])
     write_config("rules = 3\n")
     sender.run_job(job, str(state_dir))
     (line,) = deliveries(state_dir)
     assert (line["result"], line["detail"]) == (
-        "failed", "config error: ~/.config/lookout/config.toml: rules: expected an array of "
-                  "tables ([[rules]]), got int")
+        "failed",
+        "config error: ~/.config/lookout/config.toml: rules: expected an array of "
+        "tables ([[rules]]), got int",
+    )
 
 
 # -- escalation --------------------------------------------------------------------------------
@@ -131,24 +158,31 @@ def test_a_config_broken_after_dispatch_is_recorded(state_dir: Path, tmp_path: P
 
 def write_snapshot(state_dir: Path, status: str, episode: str | None) -> None:
     (state_dir / "sessions").mkdir(parents=True, exist_ok=True)
-    store.write_json_atomic(store.session_file(str(state_dir), "s1"),
-                            {"session_id": "s1", "status": status, "episode": episode})
+    store.write_json_atomic(
+        store.session_file(str(state_dir), "s1"),
+        {"session_id": "s1", "status": status, "episode": episode},
+    )
 
 
 @pytest.mark.parametrize(
     ("status", "episode", "escalated"),
-    [("attention", "s1:permission:1", True),
-     ("working", None, False),
-     ("attention", "s1:permission:2", False)],
+    [
+        ("attention", "s1:permission:1", True),
+        ("working", None, False),
+        ("attention", "s1:permission:2", False),
+    ],
     ids=["still-waiting", "answered", "another-episode"],
 )
-def test_escalation_rechecks_the_session(state_dir: Path, tmp_path: Path, status: str,
-                                         episode: str | None, escalated: bool) -> None:
+def test_escalation_rechecks_the_session(
+    state_dir: Path, tmp_path: Path, status: str, episode: str | None, escalated: bool
+) -> None:
     prog, log = recorder(tmp_path)
-    write_config(f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
-                 f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager", "{{title}}"]\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
-                 'escalate_after_s = 0.3\nescalate_to = ["pager"]\n')
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        'escalate_after_s = 0.3\nescalate_to = ["pager"]\n'
+    )
     job = make_job(state_dir, [intent()])
     write_snapshot(state_dir, "attention", "s1:permission:1")
     slept: list[float] = []
@@ -167,11 +201,12 @@ def test_escalation_rechecks_the_session(state_dir: Path, tmp_path: Path, status
     last = deliveries(state_dir)[-1]
     assert last["channel"] == "pager"
     if escalated:
-        assert (last["result"], last["detail"]) == (
-            "sent", "escalated after 0.3s: record exited 0")
+        assert (last["result"], last["detail"]) == ("sent", "escalated after 0.3s: record exited 0")
     else:
         assert (last["result"], last["detail"]) == (
-            "skipped", "escalation after 0.3s: no longer waiting")
+            "skipped",
+            "escalation after 0.3s: no longer waiting",
+        )
 
 
 # -- update in place ---------------------------------------------------------------------------
@@ -186,63 +221,89 @@ def bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[NotificationBus]:
 
 
 def test_resolved_episode_replaces_the_desktop_alert_and_ntfy_message(
-        state_dir: Path, bus: NotificationBus) -> None:
+    state_dir: Path, bus: NotificationBus
+) -> None:
     with ntfy_receiver() as rx:
-        write_config('[channels.desktop]\ntype = "desktop"\n'
-                     f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
-                     '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop", "phone"]\n')
+        write_config(
+            '[channels.desktop]\ntype = "desktop"\n'
+            f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop", "phone"]\n'
+        )
         sender.run_job(make_job(state_dir, [intent()]), str(state_dir))
         first = bus.wait_calls(1)[0]
-        resolved = intent("resolved", reason="permission", duration_ms=7000,
-                          episode="s1:permission:1")
+        resolved = intent(
+            "resolved", reason="permission", duration_ms=7000, episode="s1:permission:1"
+        )
         sender.run_job(make_job(state_dir, [resolved]), str(state_dir))
         second = bus.wait_calls(2)[1]
         assert (first["replaces_id"], first["urgency"]) == (0, 1)
         assert second["replaces_id"] > 0
         assert (second["summary"], second["body"], second["urgency"]) == (
-            "demo · permission handled", "after 7s", 0)
+            "demo · permission handled",
+            "after 7s",
+            0,
+        )
         seqs = [m.get("sequence_id") for m in rx.messages]
         assert seqs[0] and seqs == [seqs[0], seqs[0]]
         assert [m["title"] for m in rx.messages] == [
-            "demo · needs permission", "demo · permission handled"]
+            "demo · needs permission",
+            "demo · permission handled",
+        ]
     updates = [d for d in deliveries(state_dir) if d.get("update")]
     assert sorted((d["channel"], d["result"]) for d in updates) == [
-        ("desktop", "sent"), ("phone", "sent")]
+        ("desktop", "sent"),
+        ("phone", "sent"),
+    ]
 
 
-def test_update_without_a_recorded_alert_is_skipped(state_dir: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_update_without_a_recorded_alert_is_skipped(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sender, "REF_WAIT_S", 0.1)
-    write_config('[channels.desktop]\ntype = "desktop"\n'
-                 '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\n')
+    write_config(
+        '[channels.desktop]\ntype = "desktop"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\n'
+    )
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # the alert itself fails
     sender.run_job(make_job(state_dir, [intent()]), str(state_dir))
-    d = {"intent": intent("resolved", reason="permission"), "channels": [],
-         "updates": ["desktop"], "escalate": [], "texts": {}}
+    d = {
+        "intent": intent("resolved", reason="permission"),
+        "channels": [],
+        "updates": ["desktop"],
+        "escalate": [],
+        "texts": {},
+    }
     cfg = config.load()
     sender.deliver(d, cfg, str(state_dir))
     assert [(x["result"], x["detail"]) for x in deliveries(state_dir)] == [
-        ("failed", "notify-send not found on PATH"), ("skipped", "nothing to update")]
+        ("failed", "notify-send not found on PATH"),
+        ("skipped", "nothing to update"),
+    ]
 
 
 # -- focus suppression -------------------------------------------------------------------------
 
 
-def test_focus_suppression_with_a_real_tmux(state_dir: Path, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_focus_suppression_with_a_real_tmux(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require("tmux", "script")
     log = tmp_path / "notify-send.jsonl"
     fake = tmp_path / "bin" / "notify-send"
     fake.parent.mkdir()
-    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                    f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-                    "print(7)\n")
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "print(7)\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
-    write_config('[channels.desktop]\ntype = "desktop"\n'
-                 '[channels.cmd]\ntype = "command"\nargv = ["true"]\n'
-                 '[[rules]]\nwhen = ["permission", "question"]\n'
-                 'channels = ["desktop", "cmd"]\n')
+    write_config(
+        '[channels.desktop]\ntype = "desktop"\n'
+        '[channels.cmd]\ntype = "command"\nargv = ["true"]\n'
+        '[[rules]]\nwhen = ["permission", "question"]\n'
+        'channels = ["desktop", "cmd"]\n'
+    )
     with TmuxServer() as tmux:
         monkeypatch.setenv("TMUX", tmux.env["TMUX"])
         monkeypatch.setenv("TMUX_TMPDIR", tmux.env["TMUX_TMPDIR"])
@@ -255,12 +316,17 @@ def test_focus_suppression_with_a_real_tmux(state_dir: Path, tmp_path: Path,
         assert sender.pane_focused(None) is False
 
         sender.run_job(make_job(state_dir, [intent(tmux_pane=active)]), str(state_dir))
-        sender.run_job(make_job(state_dir, [intent("question", tmux_pane=other,
-                                                   episode="s1:question:2")]),
-                       str(state_dir))
+        sender.run_job(
+            make_job(state_dir, [intent("question", tmux_pane=other, episode="s1:question:2")]),
+            str(state_dir),
+        )
     results = [(d["kind"], d["channel"], d["result"], d["detail"]) for d in deliveries(state_dir)]
-    assert ("permission", "desktop", "skipped",
-            f"focused: tmux pane {active} is active in an attached client") in results
+    assert (
+        "permission",
+        "desktop",
+        "skipped",
+        f"focused: tmux pane {active} is active in an attached client",
+    ) in results
     assert ("permission", "cmd", "sent", "true exited 0") in results  # only desktop is skipped
     assert ("question", "desktop", "sent", "notify-send id 7") in results
     assert len(calls(log)) == 1
@@ -285,36 +351,44 @@ def test_main_logs_its_own_crash(state_dir: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_rules_module_is_what_the_job_reflects(state_dir: Path) -> None:
     # the job carries texts for each content level its channels use, and no secret
-    write_config(f'[channels.desktop]\ntype = "desktop"\n'
-                 f'[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.example/t"\n'
-                 f'token = "{SECRET}"\n'
-                 '[[rules]]\nwhen = ["done"]\nchannels = ["desktop", "phone"]\n')
-    job_path = make_job(state_dir, [intent("done", message="Line one\nline two",
-                                           duration_ms=65_000)])
+    write_config(
+        f'[channels.desktop]\ntype = "desktop"\n'
+        f'[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.example/t"\n'
+        f'token = "{SECRET}"\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["desktop", "phone"]\n'
+    )
+    job_path = make_job(
+        state_dir, [intent("done", message="Line one\nline two", duration_ms=65_000)]
+    )
     text = Path(job_path).read_text()
     assert SECRET not in text and "ntfy.example" not in text
     job = json.loads(text)
     assert job["deliveries"][0]["texts"] == {
         "full": ["demo · done in 1m05s", "Line one\nline two"],
-        "summary": ["demo · done in 1m05s", "Line one"]}
+        "summary": ["demo · done in 1m05s", "Line one"],
+    }
     assert rules.decide  # the job came through the rules
 
 
-def test_escalation_can_be_updated_when_the_episode_ends(state_dir: Path,
-                                                         tmp_path: Path) -> None:
+def test_escalation_can_be_updated_when_the_episode_ends(state_dir: Path, tmp_path: Path) -> None:
     with ntfy_receiver() as rx:
         prog, _ = recorder(tmp_path)
-        write_config(f'[channels.cmd]\ntype = "command"\nargv = ["{prog}"]\n'
-                     f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
-                     '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
-                     'escalate_after_s = 0.1\nescalate_to = ["phone"]\n')
+        write_config(
+            f'[channels.cmd]\ntype = "command"\nargv = ["{prog}"]\n'
+            f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+            'escalate_after_s = 0.1\nescalate_to = ["phone"]\n'
+        )
         job = make_job(state_dir, [intent()])
         write_snapshot(state_dir, "attention", "s1:permission:1")
         sender.run_job(job, str(state_dir))
-        resolved = intent("resolved", reason="permission", duration_ms=3000,
-                          episode="s1:permission:1")
+        resolved = intent(
+            "resolved", reason="permission", duration_ms=3000, episode="s1:permission:1"
+        )
         sender.run_job(make_job(state_dir, [resolved]), str(state_dir))
         titles = [(m["title"], m["sequence_id"]) for m in rx.messages]
     seq = sender.sequence_id("s1:permission:1")
-    assert titles == [("Still waiting: demo · needs permission", seq),
-                      ("demo · permission handled", seq)]
+    assert titles == [
+        ("Still waiting: demo · needs permission", seq),
+        ("demo · permission handled", seq),
+    ]

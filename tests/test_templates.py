@@ -11,10 +11,19 @@ from lookout import templates
 
 def intent(**fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "kind": "permission", "session_id": "s1", "agent": "claude", "agent_id": None,
-        "project": "demo", "cwd": "/work/demo", "reason": "permission", "tool_name": "Bash",
-        "summary": "rm -rf build/", "message": "Claude needs your permission to use Bash",
-        "duration_ms": None, "episode": "s1:permission:x", "ts_ms": 0,
+        "kind": "permission",
+        "session_id": "s1",
+        "agent": "claude",
+        "agent_id": None,
+        "project": "demo",
+        "cwd": "/work/demo",
+        "reason": "permission",
+        "tool_name": "Bash",
+        "summary": "rm -rf build/",
+        "message": "Claude needs your permission to use Bash",
+        "duration_ms": None,
+        "episode": "s1:permission:x",
+        "ts_ms": 0,
     }
     base.update(fields)
     return base
@@ -22,7 +31,11 @@ def intent(**fields: Any) -> dict[str, Any]:
 
 def test_parse_splits_literals_and_fields() -> None:
     assert templates.parse("{project} · {kind}!") == [
-        (True, "project"), (False, " · "), (True, "kind"), (False, "!")]
+        (True, "project"),
+        (False, " · "),
+        (True, "kind"),
+        (False, "!"),
+    ]
 
 
 def test_double_braces_are_literal() -> None:
@@ -32,9 +45,12 @@ def test_double_braces_are_literal() -> None:
 @pytest.mark.parametrize(
     ("template", "message"),
     [
-        ("{nope}", "unknown placeholder {nope} (expected one of {cwd}, {duration}, {kind}, "
-                   "{message}, {project}, {question}, {reason}, {session_id}, {summary}, "
-                   "{tool_name})"),
+        (
+            "{nope}",
+            "unknown placeholder {nope} (expected one of {cwd}, {duration}, {kind}, "
+            "{message}, {project}, {question}, {reason}, {session_id}, {summary}, "
+            "{tool_name})",
+        ),
         ("{project.__class__}", "unknown placeholder {project.__class__}"),
         ("{project!r}", "unknown placeholder {project!r}"),
         ("{project:>99999}", "unknown placeholder {project:>99999}"),
@@ -43,8 +59,16 @@ def test_double_braces_are_literal() -> None:
         ("open {project", "unclosed '{' at position 5 (write {{ for a literal brace)"),
         ("a } b", "single '}' at position 2 (write }} for a literal brace)"),
     ],
-    ids=["unknown", "attribute", "conversion", "format-spec", "index", "empty", "unclosed",
-         "single-close"],
+    ids=[
+        "unknown",
+        "attribute",
+        "conversion",
+        "format-spec",
+        "index",
+        "empty",
+        "unclosed",
+        "single-close",
+    ],
 )
 def test_bad_templates_are_errors(template: str, message: str) -> None:
     with pytest.raises(ValueError) as exc:
@@ -72,10 +96,13 @@ def test_format_duration(ms: Any, text: str) -> None:
 
 
 def test_strip_markdown() -> None:
-    md = ("# Summary\n\nI **fixed** the `build` and [docs](https://x.example/a).\n\n"
-          "```python\nprint(1)\n```\n- one\n* two\n> quoted\n![img](http://i)")
+    md = (
+        "# Summary\n\nI **fixed** the `build` and [docs](https://x.example/a).\n\n"
+        "```python\nprint(1)\n```\n- one\n* two\n> quoted\n![img](http://i)"
+    )
     assert templates.strip_markdown(md) == (
-        "Summary\n\nI fixed the build and docs.\n\nprint(1)\n• one\n• two\nquoted\nimg")
+        "Summary\n\nI fixed the build and docs.\n\nprint(1)\n• one\n• two\nquoted\nimg"
+    )
 
 
 def test_truncate_on_a_word() -> None:
@@ -91,8 +118,11 @@ def test_permission_default_texts() -> None:
 def test_done_texts_carry_duration_and_stripped_message() -> None:
     long = "**Done.** " + "word " * 300
     title, body = templates.render_texts(
-        intent(kind="done", reason=None, tool_name=None, summary="", message=long,
-               duration_ms=192_000), templates.DEFAULTS)
+        intent(
+            kind="done", reason=None, tool_name=None, summary="", message=long, duration_ms=192_000
+        ),
+        templates.DEFAULTS,
+    )
     assert title == "demo · done in 3m12s"
     assert body.startswith("Done. word word")
     assert body.endswith("…") and len(body) <= templates.FULL_CHARS
@@ -105,9 +135,15 @@ def test_done_without_duration_reads_well() -> None:
 
 def test_question_uses_question_text() -> None:
     title, body = templates.render_texts(
-        intent(kind="question", reason="question", tool_name="AskUserQuestion",
-               question="Which database?\nPostgres or SQLite", summary="Which database?"),
-        templates.DEFAULTS)
+        intent(
+            kind="question",
+            reason="question",
+            tool_name="AskUserQuestion",
+            question="Which database?\nPostgres or SQLite",
+            summary="Which database?",
+        ),
+        templates.DEFAULTS,
+    )
     assert (title, body) == ("demo · has a question", "Which database?\nPostgres or SQLite")
 
 
@@ -124,7 +160,8 @@ def test_summary_is_built_from_tool_and_first_line() -> None:
 
 def test_resolved_texts() -> None:
     title, body = templates.render_texts(
-        intent(kind="resolved", duration_ms=42_000), templates.DEFAULTS)
+        intent(kind="resolved", duration_ms=42_000), templates.DEFAULTS
+    )
     assert (title, body) == ("demo · permission handled", "after 42s")
 
 
