@@ -27,6 +27,8 @@ REFS_NAME = "notify-refs.json"
 # A resolve can race the alert's own sender: wait this long for its notification id.
 REF_WAIT_S = 3.0
 ESCALATION_PREFIX = "Still waiting: "
+# A job older than this was never picked up (its sender failed to start): never send it.
+STALE_JOB_S = 3600.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -37,9 +39,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_dir = os.path.dirname(os.path.dirname(job_path))
     try:
         run_job(job_path, state_dir)
+        sweep(os.path.dirname(job_path), state_dir)
     except Exception:
         store.log_error(state_dir, f"notification sender: {traceback.format_exc()}")
     return 0
+
+
+def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
+    """Drop jobs no sender took (one that failed to start): a late alert is a wrong alert."""
+    now = time.time()
+    dropped = 0
+    for entry in os.scandir(outbox):
+        try:
+            if entry.name.endswith(".json") and now - entry.stat().st_mtime > max_age_s:
+                os.unlink(entry.path)
+                dropped += 1
+        except FileNotFoundError:
+            continue
+    if dropped:
+        store.log_error(state_dir, f"notification sender: dropped {dropped} stale job(s)")
+    return dropped
 
 
 def run_job(job_path: str, state_dir: str, sleep: Callable[[float], None] = time.sleep) -> None:

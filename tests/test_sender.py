@@ -392,3 +392,15 @@ def test_escalation_can_be_updated_when_the_episode_ends(state_dir: Path, tmp_pa
         ("Still waiting: demo · needs permission", seq),
         ("demo · permission handled", seq),
     ]
+
+
+def test_stale_jobs_are_dropped_not_sent(state_dir: Path) -> None:
+    outbox = state_dir / "outbox"
+    outbox.mkdir(parents=True)
+    old, fresh = outbox / "1-1.json", outbox / "2-2.json"
+    old.write_text("{}")
+    fresh.write_text("{}")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert sender.sweep(str(outbox), str(state_dir)) == 1
+    assert sorted(p.name for p in outbox.iterdir()) == ["2-2.json"]
+    assert "dropped 1 stale job(s)" in (state_dir / "errors.log").read_text()
