@@ -141,6 +141,8 @@ def _read_toml(path: str) -> dict[str, Any]:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{display(path)}: invalid TOML: {exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{display(path)}: not UTF-8 text (byte {exc.start})"]) from None
     except OSError as exc:
         raise ConfigError([f"{display(path)}: cannot read: {exc.strerror}"]) from None
 

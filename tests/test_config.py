@@ -404,3 +404,16 @@ def test_cache_keeps_one_entry_per_project_file(cfg_file: Path, tmp_path: Path) 
     assert [e["project"] for e in cache["entries"]] == [str(api / ".claude" / "lookout.toml"), None]
     assert config.load_cached(str(state), str(api))["channels"]["d"]["enabled"] is False
     assert config.load_cached(str(state), str(web))["channels"]["d"]["enabled"] is True
+
+
+def test_unreadable_files_are_config_errors(cfg_file: Path) -> None:
+    cfg_file.parent.mkdir(parents=True)
+    cfg_file.write_bytes(b'[channels.d]\ntype = "desk\xfftop"\n')
+    with pytest.raises(config.ConfigError) as exc:
+        config.load()
+    assert exc.value.errors == [f"{G}: not UTF-8 text (byte 25)"]
+    cfg_file.unlink()
+    cfg_file.mkdir()
+    with pytest.raises(config.ConfigError) as exc:
+        config.load()
+    assert exc.value.errors == [f"{G}: cannot read: Is a directory"]
