@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     Task = tuple[str, dict[str, Any], dict[str, Any]]
 
 DELIVERIES = "deliveries.jsonl"
+DELIVERIES_ROTATE_BYTES = 1024 * 1024
 REFS_NAME = "notify-refs.json"
 # A resolve can race the alert's own sender: wait this long for its notification id.
 REF_WAIT_S = 3.0
@@ -308,4 +309,5 @@ def record(
         line["episode"] = intent["episode"]
     if update:
         line["update"] = True
-    store.append_jsonl(state_dir, DELIVERIES, line)
+    with store.Locked(state_dir) as st:  # rotated like events.jsonl: the log stays bounded
+        st.append(DELIVERIES, line, DELIVERIES_ROTATE_BYTES)

@@ -404,3 +404,11 @@ def test_stale_jobs_are_dropped_not_sent(state_dir: Path) -> None:
     assert sender.sweep(str(outbox), str(state_dir)) == 1
     assert sorted(p.name for p in outbox.iterdir()) == ["2-2.json"]
     assert "dropped 1 stale job(s)" in (state_dir / "errors.log").read_text()
+
+
+def test_deliveries_log_is_rotated(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sender, "DELIVERIES_ROTATE_BYTES", 1000)
+    for _ in range(10):
+        sender.record(str(state_dir), intent(), "cmd", "sent", "x" * 150)
+    assert (state_dir / "deliveries.jsonl.1").exists()
+    assert (state_dir / "deliveries.jsonl").stat().st_size < 1000
