@@ -395,3 +395,25 @@ def test_macos_cannot_update_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
         "osascript cannot replace a notification",
         None,
     )
+
+
+def test_apprise_json_url_to_a_loopback_receiver() -> None:
+    pytest.importorskip("apprise", reason="the optional apprise extra is not installed")
+    with webhook_receiver() as rx:
+        port = rx.url.rsplit(":", 1)[1]
+        ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:{port}/hook"]})
+        result, detail, _ = channels.send(ch, msg_for(), 10)
+        assert (result, detail) == ("sent", "apprise (1 url(s))")
+        body = rx.requests[0].json()
+        assert (body["title"], body["message"]) == (
+            "demo · needs permission",
+            "Bash: rm -rf build/",
+        )
+
+
+def test_apprise_failure_is_reported() -> None:
+    pytest.importorskip("apprise", reason="the optional apprise extra is not installed")
+    with webhook_receiver(status=403) as rx:
+        port = rx.url.rsplit(":", 1)[1]
+        ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:{port}/hook"]})
+        assert channels.send(ch, msg_for(), 10) == ("failed", "apprise reported a failure", None)
