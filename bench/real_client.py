@@ -1,0 +1,144 @@
+"""Overhead of lookout on the real Claude Code client: wall time of the same `claude -p` scenario
+(one Bash tool call) with and without lookout's hooks, interleaved runs, median ratio.
+
+Usage: .venv/bin/python bench/real_client.py [--runs 15] [--checkout] [--json]
+Offline: the client talks only to a loopback mock API (tests/e2e/mock_api.py). Target: <= 1.15x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(CHECKOUT))
+
+from tests.e2e.client import ensure_client, offline_env  # noqa: E402
+from tests.e2e.harness import hookspec_settings, run_install_py  # noqa: E402
+from tests.e2e.mock_api import MockAPI  # noqa: E402
+
+PROMPT = "[[bash: echo bench]] [[say: done]]"
+TARGET = 1.15
+
+
+def make_home(root: Path, name: str, settings: dict[str, object] | None) -> Path:
+    home = root / name
+    (home / ".claude").mkdir(parents=True)
+    (home / "project").mkdir()
+    if settings is not None:
+        (home / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+    return home
+
+
+def run_once(claude: Path, home: Path, url: str) -> tuple[float, list[str]]:
+    argv = [str(claude), "-p", PROMPT, "--allowedTools", "Bash", "--output-format",
+            "stream-json", "--verbose", "--include-hook-events"]
+    env = offline_env(home, url)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=home / "project", env=env, capture_output=True, text=True,
+                          timeout=120)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"claude failed ({done.returncode}): {done.stderr[-2000:]}")
+    hooks = []
+    for line in done.stdout.splitlines():
+        event = json.loads(line) if line.startswith("{") else {}
+        if event.get("subtype") == "hook_response":
+            if event.get("exit_code") != 0 or event.get("stdout"):
+                raise SystemExit(f"hook {event.get('hook_name')} was not clean: {event}")
+            hooks.append(str(event.get("hook_name")))
+    return elapsed, hooks
+
+
+def statuses(home: Path) -> list[str]:
+    """event -> status lines of the last session lookout recorded in this HOME."""
+    path = home / ".local" / "state" / "lookout" / "events.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    last = rows[-1]["session_id"] if rows else None
+    out = []
+    for row in rows:
+        if row["session_id"] == last:
+            reason = f"/{row['reason']}" if row.get("reason") else ""
+            detail = f" ({row['detail']})" if row.get("detail") else ""
+            out.append(f"{row['event']} -> {row['status']}{reason}{detail}")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="measured runs per variant (15)")
+    parser.add_argument("--warmup", type=int, default=2, help="unmeasured runs per variant (2)")
+    parser.add_argument("--checkout", action="store_true",
+                        help="hooks from this checkout (lookout.hookspec) instead of install.py")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+
+    claude = ensure_client()
+    with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp, MockAPI() as api:
+        root = Path(tmp)
+        bare = make_home(root, "bare", {})
+        if args.checkout:
+            with_lookout = make_home(root, "lookout", hookspec_settings())
+            how = "checkout hooks (hookspec)"
+        else:
+            with_lookout = root / "lookout"
+            with_lookout.mkdir()
+            done = run_install_py(with_lookout)
+            if done.returncode != 0:
+                raise SystemExit(f"install.py failed:\n{done.stdout}\n{done.stderr}")
+            (with_lookout / "project").mkdir()
+            how = "python3 install.py"
+        times: dict[str, list[float]] = {"bare": [], "lookout": []}
+        fired: list[str] = []
+        for i in range(args.warmup + args.runs):
+            # Alternate which variant goes first, so drift and caching favour neither.
+            order = [("bare", bare), ("lookout", with_lookout)]
+            for name, home in order if i % 2 == 0 else reversed(order):
+                elapsed, hooks = run_once(claude, home, api.url)
+                if i >= args.warmup:
+                    times[name].append(elapsed)
+                if name == "lookout":
+                    fired = hooks
+        time.sleep(1.0)  # SessionEnd is async: let the last record land
+        recorded = statuses(with_lookout)
+
+    bare_ms = statistics.median(times["bare"]) * 1000
+    lookout_ms = statistics.median(times["lookout"]) * 1000
+    ratio = lookout_ms / bare_ms
+    result = {
+        "how": how,
+        "runs": args.runs,
+        "bare_median_ms": round(bare_ms, 1),
+        "lookout_median_ms": round(lookout_ms, 1),
+        "ratio": round(ratio, 3),
+        "target": TARGET,
+        "hooks_fired": fired,
+        "statuses": recorded,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"lookout via {how}, {args.runs} interleaved runs each (+{args.warmup} warm-up)")
+        print(f"  without lookout: median {bare_ms:7.1f} ms")
+        print(f"  with lookout:    median {lookout_ms:7.1f} ms")
+        print(f"  ratio: {ratio:.3f}x (target <= {TARGET}x): "
+              f"{'OK' if ratio <= TARGET else 'OVER'}")
+        print(f"hook runs the client reported ({len(fired)}, async ones not listed): "
+              + ", ".join(fired))
+        print("statuses lookout recorded for the last session:")
+        for line in recorded:
+            print(f"  {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
