@@ -595,6 +595,8 @@ def warnings(cfg: Config) -> list[str]:
     """Problems that only show at send time: missing env vars, apprise not installed."""
     out: list[str] = []
     for name, ch in cfg["channels"].items():
+        if not ch.get("enabled", True):
+            continue  # defined but switched off: nothing will be sent, nothing can fail
         for key in ("token_env", "url_env"):
             var = ch.get(key)
             if var and not os.environ.get(var):

@@ -417,3 +417,10 @@ def test_unreadable_files_are_config_errors(cfg_file: Path) -> None:
     with pytest.raises(config.ConfigError) as exc:
         config.load()
     assert exc.value.errors == [f"{G}: cannot read: Is a directory"]
+
+
+def test_disabled_channels_raise_no_send_time_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NTFY_TOKEN", raising=False)
+    raw = {"channels": {"phone": {"type": "ntfy", "url": "https://ntfy.sh/t",
+                                  "token_env": "NTFY_TOKEN", "enabled": False}}}
+    assert config.warnings(config.validate(raw)) == []

@@ -49,3 +49,10 @@ def test_example_names_every_kind_and_placeholder() -> None:
         assert kind in text, kind
     for placeholder in templates.PLACEHOLDERS:
         assert "{" + placeholder + "}" in text, placeholder
+
+
+def test_as_the_default_config_it_sends_nothing_off_the_machine() -> None:
+    # install.py writes this file as the default config: only local channels may be on.
+    cfg = config.validate(tomllib.loads(EXAMPLE.read_text()), "config.example.toml")
+    enabled = {name for name, ch in cfg["channels"].items() if ch.get("enabled", True)}
+    assert {cfg["channels"][name]["type"] for name in enabled} <= {"desktop"}

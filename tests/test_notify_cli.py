@@ -38,7 +38,7 @@ def test_check_config_ok_with_project_file_and_warnings(
     )
     project = tmp_path / "home" / "api"
     (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "lookout.toml").write_text("[channels.phone]\nenabled = false\n")
+    (project / ".claude" / "lookout.toml").write_text("[channels.phone]\ntimeout_ms = 3000\n")
     assert notify_cli.main(["check-config", "--project", str(project)]) == 0
     assert capsys.readouterr().out == (
         "~/.config/lookout/config.toml: ok (1 channel(s), 1 rule(s))\n"
