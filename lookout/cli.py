@@ -159,13 +159,30 @@ def _status(args: argparse.Namespace) -> int:
     now = int(time.time() * 1000)
     sessions = view.load_sessions(state_dir, now, args.stale_after)
     shown = sessions if args.all else [s for s in sessions if s["status"] != "ended"]
+    # Hooks keep recording with a broken config but send nothing: say so where people look.
+    config_error = _config_error()
     if args.json:
-        print(json.dumps({"sessions": [view.public(s) for s in shown]}, indent=2))
-    elif args.line:
-        print(view.line(shown))
-    else:
-        print(view.table(shown, now, _colour(), _width()))
+        body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
+        print(json.dumps(body, indent=2))
+        return 0
+    if args.line:
+        print(view.line(shown) + (" · config error" if config_error else ""))
+        return 0
+    print(view.table(shown, now, _colour(), _width()))
+    if config_error:
+        print(f"warning: notifications are off: {config_error}", file=sys.stderr)
+        print("hint: run `lookout check-config`", file=sys.stderr)
     return 0
+
+
+def _config_error() -> str | None:
+    from lookout import config
+
+    try:
+        config.load()
+    except LookoutError as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def _watch(state_dir: str, args: argparse.Namespace) -> int:

@@ -101,7 +101,7 @@ def test_status_table_and_line(recorded: Path) -> None:
 def test_status_with_no_state_at_all() -> None:
     out = lookout("status")
     assert (out.returncode, out.stdout.strip()) == (0, "no sessions")
-    assert json.loads(lookout("status", "--json").stdout) == {"sessions": []}
+    assert json.loads(lookout("status", "--json").stdout) == {"sessions": [], "config_error": None}
 
 
 def test_tail(recorded: Path) -> None:
@@ -177,3 +177,15 @@ def test_help_lists_every_command() -> None:
     for command in ("status", "tail", "prune", "doctor", "test", "check-config"):
         assert command in out
     assert os.environ["LOOKOUT_STATE_DIR"] in out
+
+
+def test_status_says_when_the_config_is_broken(recorded: Path) -> None:
+    Path(os.environ["LOOKOUT_CONFIG"]).write_text("[channels.phone]\ntype = 5\n")
+    out = lookout("status")
+    assert out.returncode == 0
+    assert "attention permission" in out.stdout
+    assert out.stderr.startswith("warning: notifications are off: ")
+    assert "channels.phone.type" in out.stderr
+    assert "hint: run `lookout check-config`" in out.stderr
+    assert json.loads(lookout("status", "--json").stdout)["config_error"]
+    assert lookout("status", "--line").stdout.strip().endswith("· config error")
