@@ -157,7 +157,7 @@ def _target(s: Session, event: Event) -> Actor:
 
 
 def _child(event: Event) -> Actor:
-    child = _actor(WORKING, event["agent_type"])
+    child = _actor(WORKING)
     child["agent_type"] = event["agent_type"] or ""
     child["started_ms"] = event["ts_ms"]
     return child
@@ -515,7 +515,7 @@ def _subagent_start(s: Session, event: Event, intents: list[Intent]) -> None:
     if event["agent_id"] is None:
         return
     child = _target(s, event)
-    child.update(_actor(WORKING, event["agent_type"]))
+    child.update(_actor(WORKING))
     child["agent_type"] = event["agent_type"] or ""
     child["started_ms"] = event["ts_ms"]
     _set(s["main"], WORKING, "Agent")

@@ -56,3 +56,8 @@ def test_as_the_default_config_it_sends_nothing_off_the_machine() -> None:
     cfg = config.validate(tomllib.loads(EXAMPLE.read_text()), "config.example.toml")
     enabled = {name for name, ch in cfg["channels"].items() if ch.get("enabled", True)}
     assert {cfg["channels"][name]["type"] for name in enabled} <= {"desktop"}
+
+
+def test_readme_explains_every_key() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert sorted(k for k in every_key() if f"`{k}`" not in readme) == []
