@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lookout import hookspec, installer, paths, settings
+from lookout import hookspec, installer, paths, settings, view
 from lookout.errors import LookoutError
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
@@ -289,6 +289,30 @@ def check_state(report: Report) -> None:
         )
 
 
+def check_deliveries(report: Report, last: int = 50) -> None:
+    """What the background sender recorded: the last failures are usually the whole story."""
+    path = Path(paths.state_dir()) / "deliveries.jsonl"
+    if not path.is_file():
+        report.add("deliveries", INFO, "no notification sent yet")
+        return
+    with open(path, "rb") as fh:
+        lines = fh.read().splitlines()[-last:]
+    records = [r for r in (view.parse_line(raw) for raw in lines) if r is not None]
+    failed = [r for r in records if r.get("result") == "failed"]
+    sent = sum(1 for r in records if r.get("result") == "sent")
+    if not failed:
+        report.add("deliveries", OK, f"last {len(records)}: {sent} sent, none failed")
+        return
+    worst = failed[-1]
+    report.add(
+        "deliveries",
+        WARN,
+        f"last {len(records)}: {len(failed)} failed; latest: {worst.get('channel')} "
+        f"({worst.get('kind')}) at {worst.get('ts')}: {worst.get('detail')}",
+        "lookout tail --deliveries; lookout test CHANNEL",
+    )
+
+
 def desktop_status() -> tuple[bool, str]:
     if sys.platform == "darwin":
         found = shutil.which("osascript")
@@ -399,6 +423,7 @@ def diagnose(project: str) -> Report:
     loaded = check_config(report, project)
     check_state(report)
     check_channels(report, loaded)
+    check_deliveries(report)
     return report
 
 
