@@ -314,13 +314,34 @@ def test_doctor_shows_failed_deliveries(tmp_path: Path) -> None:
     from lookout import doctor, store
 
     state = os.environ["LOOKOUT_STATE_DIR"]
-    store.append_jsonl(state, "deliveries.jsonl", {"ts": "2026-11-25T21:00:00.000Z", "kind": "done",
-                                                    "channel": "desktop", "result": "sent", "detail": ""})
-    store.append_jsonl(state, "deliveries.jsonl", {"ts": "2026-11-25T21:00:05.000Z", "kind": "permission",
-                                                    "channel": "phone", "result": "failed",
-                                                    "detail": "HTTP 401 unauthorized"})
+    store.append_jsonl(
+        state,
+        "deliveries.jsonl",
+        {
+            "ts": "2026-11-25T21:00:00.000Z",
+            "kind": "done",
+            "channel": "desktop",
+            "result": "sent",
+            "detail": "",
+        },
+    )
+    store.append_jsonl(
+        state,
+        "deliveries.jsonl",
+        {
+            "ts": "2026-11-25T21:00:05.000Z",
+            "kind": "permission",
+            "channel": "phone",
+            "result": "failed",
+            "detail": "HTTP 401 unauthorized",
+        },
+    )
     report = doctor.diagnose(str(tmp_path))
     found = [c for c in report.checks if c.check == "deliveries"]
     assert len(found) == 1
     assert found[0].status == doctor.WARN
-    assert "1 failed" in found[0].message and "phone" in found[0].message and "HTTP 401" in found[0].message
+    assert (
+        "1 failed" in found[0].message
+        and "phone" in found[0].message
+        and "HTTP 401" in found[0].message
+    )
