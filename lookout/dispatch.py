@@ -24,14 +24,20 @@ def sender_argv(job_path: str) -> list[str]:
 
 def spawn(job_path: str) -> int:
     """Start the sender; returns its pid. Does not wait: the hook exits long before it does."""
-    argv = sender_argv(job_path)
+    return spawn_detached(sender_argv(job_path))
+
+
+def spawn_detached(argv: list[str]) -> int:
+    """Start `argv` (no shell) in a new session with stdio on /dev/null; never wait for it.
+    A bare program name is looked up on PATH."""
     actions = [
         (os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
         for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))
     ]
+    spawner = os.posix_spawn if os.sep in argv[0] else os.posix_spawnp
     try:
-        return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True)
-    except (NotImplementedError, AttributeError):  # pragma: no cover - platforms without SETSID
+        return spawner(argv[0], argv, os.environ, file_actions=actions, setsid=True)
+    except (NotImplementedError, AttributeError, TypeError):  # pragma: no cover - no SETSID
         import subprocess
 
         return subprocess.Popen(

@@ -33,6 +33,30 @@ EVENTS: tuple[tuple[str, str, bool], ...] = (
     ("SessionEnd", "session_end.py", True),
 )
 
+# OpenAI Codex's Claude-compatible hooks (~/.codex/hooks.json): the same scripts. Codex runs
+# matching hooks concurrently and its async semantics differ, so every entry is synchronous.
+CODEX_EVENTS: tuple[tuple[str, str, bool], ...] = tuple(
+    (name, script, False)
+    for name, script, _ in EVENTS
+    if name
+    in (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "PreCompact",
+        "PostCompact",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "StopFailure",
+    )
+)
+
+# The program for Codex's legacy `notify` setting (JSON as its last argument, not on stdin).
+CODEX_NOTIFY_SCRIPT = "codex_notify.py"
+
 # Any other event (newer clients keep adding them) can be recorded with this script.
 GENERIC_SCRIPT = "event.py"
 

@@ -45,6 +45,58 @@ def run(event_name: str | None = None) -> int:
     return 0
 
 
+def run_codex_notify(argv: list[str]) -> int:
+    """Entry point of hooks/codex_notify.py, Codex's legacy `notify` program: the JSON comes as
+    the last argument. Arguments after a leading `--` are the notify program the user had
+    before; it still runs (detached), with the same JSON."""
+    ts_ms = int(time.time() * 1000)
+    _silence()
+    state_dir = ""
+    try:
+        state_dir = paths.state_dir()
+        chain = argv[1:-1] if len(argv) >= 2 and argv[0] == "--" else []
+        raw = argv[-1] if argv and argv[-1] != "--" else ""
+        try:
+            record_codex_notify(raw, ts_ms, state_dir, os.environ)
+        finally:
+            if chain:
+                from lookout import dispatch
+
+                dispatch.spawn_detached([*chain, raw])
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        import traceback
+
+        store.log_error(state_dir or paths.state_dir(), f"codex notify: {traceback.format_exc()}")
+    return 0
+
+
+def record_codex_notify(raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
+    """A completed Codex turn (`agent-turn-complete`, kebab-case keys, several of them optional)
+    becomes the Stop of that thread's session."""
+    data = _parse(raw.encode("utf-8", "replace"))
+    if data is None:
+        store.log_error(
+            state_dir, f"codex notify: argument is not a JSON object ({len(raw)} chars)"
+        )
+        return
+    kind = data.get("type")
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else ""
+    thread = data.get("thread-id")
+    payload: dict[str, object] = {
+        "session_id": thread if isinstance(thread, str) and thread else f"codex:{cwd or 'unknown'}",
+        "cwd": cwd,
+        "hook_event_name": "Stop" if kind == "agent-turn-complete" else f"CodexNotify:{kind}",
+        "last_assistant_message": data.get("last-assistant-message") or "",
+    }
+    if isinstance(data.get("turn-id"), str):
+        payload["turn_id"] = data["turn-id"]
+    codex_env = {**env, "LOOKOUT_AGENT": "codex"}
+    codex_env.pop("CLAUDE_PID", None)  # a notify program's parent is Codex, not Claude
+    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, codex_env)
+
+
 def _silence() -> None:
     """Point fds 1 and 2 at /dev/null: no stray output, even from C code or a child process."""
     try:

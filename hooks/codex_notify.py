@@ -1,0 +1,11 @@
+"""OpenAI Codex legacy `notify` program: records a completed turn (JSON in the last argument)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lookout.runner import run_codex_notify
+
+if __name__ == "__main__":
+    raise SystemExit(run_codex_notify(sys.argv[1:]))
