@@ -90,6 +90,8 @@ def tool_summary(tool_name: str | None, tool_input: object) -> str:
         return first_line(tool_input.get("plan"))
     for key in ("command", "file_path", "notebook_path", "pattern", "query", "description"):
         value = tool_input.get(key)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            value = " ".join(value)  # Codex's shell tool takes an argv
         if isinstance(value, str) and value.strip():
             return first_line(value)
     url = tool_input.get("url")
