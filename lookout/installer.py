@@ -1,6 +1,7 @@
 """`python3 install.py`: set up lookout's runtime and merge its hooks into a Claude Code settings
-file (or take them out again). The one documented writer of someone else's file: it writes a
-settings file only atomically, after a backup, and never one it could not parse.
+file and/or OpenAI Codex's hooks.json or config.toml `notify` (or take them out again). The one
+documented writer of someone else's files: it writes one only atomically, after a backup, and
+never one it could not parse.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -22,13 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lookout import __version__, hookspec, paths, settings
+from lookout import __version__, codex_config, hookspec, paths, settings
 from lookout.errors import LookoutError
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 FALLBACK_DEPS = ("filelock>=3.20.3", "tomli-w>=1.0")
 WRAPPER_MARK = "# lookout command, written by lookout's install.py"
 NOTHING_CHANGED = "lookout changed nothing"
+# The first Codex release with hooks on by default; older ones only have `notify`.
+CODEX_HOOKS_SINCE = (0, 124, 0)
 
 Out = Callable[[str], None]
 
@@ -57,6 +61,18 @@ def scope_path(scope: str, project: str | None = None) -> Path:
     return root / ".claude" / name
 
 
+def codex_home() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"))
+
+
+def codex_hooks_path() -> Path:
+    return codex_home() / "hooks.json"
+
+
+def codex_config_path() -> Path:
+    return codex_home() / "config.toml"
+
+
 def runtime_home() -> Path:
     return Path(os.path.abspath(paths.data_dir()))
 
@@ -69,13 +85,18 @@ def bin_dir() -> Path:
     return Path(os.path.expanduser("~")) / ".local" / "bin"
 
 
-def hook_command(python: str, home: Path, script: str) -> str:
-    # The client runs it through /bin/sh -c: quote each path, pin the interpreter (no PATH lookup).
-    return f"{shlex.quote(python)} -I -S {shlex.quote(str(home / 'hooks' / script))}"
+def hook_command(python: str, home: Path, script: str, agent: str = "claude") -> str:
+    # The client runs it through a shell: quote each path, pin the interpreter (no PATH lookup).
+    command = f"{shlex.quote(python)} -I -S {shlex.quote(str(home / 'hooks' / script))}"
+    # Codex's payloads look much like Claude Code's: its commands say which agent runs them.
+    return f"{settings.AGENT_VAR}=codex {command}" if agent == "codex" else command
 
 
-def wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
-    return settings.wanted_handlers(lambda script: hook_command(python, home, script))
+def wanted(python: str, home: Path, agent: str = "claude") -> list[tuple[str, settings.Handler]]:
+    events = hookspec.CODEX_EVENTS if agent == "codex" else hookspec.EVENTS
+    return settings.wanted_handlers(
+        lambda script: hook_command(python, home, script, agent), events
+    )
 
 
 # --- reading and writing settings files -----------------------------------------------------
@@ -102,7 +123,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def load_settings(path: Path) -> Loaded:
+def _read_text(path: Path) -> str | None:
+    """The file's text, None if it does not exist; LookoutError if it cannot be read as UTF-8."""
     where = tilde(path)
     hint = f"fix or move the file; {NOTHING_CHANGED}"
     try:
@@ -112,13 +134,21 @@ def load_settings(path: Path) -> Loaded:
             raise LookoutError(
                 f"{where}: is a symlink to a missing file ({os.readlink(path)})", hint=hint
             ) from None
-        return Loaded(path, None, {})
+        return None
     except OSError as exc:
         raise LookoutError(f"{where}: cannot read: {exc.strerror}", hint=NOTHING_CHANGED) from exc
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LookoutError(f"{where}: not UTF-8 text (byte {exc.start})", hint=hint) from exc
+
+
+def load_settings(path: Path) -> Loaded:
+    where = tilde(path)
+    hint = f"fix or move the file; {NOTHING_CHANGED}"
+    text = _read_text(path)
+    if text is None:
+        return Loaded(path, None, {})
     if not text.strip():
         return Loaded(path, text, {})  # an empty file (`touch`) holds nothing to lose
     try:
@@ -467,6 +497,207 @@ def install_config(out: Out, checkout: Path = CHECKOUT) -> None:
     out(f"wrote default config {tilde(target)} (from config.example.toml)")
 
 
+# --- OpenAI Codex ------------------------------------------------------------------------------
+
+
+def load_codex_config(path: Path) -> Loaded:
+    """Codex's config.toml, parsed strictly (data: the TOML document)."""
+    text = _read_text(path)
+    if text is None:
+        return Loaded(path, None, {})
+    try:
+        data = codex_config.parse(text)
+        codex_config.notify_value(data)
+    except codex_config.ConfigError as exc:
+        raise LookoutError(
+            f"{tilde(path)}: {exc}", hint=f"fix or move the file; {NOTHING_CHANGED}"
+        ) from exc
+    return Loaded(path, text, data)
+
+
+def codex_version(binary: str | None = None) -> tuple[str | None, tuple[int, int, int] | None]:
+    """(the codex binary, its version), from `codex --version`; None where unknown.
+    $LOOKOUT_CODEX names the binary (empty: none), else `codex` on PATH."""
+    if binary is None:
+        binary = os.environ.get("LOOKOUT_CODEX", shutil.which("codex") or "")
+    if not binary:
+        return None, None
+    try:
+        done = _run([binary, "--version"], timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return binary, None
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
+    if done.returncode != 0 or found is None:
+        return binary, None
+    major, minor, patch = (int(x) for x in found.groups())
+    return binary, (major, minor, patch)
+
+
+def codex_mode(force_notify: bool, out: Out) -> str:
+    """'hooks' or 'notify': which way Codex is wired, said in one line."""
+    hooks, config = tilde(codex_hooks_path()), tilde(codex_config_path())
+    since = ".".join(str(n) for n in CODEX_HOOKS_SINCE)
+    if force_notify:
+        out(f"codex: --codex-notify: using notify in {config}")
+        return "notify"
+    binary, version = codex_version()
+    if version is None:
+        what = "codex not found on PATH" if binary is None else f"{binary} --version failed"
+        out(
+            f"codex: {what}: using hooks in {hooks} (Codex {since}+;"
+            " for an older Codex add --codex-notify)"
+        )
+        return "hooks"
+    shown = ".".join(str(n) for n in version)
+    if version < CODEX_HOOKS_SINCE:
+        out(f"codex: Codex {shown} has no hooks (they start in {since}): using notify in {config}")
+        return "notify"
+    out(f"codex: Codex {shown} has hooks: using {hooks}")
+    return "hooks"
+
+
+def notify_memo_path() -> Path:
+    # The exact text of the notify lines lookout replaced, so uninstall restores them byte for
+    # byte; without it the previous argv (kept after our "--") is rewritten on one line.
+    return runtime_home() / "codex-notify.json"
+
+
+def _read_memo() -> dict[str, dict[str, str]]:
+    try:
+        memo = json.loads(notify_memo_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(memo, dict):
+        return {}
+    return {
+        k: v
+        for k, v in memo.items()
+        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+    }
+
+
+def _write_memo(memo: dict[str, dict[str, str]]) -> None:
+    path = notify_memo_path()
+    if not memo:
+        if path.exists():
+            path.unlink()
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(memo, indent=2) + "\n").encode("utf-8"), 0o600)
+
+
+def _edit_notify(loaded: Loaded, snippet: str, notify: list[str] | None) -> str:
+    text = loaded.text or ""
+    try:
+        new_text = codex_config.replace(text, snippet)
+        codex_config.check(text, new_text, notify)
+    except codex_config.ConfigError as exc:
+        raise LookoutError(f"{tilde(loaded.path)}: {exc}", hint=NOTHING_CHANGED) from exc
+    return new_text
+
+
+def _verify_written(loaded: Loaded, backup: Path | None, notify: list[str] | None) -> None:
+    """Read the file back: every other key as before, notify as wanted."""
+    text = _read_text(loaded.path) or ""
+    try:
+        codex_config.check(loaded.text or "", text, notify)
+    except codex_config.ConfigError as exc:
+        restore = f"restore it from {tilde(backup)}" if backup else "remove it"
+        raise LookoutError(f"{tilde(loaded.path)}: read back: {exc}", hint=restore) from exc
+
+
+def install_notify(loaded: Loaded, python: str, home: Path, dry_run: bool, out: Out) -> bool:
+    """Point Codex's legacy `notify` at codex_notify.py, chaining the program set before."""
+    path = loaded.path
+    current = codex_config.notify_value(loaded.data)
+    previous = codex_config.chained(current)
+    script = str(home / "hooks" / hookspec.CODEX_NOTIFY_SCRIPT)
+    argv = codex_config.notify_argv(python, script, previous)
+    if current == argv:
+        out(f"already installed: notify in {tilde(path)}")
+        return False
+    old_snippet = codex_config.current_snippet(loaded.text) if loaded.text else ""
+    snippet = codex_config.render(argv)
+    text = _edit_notify(loaded, snippet, argv)
+    if dry_run:
+        out(unified_diff(loaded, text).rstrip("\n"))
+        return True
+    backup = write_settings(loaded, text)
+    _verify_written(loaded, backup, argv)
+    memo = _read_memo()
+    key = os.path.realpath(path)
+    if not codex_config.is_ours(current):
+        memo[key] = {"previous": old_snippet, "written": snippet}
+    elif key in memo:
+        memo[key]["written"] = snippet
+    _write_memo(memo)
+    details = []
+    if previous:
+        details.append(f"still runs your {shlex.join(previous[:1])}")
+    if backup:
+        details.append(f"backup: {tilde(backup)}")
+    elif loaded.text is None:
+        details.append("new file")
+    extra = f" ({'; '.join(details)})" if details else ""
+    out(f"set notify in {tilde(path)}{extra}")
+    return True
+
+
+def uninstall_notify(loaded: Loaded, dry_run: bool, out: Out) -> bool:
+    """Put back the notify lookout replaced (exactly, when it remembers the text), or remove
+    ours when there was none."""
+    path = loaded.path
+    current = codex_config.notify_value(loaded.data)
+    if loaded.text is None or not codex_config.is_ours(current):
+        out(f"nothing to uninstall in {tilde(path)}")
+        return False
+    previous = codex_config.chained(current)
+    restore = codex_config.render(previous) if previous else ""
+    memo = _read_memo()
+    key = os.path.realpath(path)
+    entry = memo.get(key)
+    if entry and entry.get("written") == codex_config.current_snippet(loaded.text):
+        kept = entry.get("previous", "")
+        try:
+            value = codex_config.parse(kept).get("notify") if kept else None
+        except codex_config.ConfigError:
+            value = False
+        if value == (previous or None):
+            restore = kept
+    text = _edit_notify(loaded, restore, previous or None)
+    if dry_run:
+        out(unified_diff(loaded, text).rstrip("\n"))
+        return False
+    backup = write_settings(loaded, text)
+    _verify_written(loaded, backup, previous or None)
+    if memo.pop(key, None) is not None:
+        _write_memo(memo)
+    what = "restored your previous notify in" if previous else "removed lookout's notify from"
+    out(f"{what} {tilde(path)}{_suffix(backup)}")
+    return True
+
+
+def install_codex(mode: str, python: str, home: Path, dry_run: bool, out: Out) -> None:
+    hooks = load_settings(codex_hooks_path())
+    config = load_codex_config(codex_config_path())
+    if mode == "hooks":
+        changed = install_into(hooks, python, home, dry_run, out, agent="codex")
+        if codex_config.is_ours(codex_config.notify_value(config.data)):
+            # Upgraded from a Codex without hooks: both would record every turn.
+            uninstall_notify(config, dry_run, out)
+        if changed and not dry_run:
+            out(
+                "note: Codex runs new or changed hooks only once you trust them:"
+                " start codex, type /hooks and trust lookout's"
+                f" {len(hookspec.CODEX_EVENTS)} hooks"
+            )
+        return
+    install_notify(config, python, home, dry_run, out)
+    if settings.count_ours(hooks.data, [str(home)]):
+        # One way only: with both, a Codex that has hooks would record every turn twice.
+        uninstall_file(hooks.path, [str(home)], dry_run, out)
+
+
 # --- the commands ----------------------------------------------------------------------------
 
 
@@ -481,8 +712,16 @@ def _suffix(backup: Path | None) -> str:
 
 
 def do_install(args: argparse.Namespace, out: Out) -> int:
+    claude = args.agent in ("claude", "all")
+    codex = args.agent in ("codex", "all")
     (target,) = targets(args)
-    loaded = load_settings(target)  # refuse a broken file before touching anything else
+    # Refuse a broken file before touching anything else.
+    loaded = load_settings(target) if claude else Loaded(target, None, {})
+    mode = ""
+    if codex:
+        load_settings(codex_hooks_path())
+        load_codex_config(codex_config_path())
+        mode = codex_mode(args.codex_notify, out)
     home = runtime_home()
     if args.dry_run:
         python = args.python or str(venv_python(home))
@@ -496,8 +735,11 @@ def do_install(args: argparse.Namespace, out: Out) -> int:
             out(f"runtime {tilde(home)} is up to date")
         install_wrapper(python, home, out)
         install_config(out)
-    install_into(loaded, python, home, args.dry_run, out)
-    if args.dry_run:
+    if claude:
+        install_into(loaded, python, home, args.dry_run, out)
+    if codex:
+        install_codex(mode, python, home, args.dry_run, out)
+    if args.dry_run or not claude:
         return 0
     if loaded.data.get("disableAllHooks") is True:
         out(f"warning: {tilde(target)} sets disableAllHooks: true, so no hook runs")
@@ -510,13 +752,17 @@ def do_install(args: argparse.Namespace, out: Out) -> int:
     return 0
 
 
-def install_into(loaded: Loaded, python: str, home: Path, dry_run: bool, out: Out) -> bool:
-    """Merge our entries into one settings file; True if the file changed (or would)."""
+def install_into(
+    loaded: Loaded, python: str, home: Path, dry_run: bool, out: Out, agent: str = "claude"
+) -> bool:
+    """Merge our entries into one settings file (Claude Code's settings.json or Codex's
+    hooks.json, the same shape); True if the file changed (or would)."""
     target = loaded.path
     roots = [str(home)]
-    new = settings.merge(loaded.data, wanted(python, home), roots)
+    handlers = wanted(python, home, agent)
+    new = settings.merge(loaded.data, handlers, roots)
     text = settings.dumps(new, loaded.text)
-    count = len(hookspec.EVENTS)
+    count = len(handlers)
     if loaded.text is not None and text == loaded.text:
         out(f"already installed: {count} hooks in {tilde(target)}")
         return False
@@ -569,7 +815,17 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
 def do_uninstall(args: argparse.Namespace, out: Out) -> int:
     home = runtime_home()
     roots = [str(home)]
-    files = targets(args)
+    claude = args.agent in ("claude", "all")
+    codex = args.agent in ("codex", "all")
+    files = targets(args) if claude else []
+    codex_files = [codex_hooks_path(), codex_config_path()]
+    if args.purge and not codex:
+        # The runtime goes away: Codex's hooks and notify must not point at it either.
+        codex = any(os.path.lexists(f) for f in codex_files)
+    if codex:
+        # Before changing anything: a broken file stops the whole uninstall.
+        load_settings(codex_files[0])
+        load_codex_config(codex_files[1])
     if args.purge:
         # The runtime goes away: hooks anywhere that point at it would fail, so clear all scopes.
         files += [scope_path(s, args.project) for s in ("user", "project", "local")]
@@ -582,6 +838,9 @@ def do_uninstall(args: argparse.Namespace, out: Out) -> int:
     changed = False
     for target in unique:
         changed |= uninstall_file(target, roots, args.dry_run, out)
+    if codex:
+        uninstall_file(codex_files[0], roots, args.dry_run, out)
+        uninstall_notify(load_codex_config(codex_files[1]), args.dry_run, out)
     if args.purge:
         for sub in ("venv", "lookout", "hooks", "bin"):
             _remove_tree(home / sub, "runtime", args.dry_run, out)
@@ -601,7 +860,7 @@ def do_uninstall(args: argparse.Namespace, out: Out) -> int:
         _remove_tree(config, "config", args.dry_run, out)
         if not args.dry_run and config.parent.is_dir() and not any(config.parent.iterdir()):
             config.parent.rmdir()
-    if changed:
+    if changed and claude:
         warn_running(out)
     return 0
 
@@ -611,7 +870,10 @@ Install lookout: set up its runtime (a private virtual environment under
 $LOOKOUT_HOME, default ~/.local/share/lookout), put the `lookout` command in
 ~/.local/bin, write a default config if there is none, and merge one hook
 entry per Claude Code event into a settings file (a backup first, an atomic
-write, everything else in the file kept as it was)."""
+write, everything else in the file kept as it was). With --agent codex, the
+same for OpenAI Codex: its hooks into $CODEX_HOME/hooks.json (default
+~/.codex), or, for a Codex older than 0.124.0, its `notify` program in
+$CODEX_HOME/config.toml (only that setting changes)."""
 
 EPILOG = """\
 scopes:
@@ -623,6 +885,9 @@ examples:
   python3 install.py                      install for every session of this user
   python3 install.py --dry-run            show the settings diff, write nothing
   python3 install.py --scope local --project ~/src/app
+  python3 install.py --agent all          Claude Code and Codex
+  python3 install.py --agent codex --codex-notify
+                                          Codex through its legacy notify setting
   python3 install.py --uninstall          remove lookout's hooks (keeps the runtime)
   python3 install.py --uninstall --purge  also remove runtime, command, state and config"""
 
@@ -633,6 +898,17 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--agent",
+        choices=("claude", "codex", "all"),
+        help="which coding agent to install for (default: claude)",
+    )
+    p.add_argument(
+        "--codex-notify",
+        action="store_true",
+        help="Codex: set the legacy `notify` program in config.toml instead of hooks"
+        " (automatic for Codex older than 0.124.0)",
     )
     p.add_argument(
         "--scope",
@@ -667,6 +943,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--purge only goes with --uninstall")
     if args.settings and (args.scope or args.project):
         parser.error("--settings replaces --scope/--project")
+    if args.codex_notify and args.agent == "claude":
+        parser.error("--codex-notify goes with --agent codex or all")
+    args.agent = args.agent or ("codex" if args.codex_notify else "claude")
+    if args.agent == "codex" and (args.scope or args.project or args.settings):
+        parser.error("--scope/--project/--settings are for Claude Code (--agent claude or all)")
     args.scope = args.scope or "user"
 
     def out(line: str) -> None:

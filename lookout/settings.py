@@ -23,6 +23,9 @@ Wanted = Sequence[tuple[str, Handler]]
 # Every script name lookout has ever registered: what an older install left behind must be found.
 OUR_SCRIPTS = frozenset({script for _, script, _ in hookspec.EVENTS} | {hookspec.GENERIC_SCRIPT})
 
+# The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
+AGENT_VAR = "LOOKOUT_AGENT"
+
 # A group with one of these matchers matches every event, like a group without a matcher.
 _MATCH_ALL = ("", "*")
 
@@ -31,10 +34,14 @@ class ShapeError(ValueError):
     """The settings are valid JSON but not the shape Claude Code accepts (message names the key)."""
 
 
-def wanted_handlers(command_for: Callable[[str], str]) -> list[tuple[str, Handler]]:
-    """One command handler per event of hookspec.EVENTS; command_for maps a script to a command."""
+def wanted_handlers(
+    command_for: Callable[[str], str],
+    events: Sequence[tuple[str, str, bool]] = hookspec.EVENTS,
+) -> list[tuple[str, Handler]]:
+    """One command handler per event (hookspec.EVENTS, or CODEX_EVENTS); command_for maps a
+    script to a command."""
     out: list[tuple[str, Handler]] = []
-    for event, script, is_async in hookspec.EVENTS:
+    for event, script, is_async in events:
         handler: Handler = {
             "type": "command",
             "command": command_for(script),
@@ -118,6 +125,18 @@ def is_ours(handler: object, roots: Sequence[str] = ()) -> bool:
         if any(str(base) == str(PurePosixPath(root)) for root in roots):
             return True
     return False
+
+
+def handler_agent(handler: object) -> str:
+    """Which agent one of our handlers was installed for: Codex commands declare themselves
+    with a leading `LOOKOUT_AGENT=codex` (see installer.hook_command)."""
+    if isinstance(handler, dict):
+        for word in _command_paths(handler):
+            if word == f"{AGENT_VAR}=codex":
+                return "codex"
+            if "=" not in word:
+                break  # past the environment assignments: the interpreter
+    return "claude"
 
 
 def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
