@@ -1,0 +1,347 @@
+"""The real OpenAI Codex CLI, offline: `install.py --agent codex` in a fresh HOME/CODEX_HOME, then
+`codex exec` turns against a loopback mock of the Responses API. A turn shows up in the
+installed `lookout status --json` as a Codex session, through hooks and through legacy notify.
+
+Codex is pinned here (CODEX_VERSION) and installed from npm into the test cache; the tests skip
+only when the npm registry is unreachable. Codex never talks to anything but 127.0.0.1: the model
+provider is the mock, the features that reach out (plugins, apps, model discovery, updates,
+analytics) are off, and every proxy variable points at a closed loopback port.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+CODEX_VERSION = "0.169.0"
+PACKAGE = "@openai/codex"
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+# Read at import, before the autouse fixture points HOME and XDG_* at a temporary directory.
+_ENV = dict(os.environ)
+DEAD_PROXY = "http://127.0.0.1:9"
+REPLY = "Renamed foo to bar."
+
+
+def cache_dir() -> Path:
+    root = _ENV.get("LOOKOUT_TEST_CACHE")
+    if not root:
+        xdg = _ENV.get("XDG_CACHE_HOME") or str(Path(_ENV.get("HOME") or Path.home()) / ".cache")
+        root = str(Path(xdg) / "lookout-tests")
+    return Path(root) / f"codex-{CODEX_VERSION}"
+
+
+def codex_path() -> Path:
+    return cache_dir() / "node_modules" / ".bin" / "codex"
+
+
+def installed_version(binary: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=30, env=_ENV
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.split()
+    return words[-1] if done.returncode == 0 and words else None
+
+
+def ensure_codex() -> Path:
+    """The pinned Codex, installed into the cache on first use; skip if npm is offline."""
+    binary = codex_path()
+    if installed_version(binary) == CODEX_VERSION:
+        return binary
+    npm = shutil.which("npm", path=_ENV.get("PATH"))
+    if npm is None:
+        pytest.fail("npm is not installed: the Codex e2e tests need node and npm")
+    ping = subprocess.run([npm, "ping"], capture_output=True, text=True, timeout=60, env=_ENV)
+    if ping.returncode != 0:
+        pytest.skip(f"npm registry unreachable (npm ping: {(ping.stderr or ping.stdout)[-300:]})")
+    target = cache_dir()
+    staging = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        argv = [npm, "install", "--no-audit", "--no-fund", "--prefix", str(staging)]
+        done = subprocess.run(
+            [*argv, f"{PACKAGE}@{CODEX_VERSION}"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_ENV,
+        )
+        if done.returncode != 0:
+            pytest.fail(f"npm install {PACKAGE}@{CODEX_VERSION} failed:\n{done.stderr[-2000:]}")
+        # Swap in whole: an interrupted install never leaves a half-populated cache behind.
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if installed_version(binary) != CODEX_VERSION:
+        pytest.fail(f"{binary} does not report version {CODEX_VERSION} after installing it")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    cache_dir().parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(cache_dir()) + ".lock", timeout=900):
+        return ensure_codex()
+
+
+# --- a mock Responses API ----------------------------------------------------------------------
+
+
+class ResponsesAPI:
+    """POST .../responses answers one SSE stream: the assistant's REPLY, then completed."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        ids = itertools.count(1)
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.path.endswith("/responses"):
+                    self.send_error(404)
+                    return
+                api.requests.append(json.loads(body))
+                rid = f"resp_mock_{next(ids)}"
+                message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": f"msg_{rid}",
+                    "content": [{"type": "output_text", "text": REPLY}],
+                }
+                usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+                events = [
+                    {"type": "response.created", "response": {"id": rid}},
+                    {"type": "response.output_item.done", "item": message},
+                    {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+                ]
+                data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+                raw = data.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_GET(self) -> None:
+                self.send_error(404)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> ResponsesAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def responses_api() -> Iterator[ResponsesAPI]:
+    with ResponsesAPI() as api:
+        yield api
+
+
+# --- the user's machine --------------------------------------------------------------------------
+
+# The user's own config.toml: comments and a profile that install/uninstall must keep as they are.
+CONFIG = """\
+# Codex, talking to the test's loopback mock only.
+model = "mock-model"   # no metadata for it: Codex falls back to defaults
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+api_key_model_discovery = false
+in_app_updates = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{url}"
+wire_api = "responses"
+env_key = "LOOKOUT_E2E_MOCK_KEY"
+"""
+
+
+class Machine:
+    def __init__(self, root: Path, codex: Path, api: ResponsesAPI) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.codex_home = self.home / ".codex"
+        self.project = root / "project"
+        self.codex = codex
+        self.api = api
+        self.codex_home.mkdir(parents=True)
+        self.project.mkdir()
+        self.config = self.codex_home / "config.toml"
+        self.config.write_text(CONFIG.format(url=api.url))
+
+    def env(self) -> dict[str, str]:
+        # No LOOKOUT_* state/config variables: lookout finds its files from HOME, as for a user.
+        env = {
+            "PATH": _ENV.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": str(self.home),
+            "CODEX_HOME": str(self.codex_home),
+            "LOOKOUT_CODEX": str(self.codex),
+            "LOOKOUT_E2E_MOCK_KEY": "sk-lookout-e2e-dummy",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+        for var in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy"):
+            env[var] = DEAD_PROXY
+        return env
+
+    def install(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "install.py", "--agent", "codex", "--python", sys.executable, *args],
+            cwd=CHECKOUT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def codex_exec(self, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [
+                str(self.codex),
+                "exec",
+                "--skip-git-repo-check",
+                "-C",
+                str(self.project),
+                *args,
+                prompt,
+            ],
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"codex exec failed:\n{done.stdout}\n{done.stderr}"
+        assert REPLY in done.stdout, done.stdout
+        return done
+
+    def status(self) -> list[dict[str, Any]]:
+        done = subprocess.run(
+            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
+        return sessions
+
+    def wait_session(self, session_id: str, status: str, timeout: float = 20) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        shown: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            shown = self.status()
+            for s in shown:
+                if s["session_id"] == session_id and s["status"] == status:
+                    return s
+            time.sleep(0.1)
+        raise AssertionError(f"no {status} session {session_id} in lookout status: {shown}")
+
+    def errors(self) -> str:
+        log = self.home / ".local" / "state" / "lookout" / "errors.log"
+        return log.read_text() if log.exists() else ""
+
+
+@pytest.fixture
+def machine(tmp_path: Path, codex_bin: Path, responses_api: ResponsesAPI) -> Machine:
+    # tmp_path/home belongs to the autouse isolated_env: this user lives beside it.
+    return Machine(tmp_path / "user", codex_bin, responses_api)
+
+
+def session_id_of(done: subprocess.CompletedProcess[str]) -> str:
+    for line in done.stderr.splitlines():
+        if line.startswith("session id:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"codex exec printed no session id:\n{done.stderr}")
+
+
+def test_a_codex_turn_through_hooks(machine: Machine) -> None:
+    out = machine.install()
+    assert f"codex: Codex {CODEX_VERSION} has hooks: using ~/.codex/hooks.json" in out
+    assert "installed 11 hooks into ~/.codex/hooks.json (new file)" in out
+    # Codex runs only hooks the user trusted (/hooks in the TUI); a test vets them itself.
+    done = machine.codex_exec("rename foo to bar", "--dangerously-bypass-hook-trust")
+    session = session_id_of(done)
+    shown = machine.wait_session(session, "idle")
+    assert shown["agent"] == "codex"
+    assert shown["cwd"] == str(machine.project)
+    assert machine.api.requests, "codex never asked the mock model"
+    assert machine.errors() == ""
+    # Untrusted hooks do not run: nothing new is recorded for a second session.
+    before = {s["session_id"] for s in machine.status()}
+    other = session_id_of(machine.codex_exec("again"))
+    assert other not in {s["session_id"] for s in machine.status()} | before
+
+
+def test_a_codex_turn_through_legacy_notify(machine: Machine) -> None:
+    original = machine.config.read_text()
+    out = machine.install("--codex-notify")
+    assert "codex: --codex-notify: using notify in ~/.codex/config.toml" in out
+    assert "set notify in ~/.codex/config.toml (backup: " in out
+    text = machine.config.read_text()
+    lines = text.splitlines(keepends=True)
+    added = [line for line in lines if line not in original.splitlines(keepends=True)]
+    assert len(added) == 1 and added[0].startswith("notify = ["), text  # only that line
+    assert lines.index(added[0]) < lines.index("[analytics]\n")  # top level, before the tables
+    done = machine.codex_exec("rename foo to bar")
+    thread = session_id_of(done)  # notify's thread-id is the session id
+    shown = machine.wait_session(thread, "idle")
+    assert shown["agent"] == "codex"
+    assert machine.errors() == ""
+    done = subprocess.run(
+        [sys.executable, "install.py", "--agent", "codex", "--uninstall"],
+        cwd=CHECKOUT,
+        env=machine.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert machine.config.read_text() == original
