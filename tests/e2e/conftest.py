@@ -10,15 +10,7 @@ import filelock
 import pytest
 
 from .client import RegistryUnreachable, cache_dir, ensure_client
-from .harness import (
-    CHECKOUT,
-    Install,
-    Sandbox,
-    checkout_lookout,
-    hookspec_settings,
-    installed_lookout,
-    run_install_py,
-)
+from .harness import CHECKOUT, Install, Sandbox, installed_lookout, run_install_py
 from .mock_api import MockAPI
 
 if str(CHECKOUT) not in sys.path:
@@ -46,24 +38,16 @@ def mock_api() -> Iterator[MockAPI]:
 
 @pytest.fixture(scope="session")
 def lookout_install(tmp_path_factory: pytest.TempPathFactory) -> Install:
-    """lookout installed once per test session into its own HOME, the way a user installs it.
+    """lookout installed once per test session by `python3 install.py`, into its own HOME.
 
     Tests copy the resulting settings.json into their own HOME: the hook commands point at this
-    session's runtime, while each test gets its own state directory and config.
+    session's runtime, while each test gets its own state directory and config. (One test runs
+    install.py in a fresh HOME end to end: test_install_real_client.py.)
     """
     home = tmp_path_factory.mktemp("install-home")
-    settings = home / ".claude" / "settings.json"
-    if (CHECKOUT / "install.py").exists():
-        done = run_install_py(home)
-        assert done.returncode == 0, f"install.py failed:\n{done.stdout}\n{done.stderr}"
-        lookout = installed_lookout(home)
-        return Install(home, settings, lookout if Path(lookout[0]).exists() else
-                       checkout_lookout(), "install.py")
-    import json
-
-    settings.parent.mkdir(parents=True)
-    settings.write_text(json.dumps(hookspec_settings(), indent=2))
-    return Install(home, settings, checkout_lookout(), "hookspec")
+    done = run_install_py(home)
+    assert done.returncode == 0, f"install.py failed:\n{done.stdout}\n{done.stderr}"
+    return Install(home, home / ".claude" / "settings.json", installed_lookout(home))
 
 
 @pytest.fixture

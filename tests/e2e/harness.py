@@ -42,7 +42,6 @@ class Install:
     home: Path
     settings: Path
     lookout: tuple[str, ...]
-    how: str  # "install.py" or "hookspec" (the fallback before install.py existed)
 
 
 def hookspec_settings(python: str = sys.executable) -> dict[str, Any]:
@@ -89,10 +88,6 @@ def run_install_py(home: Path, timeout: float = 300) -> subprocess.CompletedProc
 
 def installed_lookout(home: Path) -> tuple[str, ...]:
     return (str(home / ".local" / "bin" / "lookout"),)
-
-
-def checkout_lookout() -> tuple[str, ...]:
-    return (sys.executable, "-m", "lookout")
 
 
 @dataclass

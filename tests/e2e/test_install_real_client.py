@@ -31,7 +31,7 @@ def test_install_py_in_a_fresh_home_then_a_real_session(
     assert {"SessionStart", "Stop", "PermissionRequest", "SessionEnd"} <= set(registered)
 
     # No LOOKOUT_* variables: state and config are found from HOME, as on a user's machine.
-    install = Install(home, settings, (str(lookout),), "install.py")
+    install = Install(home, settings, (str(lookout),))
     sandbox = Sandbox(root, claude_bin, install, mock_api.url, isolated_paths=False)
     sandbox.prepare()
     run = sandbox.claude_print("[[bash: echo installed]]", "--allowedTools", "Bash")
