@@ -7,8 +7,10 @@ Reads and probes only: never writes a file (its import probe runs with -B), neve
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -19,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lookout import hookspec, installer, paths, settings, view
+from lookout import codex_config, hookspec, installer, paths, settings, view
 from lookout.errors import LookoutError
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
@@ -64,12 +66,17 @@ def _our_script(handler: dict[str, Any]) -> str | None:
     return None
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def _interpreter(handler: dict[str, Any]) -> str | None:
     command = handler.get("command")
     try:
         words = shlex.split(command) if isinstance(command, str) else []
     except ValueError:
         return None
+    # Codex commands start with LOOKOUT_AGENT=codex: the interpreter is the first real word.
+    words = list(itertools.dropwhile(_ASSIGNMENT.match, words))
     return words[0] if words else None
 
 
@@ -174,10 +181,100 @@ def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
         )
     else:
         report.add(name, OK, f"{len(ours)} hooks in {where}")
+    codex_style = sum(settings.handler_agent(h) == "codex" for _, h in ours)
+    if codex_style:
+        report.add(
+            name,
+            WARN,
+            f"{codex_style} of them are Codex commands (LOOKOUT_AGENT=codex): Claude Code"
+            " sessions would be recorded as Codex ones",
+            f"re-run install.py{'' if scope == 'user' else f' --scope {scope}'}",
+        )
     if data.get("disableAllHooks") is True:
         report.add(name, WARN, f"{where} sets disableAllHooks: true: no hook runs")
     check_commands(report, name, [handler for _, handler in ours])
     return len(ours), plugin
+
+
+def check_codex(report: Report) -> int:
+    """Codex's hooks.json and its config.toml `notify`; returns how many lookout entries they
+    hold. Says nothing on a machine without a Codex home."""
+    if not installer.codex_home().is_dir():
+        return 0
+    name = "hooks (codex)"
+    found = 0
+    hooks_path = installer.codex_hooks_path()
+    where = installer.tilde(hooks_path)
+    ours: list[tuple[str, dict[str, Any]]] = []
+    try:
+        loaded = installer.load_settings(hooks_path)
+    except LookoutError as exc:
+        report.add(name, FAIL, str(exc), "Codex cannot use a broken hooks.json")
+    else:
+        ours = [
+            (event, handler)
+            for event, groups in loaded.data.get("hooks", {}).items()
+            for group in groups
+            for handler in group["hooks"]
+            if settings.is_ours(handler, [str(installer.runtime_home())])
+        ]
+    if ours:
+        found += len(ours)
+        missing = sorted({e for e, _, _ in hookspec.CODEX_EVENTS} - {e for e, _ in ours})
+        if missing:
+            report.add(
+                name,
+                WARN,
+                f"{len(ours)} hooks in {where}, missing {len(missing)} events"
+                f" ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''})",
+                "re-run install.py --agent codex",
+            )
+        else:
+            report.add(name, OK, f"{len(ours)} hooks in {where}")
+        claude_style = sum(settings.handler_agent(h) != "codex" for _, h in ours)
+        if claude_style:
+            report.add(
+                name,
+                WARN,
+                f"{claude_style} of them lack LOOKOUT_AGENT=codex: Codex sessions may be"
+                " recorded as Claude Code ones",
+                "re-run install.py --agent codex",
+            )
+        check_commands(report, name, [handler for _, handler in ours])
+        report.add(
+            name,
+            INFO,
+            "Codex runs new or changed hooks only once trusted: type /hooks in codex to check",
+        )
+    config_path = installer.codex_config_path()
+    try:
+        config = installer.load_codex_config(config_path)
+    except LookoutError as exc:
+        report.add("notify (codex)", FAIL, str(exc), "Codex will not start with a broken config")
+        return found
+    argv = codex_config.notify_value(config.data)
+    if codex_config.is_ours(argv):
+        assert argv is not None
+        found += 1
+        python, script = argv[0], next(a for a in argv if codex_config.is_ours([a]))
+        where = installer.tilde(config_path)
+        if not (os.path.isabs(python) and os.access(python, os.X_OK)):
+            report.add("notify (codex)", FAIL, f"notify in {where}: interpreter {python} not found")
+        elif not os.path.isfile(script):
+            report.add(
+                "notify (codex)", FAIL, f"notify in {where}: {installer.tilde(script)} is missing"
+            )
+        else:
+            report.add("notify (codex)", OK, f"notify in {where} runs {installer.tilde(script)}")
+        if ours:
+            report.add(
+                "notify (codex)",
+                WARN,
+                "Codex has both lookout's hooks and its notify: a Codex with hooks records each"
+                " turn twice",
+                "re-run install.py --agent codex (it keeps one of the two)",
+            )
+    return found
 
 
 def check_plugin_python(report: Report) -> None:
@@ -404,7 +501,8 @@ def diagnose(project: str) -> Report:
         count, enabled = check_scope(report, scope, path)
         total += count
         plugin |= enabled
-    if not total and not plugin:
+    codex = check_codex(report)
+    if not total and not plugin and not codex:
         report.add(
             "hooks",
             FAIL,

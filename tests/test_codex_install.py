@@ -491,3 +491,52 @@ def test_real_install_records_codex_sessions_through_sh(
     assert "removed lookout's notify from ~/.codex/config.toml" in out
     assert config_file(codex_env).read_text() == ""
     shutil.rmtree(codex_env)
+
+
+# --- lookout doctor on a Codex install ---------------------------------------------------------
+
+
+def doctor_checks(capsys: pytest.CaptureFixture[str], check: str) -> list[tuple[str, str]]:
+    from lookout import doctor
+
+    doctor.main(["--json"])
+    doc = json.loads(capsys.readouterr().out)
+    return [(c["status"], c["message"]) for c in doc["checks"] if c["check"] == check]
+
+
+def test_doctor_sees_codex_hooks_and_notify(
+    tmp_path: Path,
+    codex_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, _, err = main(capsys, "--agent", "codex", "--python", DEV_PY)
+    assert (rc, err) == (0, "")
+    checks = doctor_checks(capsys, "hooks (codex)")
+    assert checks[0] == ("ok", f"{N} hooks in ~/.codex/hooks.json")
+    assert checks[1] == ("ok", f"all {N} hook commands resolve and import the runner")
+    assert checks[2][0] == "info"
+    assert doctor_checks(capsys, "hooks") == []  # Codex alone is an install, not a failure
+    monkeypatch.setenv("LOOKOUT_CODEX", fake_codex(tmp_path, "codex-cli 0.100.0"))
+    assert main(capsys, "--agent", "codex", "--python", DEV_PY)[0] == 0
+    rt = installer.tilde(installer.runtime_home())
+    assert doctor_checks(capsys, "notify (codex)") == [
+        ("ok", f"notify in ~/.codex/config.toml runs {rt}/hooks/codex_notify.py")
+    ]
+    assert doctor_checks(capsys, "hooks (codex)") == []
+
+
+def test_doctor_flags_codex_commands_in_claude_settings(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claude = isolated_env / ".claude" / "settings.json"
+    codex_style = {
+        "hooks": dict(settings.merge({}, installer.wanted(PY, HOME_RT, "codex"))["hooks"])
+    }
+    put(claude, json.dumps(codex_style))
+    checks = doctor_checks(capsys, "hooks (user)")
+    assert (
+        "warn",
+        f"{N} of them are Codex commands (LOOKOUT_AGENT=codex): Claude Code sessions would be"
+        " recorded as Codex ones",
+    ) in checks
