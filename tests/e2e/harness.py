@@ -193,13 +193,14 @@ class Sandbox:
         settings_file.write_text(json.dumps(settings, indent=2))
         return target
 
-    def payloads(self, event: str) -> list[dict[str, Any]]:
+    def payloads(self, event: str | None = None) -> list[dict[str, Any]]:
+        """What the recorder got, in arrival order (every event, or only `event`)."""
         try:
             lines = (self.root / "payloads.jsonl").read_text().splitlines()
         except FileNotFoundError:
             return []
         rows = [json.loads(line) for line in lines if line.strip()]
-        return [row for row in rows if row.get("hook_event_name") == event]
+        return [row for row in rows if event is None or row.get("hook_event_name") == event]
 
     def trust_project(self, idle_ms: int = 2000) -> None:
         """Pre-accept onboarding, the API key and the project trust, for interactive mode."""
@@ -368,3 +369,45 @@ class ClaudePane:
         )
         time.sleep(0.3)  # the input box takes keys a moment after it is drawn
         return str(row["session_id"])
+
+
+def replay_hooks(
+    payloads: list[dict[str, Any]], state: Path, lag: int = 0, delayed: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """Run each payload through the checkout's hooks/<script>, as the client would, and return
+    the records. A `delayed` event's hook is started in its turn (it takes its start time then)
+    but gets its stdin, and so finishes, only after the next `lag` hooks have finished."""
+    from lookout.hookspec import script_for
+
+    state.parent.mkdir(parents=True, exist_ok=True)
+    (state.parent / "empty.toml").write_text("")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(state.parent),
+        "LOOKOUT_STATE_DIR": str(state),
+        "LOOKOUT_CONFIG": str(state.parent / "empty.toml"),
+        "CLAUDE_PID": str(os.getpid()),
+    }
+    pending: list[tuple[int, subprocess.Popen[bytes], bytes]] = []
+
+    def finish(proc: subprocess.Popen[bytes], data: bytes) -> None:
+        out, _ = proc.communicate(data, timeout=20)
+        assert (proc.returncode, out) == (0, b"")
+
+    for i, payload in enumerate(payloads):
+        event = payload["hook_event_name"]
+        argv = [sys.executable, "-I", "-S", str(CHECKOUT / "hooks" / script_for(event))]
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        data = json.dumps(payload).encode() + b"\n"
+        if lag and event in delayed:
+            pending.append((i + lag, proc, data))
+            time.sleep(0.25)  # the hook has taken its start time before the next one starts
+        else:
+            finish(proc, data)
+        for item in [p for p in pending if p[0] <= i]:
+            pending.remove(item)
+            finish(item[1], item[2])
+    for _, proc, data in pending:
+        finish(proc, data)
+    lines = (state / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]

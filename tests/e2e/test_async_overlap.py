@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from lookout.hookspec import EVENTS, script_for
+from lookout.hookspec import EVENTS
 
-from .harness import CHECKOUT, ClaudePane, Sandbox, describe
+from .harness import CHECKOUT, ClaudePane, Sandbox, describe, replay_hooks, wait_for
 from .test_interactive import COMMAND
 
 pytestmark = pytest.mark.e2e
 
-ASYNC = {event for event, _, is_async in EVENTS if is_async}
+ASYNC = frozenset(event for event, _, is_async in EVENTS if is_async)
 ALL_EVENTS = [event for event, _, _ in EVENTS]
 
 
@@ -30,18 +30,18 @@ def capture_interactive(sandbox: Sandbox) -> list[dict[str, Any]]:
     sandbox.prepare(settings={"hooks": {}})
     sandbox.record_payloads(*ALL_EVENTS)
     sandbox.trust_project(idle_ms=2000)
-    names = lambda: [p["hook_event_name"] for p in all_payloads(sandbox)]  # noqa: E731
+    names = lambda: [p["hook_event_name"] for p in sandbox.payloads()]  # noqa: E731
     with ClaudePane(sandbox, "--permission-mode", "manual") as pane:
         pane.wait_screen("\u276f")
         time.sleep(0.8)
         pane.type(f"[[bash: {COMMAND}]]")
         pane.wait_screen("Do you want to proceed?")
-        wait_until(lambda: "Notification" in names(), 12)
+        wait_for(lambda: "Notification" in names(), 12, "the permission_prompt Notification")
         pane.keys("Enter")
-        wait_until(lambda: names().count("Notification") == 2, 12)
+        wait_for(lambda: names().count("Notification") == 2, 12, "the idle_prompt Notification")
         pane.type("/exit")
-        wait_until(lambda: "SessionEnd" in names(), 12)
-    return all_payloads(sandbox)
+        wait_for(lambda: "SessionEnd" in names(), 12, "SessionEnd")
+    return sandbox.payloads()
 
 
 def capture_print_subagent(sandbox: Sandbox) -> list[dict[str, Any]]:
@@ -49,60 +49,8 @@ def capture_print_subagent(sandbox: Sandbox) -> list[dict[str, Any]]:
     sandbox.record_payloads(*ALL_EVENTS)
     run = sandbox.claude_print("[[agent: say hi please]]")
     assert run.returncode == 0, run.stderr
-    wait_until(lambda: "SessionEnd" in [p["hook_event_name"] for p in all_payloads(sandbox)], 10)
-    return all_payloads(sandbox)
-
-
-def all_payloads(sandbox: Sandbox) -> list[dict[str, Any]]:
-    path = sandbox.root / "payloads.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def wait_until(probe: Any, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not probe():
-        assert time.monotonic() < deadline, "timed out capturing payloads"
-        time.sleep(0.05)
-
-
-def replay(payloads: list[dict[str, Any]], state: Path, lag: int) -> list[dict[str, Any]]:
-    """Run each payload through hooks/<script> as the client would. An async event's hook is
-    started in its turn (its start time is taken then) but gets its stdin, and so finishes,
-    only after the next `lag` hooks have finished."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(state.parent),
-        "LOOKOUT_STATE_DIR": str(state),
-        "LOOKOUT_CONFIG": str(state.parent / "empty.toml"),
-        "CLAUDE_PID": str(os.getpid()),
-    }
-    state.parent.mkdir(parents=True)
-    (state.parent / "empty.toml").write_text("")
-    pending: list[tuple[int, subprocess.Popen[bytes], bytes]] = []
-
-    def finish(proc: subprocess.Popen[bytes], data: bytes) -> None:
-        out, _ = proc.communicate(data, timeout=20)
-        assert (proc.returncode, out) == (0, b"")
-
-    for i, payload in enumerate(payloads):
-        event = payload["hook_event_name"]
-        argv = [sys.executable, "-I", "-S", str(CHECKOUT / "hooks" / script_for(event))]
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        data = json.dumps(payload).encode() + b"\n"
-        if lag and event in ASYNC:
-            pending.append((i + lag, proc, data))
-            time.sleep(0.25)  # the hook has taken its start time before the next one starts
-        else:
-            finish(proc, data)
-        for item in [p for p in pending if p[0] <= i]:
-            pending.remove(item)
-            finish(item[1], item[2])
-    for _, proc, data in pending:
-        finish(proc, data)
-    lines = (state / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    wait_for(lambda: sandbox.payloads("SessionEnd"), 10, "SessionEnd")
+    return sandbox.payloads()
 
 
 def visible(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -140,11 +88,11 @@ def test_async_hooks_finishing_late_change_no_status(
     fired = [p["hook_event_name"] for p in payloads]
     assert set(fired) & ASYNC, f"no async event in {fired}: nothing overlaps"
 
-    in_order = replay(payloads, tmp_path / "in-order" / "state", lag=0)
+    in_order = replay_hooks(payloads, tmp_path / "in-order" / "state")
     assert not any(r.get("late") for r in in_order), describe(in_order)
     expected = visible(in_order)
     for lag in (1, 2, len(payloads)):
-        overlapped = replay(payloads, tmp_path / f"lag-{lag}" / "state", lag=lag)
+        overlapped = replay_hooks(payloads, tmp_path / f"lag-{lag}" / "state", lag, ASYNC)
         shown = visible(overlapped)
         why = f"lag {lag}\nin order:\n{describe(in_order)}\noverlapped:\n{describe(overlapped)}"
         # A late record may make a passing state unseen (it was already superseded when it

@@ -6,9 +6,13 @@ and that every hook run the client reports exited 0 with nothing on stdout.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from .harness import PrintRun, Sandbox, describe, sequence
+from lookout.hookspec import EVENTS
+
+from .harness import PrintRun, Sandbox, describe, replay_hooks, sequence, wait_for
 from .mock_api import MockAPI
 
 pytestmark = pytest.mark.e2e
@@ -123,6 +127,33 @@ def test_subagent_appears_finishes_and_parent_is_never_idle_while_it_runs(
     assert [(a["agent_id"], a["agent_type"], a["status"]) for a in shown["agents"]] == [
         (child, "general-purpose", "done")
     ], shown
+
+
+def test_subagent_finishing_after_the_parents_stop_leaves_the_parent_working(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """The client fires SubagentStop before or after the parent's Stop (the subagent is async);
+    replay the real payloads in the order where the Stop still lists it as running."""
+    sandbox.prepare(settings={"hooks": {}})
+    sandbox.record_payloads(*(event for event, _, _ in EVENTS))
+    run = sandbox.claude_print("[[agent: say hi please]]")
+    assert run.returncode == 0, run.stderr
+    wait_for(lambda: sandbox.payloads("SessionEnd"), 10, "SessionEnd")
+    payloads = sandbox.payloads()
+    names = [p["hook_event_name"] for p in payloads]
+    stop, child_stop = names.index("Stop"), names.index("SubagentStop")
+    assert [t["status"] for t in payloads[stop]["background_tasks"]] == ["running"], payloads[stop]
+    if child_stop < stop:
+        payloads.insert(stop, payloads.pop(child_stop))
+    rows = replay_hooks(payloads, tmp_path / "replay" / "state")
+    after = [r for r in rows if r["event"] in ("Stop", "SubagentStop", "UserPromptSubmit")][1:]
+    # Stop (1 background agent) -> SubagentStop: parent unchanged -> the injected turn -> idle.
+    assert [(r["event"], r["status"]) for r in after] == [
+        ("Stop", "working"),
+        ("SubagentStop", "working"),
+        ("UserPromptSubmit", "working"),
+        ("Stop", "idle"),
+    ], describe(rows)
 
 
 def test_rate_limit_raises_attention_error(sandbox: Sandbox, mock_api: MockAPI) -> None:
