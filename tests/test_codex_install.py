@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,7 +94,7 @@ def test_no_file_gets_one_entry_per_codex_event(codex_env: Path) -> None:
 
 
 def test_foreign_entries_in_the_same_event_are_kept_in_order(codex_env: Path) -> None:
-    before = {
+    before: dict[str, Any] = {
         "hooks": {
             "Stop": [{"hooks": [{"type": "command", "command": "say done", "timeout": 5}]}],
             "PreToolUse": [
