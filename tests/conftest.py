@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,33 @@ def require_binary(name: str) -> str:
             pytest.fail(f"{name} is not installed (CI must install it: see .ci/run)")
         pytest.skip(f"{name} is not installed")
     return path
+
+
+def write_config(text: str) -> None:
+    """Write the test's global lookout config ($LOOKOUT_CONFIG)."""
+    path = Path(os.environ["LOOKOUT_CONFIG"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def no_notifications() -> None:
+    # A config without rules: recording events here must not start notification senders.
+    write_config("# no rules\n")
+
+
+def recorder(tmp_path: Path) -> tuple[Path, Path]:
+    """A program that appends its argv (one JSON line) to a log: (program, log)."""
+    log = tmp_path / "calls.jsonl"
+    prog = tmp_path / "bin" / "record"
+    prog.parent.mkdir(exist_ok=True)
+    prog.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+    )
+    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
+    return prog, log
+
+
+def calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

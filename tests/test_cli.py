@@ -15,6 +15,8 @@ import pytest
 from lookout import cli, runner
 from tests.conftest import ROOT, payload
 
+pytestmark = pytest.mark.usefixtures("no_notifications")
+
 
 def deliver(state: Path, body: dict[str, Any], ts_ms: int | None = None, **env: str) -> None:
     raw = json.dumps(body).encode()
@@ -31,14 +33,6 @@ def lookout(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=30,
         check=False,
     )
-
-
-@pytest.fixture(autouse=True)
-def no_notifications() -> None:
-    # An empty config has no rules: recording here must not start notification senders.
-    config = Path(os.environ["LOOKOUT_CONFIG"])
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("# no rules\n")
 
 
 @pytest.fixture

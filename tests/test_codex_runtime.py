@@ -4,7 +4,6 @@ program that gets the turn's JSON as its last argument (never on stdin)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -27,12 +26,7 @@ TURN = {
     "last-assistant-message": "Rename complete and verified `cargo build` succeeds.",
 }
 
-
-@pytest.fixture(autouse=True)
-def no_notifications() -> None:
-    config = Path(os.environ["LOOKOUT_CONFIG"])
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("# no rules\n")
+pytestmark = pytest.mark.usefixtures("no_notifications")
 
 
 def notify(*args: str) -> subprocess.CompletedProcess[bytes]:

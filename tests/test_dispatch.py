@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
 import time
@@ -14,27 +13,9 @@ from pathlib import Path
 import pytest
 
 from lookout import dispatch, notify
-from tests.conftest import PAYLOADS
+from tests.conftest import PAYLOADS, recorder, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def write_config(text: str) -> None:
-    path = Path(os.environ["LOOKOUT_CONFIG"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def recorder(tmp_path: Path) -> tuple[Path, Path]:
-    log = tmp_path / "calls.jsonl"
-    prog = tmp_path / "bin" / "record"
-    prog.parent.mkdir(exist_ok=True)
-    prog.write_text(
-        f"#!{sys.executable}\nimport json, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-    )
-    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
-    return prog, log
 
 
 def wait_for(path: Path, timeout_s: float = 10) -> str:

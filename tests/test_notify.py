@@ -15,14 +15,9 @@ from typing import Any
 import pytest
 
 from lookout import dispatch, notify
+from tests.conftest import write_config
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def write_config(text: str) -> None:
-    path = Path(os.environ["LOOKOUT_CONFIG"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:

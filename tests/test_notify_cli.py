@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from lookout import notify_cli
 from lookout.errors import LookoutError
+from tests.conftest import write_config
 from tests.receivers import ntfy_receiver, webhook_receiver
-
-
-def write_config(text: str) -> None:
-    path = Path(os.environ["LOOKOUT_CONFIG"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def test_check_config_without_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -15,33 +14,11 @@ from typing import Any
 import pytest
 
 from lookout import config, notify, rules, sender, store
+from tests.conftest import calls, recorder, write_config
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
 
 T0 = 1_800_000_000_000
 SECRET = "tk_verysecret42"
-
-
-def write_config(text: str) -> None:
-    path = Path(os.environ["LOOKOUT_CONFIG"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def recorder(tmp_path: Path) -> tuple[Path, Path]:
-    """A program that appends its argv (one JSON line) to a log."""
-    log = tmp_path / "calls.jsonl"
-    prog = tmp_path / "bin" / "record"
-    prog.parent.mkdir(exist_ok=True)
-    prog.write_text(
-        f"#!{sys.executable}\nimport json, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-    )
-    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
-    return prog, log
-
-
-def calls(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
