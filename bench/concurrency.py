@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -17,29 +16,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _common import child_env
+
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = ROOT / "tests" / "fixtures" / "payloads" / "PreToolUse-Bash.json"
 SESSIONS = 4  # writers share sessions, so seq is contended
-
-
-def quiet_config(tmp: str) -> str:
-    path = os.path.join(tmp, "config.toml")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("# no rules: no notifications\n")
-    return path
-
-
-def child_env(tmp: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env["LOOKOUT_STATE_DIR"] = os.path.join(tmp, "state")
-    # An empty config file has no rules: a benchmark never sends a notification.
-    env["LOOKOUT_CONFIG"] = quiet_config(tmp)
-    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
-    return env
 
 
 def lanes(writers: int, per: int, job: Callable[[int, int], None]) -> float:

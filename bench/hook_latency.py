@@ -15,32 +15,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from _common import child_env, quiet_config, verdict
+
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = ROOT / "tests" / "fixtures" / "payloads" / "PreToolUse-Bash.json"
 TARGET = 2.0
 WARMUP = 5
-
-
-def quiet_config(tmp: str) -> str:
-    path = os.path.join(tmp, "config.toml")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("# no rules: no notifications\n")
-    return path
-
-
-def child_env(tmp: str) -> dict[str, str]:
-    """The caller's environment minus anything that would skew or leak: no bytecode switch-off,
-    state and config in `tmp`, no Claude session variables."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env["LOOKOUT_STATE_DIR"] = os.path.join(tmp, "state")
-    # An empty config file has no rules: a benchmark never sends a notification.
-    env["LOOKOUT_CONFIG"] = quiet_config(tmp)
-    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
-    return env
 
 
 def precompile(python: str) -> None:
@@ -149,11 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"  in process: import lookout.runner {import_ms:.2f} ms, runner.record {record_ms:.2f} ms"
     )
-    if args.max_ratio is not None and ratio > args.max_ratio:
-        print(f"FAIL: {ratio:.2f}x > {args.max_ratio:.2f}x")
-        return 1
-    print("ok" if args.max_ratio is None else f"ok: {ratio:.2f}x <= {args.max_ratio:.2f}x")
-    return 0
+    return verdict(ratio, args.max_ratio)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from _common import child_env, quiet_config, verdict
+
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 TARGET = 1.5
@@ -39,26 +41,6 @@ SCRIPT = [
     "StopFailure-rate_limit",
     "SessionEnd-prompt_input_exit",
 ]
-
-
-def quiet_config(tmp: str) -> str:
-    path = os.path.join(tmp, "config.toml")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("# no rules: no notifications\n")
-    return path
-
-
-def child_env(state_dir: str, tmp: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTHON", "LOOKOUT_", "CLAUDE_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env["LOOKOUT_STATE_DIR"] = state_dir
-    # An empty config file has no rules: a benchmark never sends a notification.
-    env["LOOKOUT_CONFIG"] = quiet_config(tmp)
-    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")
-    return env
 
 
 def build(state_dir: str, events: int, sessions: int, now_ms: int) -> None:
@@ -128,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             build(dirs[name], count, args.sessions, now_ms)
             events = Path(dirs[name], "events.jsonl")
             sizes[name] = (events.read_bytes().count(b"\n"), events.stat().st_size)
-        envs = {name: child_env(d, tmp) for name, d in dirs.items()}
+        envs = {name: child_env(tmp, d) for name, d in dirs.items()}
         samples: dict[str, list[float]] = {"small": [], "large": []}
         outputs: dict[str, bytes] = {}
         for i in range(args.runs + 1):
@@ -158,11 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not shown["small"]:
         print("FAIL: status shows no session")
         return 1
-    if args.max_ratio is not None and ratio > args.max_ratio:
-        print(f"FAIL: {ratio:.2f}x > {args.max_ratio:.2f}x")
-        return 1
-    print("ok" if args.max_ratio is None else f"ok: {ratio:.2f}x <= {args.max_ratio:.2f}x")
-    return 0
+    return verdict(ratio, args.max_ratio)
 
 
 if __name__ == "__main__":
