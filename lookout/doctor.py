@@ -7,10 +7,8 @@ Reads and probes only: never writes a file (its import probe runs with -B), neve
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
-import re
 import shlex
 import shutil
 import stat
@@ -66,17 +64,12 @@ def _our_script(handler: dict[str, Any]) -> str | None:
     return None
 
 
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
 def _interpreter(handler: dict[str, Any]) -> str | None:
     command = handler.get("command")
     try:
-        words = shlex.split(command) if isinstance(command, str) else []
+        words = settings.command_words(command) if isinstance(command, str) else []
     except ValueError:
         return None
-    # Codex commands start with LOOKOUT_AGENT=codex: the interpreter is the first real word.
-    words = list(itertools.dropwhile(_ASSIGNMENT.match, words))
     return words[0] if words else None
 
 

@@ -5,18 +5,22 @@ The one table the installer, the plugin's hooks.json and the tests read. Pure da
 
 from __future__ import annotations
 
-# (event, script in hooks/, run async). Async only where arrival order cannot change a status:
-# the store stamps each record with the time its hook started and the state machine ignores a
-# record that started before the session's last status change (see machine.apply).
+# (event, script in hooks/, run async). Async where arrival order cannot change a status: each
+# record carries the time its hook started, and the state machine ignores an async record that
+# started before the session's last status change (see machine.apply). PreToolUse and
+# PostToolUse fire on every tool call, so they dominate lookout's cost to a session; what they
+# signal is also carried by sync events (PermissionRequest names the tool and its dialog,
+# PostToolBatch ends the batch). Stop, StopFailure and PostToolBatch stay sync: a `claude -p`
+# exits right after them and cancels async hooks still running.
 EVENTS: tuple[tuple[str, str, bool], ...] = (
     ("SessionStart", "session_start.py", False),
     ("Setup", "setup.py", False),
     ("UserPromptSubmit", "user_prompt_submit.py", False),
     ("UserPromptExpansion", "user_prompt_expansion.py", False),
-    ("PreToolUse", "pre_tool_use.py", False),
+    ("PreToolUse", "pre_tool_use.py", True),
     ("PermissionRequest", "permission_request.py", False),
     ("PermissionDenied", "permission_denied.py", False),
-    ("PostToolUse", "post_tool_use.py", False),
+    ("PostToolUse", "post_tool_use.py", True),
     ("PostToolUseFailure", "post_tool_use_failure.py", False),
     ("PostToolBatch", "post_tool_batch.py", False),
     ("Notification", "notification.py", True),

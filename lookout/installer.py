@@ -89,7 +89,9 @@ def hook_command(python: str, home: Path, script: str, agent: str = "claude") ->
     # The client runs it through a shell: quote each path, pin the interpreter (no PATH lookup).
     command = f"{shlex.quote(python)} -I -S {shlex.quote(str(home / 'hooks' / script))}"
     # Codex's payloads look much like Claude Code's: its commands say which agent runs them.
-    return f"{settings.AGENT_VAR}=codex {command}" if agent == "codex" else command
+    if agent == "codex":
+        return f"{settings.AGENT_VAR}=codex {command}"
+    return settings.TERM_GUARD + command
 
 
 def wanted(python: str, home: Path, agent: str = "claude") -> list[tuple[str, settings.Handler]]:

@@ -383,7 +383,10 @@ def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None
     key = event["tool_key"]
     # No tool_use_id in this payload: find the pending PreToolUse with the same tool and input.
     use_id = next((u for u, k in actor["pending"].items() if k == key), None)
-    _raise(s, actor, event, "permission", intents, tool_key=key, tool_use_id=use_id)
+    # The dialog of AskUserQuestion / ExitPlanMode is the question or the plan, whether or not
+    # their (async) PreToolUse has been recorded yet.
+    reason = _ATTENTION_TOOLS.get(event["tool_name"] or "", "permission")
+    _raise(s, actor, event, reason, intents, tool_key=key, tool_use_id=use_id)
 
 
 def _tool_finished(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -529,10 +532,16 @@ def _subagent_stop(s: Session, event: Event, intents: list[Intent]) -> None:
         return  # an internal agent (compaction): not a child the user started
     child = _target(s, event)
     _resolve(s, child, event, intents)
+    was_waiting = s["status"] == WORKING and bool(_running(s))
     child["status"] = DONE
     child["detail"] = None
     child["summary"] = event["summary"]
     s["background"] = [t for t in s.get("background", []) if t[0] != agent_id]
+    turn = s.get("turn")
+    if was_waiting and not _running(s) and turn is not None and turn.get("stopped"):
+        # The parent is unchanged: the client wakes it with a task-notification turn next, so
+        # it is not idle (and not done) between its agent's end and that turn.
+        _set(s["main"], WORKING, "Thinking")
     started = child.get("started_ms")
     intent = _intent(s, event, "subagent_done", agent_id=agent_id)
     intent["duration_ms"] = event["ts_ms"] - started if isinstance(started, int) else None

@@ -118,7 +118,10 @@ def record(
             state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
         )
         return
-    digest = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
+    # two events, not one delivered twice.
+    key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")
+    digest = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
     event = events.parse(payload, env, ts_ms, digest, event_name)
     if not event["session_id"]:
         store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")

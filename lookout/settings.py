@@ -26,6 +26,23 @@ OUR_SCRIPTS = frozenset({script for _, script, _ in hookspec.EVENTS} | {hookspec
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
 AGENT_VAR = "LOOKOUT_AGENT"
 
+# Claude Code commands start with this: `claude -p` exits right after firing Stop, StopFailure
+# and SessionEnd and SIGTERMs hooks still starting up, which loses the turn's last record. The
+# hook ignores SIGTERM from its first instruction (it finishes in milliseconds, and its lock wait
+# is bounded), and `exec` leaves no shell process behind.
+TERM_GUARD = "trap '' TERM; exec "
+
+
+def command_words(command: str) -> list[str]:
+    """The argv a hook command runs: shell words without the TERM guard or VAR=value prefixes."""
+    words = shlex.split(command)
+    if words[:4] == ["trap", "", "TERM;", "exec"]:
+        words = words[4:]
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        words = words[1:]
+    return words
+
+
 # A group with one of these matchers matches every event, like a group without a matcher.
 _MATCH_ALL = ("", "*")
 
@@ -232,7 +249,7 @@ def dumps(settings: Settings, like: str | None = None) -> str:
 def render_plugin_hooks() -> str:
     """The plugin's hooks/hooks.json: the same entries, run with the python3 on PATH."""
     wanted = wanted_handlers(
-        lambda script: f'python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"'
+        lambda script: f'{TERM_GUARD}python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"'
     )
     hooks: dict[str, list[dict[str, Any]]] = {}
     for event, handler in wanted:

@@ -25,6 +25,9 @@ SESSIONS = "sessions"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
+# A hook ignores SIGTERM (see settings.TERM_GUARD), so it must never wait on a lock forever:
+# a holder that hangs costs one record (logged), not a stuck process.
+LOCK_WAIT_S = 5.0
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -72,6 +75,25 @@ def _escape(c: str) -> str:
     return f"%{code:02x}" if code < 0x100 else f"%u{code:06x}"
 
 
+def _flock(fd: int, wait_s: float) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the common case: nobody holds it
+        return
+    except BlockingIOError:
+        pass
+    deadline = time.monotonic() + wait_s
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{LOCK} held by another process for {wait_s:g} s") from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+
+
 def _open_private(path: str, flags: int) -> int:
     return os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
 
@@ -94,7 +116,7 @@ class Locked:
         ensure_dir(self.dir)
         self._lock_fd = _open_private(os.path.join(self.dir, LOCK), os.O_RDWR | os.O_CREAT)
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            _flock(self._lock_fd, LOCK_WAIT_S)
         except BaseException:
             os.close(self._lock_fd)
             raise

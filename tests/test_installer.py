@@ -573,7 +573,7 @@ def test_install_py_on_a_fresh_machine(tmp_path: Path) -> None:
     command = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["Stop"][0][
         "hooks"
     ][0]["command"]
-    assert command.startswith(f"'{venv_py}' -I -S ")
+    assert command.startswith(f"trap '' TERM; exec '{venv_py}' -I -S ")
     done = subprocess.run(
         [str(home / ".local" / "bin" / "lookout"), "--version"],
         env=env,

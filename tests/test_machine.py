@@ -513,7 +513,8 @@ def test_async_subagent_keeps_the_parent_working_until_it_finishes() -> None:
     assert out[0]["agent_id"] == "a1"
     assert out[0]["duration_ms"] == 6000
     assert run.session["agents"]["a1"]["status"] == "done"
-    assert run.status == ("idle", None)
+    # Not idle: the client wakes the parent with a task-notification turn next.
+    assert run.status == ("working", None)
     run(
         ev(
             "UserPromptSubmit",
@@ -562,6 +563,35 @@ def test_attention_inside_a_subagent_is_the_parents_attention() -> None:
     )
     assert [i["kind"] for i in out] == ["resolved"]
     assert run.status == ("working", None)
+
+
+def test_a_subagent_finishing_before_the_parents_stop_leaves_one_outcome() -> None:
+    run = started()
+    run(ev("SubagentStart", agent_id="a1", agent_type="general-purpose"))
+    run(ev("SubagentStop", agent_id="a1", agent_type="general-purpose", last_assistant_message="x"))
+    assert run.status == ("working", None)
+    run(ev("UserPromptSubmit", prompt="<task-notification><summary>done</summary>", prompt_id="p2"))
+    out = run(ev("Stop", last_assistant_message="All done.", background_tasks=[]))
+    assert [i["kind"] for i in out] == ["done"]
+    assert run.status == ("idle", None)
+
+
+def test_permission_dialog_of_a_question_is_the_question() -> None:
+    # PreToolUse is registered async: its record may come after the dialog's PermissionRequest.
+    run = started()
+    question = {"questions": [{"question": "Ship it?"}]}
+    out = run(ev("PermissionRequest", tool_name="AskUserQuestion", tool_input=question))
+    assert run.status == ("attention", "question")
+    assert out[0]["kind"] == "question" and out[0]["summary"] == "Ship it?"
+    late = ev(
+        "PreToolUse",
+        tool_name="AskUserQuestion",
+        tool_input=question,
+        tool_use_id="q",
+        ts=run.records[-1]["seq"],
+    )  # started long before
+    assert run(late) == []
+    assert run.status == ("attention", "question")
 
 
 def test_internal_agents_are_not_children() -> None:

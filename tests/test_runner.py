@@ -124,6 +124,16 @@ def test_different_bytes_are_not_duplicates(state_dir: Path, notified: list[Any]
     assert [e["duplicate"] for e in events(state_dir)] == [False, False]
 
 
+def test_the_same_bytes_from_another_claude_process_are_not_duplicates(
+    state_dir: Path, notified: list[Any]
+) -> None:
+    # Two `claude -p --continue` a second apart send byte-identical SessionStart(resume).
+    data = raw("SessionStart-resume", session_id="r")
+    for ts, pid in ((T0, "100"), (T0 + 900, "100"), (T0 + 1800, "200")):
+        runner.record(data, None, ts, str(state_dir), {"CLAUDE_PID": pid})
+    assert [e["duplicate"] for e in events(state_dir)] == [False, True, False]
+
+
 def test_intents_reach_notify_with_their_timestamp(state_dir: Path, notified: list[Any]) -> None:
     record(state_dir, raw("PermissionRequest-Bash", session_id="p"), T0 + 1234)
     assert len(notified) == 1

@@ -26,7 +26,7 @@ HOME_RT = "/home/dev/.local/share/lookout"
 
 
 def command(script: str) -> str:
-    return f"{PY} -I -S {HOME_RT}/hooks/{script}"
+    return f"{settings.TERM_GUARD}{PY} -I -S {HOME_RT}/hooks/{script}"
 
 
 WANTED = settings.wanted_handlers(command)
@@ -209,5 +209,7 @@ def test_dumps_keeps_the_file_style() -> None:
 def test_plugin_hooks_use_the_plugin_root_quoted() -> None:
     doc = json.loads(settings.render_plugin_hooks())
     handler = doc["hooks"]["Stop"][0]["hooks"][0]
-    assert handler["command"] == 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/stop.py"'
+    assert handler["command"] == (
+        "trap '' TERM; exec python3 -I -S \"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py\""
+    )
     jsonschema.validate({"hooks": doc["hooks"]}, SCHEMA)

@@ -470,3 +470,26 @@ def test_log_error_never_raises(tmp_path: Path) -> None:
     store.log_error("", "empty path")
     store.log_error(str(tmp_path / "ok"), "\x00 nul and \udcff")
     assert (tmp_path / "ok" / store.ERRORS).exists()
+
+
+def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    store.ensure_dir(str(state_dir))
+    holder = os.open(state_dir / "events.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        started = time.monotonic()
+        with (
+            pytest.raises(TimeoutError, match=r"events\.lock held by another process"),
+            store.Locked(str(state_dir)),
+        ):
+            pass
+        assert time.monotonic() - started < 2
+    finally:
+        os.close(holder)
+    with store.Locked(str(state_dir)):  # free again
+        pass
