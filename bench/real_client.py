@@ -39,12 +39,22 @@ def make_home(root: Path, name: str, settings: dict[str, object] | None) -> Path
 
 def run_once(claude: Path, home: Path, url: str) -> tuple[float, list[str], list[str]]:
     """Wall time, the hook runs the client reported, and those that were not clean."""
-    argv = [str(claude), "-p", PROMPT, "--allowedTools", "Bash", "--output-format",
-            "stream-json", "--verbose", "--include-hook-events"]
+    argv = [
+        str(claude),
+        "-p",
+        PROMPT,
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-hook-events",
+    ]
     env = offline_env(home, url)
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=home / "project", env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        argv, cwd=home / "project", env=env, capture_output=True, text=True, timeout=120
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"claude failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -89,10 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="measured runs per variant (15)")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured runs per variant (2)")
-    parser.add_argument("--checkout", action="store_true",
-                        help="hooks from this checkout (lookout.hookspec) instead of install.py")
-    parser.add_argument("--async", dest="make_async", default="", metavar="EVENTS",
-                        help="also register these events async (comma-separated), to measure")
+    parser.add_argument(
+        "--checkout",
+        action="store_true",
+        help="hooks from this checkout (lookout.hookspec) instead of install.py",
+    )
+    parser.add_argument(
+        "--async",
+        dest="make_async",
+        default="",
+        metavar="EVENTS",
+        help="also register these events async (comma-separated), to measure",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
@@ -151,10 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lookout via {how}, {args.runs} interleaved runs each (+{args.warmup} warm-up)")
         print(f"  without lookout: median {bare_ms:7.1f} ms")
         print(f"  with lookout:    median {lookout_ms:7.1f} ms")
-        print(f"  ratio: {ratio:.3f}x (target <= {TARGET}x): "
-              f"{'OK' if ratio <= TARGET else 'OVER'}")
-        print(f"hook runs the client reported ({len(fired)}, async ones not listed): "
-              + ", ".join(fired))
+        print(f"  ratio: {ratio:.3f}x (target <= {TARGET}x): {'OK' if ratio <= TARGET else 'OVER'}")
+        print(
+            f"hook runs the client reported ({len(fired)}, async ones not listed): "
+            + ", ".join(fired)
+        )
         print("statuses lookout recorded for the last session:")
         for line in recorded:
             print(f"  {line}")
