@@ -251,7 +251,10 @@ class Sandbox:
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
         if session_id is not None:
             rows = [row for row in rows if row.get("session_id") == session_id]
-        return sorted(rows, key=lambda row: row.get("seq", 0))
+        # Async hooks (PreToolUse, PostToolUse, Notification, SessionEnd) may append after a
+        # later event: the order that means something is when each hook started (ts), which
+        # every record carries. Arrival order (seq) breaks ties within a millisecond.
+        return sorted(rows, key=lambda row: (row.get("ts", ""), row.get("seq", 0)))
 
     def wait_event(
         self, session_id: str, event: str, timeout: float = 10, count: int = 1, **fields: Any

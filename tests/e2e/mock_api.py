@@ -12,6 +12,7 @@ import itertools
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,6 +62,11 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
 
 TOOL_DIRECTIVES = ("bash", "write", "ask", "plan", "agent")
 
+# A subagent prompt containing this answers slowly, so that the parent's turn ends (Stop lists
+# the agent as a running background task) before the agent finishes: `[[agent: hi (slow)]]`.
+SLOW = "(slow)"
+SLOW_DELAY_S = 2.0
+
 
 @dataclass
 class Reply:
@@ -70,6 +76,7 @@ class Reply:
     text: str | None = None
     tool: tuple[str, dict[str, Any]] | None = None
     error_body: dict[str, Any] | None = None
+    delay_s: float = 0.0
 
 
 def _text_of(content: Any) -> str:
@@ -133,7 +140,9 @@ def scripted_reply(body: dict[str, Any]) -> Reply:
             code = int(arg)
             return Reply(status=code, error_body=error_body(code))
     says = [a for k, a in directives if k == "say"]
-    return Reply(text=says[0] if says else DEFAULT_TEXT)
+    # The subagent's conversation carries the agent prompt without the directive around it.
+    delay = SLOW_DELAY_S if SLOW in text and not directives else 0.0
+    return Reply(text=says[0] if says else DEFAULT_TEXT, delay_s=delay)
 
 
 def error_body(status: int) -> dict[str, Any]:
@@ -236,6 +245,8 @@ class MockAPI:
                     self._send(400, "application/json", json.dumps(error_body(400)).encode())
                     return
                 reply = api.reply_for(body)
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
                 if reply.status != 200:
                     payload = json.dumps(reply.error_body or error_body(reply.status)).encode()
                     self._send(reply.status, "application/json", payload)

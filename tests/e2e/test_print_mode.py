@@ -103,7 +103,7 @@ def test_subagent_appears_finishes_and_parent_is_never_idle_while_it_runs(
     sandbox: Sandbox,
 ) -> None:
     sandbox.record_payloads("Stop")
-    run = sandbox.claude_print("[[agent: say hi please]]")
+    run = sandbox.claude_print("[[agent: say hi please (slow)]]")
     assert run.returncode == 0, run.stderr
     rows = finish(sandbox, run)
     events = [r["event"] for r in rows]
@@ -136,7 +136,7 @@ def test_subagent_finishing_after_the_parents_stop_leaves_the_parent_working(
     replay the real payloads in the order where the Stop still lists it as running."""
     sandbox.prepare(settings={"hooks": {}})
     sandbox.record_payloads(*(event for event, _, _ in EVENTS))
-    run = sandbox.claude_print("[[agent: say hi please]]")
+    run = sandbox.claude_print("[[agent: say hi please (slow)]]")
     assert run.returncode == 0, run.stderr
     wait_for(lambda: sandbox.payloads("SessionEnd"), 10, "SessionEnd")
     payloads = sandbox.payloads()
