@@ -171,8 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  with lookout:    median {lookout_ms:7.1f} ms")
         print(f"  ratio: {ratio:.3f}x (target <= {TARGET}x): {'OK' if ratio <= TARGET else 'OVER'}")
         print(
-            f"hook runs the client reported ({len(fired)}, hooks still running at exit, e.g. async SessionEnd, not listed): "
-            + ", ".join(fired)
+            f"hook runs the client reported ({len(fired)}; not those still running at its exit, "
+            "e.g. the async SessionEnd): " + ", ".join(fired)
         )
         print("statuses lookout recorded for the last session:")
         for line in recorded:
