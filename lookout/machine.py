@@ -104,6 +104,7 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
         not duplicate
         and event["name"] in ASYNC_EVENTS
         and event["ts_ms"] < int(s.get("status_ms", 0))
+        and not _still_open(s, event)
     )
     intents: list[Intent] = []
     ended_before = s["status"] == ENDED
@@ -132,6 +133,17 @@ def _is_duplicate(s: Session, event: Event) -> bool:
         recent.append([event["digest"], event["ts_ms"]])
     s["recent"] = recent[-RECENT_MAX:]
     return seen
+
+
+def _still_open(s: Session, event: Event) -> bool:
+    """A late PreToolUse of a question or plan still opens its episode, unless that call or its
+    turn has ended since: the dialog is on screen whatever came in before its record."""
+    if event["name"] != "PreToolUse" or (event["tool_name"] or "") not in _ATTENTION_TOOLS:
+        return False
+    if event["ts_ms"] < int(s.get("turn_edge_ms", 0)):
+        return False
+    actor = s["agents"].get(event["agent_id"]) if event["agent_id"] else s["main"]
+    return actor is None or event["tool_use_id"] not in actor.get("done_tools", [])
 
 
 def _touch(s: Session, event: Event) -> None:
@@ -183,6 +195,9 @@ def _remember_tool(actor: Actor, event: Event) -> None:
 def _forget_tool(actor: Actor, tool_use_id: str | None) -> None:
     if tool_use_id:
         actor["pending"].pop(tool_use_id, None)
+        done = actor.setdefault("done_tools", [])
+        done.append(tool_use_id)
+        del done[:-PENDING_MAX]
 
 
 def _set(actor: Actor, status: str, detail: str | None = None, summary: str | None = None) -> None:
@@ -300,8 +315,13 @@ def _tool_done(
 # -- the event table ---------------------------------------------------------------------------
 
 
+_TURN_EDGES = frozenset({"UserPromptSubmit", "Stop", "StopFailure", "SessionStart", "SessionEnd"})
+
+
 def _dispatch(s: Session, event: Event, intents: list[Intent]) -> None:
     name = event["name"]
+    if name in _TURN_EDGES:
+        s["turn_edge_ms"] = max(int(s.get("turn_edge_ms", 0)), event["ts_ms"])
     handler = _HANDLERS.get(name)
     if handler is not None:
         handler(s, event, intents)

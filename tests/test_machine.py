@@ -594,6 +594,33 @@ def test_permission_dialog_of_a_question_is_the_question() -> None:
     assert run.status == ("attention", "question")
 
 
+def test_a_late_question_still_opens_its_episode_unless_it_was_answered() -> None:
+    # PreToolUse is async: a parallel tool's records can land before the question's.
+    question = {"questions": [{"question": "Which one?"}]}
+    ask = {"tool_name": "AskUserQuestion", "tool_input": question, "tool_use_id": "toolu_q"}
+    run = Run()
+    run(ev("SessionStart", source="startup", ts=1000))
+    run(ev("UserPromptSubmit", prompt="go", prompt_id="p1", ts=2000))
+    run(ev("PreToolUse", **bash("ls", "toolu_ls"), ts=3001))
+    out = run(ev("PreToolUse", **ask, ts=3000))
+    assert [i["kind"] for i in out] == ["question"]
+    assert run.status == ("attention", "question")
+    # Answered before its PreToolUse record arrived: nothing to open any more.
+    run2 = Run()
+    run2(ev("SessionStart", source="startup", ts=1000))
+    run2(ev("UserPromptSubmit", prompt="go", prompt_id="p1", ts=2000))
+    run2(ev("PostToolUse", **ask, tool_response={}, ts=9000))
+    assert run2(ev("PreToolUse", **ask, ts=3000)) == []
+    assert run2.records[-1]["late"] is True
+    assert run2.status == ("working", None)
+    # Or its turn ended.
+    run3 = Run()
+    run3(ev("UserPromptSubmit", prompt="go", prompt_id="p1", ts=2000))
+    run3(ev("Stop", last_assistant_message="ok", ts=9000))
+    assert run3(ev("PreToolUse", **ask, ts=3000)) == []
+    assert run3.status == ("idle", None)
+
+
 def test_internal_agents_are_not_children() -> None:
     run = started()
     run(ev("SubagentStop", agent_id="internal", agent_type="", last_assistant_message="summary"))
