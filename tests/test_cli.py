@@ -183,3 +183,27 @@ def test_status_says_when_the_config_is_broken(recorded: Path) -> None:
     assert "hint: run `lookout check-config`" in out.stderr
     assert json.loads(lookout("status", "--json").stdout)["config_error"]
     assert lookout("status", "--line").stdout.strip().endswith("· config error")
+
+
+def test_status_watch_refreshes_until_ctrl_c(recorded: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "status", "--watch", "--interval", "0.2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    deliver(recorded, dict(payload("UserPromptSubmit"), session_id="late-arrival"))
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    frames = out.split("lookout · ")
+    assert len(frames) >= 4  # refreshed several times
+    assert "Ctrl-C to quit" in frames[1]
+    assert "attention permission" in frames[1]
+    assert frames[-1].count("working") > frames[1].count("working")
