@@ -633,15 +633,8 @@ def install_notify(loaded: Loaded, python: str, home: Path, dry_run: bool, out: 
     elif key in memo:
         memo[key]["written"] = snippet
     _write_memo(memo)
-    details = []
-    if previous:
-        details.append(f"still runs your {shlex.join(previous[:1])}")
-    if backup:
-        details.append(f"backup: {tilde(backup)}")
-    elif loaded.text is None:
-        details.append("new file")
-    extra = f" ({'; '.join(details)})" if details else ""
-    out(f"set notify in {tilde(path)}{extra}")
+    first = [f"still runs your {shlex.join(previous[:1])}"] if previous else []
+    out(f"set notify in {tilde(path)}{_written_note(first, backup, loaded)}")
     return True
 
 
@@ -709,6 +702,15 @@ def targets(args: argparse.Namespace) -> list[Path]:
     return [scope_path(args.scope, args.project)]
 
 
+def _written_note(details: list[str], backup: Path | None, loaded: Loaded) -> str:
+    """` (…; backup: …)` / ` (new file)` after a line that says what was written."""
+    if backup:
+        details = [*details, f"backup: {tilde(backup)}"]
+    elif loaded.text is None:
+        details = [*details, "new file"]
+    return f" ({'; '.join(details)})" if details else ""
+
+
 def _suffix(backup: Path | None) -> str:
     return f" (backup: {tilde(backup)})" if backup else ""
 
@@ -773,15 +775,8 @@ def install_into(
         return True
     stale = settings.count_ours(loaded.data, roots)
     backup = write_settings(loaded, text)
-    details = []
-    if stale:
-        details.append(f"replaced {stale} from an earlier install")
-    if backup:
-        details.append(f"backup: {tilde(backup)}")
-    elif loaded.text is None:
-        details.append("new file")
-    extra = f" ({'; '.join(details)})" if details else ""
-    out(f"installed {count} hooks into {tilde(target)}{extra}")
+    first = [f"replaced {stale} from an earlier install"] if stale else []
+    out(f"installed {count} hooks into {tilde(target)}{_written_note(first, backup, loaded)}")
     return True
 
 
