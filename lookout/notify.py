@@ -5,7 +5,6 @@ imports subprocess/urllib/tomllib unless a config file changed."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 
@@ -18,22 +17,6 @@ if TYPE_CHECKING:
 STATE_NAME = "notify-state.json"
 LOCK_NAME = "notify.lock"
 OUTBOX = "outbox"
-
-
-class NotifyLock:
-    """The notify state's own lock (the events lock is already released when we run)."""
-
-    def __init__(self, state_dir: str) -> None:
-        self.path = os.path.join(state_dir, LOCK_NAME)
-        self.fd = -1
-
-    def __enter__(self) -> NotifyLock:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
 
 
 def minute_of_day(now_ms: int) -> int:
@@ -65,7 +48,8 @@ def decide_and_remember(
     intents: list[dict[str, Any]], cfg: dict[str, Any], state_dir: str, now_ms: int
 ) -> list[dict[str, Any]]:
     path = os.path.join(state_dir, STATE_NAME)
-    with NotifyLock(state_dir):
+    # Its own lock (the events lock is already released), with the same bounded wait.
+    with store.Locked(state_dir, LOCK_NAME):
         state = store.read_json(path)
         deliveries, new_state = rules.decide(
             intents, cfg, now_ms, minute_of_day(now_ms), state if isinstance(state, dict) else None

@@ -209,7 +209,7 @@ def pane_focused(pane: object) -> bool:
 def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
     path = os.path.join(state_dir, REFS_NAME)
     now_ms = int(time.time() * 1000)
-    with notify.NotifyLock(state_dir):
+    with store.Locked(state_dir, notify.LOCK_NAME):
         data = store.read_json(path)
         table = data if isinstance(data, dict) else {}
         table = {

@@ -75,7 +75,7 @@ def _escape(c: str) -> str:
     return f"%{code:02x}" if code < 0x100 else f"%u{code:06x}"
 
 
-def _flock(fd: int, wait_s: float) -> None:
+def _flock(fd: int, wait_s: float, name: str) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the common case: nobody holds it
         return
@@ -89,7 +89,7 @@ def _flock(fd: int, wait_s: float) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"{LOCK} held by another process for {wait_s:g} s") from None
+                raise TimeoutError(f"{name} held by another process for {wait_s:g} s") from None
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
 
@@ -106,17 +106,21 @@ def rotate_bytes() -> int:
 
 
 class Locked:
-    """The state directory under its exclusive lock: `with Locked(dir) as st: ...`."""
+    """The state directory under an exclusive lock: `with Locked(dir) as st: ...`. `lock` names
+    the lock file: events.lock by default; other state (notifications) has locks of its own."""
 
-    def __init__(self, state_dir: str) -> None:
+    def __init__(self, state_dir: str, lock: str = LOCK) -> None:
         self.dir = state_dir
+        self._lock_name = lock
         self._lock_fd = -1
 
     def __enter__(self) -> Locked:
         ensure_dir(self.dir)
-        self._lock_fd = _open_private(os.path.join(self.dir, LOCK), os.O_RDWR | os.O_CREAT)
+        self._lock_fd = _open_private(
+            os.path.join(self.dir, self._lock_name), os.O_RDWR | os.O_CREAT
+        )
         try:
-            _flock(self._lock_fd, LOCK_WAIT_S)
+            _flock(self._lock_fd, LOCK_WAIT_S, self._lock_name)
         except BaseException:
             os.close(self._lock_fd)
             raise
