@@ -121,17 +121,6 @@ def age(ms: int) -> str:
     return f"{seconds // 86400}d"
 
 
-def duration(ms: int) -> str:
-    seconds = max(0, round(ms / 1000))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
 def _status_text(status: str, reason: object) -> str:
     return f"{status} {reason}" if status == "attention" and reason else status
 
