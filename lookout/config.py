@@ -644,11 +644,7 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     ppath = project_path(cwd)
     key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], _stamp(gpath), _stamp(ppath)])
     cache_file = os.path.join(state_dir, CACHE_NAME)
-    try:
-        with open(cache_file, encoding="utf-8") as f:
-            cached = _jsonfast.loads(f.read())
-    except (OSError, ValueError):
-        cached = None
+    cached = store.read_json(cache_file)
     entries = cached.get("entries") if isinstance(cached, dict) else None
     entries = entries if isinstance(entries, list) else []
     for entry in entries:
@@ -669,14 +665,3 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
     cfg = new["config"]
     return cfg if isinstance(cfg, dict) else None
-
-
-def cached_error(state_dir: str) -> str | None:
-    """The last config error the hooks met (for `lookout status` / `lookout doctor`)."""
-    from lookout import store
-
-    cached = store.read_json(os.path.join(state_dir, CACHE_NAME))
-    entries = cached.get("entries") if isinstance(cached, dict) else None
-    last = entries[-1] if isinstance(entries, list) and entries else None
-    error = last.get("error") if isinstance(last, dict) else None
-    return error if isinstance(error, str) else None

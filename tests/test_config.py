@@ -360,6 +360,11 @@ channels = ["phone"]
     assert cache.stat().st_mtime_ns == before  # not re-parsed
 
 
+def cached_error(state: Path) -> object:
+    """The error the cache recorded for the newest entry (what the hooks met)."""
+    return json.loads((state / config.CACHE_NAME).read_text())["entries"][-1]["error"]
+
+
 def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
@@ -368,9 +373,7 @@ def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path, tmp_p
     assert config.load_cached(str(state), None) is None
     log = (state / "errors.log").read_text()
     assert log.count("rules: expected an array of tables") == 1
-    assert config.cached_error(str(state)) == (
-        f"{G}: rules: expected an array of tables ([[rules]]), got int"
-    )
+    assert cached_error(state) == f"{G}: rules: expected an array of tables ([[rules]]), got int"
     write(
         cfg_file,
         '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\n'
@@ -378,7 +381,7 @@ def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path, tmp_p
     )
     cfg = config.load_cached(str(state), None)
     assert cfg is not None and cfg["rules"][0]["when"] == ["done"]
-    assert config.cached_error(str(state)) is None
+    assert cached_error(state) is None
 
 
 def test_cache_without_any_file_is_the_default(tmp_path: Path) -> None:
@@ -421,6 +424,14 @@ def test_unreadable_files_are_config_errors(cfg_file: Path) -> None:
 
 def test_disabled_channels_raise_no_send_time_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NTFY_TOKEN", raising=False)
-    raw = {"channels": {"phone": {"type": "ntfy", "url": "https://ntfy.sh/t",
-                                  "token_env": "NTFY_TOKEN", "enabled": False}}}
+    raw = {
+        "channels": {
+            "phone": {
+                "type": "ntfy",
+                "url": "https://ntfy.sh/t",
+                "token_env": "NTFY_TOKEN",
+                "enabled": False,
+            }
+        }
+    }
     assert config.warnings(config.validate(raw)) == []
