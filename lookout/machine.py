@@ -611,10 +611,6 @@ def _cwd_changed(s: Session, event: Event, intents: list[Intent]) -> None:
         s["cwd"] = event["new_cwd"]
 
 
-def _permission_denied(s: Session, event: Event, intents: list[Intent]) -> None:
-    _tool_finished(s, event, intents)
-
-
 _HANDLERS = {
     "SessionStart": _session_start,
     "Setup": _setup,
@@ -622,7 +618,7 @@ _HANDLERS = {
     "UserPromptExpansion": _prompt,
     "PreToolUse": _pre_tool_use,
     "PermissionRequest": _permission_request,
-    "PermissionDenied": _permission_denied,
+    "PermissionDenied": _tool_finished,  # auto mode refused it: Claude goes on
     "PostToolUse": _tool_finished,
     "PostToolUseFailure": _tool_finished,
     "PostToolBatch": _tool_finished,
