@@ -15,7 +15,7 @@ from lookout import _jsonfast, events, machine, paths, store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
@@ -29,20 +29,10 @@ def run(event_name: str | None = None) -> int:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
         raw = b""
-    _silence()
-    state_dir = ""
-    try:
-        state_dir = paths.state_dir()
-        record(raw, event_name, ts_ms, state_dir, os.environ)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        import traceback
-
-        store.log_error(
-            state_dir or paths.state_dir(), f"hook {event_name}: {traceback.format_exc()}"
-        )
-    return 0
+    return _fail_open(
+        f"hook {event_name}",
+        lambda state_dir: record(raw, event_name, ts_ms, state_dir, os.environ),
+    )
 
 
 def run_codex_notify(argv: list[str]) -> int:
@@ -50,12 +40,10 @@ def run_codex_notify(argv: list[str]) -> int:
     the last argument. Arguments after a leading `--` are the notify program the user had
     before; it still runs (detached), with the same JSON."""
     ts_ms = int(time.time() * 1000)
-    _silence()
-    state_dir = ""
-    try:
-        state_dir = paths.state_dir()
-        chain = argv[1:-1] if len(argv) >= 2 and argv[0] == "--" else []
-        raw = argv[-1] if argv and argv[-1] != "--" else ""
+    chain = argv[1:-1] if len(argv) >= 2 and argv[0] == "--" else []
+    raw = argv[-1] if argv and argv[-1] != "--" else ""
+
+    def work(state_dir: str) -> None:
         try:
             record_codex_notify(raw, ts_ms, state_dir, os.environ)
         finally:
@@ -63,12 +51,23 @@ def run_codex_notify(argv: list[str]) -> int:
                 from lookout import dispatch
 
                 dispatch.spawn_detached([*chain, raw])
+
+    return _fail_open("codex notify", work)
+
+
+def _fail_open(label: str, work: Callable[[str], None]) -> int:
+    """The boundary every entry point goes through: silent, exit 0, our failures to errors.log."""
+    _silence()
+    state_dir = ""
+    try:
+        state_dir = paths.state_dir()
+        work(state_dir)
     except KeyboardInterrupt:
         raise
     except BaseException:
         import traceback
 
-        store.log_error(state_dir or paths.state_dir(), f"codex notify: {traceback.format_exc()}")
+        store.log_error(state_dir or paths.state_dir(), f"{label}: {traceback.format_exc()}")
     return 0
 
 
