@@ -65,7 +65,10 @@ def python3_for_users() -> str:
     """The interpreter a user gets from `python3` on PATH, resolved past any pyenv shim."""
     found = subprocess.run(
         ["python3", "-c", "import sys; print(sys.executable)"],
-        capture_output=True, text=True, timeout=30, check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     return found.stdout.strip()
 
@@ -81,8 +84,12 @@ def run_install_py(home: Path, timeout: float = 300) -> subprocess.CompletedProc
         if key in os.environ:
             env[key] = os.environ[key]
     return subprocess.run(
-        [python3_for_users(), "install.py"], cwd=CHECKOUT, env=env,
-        capture_output=True, text=True, timeout=timeout,
+        [python3_for_users(), "install.py"],
+        cwd=CHECKOUT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -126,6 +133,33 @@ class PrintRun:
     @property
     def result(self) -> dict[str, Any]:
         return next((line for line in self.lines if line.get("type") == "result"), {})
+
+
+# Pairs the client fires back to back, the first one async: a record's ts is taken once its
+# interpreter is up (~10 ms after the spawn), so the two can start "out of order" by a few ms.
+_BACK_TO_BACK = {
+    ("PostToolBatch", "PostToolUse"),
+    ("PostToolBatch", "PostToolUseFailure"),
+    ("PermissionRequest", "PreToolUse"),
+}
+_BACK_TO_BACK_MS = 50
+
+
+def _ts_ms(row: dict[str, Any]) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp() * 1000
+
+
+def client_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows in the order the client fired them: ts order, except that a back-to-back pair
+    whose async first half started within a few ms after its second half is put back."""
+    rows = list(rows)
+    for i in range(len(rows) - 1):
+        a, b = rows[i], rows[i + 1]
+        if (a["event"], b["event"]) in _BACK_TO_BACK and _ts_ms(b) - _ts_ms(a) <= _BACK_TO_BACK_MS:
+            rows[i], rows[i + 1] = b, a
+    return rows
 
 
 @dataclass
@@ -226,11 +260,23 @@ class Sandbox:
     def claude_print(
         self, prompt: str, *args: str, timeout: float = 60, env: dict[str, str] | None = None
     ) -> PrintRun:
-        argv = [str(self.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
-                "--include-hook-events", *args]
+        argv = [
+            str(self.claude),
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+            *args,
+        ]
         started = time.monotonic()
         done = subprocess.run(
-            argv, cwd=self.project, env=env or self.env(), capture_output=True, text=True,
+            argv,
+            cwd=self.project,
+            env=env or self.env(),
+            capture_output=True,
+            text=True,
             timeout=timeout,
         )
         seconds = time.monotonic() - started
@@ -254,7 +300,8 @@ class Sandbox:
         # Async hooks (PreToolUse, PostToolUse, Notification, SessionEnd) may append after a
         # later event: the order that means something is when each hook started (ts), which
         # every record carries. Arrival order (seq) breaks ties within a millisecond.
-        return sorted(rows, key=lambda row: (row.get("ts", ""), row.get("seq", 0)))
+        rows.sort(key=lambda row: (row.get("ts", ""), row.get("seq", 0)))
+        return client_order(rows)
 
     def wait_event(
         self, session_id: str, event: str, timeout: float = 10, count: int = 1, **fields: Any
@@ -263,7 +310,8 @@ class Sandbox:
 
         def probe() -> dict[str, Any] | None:
             rows = [
-                row for row in self.records(session_id)
+                row
+                for row in self.records(session_id)
                 if row.get("event") == event and all(row.get(k) == v for k, v in fields.items())
             ]
             return rows[count - 1] if len(rows) >= count else None
@@ -272,8 +320,12 @@ class Sandbox:
 
     def status(self) -> dict[str, Any]:
         done = subprocess.run(
-            [*self.install.lookout, "status", "--json", "--all"], cwd=CHECKOUT, env=self.env(),
-            capture_output=True, text=True, timeout=30,
+            [*self.install.lookout, "status", "--json", "--all"],
+            cwd=CHECKOUT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert done.returncode == 0, f"lookout status failed: {done.stderr}"
         parsed: dict[str, Any] = json.loads(done.stdout)
@@ -298,8 +350,17 @@ def sequence(records: Iterable[dict[str, Any]]) -> list[tuple[str, str, str | No
 
 def describe(records: Iterable[dict[str, Any]]) -> str:
     """A readable dump for assertion messages."""
-    keys = ("seq", "event", "status", "reason", "detail", "agent_id", "tool_name",
-            "notification_type", "duplicate")
+    keys = (
+        "seq",
+        "event",
+        "status",
+        "reason",
+        "detail",
+        "agent_id",
+        "tool_name",
+        "notification_type",
+        "duplicate",
+    )
     return "\n".join(json.dumps({k: row.get(k) for k in keys}) for row in records)
 
 
@@ -318,7 +379,10 @@ class ClaudePane:
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
-            ["tmux", "-L", self.name, *args], capture_output=True, text=True, timeout=10,
+            ["tmux", "-L", self.name, *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
             env={"PATH": self.env["PATH"], "TMUX_TMPDIR": str(self.tmpdir), "TERM": "xterm"},
         )
         if done.returncode != 0:
@@ -327,9 +391,23 @@ class ClaudePane:
 
     def __enter__(self) -> ClaudePane:
         pairs = [x for key, value in self.env.items() for x in ("-e", f"{key}={value}")]
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", "200", "-y", "50",
-                  "-c", str(self.sandbox.project), *pairs,
-                  str(self.sandbox.claude), *self.args)
+        self.tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            str(self.sandbox.project),
+            *pairs,
+            str(self.sandbox.claude),
+            *self.args,
+        )
         self.tmux("set-option", "-t", "e2e", "remain-on-exit", "on")
         return self
 
@@ -368,7 +446,8 @@ class ClaudePane:
         self.wait_screen("\u276f", timeout)
         row = wait_for(
             lambda: next((r for r in self.sandbox.records() if r["event"] == "SessionStart"), None),
-            timeout, "SessionStart in events.jsonl",
+            timeout,
+            "SessionStart in events.jsonl",
         )
         time.sleep(0.3)  # the input box takes keys a moment after it is drawn
         return str(row["session_id"])
