@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lookout.cli import main
+from lookout.commands.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,10 +1,16 @@
-"""Where lookout keeps its files, from the environment (env overrides first, then XDG).
+"""Where lookout and the agents it watches keep their files, from the environment (env overrides
+first, then XDG), and tilde() to show them. Pure lookups: never creates anything.
 
-Pure lookups: never creates anything."""
+On the hook path: only `os` is imported; pathlib is loaded by the functions that return a Path,
+which no hook calls."""
 
 from __future__ import annotations
 
 import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _xdg(var: str, default: str) -> str:
@@ -34,3 +40,54 @@ def data_dir() -> str:
     return os.environ.get("LOOKOUT_HOME") or os.path.join(
         _xdg("XDG_DATA_HOME", ".local/share"), "lookout"
     )
+
+
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
+
+
+def tilde(path: str | os.PathLike[str]) -> str:
+    text = str(path)
+    home = os.path.expanduser("~").rstrip("/")
+    if home and (text == home or text.startswith(home + "/")):
+        return "~" + text[len(home) :]
+    return text
+
+
+def user_settings_path() -> Path:
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return _path(base) / "settings.json"
+
+
+def scope_path(scope: str, project: str | None = None) -> Path:
+    if scope == "user":
+        return user_settings_path()
+    root = _path(os.path.abspath(project or os.getcwd()))
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return root / ".claude" / name
+
+
+def codex_home() -> Path:
+    return _path(os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"))
+
+
+def codex_hooks_path() -> Path:
+    return codex_home() / "hooks.json"
+
+
+def codex_config_path() -> Path:
+    return codex_home() / "config.toml"
+
+
+def runtime_home() -> Path:
+    return _path(os.path.abspath(data_dir()))
+
+
+def venv_python(home: Path) -> Path:
+    return home / "venv" / "bin" / "python"
+
+
+def bin_dir() -> Path:
+    return _path(os.path.expanduser("~")) / ".local" / "bin"

@@ -48,9 +48,9 @@ def run_codex_notify(argv: list[str]) -> int:
             record_codex_notify(raw, ts_ms, state_dir, os.environ)
         finally:
             if chain:
-                from lookout import dispatch
+                from lookout.notify import spawn
 
-                dispatch.spawn_detached([*chain, raw])
+                spawn.spawn_detached([*chain, raw])
 
     return _fail_open("codex notify", work)
 

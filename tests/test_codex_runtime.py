@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from lookout import runner, view
+from lookout import runner
+from lookout.commands import view
 from tests.conftest import ROOT
 
 THREAD = "b5f6c1c2-1111-2222-3333-444455556666"

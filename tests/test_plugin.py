@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from lookout import __version__, hookspec, settings
+from lookout import __version__, hookspec
+from lookout.install import claude as settings
 from tests.e2e.client import CLAUDE_CODE_VERSION, claude_path, installed_version, offline_env
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,8 @@ from pathlib import Path
 import filelock
 import pytest
 
-from lookout import store, view
+from lookout import store
+from lookout.commands import view
 from tests.conftest import PAYLOADS, ROOT
 
 

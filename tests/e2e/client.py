@@ -67,9 +67,20 @@ def ensure_client(version: str = CLAUDE_CODE_VERSION) -> Path:
     staging.mkdir(parents=True)
     try:
         done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(staging),
-             f"{PACKAGE}@{version}"],
-            capture_output=True, text=True, timeout=600, env=_ENV, check=False,
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(staging),
+                f"{PACKAGE}@{version}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_ENV,
+            check=False,
         )
         if done.returncode != 0:
             raise RuntimeError(f"npm install {PACKAGE}@{version} failed:\n{done.stderr[-2000:]}")

@@ -153,19 +153,22 @@ def error_body(status: int) -> dict[str, Any]:
 
 
 def sse_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    yield "message_start", {
-        "type": "message_start",
-        "message": {
-            "id": _new_id("msg"),
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 12, "output_tokens": 1},
+    yield (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": _new_id("msg"),
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 12, "output_tokens": 1},
+            },
         },
-    }
+    )
     yield "ping", {"type": "ping"}
     if reply.tool is not None:
         name, tool_input = reply.tool
@@ -179,11 +182,14 @@ def sse_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]
     yield "content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}
     yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
     yield "content_block_stop", {"type": "content_block_stop", "index": 0}
-    yield "message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-        "usage": {"output_tokens": 8},
-    }
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 8},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 

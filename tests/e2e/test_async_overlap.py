@@ -67,8 +67,11 @@ def visible(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 def snapshot(state: Path) -> list[tuple[Any, ...]]:
     done = subprocess.run(
-        [sys.executable, "-m", "lookout", "status", "--json", "--all"], cwd=CHECKOUT,
-        env={**os.environ, "LOOKOUT_STATE_DIR": str(state)}, capture_output=True, text=True,
+        [sys.executable, "-m", "lookout", "status", "--json", "--all"],
+        cwd=CHECKOUT,
+        env={**os.environ, "LOOKOUT_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
         timeout=30,
     )
     assert done.returncode == 0, done.stderr
@@ -82,8 +85,9 @@ def snapshot(state: Path) -> list[tuple[Any, ...]]:
 def test_async_hooks_finishing_late_change_no_status(
     sandbox: Sandbox, tmp_path: Path, scenario: str
 ) -> None:
-    capture = capture_interactive if scenario == "interactive-permission" else (
-        capture_print_subagent)
+    capture = (
+        capture_interactive if scenario == "interactive-permission" else (capture_print_subagent)
+    )
     payloads = capture(sandbox)
     fired = [p["hook_event_name"] for p in payloads]
     assert set(fired) & ASYNC, f"no async event in {fired}: nothing overlaps"
@@ -99,10 +103,12 @@ def test_async_hooks_finishing_late_change_no_status(
         # landed), but no status the in-order run never had, no reordering, no lost attention.
         assert is_subsequence(shown, expected), why
         assert [x for x in expected if x[0] == "attention"] == [
-            x for x in shown if x[0] == "attention"], why
+            x for x in shown if x[0] == "attention"
+        ], why
         assert notified(overlapped) == notified(in_order), why
         assert snapshot(tmp_path / f"lag-{lag}" / "state") == snapshot(
-            tmp_path / "in-order" / "state"), why
+            tmp_path / "in-order" / "state"
+        ), why
 
 
 def is_subsequence(short: list[Any], long: list[Any]) -> bool:

@@ -41,10 +41,13 @@ def test_install_py_in_a_fresh_home_then_a_real_session(
     sandbox.wait_event(run.session_id, "SessionEnd")
     sandbox.assert_no_errors()
     rows = sandbox.records(run.session_id)
-    assert sequence(rows)[:2] == [("SessionStart", "idle", None),
-                                  ("UserPromptSubmit", "working", None)], describe(rows)
-    assert sequence(rows)[-2:] == [("Stop", "idle", None),
-                                   ("SessionEnd", "ended", "other")], describe(rows)
+    assert sequence(rows)[:2] == [
+        ("SessionStart", "idle", None),
+        ("UserPromptSubmit", "working", None),
+    ], describe(rows)
+    assert sequence(rows)[-2:] == [("Stop", "idle", None), ("SessionEnd", "ended", "other")], (
+        describe(rows)
+    )
     shown = sandbox.session_status(run.session_id)
     assert shown["status"] == "ended", shown
     assert shown["cwd"] == str(sandbox.project), shown

@@ -77,8 +77,9 @@ channels = ["hook", "desktop"]
             assert shown["tmux_pane"] == pane.pane_id, shown
 
             # The client's own permission_prompt Notification ~6 s later: the same episode.
-            late = interactive.wait_event(session, "Notification", timeout=12,
-                                          notification_type="permission_prompt")
+            late = interactive.wait_event(
+                session, "Notification", timeout=12, notification_type="permission_prompt"
+            )
             assert (late["status"], late["reason"]) == ("attention", "permission"), late
             time.sleep(1.5)  # let a (wrong) second send reach the receivers
             interactive.assert_no_errors()
@@ -90,8 +91,9 @@ channels = ["hook", "desktop"]
 
             pane.keys("Enter")  # "1. Yes"
             interactive.wait_event(session, "Stop", timeout=10)
-            idle = interactive.wait_event(session, "Notification", timeout=10,
-                                          notification_type="idle_prompt")
+            idle = interactive.wait_event(
+                session, "Notification", timeout=10, notification_type="idle_prompt"
+            )
             assert idle["status"] == "idle", idle
             assert (interactive.project / "lookout-e2e-marker").exists()
             end_session(pane, interactive, session)
@@ -139,7 +141,7 @@ def test_question_and_plan_raise_attention_until_answered(
     seq = sequence(rows)
     first = seq.index(("PreToolUse", "attention", reason))
     assert seq[first + 1] == ("PermissionRequest", "attention", reason), describe(rows)
-    assert seq[first + 2:first + 5] == [
+    assert seq[first + 2 : first + 5] == [
         ("PostToolUse", "working", None),
         ("PostToolBatch", "working", None),
         ("Stop", "idle", None),

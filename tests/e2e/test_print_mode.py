@@ -110,9 +110,10 @@ def test_subagent_appears_finishes_and_parent_is_never_idle_while_it_runs(
     start = events.index("SubagentStart")
     child = rows[start]["agent_id"]
     assert child, describe(rows)
-    stop = next(i for i, r in enumerate(rows) if r["event"] == "SubagentStop"
-                and r["agent_id"] == child)
-    assert all(r["status"] == "working" for r in rows[start:stop + 1]), describe(rows)
+    stop = next(
+        i for i, r in enumerate(rows) if r["event"] == "SubagentStop" and r["agent_id"] == child
+    )
+    assert all(r["status"] == "working" for r in rows[start : stop + 1]), describe(rows)
     # The subagent runs async: a Stop that still lists it as a running background task keeps
     # the parent working; the Stop of the turn the client injects when it finishes ends idle.
     stops = [r for r in rows if r["event"] == "Stop"]
@@ -190,7 +191,7 @@ def test_continue_resumes_the_ended_session_and_compact_returns_to_idle(
     compacted = sandbox.claude_print("/compact", "--continue")
     assert compacted.returncode == 0, compacted.stderr
     assert compacted.session_id == first.session_id
-    rows = finish(sandbox, compacted, runs=3)[len(START + END) * 2:]
+    rows = finish(sandbox, compacted, runs=3)[len(START + END) * 2 :]
     internal = [("SubagentStop", "working", None)] * sum(
         1 for r in rows if r["event"] == "SubagentStop"
     )

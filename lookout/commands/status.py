@@ -1,0 +1,81 @@
+"""`lookout status`: every session, the ones that need you first, as a table, one line, JSON, or a
+table refreshed in place. Reads the snapshots the hooks wrote; never writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from lookout import paths
+from lookout.commands import view
+from lookout.errors import LookoutError
+
+
+def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> int:
+    """fmt: "table", "json", "line" or "watch"."""
+    state_dir = paths.state_dir()
+    if fmt == "watch":
+        return _watch(state_dir, show_all, interval, stale_after_s)
+    now = int(time.time() * 1000)
+    shown = _shown(state_dir, now, show_all, stale_after_s)
+    # Hooks keep recording with a broken config but send nothing: say so where people look.
+    config_error = _config_error()
+    if fmt == "json":
+        body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
+        print(json.dumps(body, indent=2))
+        return 0
+    if fmt == "line":
+        print(view.line(shown) + (" · config error" if config_error else ""))
+        return 0
+    print(view.table(shown, now, colour(), width()))
+    if config_error:
+        print(f"warning: notifications are off: {config_error}", file=sys.stderr)
+        print("hint: run `lookout check-config`", file=sys.stderr)
+    return 0
+
+
+def _shown(state_dir: str, now: int, show_all: bool, stale_after_s: int) -> list[dict[str, Any]]:
+    sessions = view.load_sessions(state_dir, now, stale_after_s)
+    return sessions if show_all else [s for s in sessions if s["status"] != "ended"]
+
+
+def _config_error() -> str | None:
+    from lookout.notify import config
+
+    try:
+        config.load()
+    except LookoutError as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def _watch(state_dir: str, show_all: bool, interval: float, stale_after_s: int) -> int:
+    try:
+        while True:
+            now = int(time.time() * 1000)
+            shown = _shown(state_dir, now, show_all, stale_after_s)
+            stamp = time.strftime("%H:%M:%S")
+            # Home + clear-to-end keeps the screen from flickering on every refresh.
+            sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")
+            sys.stdout.write(f"lookout · {stamp} · Ctrl-C to quit\n\n")
+            sys.stdout.write(view.table(shown, now, colour(), width()) + "\n")
+            sys.stdout.flush()
+            time.sleep(max(0.1, interval))
+    except KeyboardInterrupt:
+        return 0
+
+
+def colour() -> bool:
+    return (
+        sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    )
+
+
+def width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 160

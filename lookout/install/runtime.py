@@ -1,0 +1,254 @@
+"""lookout's runtime: the interpreter the hooks run with (a private venv), the code copied next to
+it, the `lookout` command, the default config; and whether Claude Code is running.
+
+Writes only under the runtime directory, ~/.local/bin/lookout (if it is ours) and a config that
+does not exist yet."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lookout import paths
+from lookout.errors import LookoutError
+from lookout.install import files
+from lookout.install.files import NOTHING_CHANGED, Out
+from lookout.paths import tilde
+
+# The checkout (or runtime) this package was loaded from: lookout/install/runtime.py -> root.
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+FALLBACK_DEPS = ("tomli-w>=1.0",)
+WRAPPER_MARK = "# lookout command, written by lookout's install.py"
+
+
+def running_claude(proc: str = "/proc") -> list[int]:
+    """Pids of processes named `claude` (the native binary, or node running the `claude` script)."""
+    found: list[int] = []
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(os.path.join(proc, entry, "comm"), encoding="utf-8", errors="replace") as fh:
+                comm = fh.read().strip()
+            with open(os.path.join(proc, entry, "cmdline"), "rb") as fb:
+                argv0 = fb.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        if comm == "claude" or os.path.basename(argv0) == "claude":
+            found.append(int(entry))
+    return sorted(found)
+
+
+def warn_running(out: Out) -> None:
+    pids = running_claude(os.environ.get("LOOKOUT_PROC_DIR", "/proc"))
+    if pids:
+        shown = ", ".join(str(p) for p in pids[:5])
+        out(
+            f"warning: Claude Code is running (pid {shown}): restart it to load the change;"
+            " until then a session may write its old settings back over the file"
+        )
+
+
+def run(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
+
+
+def runtime_deps(checkout: Path = CHECKOUT) -> list[str]:
+    try:
+        with open(checkout / "pyproject.toml", "rb") as fh:
+            deps = tomllib.load(fh)["project"]["dependencies"]
+        return [str(d) for d in deps]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return list(FALLBACK_DEPS)
+
+
+_PROBE = (
+    "import sys\n"
+    "ok = sys.version_info >= (3, 11)\n"
+    "try:\n"
+    "    import tomli_w\n"
+    "except ImportError:\n"
+    "    ok = ok and 'nodeps'\n"
+    "print(sys.executable)\n"
+    "print('%d.%d' % sys.version_info[:2])\n"
+    "print(ok)\n"
+)
+
+
+def probe(python: str) -> tuple[str, str, str] | None:
+    """(sys.executable, version, 'True'|'False'|'nodeps') of an interpreter, None if it fails."""
+    try:
+        done = run([python, "-I", "-c", _PROBE], timeout=60)
+    except OSError:
+        return None
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 3:
+        return None
+    return lines[0], lines[1], lines[2]
+
+
+def has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def ensure_interpreter(home: Path, given: str | None, out: Out) -> str:
+    """The absolute interpreter the hooks will run with (created or checked)."""
+    if given is not None:
+        found = probe(given)
+        if found is None:
+            raise LookoutError(f"--python {given}: does not run", hint=NOTHING_CHANGED)
+        executable, version, ok = found
+        if ok == "False":
+            raise LookoutError(f"--python {given}: Python {version}, lookout needs 3.11 or newer")
+        if ok == "nodeps":
+            deps = " ".join(shlex.quote(d) for d in runtime_deps())
+            raise LookoutError(
+                f"--python {given}: tomli-w is not installed in it",
+                hint=f"{shlex.quote(given)} -m pip install {deps}",
+            )
+        # A venv interpreter reports its own path; a pyenv shim reports the real one (no shim cost).
+        out(f"using {tilde(executable)} (Python {version}) for the hooks")
+        return executable
+    python = paths.venv_python(home)
+    found = probe(str(python)) if python.exists() else None
+    if found is not None and found[2] == "True":
+        return str(python)
+    if found is None:
+        if not (has_module("venv") and has_module("ensurepip")):
+            raise LookoutError(
+                "cannot create a virtual environment: this Python has no venv/ensurepip module",
+                hint="apt install python3-venv (or pass --python PATH of an interpreter that has"
+                f" tomli-w); {NOTHING_CHANGED}",
+            )
+        out(f"creating virtual environment {tilde(home / 'venv')} ...")
+        done = run([sys.executable, "-m", "venv", "--clear", str(home / "venv")])
+        if done.returncode != 0:
+            raise LookoutError(
+                f"python -m venv {tilde(home / 'venv')} failed: {_last_line(done)}",
+                hint="apt install python3-venv, or pass --python PATH",
+            )
+    needed = runtime_deps()
+    out(f"installing {', '.join(needed)} into it (pip) ...")
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    done = run([str(python), "-m", "pip", "install", "--quiet", *needed], env=env)
+    if done.returncode != 0:
+        raise LookoutError(
+            f"pip install into {tilde(home / 'venv')} failed: {_last_line(done)}",
+            hint="check the network or your pip configuration, or pass --python PATH of an"
+            " interpreter that has tomli-w",
+        )
+    return str(python)
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"exit {done.returncode}"
+
+
+def _copy_if_changed(src: Path, dst: Path) -> bool:
+    data = src.read_bytes()
+    try:
+        if dst.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    files.atomic_write(dst, data, 0o644)
+    return True
+
+
+_CLI_ENTRY = """\
+# The `lookout` command of an installed runtime (run by ~/.local/bin/lookout).
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lookout.commands.main import main  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+"""
+
+
+def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:
+    """Copy the package and hook scripts into home and byte-compile them with `python`.
+    Returns how many files changed (stale files from an older version are removed)."""
+    changed = 0
+    for sub in ("lookout", "hooks"):
+        src_dir = checkout / sub
+        wanted_files = {p.relative_to(src_dir) for p in src_dir.rglob("*.py")}
+        for rel in sorted(wanted_files):
+            changed += _copy_if_changed(src_dir / rel, home / sub / rel)
+        for old in sorted((home / sub).rglob("*.py")):
+            if old.relative_to(home / sub) not in wanted_files:
+                old.unlink()
+                changed += 1
+    entry = home / "bin" / "lookout"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    if not entry.exists() or entry.read_text(encoding="utf-8") != _CLI_ENTRY:
+        files.atomic_write(entry, _CLI_ENTRY.encode("utf-8"), 0o644)
+        changed += 1
+    # Hooks run with -I, which ignores PYTHONDONTWRITEBYTECODE: ship bytecode for the interpreter
+    # that runs them so no hook ever compiles (or writes) on its hot path.
+    done = run([python, "-I", "-m", "compileall", "-q", str(home / "lookout"), str(home / "hooks")])
+    if done.returncode != 0:
+        raise LookoutError(f"byte-compiling {tilde(home)} failed: {_last_line(done)}")
+    return changed
+
+
+def wrapper_text(python: str, home: Path) -> str:
+    entry = shlex.quote(str(home / "bin" / "lookout"))
+    return f'#!/bin/sh\n{WRAPPER_MARK}\nexec {shlex.quote(python)} -I {entry} "$@"\n'
+
+
+def install_wrapper(python: str, home: Path, out: Out) -> None:
+    target = paths.bin_dir() / "lookout"
+    text = wrapper_text(python, home)
+    current: str | None = None
+    if target.exists() or target.is_symlink():
+        try:
+            current = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = ""
+        if WRAPPER_MARK not in current:
+            out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
+            return
+    if current != text:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files.atomic_write(target, text.encode("utf-8"), 0o755)
+        out(f"installed the lookout command: {tilde(target)}")
+    on_path = {os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p}
+    if os.path.realpath(target.parent) not in on_path:
+        out(
+            f"note: {tilde(target.parent)} is not on PATH; add it, e.g."
+            ' export PATH="$HOME/.local/bin:$PATH" in ~/.profile'
+        )
+
+
+def install_config(out: Out, checkout: Path = CHECKOUT) -> None:
+    target = Path(paths.config_path())
+    if target.exists():
+        return
+    example = checkout / "config.example.toml"
+    if not example.exists():
+        out("note: no config.example.toml next to install.py: no default config written")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # May later hold webhook URLs and tokens: owner-only.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(example.read_bytes())
+    out(f"wrote default config {tilde(target)} (from config.example.toml)")

@@ -1,0 +1,292 @@
+"""One function per channel type that delivers one message and says how it went.
+
+Runs only in the background sender or `lookout test`, never in a hook. Commands run without a
+shell; no URL or token ever appears in a returned detail."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+from lookout.notify import templates
+from lookout.notify.config import redact_url
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Outcome = tuple[str, str, str | None]  # (sent | failed | skipped, detail, ref for updates)
+
+NTFY_PRIORITY = {"min": 1, "low": 2, "default": 3, "high": 4, "max": 5, "urgent": 5}
+DISCORD_LIMIT = 2000
+USER_AGENT = "lookout-notify/0.1"
+
+
+class ChannelError(Exception):
+    """A delivery failed for a reason worth showing as is."""
+
+
+def by_kind(value: object, kind: str, fallback: object) -> object:
+    if isinstance(value, dict):
+        return value.get(kind, value.get("default", fallback))
+    return fallback if value is None else value
+
+
+def send(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    """Deliver `msg` ({title, body, kind, values, ref?, sequence_id?, update?}) through `ch`."""
+    secrets = [
+        s
+        for s in (
+            ch.get("url"),
+            ch.get("token"),
+            _env(ch.get("url_env")),
+            _env(ch.get("token_env")),
+            *(ch.get("urls") or []),
+            *(ch.get("headers") or {}).values(),
+        )
+        if isinstance(s, str) and s
+    ]
+    try:
+        result, detail, ref = _SENDERS[ch["type"]](ch, msg, timeout_s)
+    except ChannelError as exc:
+        result, detail, ref = "failed", str(exc), None
+    except subprocess.TimeoutExpired:
+        result, detail, ref = "failed", f"timed out after {timeout_s:g}s", None
+    except Exception as exc:  # one channel's bug must not cost the others their delivery
+        result, detail, ref = "failed", f"{type(exc).__name__}: {exc}", None
+    return result, redact(detail, secrets), ref
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, redact_url(secret) if "://" in secret else "…")
+    return text
+
+
+def _env(var: object) -> str | None:
+    return os.environ.get(var) if isinstance(var, str) and var else None
+
+
+# -- desktop ---------------------------------------------------------------------------------
+
+
+def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    title, body = msg["title"], msg["body"]
+    if sys.platform == "darwin":
+        if msg.get("update"):
+            return "skipped", "osascript cannot replace a notification", None
+        # argv items, never interpolated into the script: no AppleScript quoting to get wrong.
+        script = [
+            "-e",
+            "on run argv",
+            "-e",
+            "display notification (item 2 of argv) with title (item 1 of argv)",
+            "-e",
+            "end run",
+        ]
+        _run(["osascript", *script, title, body], timeout_s)
+        return "sent", "osascript", None
+    urgency = "low" if msg.get("update") else str(by_kind(ch.get("urgency"), msg["kind"], "normal"))
+    argv = ["notify-send", "-a", ch.get("app_name") or "lookout", "-u", urgency, "-p"]
+    if msg.get("update"):
+        argv.append("-e")  # the "handled" note should not pile up in the history
+        if msg.get("ref"):
+            argv += ["-r", str(msg["ref"])]
+    argv += ["--", title]
+    if body:
+        argv.append(body)
+    out = _run(argv, timeout_s)
+    ref = out.strip().splitlines()[-1] if out.strip() else None
+    ref = ref if ref and ref.isdigit() else None
+    return "sent", f"notify-send id {ref}" if ref else "notify-send", ref
+
+
+def _run(argv: list[str], timeout_s: float, env: dict[str, str] | None = None) -> str:
+    try:
+        proc = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout_s,
+            env=env,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ChannelError(f"{argv[0]} not found on PATH") from None
+    except PermissionError:
+        raise ChannelError(f"{argv[0]} is not executable") from None
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        tail = f": {err[-1][:200]}" if err else ""
+        raise ChannelError(f"{os.path.basename(argv[0])} exited with {proc.returncode}{tail}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+# -- HTTP ----------------------------------------------------------------------------------------
+
+
+def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tuple[int, str]:
+    if not url.startswith(("http://", "https://")):
+        raise ChannelError(f"not an http(s) URL: {redact_url(url)}")
+    req = urllib.request.Request(  # noqa: S310 - http(s) checked above
+        url,
+        data=body,
+        method="POST",
+        headers={"User-Agent": USER_AGENT, **headers},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - http(s) only
+            return resp.status, resp.read(65536).decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        text = exc.read(65536).decode("utf-8", "replace") if exc.fp else ""
+        return exc.code, text
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+            raise ChannelError(f"timed out after {timeout_s:g}s") from None
+        raise ChannelError(f"cannot connect to {redact_url(url)}: {reason}") from None
+    except TimeoutError:
+        raise ChannelError(f"timed out after {timeout_s:g}s") from None
+
+
+def _http_failure(status: int, text: str) -> str:
+    detail = f"HTTP {status}"
+    try:
+        err = json.loads(text)
+    except ValueError:
+        err = None
+    if isinstance(err, dict) and err.get("error"):
+        detail += f": {err['error']}"
+        if err.get("code"):
+            detail += f" (code {err['code']})"
+    elif text.strip():
+        detail += f": {text.strip().splitlines()[0][:120]}"
+    return detail
+
+
+def _ntfy(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    server, _, topic = str(ch["url"]).rstrip("/").rpartition("/")
+    token = ch.get("token")
+    if ch.get("token_env"):
+        token = _env(ch["token_env"])
+        if not token:
+            raise ChannelError(f"environment variable {ch['token_env']} is not set")
+    priority = by_kind(ch.get("priority"), msg["kind"], 3)
+    if msg.get("update"):
+        priority = 2  # replacing an alert should not buzz the phone again
+    # JSON publish (to the server root): any title, emoji included, without header encoding.
+    payload: dict[str, Any] = {
+        "topic": topic,
+        "title": msg["title"],
+        "message": msg["body"] or msg["title"],
+        "priority": NTFY_PRIORITY.get(str(priority), priority),
+        "tags": list(ch.get("tags") or []),
+    }
+    if ch.get("click"):
+        payload["click"] = ch["click"]
+    seq = msg.get("sequence_id")
+    if seq:
+        payload["sequence_id"] = seq
+    headers = {"Content-Type": "application/json"}
+    if token:
+        if ":" in token:  # user:password
+            headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
+        else:
+            headers["Authorization"] = f"Bearer {token}"
+    status, text = _post(server + "/", json.dumps(payload).encode(), headers, timeout_s)
+    if status != 200:
+        raise ChannelError(_http_failure(status, text))
+    return "sent", f"HTTP 200 {redact_url(server)}", seq
+
+
+def webhook_body(fmt: str, msg: dict[str, Any]) -> dict[str, Any]:
+    title, body = msg["title"], msg["body"]
+    if fmt == "slack":
+
+        def esc(s: str) -> str:  # Slack mrkdwn control characters
+            return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+        return {"text": f"*{esc(title)}*" + (f"\n{esc(body)}" if body else "")}
+    if fmt == "discord":
+        text = f"**{title}**" + (f"\n{body}" if body else "")
+        return {
+            "content": templates.truncate(text, DISCORD_LIMIT),
+            "allowed_mentions": {"parse": []},
+        }  # no @everyone from a message's text
+    intent = msg.get("intent") or {}
+    return {
+        "title": title,
+        "message": body,
+        "kind": msg["kind"],
+        "reason": intent.get("reason"),
+        "project": msg["values"].get("project"),
+        "session_id": intent.get("session_id"),
+        "agent": intent.get("agent"),
+        "episode": intent.get("episode"),
+        "duration_ms": intent.get("duration_ms"),
+        "ts": intent.get("ts"),
+    }
+
+
+def _webhook(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    url = ch.get("url")
+    if ch.get("url_env"):
+        url = _env(ch["url_env"])
+        if not url:
+            raise ChannelError(f"environment variable {ch['url_env']} is not set")
+    fmt = ch.get("format") or "json"
+    headers = {"Content-Type": "application/json", **(ch.get("headers") or {})}
+    data = json.dumps(webhook_body(fmt, msg), ensure_ascii=False).encode()
+    status, text = _post(str(url), data, headers, timeout_s)
+    if not 200 <= status < 300:
+        raise ChannelError(_http_failure(status, text))
+    return "sent", f"HTTP {status} {redact_url(str(url))}", None
+
+
+# -- command / apprise -----------------------------------------------------------------------
+
+
+def _command(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    values = {**msg["values"], "title": msg["title"], "body": msg["body"]}
+    # Each argv item is rendered on its own and passed as one argument: no shell ever sees it.
+    argv = [templates.render(arg, values, templates.ARGV_PLACEHOLDERS) for arg in ch["argv"]]
+    env = {
+        **os.environ,
+        "LOOKOUT_TITLE": msg["title"],
+        "LOOKOUT_BODY": msg["body"],
+        "LOOKOUT_KIND": msg["kind"],
+    }
+    _run(argv, timeout_s, env)
+    return "sent", f"{os.path.basename(argv[0])} exited 0", None
+
+
+def _apprise(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    try:
+        import apprise  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        raise ChannelError(
+            "the optional 'apprise' package is not installed "
+            "(pip install apprise into lookout's environment)"
+        ) from None
+    ap = apprise.Apprise()
+    for url in ch["urls"]:
+        if not ap.add(url):
+            raise ChannelError(f"apprise does not understand {redact_url(url)}")
+    if not ap.notify(title=msg["title"], body=msg["body"] or msg["title"]):
+        raise ChannelError("apprise reported a failure")
+    return "sent", f"apprise ({len(ch['urls'])} url(s))", None
+
+
+_SENDERS = {
+    "desktop": _desktop,
+    "ntfy": _ntfy,
+    "webhook": _webhook,
+    "command": _command,
+    "apprise": _apprise,
+}

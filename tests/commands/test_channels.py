@@ -1,0 +1,109 @@
+"""`lookout test [CHANNEL...]` and `lookout check-config`: exact output and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lookout.commands.main import main
+from tests.conftest import write_config
+from tests.receivers import ntfy_receiver, webhook_receiver
+
+
+def test_check_config_without_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["check-config", "--project", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == (
+        "~/.config/lookout/config.toml: not found, using the built-in default (desktop alerts "
+        "for attention, and for turns of 30 s or more)\n"
+    )
+
+
+def test_check_config_ok_with_project_file_and_warnings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NTFY_TOKEN", raising=False)
+    write_config(
+        '[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n'
+        'token_env = "NTFY_TOKEN"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["phone"]\n'
+    )
+    project = tmp_path / "home" / "api"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "lookout.toml").write_text("[channels.phone]\ntimeout_ms = 3000\n")
+    assert main(["check-config", "--project", str(project)]) == 0
+    assert capsys.readouterr().out == (
+        "~/.config/lookout/config.toml: ok (1 channel(s), 1 rule(s))\n"
+        "~/api/.claude/lookout.toml: ok (overrides the global config key by key)\n"
+        "warning: channels.phone.token_env: environment variable NTFY_TOKEN is not set\n"
+    )
+
+
+def test_check_config_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    write_config(
+        '[channels.phone]\ntype = "ntfy"\nurl = 5\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["phone"]\ncooldown_s = "1m"\n'
+    )
+    assert main(["check-config", "--project", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "error: ~/.config/lookout/config.toml: channels.phone.url: expected a string, got int\n"
+        "error: ~/.config/lookout/config.toml: rules[0].cooldown_s: expected a number, "
+        "got string\n"
+    )
+
+
+def test_test_sends_through_each_channel(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, state_dir: Path
+) -> None:
+    with webhook_receiver() as hook, ntfy_receiver(token="tk_right") as ntfy:
+        write_config(
+            f'[channels.team]\ntype = "webhook"\nurl = "{hook.url}/x"\n'
+            'format = "slack"\n'
+            f'[channels.phone]\ntype = "ntfy"\nurl = "{ntfy.url}/t"\n'
+            'token = "tk_wrong"\n'
+            '[channels.off]\ntype = "desktop"\nenabled = false\n'
+        )
+        assert main(["test", "--project", str(tmp_path / "demo")]) == 1
+        assert hook.requests[0].json() == {
+            "text": "*demo · lookout test*\nNotifications from lookout reach you through 'team'."
+        }
+    assert capsys.readouterr().out == (
+        f"team: sent (HTTP 200 {hook.url}/…)\nphone: failed (HTTP 401: unauthorized (code 40101))\n"
+    )
+    lines = [json.loads(x) for x in (state_dir / "deliveries.jsonl").read_text().splitlines()]
+    assert [(x["channel"], x["result"], x["session_id"]) for x in lines] == [
+        ("team", "sent", "lookout-test"),
+        ("phone", "failed", "lookout-test"),
+    ]
+    assert "tk_wrong" not in (state_dir / "deliveries.jsonl").read_text()
+
+
+def test_test_one_named_channel(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with webhook_receiver() as hook:
+        write_config(
+            f'[channels.a]\ntype = "webhook"\nurl = "{hook.url}/a"\n'
+            f'[channels.b]\ntype = "webhook"\nurl = "{hook.url}/b"\nenabled = false\n'
+        )
+        assert main(["test", "b", "--project", str(tmp_path)]) == 0
+        assert [r.path for r in hook.requests] == ["/b"]  # named: tested even if disabled
+
+
+def test_test_unknown_channel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["test", "pager", "--project", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        "error: unknown channel 'pager' (configured: desktop)\n"
+        "hint: lookout check-config shows the config lookout reads\n"
+    )
+
+
+def test_test_with_a_broken_config_raises_the_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config("rules = 3\n")
+    assert main(["test", "--project", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == "error: " + (
+        "~/.config/lookout/config.toml: rules: expected an array of tables ([[rules]]), got int"
+    )

@@ -1,0 +1,350 @@
+"""lookout doctor: each check's verdict on real installs and on broken ones, and that it changes
+nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import hookspec
+from lookout import install as installer
+from lookout.commands import doctor
+from lookout.commands.main import main as cli_main
+
+N = len(hookspec.EVENTS)
+
+
+@pytest.fixture(autouse=True)
+def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    monkeypatch.setenv("LOOKOUT_PROC_DIR", str(proc))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    # A machine with notify-send and a session bus, unless a test says otherwise.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "notify-send").write_text("#!/bin/sh\nexit 0\n")
+    (bindir / "notify-send").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent")
+    return project
+
+
+def install(capsys: pytest.CaptureFixture[str], *argv: str) -> None:
+    assert installer.main(["--python", sys.executable, *argv]) == 0
+    capsys.readouterr()
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    rc = cli_main(["doctor", "--json", *argv])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def verdicts(doc: dict[str, Any], check: str) -> list[tuple[str, str]]:
+    return [(c["status"], c["message"]) for c in doc["checks"] if c["check"] == check]
+
+
+def test_nothing_installed_is_a_problem(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = run(capsys)
+    assert rc == 1 and doc["ok"] is False
+    assert verdicts(doc, "hooks") == [("fail", "lookout's hooks are not installed in any scope")]
+
+
+def test_a_good_install(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    install(capsys)
+    rc, doc = run(capsys)
+    assert rc == 0, doc
+    assert verdicts(doc, "hooks (user)") == [
+        ("ok", f"{N} hooks in ~/.claude/settings.json"),
+        ("ok", f"all {N} hook commands resolve and import the runner"),
+    ]
+    assert verdicts(doc, "runtime") == [("ok", "~/.local/share/lookout")]
+    assert verdicts(doc, "hooks (project)")[0][0] == "info"
+    assert verdicts(doc, "channel desktop")[0][0] == "ok"
+    text_rc = cli_main(["doctor"])
+    text = capsys.readouterr().out
+    assert text_rc == 0 and text.endswith("no problems found\n")
+    assert f"ok    hooks (user): {N} hooks in ~/.claude/settings.json\n" in text
+
+
+def test_doctor_changes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    install(capsys)
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "errors.log").write_text("boom\n")
+
+    def snapshot() -> dict[str, tuple[int, int, bytes]]:
+        out = {}
+        for p in sorted(tmp_path.rglob("*")):
+            if p.is_file() and not p.is_symlink():
+                st = p.stat()
+                out[str(p)] = (st.st_mtime_ns, st.st_mode, p.read_bytes())
+            elif p.is_dir():
+                out[str(p)] = (0, p.stat().st_mode, b"")
+        return out
+
+    before = snapshot()
+    run(capsys)
+    assert snapshot() == before
+
+
+def test_a_missing_script_and_a_missing_interpreter_fail(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    install(capsys)
+    (isolated_env / ".local" / "share" / "lookout" / "hooks" / "stop.py").unlink()
+    rc, doc = run(capsys)
+    assert rc == 1
+    (status, message) = verdicts(doc, "hooks (user)")[1]
+    assert status == "fail"
+    assert (
+        message
+        == "1 hook commands cannot run: script ~/.local/share/lookout/hooks/stop.py is missing"
+    )
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(sys.executable, "/nonexistent/python"))
+    rc, doc = run(capsys)
+    assert rc == 1
+    assert f"{N} hook commands cannot run: interpreter /nonexistent/python not found" in [
+        m for _, m in verdicts(doc, "hooks (user)")
+    ]
+
+
+def test_a_runtime_that_cannot_import_fails(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    install(capsys)
+    runner = isolated_env / ".local" / "share" / "lookout" / "lookout" / "runner.py"
+    runner.write_text("raise ImportError('broken on purpose')\n")
+    for pyc in runner.parent.glob("__pycache__/runner.*"):
+        pyc.unlink()
+    rc, doc = run(capsys)
+    assert rc == 1
+    (_, message) = verdicts(doc, "hooks (user)")[1]
+    assert "cannot import the runner: ImportError: broken on purpose" in message
+
+
+def test_old_layout_from_path_and_partial_install_warn(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    install(capsys)
+    rt = isolated_env / ".local" / "share" / "lookout"
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [
+                        {"hooks": [{"type": "command", "command": f"python3 {rt}/hooks/stop.py"}]}
+                    ]
+                }
+            }
+        )
+    )
+    rc, doc = run(capsys)
+    checks = verdicts(doc, "hooks (user)")
+    assert rc == 0
+    assert checks[0][0] == "warn" and checks[0][1].startswith(
+        f"1 hooks in ~/.claude/settings.json, missing {N - 1} events"
+    )
+    assert ("warn", "commands run python3 from PATH (slower, may change)") in checks
+
+
+def test_broken_settings_in_a_scope_fail(
+    capsys: pytest.CaptureFixture[str], quiet_env: Path
+) -> None:
+    install(capsys)
+    (quiet_env / ".claude").mkdir()
+    (quiet_env / ".claude" / "settings.local.json").write_text("{\n  nope\n}\n")
+    rc, doc = run(capsys)
+    assert rc == 1
+    ((status, message),) = verdicts(doc, "hooks (local)")
+    assert status == "fail"
+    assert message == (
+        f"{quiet_env}/.claude/settings.local.json: invalid JSON at line 2 column 3:"
+        " Expecting property name enclosed in double quotes"
+    )
+
+
+def test_plugin_only_is_fine_and_plugin_plus_settings_warns(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"enabledPlugins": {"lookout@lookout-dev": true}}')
+    rc, doc = run(capsys)
+    assert rc == 0
+    assert verdicts(doc, "plugin (user)") == [
+        ("ok", "the lookout plugin is enabled in ~/.claude/settings.json")
+    ]
+    install(capsys, "--scope", "local")
+    rc, doc = run(capsys)
+    assert rc == 0
+    assert verdicts(doc, "hooks")[0][1].startswith("installed both as a plugin and in settings")
+
+
+def test_an_invalid_config_fails(capsys: pytest.CaptureFixture[str], isolated_env: Path) -> None:
+    install(capsys)
+    config = isolated_env / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[channels.phone]\ntype = 3\n")
+    rc, doc = run(capsys)
+    assert rc == 1
+    ((status, message),) = verdicts(doc, "config")
+    assert status == "fail" and "channels.phone.type" in message
+
+
+def test_state_permissions_and_errors_log_warn(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    install(capsys)
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o755)
+    (state / "events.jsonl").write_text("")
+    (state / "events.jsonl").chmod(0o644)
+    (state / "errors.log").write_text("2026-11-25 boom: KeyError\n  traceback line\n")
+    (state / "errors.log").chmod(0o600)
+    rc, doc = run(capsys)
+    assert rc == 0
+    checks = verdicts(doc, "state")
+    assert checks[0] == ("warn", f"{state} has mode 0755: others can read your prompts")
+    assert checks[1] == ("warn", "1 files readable by others (events.jsonl)")
+    assert checks[2] == ("warn", "errors.log has 2 lines; last: 2026-11-25 boom: KeyError")
+
+
+def test_state_dir_not_created_yet_is_fine(capsys: pytest.CaptureFixture[str]) -> None:
+    install(capsys)
+    rc, doc = run(capsys)
+    assert rc == 0 and verdicts(doc, "state")[0][0] == "info"
+
+
+def test_desktop_channel_without_a_bus(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    install(capsys)
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    rc, doc = run(capsys)
+    assert rc == 0  # the machine cannot show it; not a broken install
+    ((status, message),) = verdicts(doc, "channel desktop")
+    assert status == "warn" and message.endswith("D-Bus session bus missing")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    _, doc = run(capsys)
+    assert verdicts(doc, "channel desktop")[0][1].startswith("notify-send not found")
+
+
+def test_other_channels(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(capsys)
+    config = isolated_env / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        '[channels.phone]\ntype = "ntfy"\nurl = "https://ntfy.example/topic"\n'
+        'token_env = "NTFY_TOKEN"\n'
+        '[channels.mine]\ntype = "command"\nargv = ["no-such-program-here", "{title}"]\n'
+        '[channels.unused]\ntype = "command"\nargv = ["not-used-by-a-rule"]\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["mine"]\nescalate_after_s = 60\n'
+        'escalate_to = ["phone"]\n'
+    )
+    monkeypatch.delenv("NTFY_TOKEN", raising=False)
+    rc, doc = run(capsys)
+    assert rc == 0, doc
+    assert verdicts(doc, "channel phone") == [
+        ("warn", "ntfy: environment variable NTFY_TOKEN is not set")
+    ]
+    assert verdicts(doc, "channel mine") == [
+        ("warn", "command 'no-such-program-here' not found on PATH")
+    ]
+    assert verdicts(doc, "channel unused") == []
+    monkeypatch.setenv("NTFY_TOKEN", "tk_x")
+    _, doc = run(capsys)
+    assert verdicts(doc, "channel phone")[0][0] == "ok"
+
+
+def test_project_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere"
+    install(capsys, "--scope", "project", "--project", str(other))
+    rc, doc = run(capsys, "--project", str(other))
+    assert rc == 0
+    assert verdicts(doc, "hooks (project)")[0] == (
+        "ok",
+        f"{N} hooks in {other}/.claude/settings.json",
+    )
+    assert os.path.exists(other / ".claude" / "settings.json")
+
+
+def test_project_in_the_home_directory_is_not_counted_twice(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    install(capsys)
+    rc, doc = run(capsys, "--project", str(isolated_env))
+    assert rc == 0
+    assert verdicts(doc, "hooks (project)") == []
+    assert verdicts(doc, "hooks") == []
+
+
+def test_plugin_needs_a_recent_python3_on_path(
+    capsys: pytest.CaptureFixture[str],
+    isolated_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"enabledPlugins": {"lookout@lookout-dev": true}}')
+    old = tmp_path / "old-python"
+    old.mkdir()
+    (old / "python3").write_text("#!/bin/sh\necho 3.8\n")
+    (old / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old}:/usr/bin:/bin")
+    rc, doc = run(capsys)
+    assert rc == 1
+    assert verdicts(doc, "plugin") == [
+        ("fail", f"python3 on PATH ({old}/python3) is 3.8; lookout needs 3.11+")
+    ]
+
+
+def test_doctor_shows_failed_deliveries(tmp_path: Path) -> None:
+    from lookout import store
+
+    state = os.environ["LOOKOUT_STATE_DIR"]
+    store.append_jsonl(
+        state,
+        "deliveries.jsonl",
+        {
+            "ts": "2026-11-25T21:00:00.000Z",
+            "kind": "done",
+            "channel": "desktop",
+            "result": "sent",
+            "detail": "",
+        },
+    )
+    store.append_jsonl(
+        state,
+        "deliveries.jsonl",
+        {
+            "ts": "2026-11-25T21:00:05.000Z",
+            "kind": "permission",
+            "channel": "phone",
+            "result": "failed",
+            "detail": "HTTP 401 unauthorized",
+        },
+    )
+    report = doctor.diagnose(str(tmp_path))
+    found = [c for c in report.checks if c.check == "deliveries"]
+    assert len(found) == 1
+    assert found[0].status == doctor.WARN
+    assert (
+        "1 failed" in found[0].message
+        and "phone" in found[0].message
+        and "HTTP 401" in found[0].message
+    )

@@ -1,0 +1,636 @@
+"""lookout.install: settings files on disk (golden cases), backups, atomic writes, scopes,
+uninstall/purge and a real install whose hook commands are run through /bin/sh -c."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import lookout
+from lookout import hookspec, paths
+from lookout import install as installer
+from lookout.errors import LookoutError
+from lookout.install import claude as settings
+from lookout.install import files, hooks, runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CASES = FIXTURES / "settings"
+SCHEMA = json.loads((FIXTURES / "claude-code-settings.schema.json").read_text())
+PY = "/home/dev/.local/share/lookout/venv/bin/python"
+HOME_RT = Path("/home/dev/.local/share/lookout")
+# An interpreter that already has tomli-w: installs in tests skip the venv.
+DEV_PY = sys.executable
+N = len(hookspec.EVENTS)
+
+
+@pytest.fixture(autouse=True)
+def no_running_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    monkeypatch.setenv("LOOKOUT_PROC_DIR", str(proc))
+    return proc
+
+
+def settings_file(home: Path) -> Path:
+    return home / ".claude" / "settings.json"
+
+
+def lay_out(case: Path, home: Path) -> Path:
+    """Put the case's before.json where the user settings live, in the case's layout."""
+    layout = (
+        json.loads((case / "case.json").read_text())["layout"]
+        if (case / "case.json").exists()
+        else ""
+    )
+    target = settings_file(home)
+    before = case / "before.json"
+    if layout == "no-claude-dir":
+        return target
+    target.parent.mkdir(parents=True)
+    if not before.exists():
+        return target
+    if layout == "symlink":
+        real = home / "dotfiles" / "claude-settings.json"
+        real.parent.mkdir()
+        shutil.copyfile(before, real)
+        target.symlink_to(real)
+    else:
+        shutil.copyfile(before, target)
+    if layout == "read-only":
+        target.chmod(0o444)
+    return target
+
+
+def run_install(target: Path) -> tuple[int, list[str], str]:
+    lines: list[str] = []
+    try:
+        hooks.install_into(files.load_settings(target), PY, HOME_RT, False, lines.append)
+    except LookoutError as exc:
+        return 1, lines, f"error: {exc}\nhint: {exc.hint}\n"
+    return 0, lines, ""
+
+
+def backups(target: Path) -> list[Path]:
+    return sorted(target.parent.glob(target.name + ".bak-*"))
+
+
+def leftovers(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.name.endswith(".lookout-tmp")]
+
+
+@pytest.mark.parametrize("case", sorted(CASES.iterdir()), ids=lambda p: p.name)
+def test_install_on_disk_matches_golden(case: Path, isolated_env: Path) -> None:
+    target = lay_out(case, isolated_env)
+    before = target.read_bytes() if target.exists() else None
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    rc, lines, err = run_install(target)
+    if (case / "error.txt").exists():
+        assert (rc, lines) == (1, [])
+        assert err == (case / "error.txt").read_text()
+        assert target.read_bytes() == before
+        assert stat.S_IMODE(target.stat().st_mode) == mode
+        assert backups(target) == [] and leftovers(isolated_env) == []
+        return
+    after = (case / "after.json").read_bytes()
+    assert rc == 0, err
+    assert target.read_bytes() == after
+    jsonschema.validate(json.loads(after), SCHEMA)
+    if before is None:
+        assert lines == [f"installed {N} hooks into ~/.claude/settings.json (new file)"]
+        assert backups(target) == []
+    else:
+        (backup,) = backups(target)
+        assert backup.read_bytes() == before
+        assert stat.S_IMODE(target.stat().st_mode) == mode
+        assert lines[0].startswith(f"installed {N} hooks into ~/.claude/settings.json (")
+        assert lines[0].endswith(f"backup: ~/.claude/{backup.name})")
+    if case.name == "symlink":
+        assert target.is_symlink(), "the write must go through the link, not replace it"
+        assert (isolated_env / "dotfiles" / "claude-settings.json").read_bytes() == after
+    assert leftovers(isolated_env) == []
+    # Second run: byte-identical, says so, no new backup.
+    n_backups = len(backups(target))
+    rc, lines, _ = run_install(target)
+    assert (rc, lines) == (0, [f"already installed: {N} hooks in ~/.claude/settings.json"])
+    assert target.read_bytes() == after and len(backups(target)) == n_backups
+
+
+def test_stale_entries_are_reported_as_replaced(isolated_env: Path) -> None:
+    target = lay_out(CASES / "older-layout", isolated_env)
+    _, lines, _ = run_install(target)
+    assert lines[0].startswith(f"installed {N} hooks into ~/.claude/settings.json (replaced 6 from")
+
+
+def test_a_crash_before_the_replace_leaves_the_original(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = lay_out(CASES / "other-keys", isolated_env)
+    original = target.read_bytes()
+
+    def crash(src: str, dst: str) -> None:
+        assert Path(src).read_bytes().startswith(b"{")  # the temp file was fully written
+        raise OSError(5, "simulated crash")
+
+    monkeypatch.setattr(files.os, "replace", crash)
+    rc, _, err = run_install(target)
+    (backup,) = backups(target)
+    assert rc == 1
+    assert err == (
+        "error: ~/.claude/settings.json: cannot write: simulated crash\n"
+        f"hint: the file is unchanged; ~/.claude/{backup.name} is a copy of it\n"
+    )
+    assert target.read_bytes() == original
+    assert leftovers(isolated_env) == []
+
+
+def test_read_back_mismatch_is_an_error(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = lay_out(CASES / "other-keys", isolated_env)
+    real_write = files.atomic_write
+
+    def corrupting(path: Path, data: bytes, mode: int) -> None:
+        real_write(path, data[:-2], mode)
+
+    monkeypatch.setattr(files, "atomic_write", corrupting)
+    rc, _, err = run_install(target)
+    (backup,) = backups(target)
+    assert rc == 1
+    assert err == (
+        "error: ~/.claude/settings.json: read-back differs from what was written\n"
+        f"hint: restore it from ~/.claude/{backup.name}\n"
+    )
+
+
+def test_backup_names_do_not_collide(tmp_path: Path) -> None:
+    target = tmp_path / "settings.json"
+    first = files.backup_name(target, 0)
+    first.write_text("x")
+    assert files.backup_name(target, 0) == tmp_path / f"{first.name}-1"
+    assert first.name.startswith("settings.json.bak-19")
+
+
+def test_new_file_gets_the_umask_mode(isolated_env: Path) -> None:
+    target = settings_file(isolated_env)
+    old = os.umask(0o027)
+    try:
+        run_install(target)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_an_unwritable_directory_is_an_error_naming_it(isolated_env: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere")
+    target = settings_file(isolated_env)
+    target.parent.mkdir()
+    target.write_text("{}\n")
+    target.parent.chmod(0o555)
+    try:
+        rc, _, err = run_install(target)
+    finally:
+        target.parent.chmod(0o755)
+    assert rc == 1 and "cannot write" in err and target.read_text() == "{}\n"
+
+
+# --- main(): scopes, dry run, uninstall, purge ----------------------------------------------
+
+
+def main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = installer.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def fake_runtime(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """main() without the venv, code copy and command: just the settings part."""
+    calls: list[str] = []
+    monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: PY)
+    monkeypatch.setattr(runtime, "install_code", lambda home, python: calls.append("code") or 0)
+    monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
+    monkeypatch.setattr(runtime, "install_config", lambda out: None)
+    return calls
+
+
+def test_user_scope_honours_claude_config_dir(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    assert paths.scope_path("user") == tmp_path / "cc" / "settings.json"
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert paths.scope_path("user") == isolated_env / ".claude" / "settings.json"
+
+
+def test_project_and_local_scopes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    project = tmp_path / "app"
+    rc, out, _ = main(capsys, "--scope", "local", "--project", str(project))
+    assert rc == 0
+    local = project / ".claude" / "settings.local.json"
+    assert f"installed {N} hooks into {local} (new file)" in out
+    assert settings.count_ours(json.loads(local.read_text())) == N
+    _, out, _ = main(capsys, "--scope", "project", "--project", str(project))
+    assert "--scope local keeps them out of git" in out
+    assert (project / ".claude" / "settings.json").exists()
+
+
+def test_explicit_settings_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    target = tmp_path / "x" / "my-settings.json"
+    rc, out, _ = main(capsys, "--settings", str(target))
+    assert rc == 0 and target.exists() and str(target) in out
+    with pytest.raises(SystemExit) as info:
+        installer.main(["--settings", str(target), "--scope", "local"])
+    assert info.value.code == 2
+    assert "--settings replaces --scope/--project" in capsys.readouterr().err
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    target = lay_out(CASES / "other-keys", isolated_env)
+    original = target.read_bytes()
+    rc, out, _ = main(capsys, "--dry-run")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("dry run: would install the runtime into ~/.local/share/lookout")
+    assert lines[1:3] == ["--- ~/.claude/settings.json", "+++ ~/.claude/settings.json"]
+    assert '-  "cleanupPeriodDays": 30' in lines and '+  "cleanupPeriodDays": 30,' in lines
+    assert target.read_bytes() == original and backups(target) == [] and fake_runtime == []
+    assert not (isolated_env / ".local" / "share" / "lookout").exists()
+
+
+def test_dry_run_of_a_new_file_diffs_against_dev_null(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    _, out, _ = main(capsys, "--dry-run")
+    assert "--- /dev/null\n+++ ~/.claude/settings.json\n" in out
+    assert not settings_file(isolated_env).exists()
+
+
+def test_errors_print_error_and_hint_and_change_nothing(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    target = lay_out(CASES / "invalid-json", isolated_env)
+    rc, out, err = main(capsys)
+    assert (rc, out) == (1, "")
+    assert err == (CASES / "invalid-json" / "error.txt").read_text()
+    assert fake_runtime == []  # refused before the runtime was touched
+    assert not (isolated_env / ".local").exists() and backups(target) == []
+
+
+def test_uninstall_removes_only_ours_and_says_nothing_the_second_time(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    target = lay_out(CASES / "claude-written", isolated_env)
+    original = target.read_bytes()
+    main(capsys)
+    rc, out, _ = main(capsys, "--uninstall")
+    assert rc == 0
+    assert out.startswith(f"removed {N} hooks from ~/.claude/settings.json (backup: ~/.claude/")
+    assert target.read_bytes() == original  # a Claude-Code-written file: identical bytes
+    rc, out, _ = main(capsys, "--uninstall")
+    assert (rc, out) == (0, "nothing to uninstall in ~/.claude/settings.json\n")
+
+
+def test_uninstall_without_a_file(isolated_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = main(capsys, "--uninstall")
+    assert (rc, out) == (0, "nothing to uninstall in ~/.claude/settings.json\n")
+    assert not settings_file(isolated_env).exists()
+
+
+def test_uninstall_dry_run(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    main(capsys)
+    installed = settings_file(isolated_env).read_bytes()
+    rc, out, _ = main(capsys, "--uninstall", "--dry-run")
+    assert (
+        rc == 0 and out.count("\n-") > N and settings_file(isolated_env).read_bytes() == installed
+    )
+
+
+def test_running_claude_is_detected(no_running_claude: Path) -> None:
+    for pid, comm, argv0 in [
+        ("101", "claude", "claude"),
+        ("102", "node", "/usr/bin/claude"),
+        ("103", "bash", "bash"),
+        ("self", "claude", "claude"),
+    ]:
+        (no_running_claude / pid).mkdir()
+        (no_running_claude / pid / "comm").write_text(comm + "\n")
+        (no_running_claude / pid / "cmdline").write_bytes(argv0.encode() + b"\0-p\0")
+    assert runtime.running_claude(str(no_running_claude)) == [101, 102]
+
+
+def test_running_claude_warning(
+    no_running_claude: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    (no_running_claude / "4242").mkdir()
+    (no_running_claude / "4242" / "comm").write_text("claude\n")
+    (no_running_claude / "4242" / "cmdline").write_bytes(b"claude\0")
+    rc, out, _ = main(capsys)
+    assert rc == 0 and "warning: Claude Code is running (pid 4242)" in out
+
+
+def test_disable_all_hooks_is_warned_about(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    settings_file(isolated_env).parent.mkdir()
+    settings_file(isolated_env).write_text('{\n  "disableAllHooks": true\n}\n')
+    _, out, _ = main(capsys)
+    assert "sets disableAllHooks: true, so no hook runs" in out
+
+
+def test_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        installer.main(["--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0
+    for word in ("--scope", "--dry-run", "--uninstall", "--purge", "--python", "CLAUDE_CONFIG_DIR"):
+        assert word in out
+
+
+# --- the runtime -----------------------------------------------------------------------------
+
+
+def test_missing_venv_module_says_how_to_fix_it(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runtime, "has_module", lambda name: name != "ensurepip")
+    with pytest.raises(LookoutError) as info:
+        runtime.ensure_interpreter(isolated_env / "rt", None, print)
+    assert str(info.value) == (
+        "cannot create a virtual environment: this Python has no venv/ensurepip module"
+    )
+    assert info.value.hint is not None and info.value.hint.startswith("apt install python3-venv")
+
+
+def test_python_without_the_deps_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho /opt/py/bin/python; echo 3.12; echo nodeps\n")
+    fake.chmod(0o755)
+    with pytest.raises(LookoutError) as info:
+        runtime.ensure_interpreter(tmp_path / "rt", str(fake), print)
+    assert str(info.value) == f"--python {fake}: tomli-w is not installed in it"
+    assert info.value.hint == f"{fake} -m pip install 'tomli-w>=1.0'"
+
+
+def test_python_that_does_not_run_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LookoutError, match="does not run"):
+        runtime.ensure_interpreter(tmp_path, str(tmp_path / "nope"), print)
+
+
+def test_default_config_is_written_once(tmp_path: Path, isolated_env: Path) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "config.example.toml").write_text("# example\n")
+    lines: list[str] = []
+    runtime.install_config(lines.append, checkout)
+    config = isolated_env / ".config" / "lookout" / "config.toml"
+    assert lines == [
+        "wrote default config ~/.config/lookout/config.toml (from config.example.toml)"
+    ]
+    assert config.read_text() == "# example\n" and stat.S_IMODE(config.stat().st_mode) == 0o600
+    config.write_text("# mine\n")
+    runtime.install_config(lines.append, checkout)
+    assert config.read_text() == "# mine\n" and len(lines) == 1
+
+
+def test_foreign_lookout_command_is_left_alone(isolated_env: Path) -> None:
+    target = isolated_env / ".local" / "bin" / "lookout"
+    target.parent.mkdir(parents=True)
+    target.write_text("#!/bin/sh\necho someone else's\n")
+    lines: list[str] = []
+    runtime.install_wrapper(PY, HOME_RT, lines.append)
+    assert lines[0] == "warning: ~/.local/bin/lookout exists and is not lookout's: left alone"
+    assert "someone else's" in target.read_text()
+
+
+def payload_file() -> Path:
+    return FIXTURES / "payloads" / "Stop.json"
+
+
+@pytest.mark.parametrize("home_name", ["plain", "with space", 'it\'s "quoted" $HOME'])
+def test_real_install_runs_hooks_through_sh(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    home_name: str,
+) -> None:
+    home = tmp_path / home_name
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("LOOKOUT_HOME", str(home / ".local" / "share" / "lookout"))
+    rc, out, err = main(capsys, "--python", DEV_PY)
+    assert rc == 0, err
+    rt = home / ".local" / "share" / "lookout"
+    assert (rt / "hooks" / "stop.py").exists()
+    assert list((rt / "lookout" / "__pycache__").glob("runner.*.pyc"))
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    jsonschema.validate(data, SCHEMA)
+    command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
+    state = tmp_path / "state"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "LOOKOUT_STATE_DIR": str(state),
+        "LOOKOUT_CONFIG": str(tmp_path / "none.toml"),
+    }
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=payload_file().read_bytes(),
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    events = (state / "events.jsonl").read_text()
+    assert '"Stop"' in events
+    # Second run: nothing to do, nothing rewritten.
+    before = (home / ".claude" / "settings.json").read_bytes()
+    rc, out, _ = main(capsys, "--python", DEV_PY)
+    assert (
+        out.splitlines()[0]
+        == "using "
+        + paths.tilde(
+            subprocess.run(
+                [DEV_PY, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
+            ).stdout.strip()
+        )
+        + f" (Python {sys.version_info[0]}.{sys.version_info[1]}) for the hooks"
+    )
+    assert f"runtime {paths.tilde(rt)} is up to date" in out
+    assert f"already installed: {N} hooks in ~/.claude/settings.json" in out
+    assert (home / ".claude" / "settings.json").read_bytes() == before
+    # The lookout command runs from the runtime copy.
+    done = subprocess.run(
+        [str(home / ".local" / "bin" / "lookout"), "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert done.returncode == 0 and "0.1.0" in done.stdout
+
+
+def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env: Path) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(
+        ROOT / "lookout", checkout / "lookout", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copytree(
+        ROOT / "hooks", checkout / "hooks", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    rt = tmp_path / "rt"
+    assert runtime.install_code(rt, DEV_PY, checkout) > 0
+    (rt / "lookout" / "gone.py").write_text("")  # from an older version: removed on upgrade
+    shutil.rmtree(checkout / "lookout" / "__pycache__", ignore_errors=True)
+    (checkout / "lookout" / "install" / "claude.py").write_text(
+        (ROOT / "lookout" / "install" / "claude.py").read_text() + "\n"
+    )
+    assert runtime.install_code(rt, DEV_PY, checkout) == 2
+    assert not (rt / "lookout" / "gone.py").exists()
+    shutil.rmtree(checkout)
+    done = subprocess.run(
+        [DEV_PY, "-I", "-S", str(rt / "hooks" / "stop.py")],
+        input=b"{}",
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    assert runtime.install_code(rt, DEV_PY, ROOT) > 0
+
+
+def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_env: Path) -> None:
+    # Before the subpackages, the runtime held lookout/cli.py, installer.py, sender.py ... and
+    # bin/lookout imported lookout.cli. An upgrade must leave no old module that could shadow or
+    # confuse, and the command, the hooks and the detached sender must run from the new tree.
+    rt = tmp_path / "rt"
+    old = ("cli", "installer", "settings", "codex_config", "doctor", "notify_cli", "config")
+    for name in (*old, "rules", "templates", "dispatch", "sender", "channels", "view", "notify"):
+        (rt / "lookout" / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
+        (rt / "lookout" / f"{name}.py").write_text("raise ImportError('old layout')\n")
+    (rt / "bin").mkdir()
+    (rt / "bin" / "lookout").write_text("from lookout.cli import main\n")
+    assert runtime.install_code(rt, DEV_PY, ROOT) > 0
+    top = {p.name for p in (rt / "lookout").glob("*.py")}
+    assert top == {p.name for p in (ROOT / "lookout").glob("*.py")}
+    assert (rt / "lookout" / "notify" / "__init__.py").exists()
+    version = subprocess.run(
+        [DEV_PY, "-I", str(rt / "bin" / "lookout"), "--version"], capture_output=True, text=True
+    )
+    assert version.stdout.strip() == f"lookout {lookout.__version__}"
+    sender = subprocess.run(
+        [
+            DEV_PY,
+            "-I",
+            "-c",
+            "import sys; sys.path.insert(0, sys.argv[1]); import lookout.notify.sender",
+            str(rt),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert sender.returncode == 0, sender.stderr
+
+
+def test_purge_removes_runtime_command_state_config_and_every_scope(
+    tmp_path: Path,
+    isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    main(capsys, "--python", DEV_PY)
+    main(capsys, "--python", DEV_PY, "--scope", "local")
+    state = tmp_path / "state"
+    (state / "sessions").mkdir(parents=True)
+    config = isolated_env / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("")
+    rc, out, _ = main(capsys, "--uninstall", "--purge")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"removed {N} hooks from ~/.claude/settings.json (backup:")
+    assert lines[1] == "nothing to uninstall in " + str(project / ".claude" / "settings.json")
+    assert lines[2].startswith(f"removed {N} hooks from {project}/.claude/settings.local.json")
+    assert "removing runtime ~/.local/share/lookout/venv" not in out  # --python: no venv made
+    assert "removing runtime ~/.local/share/lookout/lookout" in lines
+    assert "removing command ~/.local/bin/lookout" in lines
+    assert "also removing lookout's state and config:" in lines
+    assert f"removing state {state}" in lines
+    assert "removing config ~/.config/lookout/config.toml" in lines
+    assert not (isolated_env / ".local" / "share" / "lookout").exists()
+    assert not (isolated_env / ".local" / "bin" / "lookout").exists()
+    assert not state.exists() and not config.parent.exists()
+
+
+def test_purge_never_removes_home(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOKOUT_STATE_DIR", str(isolated_env))
+    rc, out, _ = main(capsys, "--uninstall", "--purge")
+    assert rc == 0 and "warning: not removing state ~: refusing a home or root directory" in out
+    assert isolated_env.exists()
+
+
+@pytest.mark.slow
+def test_install_py_on_a_fresh_machine(tmp_path: Path) -> None:
+    """`python3 install.py` with no flags: a private venv from the package index (or a cache)."""
+    home = tmp_path / "fresh home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOKOUT_", "XDG_", "CLAUDE"))}
+    env.update(HOME=str(home), PATH="/usr/bin:/bin", LOOKOUT_PROC_DIR=str(tmp_path))
+    done = subprocess.run(
+        [DEV_PY, str(ROOT / "install.py")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "creating virtual environment ~/.local/share/lookout/venv ..."
+    assert lines[1].startswith("installing tomli-w")
+    assert lines[-1] == f"installed {N} hooks into ~/.claude/settings.json (new file)"
+    venv_py = home / ".local" / "share" / "lookout" / "venv" / "bin" / "python"
+    command = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["Stop"][0][
+        "hooks"
+    ][0]["command"]
+    assert command.startswith(f"trap '' TERM; exec '{venv_py}' -I -S ")
+    done = subprocess.run(
+        [str(home / ".local" / "bin" / "lookout"), "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    again = subprocess.run(
+        [DEV_PY, str(ROOT / "install.py")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert f"already installed: {N} hooks in ~/.claude/settings.json" in again.stdout
+
+
+def test_a_file_changed_behind_our_back_is_not_clobbered(isolated_env: Path) -> None:
+    target = lay_out(CASES / "other-keys", isolated_env)
+    loaded = files.load_settings(target)
+    target.write_text('{\n  "model": "written meanwhile"\n}\n')
+    with pytest.raises(LookoutError) as info:
+        hooks.install_into(loaded, PY, HOME_RT, False, print)
+    assert str(info.value) == "~/.claude/settings.json: changed while lookout was reading it"
+    assert json.loads(target.read_text()) == {"model": "written meanwhile"}
+    assert backups(target) == []

@@ -1,0 +1,63 @@
+"""config.example.toml is a working config that shows every key lookout understands."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from lookout.notify import config, templates
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "config.example.toml"
+
+
+def every_key() -> set[str]:
+    keys = {"channels", "rules", "templates", "title", "message", "default"}
+    keys.update(config._COMMON_KEYS, config._RULE_KEYS)
+    for type_keys in config._TYPE_KEYS.values():
+        keys.update(type_keys)
+    return keys
+
+
+def keys_in(node: Any, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out.add(key)
+            keys_in(value, out)
+    elif isinstance(node, list):
+        for item in node:
+            keys_in(item, out)
+    return out
+
+
+def test_example_parses_and_validates() -> None:
+    raw = tomllib.loads(EXAMPLE.read_text())
+    cfg = config.validate(raw, "config.example.toml")
+    assert set(cfg["channels"]) == {"desktop", "phone", "homelab", "team", "log", "other"}
+    assert {ch["type"] for ch in cfg["channels"].values()} == set(config.CHANNEL_TYPES)
+
+
+def test_example_shows_every_key() -> None:
+    shown = keys_in(tomllib.loads(EXAMPLE.read_text()), set())
+    assert every_key() - shown == set()
+
+
+def test_example_names_every_kind_and_placeholder() -> None:
+    text = EXAMPLE.read_text()
+    for kind in config.KINDS:
+        assert kind in text, kind
+    for placeholder in templates.PLACEHOLDERS:
+        assert "{" + placeholder + "}" in text, placeholder
+
+
+def test_as_the_default_config_it_sends_nothing_off_the_machine() -> None:
+    # install.py writes this file as the default config: only local channels may be on.
+    cfg = config.validate(tomllib.loads(EXAMPLE.read_text()), "config.example.toml")
+    enabled = {name for name, ch in cfg["channels"].items() if ch.get("enabled", True)}
+    assert {cfg["channels"][name]["type"] for name in enabled} <= {"desktop"}
+
+
+def test_readme_explains_every_key() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert sorted(k for k in every_key() if f"`{k}`" not in readme) == []

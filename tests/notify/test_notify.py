@@ -1,0 +1,180 @@
+"""The hook's side: intents -> rules -> job file -> one spawn, cheaply and never blocking."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import notify
+from lookout.notify import spawn as dispatch
+from tests.conftest import write_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "kind": kind,
+        "session_id": "s1",
+        "agent": "claude",
+        "agent_id": None,
+        "agent_type": None,
+        "project": "demo",
+        "cwd": "/w/demo",
+        "reason": kind,
+        "tool_name": "Bash",
+        "summary": "make",
+        "message": "",
+        "duration_ms": None,
+        "episode": f"s1:{kind}:1",
+        "ts_ms": 0,
+        "tmux_pane": None,
+        "pid": None,
+    }
+    base.update(fields)
+    return base
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    jobs: list[str] = []
+    monkeypatch.setattr(dispatch, "spawn", lambda path: jobs.append(path) or 1)
+    return jobs
+
+
+CONFIG = """
+[channels.phone]
+type = "ntfy"
+url = "https://ntfy.example/topic"
+token = "tk_secret"
+
+[[rules]]
+when = ["permission"]
+channels = ["phone"]
+cooldown_s = 300
+"""
+
+
+def test_matching_intent_writes_one_job_and_spawns_once(
+    state_dir: Path, spawned: list[str]
+) -> None:
+    write_config(CONFIG)
+    notify.handle([intent(), intent("done")], str(state_dir))
+    (job_path,) = spawned
+    assert Path(job_path).parent == state_dir / "outbox"
+    job = json.loads(Path(job_path).read_text())
+    assert [d["channels"] for d in job["deliveries"]] == [["phone"]]
+    assert job["deliveries"][0]["texts"] == {"summary": ["demo · needs permission", "Bash: make"]}
+    assert "tk_secret" not in Path(job_path).read_text()
+
+
+def test_nothing_matching_spawns_nothing(state_dir: Path, spawned: list[str]) -> None:
+    write_config(CONFIG)
+    notify.handle([intent("done")], str(state_dir))
+    notify.handle([], str(state_dir))
+    assert spawned == []
+    assert not (state_dir / "outbox").exists()
+
+
+def test_cooldown_state_persists_between_hooks(state_dir: Path, spawned: list[str]) -> None:
+    write_config(CONFIG)
+    notify.handle([intent()], str(state_dir))
+    notify.handle([intent(episode="s1:permission:2")], str(state_dir))
+    assert len(spawned) == 1
+    state = json.loads((state_dir / notify.STATE_NAME).read_text())
+    assert list(state["episodes"]) == ["s1:permission:1"]
+
+
+def test_broken_config_sends_nothing_and_logs_once(state_dir: Path, spawned: list[str]) -> None:
+    write_config("[[rules]]\nwhen = 1\n")
+    for _ in range(3):
+        notify.handle([intent()], str(state_dir))
+    assert spawned == []
+    assert (state_dir / "errors.log").read_text().count("rules[0].when: expected") == 1
+
+
+def test_default_config_alerts_the_desktop(state_dir: Path, spawned: list[str]) -> None:
+    notify.handle([intent()], str(state_dir))
+    job = json.loads(Path(spawned[0]).read_text())
+    assert job["deliveries"][0]["channels"] == ["desktop"]
+
+
+HOOK = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    from lookout import notify
+    start = time.perf_counter()
+    notify.handle({intents!r}, {state!r})
+    elapsed = time.perf_counter() - start
+    heavy = [m for m in ("subprocess", "urllib", "tomllib", "json", "typing", "threading",
+                         "filelock", "fnmatch") if m in sys.modules]
+    print(repr((elapsed, heavy)))
+""")
+
+
+def run_hook(state_dir: Path, intents: list[dict[str, Any]]) -> tuple[float, list[str]]:
+    """notify.handle in a process started like a hook: python -I -S."""
+    code = HOOK.format(root=str(ROOT), intents=intents, state=str(state_dir))
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=os.environ.copy(),
+        check=True,
+    )
+    elapsed, heavy = ast.literal_eval(out.stdout)
+    return elapsed, heavy
+
+
+def test_hot_path_imports_stay_light(state_dir: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "sleeper.pid"
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(30)\n"
+    )
+    write_config(
+        f'[channels.slow]\ntype = "command"\n'
+        f'argv = ["{sys.executable}", "{sleeper}"]\ntimeout_ms = 40000\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["slow"]\n'
+    )
+    _, heavy = run_hook(state_dir, [intent("idle")])  # parses the TOML once, sends nothing
+    assert "tomllib" in heavy and set(heavy) <= {"tomllib", "typing"}  # tomllib needs typing
+    elapsed, heavy = run_hook(state_dir, [intent()])  # cached config, dispatches
+    try:
+        assert heavy == []
+        # a channel that hangs for 30 s changes nothing in the hook's own time
+        assert elapsed < 0.5
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pid_file.exists(), "the detached sender never ran the channel"
+    finally:
+        for _ in range(100):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        if pid_file.exists() and pid_file.read_text():
+            os.kill(int(pid_file.read_text()), 15)
+
+
+def test_failed_spawn_leaves_no_job_behind(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(path: str) -> int:
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(dispatch, "spawn", fail)
+    write_config(CONFIG)
+    with pytest.raises(OSError):
+        notify.handle([intent()], str(state_dir))
+    assert list((state_dir / "outbox").iterdir()) == []

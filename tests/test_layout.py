@@ -1,0 +1,90 @@
+"""The package's import regimes, pinned: a hook that notifies nobody loads only the flat hook-path
+modules (stdlib only, no json/typing); notify/ loads only when a turn ends or blocks; install/,
+commands/ and the optional servers never load in a hook."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import PAYLOADS, ROOT, write_config
+
+HOOK_PATH = {
+    "lookout",
+    "lookout._jsonfast",
+    "lookout.events",
+    "lookout.hookspec",
+    "lookout.machine",
+    "lookout.paths",
+    "lookout.runner",
+    "lookout.store",
+}
+# What a hook must never import, at any cost: each would cost milliseconds on every tool call.
+HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib"}
+
+PROBE = """
+import atexit, sys
+def dump():
+    with open({out!r}, "w") as fh:
+        fh.write("\\n".join(sorted(sys.modules)))
+atexit.register(dump)
+sys.argv = [{script!r}]
+with open({script!r}) as fh:
+    source = fh.read()
+exec(compile(source, {script!r}, "exec"), {{"__name__": "__main__", "__file__": {script!r}}})
+"""
+
+
+def modules_after_hook(tmp_path: Path, script: str, payload: str) -> set[str]:
+    """sys.modules at the exit of a real hook script run as the installed command runs it."""
+    out = tmp_path / "modules.txt"
+    code = PROBE.format(out=str(out), script=str(ROOT / "hooks" / script))
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code],
+        input=(PAYLOADS / payload).read_bytes(),
+        capture_output=True,
+        env=os.environ.copy(),
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    return set(out.read_text().split("\n"))
+
+
+@pytest.mark.parametrize(
+    ("script", "payload"),
+    [("pre_tool_use.py", "PreToolUse-Bash.json"), ("post_tool_use.py", "PostToolUse-Bash.json")],
+)
+def test_a_recording_hook_imports_only_the_hook_path(
+    tmp_path: Path, state_dir: Path, script: str, payload: str
+) -> None:
+    write_config("# no rules\n")
+    loaded = modules_after_hook(tmp_path, script, payload)
+    ours = {m for m in loaded if m == "lookout" or m.startswith("lookout.")}
+    assert ours == HOOK_PATH
+    assert not (loaded & HEAVY_STDLIB)
+    assert (state_dir / "events.jsonl").exists()  # it did record
+
+
+def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    # The default config alerts the desktop on a permission: the rules run, a sender is spawned.
+    loaded = modules_after_hook(tmp_path, "permission_request.py", "PermissionRequest-Bash.json")
+    ours = {m for m in loaded if m.startswith("lookout.")}
+    assert "lookout.notify" in ours and "lookout.notify.rules" in ours
+    assert not {m for m in ours if m.startswith(("lookout.install", "lookout.commands"))}
+    assert "lookout.notify.sender" not in ours  # the sender runs in its own process
+    assert not (loaded & {"json", "subprocess", "urllib", "threading"})
+
+
+def test_every_subpackage_is_shipped() -> None:
+    # pyproject lists packages explicitly; a new subpackage missing there would be left out of
+    # `pip install .` although the checkout works.
+    text = (ROOT / "pyproject.toml").read_text()
+    for init in sorted((ROOT / "lookout").rglob("__init__.py")):
+        name = ".".join(init.parent.relative_to(ROOT).parts)
+        assert f'"{name}"' in text, f"{name} is not listed in pyproject's packages"
