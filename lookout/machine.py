@@ -1,6 +1,6 @@
 """The session state machine: (session snapshot, event) -> (new snapshot, record, intents).
 
-Pure: no I/O, no clock, no environment. Implements ../reference/state-model.md: sticky attention,
+Pure: no I/O, no clock, no environment. Implements docs/state-model.md: sticky attention,
 one episode per prompt, one outcome per turn, duplicates and late deliveries recorded but inert,
 subagents as children whose attention is also the parent's."""
 
@@ -13,11 +13,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from lookout.events import Event
+    from lookout.shapes import Actor, Episode, Intent, Record, Session
 
-    Session = dict[str, Any]
-    Actor = dict[str, Any]
-    Intent = dict[str, Any]
-    Record = dict[str, Any]
+# The snapshot's shape (shapes.Session); a snapshot of another version is read as absent.
+SNAPSHOT_VERSION = 1
 
 WORKING = "working"
 ATTENTION = "attention"
@@ -53,7 +52,7 @@ _NOTIFICATION_ATTENTION = {
 
 def new_session(event: Event) -> Session:
     return {
-        "v": 1,
+        "v": SNAPSHOT_VERSION,
         "session_id": event["session_id"],
         "agent": event["agent"],
         "project": event["project"],
@@ -97,6 +96,8 @@ def _actor(status: str, detail: str | None = None) -> Actor:
 def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[Intent]]:
     """Fold one event into the session. Returns the new snapshot, the line to append and the
     notification intents (at most a few; usually none)."""
+    if session is not None and session.get("v") != SNAPSHOT_VERSION:
+        session = None  # another version's snapshot: start afresh rather than misread it
     s = new_session(event) if session is None else session
     s["seq"] = int(s.get("seq", 0)) + 1
     duplicate = _is_duplicate(s, event)
@@ -160,12 +161,12 @@ def _target(s: Session, event: Event) -> Actor:
     """Events from inside a subagent (they carry agent_id) update that child."""
     agent_id = event["agent_id"]
     if agent_id is None:
-        return s["main"]  # type: ignore[no-any-return]
+        return s["main"]
     children = s["agents"]
     if agent_id not in children:
         children[agent_id] = _child(event)
         _trim_children(s)
-    return children[agent_id]  # type: ignore[no-any-return]
+    return children[agent_id]
 
 
 def _child(event: Event) -> Actor:
@@ -258,7 +259,7 @@ def _raise(
     intents.append(_intent(s, event, reason, summary=text, episode=key))
 
 
-def _same_episode(current: dict[str, Any], reason: str, tool_key: str | None) -> bool:
+def _same_episode(current: Episode, reason: str, tool_key: str | None) -> bool:
     if tool_key is not None and current.get("tool_key") == tool_key:
         return True  # PermissionRequest for the tool whose PreToolUse opened the episode
     if reason == "permission" and tool_key is None:
@@ -589,7 +590,7 @@ def _post_compact(s: Session, event: Event, intents: list[Intent]) -> None:
     main = s["main"]
     before = s.get("before_compact")
     if main["status"] == WORKING and main["detail"] == "Compacting" and before is not None:
-        main.update(before)
+        main.update(before)  # type: ignore[typeddict-item] # a saved subset of the actor
     s["before_compact"] = None
 
 
@@ -684,34 +685,49 @@ def _derive(s: Session) -> None:
 # -- output ------------------------------------------------------------------------------------
 
 
-def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
+def make_intent(kind: str, session_id: str, ts_ms: int, **fields: Any) -> Intent:
+    """The one builder of an Intent: every key present, `fields` (Intent keys) over defaults."""
     intent: Intent = {
         "kind": kind,
-        "session_id": s["session_id"],
-        "agent": s.get("agent", "claude"),
-        # Attention raised inside a subagent is the session's attention: only subagent-scoped
-        # kinds carry the child's id (rules filter those with include_subagents).
+        "session_id": session_id,
+        "agent": "claude",
         "agent_id": None,
-        "agent_type": event["agent_type"] if event["agent_id"] else None,
-        "project": s.get("project") or "",
-        "cwd": s.get("cwd") or "",
-        "reason": None,
-        "tool_name": event["tool_name"],
-        "summary": event["summary"],
-        "message": event["message"],
+        "agent_type": None,
+        "project": "",
+        "cwd": "",
+        "reason": kind if kind in _ATTENTION_KINDS else None,
+        "tool_name": None,
+        "summary": "",
+        "message": "",
         "question": None,
         "duration_ms": None,
         "episode": None,
-        "ts_ms": event["ts_ms"],
+        "ts_ms": ts_ms,
+        "tmux_pane": None,
+        "pid": None,
+    }
+    intent.update(fields)  # type: ignore[typeddict-item] # keyword names are Intent keys
+    return intent
+
+
+def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
+    asked = kind == "question" and event["tool_name"] == "AskUserQuestion"
+    fields: dict[str, Any] = {
+        "agent": s.get("agent", "claude"),
+        # Attention raised inside a subagent is the session's attention: only subagent-scoped
+        # kinds carry the child's id (rules filter those with include_subagents).
+        "agent_type": event["agent_type"] if event["agent_id"] else None,
+        "project": s.get("project") or "",
+        "cwd": s.get("cwd") or "",
+        "tool_name": event["tool_name"],
+        "summary": event["summary"],
+        "message": event["message"],
+        "question": event["message"] if asked else None,
         "tmux_pane": s.get("tmux_pane"),
         "pid": s.get("pid"),
     }
-    if kind in _ATTENTION_KINDS:
-        intent["reason"] = kind
-    if kind == "question" and event["tool_name"] == "AskUserQuestion":
-        intent["question"] = event["message"]
-    intent.update(extra)
-    return intent
+    fields.update(extra)
+    return make_intent(kind, s["session_id"], event["ts_ms"], **fields)
 
 
 _ATTENTION_KINDS = frozenset({"permission", "question", "plan", "elicitation", "input", "error"})

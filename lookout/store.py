@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any
 
+    from lookout.shapes import Session
+
 EVENTS = "events.jsonl"
 LOCK = "events.lock"
 ERRORS = "errors.log"
@@ -136,10 +138,10 @@ class Locked:
         os.close(self._lock_fd)
         self._lock_fd = -1
 
-    def read_session(self, session_id: str) -> dict[str, Any] | None:
+    def read_session(self, session_id: str) -> Session | None:
         return read_session(self.dir, session_id)
 
-    def write_session(self, session: dict[str, Any]) -> None:
+    def write_session(self, session: Session) -> None:
         ensure_dir(os.path.join(self.dir, SESSIONS))
         write_json_atomic(session_file(self.dir, str(session["session_id"])), session)
 
@@ -169,9 +171,10 @@ class Locked:
         os.replace(path, f"{path}.1")
 
 
-def read_session(state_dir: str, session_id: str) -> dict[str, Any] | None:
+def read_session(state_dir: str, session_id: str) -> Session | None:
+    """The snapshot as written (its version is the state machine's to check), None if absent."""
     value = read_json(session_file(state_dir, session_id))
-    return value if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None  # type: ignore[return-value]
 
 
 def read_json(path: str) -> object | None:

@@ -1,5 +1,5 @@
 """The state machine against every captured payload and against ordered scenarios
-(../shared/reference/state-model.md, row by row and rule by rule)."""
+(docs/state-model.md, row by row and rule by rule)."""
 
 from __future__ import annotations
 

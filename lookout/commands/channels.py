@@ -7,13 +7,14 @@ import os
 import sys
 import time
 
-from lookout import paths
+from lookout import paths, store
 from lookout.errors import LookoutError
+from lookout.machine import make_intent
 from lookout.notify import config, sender, templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from lookout.shapes import Intent
 
 
 def check_config(project: str) -> int:
@@ -42,27 +43,18 @@ def check_config(project: str) -> int:
     return 0
 
 
-def test_intent(project: str) -> dict[str, Any]:
+def test_intent(project: str) -> Intent:
     now_ms = int(time.time() * 1000)
-    return {
-        "kind": "message",
-        "session_id": "lookout-test",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": os.path.basename(project.rstrip("/")) or "lookout",
-        "cwd": project,
-        "reason": None,
-        "tool_name": None,
-        "summary": "test notification",
-        "message": "Test notification from lookout.",
-        "duration_ms": None,
-        "episode": None,
-        "ts_ms": now_ms,
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now_ms / 1000)),
-        "tmux_pane": None,
-        "pid": None,
-    }
+    return make_intent(
+        "message",
+        "lookout-test",
+        now_ms,
+        project=os.path.basename(project.rstrip("/")) or "lookout",
+        cwd=project,
+        summary="test notification",
+        message="Test notification from lookout.",
+        ts=store.rfc3339(now_ms),
+    )
 
 
 def test_channels(project: str, names: list[str]) -> int:

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    Config = dict[str, Any]
+    from lookout.shapes import Config, Rule
 
 KINDS = (
     "permission",
@@ -475,9 +475,7 @@ def _channel_refs(
     return out
 
 
-def _rule(
-    c: _Checker, i: int, raw: object, channel_names: tuple[str, ...]
-) -> dict[str, Any] | None:
+def _rule(c: _Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Rule | None:
     path: tuple[str | int, ...] = ("rules", i)
     if not c.expect(path, raw, dict, "a table"):
         return None
@@ -486,7 +484,7 @@ def _rule(
     for key in ("when", "channels"):
         if key not in raw:
             c.error(path, f"missing key {key!r}")
-    rule: dict[str, Any] = {
+    rule: Rule = {
         "when": c.string_list((*path, "when"), raw.get("when", []), KINDS, nonempty=True),
         "channels": _channel_refs(c, (*path, "channels"), raw.get("channels", []), channel_names),
         "projects": None,
@@ -560,7 +558,7 @@ def validate(
             if ch is not None:
                 channels[name] = ch
     names = tuple(raw_channels) if isinstance(raw_channels, dict) else ()
-    rules: list[dict[str, Any]] = []
+    rules: list[Rule] = []
     raw_rules = raw.get("rules", [])
     if c.expect(("rules",), raw_rules, list, "an array of tables ([[rules]])"):
         for i, value in enumerate(raw_rules):
@@ -650,7 +648,8 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     for entry in entries:
         if isinstance(entry, dict) and entry.get("key") == key:
             cfg = entry.get("config")
-            return cfg if isinstance(cfg, dict) else None
+            # Written by this function from a validated config (the key pins the version).
+            return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
     new: dict[str, Any] = {"key": key, "project": ppath, "config": None, "error": None}
     try:
         new["config"] = public(load(cwd, gpath))
@@ -664,4 +663,4 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     store.ensure_dir(state_dir)
     store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
     cfg = new["config"]
-    return cfg if isinstance(cfg, dict) else None
+    return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]

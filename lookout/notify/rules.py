@@ -11,10 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    Config = dict[str, Any]
-    Intent = dict[str, Any]
-    Delivery = dict[str, Any]
-    State = dict[str, Any]
+    from lookout.shapes import Config, Delivery, Escalation, Intent, Rule
+
+    State = dict[str, Any]  # notify-state.json: episodes alerted and cooldown marks
 
 # Episodes and cooldown marks older than this are forgotten (bounded state file).
 KEEP_MS = 2 * 24 * 3600 * 1000
@@ -49,7 +48,7 @@ def is_subagent_event(intent: Intent) -> bool:
     return intent.get("agent_id") is not None or intent.get("kind") == "subagent_done"
 
 
-def rule_matches(rule: dict[str, Any], intent: Intent, minute_of_day: int) -> bool:
+def rule_matches(rule: Rule, intent: Intent, minute_of_day: int) -> bool:
     """Everything but the cooldown, which needs the state."""
     kind = intent.get("kind")
     if kind not in rule["when"]:
@@ -115,7 +114,7 @@ def decide(
                     and channels_cfg[name]["type"] in UPDATABLE_TYPES
                 ]
         chosen: list[str] = []
-        escalate: list[dict[str, Any]] = []
+        escalate: list[Escalation] = []
         for index, rule in enumerate(cfg["rules"]):
             if not rule_matches(rule, intent, minute_of_day):
                 continue

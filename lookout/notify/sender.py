@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     Outcome = tuple[str, str, str | None]
     Task = tuple[str, dict[str, Any], dict[str, Any]]
 
+    from lookout.shapes import Channel, Config, Delivery, Intent, Job
+
 DELIVERIES = "deliveries.jsonl"
 DELIVERIES_ROTATE_BYTES = 1024 * 1024
 REFS_NAME = "notify-refs.json"
@@ -64,13 +66,14 @@ def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
 
 
 def run_job(job_path: str, state_dir: str, sleep: Callable[[float], None] = time.sleep) -> None:
-    job = store.read_json(job_path)
+    raw = store.read_json(job_path)
     try:
         os.unlink(job_path)  # one attempt per job: a crash must not resend it forever
     except FileNotFoundError:
         return  # another sender took it
-    if not isinstance(job, dict):
-        return
+    if not isinstance(raw, dict) or raw.get("v") != notify.JOB_VERSION:
+        return  # not a job this version wrote: dropped unread rather than misread
+    job: Job = raw  # type: ignore[assignment] # written by notify.write_job, version checked
     try:
         cfg = config.load(job.get("cwd"))
     except config.ConfigError as exc:
@@ -92,9 +95,9 @@ def sequence_id(episode: str) -> str:
 
 
 def message(
-    d: dict[str, Any],
-    cfg: dict[str, Any],
-    ch: dict[str, Any],
+    d: Delivery,
+    cfg: Config,
+    ch: Channel,
     prefix: str = "",
     update: bool = False,
 ) -> dict[str, Any]:
@@ -115,7 +118,7 @@ def message(
     return msg
 
 
-def deliver(d: dict[str, Any], cfg: dict[str, Any], state_dir: str) -> list[Outcome]:
+def deliver(d: Delivery, cfg: Config, state_dir: str) -> list[Outcome]:
     intent = d["intent"]
     tasks: list[Task] = []
     for name in d["channels"]:
@@ -241,9 +244,7 @@ def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAI
         time.sleep(0.1)
 
 
-def escalate(
-    job: dict[str, Any], cfg: dict[str, Any], state_dir: str, sleep: Callable[[float], None]
-) -> None:
+def escalate(job: Job, cfg: Config, state_dir: str, sleep: Callable[[float], None]) -> None:
     pending = sorted(
         (
             (job["created_ms"] / 1000 + e["after_s"], d, e)
@@ -291,7 +292,7 @@ def escalate(
 
 def record(
     state_dir: str,
-    intent: dict[str, Any],
+    intent: Intent,
     channel: str,
     result: str,
     detail: str,
