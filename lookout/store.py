@@ -20,10 +20,22 @@ if TYPE_CHECKING:
 
     from lookout.shapes import Session
 
-EVENTS = "events.jsonl"
-LOCK = "events.lock"
-ERRORS = "errors.log"
-SESSIONS = "sessions"
+# The state directory, every name in it. Each lock guards the files listed beside it; no code
+# holds two at once except in the order events -> notify -> deliveries.
+EVENTS = "events.jsonl"  # + .1 .. .3 after rotation
+SESSIONS = "sessions"  # sessions/<id>.json: one snapshot per session
+LOCK = "events.lock"  # events.jsonl, sessions/: every hook takes it
+ERRORS = "errors.log"  # + .1: lookout's own failures (append-only, no lock: one write each)
+NOTIFY_STATE = "notify-state.json"  # rules' episodes and cooldown marks
+NOTIFY_REFS = "notify-refs.json"  # the ids of sent alerts, to update them in place
+NOTIFY_LOCK = "notify.lock"  # notify-state.json, notify-refs.json
+OUTBOX = "outbox"  # outbox/<ms>-<pid>.json: jobs for the detached sender
+DELIVERIES = "deliveries.jsonl"  # + .1 ..: one line per channel per message
+DELIVERIES_LOCK = "deliveries.lock"  # deliveries.jsonl: the senders' own, never the hooks'
+CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for hooks
+
+# Retention: how long bookkeeping entries live before they are forgotten.
+DAY_MS = 24 * 3600 * 1000
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024

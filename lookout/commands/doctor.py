@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from lookout import hookspec, paths
+from lookout import hookspec, paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
 from lookout.install import claude as settings
@@ -371,7 +371,7 @@ def check_state(report: Report) -> None:
             f"{len(loose)} files readable by others ({', '.join(sorted(loose)[:3])})",
             f"chmod -R go= {where}",
         )
-    errors = state / "errors.log"
+    errors = state / store.ERRORS
     if errors.is_file() and errors.stat().st_size:
         with open(errors, encoding="utf-8", errors="replace") as fh:
             lines = [ln.rstrip() for ln in fh if ln.strip()]
@@ -386,7 +386,7 @@ def check_state(report: Report) -> None:
 
 def check_deliveries(report: Report, last: int = 50) -> None:
     """What the background sender recorded: the last failures are usually the whole story."""
-    path = Path(paths.state_dir()) / "deliveries.jsonl"
+    path = Path(paths.state_dir()) / store.DELIVERIES
     if not path.is_file():
         report.add("deliveries", INFO, "no notification sent yet")
         return

@@ -17,9 +17,6 @@ if TYPE_CHECKING:
 
 # The job file's shape (shapes.Job); the sender drops a job of another version unread.
 JOB_VERSION = 1
-STATE_NAME = "notify-state.json"
-LOCK_NAME = "notify.lock"
-OUTBOX = "outbox"
 
 
 def minute_of_day(now_ms: int) -> int:
@@ -41,7 +38,7 @@ def handle(intents: list[Intent], state_dir: str) -> None:
         from lookout.notify import spawn
 
         try:
-            spawn.spawn(job_path)
+            spawn.spawn(state_dir, job_path)
         except BaseException:
             os.unlink(job_path)  # no sender will ever take it
             raise
@@ -50,9 +47,9 @@ def handle(intents: list[Intent], state_dir: str) -> None:
 def decide_and_remember(
     intents: list[Intent], cfg: Config, state_dir: str, now_ms: int
 ) -> list[Delivery]:
-    path = os.path.join(state_dir, STATE_NAME)
+    path = os.path.join(state_dir, store.NOTIFY_STATE)
     # Its own lock (the events lock is already released), with the same bounded wait.
-    with store.Locked(state_dir, LOCK_NAME):
+    with store.Locked(state_dir, store.NOTIFY_LOCK):
         state = store.read_json(path)
         deliveries, new_state = rules.decide(
             intents, cfg, now_ms, minute_of_day(now_ms), state if isinstance(state, dict) else None
@@ -86,7 +83,7 @@ def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int)
 
 
 def write_job(state_dir: str, job: Job) -> str:
-    outbox = os.path.join(state_dir, OUTBOX)
+    outbox = os.path.join(state_dir, store.OUTBOX)
     store.ensure_dir(outbox)
     path = os.path.join(outbox, f"{job['created_ms']}-{os.getpid()}.json")
     store.write_json_atomic(path, job)

@@ -88,7 +88,6 @@ DEFAULT_RAW: dict[str, Any] = {
 }
 
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
-CACHE_NAME = "config-cache.json"
 _CACHE_VERSION = 2
 _CACHE_ENTRIES = 16
 
@@ -641,7 +640,7 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     gpath = global_path()
     ppath = project_path(cwd)
     key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], _stamp(gpath), _stamp(ppath)])
-    cache_file = os.path.join(state_dir, CACHE_NAME)
+    cache_file = os.path.join(state_dir, store.CONFIG_CACHE)
     cached = store.read_json(cache_file)
     entries = cached.get("entries") if isinstance(cached, dict) else None
     entries = entries if isinstance(entries, list) else []

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     State = dict[str, Any]  # notify-state.json: episodes alerted and cooldown marks
 
 # Episodes and cooldown marks older than this are forgotten (bounded state file).
-KEEP_MS = 2 * 24 * 3600 * 1000
+KEEP_MS = 2 * 24 * 3600 * 1000  # two days: store.DAY_MS without importing the store
 
 
 def in_window(minute: int, window: list[int] | tuple[int, int]) -> bool:

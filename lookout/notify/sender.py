@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
     from lookout.shapes import Channel, Config, Delivery, Intent, Job
 
-DELIVERIES = "deliveries.jsonl"
 DELIVERIES_ROTATE_BYTES = 1024 * 1024
-REFS_NAME = "notify-refs.json"
+# The id of a sent alert is kept this long for an update in place (an episode rarely lasts a day).
+REFS_KEEP_MS = store.DAY_MS
 # A resolve can race the alert's own sender: wait this long for its notification id.
 REF_WAIT_S = 3.0
 ESCALATION_PREFIX = "Still waiting: "
@@ -37,10 +37,9 @@ STALE_JOB_S = 3600.0
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(argv or [])
-    if len(args) != 1:
+    if len(args) != 2:
         return 2
-    job_path = os.path.abspath(args[0])
-    state_dir = os.path.dirname(os.path.dirname(job_path))
+    state_dir, job_path = (os.path.abspath(a) for a in args)
     try:
         run_job(job_path, state_dir)
         sweep(os.path.dirname(job_path), state_dir)
@@ -211,15 +210,15 @@ def pane_focused(pane: object) -> bool:
 
 
 def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
-    path = os.path.join(state_dir, REFS_NAME)
+    path = os.path.join(state_dir, store.NOTIFY_REFS)
     now_ms = int(time.time() * 1000)
-    with store.Locked(state_dir, notify.LOCK_NAME):
+    with store.Locked(state_dir, store.NOTIFY_LOCK):
         data = store.read_json(path)
         table = data if isinstance(data, dict) else {}
         table = {
             k: v
             for k, v in table.items()
-            if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < 86_400_000
+            if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < REFS_KEEP_MS
         }
         entry = table.get(episode) or {"ts_ms": now_ms, "refs": {}}
         entry["refs"].update(refs)
@@ -228,7 +227,7 @@ def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
 
 
 def load_ref(state_dir: str, episode: str, channel: str) -> str | None:
-    data = store.read_json(os.path.join(state_dir, REFS_NAME))
+    data = store.read_json(os.path.join(state_dir, store.NOTIFY_REFS))
     if isinstance(data, dict):
         ref = (data.get(episode) or {}).get("refs", {}).get(channel)
         return ref if isinstance(ref, str) else None
@@ -311,5 +310,6 @@ def record(
         line["episode"] = intent["episode"]
     if update:
         line["update"] = True
-    with store.Locked(state_dir) as st:  # rotated like events.jsonl: the log stays bounded
-        st.append(DELIVERIES, line, DELIVERIES_ROTATE_BYTES)
+    # Its own lock: a slow disk under the senders never makes a hook wait on events.lock.
+    with store.Locked(state_dir, store.DELIVERIES_LOCK) as st:  # rotated: the log stays bounded
+        st.append(store.DELIVERIES, line, DELIVERIES_ROTATE_BYTES)

@@ -19,13 +19,13 @@ def runtime_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def sender_argv(job_path: str) -> list[str]:
-    return [sys.executable, "-I", "-c", _BOOT, runtime_root(), job_path]
+def sender_argv(state_dir: str, job_path: str) -> list[str]:
+    return [sys.executable, "-I", "-c", _BOOT, runtime_root(), state_dir, job_path]
 
 
-def spawn(job_path: str) -> int:
+def spawn(state_dir: str, job_path: str) -> int:
     """Start the sender; returns its pid. Does not wait: the hook exits long before it does."""
-    return spawn_detached(sender_argv(job_path))
+    return spawn_detached(sender_argv(state_dir, job_path))
 
 
 def spawn_detached(argv: list[str]) -> int:

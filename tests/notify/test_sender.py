@@ -58,7 +58,7 @@ def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
 
 
 def deliveries(state_dir: Path) -> list[dict[str, Any]]:
-    path = state_dir / sender.DELIVERIES
+    path = state_dir / store.DELIVERIES
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -101,7 +101,7 @@ def test_a_hanging_channel_costs_the_others_nothing(state_dir: Path) -> None:
     by_channel = {d["channel"]: (d["result"], d["detail"]) for d in deliveries(state_dir)}
     assert by_channel["slow"] == ("failed", "timed out after 0.5s")
     assert by_channel["fast"] == ("sent", f"HTTP 200 {fast.url}/…")
-    assert SECRET not in (state_dir / sender.DELIVERIES).read_text()
+    assert SECRET not in (state_dir / store.DELIVERIES).read_text()
 
 
 def test_run_parallel_bounds_a_channel_that_ignores_its_timeout() -> None:
@@ -323,7 +323,7 @@ def test_main_logs_its_own_crash(state_dir: Path, monkeypatch: pytest.MonkeyPatc
         raise RuntimeError("bug")
 
     monkeypatch.setattr(sender, "run_job", boom)
-    assert sender.main([str(state_dir / "outbox" / "x.json")]) == 0
+    assert sender.main([str(state_dir), str(state_dir / "outbox" / "x.json")]) == 0
     assert "notification sender: Traceback" in (state_dir / "errors.log").read_text()
 
 
@@ -390,3 +390,16 @@ def test_deliveries_log_is_rotated(state_dir: Path, monkeypatch: pytest.MonkeyPa
         sender.record(str(state_dir), intent(), "cmd", "sent", "x" * 150)
     assert (state_dir / "deliveries.jsonl.1").exists()
     assert (state_dir / "deliveries.jsonl").stat().st_size < 1000
+
+
+def test_recording_a_delivery_never_waits_for_the_hooks_lock(state_dir: Path) -> None:
+    # Senders append to deliveries.jsonl under their own lock: a hook holding events.lock (or a
+    # sender writing deliveries) never delays the other.
+    state_dir.mkdir()
+    intent = {"kind": "done", "session_id": "s1", "episode": None}
+    with store.Locked(str(state_dir)):
+        start = time.monotonic()
+        sender.record(str(state_dir), intent, "desktop", "sent", "ok")  # type: ignore[arg-type]
+        assert time.monotonic() - start < 1.0
+    line = json.loads((state_dir / store.DELIVERIES).read_text())
+    assert (line["channel"], line["result"]) == ("desktop", "sent")
