@@ -115,9 +115,13 @@ def question_text(tool_input: object) -> str:
     return "\n".join(t for t in texts if t)
 
 
-def _digest(value: object) -> str:
-    data = _jsonfast.dumps(value).encode("utf-8", "surrogatepass")
+def digest(data: bytes) -> str:
+    """A short fingerprint for equality checks (not security): crc32 + adler32, 16 hex digits."""
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def _digest(value: object) -> str:
+    return digest(_jsonfast.dumps(value).encode("utf-8", "surrogatepass"))
 
 
 def tool_key(tool_name: str | None, tool_input: object) -> str | None:

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from lookout.events import Event
     from lookout.shapes import Actor, Episode, Intent, Record, Session
 
+# The reasons a session waits on the user; the intents of these kinds raise attention.
+ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
+
 # The snapshot's shape (shapes.Session); a snapshot of another version is read as absent.
 SNAPSHOT_VERSION = 1
 
@@ -582,7 +585,12 @@ def _pre_compact(s: Session, event: Event, intents: list[Intent]) -> None:
     if main["status"] == ATTENTION:
         return
     if not (main["status"] == WORKING and main["detail"] == "Compacting"):
-        s["before_compact"] = {k: main[k] for k in ("status", "reason", "detail", "summary")}
+        s["before_compact"] = {
+            "status": main["status"],
+            "reason": main["reason"],
+            "detail": main["detail"],
+            "summary": main["summary"],
+        }
     _set(main, WORKING, "Compacting")
 
 
@@ -590,7 +598,10 @@ def _post_compact(s: Session, event: Event, intents: list[Intent]) -> None:
     main = s["main"]
     before = s.get("before_compact")
     if main["status"] == WORKING and main["detail"] == "Compacting" and before is not None:
-        main.update(before)  # type: ignore[typeddict-item] # a saved subset of the actor
+        main["status"] = before["status"]
+        main["reason"] = before["reason"]
+        main["detail"] = before["detail"]
+        main["summary"] = before["summary"]
     s["before_compact"] = None
 
 
@@ -685,29 +696,47 @@ def _derive(s: Session) -> None:
 # -- output ------------------------------------------------------------------------------------
 
 
-def make_intent(kind: str, session_id: str, ts_ms: int, **fields: Any) -> Intent:
-    """The one builder of an Intent: every key present, `fields` (Intent keys) over defaults."""
-    intent: Intent = {
+def make_intent(
+    kind: str,
+    session_id: str,
+    ts_ms: int,
+    *,
+    agent: str = "claude",
+    agent_id: str | None = None,
+    agent_type: str | None = None,
+    project: str = "",
+    cwd: str = "",
+    reason: str | None = None,
+    tool_name: str | None = None,
+    summary: str = "",
+    message: str = "",
+    question: str | None = None,
+    duration_ms: int | None = None,
+    episode: str | None = None,
+    tmux_pane: str | None = None,
+    pid: int | None = None,
+) -> Intent:
+    """The one builder of an Intent (the machine's, `lookout test`'s, the tests'): every key."""
+    return {
         "kind": kind,
         "session_id": session_id,
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "",
-        "cwd": "",
-        "reason": kind if kind in _ATTENTION_KINDS else None,
-        "tool_name": None,
-        "summary": "",
-        "message": "",
-        "question": None,
-        "duration_ms": None,
-        "episode": None,
+        "agent": agent,
+        "agent_id": agent_id,
+        "agent_type": agent_type,
+        "project": project,
+        "cwd": cwd,
+        # An attention kind is its own reason; `resolved` and session ends name theirs.
+        "reason": reason if reason is not None else kind if kind in ATTENTION_KINDS else None,
+        "tool_name": tool_name,
+        "summary": summary,
+        "message": message,
+        "question": question,
+        "duration_ms": duration_ms,
+        "episode": episode,
         "ts_ms": ts_ms,
-        "tmux_pane": None,
-        "pid": None,
+        "tmux_pane": tmux_pane,
+        "pid": pid,
     }
-    intent.update(fields)  # type: ignore[typeddict-item] # keyword names are Intent keys
-    return intent
 
 
 def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
@@ -728,9 +757,6 @@ def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
     }
     fields.update(extra)
     return make_intent(kind, s["session_id"], event["ts_ms"], **fields)
-
-
-_ATTENTION_KINDS = frozenset({"permission", "question", "plan", "elicitation", "input", "error"})
 
 
 def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list[Intent]) -> Record:

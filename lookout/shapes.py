@@ -68,6 +68,15 @@ class Actor(TypedDict):
     done_tools: NotRequired[list[str]]
 
 
+class BeforeCompact(TypedDict):
+    """What the main thread showed before /compact, restored by PostCompact."""
+
+    status: str
+    reason: str | None
+    detail: str | None
+    summary: str
+
+
 class Session(TypedDict):
     """sessions/<id>.json: a session's snapshot, written by the store before its record."""
 
@@ -89,7 +98,7 @@ class Session(TypedDict):
     background: list[list[str]]
     turn: dict[str, Any] | None
     last_turn_ms: int | None
-    before_compact: dict[str, Any] | None
+    before_compact: BeforeCompact | None
     recent: list[list[Any]]
     seq: int
     started_ms: int

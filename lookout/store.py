@@ -214,12 +214,6 @@ def write_json_atomic(path: str, value: object) -> None:
             os.unlink(tmp)
 
 
-def append_jsonl(state_dir: str, name: str, record: dict[str, Any]) -> None:
-    """Append one line to `<state_dir>/<name>` under the state lock (for logs other than events)."""
-    with Locked(state_dir) as st:
-        st.append(name, record)
-
-
 def remove_session(state_dir: str, session_id: str) -> None:
     try:
         os.unlink(session_file(state_dir, session_id))

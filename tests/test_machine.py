@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lookout import events, machine
-from tests.conftest import PAYLOADS, payload
+from tests.helpers import PAYLOADS, payload
 
 SID = "11111111-2222-3333-4444-555555555555"
 _clock = itertools.count(1_800_000_000_000, 1000)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def check_config(project: str) -> int:
-    gpath = config.global_path()
+    gpath = paths.config_path()
     try:
         cfg = config.load(project)
     except config.ConfigError as exc:
@@ -45,7 +45,7 @@ def check_config(project: str) -> int:
 
 def test_intent(project: str) -> Intent:
     now_ms = int(time.time() * 1000)
-    return make_intent(
+    intent = make_intent(
         "message",
         "lookout-test",
         now_ms,
@@ -53,8 +53,9 @@ def test_intent(project: str) -> Intent:
         cwd=project,
         summary="test notification",
         message="Test notification from lookout.",
-        ts=store.rfc3339(now_ms),
     )
+    intent["ts"] = store.rfc3339(now_ms)
+    return intent
 
 
 def test_channels(project: str, names: list[str]) -> int:

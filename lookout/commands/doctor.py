@@ -313,11 +313,8 @@ def check_plugin_python(report: Report) -> None:
 def check_config(report: Report, project: str) -> Config | None:
     path = paths.config_path()
     where = paths.tilde(path)
-    try:
-        from lookout.notify import config
-    except ImportError:  # the notifications part is optional in a partial checkout
-        report.add("config", INFO, "no config support in this version")
-        return None
+    from lookout.notify import config
+
     try:
         loaded = config.load(cwd=project)
     except LookoutError as exc:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import sys
 
+from lookout import paths
 from lookout.errors import LookoutError
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import templates
 
 TYPE_CHECKING = False
@@ -33,7 +35,6 @@ KINDS = (
     "message",
     "resolved",
 )
-ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
 DEFAULT_QUIET_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
 CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
@@ -106,12 +107,6 @@ def display(path: str) -> str:
     return path
 
 
-def global_path() -> str:
-    from lookout import paths
-
-    return paths.config_path()
-
-
 def project_path(cwd: str | None) -> str | None:
     """`.claude/lookout.toml` in cwd or the nearest parent below the home directory."""
     if not cwd or not os.path.isabs(cwd):
@@ -160,7 +155,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def load(cwd: str | None = None, path: str | None = None) -> Config:
     """The validated config for a session in `cwd` (global file or the embedded default, then
     the project file over it). Raises ConfigError listing every problem found."""
-    gpath = path or global_path()
+    gpath = path or paths.config_path()
     if os.path.exists(gpath):
         base = _read_toml(gpath)
         base_name = display(gpath)
@@ -637,7 +632,7 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     One entry per project file in use, so sessions in different projects do not thrash it."""
     from lookout import _jsonfast, store
 
-    gpath = global_path()
+    gpath = paths.config_path()
     ppath = project_path(cwd)
     key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], _stamp(gpath), _stamp(ppath)])
     cache_file = os.path.join(state_dir, store.CONFIG_CACHE)

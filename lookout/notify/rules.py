@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from lookout.notify.config import ATTENTION_KINDS, UPDATABLE_TYPES
+from lookout.machine import ATTENTION_KINDS
+from lookout.notify.config import UPDATABLE_TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ import time
 import traceback
 
 from lookout import notify, store
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import channels, config, templates
 
 TYPE_CHECKING = False
@@ -112,7 +113,7 @@ def message(
         "update": update,
     }
     episode = intent.get("episode")
-    if isinstance(episode, str) and intent.get("kind") in config.ATTENTION_KINDS:
+    if isinstance(episode, str) and intent.get("kind") in ATTENTION_KINDS:
         msg["sequence_id"] = sequence_id(episode)
     return msg
 
@@ -155,7 +156,7 @@ def deliver(d: Delivery, cfg: Config, state_dir: str) -> list[Outcome]:
         record(state_dir, intent, name, result, detail, update=bool(msg.get("update")))
         if result == "sent" and ref and not msg.get("update"):
             refs[name] = ref
-    if refs and isinstance(episode, str) and intent.get("kind") in config.ATTENTION_KINDS:
+    if refs and isinstance(episode, str) and intent.get("kind") in ATTENTION_KINDS:
         save_refs(state_dir, episode, refs)
     return outcomes
 

@@ -208,7 +208,9 @@ def test_dumps_keeps_the_file_style() -> None:
 
 
 def test_plugin_hooks_use_the_plugin_root_quoted() -> None:
-    doc = json.loads(settings.render_plugin_hooks())
+    from tests.test_plugin import render_plugin_hooks
+
+    doc = json.loads(render_plugin_hooks())
     handler = doc["hooks"]["Stop"][0]["hooks"][0]
     assert handler["command"] == (
         "trap '' TERM; exec python3 -I -S \"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py\""

@@ -16,32 +16,18 @@ import pytest
 
 from lookout import notify, store
 from lookout.notify import spawn as dispatch
-from tests.conftest import write_config
+from lookout.shapes import Intent
+from tests.helpers import build_intent, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "kind": kind,
-        "session_id": "s1",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "demo",
-        "cwd": "/w/demo",
-        "reason": kind,
-        "tool_name": "Bash",
-        "summary": "make",
-        "message": "",
-        "duration_ms": None,
-        "episode": f"s1:{kind}:1",
-        "ts_ms": 0,
-        "tmux_pane": None,
-        "pid": None,
-    }
-    base.update(fields)
-    return base
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {"cwd": "/w/demo", "summary": "make", "episode": f"s1:{kind}:1", "reason": kind},
+        fields,
+    )
 
 
 @pytest.fixture

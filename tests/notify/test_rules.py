@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import config, rules
+from lookout.shapes import Intent
+from tests.helpers import build_intent
 
 T0 = 1_800_000_000_000
 NOON = 12 * 60
@@ -25,27 +28,17 @@ def cfg(*rule_list: dict[str, Any], channels: dict[str, Any] | None = None) -> d
     return config.validate(raw)
 
 
-def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "kind": kind,
-        "session_id": "s1",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "demo",
-        "cwd": "/home/dev/work/demo",
-        "reason": kind if kind in config.ATTENTION_KINDS else None,
-        "tool_name": "Bash",
-        "summary": "make",
-        "message": "",
-        "duration_ms": None,
-        "episode": f"s1:{kind}:1" if kind in config.ATTENTION_KINDS else None,
-        "ts_ms": T0,
-        "tmux_pane": None,
-        "pid": None,
-    }
-    base.update(fields)
-    return base
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {
+            "cwd": "/home/dev/work/demo",
+            "summary": "make",
+            "ts_ms": T0,
+            "episode": f"s1:{kind}:1" if kind in ATTENTION_KINDS else None,
+        },
+        fields,
+    )
 
 
 def decide(

@@ -14,36 +14,28 @@ from typing import Any
 import pytest
 
 from lookout import notify, store
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import config, rules, sender
-from tests.conftest import calls, recorder, write_config
+from lookout.shapes import Intent
+from tests.helpers import build_intent, calls, recorder, write_config
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
 
 T0 = 1_800_000_000_000
 SECRET = "tk_verysecret42"
 
 
-def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "kind": kind,
-        "session_id": "s1",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "demo",
-        "cwd": "/w/demo",
-        "reason": kind if kind in config.ATTENTION_KINDS else None,
-        "tool_name": "Bash",
-        "summary": "make deploy",
-        "message": "",
-        "duration_ms": None,
-        "episode": "s1:permission:1" if kind in config.ATTENTION_KINDS else None,
-        "ts": "2026-11-25T22:00:00.000Z",
-        "ts_ms": T0,
-        "tmux_pane": None,
-        "pid": None,
-    }
-    base.update(fields)
-    return base
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {
+            "cwd": "/w/demo",
+            "summary": "make deploy",
+            "ts_ms": T0,
+            "ts": "2026-11-25T22:00:00.000Z",
+            "episode": "s1:permission:1" if kind in ATTENTION_KINDS else None,
+        },
+        fields,
+    )
 
 
 def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from lookout import notify
 from lookout.notify import spawn as dispatch
-from tests.conftest import PAYLOADS, recorder, write_config
+from tests.helpers import PAYLOADS, recorder, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
