@@ -441,7 +441,7 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
         return False
     if pid_alive(session.get("pid")) is False:
         return False
-    return any(
+    return session.get("episode") == episode or any(
         actor.get("status") == machine.ATTENTION
         and (actor.get("episode") or {}).get("key") == episode
         for _, actor in _actors(session)
