@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 CHUNK = 64 * 1024
 # Past this many bytes from the end nothing is read: the proof of an answer is always near the
 # end while the status still claims a dialog (every later step would have fired hooks).
-TAIL_MAX_BYTES = 4 * 1024 * 1024
+TAIL_MAX_BYTES = 1024 * 1024
 INTERRUPT_MARK = "[Request interrupted by user"
 _SNAPSHOT_MARK = "/shell-snapshots/snapshot-"
 _EVAL = "eval '"
