@@ -107,6 +107,9 @@ class Session(TypedDict):
     last_event: str | None
     ended_reason: str | None
     turn_edge_ms: NotRequired[int]
+    transcript: NotRequired[str | None]  # the client's transcript_path, for reconcile
+    entrypoint: NotRequired[str | None]  # CLAUDE_CODE_ENTRYPOINT: cli, sdk-cli (print mode)
+    since_ms: NotRequired[int | None]  # when the shown episode began
 
 
 class Record(TypedDict):
@@ -136,6 +139,7 @@ class Record(TypedDict):
     summary: str
     notify: list[str]
     ts: NotRequired[str]
+    outcome: NotRequired[str | None]  # Reconciled: what proved the answer
 
 
 class Intent(TypedDict):
@@ -160,6 +164,8 @@ class Intent(TypedDict):
     pid: int | None
     seq: NotRequired[int]
     ts: NotRequired[str]
+    print_mode: NotRequired[bool]  # raised in `claude -p`: nobody can answer it
+    outcome: NotRequired[str | None]  # on resolved: how it ended (None: a hook ended it)
 
 
 # -- notifications ---------------------------------------------------------------------------------
@@ -183,6 +189,7 @@ class Rule(TypedDict):
     quiet_kinds: list[str]
     escalate_after_s: float | None
     escalate_to: list[str]
+    print_mode: bool
 
 
 class Config(TypedDict):

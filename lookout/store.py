@@ -15,8 +15,8 @@ from lookout import _jsonfast
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any
 
     from lookout.shapes import Session
 
@@ -157,7 +157,7 @@ class Locked:
         ensure_dir(os.path.join(self.dir, SESSIONS))
         write_json_atomic(session_file(self.dir, str(session["session_id"])), session)
 
-    def append(self, name: str, record: dict[str, Any], rotate_at: int | None = None) -> None:
+    def append(self, name: str, record: Mapping[str, object], rotate_at: int | None = None) -> None:
         """Append one whole line. A line torn by a writer killed mid-write stays on its own line."""
         line = (_jsonfast.dumps(record) + "\n").encode("ascii")
         path = os.path.join(self.dir, name)
