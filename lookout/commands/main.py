@@ -146,6 +146,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _project_option(check, "project directory whose .claude/lookout.toml applies")
 
+    jump = sub.add_parser(
+        "jump",
+        help="switch your tmux client to a session's pane (default: the one waiting longest)",
+        description="Switch a tmux client to the pane a session runs in, across tmux sessions and"
+        " windows, on the tmux server it was started in (kitty and WezTerm windows through their"
+        " own CLIs). Without SESSION: the session that has waited longest for you, then the most"
+        " recently idle; run again to go on to the next one.",
+    )
+    jump.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session id (a prefix is enough) or a project",
+    )
+    _client_option(jump)
+    jump.add_argument(
+        "--print",
+        action="store_true",
+        help="print the target (session:window.%%pane), switch nothing",
+    )
+    jump.add_argument("--json", action="store_true", help="with --print: the target as JSON")
+
     uninstall = sub.add_parser(
         "uninstall",
         help="remove lookout's hooks (--purge: also its runtime, state and config)",
@@ -155,6 +177,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _install_options(uninstall, uninstall=True)
     return parser
+
+
+def _client_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-c",
+        "--client",
+        metavar="CLIENT",
+        help="the tmux client to switch (a name from `tmux list-clients`, e.g. /dev/pts/3;"
+        " default: the one of this terminal, else the most recently active)",
+    )
 
 
 def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
@@ -295,6 +327,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if command == "test":
             return channels.test_channels(project, args.channels)
         return channels.check_config(project)
+    if command == "jump":
+        from lookout.commands.jump import jump
+
+        if args.json and not args.print:
+            parser.error("--json goes with --print")
+        return jump(args.session, client=args.client, print_only=args.print, as_json=args.json)
     if command == "uninstall":
         from lookout import install
 
