@@ -40,7 +40,7 @@ def name(session: dict[str, Any]) -> str:
 # -- which session ---------------------------------------------------------------------------
 
 
-def _since(snapshot: dict[str, Any] | None) -> int:
+def attention_since(snapshot: dict[str, Any] | None) -> int:
     """When the session's open attention episode started (0 when unknown)."""
     if not snapshot:
         return 0
@@ -62,7 +62,7 @@ def candidates(state_dir: str, query: str | None) -> list[dict[str, Any]]:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
     if query is None:
         waiting = [s for s in sessions if s["status"] == "attention"]
-        waiting.sort(key=lambda s: _since(s["snapshot"]))
+        waiting.sort(key=lambda s: attention_since(s["snapshot"]))
         idle = [s for s in sessions if s["status"] == "idle"]
         idle.sort(key=lambda s: -s["updated_ms"])
         if not waiting and not idle:
