@@ -110,6 +110,7 @@ class Session(TypedDict):
     transcript: NotRequired[str | None]  # the client's transcript_path, for reconcile
     entrypoint: NotRequired[str | None]  # CLAUDE_CODE_ENTRYPOINT: cli, sdk-cli (print mode)
     since_ms: NotRequired[int | None]  # when the shown episode began
+    where: NotRequired[dict[str, str] | None]  # terminal location ids (events.where)
 
 
 class Record(TypedDict):
