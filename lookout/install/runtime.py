@@ -245,17 +245,20 @@ def install_wrapper(python: str, home: Path, out: Out) -> None:
         )
 
 
-def install_config(out: Out, checkout: Path = CHECKOUT) -> None:
+def install_config(out: Out) -> None:
+    """Write the default config (the built-in default, as a file to read and change) when
+    there is none; never touch one that exists."""
+    from lookout.notify import config
+
     target = Path(paths.config_path())
-    if target.exists():
-        return
-    example = checkout / "config.example.toml"
-    if not example.exists():
-        out("note: no config.example.toml next to install.py: no default config written")
+    if target.exists() or target.is_symlink():
         return
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # May later hold webhook URLs and tokens: owner-only.
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(example.read_bytes())
-    out(f"wrote default config {tilde(target)} (from config.example.toml)")
+        fh.write(config.DEFAULT_TEXT.encode("utf-8"))
+    out(
+        f"wrote default config {tilde(target)} (desktop notifications when Claude waits for you"
+        " and for turns of 30 s or more)"
+    )

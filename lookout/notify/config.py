@@ -87,6 +87,32 @@ DEFAULT_RAW: dict[str, Any] = {
     ],
 }
 
+# The config file install.py writes: DEFAULT_RAW as TOML (a test holds the two equal), so a user
+# who has the file gets exactly what a user without one gets, and can read and change it.
+DEFAULT_TEXT = """\
+# lookout's notification config (`lookout check-config` validates it).
+# Every key, with comments: config.example.toml in lookout's repository. Add channels and rules
+# without editing by hand:
+#   lookout channel add phone --type ntfy --url https://ntfy.sh/<a-long-secret-topic>
+#   lookout rule add --when permission,question,plan --channels phone
+# then try it: lookout test phone
+
+# Desktop notifications (notify-send on Linux, osascript on macOS).
+[channels.desktop]
+type = "desktop"
+
+# Every time Claude waits for you: a permission, a question, a plan, an MCP form, input, an error.
+[[rules]]
+when = ["permission", "question", "plan", "elicitation", "input", "error"]
+channels = ["desktop"]
+
+# A finished turn that took 30 s or more.
+[[rules]]
+when = ["done"]
+channels = ["desktop"]
+min_duration_s = 30
+"""
+
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
 CACHE_NAME = "config-cache.json"
 _CACHE_VERSION = 2

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -20,6 +21,7 @@ from lookout import install as installer
 from lookout.errors import LookoutError
 from lookout.install import claude as settings
 from lookout.install import files, hooks, registry, runtime
+from lookout.notify import config as notify_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -425,20 +427,40 @@ def test_python_that_does_not_run_is_refused(tmp_path: Path) -> None:
         runtime.ensure_interpreter(tmp_path, str(tmp_path / "nope"), print)
 
 
-def test_default_config_is_written_once(tmp_path: Path, isolated_env: Path) -> None:
-    checkout = tmp_path / "checkout"
-    checkout.mkdir()
-    (checkout / "config.example.toml").write_text("# example\n")
+def test_default_config_is_written_once(isolated_env: Path) -> None:
     lines: list[str] = []
-    runtime.install_config(lines.append, checkout)
+    runtime.install_config(lines.append)
     config = isolated_env / ".config" / "lookout" / "config.toml"
     assert lines == [
-        "wrote default config ~/.config/lookout/config.toml (from config.example.toml)"
+        "wrote default config ~/.config/lookout/config.toml (desktop notifications when Claude"
+        " waits for you and for turns of 30 s or more)"
     ]
-    assert config.read_text() == "# example\n" and stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert config.read_text() == notify_config.DEFAULT_TEXT
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
     config.write_text("# mine\n")
-    runtime.install_config(lines.append, checkout)
+    runtime.install_config(lines.append)
     assert config.read_text() == "# mine\n" and len(lines) == 1
+
+
+def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_says(
+    isolated_env: Path,
+) -> None:
+    # One truth: no file, the file install writes, check-config's words and the README's.
+    without_file = notify_config.load()
+    runtime.install_config(lambda line: None)
+    with_file = notify_config.load()
+    assert with_file == without_file
+    assert tomllib.loads(notify_config.DEFAULT_TEXT) == notify_config.DEFAULT_RAW
+    assert [r["when"] for r in with_file["rules"]] == [
+        list(notify_config.ATTENTION_KINDS),
+        ["done"],
+    ]
+    assert with_file["rules"][1]["min_duration_s"] == 30
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert (
+        "Without any config, and with the default config install.py writes, you get desktop"
+        " notifications for every attention reason and for turns of 30 s or more" in readme
+    )
 
 
 def test_foreign_lookout_command_is_left_alone(isolated_env: Path) -> None:
