@@ -797,8 +797,9 @@ def test_purge_refuses_and_lists_registered_files_it_cannot_read(
     assert err.startswith("error: 2 settings files with lookout's hooks cannot be read:\n")
     assert f"  {a}/.claude/settings.local.json: invalid JSON at line 1" in err
     assert f"  {b}/.claude/settings.local.json: invalid JSON at line 1" in err
-    assert err.endswith("hint: fix or move them, then run the command again; lookout changed"
-                        " nothing\n")
+    assert err.endswith(
+        "hint: fix or move them, then run the command again; lookout changed nothing\n"
+    )
     assert settings_file(isolated_env).read_bytes() == user
     assert registry.registry_path().exists()
 
