@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 STATE_NAME = "notify-state.json"
 LOCK_NAME = "notify.lock"
 OUTBOX = "outbox"
+DELIVERIES = "deliveries.jsonl"
+DELIVERIES_ROTATE_BYTES = 1024 * 1024
 
 
 def minute_of_day(now_ms: int) -> int:
@@ -33,7 +35,10 @@ def handle(intents: list[dict[str, Any]], state_dir: str) -> None:
     if not cfg or not cfg["rules"]:
         return
     now_ms = int(time.time() * 1000)
-    deliveries = decide_and_remember(intents, cfg, state_dir, now_ms)
+    skipped: list[dict[str, Any]] = []
+    deliveries = decide_and_remember(intents, cfg, state_dir, now_ms, skipped)
+    if skipped:
+        record_skipped(state_dir, skipped, now_ms)
     if deliveries:
         job_path = write_job(state_dir, build_job(deliveries, cfg, cwd, now_ms))
         from lookout.notify import spawn
@@ -46,18 +51,52 @@ def handle(intents: list[dict[str, Any]], state_dir: str) -> None:
 
 
 def decide_and_remember(
-    intents: list[dict[str, Any]], cfg: dict[str, Any], state_dir: str, now_ms: int
+    intents: list[dict[str, Any]],
+    cfg: dict[str, Any],
+    state_dir: str,
+    now_ms: int,
+    skipped: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     path = os.path.join(state_dir, STATE_NAME)
     # Its own lock (the events lock is already released), with the same bounded wait.
     with store.Locked(state_dir, LOCK_NAME):
         state = store.read_json(path)
         deliveries, new_state = rules.decide(
-            intents, cfg, now_ms, minute_of_day(now_ms), state if isinstance(state, dict) else None
+            intents,
+            cfg,
+            now_ms,
+            minute_of_day(now_ms),
+            state if isinstance(state, dict) else None,
+            skipped,
         )
         if new_state != state:
             store.write_json_atomic(path, new_state)
     return deliveries
+
+
+def record_skipped(state_dir: str, skipped: list[dict[str, Any]], now_ms: int) -> None:
+    """One `skipped` line per rule that withheld a notification, in deliveries.jsonl next to
+    what was sent: the answer to "why did I not get it?" (`lookout explain`)."""
+    lines = []
+    for skip in skipped:
+        intent = skip["intent"]
+        line: dict[str, Any] = {
+            "ts": store.rfc3339(now_ms),
+            "session_id": intent.get("session_id"),
+            "kind": intent.get("kind"),
+            "channel": ",".join(skip["channels"]),
+            "result": "skipped",
+            "detail": f"rules[{skip['rule']}]: {skip['detail']}",
+            "rule": skip["rule"],
+            "reason": skip["reason"],
+            "event_ts": store.rfc3339(intent["ts_ms"]),
+        }
+        if intent.get("episode"):
+            line["episode"] = intent["episode"]
+        lines.append(line)
+    with store.Locked(state_dir) as st:  # the lock and rotation the sender's records use
+        for line in lines:
+            st.append(DELIVERIES, line, DELIVERIES_ROTATE_BYTES)
 
 
 def build_job(

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     Outcome = tuple[str, str, str | None]
     Task = tuple[str, dict[str, Any], dict[str, Any]]
 
-DELIVERIES = "deliveries.jsonl"
-DELIVERIES_ROTATE_BYTES = 1024 * 1024
+DELIVERIES = notify.DELIVERIES
+DELIVERIES_ROTATE_BYTES = notify.DELIVERIES_ROTATE_BYTES
 REFS_NAME = "notify-refs.json"
 # A resolve can race the alert's own sender: wait this long for its notification id.
 REF_WAIT_S = 3.0
@@ -308,6 +308,8 @@ def record(
     }
     if intent.get("episode"):
         line["episode"] = intent["episode"]
+    if isinstance(intent.get("ts_ms"), int):
+        line["event_ts"] = store.rfc3339(intent["ts_ms"])  # joins the event that raised it
     if update:
         line["update"] = True
     with store.Locked(state_dir) as st:  # rotated like events.jsonl: the log stays bounded
