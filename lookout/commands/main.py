@@ -53,6 +53,12 @@ def _duration_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _count_arg(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
 def _project_option(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--project", metavar="DIR", default=None, help=f"{what} (default: the current directory)"
@@ -148,6 +154,20 @@ def build_parser() -> argparse.ArgumentParser:
         " with errors that name the file, the key and what was expected.",
     )
     _project_option(check, "project directory whose .claude/lookout.toml applies")
+
+    explain = sub.add_parser(
+        "explain",
+        help="say what a session's last notifications did, and why one was not sent",
+        description="For a session's last notifications (a permission, a finished turn...):"
+        " which channels got them, which failed, and which rule withheld one and why (quiet"
+        " hours, min_duration_s, cooldown_s, ...). SESSION is an id or its start (lookout status"
+        " shows it); without it, the latest session of the current directory, else the latest.",
+    )
+    explain.add_argument("session", nargs="?", metavar="SESSION", help="session id (or its start)")
+    explain.add_argument(
+        "-n", "--last", type=_count_arg, default=5, metavar="N", help="how many notifications (5)"
+    )
+    explain.add_argument("--json", action="store_true", help="machine-readable output")
 
     _configure_commands(sub)
 
@@ -406,6 +426,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if command == "test":
             return channels.test_channels(project, args.channels)
         return channels.check_config(project)
+    if command == "explain":
+        from lookout.commands.explain import explain
+
+        return explain(session=args.session, last=args.last, as_json=args.json)
     if command == "channel":
         from lookout.commands import configure
 
