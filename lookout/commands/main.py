@@ -88,6 +88,23 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
     status.add_argument("--all", action="store_true", help="include ended sessions")
     status.add_argument(
+        "--attention",
+        action="store_true",
+        help="only the sessions that need you; exit 0 if there is one, 1 if none (like grep)",
+    )
+    status.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing (with --attention: exit code only)",
+    )
+    status.add_argument(
+        "--project",
+        metavar="GLOB",
+        help="only these projects: a glob on the project name (api-*), or on its path when it"
+        " has a / or starts with ~ (~/work/*)",
+    )
+    status.add_argument(
         "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period of --watch"
     )
     status.add_argument(
@@ -397,7 +414,13 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
         return status(
-            fmt=fmt, show_all=args.all, interval=args.interval, stale_after_s=args.stale_after
+            fmt=fmt,
+            show_all=args.all,
+            interval=args.interval,
+            stale_after_s=args.stale_after,
+            attention=args.attention,
+            quiet=args.quiet,
+            project=args.project,
         )
     if command == "tail":
         from lookout.commands.tail import tail
