@@ -122,8 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
         "across rotation.",
     )
     tail.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
-    tail.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many (20)")
-    tail.add_argument("--json", action="store_true", help="print the raw JSON lines")
+    tail.add_argument(
+        "-n", "--lines", type=_count_arg, default=20, metavar="N", help="how many (20)"
+    )
+    tail.add_argument("--json", action="store_true", help="print the stored JSON lines as they are")
     tail.add_argument("--session", metavar="ID", help="only this session (a prefix is enough)")
     tail.add_argument(
         "--deliveries", action="store_true", help="show notification deliveries instead"

@@ -143,9 +143,14 @@ def test_prune_forgets_only_old_ended_sessions(recorded: Path) -> None:
     old = int(time.time() * 1000) - 10 * 86400 * 1000
     deliver(recorded, dict(payload("SessionEnd"), session_id="old-ended"), ts_ms=old)
     out = lookout("prune", "--dry-run")
-    assert "would forget 1 ended session" in out.stdout
+    assert out.stdout.splitlines()[-1] == (
+        "would forget 1 ended session; kept 1 that ended within 7d (--older-than 0 forgets"
+        " them too)"
+    )
     assert (recorded / "sessions" / "old-ended.json").exists()
-    assert lookout("prune").stdout.strip() == "forgot 1 ended session"
+    assert lookout("prune").stdout.strip() == (
+        "forgot 1 ended session; kept 1 that ended within 7d (--older-than 0 forgets them too)"
+    )
     assert not (recorded / "sessions" / "old-ended.json").exists()
     assert (recorded / "sessions" / "ended-session.json").exists()
     assert lookout("prune", "--older-than", "0").stdout.strip() == "forgot 1 ended session"
@@ -296,3 +301,43 @@ def test_status_notes_when_no_hooks_are_installed(
     assert install.main(["--uninstall"]) == 0
     capsys.readouterr()
     assert run_cli(capsys, "status")[2].startswith("note: no lookout hooks are installed")
+
+
+# -- tail: 80 columns, stored bytes, unknown sessions, bad counts ------------------------------
+
+
+def test_tail_json_prints_the_stored_bytes(recorded: Path) -> None:
+    stored = (recorded / "events.jsonl").read_bytes()
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "tail", "--json", "-n", "100"],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=30,
+        check=True,
+    ).stdout
+    assert out == stored
+
+
+def test_tail_fits_the_terminal_width(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = lookout("tail", "-n", "100").stdout.splitlines()
+    assert len(lines) == 5
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.endswith("…") for line in lines)  # cut, not wrapped
+    monkeypatch.delenv("COLUMNS")
+    assert any(len(line) > 80 for line in lookout("tail", "-n", "100").stdout.splitlines())
+
+
+def test_tail_with_an_unknown_session_says_so(recorded: Path) -> None:
+    out = lookout("tail", "--session", "nosuch")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (
+        "error: no session 'nosuch' is recorded\n"
+        "hint: lookout status --all lists the sessions (the ID column)\n"
+    )
+
+
+def test_tail_refuses_a_negative_count(recorded: Path) -> None:
+    out = lookout("tail", "-n", "-3")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "argument -n/--lines: expected a whole number >= 0, got '-3'" in out.stderr
