@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 
 from lookout import hookspec
+from lookout.errors import LookoutError
 from lookout.install import claude as settings
 from lookout.install import files, registry
 from lookout.install.files import Loaded, Out
@@ -71,7 +72,7 @@ def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> b
     assert loaded.text is not None
     data = settings.unmerge(loaded.data, roots)
     unchanged = entry is not None and entry.written == registry.digest(loaded.text)
-    if entry is not None and entry.created and not data:
+    if entry is not None and entry.created and not data and not target.is_symlink():
         return _remove_created(loaded, entry, found, dry_run, out)
     original = _original_text(entry) if unchanged else None
     text = settings.dumps(data, loaded.text) if original is None else original
@@ -106,8 +107,15 @@ def _remove_created(
     if dry_run:
         out(f"would remove {where} (install created it; only lookout's hooks are in it)")
         return False
-    registry.backup(loaded.path, (loaded.text or "").encode("utf-8"), 0o600)
-    os.unlink(os.path.realpath(loaded.path))
+    text = (loaded.text or "").encode("utf-8")
+    if loaded.path.read_bytes() != text:
+        # Someone (a running Claude Code?) wrote it since we read it: never clobber that.
+        raise LookoutError(
+            f"{where}: changed while lookout was reading it",
+            hint=f"run the command again; {files.NOTHING_CHANGED}",
+        )
+    registry.backup(loaded.path, text, 0o600)
+    os.unlink(loaded.path)
     for directory in entry.created_dirs:
         try:
             os.rmdir(directory)  # only if empty: anything else in it is someone else's
