@@ -38,11 +38,11 @@ def prompts(sb: Sandbox) -> int:
     return sum(1 for r in sb.records() if r["event"] == "UserPromptSubmit")
 
 
-def test_a_running_session_picks_up_install_and_uninstall_and_keeps_our_hooks(
+def test_a_running_client_reloads_and_keeps_our_hooks(
     tmp_path: Path, claude_bin: Path, mock_api: MockAPI
 ) -> None:
     require("tmux")
-    sb = sandbox_for(tmp_path / "user", claude_bin, mock_api)
+    sb = sandbox_for(tmp_path / "u", claude_bin, mock_api)
     installed(sb)  # the runtime...
     installed(sb, "--uninstall")  # ...but no hooks: install had created the file, so it goes
     assert not sb.install.settings.exists()
@@ -78,21 +78,29 @@ def test_a_running_session_picks_up_install_and_uninstall_and_keeps_our_hooks(
         time.sleep(3)
         pane.type("[[bash: git --version]] [[say: done]]")
         pane.wait_screen("Do you want to proceed?")
+        session = sb.records()[-1]["session_id"]
+        sb.wait_event(session, "PermissionRequest", timeout=10)
+        time.sleep(1.5)  # the dialog takes keys only once it has settled
         pane.keys("Down")
-        pane.wait_screen("\u276f 2.")
+        pane.wait_screen("\u276f 2. Yes, and don")
+        time.sleep(0.5)
+        assert "\u276f 2. Yes, and don" in pane.screen()
         pane.keys("Enter")
-        wait_for(lambda: "permissions" in json.loads(local.read_text()), 10, "the client's write")
+        try:
+            wait_for(lambda: "permissions" in json.loads(local.read_text()), 10, "its write")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the screen:\n{pane.screen()}") from None
         data = json.loads(local.read_text())
         assert any(rule.startswith("Bash(git") for rule in data["permissions"]["allow"]), data
         ours = [h for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
         assert len(ours) == N
-        sb.wait_event(sb.records()[-1]["session_id"], "PostToolUse", timeout=10)
+        sb.wait_event(session, "PostToolUse", timeout=10)
 
 
 def test_purge_leaves_no_hook_behind_in_a_project_installed_from_elsewhere(
     tmp_path: Path, claude_bin: Path, mock_api: MockAPI
 ) -> None:
-    sb = sandbox_for(tmp_path / "user", claude_bin, mock_api)
+    sb = sandbox_for(tmp_path / "u", claude_bin, mock_api)
     installed(sb, "--scope", "local")  # from inside the project, as the review did
     run = sb.claude_print("[[say: with hooks]]")
     assert run.returncode == 0 and [h.exit_code for h in run.hook_runs] == [0] * len(run.hook_runs)
@@ -102,7 +110,7 @@ def test_purge_leaves_no_hook_behind_in_a_project_installed_from_elsewhere(
     elsewhere.mkdir()
     done = run_install_py(sb.home, "--uninstall", "--purge", cwd=elsewhere)
     assert done.returncode == 0, done.stderr
-    assert f"removed {sb.project}/.claude/settings.local.json ({N} hooks; install had created" in (
+    assert f"removed ~/project/.claude/settings.local.json ({N} hooks; install had created" in (
         done.stdout
     )
     assert not (sb.project / ".claude").exists()
