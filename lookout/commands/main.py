@@ -105,7 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
         " has a / or starts with ~ (~/work/*)",
     )
     status.add_argument(
-        "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period of --watch"
+        "--interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="refresh period of --watch (1)",
     )
     status.add_argument(
         "--stale-after",
@@ -415,10 +419,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.status import status
 
         fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
+        if args.interval is not None and not args.watch:
+            raise LookoutError(
+                "--interval only goes with --watch", hint="lookout status --watch --interval 5"
+            )
         return status(
             fmt=fmt,
             show_all=args.all,
-            interval=args.interval,
+            interval=1.0 if args.interval is None else args.interval,
             stale_after_s=args.stale_after,
             attention=args.attention,
             quiet=args.quiet,

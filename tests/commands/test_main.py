@@ -341,3 +341,11 @@ def test_tail_refuses_a_negative_count(recorded: Path) -> None:
     out = lookout("tail", "-n", "-3")
     assert out.returncode == 2 and out.stdout == ""
     assert "argument -n/--lines: expected a whole number >= 0, got '-3'" in out.stderr
+
+
+def test_status_interval_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(capsys, "status", "--interval", "5") == (
+        1,
+        "",
+        "error: --interval only goes with --watch\nhint: lookout status --watch --interval 5\n",
+    )
