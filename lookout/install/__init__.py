@@ -6,6 +6,7 @@ after a backup, and never one it could not parse (see files)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,6 +95,28 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
+# Before backups moved into the runtime, install wrote them next to the file it changed.
+_LEGACY_BACKUP = re.compile(r"\.bak-\d{8}T\d{6}(?:-\d+)?")
+
+
+def _remove_legacy_backups(targets: list[Path], dry_run: bool, out: Out) -> None:
+    """Purge: the `<file>.bak-YYYYmmddTHHMMSS` copies an older lookout left next to the files
+    it changed (they hold settings, perhaps secrets, and lookout's old hook commands)."""
+    for target in targets:
+        real = Path(os.path.realpath(target))
+        try:
+            names = os.listdir(real.parent)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.startswith(real.name) and _LEGACY_BACKUP.fullmatch(name[len(real.name) :]):
+                old = real.parent / name
+                if old.is_file() and not old.is_symlink():
+                    out(f"{'would remove' if dry_run else 'removing'} old backup {tilde(old)}")
+                    if not dry_run:
+                        old.unlink()
+
+
 def _load_all(targets: list[Path]) -> None:
     """Parse every file first: one that cannot be read stops the uninstall before any change,
     and the error lists them all (a purge that left hooks behind would break those sessions)."""
@@ -137,6 +160,8 @@ def do_uninstall(opts: Options, out: Out) -> int:
         if all(os.path.realpath(f) != os.path.realpath(u) for u in unique):
             unique.append(f)
     _load_all(unique)  # refuse a broken file before changing anything
+    if opts.purge:
+        _remove_legacy_backups([*unique, *codex_files], opts.dry_run, out)
     changed = False
     for target in unique:
         changed |= hooks.uninstall_file(target, roots, opts.dry_run, out)

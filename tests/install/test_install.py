@@ -852,3 +852,21 @@ def test_an_edit_by_someone_else_between_installs_is_kept_by_uninstall(
     assert registry.load()[str(target)].original is None
     main(capsys, "--uninstall")
     assert json.loads(target.read_text()) == {"model": "opus", "theme": "dark"}
+
+
+def test_purge_removes_the_backups_an_older_lookout_left_next_to_the_files(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    main(capsys)
+    target = settings_file(isolated_env)
+    old = [target.with_name("settings.json.bak-20261125T222243"),
+           target.with_name("settings.json.bak-20261125T222243-1")]  # fmt: skip
+    for path in old:
+        path.write_text("{}")
+    mine = target.with_name("settings.json.bak-mine")
+    mine.write_text("{}")
+    rc, out, _ = main(capsys, "--uninstall", "--purge")
+    assert rc == 0
+    assert f"removing old backup ~/.claude/{old[0].name}" in out.splitlines()
+    assert not any(p.exists() for p in old) and mine.exists()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["settings.json.bak-mine"]
