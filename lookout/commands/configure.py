@@ -183,7 +183,7 @@ def channel_remove(name: str, *, dry_run: bool = False) -> int:
         )
     channels.pop(name)
     expected = {**cur.doc, "channels": channels}
-    new_text = _cut(cur.text, _channel_header(name), f"[channels.{name}]", cur.path)
+    new_text = _cut(cur.text, _channel_header(name), f"[channels.{name}]", cur.path, subtables=True)
     note = _commit(cur, new_text, expected, f"channel {name!r}", dry_run, "lookout channel remove")
     if not dry_run:
         print(f"removed channel {name} from {tilde(cur.path)}{note}")
@@ -277,12 +277,14 @@ def _rules_header() -> re.Pattern[str]:
     return re.compile(r"^[ \t]*\[\[[ \t]*rules[ \t]*\]\][ \t]*(?:#.*)?$")
 
 
-def _cut(text: str, header: re.Pattern[str], what: str, path: Path, nth: int = 0) -> str:
-    """The text without the nth table whose header matches (and its sub-tables), up to the next
-    other header. The caller's re-parse proves the cut took exactly that table."""
+def _cut(
+    text: str, header: re.Pattern[str], what: str, path: Path, nth: int = 0, subtables: bool = False
+) -> str:
+    """The text without the nth table whose header matches, up to the next other header (with
+    `subtables`, the following headers that also match are its own and go too). A line inside a
+    value that looks like a header ends the cut early: the caller's re-parse then refuses."""
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if header.match(line.rstrip("\r\n"))]
-    # Only the first header of each run counts for [[rules]]: every one starts a new table.
     if not starts or nth >= len(starts):
         raise LookoutError(
             f"{tilde(path)}: {what} is not written as a table lookout can take out",
@@ -290,10 +292,9 @@ def _cut(text: str, header: re.Pattern[str], what: str, path: Path, nth: int = 0
         )
     first = starts[nth]
     end = first + 1
-    sub = header if what.startswith("[channels.") else None
     while end < len(lines):
         line = lines[end].rstrip("\r\n")
-        if _HEADER.match(line) and not (sub is not None and sub.match(line)):
+        if _HEADER.match(line) and not (subtables and header.match(line)):
             break
         end += 1
     before, after = "".join(lines[:first]), "".join(lines[end:])

@@ -233,3 +233,16 @@ def test_dry_run_prints_the_diff_and_writes_nothing(
     assert rc == 0
     assert "+[channels.log]\n" in out and '+    "{title}: {body}",\n' in out
     assert config_file.read_text() == COMMENTED
+
+
+def test_a_table_the_cut_cannot_take_out_exactly_is_refused(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A value line that looks like a header would end the cut early: the re-parse notices.
+    text = COMMENTED + '\n[channels.odd]\ntype = "desktop"\napp_name = """\n[not a header]\n"""\n'
+    put(config_file, text)
+    assert config.load()["channels"]["odd"]["app_name"] == "[not a header]\n"
+    rc, out, err = run(capsys, "channel", "remove", "odd")
+    assert (rc, out) == (1, "")
+    assert err.startswith("error: ~/.config/lookout/config.toml: channel 'odd' cannot be")
+    assert config_file.read_text() == text
