@@ -69,8 +69,24 @@ def test_channels(project: str, names: list[str]) -> int:
             hint="lookout check-config shows the config lookout reads",
         )
     chosen = names or [n for n, ch in available.items() if ch["enabled"]]
+    disabled = [n for n, ch in available.items() if not ch["enabled"] and n not in chosen]
+    if not available:
+        raise LookoutError(
+            "no channel to test: the config defines none",
+            hint="add one: lookout channel add NAME --type desktop|ntfy|webhook|command|apprise",
+        )
     if not chosen:
-        raise LookoutError("no enabled channel to test", hint="add a [channels.<name>] table")
+        first = disabled[0]
+        raise LookoutError(
+            f"every channel is disabled ({', '.join(disabled)})",
+            hint=f"set enabled = true in [channels.{first}], or test it anyway: lookout test"
+            f" {first}",
+        )
+    if disabled and not names:
+        print(
+            f"skipped {', '.join(disabled)} (disabled; `lookout test {disabled[0]}` tests it"
+            " anyway)"
+        )
     intent = test_intent(project)
     tasks = []
     for name in chosen:

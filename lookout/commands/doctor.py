@@ -405,6 +405,29 @@ def check_deliveries(report: Report, last: int = 50) -> None:
     )
 
 
+def last_sent_or_failed(channels: list[str], last: int = 200) -> dict[str, Any] | None:
+    """The newest delivery line a hook's sender wrote for one of these channels (sent or
+    failed; `lookout test` runs in this shell, so its lines do not count)."""
+    if not channels:
+        return None
+    path = Path(paths.state_dir()) / "deliveries.jsonl"
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read().splitlines()[-last:]
+    except OSError:
+        return None
+    for raw in reversed(lines):
+        r = view.parse_line(raw)
+        if (
+            r is not None
+            and r.get("channel") in channels
+            and r.get("result") in ("sent", "failed")
+            and r.get("session_id") != "lookout-test"
+        ):
+            return r
+    return None
+
+
 def desktop_status() -> tuple[bool, str]:
     if sys.platform == "darwin":
         found = shutil.which("osascript")
@@ -436,8 +459,30 @@ def check_channels(report: Report, loaded: Config | None) -> None:
         hint = "apt install libnotify-bin (desktop notifications need notify-send)"
     else:
         hint = "desktop notifications need a graphical session with a D-Bus session bus"
-    status = OK if ok else (WARN if desktop_used else INFO)
-    report.add("channel desktop", status, detail, hint if desktop_used else None)
+    # The hooks (and so the sender) run in Claude Code's environment, not this shell's: what
+    # their last desktop notification did is the better witness.
+    desktop = [n for n, ch in names.items() if ch.get("type") == "desktop"]
+    last = last_sent_or_failed(desktop)
+    if last is not None and last.get("result") == "failed":
+        report.add(
+            "channel desktop",
+            WARN,
+            f"the hooks' last desktop notification failed ({last.get('channel')},"
+            f" {last.get('ts')}): {last.get('detail')}; in this shell: {detail}",
+            "the hooks run with Claude Code's environment, not this shell's: start claude"
+            " where DBUS_SESSION_BUS_ADDRESS (or DISPLAY) is set, e.g. in a terminal of your"
+            " desktop session (tmux: update-environment, or start the tmux server from there)",
+        )
+    elif last is not None:
+        report.add(
+            "channel desktop",
+            OK,
+            f"the hooks' last desktop notification was sent ({last.get('channel')},"
+            f" {last.get('ts')}); in this shell: {detail}",
+        )
+    else:
+        status = OK if ok else (WARN if desktop_used else INFO)
+        report.add("channel desktop", status, detail, hint if desktop_used else None)
     for name, ch in sorted(names.items()):
         kind = ch.get("type")
         label = f"channel {name}"

@@ -11,6 +11,7 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from lookout import __version__, paths, store
 from lookout.errors import LookoutError
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from lookout.install import Options
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# The channel types (notify.config.CHANNEL_TYPES, which the parser does not import).
+CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
 
 
 def parse_duration(text: str) -> int:
@@ -48,6 +51,12 @@ def _duration_arg(text: str) -> int:
         return parse_duration(text)
     except LookoutError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count_arg(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
 
 
 def _project_option(p: argparse.ArgumentParser, what: str) -> None:
@@ -79,7 +88,28 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
     status.add_argument("--all", action="store_true", help="include ended sessions")
     status.add_argument(
-        "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period of --watch"
+        "--attention",
+        action="store_true",
+        help="only the sessions that need you; exit 0 if there is one, 1 if none (like grep)",
+    )
+    status.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing (with --attention: exit code only)",
+    )
+    status.add_argument(
+        "--project",
+        metavar="GLOB",
+        help="only these projects: a glob on the project name (api-*), or on its path when it"
+        " has a / or starts with ~ (~/work/*)",
+    )
+    status.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="refresh period of --watch (1)",
     )
     status.add_argument(
         "--stale-after",
@@ -96,8 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
         "across rotation.",
     )
     tail.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
-    tail.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="how many (20)")
-    tail.add_argument("--json", action="store_true", help="print the raw JSON lines")
+    tail.add_argument(
+        "-n", "--lines", type=_count_arg, default=20, metavar="N", help="how many (20)"
+    )
+    tail.add_argument("--json", action="store_true", help="print the stored JSON lines as they are")
     tail.add_argument("--session", metavar="ID", help="only this session (a prefix is enough)")
     tail.add_argument(
         "--deliveries", action="store_true", help="show notification deliveries instead"
@@ -206,6 +238,22 @@ def build_parser() -> argparse.ArgumentParser:
     setup.add_argument("--jump-key", default="a", metavar="KEY", help="after the prefix (a)")
     setup.add_argument("--pick-key", default="A", metavar="KEY", help="after the prefix (A)")
 
+    explain = sub.add_parser(
+        "explain",
+        help="say what a session's last notifications did, and why one was not sent",
+        description="For a session's last notifications (a permission, a finished turn...):"
+        " which channels got them, which failed, and which rule withheld one and why (quiet"
+        " hours, min_duration_s, cooldown_s, ...). SESSION is an id or its start (lookout status"
+        " shows it); without it, the latest session of the current directory, else the latest.",
+    )
+    explain.add_argument("session", nargs="?", metavar="SESSION", help="session id (or its start)")
+    explain.add_argument(
+        "-n", "--last", type=_count_arg, default=5, metavar="N", help="how many notifications (5)"
+    )
+    explain.add_argument("--json", action="store_true", help="machine-readable output")
+
+    _configure_commands(sub)
+
     uninstall = sub.add_parser(
         "uninstall",
         help="remove lookout's hooks (--purge: also its runtime, state and config)",
@@ -225,6 +273,112 @@ def _client_option(p: argparse.ArgumentParser) -> None:
         help="the tmux client to switch (a name from `tmux list-clients`, e.g. /dev/pts/3;"
         " default: the one of this terminal, else the most recently active)",
     )
+
+
+def _names(text: str) -> list[str]:
+    """`permission,question` -> ["permission", "question"] (spaces allowed, empties dropped)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _command_arg(text: str) -> list[str]:
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"cannot split {text!r}: {exc}") from None
+    if not words:
+        raise argparse.ArgumentTypeError("expected a program and its arguments")
+    return words
+
+
+def _configure_commands(sub: Any) -> None:
+    config_file = paths.tilde(paths.config_path())
+    channel = sub.add_parser(
+        "channel",
+        help="add or remove a notification channel in the config",
+        description=f"Add or remove a [channels.NAME] table in {config_file} without editing"
+        " TOML: the rest of the file (comments, order) stays as it is, the result is checked"
+        " before it replaces the file, and an invalid change changes nothing.",
+    )
+    actions = channel.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = actions.add_parser(
+        "add",
+        help="add a channel",
+        description="Append a [channels.NAME] table. Secrets stay out of the file and your"
+        " shell history with --token-env / --url-env (the variable's name is stored).",
+        epilog="examples:\n"
+        "  lookout channel add phone --type ntfy --url https://ntfy.sh/my-long-secret-topic\n"
+        "  lookout channel add team --type webhook --url-env SLACK_WEBHOOK_URL --format slack\n"
+        "  lookout channel add log --type command --command 'logger -t lookout {title}'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add.add_argument("name", metavar="NAME", help="the channel's name (letters, digits, - and _)")
+    add.add_argument("--type", required=True, choices=CHANNEL_TYPES, help="the kind of channel")
+    add.add_argument("--url", help="ntfy: server and topic; webhook: the URL; apprise: a URL")
+    add.add_argument("--url-env", metavar="VAR", help="webhook: the variable holding the URL")
+    add.add_argument("--token-env", metavar="VAR", help="ntfy: the variable holding a token")
+    add.add_argument("--format", choices=("json", "slack", "discord"), help="webhook: body format")
+    add.add_argument("--content", choices=("full", "summary", "none"), help="how much text to send")
+    add.add_argument(
+        "--command",
+        dest="argv",
+        type=_command_arg,
+        metavar="'PROGRAM ARGS'",
+        help="command: what to run, split like a shell would (no shell runs it)",
+    )
+    add.add_argument("--disabled", action="store_true", help="add it switched off")
+    add.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    remove = actions.add_parser(
+        "remove", help="remove a channel", description="Cut the [channels.NAME] table out."
+    )
+    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+
+    rule = sub.add_parser(
+        "rule",
+        help="add or remove a notification rule in the config",
+        description=f"Add or remove a [[rules]] table in {config_file} (what is sent where),"
+        " checked like `channel`.",
+    )
+    actions = rule.add_subparsers(dest="action", metavar="ACTION", required=True)
+    radd = actions.add_parser(
+        "add",
+        help="add a rule",
+        description="Append a [[rules]] table: send the kinds in --when to the channels in"
+        " --channels.",
+        epilog="kinds: permission question plan elicitation input error (Claude waits for you),"
+        " done, idle, subagent_done, session_start, session_end, message, resolved",
+    )
+    radd.add_argument(
+        "--when", type=_names, required=True, metavar="KIND,...", help="the kinds to send"
+    )
+    radd.add_argument(
+        "--channels", type=_names, required=True, metavar="NAME,...", help="where to send them"
+    )
+    radd.add_argument("--projects", type=_names, metavar="GLOB,...", help="only these projects")
+    radd.add_argument("--agents", type=_names, metavar="AGENT,...", help="claude, codex")
+    radd.add_argument(
+        "--min-duration", type=_duration_arg, metavar="DURATION", help="skip shorter turns (30s)"
+    )
+    radd.add_argument(
+        "--cooldown", type=_duration_arg, metavar="DURATION", help="quiet per session after a send"
+    )
+    radd.add_argument("--quiet-hours", metavar="HH:MM-HH:MM", help="local time, may wrap midnight")
+    radd.add_argument("--quiet-kinds", type=_names, metavar="KIND,...", help="muted then")
+    radd.add_argument("--escalate-after", type=_duration_arg, metavar="DURATION")
+    radd.add_argument("--escalate-to", type=_names, metavar="NAME,...")
+    radd.add_argument(
+        "--include-subagents", action="store_true", help="also events from inside subagents"
+    )
+    radd.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    rremove = actions.add_parser(
+        "remove",
+        help="remove a rule",
+        description="Cut rules[N] (numbered from 0 in file order) out.",
+    )
+    rremove.add_argument("index", type=int, metavar="N")
+    rremove.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
 
 
 def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
@@ -335,8 +489,18 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.status import status
 
         fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
+        if args.interval is not None and not args.watch:
+            raise LookoutError(
+                "--interval only goes with --watch", hint="lookout status --watch --interval 5"
+            )
         return status(
-            fmt=fmt, show_all=args.all, interval=args.interval, stale_after_s=args.stale_after
+            fmt=fmt,
+            show_all=args.all,
+            interval=1.0 if args.interval is None else args.interval,
+            stale_after_s=args.stale_after,
+            attention=args.attention,
+            quiet=args.quiet,
+            project=args.project,
         )
     if command == "tail":
         from lookout.commands.tail import tail
@@ -388,6 +552,46 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             file=args.file,
             jump_key=args.jump_key,
             pick_key=args.pick_key,
+        )
+    if command == "explain":
+        from lookout.commands.explain import explain
+
+        return explain(session=args.session, last=args.last, as_json=args.json)
+    if command == "channel":
+        from lookout.commands import configure
+
+        if args.action == "remove":
+            return configure.channel_remove(args.name, dry_run=args.dry_run)
+        return configure.channel_add(
+            args.name,
+            kind=args.type,
+            url=args.url,
+            url_env=args.url_env,
+            token_env=args.token_env,
+            fmt=args.format,
+            content=args.content,
+            command=args.argv,
+            enabled=not args.disabled,
+            dry_run=args.dry_run,
+        )
+    if command == "rule":
+        from lookout.commands import configure
+
+        if args.action == "remove":
+            return configure.rule_remove(args.index, dry_run=args.dry_run)
+        return configure.rule_add(
+            when=args.when,
+            channels=args.channels,
+            projects=args.projects,
+            agents=args.agents,
+            min_duration_s=args.min_duration,
+            cooldown_s=args.cooldown,
+            quiet_hours=args.quiet_hours,
+            quiet_kinds=args.quiet_kinds,
+            escalate_after_s=args.escalate_after,
+            escalate_to=args.escalate_to,
+            include_subagents=args.include_subagents,
+            dry_run=args.dry_run,
         )
     if command == "uninstall":
         from lookout import install

@@ -14,7 +14,7 @@ def prune(*, older_than_s: int, dry_run: bool) -> int:
     state_dir = paths.state_dir()
     now = int(time.time() * 1000)
     cutoff = now - older_than_s * 1000
-    removed = 0
+    removed = kept = 0
     if not os.path.isdir(state_dir):
         print("nothing to prune (no state yet)")
         return 0
@@ -27,6 +27,21 @@ def prune(*, older_than_s: int, dry_run: bool) -> int:
                 else:
                     store.remove_session(state_dir, s["session_id"])
                 removed += 1
+            elif s["status"] == "ended":
+                kept += 1
     verb = "would forget" if dry_run else "forgot"
-    print(f"{verb} {removed} ended session{'' if removed == 1 else 's'}")
+    text = f"{verb} {removed} ended session{'' if removed == 1 else 's'}"
+    if kept:
+        text += (
+            f"; kept {kept} that ended within {_span(older_than_s)}"
+            " (--older-than 0 forgets them too)"
+        )
+    print(text)
     return 0
+
+
+def _span(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

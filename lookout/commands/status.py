@@ -1,6 +1,6 @@
 """`lookout status`: every session, the ones that need you first, as a table, one line, JSON, or a
-table refreshed in place. Reads the snapshots the hooks wrote, after reconciling what claims your
-attention with what the client left behind (lookout.reconcile; it writes through the store)."""
+table refreshed in place. Reads the snapshots the hooks wrote; its only writes are what
+reconcile proves (through the store), so what it shows is true even where no hook fired."""
 
 from __future__ import annotations
 
@@ -15,39 +15,57 @@ from lookout.commands import view
 from lookout.errors import LookoutError
 
 
-def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> int:
-    """fmt: "table", "json", "line" or "watch"."""
+def status(
+    *,
+    fmt: str,
+    show_all: bool,
+    interval: float,
+    stale_after_s: int,
+    attention: bool = False,
+    quiet: bool = False,
+    project: str | None = None,
+) -> int:
+    """fmt: "table", "json", "line" or "watch". With `attention`, only the sessions that need
+    you, and the exit code says whether there is one (0) or not (1), like grep."""
     state_dir = paths.state_dir()
+    pick = Filter(show_all, attention, project)
     if fmt == "watch":
-        return _watch(state_dir, show_all, interval, stale_after_s)
+        return _watch(state_dir, pick, interval, stale_after_s)
     now = int(time.time() * 1000)
-    shown = _shown(state_dir, now, show_all, stale_after_s)
+    shown = _shown(state_dir, now, pick, stale_after_s)
+    rc = 1 if attention and not shown else 0
+    if quiet:
+        return rc
     # Hooks keep recording with a broken config but send nothing: say so where people look.
-    config_error = _config_error()
+    errors = config_errors(shown)
+    config_error = errors[0][1] if errors else None
     if fmt == "json":
         from lookout import jump
 
         jump.tmux_json(shown, state_dir)  # where each one is now, so other tools can jump too
         body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
         print(json.dumps(body, indent=2))
-        return 0
+        return rc
     if fmt == "line":
         print(view.line(shown) + (" · config error" if config_error else ""))
-        return 0
+        return rc
     print(view.table(shown, now, colour(), width()))
     hint = ack_hint(shown)
     if hint:
         print(_dim(hint))
-    if config_error:
-        print(f"warning: notifications are off: {config_error}", file=sys.stderr)
+    for where, error in errors:
+        print(f"warning: notifications are off{where}: {error}", file=sys.stderr)
+    if errors:
         print("hint: run `lookout check-config`", file=sys.stderr)
-    return 0
+    note = hooks_note()
+    if note:
+        print(note, file=sys.stderr)
+    return rc
 
 
-def _shown(state_dir: str, now: int, show_all: bool, stale_after_s: int) -> list[dict[str, Any]]:
+def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[dict[str, Any]]:
     reconcile_quietly(state_dir)
-    sessions = view.load_sessions(state_dir, now, stale_after_s)
-    return sessions if show_all else [s for s in sessions if s["status"] != "ended"]
+    return pick(view.load_sessions(state_dir, now, stale_after_s))
 
 
 def reconcile_quietly(state_dir: str) -> None:
@@ -77,21 +95,99 @@ def handle(session: dict[str, Any], sessions: list[dict[str, Any]]) -> str:
     return str(session["session_id"])[:8]
 
 
-def _config_error() -> str | None:
+class Filter:
+    """Which sessions a status shows."""
+
+    def __init__(self, show_all: bool, attention: bool, project: str | None) -> None:
+        self.show_all = show_all
+        self.attention = attention
+        self.project = project
+
+    def __call__(self, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [s for s in sessions if self.keeps(s)]
+
+    def keeps(self, s: dict[str, Any]) -> bool:
+        if self.attention and s["status"] != "attention":
+            return False
+        if not self.show_all and not self.attention and s["status"] == "ended":
+            return False
+        return self.project is None or project_matches(self.project, s)
+
+
+def project_matches(glob: str, s: dict[str, Any]) -> bool:
+    """Like a rule's `projects`: the project name, or the path when the glob has a / or ~."""
+    from fnmatch import fnmatchcase
+
+    if "/" in glob or glob.startswith("~"):
+        pattern = os.path.expanduser(glob).rstrip("/")
+        cwd = str(s.get("cwd") or "")
+        return fnmatchcase(cwd, pattern) or fnmatchcase(cwd, pattern + "/*")
+    return fnmatchcase(str(s.get("project") or ""), glob)
+
+
+def config_errors(sessions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(" for <project>" or "", the first error) for the global config and for each project
+    override the shown sessions use: a broken one silences that project's notifications."""
     from lookout.notify import config
 
+    found: list[tuple[str, str]] = []
     try:
         config.load()
     except LookoutError as exc:
-        return str(exc).splitlines()[0]
-    return None
+        found.append(("", str(exc).splitlines()[0]))
+    seen: set[str] = set()
+    for s in sessions:
+        override = config.project_path(s.get("cwd"))
+        if override is None or override in seen:
+            continue
+        seen.add(override)
+        try:
+            config.load(s.get("cwd"))
+        except LookoutError as exc:
+            first = str(exc).splitlines()[0]
+            if all(first != error for _, error in found):
+                found.append((f" for {s['project'] or '?'}", first))
+    return found
 
 
-def _watch(state_dir: str, show_all: bool, interval: float, stale_after_s: int) -> int:
+def hooks_note() -> str | None:
+    """A note when no lookout hook is installed where Claude Code or Codex would run it: the
+    statuses shown are then what was recorded before, not what happens now."""
+    from lookout.install import claude, codex, files, registry
+
+    if registry.load():
+        return None  # install.py wrote hooks somewhere (perhaps another project)
+    roots = [str(paths.runtime_home())]
+    places = [paths.user_settings_path(), paths.scope_path("project"), paths.scope_path("local")]
+    for place in [*places, paths.codex_hooks_path()]:
+        try:
+            data = files.load_settings(place).data
+        except LookoutError:
+            return None  # a file we cannot read: doctor says more; claim nothing
+        plugins = data.get("enabledPlugins")
+        if claude.count_ours(data, roots) or (
+            isinstance(plugins, dict)
+            and any(k.split("@")[0] == "lookout" and v is True for k, v in plugins.items())
+        ):
+            return None
+    try:
+        notify = codex.notify_value(codex.load_codex_config(paths.codex_config_path()).data)
+    except LookoutError:
+        return None
+    if codex.is_ours(notify):
+        return None
+    return (
+        f"note: no lookout hooks are installed (not in {paths.tilde(places[0])} nor in this"
+        " project's settings): these statuses may be out of date; python3 install.py installs"
+        " them, lookout doctor checks"
+    )
+
+
+def _watch(state_dir: str, pick: Filter, interval: float, stale_after_s: int) -> int:
     try:
         while True:
             now = int(time.time() * 1000)
-            shown = _shown(state_dir, now, show_all, stale_after_s)
+            shown = _shown(state_dir, now, pick, stale_after_s)
             stamp = time.strftime("%H:%M:%S")
             # Home + clear-to-end keeps the screen from flickering on every refresh.
             sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")

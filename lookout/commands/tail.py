@@ -3,29 +3,73 @@ events.jsonl across rotation with -f. Reads only."""
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from lookout import paths, store
 from lookout.commands import view
+from lookout.errors import LookoutError
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
     name = store.DELIVERIES if deliveries else store.EVENTS
-    path = os.path.join(paths.state_dir(), name)
-    for record in _records(path, max(0, lines), follow):
+    state_dir = paths.state_dir()
+    path = os.path.join(state_dir, name)
+    if session and not _known(state_dir, path, session):
+        if not follow:
+            raise LookoutError(
+                f"no session {session!r} is recorded",
+                hint="lookout status --all lists the sessions (the ID column)",
+            )
+        print(f"note: no session {session!r} yet; waiting for one", file=sys.stderr, flush=True)
+    width = None if as_json else line_width()
+    out = sys.stdout.buffer
+    for raw, record in _records(path, max(0, lines), follow):
         if session and not str(record.get("session_id", "")).startswith(session):
             continue
         if as_json:
-            print(json.dumps(record, ensure_ascii=False), flush=follow)
-        elif deliveries:
-            print(_format_delivery(record), flush=follow)
+            out.write(raw + b"\n")  # the stored bytes, not a re-serialization
         else:
-            print(view.format_record(record), flush=follow)
+            text = _format_delivery(record) if deliveries else view.format_record(record)
+            if width is not None and len(text) > width:
+                text = text[: width - 1] + "…"  # one line per record, never wrapped
+            out.write(text.encode("utf-8", "replace") + b"\n")
+        if follow:
+            out.flush()
+    out.flush()
     return 0
+
+
+def line_width() -> int | None:
+    """The terminal's width ($COLUMNS first), or None when the output is not a terminal."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if not sys.stdout.isatty():
+        return None
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return None
+
+
+def _known(state_dir: str, path: str, prefix: str) -> bool:
+    """A recorded session (snapshot or a line of the log) has an id starting with `prefix`."""
+    try:
+        names = os.listdir(os.path.join(state_dir, store.SESSIONS))
+    except FileNotFoundError:
+        names = []
+    if any(name.startswith(prefix) for name in names):  # ids are stored as their own file names
+        return True
+    marker = b'"session_id":"' + prefix.encode("utf-8", "replace")
+    try:
+        with open(path, "rb") as fh:
+            return any(marker in raw for raw in fh)
+    except FileNotFoundError:
+        return False
 
 
 def _format_delivery(r: dict[str, Any]) -> str:
@@ -37,8 +81,9 @@ def _format_delivery(r: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _records(path: str, last: int, follow: bool) -> Iterator[dict[str, Any]]:
-    """The last `last` whole records, then (with follow) every new one, across rotation."""
+def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """The last `last` whole records (with their stored bytes), then (with follow) every new
+    one, across rotation."""
     try:
         f = open(path, "rb")  # noqa: SIM115 - reopened across rotation below
     except FileNotFoundError:
@@ -49,7 +94,7 @@ def _records(path: str, last: int, follow: bool) -> Iterator[dict[str, Any]]:
         for raw in _last_lines(f, last):
             record = view.parse_line(raw)
             if record is not None:
-                yield record
+                yield raw, record
     if not follow:
         if f is not None:
             f.close()
@@ -69,7 +114,7 @@ def _records(path: str, last: int, follow: bool) -> Iterator[dict[str, Any]]:
             for raw in complete:
                 record = view.parse_line(raw)
                 if record is not None:
-                    yield record
+                    yield raw, record
             continue
         if _rotated(f, path):
             f.close()  # the old file was drained above; follow the new one

@@ -11,6 +11,7 @@ from typing import Any
 from lookout import _jsonfast, store
 
 STALE_AFTER_S = 8 * 3600
+SHORT_ID = 8
 ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
 
 
@@ -46,8 +47,28 @@ def load_sessions(
         snapshot = store.read_json(os.path.join(directory, name))
         if isinstance(snapshot, dict) and isinstance(snapshot.get("session_id"), str):
             sessions.append(present(snapshot, now_ms, stale_after_s))
-    sessions.sort(key=lambda s: (ORDER.get(s["status"], 9), -s["updated_ms"]))
+    sessions.sort(key=order)
     return sessions
+
+
+def order(s: dict[str, Any]) -> tuple[int, int]:
+    """Attention first, the one waiting longest on top; then the most recently active."""
+    if s["status"] == "attention":
+        return 0, int(s.get("waiting_ms") or s["updated_ms"])
+    return ORDER.get(s["status"], 9), -s["updated_ms"]
+
+
+def waiting_since(snapshot: dict[str, Any]) -> int | None:
+    """When the oldest open attention episode (the session's or a subagent's) began."""
+    actors = [snapshot.get("main"), *(snapshot.get("agents") or {}).values()]
+    starts = [
+        int(a["episode"]["since_ms"])
+        for a in actors
+        if isinstance(a, dict)
+        and isinstance(a.get("episode"), dict)
+        and isinstance(a["episode"].get("since_ms"), int)
+    ]
+    return min(starts) if starts else None
 
 
 def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[str, Any]:
@@ -57,11 +78,15 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
     alive = pid_alive(snapshot.get("pid"))
-    since = snapshot.get("since_ms")
-    since_ms = since if isinstance(since, int) and status == "attention" else None
     if alive is False and status != "ended":
         # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
-        status, reason, detail, since_ms = "ended", "process_gone", None, None
+        status, reason, detail = "ended", "process_gone", None
+    # How long it has waited on you: the episode's start (kept by the machine; for an older
+    # snapshot, the oldest open episode's), not its latest event.
+    waiting = None
+    if status == "attention":
+        since = snapshot.get("since_ms")
+        waiting = since if isinstance(since, int) else waiting_since(snapshot)
     agents = [
         {
             "agent_id": agent_id,
@@ -85,9 +110,6 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "last_event": snapshot.get("last_event"),
         "updated_at": store.rfc3339(updated_ms),
         "updated_ms": updated_ms,
-        # How long it has waited on you: the episode's start, not its latest event.
-        "waiting_since": store.rfc3339(since_ms) if since_ms is not None else None,
-        "since_ms": since_ms,
         "stale": now_ms - updated_ms > stale_after_s * 1000,
         "alive": alive,
         "pid": snapshot.get("pid"),
@@ -95,13 +117,15 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "model": snapshot.get("model"),
         "last_turn_ms": snapshot.get("last_turn_ms"),
         "episode": snapshot.get("episode"),
+        "waiting_since": store.rfc3339(waiting) if waiting is not None else None,
+        "waiting_ms": waiting,
         "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
         "agents": agents,
     }
 
 
 def public(session: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in session.items() if k not in ("updated_ms", "since_ms")}
+    return {k: v for k, v in session.items() if k not in ("updated_ms", "waiting_ms")}
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -132,20 +156,25 @@ def _status_text(status: str, reason: object) -> str:
 
 
 def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int = 120) -> str:
+    """The status table. ID (the session id's start, what `explain`/`tail --session` take) tells
+    two sessions of one project apart; AGE of a session that waits is how long it has waited."""
     if not sessions:
         return "no sessions"
-    rows: list[tuple[str, str, str, str, str, str, bool]] = []
+    # (project, id, status text, status, detail, age, summary, stale)
+    rows: list[tuple[str, str, str, str, str, str, str, bool]] = []
     for s in sessions:
         label = s["project"] or "?"
         if s["agent"] != "claude":
             label = f"{label} ({s['agent']})"
+        since = s.get("waiting_ms") or s["updated_ms"]
         rows.append(
             (
                 label,
+                s["session_id"][:SHORT_ID],
                 _status_text(s["status"], s["reason"]),
                 s["status"],
                 s["detail"] or "",
-                age(now_ms - (s.get("since_ms") or s["updated_ms"])),
+                age(now_ms - since),
                 s["summary"],
                 s["stale"],
             )
@@ -156,6 +185,7 @@ def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int 
             rows.append(
                 (
                     f"  └ {child['agent_type'] or 'subagent'}",
+                    "",
                     _status_text(child["status"] or "", child.get("reason")),
                     child["status"] or "",
                     child.get("detail") or "",
@@ -164,27 +194,27 @@ def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int 
                     s["stale"],
                 )
             )
-    header = ("PROJECT", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in (0, 1, 3, 4)]
+    header = ("PROJECT", "ID", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in (0, 1, 2, 4, 5)]
+    used = sum(widths) + 2 * len(widths)
+    room = max(10, width - used)
     lines = []
     for r in [header, *rows]:
         cells = [
             r[0].ljust(widths[0]),
             r[1].ljust(widths[1]),
-            r[3].ljust(widths[2]),
-            r[4].rjust(widths[3]),
+            r[2].ljust(widths[2]),
+            r[4].ljust(widths[3]),
+            r[5].rjust(widths[4]),
         ]
-        used = sum(widths) + 8
-        summary = (
-            r[5] if len(r[5]) <= max(10, width - used) else r[5][: max(10, width - used) - 1] + "…"
-        )
-        line = "  ".join([*cells, summary]).rstrip()
+        summary = r[6] if len(r[6]) <= room else r[6][: room - 1] + "…"
         if colour and r is not header:
-            start = _COLOURS.get(r[2], "")
-            status_cell = f"{start}{cells[1]}{_RESET}" if start else cells[1]
-            line = "  ".join([cells[0], status_cell, cells[2], cells[3], summary]).rstrip()
-            if r[6]:
-                line = f"{_DIM}{line}{_RESET}"
+            start = _COLOURS.get(r[3], "")
+            if start:
+                cells[2] = f"{start}{cells[2]}{_RESET}"
+        line = "  ".join([*cells, summary]).rstrip()
+        if colour and r is not header and r[7]:
+            line = f"{_DIM}{line}{_RESET}"
         lines.append(line)
     return "\n".join(lines)
 

@@ -6,13 +6,15 @@ after a backup, and never one it could not parse (see files)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lookout import __version__, paths
-from lookout.install import codex, files, hooks, runtime
+from lookout.errors import LookoutError
+from lookout.install import codex, files, hooks, registry, runtime
 from lookout.install.files import Out
 from lookout.paths import tilde
 
@@ -61,8 +63,9 @@ def do_install(opts: Options, out: Out) -> int:
             out(f"runtime {tilde(home)} is up to date")
         runtime.install_wrapper(python, home, out)
         runtime.install_config(out)
+    changed = False
     if want_claude:
-        hooks.install_into(loaded, python, home, opts.dry_run, out)
+        changed = hooks.install_into(loaded, python, home, opts.dry_run, out)
     if want_codex:
         codex.install_codex(mode, python, home, opts.dry_run, out)
     if opts.dry_run or not want_claude:
@@ -74,7 +77,8 @@ def do_install(opts: Options, out: Out) -> int:
             "note: .claude/settings.json is usually committed, and these commands hold this"
             " machine's paths: --scope local keeps them out of git"
         )
-    runtime.warn_running(out)
+    if changed:
+        runtime.warn_running(out)
     return 0
 
 
@@ -89,6 +93,47 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
     out(f"{'would remove' if dry_run else 'removing'} {what} {tilde(path)}")
     if not dry_run:
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+# Before backups moved into the runtime, install wrote them next to the file it changed.
+_LEGACY_BACKUP = re.compile(r"\.bak-\d{8}T\d{6}(?:-\d+)?")
+
+
+def _remove_legacy_backups(targets: list[Path], dry_run: bool, out: Out) -> None:
+    """Purge: the `<file>.bak-YYYYmmddTHHMMSS` copies an older lookout left next to the files
+    it changed (they hold settings, perhaps secrets, and lookout's old hook commands)."""
+    for target in targets:
+        real = Path(os.path.realpath(target))
+        try:
+            names = os.listdir(real.parent)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.startswith(real.name) and _LEGACY_BACKUP.fullmatch(name[len(real.name) :]):
+                old = real.parent / name
+                if old.is_file() and not old.is_symlink():
+                    out(f"{'would remove' if dry_run else 'removing'} old backup {tilde(old)}")
+                    if not dry_run:
+                        old.unlink()
+
+
+def _load_all(targets: list[Path]) -> None:
+    """Parse every file first: one that cannot be read stops the uninstall before any change,
+    and the error lists them all (a purge that left hooks behind would break those sessions)."""
+    broken: list[LookoutError] = []
+    for f in targets:
+        try:
+            files.load_settings(f)
+        except LookoutError as exc:
+            broken.append(exc)
+    if len(broken) == 1:
+        raise broken[0]
+    if broken:
+        raise LookoutError(
+            f"{len(broken)} settings files with lookout's hooks cannot be read:\n  "
+            + "\n  ".join(str(e) for e in broken),
+            hint=f"fix or move them, then run the command again; {files.NOTHING_CHANGED}",
+        )
 
 
 def do_uninstall(opts: Options, out: Out) -> int:
@@ -106,14 +151,17 @@ def do_uninstall(opts: Options, out: Out) -> int:
         files.load_settings(codex_files[0])
         codex.load_codex_config(codex_files[1])
     if opts.purge:
-        # The runtime goes away: hooks anywhere that point at it would fail, so clear all scopes.
+        # The runtime goes away: hooks anywhere that point at it would fail, so clear every file
+        # install ever wrote to (any project), and the scopes of this one.
+        settings_files += [Path(e.path) for e in registry.load().values() if e.agent == "claude"]
         settings_files += [paths.scope_path(s, opts.project) for s in ("user", "project", "local")]
     unique: list[Path] = []
     for f in settings_files:
         if all(os.path.realpath(f) != os.path.realpath(u) for u in unique):
             unique.append(f)
-    for f in unique:
-        files.load_settings(f)  # refuse a broken file before changing anything
+    _load_all(unique)  # refuse a broken file before changing anything
+    if opts.purge:
+        _remove_legacy_backups([*unique, *codex_files], opts.dry_run, out)
     changed = False
     for target in unique:
         changed |= hooks.uninstall_file(target, roots, opts.dry_run, out)
@@ -123,6 +171,13 @@ def do_uninstall(opts: Options, out: Out) -> int:
     if opts.purge:
         for sub in ("venv", "lookout", "hooks", "bin"):
             _remove_tree(home / sub, "runtime", opts.dry_run, out)
+        if registry.backups_root().exists() or registry.registry_path().exists():
+            out(
+                f"{'would remove' if opts.dry_run else 'removing'} lookout's backups and record"
+                f" of installed files in {tilde(home)}"
+            )
+            if not opts.dry_run:
+                registry.remove_all()
         if not opts.dry_run and home.is_dir() and not any(home.iterdir()):
             home.rmdir()
         wrapper = paths.bin_dir() / "lookout"

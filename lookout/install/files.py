@@ -10,7 +10,6 @@ import json
 import os
 import stat
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from lookout.errors import LookoutError
 from lookout.install import claude as settings
+from lookout.install import registry
 from lookout.paths import tilde
 
 NOTHING_CHANGED = "lookout changed nothing"
@@ -66,6 +66,14 @@ def read_text(path: Path) -> str | None:
         raise LookoutError(f"{where}: not UTF-8 text (byte {exc.start})", hint=hint) from exc
 
 
+def load_settings_text(text: str) -> settings.Settings:
+    """Settings text parsed as strictly as load_settings does (ValueError if it is not)."""
+    if not text.strip():
+        return {}
+    data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    return settings.check_shape(data)
+
+
 def load_settings(path: Path) -> Loaded:
     where = tilde(path)
     hint = f"fix or move the file; {NOTHING_CHANGED}"
@@ -93,16 +101,6 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def backup_name(path: Path, now: float | None = None) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now))
-    candidate = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 1
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        n += 1
-    return candidate
 
 
 def atomic_write(path: Path, data: bytes, mode: int) -> None:
@@ -149,13 +147,8 @@ def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> P
                     f" {NOTHING_CHANGED}",
                 )
             mode = stat.S_IMODE(st.st_mode)
-            backup = backup_name(path, now)
-            # The backup holds the original bytes; a plain file next to the name the user gave.
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(loaded.text.encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
+            # The original bytes, kept privately in the runtime (the last few per file).
+            backup = registry.backup(path, loaded.text.encode("utf-8"), mode, now)
         else:
             mode = 0o666 & ~_umask()
             real.parent.mkdir(parents=True, exist_ok=True)

@@ -3,12 +3,14 @@ the commands they run, and merging them in or taking them out through files' saf
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
 from lookout import hookspec
+from lookout.errors import LookoutError
 from lookout.install import claude as settings
-from lookout.install import files
+from lookout.install import files, registry
 from lookout.install.files import Loaded, Out
 from lookout.paths import tilde
 
@@ -47,23 +49,78 @@ def install_into(
         out(files.unified_diff(loaded, text).rstrip("\n"))
         return True
     stale = settings.count_ours(loaded.data, roots)
+    created_dirs = registry.missing_dirs(target) if loaded.text is None else []
     backup = files.write_settings(loaded, text)
+    # Before the first install: what uninstall gives back, and what purge must visit.
+    registry.remember(target, agent, loaded.text, text, backup, created_dirs)
     first = [f"replaced {stale} from an earlier install"] if stale else []
     out(f"installed {count} hooks into {tilde(target)}{files.written_note(first, backup, loaded)}")
     return True
 
 
 def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> bool:
+    """Take our entries out of one file, giving back what was there before lookout: the
+    original bytes when nothing else changed since, no file at all when install created it."""
     loaded = files.load_settings(target)
     found = settings.count_ours(loaded.data, roots)
+    entry = registry.get(target)
     if not found:
         out(f"nothing to uninstall in {tilde(target)}")
+        if entry is not None and not dry_run:
+            registry.forget(target)
         return False
     assert loaded.text is not None
-    text = settings.dumps(settings.unmerge(loaded.data, roots), loaded.text)
+    data = settings.unmerge(loaded.data, roots)
+    unchanged = entry is not None and entry.written == registry.digest(loaded.text)
+    if entry is not None and entry.created and not data and not target.is_symlink():
+        return _remove_created(loaded, entry, found, dry_run, out)
+    original = _original_text(entry) if unchanged else None
+    text = settings.dumps(data, loaded.text) if original is None else original
     if dry_run:
         out(files.unified_diff(loaded, text).rstrip("\n"))
         return False
     backup = files.write_settings(loaded, text)
+    registry.forget(target)
     out(f"removed {found} hooks from {tilde(target)}{files.suffix(backup)}")
+    return True
+
+
+def _original_text(entry: registry.Entry | None) -> str | None:
+    """The file as it was before lookout (its own formatting, escapes and key order), when the
+    file still holds exactly what lookout last wrote."""
+    if entry is None or entry.original is None:
+        return None
+    try:
+        original = Path(entry.original).read_text(encoding="utf-8")
+        files.load_settings_text(original)  # a backup that does not parse is not given back
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return original
+
+
+def _remove_created(
+    loaded: Loaded, entry: registry.Entry, found: int, dry_run: bool, out: Out
+) -> bool:
+    """Install created this file and only our entries are in it: remove it, and the
+    directories install created for it if they are empty."""
+    where = tilde(loaded.path)
+    if dry_run:
+        out(f"would remove {where} (install created it; only lookout's hooks are in it)")
+        return False
+    text = (loaded.text or "").encode("utf-8")
+    if loaded.path.read_bytes() != text:
+        # Someone (a running Claude Code?) wrote it since we read it: never clobber that.
+        raise LookoutError(
+            f"{where}: changed while lookout was reading it",
+            hint=f"run the command again; {files.NOTHING_CHANGED}",
+        )
+    registry.backup(loaded.path, text, 0o600)
+    os.unlink(loaded.path)
+    for directory in entry.created_dirs:
+        try:
+            os.rmdir(directory)  # only if empty: anything else in it is someone else's
+        except OSError:
+            break
+    registry.forget(loaded.path)
+    out(f"removed {where} ({found} hooks; install had created it)")
     return True

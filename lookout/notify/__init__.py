@@ -13,10 +13,15 @@ from lookout.notify import config, rules, templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from lookout.notify.rules import Skip
     from lookout.shapes import Config, Delivery, Intent, Job
 
 # The job file's shape (shapes.Job); the sender drops a job of another version unread.
 JOB_VERSION = 1
+# deliveries.jsonl is rotated at this size (the sender's records and the hooks' skips).
+DELIVERIES_ROTATE_BYTES = 1024 * 1024
 
 
 def minute_of_day(now_ms: int) -> int:
@@ -32,7 +37,10 @@ def handle(intents: list[Intent], state_dir: str) -> None:
     if not cfg or not cfg["rules"]:
         return
     now_ms = int(time.time() * 1000)
-    deliveries = decide_and_remember(intents, cfg, state_dir, now_ms)
+    skipped: list[Skip] = []
+    deliveries = decide_and_remember(intents, cfg, state_dir, now_ms, skipped)
+    if skipped:
+        record_skipped(state_dir, skipped, now_ms)
     if deliveries:
         job_path = write_job(state_dir, build_job(deliveries, cfg, cwd, now_ms))
         from lookout.notify import spawn
@@ -45,18 +53,52 @@ def handle(intents: list[Intent], state_dir: str) -> None:
 
 
 def decide_and_remember(
-    intents: list[Intent], cfg: Config, state_dir: str, now_ms: int
+    intents: list[Intent],
+    cfg: Config,
+    state_dir: str,
+    now_ms: int,
+    skipped: list[Skip] | None = None,
 ) -> list[Delivery]:
     path = os.path.join(state_dir, store.NOTIFY_STATE)
     # Its own lock (the events lock is already released), with the same bounded wait.
     with store.Locked(state_dir, store.NOTIFY_LOCK):
         state = store.read_json(path)
         deliveries, new_state = rules.decide(
-            intents, cfg, now_ms, minute_of_day(now_ms), state if isinstance(state, dict) else None
+            intents,
+            cfg,
+            now_ms,
+            minute_of_day(now_ms),
+            state if isinstance(state, dict) else None,
+            skipped,
         )
         if new_state != state:
             store.write_json_atomic(path, new_state)
     return deliveries
+
+
+def record_skipped(state_dir: str, skipped: list[Skip], now_ms: int) -> None:
+    """One `skipped` line per rule that withheld a notification, in deliveries.jsonl next to
+    what was sent: the answer to "why did I not get it?" (`lookout explain`)."""
+    lines = []
+    for skip in skipped:
+        intent = skip["intent"]
+        line: dict[str, Any] = {
+            "ts": store.rfc3339(now_ms),
+            "session_id": intent.get("session_id"),
+            "kind": intent.get("kind"),
+            "channel": ",".join(skip["channels"]),
+            "result": "skipped",
+            "detail": f"rules[{skip['rule']}]: {skip['detail']}",
+            "rule": skip["rule"],
+            "reason": skip["reason"],
+            "event_ts": store.rfc3339(intent["ts_ms"]),
+        }
+        if intent.get("episode"):
+            line["episode"] = intent["episode"]
+        lines.append(line)
+    with store.Locked(state_dir, store.DELIVERIES_LOCK) as st:  # as the sender's records
+        for line in lines:
+            st.append(store.DELIVERIES, line, DELIVERIES_ROTATE_BYTES)
 
 
 def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int) -> Job:

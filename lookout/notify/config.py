@@ -89,6 +89,32 @@ DEFAULT_RAW: dict[str, Any] = {
     ],
 }
 
+# The config file install.py writes: DEFAULT_RAW as TOML (a test holds the two equal), so a user
+# who has the file gets exactly what a user without one gets, and can read and change it.
+DEFAULT_TEXT = """\
+# lookout's notification config (`lookout check-config` validates it).
+# Every key, with comments: config.example.toml in lookout's repository. Add channels and rules
+# without editing by hand:
+#   lookout channel add phone --type ntfy --url https://ntfy.sh/<a-long-secret-topic>
+#   lookout rule add --when permission,question,plan --channels phone
+# then try it: lookout test phone
+
+# Desktop notifications (notify-send on Linux, osascript on macOS).
+[channels.desktop]
+type = "desktop"
+
+# Every time Claude waits for you: a permission, a question, a plan, an MCP form, input, an error.
+[[rules]]
+when = ["permission", "question", "plan", "elicitation", "input", "error"]
+channels = ["desktop"]
+
+# A finished turn that took 30 s or more.
+[[rules]]
+when = ["done"]
+channels = ["desktop"]
+min_duration_s = 30
+"""
+
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
 _CACHE_VERSION = 2
 _CACHE_ENTRIES = 16
@@ -231,7 +257,11 @@ class _Checker:
             if not isinstance(item, str):
                 self.error((*path, i), f"expected a string, got {_type_name(item)}")
             elif allowed is not None and item not in allowed:
-                self.error((*path, i), f"expected one of {_choices(allowed)}, got {item!r}")
+                self.error(
+                    (*path, i),
+                    f"expected one of {_choices(allowed)}, got {item!r}"
+                    + did_you_mean(item, allowed),
+                )
             else:
                 out.append(item)
         if nonempty and not value:
@@ -271,7 +301,20 @@ def _unknown_keys(
 ) -> None:
     for key in table:
         if key not in allowed:
-            c.error((*path, key), f"unknown key (expected one of {_choices(allowed)})")
+            c.error(
+                (*path, key),
+                f"unknown key{did_you_mean(key, allowed)} (expected one of {_choices(allowed)})",
+            )
+
+
+def did_you_mean(word: object, choices: tuple[str, ...]) -> str:
+    """` (did you mean 'urgency'?)` for a near miss, else nothing."""
+    if not isinstance(word, str):
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _parse_hhmm(text: str) -> int | None:
@@ -298,7 +341,11 @@ def _by_kind(c: _Checker, path: tuple[str | int, ...], value: object, check: Any
         out: dict[str, object] = {}
         for kind, item in value.items():
             if kind not in (*KINDS, "default"):
-                c.error((*path, kind), f"unknown kind (expected one of {_choices(KINDS)}, default)")
+                c.error(
+                    (*path, kind),
+                    f"unknown kind{did_you_mean(kind, (*KINDS, 'default'))} (expected one of"
+                    f" {_choices(KINDS)}, default)",
+                )
                 continue
             checked = check((*path, kind), item)
             if checked is not None:
@@ -317,7 +364,11 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
         c.error(path, f"missing key 'type' (one of {_choices(CHANNEL_TYPES)})")
         return None
     if not isinstance(kind, str) or kind not in CHANNEL_TYPES:
-        c.error((*path, "type"), f"expected one of {_choices(CHANNEL_TYPES)}, got {kind!r}")
+        c.error(
+            (*path, "type"),
+            f"expected one of {_choices(CHANNEL_TYPES)}, got {kind!r}"
+            + did_you_mean(kind, CHANNEL_TYPES),
+        )
         return None
     _unknown_keys(c, path, raw, _COMMON_KEYS + _TYPE_KEYS[kind])
     ch: dict[str, Any] = {
@@ -351,7 +402,9 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
     def choice(values: tuple[str, ...]) -> Any:
         def check(p: tuple[str | int, ...], v: object) -> object:
             if not isinstance(v, str) or v not in values:
-                c.error(p, f"expected one of {_choices(values)}, got {v!r}")
+                c.error(
+                    p, f"expected one of {_choices(values)}, got {v!r}{did_you_mean(v, values)}"
+                )
                 return None
             return v
 
@@ -368,11 +421,11 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
         url = get("url", str, "a string")
         if "url" not in raw:
             c.error(path, "missing key 'url' (server and topic, e.g. https://ntfy.sh/my-topic)")
-        elif url is not None and not _ntfy_url_ok(url):
+        elif url is not None and (problem := _ntfy_url_problem(url)):
             c.error(
                 (*path, "url"),
                 "expected http(s)://server/topic with a topic of letters, "
-                f"digits, - and _, got {redact_url(url)!r}",
+                f"digits, - and _, got {shown_url(url)!r} ({problem})",
             )
         ch["url"] = url
         ch["token"] = get("token", str, "a string")
@@ -404,7 +457,10 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
         if url is not None and url_env is not None:
             c.error(path, "set either 'url' or 'url_env', not both")
         if url is not None and not url.startswith(("http://", "https://")):
-            c.error((*path, "url"), f"expected an http(s) URL, got {redact_url(url)!r}")
+            c.error(
+                (*path, "url"),
+                f"expected an http(s) URL, got {shown_url(url)!r} ({_scheme_problem(url)})",
+            )
         ch["url"], ch["url_env"] = url, url_env
         fmt = raw.get("format", "json")
         if not isinstance(fmt, str) or fmt not in WEBHOOK_FORMATS:
@@ -436,16 +492,39 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
     return ch
 
 
-def _ntfy_url_ok(url: str) -> bool:
+def _scheme_problem(url: str) -> str:
+    scheme, sep, _ = url.partition("://")
+    return f"the scheme is {scheme!r}, not http or https" if sep else "no http:// or https://"
+
+
+def _ntfy_url_problem(url: str) -> str | None:
+    """What is wrong with an ntfy URL, said without repeating the topic (it is the secret)."""
     if not url.startswith(("http://", "https://")):
-        return False
+        return _scheme_problem(url)
     server, _, topic = url.rstrip("/").rpartition("/")
-    return (
-        bool(topic)
-        and "//" in server
-        and len(topic) <= 64
-        and all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in topic)
-    )
+    if not topic or "//" not in server:
+        return "no topic after the server"
+    if len(topic) > 64:
+        return f"the topic has {len(topic)} characters, at most 64"
+    bad = sorted({ch for ch in topic if not (ch.isascii() and (ch.isalnum() or ch in "-_"))})
+    if bad:
+        return f"the topic contains {' '.join(repr(ch) for ch in bad)}"
+    return None
+
+
+def shown_url(url: str) -> str:
+    """A URL as a config error may show it: scheme, user and host as written (a typo there is the
+    usual mistake), the password and everything after the host (topics, webhook tokens) hidden."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host, slash, path = rest.partition("/")
+    user, at, hostport = host.rpartition("@")
+    if at:
+        name, colon, _ = user.partition(":")
+        host = f"{name}{':…' if colon else ''}@{hostport}"
+    tail = "/…" if path else slash
+    return f"{scheme}{sep}{host}{tail}"
 
 
 def redact_url(url: str) -> str:
@@ -569,7 +648,10 @@ def validate(
         for kind, value in raw_templates.items():
             path: tuple[str | int, ...] = ("templates", kind)
             if kind not in KINDS:
-                c.error(path, f"unknown kind (expected one of {_choices(KINDS)})")
+                c.error(
+                    path,
+                    f"unknown kind{did_you_mean(kind, KINDS)} (expected one of {_choices(KINDS)})",
+                )
                 continue
             if not c.expect(path, value, dict, "a table"):
                 continue
@@ -588,8 +670,22 @@ def validate(
 
 
 def warnings(cfg: Config) -> list[str]:
-    """Problems that only show at send time: missing env vars, apprise not installed."""
+    """Problems that only show at send time: missing env vars, apprise not installed, and a
+    config under which nothing can ever be sent."""
     out: list[str] = []
+    if not cfg["rules"]:
+        out.append("no [[rules]]: nothing will ever be sent (lookout rule add adds one)")
+    elif not any(
+        cfg["channels"][name]["enabled"]
+        for rule in cfg["rules"]
+        for name in rule["channels"] + rule["escalate_to"]
+        if name in cfg["channels"]
+    ):
+        used = sorted({n for r in cfg["rules"] for n in r["channels"] + r["escalate_to"]})
+        out.append(
+            f"every channel the rules send to is disabled ({', '.join(used)}): nothing will ever"
+            " be sent (set enabled = true in one)"
+        )
     for name, ch in cfg["channels"].items():
         if not ch.get("enabled", True):
             continue  # defined but switched off: nothing will be sent, nothing can fail

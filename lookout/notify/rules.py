@@ -15,9 +15,12 @@ if TYPE_CHECKING:
     from lookout.shapes import Config, Delivery, Escalation, Intent, Rule
 
     State = dict[str, Any]  # notify-state.json: episodes alerted and cooldown marks
+    Skip = dict[
+        str, Any
+    ]  # a rule that withheld an intent: {intent, rule, channels, reason, detail}
 
 # Episodes and cooldown marks older than this are forgotten (bounded state file).
-KEEP_MS = 2 * 24 * 3600 * 1000  # two days: store.DAY_MS without importing the store
+KEEP_MS = 2 * 24 * 3600 * 1000
 
 
 def in_window(minute: int, window: list[int] | tuple[int, int]) -> bool:
@@ -65,17 +68,32 @@ def unanswerable(intent: Intent) -> bool:
 
 def rule_matches(rule: Rule, intent: Intent, minute_of_day: int) -> bool:
     """Everything but the cooldown, which needs the state."""
+    return intent.get("kind") in rule["when"] and withheld(rule, intent, minute_of_day) is None
+
+
+def _hhmm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def _seconds(ms: float) -> str:
+    s = int(ms // 1000)
+    return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}s"
+
+
+def withheld(rule: Rule, intent: Intent, minute_of_day: int) -> tuple[str, str] | None:
+    """Why a rule whose `when` lists the intent's kind does not send it: (the rule key that
+    decided, a sentence for `lookout explain`), or None when it sends (cooldown aside)."""
     kind = intent.get("kind")
-    if kind not in rule["when"]:
-        return False
     if unanswerable(intent) and not rule.get("print_mode"):
-        return False
-    if rule["agents"] is not None and (intent.get("agent") or "claude") not in rule["agents"]:
-        return False
+        return "print_mode", "a dialog in print mode (claude -p): nobody can answer it"
+    agent = intent.get("agent") or "claude"
+    if rule["agents"] is not None and agent not in rule["agents"]:
+        return "agents", f"a {agent} session; the rule is for {', '.join(rule['agents'])}"
     if is_subagent_event(intent) and not rule["include_subagents"]:
-        return False
+        return "include_subagents", "an event inside a subagent (include_subagents is false)"
     if rule["projects"] is not None and not _project_match(rule["projects"], intent):
-        return False
+        project = intent.get("project") or "?"
+        return "projects", f"project {project} matches none of {', '.join(rule['projects'])}"
     duration = intent.get("duration_ms")
     # Unknown durations pass: better one notification too many than a missed one.
     if (
@@ -84,12 +102,19 @@ def rule_matches(rule: Rule, intent: Intent, minute_of_day: int) -> bool:
         and isinstance(duration, (int, float))
         and duration < rule["min_duration_s"] * 1000
     ):
-        return False
-    return not (
+        return "min_duration_s", (
+            f"the turn took {_seconds(duration)}, under min_duration_s = {rule['min_duration_s']:g}"
+        )
+    if (
         rule["quiet_hours"] is not None
         and kind in rule["quiet_kinds"]
         and in_window(minute_of_day, rule["quiet_hours"])
-    )
+    ):
+        start, end = rule["quiet_hours"]
+        return "quiet_hours", (
+            f"quiet hours {_hhmm(start)}-{_hhmm(end)} (it was {_hhmm(minute_of_day)} local time)"
+        )
+    return None
 
 
 def _prune(state: State, now_ms: int) -> State:
@@ -107,11 +132,18 @@ def _prune(state: State, now_ms: int) -> State:
 
 
 def decide(
-    intents: list[Intent], cfg: Config, now_ms: int, minute_of_day: int, state: State | None
+    intents: list[Intent],
+    cfg: Config,
+    now_ms: int,
+    minute_of_day: int,
+    state: State | None,
+    skipped: list[Skip] | None = None,
 ) -> tuple[list[Delivery], State]:
     """One delivery per intent that reaches at least one channel:
     `{"intent", "channels", "updates", "escalate": [{"after_s", "channels"}]}`.
-    `updates` are channels that alerted on the episode a `resolved` intent ends."""
+    `updates` are channels that alerted on the episode a `resolved` intent ends. Each rule
+    that lists an intent's kind but withholds it adds `{"intent", "rule", "channels",
+    "reason", "detail"}` to `skipped`, so that a missing notification can be explained."""
     st = _prune(state or {}, now_ms)
     channels_cfg: dict[str, Any] = cfg["channels"]
     deliveries: list[Delivery] = []
@@ -133,21 +165,44 @@ def decide(
         chosen: list[str] = []
         escalate: list[Escalation] = []
         for index, rule in enumerate(cfg["rules"]):
-            if not rule_matches(rule, intent, minute_of_day):
+            if kind not in rule["when"]:
                 continue
+            why = withheld(rule, intent, minute_of_day)
             mark = f"{index}:{session}"
             last = st["cooldown"].get(mark)
             if (
-                rule["cooldown_s"]
+                why is None
+                and rule["cooldown_s"]
                 and kind != "resolved"
                 and last is not None
                 and now_ms - last < rule["cooldown_s"] * 1000
             ):
-                continue
+                why = (
+                    "cooldown_s",
+                    (
+                        f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
+                        f" {_seconds(now_ms - last)} ago"
+                    ),
+                )
             names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
-            if unanswerable(intent):
+            if why is None and not names:
+                why = "enabled", f"its channels are disabled ({', '.join(rule['channels'])})"
+            if why is None and unanswerable(intent):
+                # Local channels may show a print-mode dialog; nothing pages a phone for it.
                 names = [n for n in names if channels_cfg[n]["type"] not in REMOTE_TYPES]
-            if not names:
+                if not names:
+                    why = "print_mode", "a print-mode dialog goes to desktop and command only"
+            if why is not None:
+                if skipped is not None:
+                    skipped.append(
+                        {
+                            "intent": intent,
+                            "rule": index,
+                            "channels": list(rule["channels"]),
+                            "reason": why[0],
+                            "detail": why[1],
+                        }
+                    )
                 continue
             if rule["cooldown_s"]:
                 st["cooldown"][mark] = now_ms

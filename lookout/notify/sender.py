@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from lookout.shapes import Channel, Config, Delivery, Intent, Job
 
-DELIVERIES_ROTATE_BYTES = 1024 * 1024
+DELIVERIES_ROTATE_BYTES = notify.DELIVERIES_ROTATE_BYTES
 # The id of a sent alert is kept this long for an update in place (an episode rarely lasts a day).
 REFS_KEEP_MS = store.DAY_MS
 # A resolve can race the alert's own sender: wait this long for its notification id.
@@ -448,6 +448,8 @@ def record(
     }
     if intent.get("episode"):
         line["episode"] = intent["episode"]
+    if isinstance(intent.get("ts_ms"), int):
+        line["event_ts"] = store.rfc3339(intent["ts_ms"])  # joins the event that raised it
     if update:
         line["update"] = True
     # Its own lock: a slow disk under the senders never makes a hook wait on events.lock.

@@ -71,6 +71,7 @@ def test_test_sends_through_each_channel(
             "text": "*demo · lookout test*\nNotifications from lookout reach you through 'team'."
         }
     assert capsys.readouterr().out == (
+        "skipped off (disabled; `lookout test off` tests it anyway)\n"
         f"team: sent (HTTP 200 {hook.url}/…)\nphone: failed (HTTP 401: unauthorized (code 40101))\n"
     )
     lines = [json.loads(x) for x in (state_dir / "deliveries.jsonl").read_text().splitlines()]
@@ -106,4 +107,52 @@ def test_test_with_a_broken_config_raises_the_config_error(
     assert main(["test", "--project", str(tmp_path)]) == 1
     assert capsys.readouterr().err.splitlines()[0] == "error: " + (
         "~/.config/lookout/config.toml: rules: expected an array of tables ([[rules]]), got int"
+    )
+
+
+def test_test_with_only_disabled_channels_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_config('[channels.off]\ntype = "desktop"\nenabled = false\n')
+    assert main(["test", "--project", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        "error: every channel is disabled (off)\n"
+        "hint: set enabled = true in [channels.off], or test it anyway: lookout test off\n"
+    )
+
+
+def test_test_without_any_channel_says_how_to_add_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_config("# nothing yet\n")
+    assert main(["test", "--project", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: no channel to test: the config defines none\n")
+    assert "hint: add one: lookout channel add NAME --type " in err
+
+
+def test_test_names_the_disabled_channels_it_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, state_dir: Path
+) -> None:
+    with webhook_receiver() as hook:
+        write_config(
+            f'[channels.hook]\ntype = "webhook"\nurl = "{hook.url}/x"\n'
+            '[channels.off]\ntype = "desktop"\nenabled = false\n'
+        )
+        assert main(["test", "--project", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "skipped off (disabled; `lookout test off` tests it anyway)"
+    assert out[1].startswith("hook: sent (HTTP 200 ")
+
+
+def test_check_config_warns_when_nothing_can_ever_be_sent(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_config('[channels.off]\ntype = "desktop"\nenabled = false\n'
+                 '[[rules]]\nwhen = ["permission"]\nchannels = ["off"]\n')  # fmt: skip
+    assert main(["check-config", "--project", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == (
+        "~/.config/lookout/config.toml: ok (1 channel(s), 1 rule(s))\n"
+        "warning: every channel the rules send to is disabled (off): nothing will ever be sent"
+        " (set enabled = true in one)\n"
     )

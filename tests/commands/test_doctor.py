@@ -348,3 +348,38 @@ def test_doctor_shows_failed_deliveries(tmp_path: Path) -> None:
         and "phone" in found[0].message
         and "HTTP 401" in found[0].message
     )
+
+
+def test_desktop_is_judged_by_what_the_hooks_last_saw(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from lookout import store
+
+    install(capsys)  # the default config: a desktop channel
+    state = os.environ["LOOKOUT_STATE_DIR"]
+
+    def delivered(result: str, detail: str, session: str = "s1") -> None:
+        with store.Locked(state, store.DELIVERIES_LOCK) as st:
+            st.append(store.DELIVERIES, {
+                "ts": "2026-11-26T01:23:27.000Z", "session_id": session, "kind": "permission",
+                "channel": "desktop", "result": result, "detail": detail,
+            })  # fmt: skip
+
+    # This shell has a bus, but the session's hooks did not.
+    delivered("failed", "notify-send exited with 1: Cannot autolaunch D-Bus without X11 $DISPLAY")
+    rc, doc = run(capsys)
+    assert rc == 0  # a warning: the install is fine, the session's environment is not
+    ((status, message),) = verdicts(doc, "channel desktop")
+    assert status == "warn"
+    assert message.startswith(
+        "the hooks' last desktop notification failed (desktop, 2026-11-26T01:23:27.000Z):"
+        " notify-send exited with 1: Cannot autolaunch D-Bus without X11 $DISPLAY; in this"
+        " shell: notify-send at "
+    )
+    hint = next(c["hint"] for c in doc["checks"] if c["check"] == "channel desktop")
+    assert hint.startswith("the hooks run with Claude Code's environment, not this shell's")
+    delivered("sent", "lookout test: notify-send id 3", session="lookout-test")  # this shell's
+    assert verdicts(run(capsys)[1], "channel desktop")[0][0] == "warn"
+    delivered("sent", "notify-send id 20")
+    ((status, message),) = verdicts(run(capsys)[1], "channel desktop")
+    assert status == "ok" and message.startswith("the hooks' last desktop notification was sent")

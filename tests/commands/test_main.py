@@ -143,9 +143,14 @@ def test_prune_forgets_only_old_ended_sessions(recorded: Path) -> None:
     old = int(time.time() * 1000) - 10 * 86400 * 1000
     deliver(recorded, dict(payload("SessionEnd"), session_id="old-ended"), ts_ms=old)
     out = lookout("prune", "--dry-run")
-    assert "would forget 1 ended session" in out.stdout
+    assert out.stdout.splitlines()[-1] == (
+        "would forget 1 ended session; kept 1 that ended within 7d (--older-than 0 forgets"
+        " them too)"
+    )
     assert (recorded / "sessions" / "old-ended.json").exists()
-    assert lookout("prune").stdout.strip() == "forgot 1 ended session"
+    assert lookout("prune").stdout.strip() == (
+        "forgot 1 ended session; kept 1 that ended within 7d (--older-than 0 forgets them too)"
+    )
     assert not (recorded / "sessions" / "old-ended.json").exists()
     assert (recorded / "sessions" / "ended-session.json").exists()
     assert lookout("prune", "--older-than", "0").stdout.strip() == "forgot 1 ended session"
@@ -208,3 +213,140 @@ def test_status_watch_refreshes_until_ctrl_c(recorded: Path) -> None:
     assert "Ctrl-C to quit" in frames[1]
     assert "attention permission" in frames[1]
     assert frames[-1].count("working") > frames[1].count("working")
+
+
+# -- status: --attention, -q, --project, project overrides, the hooks note ----------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_status_attention_is_grep_like(recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run_cli(capsys, "status", "--attention")
+    assert rc == 0
+    rows = out.splitlines()[1:]
+    assert len(rows) == 2 and "attention permission" in rows[0]
+    assert rows[1].startswith("answered already? `lookout ack")  # the way out, for a human
+    rc, out, _ = run_cli(capsys, "status", "--attention", "--json")
+    assert rc == 0 and [s["status"] for s in json.loads(out)["sessions"]] == ["attention"]
+    assert run_cli(capsys, "status", "--attention", "-q") == (0, "", "")
+    assert run_cli(capsys, "status", "--attention", "--project", "nomatch", "-q") == (1, "", "")
+    rc, out, _ = run_cli(capsys, "status", "--attention", "--project", "nomatch", "--line")
+    assert (rc, out) == (1, "no sessions\n")
+    rc, out, _ = run_cli(capsys, "status", "--project", "nomatch")
+    assert (rc, out) == (0, "no sessions\n")  # plain status keeps exit 0
+
+
+def test_status_project_glob_on_name_or_path(
+    state_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("api-1", "api-2", "web"):
+        (tmp_path / "work" / name).mkdir(parents=True)
+        body = dict(
+            payload("SessionStart-startup"), session_id=name, cwd=str(tmp_path / "work" / name)
+        )
+        deliver(state_dir, body)
+    _, out, _ = run_cli(capsys, "status", "--json", "--project", "api-*")
+    assert sorted(s["project"] for s in json.loads(out)["sessions"]) == ["api-1", "api-2"]
+    _, out, _ = run_cli(capsys, "status", "--json", "--project", f"{tmp_path}/work/w*")
+    assert [s["project"] for s in json.loads(out)["sessions"]] == ["web"]
+
+
+def test_status_reports_a_broken_project_override(
+    state_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = Path(os.environ["HOME"]) / "api"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "lookout.toml").write_text(
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\nquiet_hour = "22:00-07:00"\n'
+    )
+    deliver(state_dir, dict(payload("PermissionRequest-Bash"), cwd=str(project)))
+    rc, out, err = run_cli(capsys, "status")
+    assert rc == 0 and "attention permission" in out
+    assert err.splitlines()[0] == (
+        "warning: notifications are off for api: ~/api/.claude/lookout.toml: rules[0].quiet_hour:"
+        " unknown key (did you mean 'quiet_hours'?) (expected one of when, channels, projects,"
+        " agents, min_duration_s, include_subagents, print_mode, cooldown_s, quiet_hours,"
+        " quiet_kinds, escalate_after_s, escalate_to)"
+    )
+    assert err.splitlines()[1] == "hint: run `lookout check-config`"
+    _, out, _ = run_cli(capsys, "status", "--line")
+    assert out.strip().endswith("· config error")
+    _, out, _ = run_cli(capsys, "status", "--json")
+    assert "quiet_hour" in json.loads(out)["config_error"]
+
+
+def test_status_notes_when_no_hooks_are_installed(
+    recorded: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout.install import runtime
+
+    _, _, err = run_cli(capsys, "status")
+    assert err == (
+        "note: no lookout hooks are installed (not in ~/.claude/settings.json nor in this"
+        " project's settings): these statuses may be out of date; python3 install.py installs"
+        " them, lookout doctor checks\n"
+    )
+    monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
+    monkeypatch.setattr(runtime, "install_code", lambda home, python: 0)
+    monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
+    monkeypatch.setenv("LOOKOUT_PROC_DIR", str(recorded / "no-proc"))
+    from lookout import install
+
+    assert install.main([]) == 0
+    capsys.readouterr()
+    assert run_cli(capsys, "status")[2] == ""
+    assert install.main(["--uninstall"]) == 0
+    capsys.readouterr()
+    assert run_cli(capsys, "status")[2].startswith("note: no lookout hooks are installed")
+
+
+# -- tail: 80 columns, stored bytes, unknown sessions, bad counts ------------------------------
+
+
+def test_tail_json_prints_the_stored_bytes(recorded: Path) -> None:
+    stored = (recorded / "events.jsonl").read_bytes()
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "tail", "--json", "-n", "100"],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=30,
+        check=True,
+    ).stdout
+    assert out == stored
+
+
+def test_tail_fits_the_terminal_width(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = lookout("tail", "-n", "100").stdout.splitlines()
+    assert len(lines) == 5
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.endswith("…") for line in lines)  # cut, not wrapped
+    monkeypatch.delenv("COLUMNS")
+    assert any(len(line) > 80 for line in lookout("tail", "-n", "100").stdout.splitlines())
+
+
+def test_tail_with_an_unknown_session_says_so(recorded: Path) -> None:
+    out = lookout("tail", "--session", "nosuch")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (
+        "error: no session 'nosuch' is recorded\n"
+        "hint: lookout status --all lists the sessions (the ID column)\n"
+    )
+
+
+def test_tail_refuses_a_negative_count(recorded: Path) -> None:
+    out = lookout("tail", "-n", "-3")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "argument -n/--lines: expected a whole number >= 0, got '-3'" in out.stderr
+
+
+def test_status_interval_without_watch_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(capsys, "status", "--interval", "5") == (
+        1,
+        "",
+        "error: --interval only goes with --watch\nhint: lookout status --watch --interval 5\n",
+    )

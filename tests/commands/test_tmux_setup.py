@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lookout import paths
 from lookout.commands import tmux_setup
 from tests.jump.world import lookout
 from tests.receivers import require
@@ -22,7 +23,11 @@ def conf(home: Path) -> Path:
 
 
 def backups(home: Path) -> list[Path]:
-    return sorted(home.glob(".tmux.conf.bak-*"))
+    # Private backups in the runtime (install.registry), never next to the user's file.
+    from lookout.install import registry
+
+    assert not list(home.glob(".tmux.conf.bak-*"))
+    return registry.backups_of(home / ".tmux.conf")
 
 
 def test_without_apply_it_prints_and_writes_nothing(isolated_env: Path) -> None:
@@ -57,7 +62,7 @@ def test_apply_twice_is_idempotent_and_remove_restores_every_byte(isolated_env: 
     (backup,) = backups(isolated_env)
     assert out.stdout.splitlines() == [
         "added lookout's tmux block to ~/.tmux.conf (prefix a: jump, prefix A: pick;"
-        f" backup: ~/{backup.name})",
+        f" backup: {paths.tilde(backup)})",
         "reload tmux: tmux source-file ~/.tmux.conf",
     ]
     assert backup.read_bytes() == USER_CONF

@@ -67,6 +67,40 @@ def test_attention_first_then_most_recent(tmp_path: Any) -> None:
     assert order == ["b", "d", "c", "a"]
 
 
+def episode(since_ms: int) -> dict[str, Any]:
+    return {"key": f"k{since_ms}", "reason": "permission", "since_ms": since_ms}
+
+
+def test_the_longest_waiting_attention_comes_first_whatever_happened_since(tmp_path: Any) -> None:
+    from lookout import store
+
+    # "late" started waiting first; a later duplicate Notification touched it most recently.
+    rows = (
+        ("early", NOW - 10_000, {"main": {"episode": episode(NOW - 20_000)}}),
+        ("late", NOW - 1_000, {"main": {"episode": episode(NOW - 90_000)}}),
+        ("child", NOW - 5_000, {"agents": {"a1": {"episode": episode(NOW - 60_000)}}}),
+    )
+    for sid, updated, extra in rows:
+        with store.Locked(str(tmp_path)) as st:
+            st.write_session(snapshot(sid, "attention", updated_ms=updated, **extra))
+    shown = view.load_sessions(str(tmp_path), NOW)
+    assert [s["session_id"] for s in shown] == ["late", "child", "early"]
+    assert shown[0]["waiting_since"] == store.rfc3339(NOW - 90_000)
+    assert "waiting_ms" not in view.public(shown[0])
+    table = view.table(shown, NOW, colour=False).splitlines()
+    ages = [line.split()[3] for line in table[1:] if not line.startswith(" ")]
+    assert ages == ["1m", "1m", "20s"]  # AGE: how long each has waited
+
+
+def test_the_id_column_tells_two_sessions_of_one_project_apart() -> None:
+    sessions = [
+        view.present(snapshot(sid, "idle"), NOW, 3600)
+        for sid in ("0a1b2c3d-1111-2222", "9f8e7d6c-3333-4444")
+    ]
+    lines = view.table(sessions, NOW, colour=False).splitlines()
+    assert [line.split()[:2] for line in lines[1:]] == [["demo", "0a1b2c3d"], ["demo", "9f8e7d6c"]]
+
+
 def test_table_nests_subagents_and_colours_only_when_asked() -> None:
     parent = snapshot(
         "s",
@@ -86,7 +120,7 @@ def test_table_nests_subagents_and_colours_only_when_asked() -> None:
     sessions = [view.present(parent, NOW, 3600)]
     plain = view.table(sessions, NOW, colour=False)
     lines = plain.splitlines()
-    assert lines[0].split() == ["PROJECT", "STATUS", "DETAIL", "AGE", "SUMMARY"]
+    assert lines[0].split() == ["PROJECT", "ID", "STATUS", "DETAIL", "AGE", "SUMMARY"]
     assert "attention permission" in lines[1] and "curl example.test" in lines[1]
     assert lines[2].lstrip().startswith("└ Explore")
     assert "\033[" not in plain

@@ -73,8 +73,11 @@ def python3_for_users() -> str:
     return found.stdout.strip()
 
 
-def run_install_py(home: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run `python3 install.py` from the checkout, as a user does, inside an isolated HOME."""
+def run_install_py(
+    home: Path, *args: str, cwd: Path = CHECKOUT, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run `python3 install.py [args]` from the checkout's install.py, as a user does, inside an
+    isolated HOME (from `cwd`, which the project scopes default to)."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -84,8 +87,8 @@ def run_install_py(home: Path, timeout: float = 300) -> subprocess.CompletedProc
         if key in os.environ:
             env[key] = os.environ[key]
     return subprocess.run(
-        [python3_for_users(), "install.py"],
-        cwd=CHECKOUT,
+        [python3_for_users(), str(CHECKOUT / "install.py"), *args],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,

@@ -18,7 +18,7 @@ from lookout import hookspec, paths
 from lookout import install as installer
 from lookout.install import claude as settings
 from lookout.install import codex as codex_config
-from lookout.install import files, hooks
+from lookout.install import files, hooks, registry
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
@@ -68,7 +68,7 @@ def main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*"))
+    return registry.backups_of(path)
 
 
 def command(script: str) -> str:
@@ -205,8 +205,11 @@ def test_agent_all_installs_both(
     assert f"installed {len(hookspec.EVENTS)} hooks into ~/.claude/settings.json (new file)" in out
     assert f"installed {N} hooks into ~/.codex/hooks.json (new file)" in out
     rc, out, err = main(capsys, "--agent", "all", "--uninstall")
-    assert f"removed {len(hookspec.EVENTS)} hooks from ~/.claude/settings.json" in out
-    assert f"removed {N} hooks from ~/.codex/hooks.json" in out
+    n = len(hookspec.EVENTS)
+    assert f"removed ~/.claude/settings.json ({n} hooks; install had created it)" in out
+    assert f"removed ~/.codex/hooks.json ({N} hooks; install had created it)" in out
+    assert not (isolated_env / ".claude" / "settings.json").exists()
+    assert not hooks_file(codex_env).exists()
 
 
 def test_agent_flags_that_do_not_go_together(capsys: pytest.CaptureFixture[str]) -> None:
@@ -342,8 +345,8 @@ def test_hooks_replace_an_earlier_notify_and_notify_replaces_hooks(codex_env: Pa
     assert lines[1].startswith("restored your previous notify in ~/.codex/config.toml")
     assert config_file(codex_env).read_text() == original
     lines = install("notify")
-    assert lines[1].startswith(f"removed {N} hooks from ~/.codex/hooks.json")
-    assert settings.count_ours(json.loads(hooks_file(codex_env).read_text())) == 0
+    assert lines[1] == f"removed ~/.codex/hooks.json ({N} hooks; install had created it)"
+    assert not hooks_file(codex_env).exists()
 
 
 # --- which way, by Codex version ---------------------------------------------------------------

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -19,7 +20,8 @@ from lookout import hookspec, paths
 from lookout import install as installer
 from lookout.errors import LookoutError
 from lookout.install import claude as settings
-from lookout.install import files, hooks, runtime
+from lookout.install import files, hooks, registry, runtime
+from lookout.notify import config as notify_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -80,7 +82,7 @@ def run_install(target: Path) -> tuple[int, list[str], str]:
 
 
 def backups(target: Path) -> list[Path]:
-    return sorted(target.parent.glob(target.name + ".bak-*"))
+    return registry.backups_of(target)
 
 
 def leftovers(directory: Path) -> list[Path]:
@@ -112,7 +114,7 @@ def test_install_on_disk_matches_golden(case: Path, isolated_env: Path) -> None:
         assert backup.read_bytes() == before
         assert stat.S_IMODE(target.stat().st_mode) == mode
         assert lines[0].startswith(f"installed {N} hooks into ~/.claude/settings.json (")
-        assert lines[0].endswith(f"backup: ~/.claude/{backup.name})")
+        assert lines[0].endswith(f"backup: {paths.tilde(backup)})")
     if case.name == "symlink":
         assert target.is_symlink(), "the write must go through the link, not replace it"
         assert (isolated_env / "dotfiles" / "claude-settings.json").read_bytes() == after
@@ -146,7 +148,7 @@ def test_a_crash_before_the_replace_leaves_the_original(
     assert rc == 1
     assert err == (
         "error: ~/.claude/settings.json: cannot write: simulated crash\n"
-        f"hint: the file is unchanged; ~/.claude/{backup.name} is a copy of it\n"
+        f"hint: the file is unchanged; {paths.tilde(backup)} is a copy of it\n"
     )
     assert target.read_bytes() == original
     assert leftovers(isolated_env) == []
@@ -167,16 +169,22 @@ def test_read_back_mismatch_is_an_error(
     assert rc == 1
     assert err == (
         "error: ~/.claude/settings.json: read-back differs from what was written\n"
-        f"hint: restore it from ~/.claude/{backup.name}\n"
+        f"hint: restore it from {paths.tilde(backup)}\n"
     )
 
 
-def test_backup_names_do_not_collide(tmp_path: Path) -> None:
-    target = tmp_path / "settings.json"
-    first = files.backup_name(target, 0)
-    first.write_text("x")
-    assert files.backup_name(target, 0) == tmp_path / f"{first.name}-1"
-    assert first.name.startswith("settings.json.bak-19")
+def test_backups_are_private_bounded_and_never_more_readable(isolated_env: Path) -> None:
+    target = isolated_env / "proj" / ".claude" / "settings.json"
+    names = [registry.backup(target, f"v{i}".encode(), 0o644, now=0).name for i in range(5)]
+    assert names[:2] == [names[0], f"{names[0]}-01"]  # same second: no collision
+    kept = backups(target)
+    assert [p.read_text() for p in kept] == ["v2", "v3", "v4"]  # the last few only
+    assert all(p.parent.parent == registry.backups_root() for p in kept)  # not in the repo
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in kept)  # 0644 -> owner only
+    assert stat.S_IMODE(registry.backups_root().stat().st_mode) == 0o700
+    secret = registry.backup(target, b"token", 0o600)
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert not target.parent.exists()
 
 
 def test_new_file_gets_the_umask_mode(isolated_env: Path) -> None:
@@ -300,7 +308,7 @@ def test_uninstall_removes_only_ours_and_says_nothing_the_second_time(
     main(capsys)
     rc, out, _ = main(capsys, "--uninstall")
     assert rc == 0
-    assert out.startswith(f"removed {N} hooks from ~/.claude/settings.json (backup: ~/.claude/")
+    assert out.startswith(f"removed {N} hooks from ~/.claude/settings.json (backup: ~/.local/")
     assert target.read_bytes() == original  # a Claude-Code-written file: identical bytes
     rc, out, _ = main(capsys, "--uninstall")
     assert (rc, out) == (0, "nothing to uninstall in ~/.claude/settings.json\n")
@@ -318,9 +326,15 @@ def test_uninstall_dry_run(
     main(capsys)
     installed = settings_file(isolated_env).read_bytes()
     rc, out, _ = main(capsys, "--uninstall", "--dry-run")
-    assert (
-        rc == 0 and out.count("\n-") > N and settings_file(isolated_env).read_bytes() == installed
+    assert (rc, out) == (
+        0,
+        "would remove ~/.claude/settings.json (install created it; only lookout's hooks are in"
+        " it)\n",
     )
+    assert settings_file(isolated_env).read_bytes() == installed
+    settings_file(isolated_env).write_text(installed.decode().replace("{", '{"model": "x",', 1))
+    rc, out, _ = main(capsys, "--uninstall", "--dry-run")
+    assert rc == 0 and out.count("\n-") > N and '"model": "x"' in out
 
 
 def test_running_claude_is_detected(no_running_claude: Path) -> None:
@@ -343,7 +357,26 @@ def test_running_claude_warning(
     (no_running_claude / "4242" / "comm").write_text("claude\n")
     (no_running_claude / "4242" / "cmdline").write_bytes(b"claude\0")
     rc, out, _ = main(capsys)
-    assert rc == 0 and "warning: Claude Code is running (pid 4242)" in out
+    assert rc == 0
+    assert out.splitlines()[-1] == (
+        "note: Claude Code is running (pid 4242): it picks up the change within a few seconds,"
+        " no restart needed (checked with Claude Code 2.1.332)"
+    )
+    # Nothing changed: nothing to say about a running client.
+    rc, out, _ = main(capsys)
+    assert rc == 0 and "Claude Code is running" not in out
+    rc, out, _ = main(capsys, "--uninstall")
+    assert rc == 0 and "note: Claude Code is running (pid 4242)" in out
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to own a file as another user")
+def test_running_claude_counts_only_this_users_processes(no_running_claude: Path) -> None:
+    for pid in ("201", "202"):
+        (no_running_claude / pid).mkdir()
+        (no_running_claude / pid / "comm").write_text("claude\n")
+        (no_running_claude / pid / "cmdline").write_bytes(b"claude\0")
+    os.chown(no_running_claude / "202", 12345, 12345)  # another user's session
+    assert runtime.running_claude(str(no_running_claude)) == [201]
 
 
 def test_disable_all_hooks_is_warned_about(
@@ -394,20 +427,40 @@ def test_python_that_does_not_run_is_refused(tmp_path: Path) -> None:
         runtime.ensure_interpreter(tmp_path, str(tmp_path / "nope"), print)
 
 
-def test_default_config_is_written_once(tmp_path: Path, isolated_env: Path) -> None:
-    checkout = tmp_path / "checkout"
-    checkout.mkdir()
-    (checkout / "config.example.toml").write_text("# example\n")
+def test_default_config_is_written_once(isolated_env: Path) -> None:
     lines: list[str] = []
-    runtime.install_config(lines.append, checkout)
+    runtime.install_config(lines.append)
     config = isolated_env / ".config" / "lookout" / "config.toml"
     assert lines == [
-        "wrote default config ~/.config/lookout/config.toml (from config.example.toml)"
+        "wrote default config ~/.config/lookout/config.toml (desktop notifications when Claude"
+        " waits for you and for turns of 30 s or more)"
     ]
-    assert config.read_text() == "# example\n" and stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert config.read_text() == notify_config.DEFAULT_TEXT
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
     config.write_text("# mine\n")
-    runtime.install_config(lines.append, checkout)
+    runtime.install_config(lines.append)
     assert config.read_text() == "# mine\n" and len(lines) == 1
+
+
+def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_says(
+    isolated_env: Path,
+) -> None:
+    # One truth: no file, the file install writes, check-config's words and the README's.
+    without_file = notify_config.load()
+    runtime.install_config(lambda line: None)
+    with_file = notify_config.load()
+    assert with_file == without_file
+    assert tomllib.loads(notify_config.DEFAULT_TEXT) == notify_config.DEFAULT_RAW
+    assert [r["when"] for r in with_file["rules"]] == [
+        list(notify_config.ATTENTION_KINDS),
+        ["done"],
+    ]
+    assert with_file["rules"][1]["min_duration_s"] == 30
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert (
+        "Without any config, and with the default config install.py writes, you get desktop"
+        " notifications for every attention reason and for turns of 30 s or more" in readme
+    )
 
 
 def test_foreign_lookout_command_is_left_alone(isolated_env: Path) -> None:
@@ -568,9 +621,16 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
     rc, out, _ = main(capsys, "--uninstall", "--purge")
     assert rc == 0
     lines = out.splitlines()
-    assert lines[0].startswith(f"removed {N} hooks from ~/.claude/settings.json (backup:")
-    assert lines[1] == "nothing to uninstall in " + str(project / ".claude" / "settings.json")
-    assert lines[2].startswith(f"removed {N} hooks from {project}/.claude/settings.local.json")
+    assert lines[0] == f"removed ~/.claude/settings.json ({N} hooks; install had created it)"
+    assert lines[1] == (
+        f"removed {project}/.claude/settings.local.json ({N} hooks; install had created it)"
+    )
+    assert lines[2] == "nothing to uninstall in " + str(project / ".claude" / "settings.json")
+    assert not (project / ".claude").exists() and not (isolated_env / ".claude").exists()
+    assert (
+        "removing lookout's backups and record of installed files in ~/.local/share/lookout"
+        in lines
+    )
     assert "removing runtime ~/.local/share/lookout/venv" not in out  # --python: no venv made
     assert "removing runtime ~/.local/share/lookout/lookout" in lines
     assert "removing command ~/.local/bin/lookout" in lines
@@ -634,3 +694,179 @@ def test_a_file_changed_behind_our_back_is_not_clobbered(isolated_env: Path) -> 
     assert str(info.value) == "~/.claude/settings.json: changed while lookout was reading it"
     assert json.loads(target.read_text()) == {"model": "written meanwhile"}
     assert backups(target) == []
+
+
+# --- giving back what was there; the registry that purge reads --------------------------------
+
+
+def test_uninstall_removes_the_file_and_directory_install_created_and_leaves_no_backup_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    rc, out, _ = main(capsys, "--scope", "project", "--project", str(repo))
+    assert rc == 0 and (repo / ".claude" / "settings.json").exists()
+    rc, out, _ = main(capsys, "--uninstall", "--scope", "project", "--project", str(repo))
+    assert (rc, out) == (
+        0,
+        f"removed {repo}/.claude/settings.json ({N} hooks; install had created it)\n",
+    )
+    assert list(repo.iterdir()) == []  # as before: no settings.json, no .claude/, no .bak
+    assert registry.load() == {}
+
+
+def test_uninstall_keeps_a_created_directory_that_holds_something_else(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    main(capsys, "--scope", "local", "--project", str(repo))
+    (repo / ".claude" / "commands.md").write_text("mine")
+    main(capsys, "--uninstall", "--scope", "local", "--project", str(repo))
+    assert sorted(p.name for p in (repo / ".claude").iterdir()) == ["commands.md"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n\t"model": "opus",\n\t"permissions": {"allow": ["Bash(ls:*)", "Read"]}\n}\n',
+        '{"env": {"GREETING": "caf\\u00e9"}, "hooks": {"Stop": []}}',
+        "",
+    ],
+    ids=["tabs-and-compact-arrays", "ascii-escapes-and-an-empty-event", "empty-file"],
+)
+def test_uninstall_gives_back_the_original_bytes(
+    text: str, isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    target = settings_file(isolated_env)
+    target.parent.mkdir()
+    target.write_text(text)
+    main(capsys)
+    assert target.read_text() != text
+    rc, out, _ = main(capsys, "--uninstall")
+    assert rc == 0 and out.startswith(f"removed {N} hooks from ~/.claude/settings.json")
+    assert target.read_bytes() == text.encode()
+
+
+def test_uninstall_after_the_user_edited_the_file_keeps_their_edit(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    main(capsys)  # creates the file
+    target = settings_file(isolated_env)
+    data = json.loads(target.read_text())
+    target.write_text(json.dumps({"model": "sonnet", **data}, indent=2) + "\n")
+    main(capsys, "--uninstall")
+    assert json.loads(target.read_text()) == {"model": "sonnet"}
+
+
+def test_purge_cleans_every_settings_file_install_wrote_to(
+    tmp_path: Path,
+    isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The review's finding 4: a project installed from its own directory, purge run elsewhere.
+    web, other = tmp_path / "web", tmp_path / "elsewhere"
+    web.mkdir(), other.mkdir()
+    (web / ".claude").mkdir()
+    local = web / ".claude" / "settings.local.json"
+    local.write_text('{\n  "model": "opus"\n}\n')
+    monkeypatch.chdir(web)
+    main(capsys, "--python", DEV_PY, "--scope", "local")
+    monkeypatch.chdir(other)
+    rc, out, _ = main(capsys, "--uninstall", "--purge")
+    assert rc == 0, out
+    assert f"removed {N} hooks from {local} (backup: " in out
+    assert local.read_text() == '{\n  "model": "opus"\n}\n'
+    assert not (isolated_env / ".local" / "share" / "lookout").exists()  # backups went too
+
+
+def test_purge_refuses_and_lists_registered_files_it_cannot_read(
+    tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for repo in (a, b):
+        repo.mkdir()
+        main(capsys, "--scope", "local", "--project", str(repo))
+    main(capsys)
+    for repo in (a, b):
+        (repo / ".claude" / "settings.local.json").write_text("{ broken")
+    user = settings_file(isolated_env).read_bytes()
+    rc, out, err = main(capsys, "--uninstall", "--purge")
+    assert (rc, out) == (1, "")
+    assert err.startswith("error: 2 settings files with lookout's hooks cannot be read:\n")
+    assert f"  {a}/.claude/settings.local.json: invalid JSON at line 1" in err
+    assert f"  {b}/.claude/settings.local.json: invalid JSON at line 1" in err
+    assert err.endswith(
+        "hint: fix or move them, then run the command again; lookout changed nothing\n"
+    )
+    assert settings_file(isolated_env).read_bytes() == user
+    assert registry.registry_path().exists()
+
+
+def test_the_registry_records_each_file_once_with_what_was_there_before(
+    isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_runtime: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target = settings_file(isolated_env)
+    target.parent.mkdir()
+    target.write_text('{"model": "opus"}')
+    main(capsys)
+    (entry,) = registry.load().values()
+    assert (entry.path, entry.agent, entry.created, entry.created_dirs) == (
+        str(target),
+        "claude",
+        False,
+        [],
+    )
+    assert entry.original is not None
+    assert Path(entry.original).read_text() == '{"model": "opus"}'
+    for i in range(5):  # upgrades: each rewrites the commands; the original stays pinned
+        python = f"/opt/py{i}/bin/python"
+        monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out, p=python: p)
+        main(capsys)
+    assert registry.load()[str(target)].original == entry.original
+    kept = backups(target)
+    assert len(kept) == registry.KEEP + 1 and str(kept[0]) == entry.original
+    main(capsys, "--uninstall")
+    assert target.read_text() == '{"model": "opus"}'
+    assert registry.load() == {} and len(backups(target)) == registry.KEEP
+
+
+def test_an_edit_by_someone_else_between_installs_is_kept_by_uninstall(
+    isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_runtime: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target = settings_file(isolated_env)
+    target.parent.mkdir()
+    target.write_text('{\n\t"model": "opus"\n}\n')
+    main(capsys)
+    data = json.loads(target.read_text())
+    target.write_text(json.dumps({**data, "theme": "dark"}, indent="\t") + "\n")
+    monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: "/opt/py/python")
+    main(capsys)  # re-install over the edited file: the original bytes are no longer the truth
+    assert registry.load()[str(target)].original is None
+    main(capsys, "--uninstall")
+    assert json.loads(target.read_text()) == {"model": "opus", "theme": "dark"}
+
+
+def test_purge_removes_the_backups_an_older_lookout_left_next_to_the_files(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
+) -> None:
+    main(capsys)
+    target = settings_file(isolated_env)
+    old = [target.with_name("settings.json.bak-20261125T222243"),
+           target.with_name("settings.json.bak-20261125T222243-1")]  # fmt: skip
+    for path in old:
+        path.write_text("{}")
+    mine = target.with_name("settings.json.bak-mine")
+    mine.write_text("{}")
+    rc, out, _ = main(capsys, "--uninstall", "--purge")
+    assert rc == 0
+    assert f"removing old backup ~/.claude/{old[0].name}" in out.splitlines()
+    assert not any(p.exists() for p in old) and mine.exists()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["settings.json.bak-mine"]

@@ -108,8 +108,8 @@ quiet_hours = "22:00-07:00"
         (
             '[channels.d]\ntype = "desktop"\nurgncy = "low"\n',
             [
-                f"{G}: channels.d.urgncy: unknown key (expected one of type, "
-                "enabled, timeout_ms, content, urgency, app_name, skip_when_focused)"
+                f"{G}: channels.d.urgncy: unknown key (did you mean 'urgency'?) (expected one of "
+                "type, enabled, timeout_ms, content, urgency, app_name, skip_when_focused)"
             ],
         ),
         (
@@ -130,7 +130,8 @@ quiet_hours = "22:00-07:00"
             '[channels.n]\ntype = "ntfy"\nurl = "https://ntfy.sh/bad topic"\n',
             [
                 f"{G}: channels.n.url: expected http(s)://server/topic with a "
-                "topic of letters, digits, - and _, got 'https://ntfy.sh/…'"
+                "topic of letters, digits, - and _, got 'https://ntfy.sh/…' (the topic contains"
+                " ' ')"
             ],
         ),
         (
@@ -322,7 +323,8 @@ def test_warnings(cfg_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NTFY_TOKEN", raising=False)
     write(
         cfg_file,
-        '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\ntoken_env = "NTFY_TOKEN"\n',
+        '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\ntoken_env = "NTFY_TOKEN"\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["p"]\n',
     )
     assert config.warnings(config.load()) == [
         "channels.p.token_env: environment variable NTFY_TOKEN is not set"
@@ -432,7 +434,96 @@ def test_disabled_channels_raise_no_send_time_warnings(monkeypatch: pytest.Monke
                 "url": "https://ntfy.sh/t",
                 "token_env": "NTFY_TOKEN",
                 "enabled": False,
-            }
-        }
+            },
+            "d": {"type": "desktop"},
+        },
+        "rules": [{"when": ["done"], "channels": ["d", "phone"]}],
     }
     assert config.warnings(config.validate(raw)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\nchannels = ["d"]\n'
+            "cooldown = 3\n",
+            "rules[0].cooldown: unknown key (did you mean 'cooldown_s'?)",
+        ),
+        (
+            '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["done"]\nchannels = ["d"]\n'
+            'quiet_hour = "22:00-07:00"\n',
+            "rules[0].quiet_hour: unknown key (did you mean 'quiet_hours'?)",
+        ),
+        ('[channels.d]\ntype = "ntfyy"\n', "got 'ntfyy' (did you mean 'ntfy'?)"),
+        (
+            '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["permision"]\nchannels = ["d"]\n',
+            "got 'permision' (did you mean 'permission'?)",
+        ),
+        ('[templates.permision]\ntitle = "x"\n', "unknown kind (did you mean 'permission'?)"),
+    ],
+    ids=["cooldown", "quiet_hour", "type", "kind", "template-kind"],
+)
+def test_a_near_miss_gets_a_suggestion(cfg_file: Path, text: str, error: str) -> None:
+    write(cfg_file, text)
+    with pytest.raises(config.ConfigError) as info:
+        config.load()
+    assert error in info.value.errors[0]
+
+
+def test_no_suggestion_for_a_word_that_is_not_close(cfg_file: Path) -> None:
+    write(cfg_file, '[channels.d]\ntype = "desktop"\nvolume = 3\n')
+    with pytest.raises(config.ConfigError) as info:
+        config.load()
+    assert "did you mean" not in info.value.errors[0]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("ntfy.sh/my-secret-topic", "'ntfy.sh/…' (no http:// or https://)"),
+        ("htps://ntfy.sh/my-secret-topic", "'htps://ntfy.sh/…' (the scheme is 'htps', not http"),
+        ("https://ntfy.sh/", "'https://ntfy.sh/' (no topic after the server)"),
+        ("https://ntfy.sh/" + "x" * 70, "'https://ntfy.sh/…' (the topic has 70 characters"),
+        ("https://al:pw@ntfy.sh/top!c", "'https://al:…@ntfy.sh/…' (the topic contains '!')"),
+    ],
+)
+def test_a_bad_ntfy_url_is_shown_with_only_the_secret_hidden(
+    cfg_file: Path, url: str, shown: str
+) -> None:
+    write(cfg_file, f'[channels.n]\ntype = "ntfy"\nurl = "{url}"\n')
+    with pytest.raises(config.ConfigError) as info:
+        config.load()
+    (error,) = info.value.errors
+    assert f"got {shown}" in error
+    assert "secret-topic" not in error and "pw" not in error and "top!c" not in error
+
+
+def test_a_webhook_url_without_scheme_is_shown_without_its_token(cfg_file: Path) -> None:
+    write(cfg_file, '[channels.w]\ntype = "webhook"\nurl = "hooks.slack.com/services/T0/B0/XYZ"\n')
+    with pytest.raises(config.ConfigError) as info:
+        config.load()
+    assert info.value.errors == [
+        f"{G}: channels.w.url: expected an http(s) URL, got 'hooks.slack.com/…'"
+        " (no http:// or https://)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "warning"),
+    [
+        ("", "no [[rules]]: nothing will ever be sent (lookout rule add adds one)"),
+        (
+            '[channels.off]\ntype = "desktop"\nenabled = false\n[[rules]]\nwhen = ["done"]\n'
+            'channels = ["off"]\n',
+            "every channel the rules send to is disabled (off): nothing will ever be sent"
+            " (set enabled = true in one)",
+        ),
+    ],
+    ids=["empty-file", "only-disabled-channels"],
+)
+def test_a_config_that_can_never_send_is_warned_about(
+    cfg_file: Path, text: str, warning: str
+) -> None:
+    write(cfg_file, text)
+    assert config.warnings(config.load()) == [warning]

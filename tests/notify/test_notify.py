@@ -164,3 +164,27 @@ def test_failed_spawn_leaves_no_job_behind(
     with pytest.raises(OSError):
         notify.handle([intent()], str(state_dir))
     assert list((state_dir / "outbox").iterdir()) == []
+
+
+def test_a_withheld_notification_is_recorded_as_skipped(
+    state_dir: Path, spawned: list[str]
+) -> None:
+    write_config(
+        CONFIG + '\n[[rules]]\nwhen = ["done"]\nchannels = ["phone"]\nmin_duration_s = 60\n'
+    )
+    notify.handle([intent("done", duration_ms=5000, episode=None, ts_ms=1_800_000_000_000)],
+                  str(state_dir))  # fmt: skip
+    assert spawned == []
+    (line,) = [json.loads(x) for x in (state_dir / store.DELIVERIES).read_text().splitlines()]
+    assert line == {
+        "ts": line["ts"],
+        "session_id": "s1",
+        "kind": "done",
+        "channel": "phone",
+        "result": "skipped",
+        "detail": "rules[1]: the turn took 5s, under min_duration_s = 60",
+        "rule": 1,
+        "reason": "min_duration_s",
+        "event_ts": "2027-01-15T08:00:00.000Z",
+    }
+    assert os.stat(state_dir / store.DELIVERIES).st_mode & 0o777 == 0o600

@@ -229,3 +229,72 @@ def test_print_mode_dialogs_never_page_remote_channels() -> None:
 def test_print_mode_is_a_bool() -> None:
     with pytest.raises(config.ConfigError, match=r"rules\[0\]\.print_mode: expected a bool"):
         cfg({"when": ["permission"], "channels": ["desktop"], "print_mode": "yes"})
+
+
+# -- why a rule withheld a notification (skipped records, lookout explain) -----------------------
+
+
+def skips(c: dict[str, Any], intents: list[dict[str, Any]], **kw: Any) -> list[tuple[Any, ...]]:
+    found: list[dict[str, Any]] = []
+    rules.decide(intents, c, kw.get("now_ms", T0), kw.get("minute", NOON), kw.get("state"), found)
+    return [(s["rule"], s["channels"], s["reason"], s["detail"]) for s in found]
+
+
+@pytest.mark.parametrize(
+    ("rule", "sent", "skip"),
+    [
+        (
+            {"when": ["done"], "channels": ["phone"], "min_duration_s": 30},
+            intent("done", duration_ms=12_400),
+            ("min_duration_s", "the turn took 12s, under min_duration_s = 30"),
+        ),
+        (
+            {"when": ["done"], "channels": ["phone"], "quiet_hours": "22:00-07:00"},
+            intent("done"),
+            ("quiet_hours", "quiet hours 22:00-07:00 (it was 23:15 local time)"),
+        ),
+        (
+            {"when": ["subagent_done"], "channels": ["phone"]},
+            intent("subagent_done", agent_id="a1"),
+            ("include_subagents", "an event inside a subagent (include_subagents is false)"),
+        ),
+        (
+            {"when": ["permission"], "channels": ["phone"], "projects": ["api-*"]},
+            intent(),
+            ("projects", "project demo matches none of api-*"),
+        ),
+        (
+            {"when": ["permission"], "channels": ["phone"], "agents": ["codex"]},
+            intent(),
+            ("agents", "a claude session; the rule is for codex"),
+        ),
+    ],
+    ids=["min_duration_s", "quiet_hours", "include_subagents", "projects", "agents"],
+)
+def test_a_withheld_notification_says_which_rule_and_why(
+    rule: dict[str, Any], sent: dict[str, Any], skip: tuple[str, str]
+) -> None:
+    c = cfg({"when": ["permission"], "channels": ["desktop"]}, rule)
+    assert skips(c, [sent], minute=23 * 60 + 15) == [(1, ["phone"], *skip)]
+
+
+def test_cooldown_and_disabled_channels_are_reasons_too() -> None:
+    c = cfg(
+        {"when": ["done"], "channels": ["phone"], "cooldown_s": 300},
+        {"when": ["done"], "channels": ["off"]},
+        channels={
+            "phone": {"type": "ntfy", "url": "https://ntfy.sh/t"},
+            "off": {"type": "desktop", "enabled": False},
+        },
+    )
+    _, state = decide(c, [intent("done")])
+    assert skips(c, [intent("done")], now_ms=T0 + 95_000, state=state) == [
+        (0, ["phone"], "cooldown_s", "cooldown_s = 300: this rule sent for this session 1m35s ago"),
+        (1, ["off"], "enabled", "its channels are disabled (off)"),
+    ]
+
+
+def test_a_rule_for_other_kinds_is_no_skip() -> None:
+    c = cfg({"when": ["permission"], "channels": ["phone"]})
+    assert skips(c, [intent("done")]) == []
+    assert skips(c, [intent("permission")]) == []

@@ -75,6 +75,7 @@ def test_job_is_sent_recorded_and_removed(state_dir: Path, tmp_path: Path) -> No
         "result": "sent",
         "detail": "record exited 0",
         "episode": "s1:permission:1",
+        "event_ts": "2027-01-15T08:00:00.000Z",  # the raising event's ts: explain joins on it
     }
 
 

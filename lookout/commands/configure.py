@@ -1,0 +1,305 @@
+"""`lookout channel add|remove` and `lookout rule add|remove`: change the user's config.toml
+without editing TOML by hand. A new table is rendered with tomli-w and appended, so every comment,
+key and order above it stays as written; a removal cuts out exactly that table. The result is
+re-parsed, must equal the old config with only that change, and must validate; only then does it
+replace the file (backup first, atomic, through symlinks). Anything else changes nothing."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lookout import paths
+from lookout.errors import LookoutError
+from lookout.install import files
+from lookout.notify import config
+from lookout.paths import tilde
+
+NOTHING = "the config file is unchanged"
+
+
+@dataclass
+class Current:
+    path: Path
+    text: str  # the default config's text when there is no file yet
+    exists: bool
+    doc: dict[str, Any]
+
+
+def _read() -> Current:
+    path = Path(paths.config_path())
+    where = tilde(path)
+    try:
+        text = files.read_text(path)
+    except LookoutError as exc:
+        raise LookoutError(str(exc), hint=NOTHING) from None
+    exists = text is not None
+    # No file means the built-in default: start from it as a file, or one new channel would
+    # silently replace the default rules.
+    text = config.DEFAULT_TEXT if text is None else text
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LookoutError(
+            f"{where}: invalid TOML: {exc}", hint=f"fix it first (lookout check-config); {NOTHING}"
+        ) from None
+    try:
+        config.validate(doc, where)
+    except config.ConfigError as exc:
+        raise LookoutError(
+            f"{where} is not valid as it is: {exc.errors[0]}",
+            hint=f"fix it first (lookout check-config lists every problem); {NOTHING}",
+        ) from None
+    return Current(path, text, exists, doc)
+
+
+def _without_empty(doc: dict[str, Any]) -> dict[str, Any]:
+    # A bare `[channels]` header left behind, or no `channels` at all: the same config.
+    return {k: v for k, v in doc.items() if v not in ({}, [])}
+
+
+def _append(text: str, table: str) -> str:
+    if not text.strip():
+        return table
+    return (text if text.endswith("\n") else text + "\n") + "\n" + table
+
+
+def _commit(
+    cur: Current, new_text: str, expected: dict[str, Any], what: str, dry_run: bool, usage: str
+) -> str:
+    """Check new_text (parses to `expected`, validates), then write it; returns the note on the
+    backup or the new file for the line that says what was done."""
+    where = tilde(cur.path)
+    try:
+        parsed = tomllib.loads(new_text)
+    except tomllib.TOMLDecodeError as exc:
+        # E.g. `channels` or `rules` written inline: a table appended after it cannot join it.
+        raise LookoutError(
+            f"{where}: {what} cannot be added to this file as a table ({exc})",
+            hint=f"the file defines it inline; add it there by hand; {NOTHING}",
+        ) from None
+    if _without_empty(parsed) != _without_empty(expected):
+        raise LookoutError(
+            f"{where}: {what} cannot be changed here without changing something else",
+            hint=f"edit the file by hand; {NOTHING}",
+        )
+    try:
+        config.validate(parsed, where)
+    except config.ConfigError as exc:
+        raise LookoutError("; ".join(exc.errors), hint=f"{NOTHING}; see {usage} --help") from None
+    if dry_run:
+        loaded = files.Loaded(cur.path, cur.text if cur.exists else None, {})
+        print(files.unified_diff(loaded, new_text).rstrip("\n"))
+        return " (dry run: nothing written)"
+    if not cur.exists:
+        cur.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        files.atomic_write(cur.path, new_text.encode("utf-8"), 0o600)  # may hold tokens
+        return " (new file: the default config plus this)"
+    backup = files.write_settings(files.Loaded(cur.path, cur.text, {}), new_text)
+    return files.suffix(backup)
+
+
+# --- channels ------------------------------------------------------------------------------------
+
+
+def channel_add(
+    name: str,
+    *,
+    kind: str,
+    url: str | None = None,
+    url_env: str | None = None,
+    token_env: str | None = None,
+    fmt: str | None = None,
+    content: str | None = None,
+    command: list[str] | None = None,
+    enabled: bool = True,
+    dry_run: bool = False,
+) -> int:
+    cur = _read()
+    channels = cur.doc.get("channels", {})
+    if name in channels:
+        raise LookoutError(
+            f"channel {name!r} already exists in {tilde(cur.path)}",
+            hint=f"pick another name, or `lookout channel remove {name}` first; {NOTHING}",
+        )
+    table: dict[str, Any] = {"type": kind}
+    if url is not None:
+        table["urls" if kind == "apprise" else "url"] = [url] if kind == "apprise" else url
+    for key, value in (
+        ("url_env", url_env),
+        ("token_env", token_env),
+        ("format", fmt),
+        ("content", content),
+        ("argv", command),
+    ):
+        if value is not None:
+            table[key] = value
+    if not enabled:
+        table["enabled"] = False
+    import tomli_w
+
+    new_text = _append(cur.text, tomli_w.dumps({"channels": {name: table}}))
+    expected = {**cur.doc, "channels": {**channels, name: table}}
+    note = _commit(cur, new_text, expected, f"channel {name!r}", dry_run, "lookout channel add")
+    if dry_run:
+        return 0
+    print(f"added channel {name} ({kind}) to {tilde(cur.path)}{note}")
+    used = any(
+        name in (r.get("channels", []) + r.get("escalate_to", []))
+        for r in cur.doc.get("rules", [])
+        if isinstance(r, dict)
+    )
+    if not used:
+        print(
+            f"note: no rule sends to {name} yet, e.g.: lookout rule add --when"
+            f" permission,question,plan --channels {name}"
+        )
+    print(f"try it: lookout test {name}")
+    return 0
+
+
+def channel_remove(name: str, *, dry_run: bool = False) -> int:
+    cur = _read()
+    channels = dict(cur.doc.get("channels", {}))
+    if name not in channels:
+        known = ", ".join(channels) or "none"
+        raise LookoutError(
+            f"no channel {name!r} in {tilde(cur.path)} (defined: {known})", hint=NOTHING
+        )
+    users = [
+        f"rules[{i}].{key}"
+        for i, rule in enumerate(cur.doc.get("rules", []))
+        if isinstance(rule, dict)
+        for key in ("channels", "escalate_to")
+        if name in rule.get(key, [])
+    ]
+    if users:
+        raise LookoutError(
+            f"channel {name!r} is still used by {', '.join(users)}",
+            hint=f"remove it from those rules first (lookout rule remove N); {NOTHING}",
+        )
+    channels.pop(name)
+    expected = {**cur.doc, "channels": channels}
+    new_text = _cut(cur.text, _channel_header(name), f"[channels.{name}]", cur.path, subtables=True)
+    note = _commit(cur, new_text, expected, f"channel {name!r}", dry_run, "lookout channel remove")
+    if not dry_run:
+        print(f"removed channel {name} from {tilde(cur.path)}{note}")
+    return 0
+
+
+# --- rules ---------------------------------------------------------------------------------------
+
+
+def rule_add(
+    *,
+    when: list[str],
+    channels: list[str],
+    projects: list[str] | None = None,
+    agents: list[str] | None = None,
+    min_duration_s: int | None = None,
+    cooldown_s: int | None = None,
+    quiet_hours: str | None = None,
+    quiet_kinds: list[str] | None = None,
+    escalate_after_s: int | None = None,
+    escalate_to: list[str] | None = None,
+    include_subagents: bool = False,
+    dry_run: bool = False,
+) -> int:
+    cur = _read()
+    rule: dict[str, Any] = {"when": when, "channels": channels}
+    for key, value in (
+        ("projects", projects),
+        ("agents", agents),
+        ("min_duration_s", min_duration_s),
+        ("cooldown_s", cooldown_s),
+        ("quiet_hours", quiet_hours),
+        ("quiet_kinds", quiet_kinds),
+        ("escalate_after_s", escalate_after_s),
+        ("escalate_to", escalate_to),
+    ):
+        if value is not None:
+            rule[key] = value
+    if include_subagents:
+        rule["include_subagents"] = True
+    rules = list(cur.doc.get("rules", []))
+    import tomli_w
+
+    new_text = _append(cur.text, tomli_w.dumps({"rules": [rule]}))
+    expected = {**cur.doc, "rules": [*rules, rule]}
+    note = _commit(cur, new_text, expected, "a rule", dry_run, "lookout rule add")
+    if not dry_run:
+        print(
+            f"added rules[{len(rules)}] to {tilde(cur.path)}: {', '.join(when)} →"
+            f" {', '.join(channels)}{note}"
+        )
+    return 0
+
+
+def rule_remove(index: int, *, dry_run: bool = False) -> int:
+    cur = _read()
+    rules = list(cur.doc.get("rules", []))
+    if not 0 <= index < len(rules):
+        raise LookoutError(
+            f"no rules[{index}] in {tilde(cur.path)} (it has {len(rules)} rule(s),"
+            f" rules[0] to rules[{max(0, len(rules) - 1)}])",
+            hint=f"rules are numbered from 0 in the order the file lists them; {NOTHING}",
+        )
+    rules.pop(index)
+    expected = {**cur.doc, "rules": rules}
+    new_text = _cut(cur.text, _rules_header(), f"[[rules]] #{index}", cur.path, nth=index)
+    note = _commit(cur, new_text, expected, f"rules[{index}]", dry_run, "lookout rule remove")
+    if not dry_run:
+        print(f"removed rules[{index}] from {tilde(cur.path)}{note}")
+    return 0
+
+
+# --- cutting one table out of the text ------------------------------------------------------------
+
+_HEADER = re.compile(r"^[ \t]*\[")
+
+
+def _name_pattern(name: str) -> str:
+    return "(?:" + "|".join(re.escape(v) for v in (name, f'"{name}"', f"'{name}'")) + ")"
+
+
+def _channel_header(name: str) -> re.Pattern[str]:
+    # `[channels.NAME]` and its sub-tables (`[channels.NAME.urgency]`).
+    return re.compile(
+        rf"^[ \t]*\[[ \t]*channels[ \t]*\.[ \t]*{_name_pattern(name)}[ \t]*(?:\.[^\]]*)?\][ \t]*"
+        r"(?:#.*)?$"
+    )
+
+
+def _rules_header() -> re.Pattern[str]:
+    return re.compile(r"^[ \t]*\[\[[ \t]*rules[ \t]*\]\][ \t]*(?:#.*)?$")
+
+
+def _cut(
+    text: str, header: re.Pattern[str], what: str, path: Path, nth: int = 0, subtables: bool = False
+) -> str:
+    """The text without the nth table whose header matches, up to the next other header (with
+    `subtables`, the following headers that also match are its own and go too). A line inside a
+    value that looks like a header ends the cut early: the caller's re-parse then refuses."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if header.match(line.rstrip("\r\n"))]
+    if not starts or nth >= len(starts):
+        raise LookoutError(
+            f"{tilde(path)}: {what} is not written as a table lookout can take out",
+            hint=f"edit the file by hand; {NOTHING}",
+        )
+    first = starts[nth]
+    end = first + 1
+    while end < len(lines):
+        line = lines[end].rstrip("\r\n")
+        if _HEADER.match(line) and not (subtables and header.match(line)):
+            break
+        end += 1
+    before, after = "".join(lines[:first]), "".join(lines[end:])
+    if not after and before.endswith("\n\n"):
+        before = before[:-1]  # the blank line `add` put before the table
+    if not before.strip() and not after.strip():
+        return ""
+    return before + after

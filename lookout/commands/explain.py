@@ -1,0 +1,165 @@
+"""`lookout explain [SESSION]`: for a session's last notifications, what was sent where, and why
+not: events.jsonl says which event raised which kind, deliveries.jsonl what each channel did with
+it (sent, failed, or a rule's `skipped` with its reason), joined on the event's ts. Reads only."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime
+from typing import Any
+
+from lookout import paths, store
+from lookout.commands import view
+from lookout.errors import LookoutError
+
+DELIVERIES = "deliveries.jsonl"
+ROTATED = 3  # events.jsonl.1..3 (store.DEFAULT_KEEP); deliveries.jsonl rotates the same way
+
+
+def find_sessions(state_dir: str, prefix: str) -> list[dict[str, Any]]:
+    """The recorded sessions whose id starts with `prefix`, most recent first."""
+    sessions = view.load_sessions(state_dir, int(time.time() * 1000))
+    found = [s for s in sessions if s["session_id"].startswith(prefix)]
+    return sorted(found, key=lambda s: -s["updated_ms"])
+
+
+def pick_session(state_dir: str, prefix: str | None) -> dict[str, Any]:
+    """The session named by a prefix, or else the latest one of the current directory, or else
+    the latest one."""
+    if prefix:
+        found = find_sessions(state_dir, prefix)
+        if not found:
+            raise LookoutError(
+                f"no session {prefix!r} is recorded",
+                hint="lookout status --all lists the sessions (the ID column)",
+            )
+        if len(found) > 1 and not any(s["session_id"] == prefix for s in found):
+            ids = ", ".join(s["session_id"][:12] for s in found[:4])
+            raise LookoutError(
+                f"{len(found)} sessions start with {prefix!r} ({ids})", hint="give more of the id"
+            )
+        return next((s for s in found if s["session_id"] == prefix), found[0])
+    found = find_sessions(state_dir, "")
+    if not found:
+        raise LookoutError("no session is recorded yet", hint="lookout doctor checks the hooks")
+    here = os.getcwd()
+    mine = [
+        s for s in found if s.get("cwd") and (here + "/").startswith(s["cwd"].rstrip("/") + "/")
+    ]
+    return (mine or found)[0]
+
+
+def _lines(state_dir: str, name: str, marker: bytes) -> list[dict[str, Any]]:
+    """Every record of one log (rotated files first) whose line holds `marker`."""
+    out: list[dict[str, Any]] = []
+    base = os.path.join(state_dir, name)
+    for path in [f"{base}.{n}" for n in range(ROTATED, 0, -1)] + [base]:
+        try:
+            with open(path, "rb") as fh:
+                for raw in fh:
+                    if marker in raw:  # the writer's compact JSON: skip other sessions unparsed
+                        record = view.parse_line(raw.rstrip(b"\n"))
+                        if record is not None:
+                            out.append(record)
+        except FileNotFoundError:
+            continue
+    return out
+
+
+def notifications(state_dir: str, session_id: str, last: int) -> list[dict[str, Any]]:
+    """The session's last `last` notification kinds raised, each with its delivery lines."""
+    marker = b'"session_id":' + json.dumps(session_id).encode()
+    raised = (
+        [
+            (r, kind)
+            for r in _lines(state_dir, store.EVENTS, marker)
+            if r.get("session_id") == session_id
+            for kind in (r.get("notify") or [])
+        ][-last:]
+        if last > 0
+        else []
+    )
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for d in _lines(state_dir, DELIVERIES, marker):
+        if d.get("session_id") == session_id and d.get("event_ts"):
+            results.setdefault((str(d["event_ts"]), str(d.get("kind"))), []).append(d)
+    return [
+        {
+            "ts": r.get("ts"),
+            "event": r.get("event"),
+            "kind": kind,
+            "summary": r.get("summary") or "",
+            "duration_ms": r.get("duration_ms") if kind == "done" else None,
+            "deliveries": [
+                {k: d.get(k) for k in ("channel", "result", "detail", "rule", "reason")}
+                for d in results.get((str(r.get("ts")), kind), [])
+            ],
+        }
+        for r, kind in raised
+    ]
+
+
+def _why_nothing(kind: str, cwd: str | None) -> str:
+    """No delivery line for a kind: what the current config says about it."""
+    from lookout.notify import config
+
+    try:
+        cfg = config.load(cwd)
+    except config.ConfigError as exc:
+        return f"the config is invalid, so nothing is sent: {exc.errors[0]}"
+    if not any(kind in rule["when"] for rule in cfg["rules"]):
+        return f"no rule sends {kind}"
+    return (
+        "no delivery line names this event (an older lookout recorded it, or the sender did not"
+        " run: lookout doctor)"
+    )
+
+
+def _printable(text: str) -> str:
+    # Summaries are payload text: never let a control character reach the terminal raw.
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _clock(ts: object) -> str:
+    try:
+        moment = datetime.fromisoformat(str(ts).replace("Z", "+00:00"))
+    except ValueError:
+        return "??:??:??"
+    return moment.astimezone().strftime("%H:%M:%S")
+
+
+def explain(*, session: str | None, last: int, as_json: bool) -> int:
+    state_dir = paths.state_dir()
+    chosen = pick_session(state_dir, session)
+    sid = chosen["session_id"]
+    items = notifications(state_dir, sid, last)
+    for item in items:
+        if not item["deliveries"]:
+            item["note"] = _why_nothing(item["kind"], chosen.get("cwd"))
+    if as_json:
+        print(json.dumps({"session_id": sid, "notifications": items}, indent=2))
+        return 0
+    where = paths.tilde(chosen["cwd"]) if chosen.get("cwd") else "?"
+    if not items:
+        print(f"{chosen['project'] or '?'} {sid[:8]} ({where}): no notification raised yet")
+        return 0
+    print(
+        f"{chosen['project'] or '?'} {sid[:8]} ({where}): the last {len(items)}"
+        f" notification{'s' if len(items) != 1 else ''}, oldest first"
+    )
+    width = max([len(str(d["channel"])) for i in items for d in i["deliveries"]] + [7])
+    for item in items:
+        head = f"{_clock(item['ts'])}  {item['kind']}"
+        if item["duration_ms"] is not None:
+            head += f" (turn {view.age(int(item['duration_ms']))})"
+        if item["summary"]:
+            head += f"  {_printable(item['summary'])[:60]}"
+        print(head)
+        for d in item["deliveries"]:
+            detail = _printable(str(d["detail"] or ""))
+            print(f"          {d['channel']!s:<{width}}  {d['result']:<7}  {detail}".rstrip())
+        if not item["deliveries"]:
+            print(f"          {item['note']}")
+    return 0

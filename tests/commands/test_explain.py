@@ -1,0 +1,100 @@
+"""`lookout explain [SESSION]` through the real entry point, over what real hook runs recorded:
+a sent permission alert, a finished turn a rule withheld, a kind no rule sends."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from lookout import runner
+from lookout.commands import main as cli
+from lookout.notify import sender
+from lookout.notify import spawn as dispatch
+from tests.conftest import payload, recorder, write_config
+
+SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"
+
+
+@pytest.fixture
+def sent_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The detached sender, run in this process so the test sees its records at once.
+    monkeypatch.setattr(dispatch, "spawn", lambda state, job: sender.main([state, job]) or 1)
+
+
+def hook(state_dir: Path, name: str, ts_ms: int, cwd: Path, **fields: object) -> None:
+    data = {**payload(name), "session_id": SESSION, "cwd": str(cwd), **fields}
+    event = data["hook_event_name"]
+    raw = json.dumps(data).encode()
+    runner.record(raw, str(event), ts_ms, str(state_dir), {"CLAUDE_PID": str(os.getpid())})
+
+
+@pytest.fixture
+def recorded(state_dir: Path, tmp_path: Path, sent_in_process: None) -> Path:
+    prog, _log = recorder(tmp_path)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["cmd"]\nmin_duration_s = 60\n'
+    )
+    project = tmp_path / "demo"
+    project.mkdir()
+    t = 1_800_000_000_000
+    hook(state_dir, "SessionStart-startup", t, project)
+    hook(state_dir, "UserPromptSubmit", t + 1000, project)
+    hook(state_dir, "PreToolUse-Bash", t + 2000, project)
+    hook(state_dir, "PermissionRequest-Bash", t + 2100, project)
+    hook(state_dir, "PostToolUse-Bash", t + 5000, project)
+    hook(state_dir, "Stop", t + 6000, project)
+    hook(state_dir, "Notification-idle_prompt", t + 70_000, project)
+    return project
+
+
+def test_explain_says_what_was_sent_what_was_withheld_and_why(
+    recorded: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(recorded)
+    assert cli.main(["explain", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["session_id"] == SESSION
+    got = [(n["kind"], [(d["channel"], d["result"]) for d in n["deliveries"]]) for n in doc[
+        "notifications"]]  # fmt: skip
+    assert got == [
+        ("session_start", []),
+        ("permission", [("cmd", "sent")]),
+        ("resolved", []),
+        ("done", [("cmd", "skipped")]),
+        ("idle", []),
+    ]
+    done = doc["notifications"][3]["deliveries"][0]
+    assert (done["rule"], done["reason"]) == (1, "min_duration_s")
+    assert done["detail"] == "rules[1]: the turn took 5s, under min_duration_s = 60"
+    assert doc["notifications"][4]["note"] == "no rule sends idle"
+
+    assert cli.main(["explain", SESSION[:8], "-n", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"demo {SESSION[:8]} ({recorded}): the last 2 notifications, oldest first"
+    assert out[1].split("  ", 1)[1] == "done (turn 5s)  OK from mock"
+    assert out[2].split() == [
+        "cmd", "skipped", "rules[1]:", "the", "turn", "took", "5s,", "under", "min_duration_s",
+        "=", "60",
+    ]  # fmt: skip
+    assert out[3].endswith("  idle  Claude is waiting for your input")
+    assert out[4].strip() == "no rule sends idle"
+
+
+def test_explain_an_unknown_session_says_so(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["explain", "nosuch"]) == 1
+    assert capsys.readouterr().err == (
+        "error: no session 'nosuch' is recorded\n"
+        "hint: lookout status --all lists the sessions (the ID column)\n"
+    )
+
+
+def test_explain_with_nothing_recorded(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["explain"]) == 1
+    assert capsys.readouterr().err.startswith("error: no session is recorded yet\n")
