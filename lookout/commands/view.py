@@ -102,11 +102,11 @@ def since_ms(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:
         for actor in [snapshot.get("main"), *(snapshot.get("agents") or {}).values()]:
             episode = actor.get("episode") if isinstance(actor, dict) else None
             if isinstance(episode, dict) and isinstance(episode.get("since_ms"), int):
-                return episode["since_ms"]
+                return int(episode["since_ms"])
     if status == "working":
         turn = snapshot.get("turn")
         if isinstance(turn, dict) and isinstance(turn.get("started_ms"), int):
-            return turn["started_ms"]
+            return int(turn["started_ms"])
     return updated_ms
 
 
