@@ -93,6 +93,7 @@ def stream(request: Request) -> Response | None:
     if not app.streams.acquire(blocking=False):
         return error(503, "too many open streams", "close some dashboard tabs")
     conn = request.conn
+    app.hub.refresh()  # what changed before this stream opened belongs in its snapshot only
     sub = app.hub.subscribe()
     try:
         conn.send_response(200)

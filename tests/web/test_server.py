@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from lookout.commands import view
-from lookout.web import server
+from lookout.web import routes, server
+from lookout.web.hub import QUEUE_MAX
 from tests.web import seed
-from tests.web.conftest import TOKEN, Client
+from tests.web.conftest import TOKEN, Client, read_event
+
+
+class _AnyInt:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int)
+
+
+ANY_INT = _AnyInt()
 
 API = ["/api/sessions", "/api/sessions/s1/events", "/api/stream"]
 
@@ -178,3 +190,70 @@ def test_jump_says_it_is_not_available_yet(dashboard: Client) -> None:
     )
     assert status == 501
     assert json.loads(body)["error"] == "jumping is not available yet"
+
+
+# -- the stream ---------------------------------------------------------------------------------
+
+
+def test_the_stream_sends_a_snapshot_then_each_change(dashboard: Client, state_dir: Path) -> None:
+    seed.hook(state_dir, "UserPromptSubmit", "s1", "/w/api", prompt="go")
+    response = dashboard.stream()
+    assert response.status == 200
+    assert response.getheader("Content-Type") == "text/event-stream; charset=utf-8"
+    name, data = read_event(response)
+    assert name == "snapshot"
+    assert [s["session_id"] for s in data["sessions"]] == ["s1"]
+    started = time.monotonic()
+    seed.hook(
+        state_dir,
+        "PermissionRequest",
+        "s1",
+        "/w/api",
+        tool_name="Bash",
+        tool_input={"command": "rm -rf build"},
+    )
+    name, data = read_event(response)
+    assert time.monotonic() - started < 1.0
+    assert name == "session"
+    assert (data["session"]["status"], data["session"]["reason"]) == ("attention", "permission")
+    assert data["session"]["summary"] == "rm -rf build"
+    assert isinstance(data["now_ms"], int)
+    os.unlink(state_dir / "sessions" / "s1.json")
+    assert read_event(response) == ("removed", {"session_id": "s1", "now_ms": ANY_INT})
+    response.close()
+
+
+def test_a_quiet_stream_gets_heartbeats(dashboard: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(routes, "HEARTBEAT_S", 0.2)
+    response = dashboard.stream()
+    assert read_event(response)[0] == "snapshot"
+    name, data = read_event(response)
+    assert name == "heartbeat" and isinstance(data["now_ms"], int)
+    response.close()
+
+
+def test_a_stream_that_falls_behind_gets_a_fresh_snapshot(
+    dashboard: Client, state_dir: Path
+) -> None:
+    response = dashboard.stream()
+    assert read_event(response)[0] == "snapshot"
+    assert dashboard.server is not None
+    (sub,) = dashboard.server.hub.subscribers()
+    for _ in range(QUEUE_MAX + 5):
+        sub.put(("heartbeat", {"now_ms": 0}))
+    seed.hook(state_dir, "UserPromptSubmit", "late", "/w/late", prompt="go")
+    names = []
+    while "snapshot" not in names:
+        names.append(read_event(response)[0])
+    assert len(names) <= QUEUE_MAX + 2  # the backlog was dropped, not sent
+    response.close()
+
+
+def test_too_many_streams_are_refused(dashboard: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert dashboard.server is not None
+    monkeypatch.setattr(dashboard.server, "streams", threading.BoundedSemaphore(1))
+    first = dashboard.stream()
+    assert read_event(first)[0] == "snapshot"
+    status, _, body = dashboard.request("GET", "/api/stream")
+    assert status == 503 and json.loads(body)["hint"] == "close some dashboard tabs"
+    first.close()

@@ -95,6 +95,18 @@ function sessionCard(s) {
   return card;
 }
 
+// A card is rebuilt only when its session changed: the others stay the same DOM nodes (a click
+// or a text selection survives an update of another session).
+const cards = new Map(); // session id -> {key, node}
+function cardFor(s) {
+  const key = JSON.stringify(s);
+  const known = cards.get(s.session_id);
+  if (known && known.key === key) return known.node;
+  const node = sessionCard(s);
+  cards.set(s.session_id, { key, node });
+  return node;
+}
+
 function sorted() {
   return [...state.sessions.values()].sort((a, b) =>
     ORDER.indexOf(a.status) - ORDER.indexOf(b.status) || Date.parse(b.updated_at) - Date.parse(a.updated_at));
@@ -109,7 +121,7 @@ function render() {
   for (const status of ORDER) {
     const items = byStatus.get(status);
     if (!items.length) continue;
-    const list = el("div", { class: "list" }, ...items.map(sessionCard));
+    const list = el("div", { class: "list" }, ...items.map(cardFor));
     const title = `${GROUP_TITLES[status]} (${items.length})`;
     if (status === "ended") {
       groups.append(el("details", { class: "group", open: wasOpen, "data-group": status }, el("summary", { text: title }), list));
@@ -117,6 +129,7 @@ function render() {
       groups.append(el("section", { class: "group", "data-group": status }, el("h2", { text: title }), list));
     }
   }
+  for (const id of cards.keys()) if (!state.sessions.has(id)) cards.delete(id);
   $("empty").hidden = state.sessions.size > 0;
   const counts = $("counts");
   counts.replaceChildren();
