@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+from tests.jump.world import World
 from tests.web import seed
-from tests.web.conftest import Served
+from tests.web.conftest import Served, start_serve
 
 pytestmark = pytest.mark.e2e
 
@@ -281,12 +282,37 @@ def test_a_new_attention_raises_a_browser_notification(
     assert browser.title == "(4) lookout"
 
 
-def test_jump_button_asks_the_server(browser: Any, served: Served, demo: dict[str, str]) -> None:
-    sign_in(browser, served)
-    browser.find_element("css selector", f'[data-id="{demo["api"]}"] button.jump').click()
-    until(browser, "!document.getElementById('toast').hidden")
-    assert browser.find_element("id", "toast").text == "jumping is not available yet"
-    assert browser.execute_script("return document.getElementById('timeline').hidden") is True
+def test_the_jump_button_switches_the_tmux_client_to_the_sessions_pane(
+    browser: Any, state_dir: Path, no_notifications: None, tmp_path: Path
+) -> None:
+    with World() as world:
+        api, web = world.pane("beta:1.1"), world.pane("alpha:1.0")
+        # Real hooks run inside the panes, so TMUX and TMUX_PANE are theirs.
+        world.hook(api, tmp_path, "PermissionRequest-Bash", session_id="api-1", cwd="/w/api")
+        world.hook(web, tmp_path, "Stop", session_id="web-1", cwd="/w/web")
+        client = world.attach("alpha")
+        assert world.where(client).startswith("alpha:")
+        served = start_serve()
+        try:
+            sign_in(browser, served)
+            browser.find_element("css selector", '[data-id="api-1"] button.jump').click()
+            until(browser, "!document.getElementById('toast').hidden")
+            assert (
+                browser.find_element("id", "toast").text == f"switched to api in tmux beta:1.{api}"
+            )
+            assert world.where(client) == f"beta:1.{api}"
+            # The click jumped; it did not open the timeline underneath.
+            assert browser.execute_script("return document.getElementById('timeline').hidden")
+            # The pane closes: the button says why it cannot, with the hint.
+            world.tmux("kill-pane", "-t", api)
+            browser.find_element("css selector", '[data-id="api-1"] button.jump').click()
+            until(browser, "document.getElementById('toast').textContent.includes('is gone')")
+            assert browser.find_element("id", "toast").text.splitlines() == [
+                f"api (api-1): tmux pane {api} is gone",
+                "its pane was closed; `lookout status` shows where the others are",
+            ]
+        finally:
+            served.stop()
 
 
 def test_screenshots_at_phone_and_desktop_size(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lookout.commands import view
 from lookout.web import routes, server
 from lookout.web.hub import QUEUE_MAX
+from tests.jump.world import lookout
 from tests.web import seed
 from tests.web.conftest import TOKEN, Client, read_event
 
@@ -56,13 +56,17 @@ def test_bearer_gets_the_status_json_object(dashboard: Client, state_dir: Path) 
     seed.demo(state_dir)
     status, body = dashboard.json("/api/sessions")
     assert status == 200
-    expected = [view.public(s) for s in view.load_sessions(str(state_dir))]
-    # Without ?all=1, like `lookout status --json`: no ended session.
-    assert body["sessions"] == [s for s in expected if s["status"] != "ended"]
+    # Exactly what `lookout status --json` prints (without ?all=1: no ended session) ...
+    printed = json.loads(lookout("status", "--json").stdout)
+    assert body["sessions"] == printed["sessions"]
     assert body["config_error"] is None
+    # ... plus the server's clock and name, for the page.
     assert isinstance(body["now_ms"], int) and body["host"]
     _, everything = dashboard.json("/api/sessions?all=1")
-    assert everything["sessions"] == expected
+    assert (
+        everything["sessions"]
+        == json.loads(lookout("status", "--json", "--all").stdout)["sessions"]
+    )
 
 
 def test_login_sets_an_httponly_strict_cookie_and_redirects_to_the_page(
@@ -184,12 +188,22 @@ def test_an_unknown_session_has_no_events(dashboard: Client) -> None:
     assert dashboard.json("/api/sessions/nobody/events") == (200, {"events": [], "next": None})
 
 
-def test_jump_says_it_is_not_available_yet(dashboard: Client) -> None:
+def test_jump_answers_why_it_cannot(dashboard: Client, state_dir: Path) -> None:
+    headers = {"Content-Type": "application/json"}
     status, _, body = dashboard.request(
-        "POST", "/api/sessions/s1/jump", headers={"Content-Type": "application/json"}, body=b"{}"
+        "POST", "/api/sessions/s1/jump", headers=headers, body=b"{}"
     )
-    assert status == 501
-    assert json.loads(body)["error"] == "jumping is not available yet"
+    assert (status, json.loads(body)["error"]) == (404, "no session 's1'")
+    seed.hook(state_dir, "Stop", "no pane", "/w/plain")
+    status, _, body = dashboard.request(
+        "POST", "/api/sessions/no%20pane/jump", headers=headers, body=b"{}"
+    )
+    assert status == 409
+    assert json.loads(body) == {
+        "error": "plain (no pane) was not started inside tmux (no pane recorded)",
+        "hint": "start your agents inside tmux (or kitty/WezTerm with remote control) to jump"
+        " to them",
+    }
 
 
 # -- the stream ---------------------------------------------------------------------------------

@@ -99,7 +99,8 @@ function sessionCard(s) {
 // or a text selection survives an update of another session).
 const cards = new Map(); // session id -> {key, node}
 function cardFor(s) {
-  const key = JSON.stringify(s);
+  const key = JSON.stringify([s.project, s.agent, s.host, s.status, s.reason, s.since,
+    s.updated_at, s.detail, s.summary, s.stale, s.tmux_pane, s.agents]);
   const known = cards.get(s.session_id);
   if (known && known.key === key) return known.node;
   const node = sessionCard(s);
@@ -336,7 +337,8 @@ async function jumpTo(s) {
   if (!response) { toast("lookout is not reachable"); return; }
   if (response.status === 401) { showLogin(); return; }
   const body = await response.json().catch(() => ({}));
-  toast(response.ok ? (body.message || "jumped") : (body.error || `jump failed (${response.status})`));
+  if (response.ok) toast(body.message || "switched");
+  else toast([body.error || `jump failed (${response.status})`, body.hint].filter(Boolean).join("\n"));
 }
 
 document.addEventListener("DOMContentLoaded", () => {
