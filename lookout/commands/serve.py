@@ -69,7 +69,7 @@ def serve(
             file=sys.stderr,
         )
     hub.start()
-    print(f"lookout dashboard on {base}/ (Ctrl-C to stop)")
+    print(f"serving the dashboard at {base}/ (Ctrl-C to stop)")
     print(f"sign in: {base}/login?token={token}", flush=True)
     try:
         server.serve_forever()

@@ -110,7 +110,7 @@ def test_a_network_bind_without_tls_warns(
     monkeypatch.setattr(server, "Dashboard", _Offline)
     code, out, err = run(capsys, "--bind", bind)
     assert code == 0
-    assert out.startswith("lookout dashboard on http://")
+    assert out.startswith("serving the dashboard at http://")
     if warned:
         assert err == (
             f"warning: {bind}:8787 is reachable from the network without TLS: the token and"
