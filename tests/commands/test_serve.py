@@ -124,7 +124,8 @@ def test_a_network_bind_without_tls_warns(
 def test_serve_runs_until_ctrl_c(running: Served) -> None:
     assert running.login.startswith("http://127.0.0.1:")
     running.process.send_signal(signal.SIGINT)
-    assert running.process.wait(10) == 0
+    _, err = running.process.communicate(timeout=20)
+    assert (running.process.returncode, err) == (0, "")
 
 
 def test_tls(tmp_path: Path, state_dir: Path, no_notifications: None) -> None:
