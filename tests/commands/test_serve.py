@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -42,6 +43,11 @@ def test_url_prints_the_login_url_and_exits(
     assert run(capsys, "--url", "--bind", "::1", "--port", "9000")[1] == (
         f"http://[::1]:9000/login?token={token}\n"
     )
+
+
+def test_url_of_a_wildcard_bind_names_this_host(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(capsys, "--url", "--bind", "0.0.0.0")[1]
+    assert out.startswith(f"http://{socket.gethostname()}:8787/login?token=")
 
 
 def test_fleet_needs_the_fleet_extra(capsys: pytest.CaptureFixture[str]) -> None:

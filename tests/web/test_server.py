@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -271,3 +272,20 @@ def test_too_many_streams_are_refused(dashboard: Client, monkeypatch: pytest.Mon
     status, _, body = dashboard.request("GET", "/api/stream")
     assert status == 503 and json.loads(body)["hint"] == "close some dashboard tabs"
     first.close()
+
+
+def test_the_page_needs_nothing_from_elsewhere() -> None:
+    # No CDN, no font service: the page works offline (and the CSP would block them anyway).
+    absolute = r"""["'`]?(?:https?:)?//"""
+    elsewhere = re.compile(
+        rf"(?:src|href)\s*=\s*{absolute}|url\(\s*{absolute}|(?:fetch|EventSource)\(\s*{absolute}"
+    )
+    for path in Path(server.STATIC_DIR).iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not elsewhere.search(text), path.name
+        assert "innerHTML" not in text and "insertAdjacentHTML" not in text
+        assert "eval(" not in text and "document.write" not in text
+    page = (Path(server.STATIC_DIR) / "index.html").read_text()
+    assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
+        "/static/icon.svg", "/static/app.css", "/static/app.js"
+    ]  # fmt: skip
