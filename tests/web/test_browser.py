@@ -206,6 +206,7 @@ def test_without_the_token_the_api_says_401_and_the_page_shows_how_to_sign_in(
     until(browser, "!document.getElementById('login').hidden")
     hint = browser.find_element("id", "login").text
     assert "lookout serve --url" in hint
+    assert browser.execute_script("return document.getElementById('notify').hidden") is True
     assert browser.execute_script(f"return document.querySelectorAll('{CARDS}').length") == 0
     statuses = browser.execute_async_script(
         "const done = arguments[0];"

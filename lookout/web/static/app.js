@@ -180,6 +180,7 @@ function setLive(text) { const live = $("live"); live.dataset.state = text; live
 
 function showLogin() {
   $("login").hidden = false;
+  $("notify").hidden = true; // nothing to be notified of until signed in
   $("groups").replaceChildren();
   $("empty").hidden = true;
   setLive("signed out");
@@ -234,10 +235,10 @@ function connect() {
 }
 
 async function start() {
-  setupNotify();
   const response = await fetch("/api/sessions?all=1", { cache: "no-store" }).catch(() => null);
   if (!response) { setLive("offline"); setTimeout(start, 3000); return; }
   if (response.status === 401) { showLogin(); return; }
+  setupNotify();
   applySnapshot(await response.json());
   connect();
   setInterval(tick, 1000);
