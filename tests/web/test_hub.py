@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lookout.web.hub import Hub
+from lookout.web.hub import QUEUE_MAX, Hub, Subscription
 from lookout.web.source import LocalSource
 from tests.web import seed
 
@@ -33,6 +33,17 @@ def test_each_change_is_one_message_to_every_stream(
     hub.refresh()
     assert [m[0] for m in messages(first)] == ["session"]
     assert messages(second) == []
+
+
+def test_a_full_inbox_asks_for_a_snapshot_instead() -> None:
+    sub = Subscription()
+    for n in range(QUEUE_MAX):
+        sub.put(("heartbeat", {"now_ms": n}))
+    assert sub.resync is False
+    sub.put(("session", {"session": {}}))
+    assert sub.resync is True
+    sub.drain()
+    assert sub.queue.empty()
 
 
 def test_a_config_that_breaks_resyncs_every_stream(state_dir: Path) -> None:

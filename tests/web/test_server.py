@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from lookout.web import routes, server
-from lookout.web.hub import QUEUE_MAX
 from tests.jump.world import lookout
 from tests.web import seed
 from tests.web.conftest import TOKEN, Client, read_event
@@ -247,20 +247,17 @@ def test_a_quiet_stream_gets_heartbeats(dashboard: Client, monkeypatch: pytest.M
     response.close()
 
 
-def test_a_stream_that_falls_behind_gets_a_fresh_snapshot(
-    dashboard: Client, state_dir: Path
-) -> None:
+def test_a_stream_that_falls_behind_gets_a_fresh_snapshot(dashboard: Client) -> None:
     response = dashboard.stream()
     assert read_event(response)[0] == "snapshot"
     assert dashboard.server is not None
     (sub,) = dashboard.server.hub.subscribers()
-    for _ in range(QUEUE_MAX + 5):
-        sub.put(("heartbeat", {"now_ms": 0}))
-    seed.hook(state_dir, "UserPromptSubmit", "late", "/w/late", prompt="go")
-    names = []
-    while "snapshot" not in names:
+    sub.resync = True  # what a full inbox sets (tests/web/test_hub.py)
+    sub.put(("heartbeat", {"now_ms": 0}))
+    names = [read_event(response)[0]]
+    if names[0] != "snapshot":
         names.append(read_event(response)[0])
-    assert len(names) <= QUEUE_MAX + 2  # the backlog was dropped, not sent
+    assert names in (["snapshot"], ["heartbeat", "snapshot"])
     response.close()
 
 
@@ -289,3 +286,21 @@ def test_the_page_needs_nothing_from_elsewhere() -> None:
     assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
         "/static/icon.svg", "/static/app.css", "/static/app.js"
     ]  # fmt: skip
+
+
+def test_a_refused_post_never_leaves_its_body_for_the_next_request(dashboard: Client) -> None:
+    # The body of a refused request is not read: the connection must close, or those bytes
+    # would be parsed as the next request on it.
+    conn = http.client.HTTPConnection("127.0.0.1", dashboard.port, timeout=10)
+    smuggled = b"GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    conn.request(
+        "POST",
+        "/api/sessions/s1/jump",
+        body=smuggled,
+        headers={"Host": f"127.0.0.1:{dashboard.port}", "Content-Type": "application/json"},
+    )
+    response = conn.getresponse()
+    assert response.status == 401
+    assert response.getheader("Connection") == "close"
+    response.read()
+    conn.close()
