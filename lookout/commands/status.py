@@ -150,6 +150,12 @@ def config_errors(sessions: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return found
 
 
+def notifications_off() -> str | None:
+    """The global config's first error when it is broken (hooks record, but send nothing)."""
+    errors = config_errors([])
+    return errors[0][1] if errors else None
+
+
 def hooks_note() -> str | None:
     """A note when no lookout hook is installed where Claude Code or Codex would run it: the
     statuses shown are then what was recorded before, not what happens now."""

@@ -1,0 +1,306 @@
+"""The dashboard's HTTP side: who gets in, what every response carries, the JSON API."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lookout.web import routes, server
+from tests.jump.world import lookout
+from tests.web import seed
+from tests.web.conftest import TOKEN, Client, read_event
+
+
+class _AnyInt:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int)
+
+
+ANY_INT = _AnyInt()
+
+API = ["/api/sessions", "/api/sessions/s1/events", "/api/stream"]
+
+
+@pytest.mark.parametrize("path", API)
+def test_every_api_route_needs_the_token(dashboard: Client, path: str) -> None:
+    for auth, headers in [
+        (None, {}),
+        (None, {"Authorization": "Bearer wrong"}),
+        (None, {"Cookie": "lookout_token=wrong"}),
+        (None, {"Authorization": f"Basic {TOKEN}"}),
+    ]:
+        status, sent, body = dashboard.request("GET", path, auth=auth, headers=headers)
+        assert status == 401, headers
+        assert sent["WWW-Authenticate"] == 'Bearer realm="lookout"'
+        answer = json.loads(body)
+        assert answer["hint"].startswith("run `lookout serve --url`")
+
+
+def test_the_page_loads_without_the_token_and_carries_no_data(dashboard: Client) -> None:
+    for path in ["/", "/static/app.js", "/static/app.css", "/static/icon.svg"]:
+        status, headers, body = dashboard.request("GET", path, auth=None)
+        assert status == 200, path
+        assert b"session_id" not in body or path.endswith(".js")
+    _, headers, body = dashboard.request("GET", "/", auth=None)
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert b'<script src="/static/app.js" defer></script>' in body
+
+
+def test_bearer_gets_the_status_json_object(dashboard: Client, state_dir: Path) -> None:
+    seed.demo(state_dir)
+    status, body = dashboard.json("/api/sessions")
+    assert status == 200
+    # Exactly what `lookout status --json` prints (without ?all=1: no ended session) ...
+    printed = json.loads(lookout("status", "--json").stdout)
+    assert body["sessions"] == printed["sessions"]
+    assert body["config_error"] is None
+    # ... plus the server's clock and name, for the page.
+    assert isinstance(body["now_ms"], int) and body["host"]
+    _, everything = dashboard.json("/api/sessions?all=1")
+    assert (
+        everything["sessions"]
+        == json.loads(lookout("status", "--json", "--all").stdout)["sessions"]
+    )
+
+
+def test_login_sets_an_httponly_strict_cookie_and_redirects_to_the_page(
+    dashboard: Client,
+) -> None:
+    status, headers, _ = dashboard.request("GET", f"/login?token={TOKEN}", auth=None)
+    assert status == 303 and headers["Location"] == "/"
+    assert headers["Set-Cookie"] == f"lookout_token={TOKEN}; Path=/; HttpOnly; SameSite=Strict"
+    assert dashboard.json("/api/sessions", auth="cookie")[0] == 200
+    status, headers, body = dashboard.request("GET", "/login?token=nope", auth=None)
+    assert status == 401 and "Set-Cookie" not in headers
+    assert b"lookout serve --url" in body
+    assert dashboard.request("GET", "/login", auth=None)[0] == 401
+
+
+def test_every_response_carries_a_strict_csp(dashboard: Client) -> None:
+    for path, auth in [("/", None), ("/api/sessions", "bearer"), ("/api/sessions", None)]:
+        _, headers, _ = dashboard.request("GET", path, auth=auth)
+        assert headers["Content-Security-Policy"] == server.CSP
+        assert "script-src 'self';" in server.CSP and "unsafe" not in server.CSP
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+        assert headers["X-Frame-Options"] == "DENY"
+        assert headers["Cache-Control"] == "no-store"
+
+
+def test_only_the_pages_own_files_are_served(dashboard: Client) -> None:
+    for path in [
+        "/static/../server.py",
+        "/static/%2e%2e/server.py",
+        "/static/hub.py",
+        "/static/.hidden.js",
+        "/static/",
+        "/nope",
+        "/api/sessions/",
+    ]:
+        assert dashboard.request("GET", path, auth=None)[0] == 404, path
+
+
+def test_a_foreign_host_name_is_refused_on_a_loopback_bind(dashboard: Client) -> None:
+    # DNS rebinding: a page at attacker.example resolving to 127.0.0.1.
+    status, _, _ = dashboard.request("GET", "/", headers={"Host": "attacker.example:8787"})
+    assert status == 421
+    for host in ["localhost:1", "127.0.0.1", "[::1]:8787"]:
+        assert dashboard.request("GET", "/", headers={"Host": host}, auth=None)[0] == 200
+
+
+def test_a_post_with_the_cookie_must_come_from_the_page_itself(dashboard: Client) -> None:
+    path = "/api/sessions/s1/jump"
+    own = f"http://127.0.0.1:{dashboard.port}"
+    json_body = {"Content-Type": "application/json"}
+    for headers in [
+        {},  # no Origin: refused (fail closed)
+        {"Origin": "http://attacker.example"},
+        {"Origin": "null"},
+        {"Origin": own, "Sec-Fetch-Site": "cross-site"},
+        {"Origin": own, "Sec-Fetch-Site": "same-site"},
+    ]:
+        status, _, body = dashboard.request(
+            "POST", path, auth="cookie", headers={**json_body, **headers}, body=b"{}"
+        )
+        assert status == 403, headers
+        assert json.loads(body)["error"] == "cross-origin request refused"
+    same = {**json_body, "Origin": own, "Sec-Fetch-Site": "same-origin"}
+    status, _, _ = dashboard.request("POST", path, auth="cookie", headers=same, body=b"{}")
+    assert status not in (401, 403)
+    # A script with the token needs no Origin: a browser never adds a Bearer header by itself.
+    status, _, _ = dashboard.request("POST", path, headers=json_body, body=b"{}")
+    assert status not in (401, 403)
+    assert dashboard.request("POST", path, auth=None, headers=same, body=b"{}")[0] == 401
+
+
+def test_post_bodies_are_small_json(dashboard: Client) -> None:
+    path = "/api/sessions/s1/jump"
+    cases = [
+        ({"Content-Type": "text/plain"}, b"{}", 415),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, b"a=b", 415),
+        ({"Content-Type": "application/json"}, b"{not json", 400),
+        ({"Content-Type": "application/json"}, b"x" * (server.MAX_BODY + 1), 413),
+    ]
+    for headers, body, expected in cases:
+        assert dashboard.request("POST", path, headers=headers, body=body)[0] == expected
+
+
+def test_wrong_methods(dashboard: Client) -> None:
+    assert dashboard.request("POST", "/api/sessions", body=b"{}")[0] == 405
+    assert dashboard.request("GET", "/api/sessions/s1/jump")[0] == 405
+    assert dashboard.request("DELETE", "/api/sessions")[0] == 501  # not an HTTP verb we speak
+
+
+def test_events_newest_first_and_paged(dashboard: Client, state_dir: Path) -> None:
+    sid = "paged-1"
+    for n in range(120):
+        seed.hook(state_dir, "PreToolUse", sid, "/w/p", 200 - n, **seed.bash(f"echo {n}", f"u{n}"))
+    seed.hook(state_dir, "Stop", "other", "/w/o", 1)
+    pages, before = [], None
+    while True:
+        query = "limit=50" + (f"&before={before}" if before is not None else "")
+        status, body = dashboard.json(f"/api/sessions/{sid}/events?{query}")
+        assert status == 200
+        pages.append(body["events"])
+        before = body["next"]
+        if before is None:
+            break
+    assert [len(p) for p in pages] == [50, 50, 20]
+    seqs = [r["seq"] for page in pages for r in page]
+    assert seqs == list(range(120, 0, -1))
+    assert {r["session_id"] for page in pages for r in page} == {sid}
+    assert pages[0][0]["summary"] == "echo 119"
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=201", "limit=x", "before=x"])
+def test_events_reject_bad_paging(dashboard: Client, query: str) -> None:
+    status, body = dashboard.json(f"/api/sessions/s1/events?{query}")
+    assert status == 400 and "error" in body
+
+
+def test_an_unknown_session_has_no_events(dashboard: Client) -> None:
+    assert dashboard.json("/api/sessions/nobody/events") == (200, {"events": [], "next": None})
+
+
+def test_jump_answers_why_it_cannot(dashboard: Client, state_dir: Path) -> None:
+    headers = {"Content-Type": "application/json"}
+    status, _, body = dashboard.request(
+        "POST", "/api/sessions/s1/jump", headers=headers, body=b"{}"
+    )
+    assert (status, json.loads(body)["error"]) == (404, "no session 's1'")
+    seed.hook(state_dir, "Stop", "no pane", "/w/plain")
+    status, _, body = dashboard.request(
+        "POST", "/api/sessions/no%20pane/jump", headers=headers, body=b"{}"
+    )
+    assert status == 409
+    assert json.loads(body) == {
+        "error": "plain (no pane) was not started inside tmux (no pane recorded)",
+        "hint": "start your agents inside tmux (or kitty/WezTerm with remote control) to jump"
+        " to them",
+    }
+
+
+# -- the stream ---------------------------------------------------------------------------------
+
+
+def test_the_stream_sends_a_snapshot_then_each_change(dashboard: Client, state_dir: Path) -> None:
+    seed.hook(state_dir, "UserPromptSubmit", "s1", "/w/api", prompt="go")
+    response = dashboard.stream()
+    assert response.status == 200
+    assert response.getheader("Content-Type") == "text/event-stream; charset=utf-8"
+    name, data = read_event(response)
+    assert name == "snapshot"
+    assert [s["session_id"] for s in data["sessions"]] == ["s1"]
+    started = time.monotonic()
+    seed.hook(
+        state_dir,
+        "PermissionRequest",
+        "s1",
+        "/w/api",
+        tool_name="Bash",
+        tool_input={"command": "rm -rf build"},
+    )
+    name, data = read_event(response)
+    assert time.monotonic() - started < 1.0
+    assert name == "session"
+    assert (data["session"]["status"], data["session"]["reason"]) == ("attention", "permission")
+    assert data["session"]["summary"] == "rm -rf build"
+    assert isinstance(data["now_ms"], int)
+    os.unlink(state_dir / "sessions" / "s1.json")
+    assert read_event(response) == ("removed", {"session_id": "s1", "now_ms": ANY_INT})
+    response.close()
+
+
+def test_a_quiet_stream_gets_heartbeats(dashboard: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(routes, "HEARTBEAT_S", 0.2)
+    response = dashboard.stream()
+    assert read_event(response)[0] == "snapshot"
+    name, data = read_event(response)
+    assert name == "heartbeat" and isinstance(data["now_ms"], int)
+    response.close()
+
+
+def test_a_stream_that_falls_behind_gets_a_fresh_snapshot(dashboard: Client) -> None:
+    response = dashboard.stream()
+    assert read_event(response)[0] == "snapshot"
+    assert dashboard.server is not None
+    (sub,) = dashboard.server.hub.subscribers()
+    sub.resync = True  # what a full inbox sets (tests/web/test_hub.py)
+    sub.put(("heartbeat", {"now_ms": 0}))
+    names = [read_event(response)[0]]
+    if names[0] != "snapshot":
+        names.append(read_event(response)[0])
+    assert names in (["snapshot"], ["heartbeat", "snapshot"])
+    response.close()
+
+
+def test_too_many_streams_are_refused(dashboard: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert dashboard.server is not None
+    monkeypatch.setattr(dashboard.server, "streams", threading.BoundedSemaphore(1))
+    first = dashboard.stream()
+    assert read_event(first)[0] == "snapshot"
+    status, _, body = dashboard.request("GET", "/api/stream")
+    assert status == 503 and json.loads(body)["hint"] == "close some dashboard tabs"
+    first.close()
+
+
+def test_the_page_needs_nothing_from_elsewhere() -> None:
+    # No CDN, no font service: the page works offline (and the CSP would block them anyway).
+    absolute = r"""["'`]?(?:https?:)?//"""
+    elsewhere = re.compile(
+        rf"(?:src|href)\s*=\s*{absolute}|url\(\s*{absolute}|(?:fetch|EventSource)\(\s*{absolute}"
+    )
+    for path in Path(server.STATIC_DIR).iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not elsewhere.search(text), path.name
+        assert "innerHTML" not in text and "insertAdjacentHTML" not in text
+        assert "eval(" not in text and "document.write" not in text
+    page = (Path(server.STATIC_DIR) / "index.html").read_text()
+    assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
+        "/static/icon.svg", "/static/app.css", "/static/app.js"
+    ]  # fmt: skip
+
+
+def test_a_refused_post_never_leaves_its_body_for_the_next_request(dashboard: Client) -> None:
+    # The body of a refused request is not read: the connection must close, or those bytes
+    # would be parsed as the next request on it.
+    conn = http.client.HTTPConnection("127.0.0.1", dashboard.port, timeout=10)
+    smuggled = b"GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    conn.request(
+        "POST",
+        "/api/sessions/s1/jump",
+        body=smuggled,
+        headers={"Host": f"127.0.0.1:{dashboard.port}", "Content-Type": "application/json"},
+    )
+    response = conn.getresponse()
+    assert response.status == 401
+    assert response.getheader("Connection") == "close"
+    response.read()
+    conn.close()
