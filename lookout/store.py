@@ -22,6 +22,8 @@ EVENTS = "events.jsonl"
 LOCK = "events.lock"
 ERRORS = "errors.log"
 SESSIONS = "sessions"
+# The project files the user trusted (`lookout trust`): path -> sha256 of the exact bytes.
+TRUST = "trust.json"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024

@@ -523,9 +523,11 @@ def diagnose(project: str) -> Report:
 def render(report: Report) -> str:
     lines = []
     for c in report.checks:
-        lines.append(f"{_LABEL[c.status]}  {c.check}: {c.message}")
+        # Messages quote settings, paths and errors.log lines: never raw control characters.
+        message = view.visible(c.message, keep_newlines=True).replace("\n", "\n      ")
+        lines.append(f"{_LABEL[c.status]}  {c.check}: {message}")
         if c.hint and c.status in (WARN, FAIL):
-            lines.append(f"      hint: {c.hint}")
+            lines.append(f"      hint: {view.visible(c.hint)}")
     n = report.problems
     lines.append("no problems found" if not n else f"{n} problem{'s' if n != 1 else ''} found")
     return "\n".join(lines)

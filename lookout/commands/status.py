@@ -12,6 +12,7 @@ from typing import Any
 from lookout import paths
 from lookout.commands import view
 from lookout.errors import LookoutError
+from lookout.notify import config
 
 
 def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> int:
@@ -23,8 +24,13 @@ def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> 
     shown = _shown(state_dir, now, show_all, stale_after_s)
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     config_error = _config_error()
+    ignored = _ignored_project_files(shown)
     if fmt == "json":
-        body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
+        body = {
+            "sessions": [view.public(s) for s in shown],
+            "config_error": config_error,
+            "ignored_project_files": [{"path": p.path, "reason": p.ignored} for p in ignored],
+        }
         print(json.dumps(body, indent=2))
         return 0
     if fmt == "line":
@@ -34,7 +40,22 @@ def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> 
     if config_error:
         print(f"warning: notifications are off: {config_error}", file=sys.stderr)
         print("hint: run `lookout check-config`", file=sys.stderr)
+    if ignored:
+        from lookout.commands.channels import project_file_line
+
+        for pf in ignored:
+            print(project_file_line(pf), file=sys.stderr)
     return 0
+
+
+def _ignored_project_files(shown: list[dict[str, Any]]) -> list[config.ProjectFile]:
+    """The project files that the shown sessions' hooks ignore (untrusted, or not yours)."""
+    out: dict[str, config.ProjectFile] = {}
+    for cwd in sorted({s["cwd"] for s in shown if isinstance(s.get("cwd"), str)}):
+        pf = config.project_file(cwd)
+        if pf is not None and pf.ignored is not None:
+            out.setdefault(pf.path, pf)
+    return list(out.values())
 
 
 def _shown(state_dir: str, now: int, show_all: bool, stale_after_s: int) -> list[dict[str, Any]]:
@@ -43,8 +64,6 @@ def _shown(state_dir: str, now: int, show_all: bool, stale_after_s: int) -> list
 
 
 def _config_error() -> str | None:
-    from lookout.notify import config
-
     try:
         config.load()
     except LookoutError as exc:

@@ -96,7 +96,11 @@ def test_status_table_and_line(recorded: Path) -> None:
 def test_status_with_no_state_at_all() -> None:
     out = lookout("status")
     assert (out.returncode, out.stdout.strip()) == (0, "no sessions")
-    assert json.loads(lookout("status", "--json").stdout) == {"sessions": [], "config_error": None}
+    assert json.loads(lookout("status", "--json").stdout) == {
+        "sessions": [],
+        "config_error": None,
+        "ignored_project_files": [],
+    }
 
 
 def test_tail(recorded: Path) -> None:
