@@ -212,3 +212,64 @@ def test_status_watch_refreshes_until_ctrl_c(recorded: Path) -> None:
     assert "Ctrl-C to quit" in frames[1]
     assert "attention permission" in frames[1]
     assert frames[-1].count("working") > frames[1].count("working")
+
+
+# -- terminal escapes in payload text (M1) --------------------------------------------------------
+
+OSC52 = "\x1b]52;c;ZXZpbA==\x07"  # sets the clipboard on terminals that honour it
+CSI = "\x1b[2J"  # clears the screen
+
+
+def hostile(state_dir: Path) -> None:
+    cwd = f"/w/proj{CSI}"
+    deliver(state_dir, dict(payload("SessionStart-startup"), session_id="esc", cwd=cwd))
+    deliver(
+        state_dir,
+        dict(
+            payload("UserPromptSubmit"), session_id="esc", cwd=cwd, prompt=f"hi {OSC52}\u202e\x9b"
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "args", [("status",), ("status", "--line"), ("status", "--all"), ("tail",), ("tail", "-n", "5")]
+)
+def test_human_output_shows_control_characters_visibly(state_dir: Path, args: tuple[str]) -> None:
+    hostile(state_dir)
+    out = lookout(*args)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout + out.stderr
+    assert not any((ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0 for c in text), text
+    assert "\u202e" not in text
+    if args[0] == "tail" or "--line" not in args:
+        assert "proj\\x1b[2J" in text
+
+
+def test_json_output_stays_exact(state_dir: Path) -> None:
+    hostile(state_dir)
+    session = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert session["cwd"] == f"/w/proj{CSI}"
+    assert session["summary"] == f"hi {OSC52}\u202e\x9b"
+
+
+def test_visible_escapes_every_control_character() -> None:
+    from lookout.commands.view import visible
+
+    assert visible("a\x1b[31mb\x07\x00\x7f\x9b\u202e\tc\nd") == (
+        "a\\x1b[31mb\\x07\\x00\\x7f\\x9b\\u202e\\x09c\\x0ad"
+    )
+    assert visible("line1\nline2\x1b", keep_newlines=True) == "line1\nline2\\x1b"
+    assert visible("plain ünïcode · ok") == "plain ünïcode · ok"
+
+
+def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_path: Path) -> None:
+    from lookout import store
+
+    store.log_error(str(state_dir), f"boom {OSC52}")
+    cfg = Path(os.environ["LOOKOUT_CONFIG"])
+    cfg.write_text('"bad\\u001b[2Jkey" = 1\n')
+    for args in (("doctor",), ("check-config",)):
+        out = lookout(*args)
+        text = out.stdout + out.stderr
+        assert "\x1b" not in text and "\x07" not in text, text
+        assert "\\x1b" in text, text
