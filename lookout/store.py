@@ -189,10 +189,15 @@ def write_json_atomic(path: str, value: object) -> None:
     """Replace `path` atomically with `value` as JSON, 0600. Readers see the old or the new file."""
     directory = os.path.dirname(path)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    data = _jsonfast.dumps(value).encode("ascii")
     fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         try:
-            os.write(fd, _jsonfast.dumps(value).encode("ascii"))
+            # A full disk gives a short write, then an error: the whole file or none of it, so
+            # a truncated snapshot never replaces a good one (and seq never restarts).
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -494,3 +494,47 @@ def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
         os.close(holder)
     with store.Locked(str(state_dir)):  # free again
         pass
+
+
+def test_a_full_disk_never_truncates_a_snapshot_and_seq_never_restarts(state_dir: Path) -> None:
+    # RLIMIT_FSIZE gives exactly what a full disk gives: a short write, then an error (M2).
+    import resource
+
+    def hook(body: dict[str, object], limit: int | None = None) -> None:
+        def limited() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "event.py")],
+            input=json.dumps(body).encode(),
+            capture_output=True,
+            preexec_fn=limited,
+            timeout=30,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+    def tool(i: int) -> dict[str, object]:
+        return {
+            "session_id": "big",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"echo {i} " + "x" * 200},
+            "tool_use_id": f"t{i}",
+            "cwd": "/w",
+        }
+
+    for i in range(3):
+        hook(tool(i))
+    snapshot = state_dir / "sessions" / "big.json"
+    before = snapshot.read_bytes()
+    hook(tool(3), limit=len(before) // 2)  # the new snapshot cannot be written whole
+    assert snapshot.read_bytes() == before  # the good one stays
+    assert not [p for p in snapshot.parent.iterdir() if p.name.endswith(".tmp")]
+    hook(tool(4))  # space is back
+    seqs = [
+        json.loads(line)["seq"] for line in (state_dir / "events.jsonl").read_text().splitlines()
+    ]
+    assert seqs == sorted(set(seqs)), seqs  # never a repeated seq
+    assert json.loads(snapshot.read_text())["seq"] == seqs[-1] == 4
