@@ -273,3 +273,40 @@ def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_pat
         text = out.stdout + out.stderr
         assert "\x1b" not in text and "\x07" not in text, text
         assert "\\x1b" in text, text
+
+
+def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) -> None:
+    # Output larger than a pipe's buffer, nobody reading it: prune blocks in print (M4).
+    from lookout import store
+
+    with store.Locked(str(state_dir)) as st:
+        for i in range(3000):
+            st.write_session(
+                {"session_id": f"old-{i:05d}-" + "x" * 40, "status": "ended", "updated_ms": 1}
+            )
+    pruning = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "prune", "--dry-run", "--older-than", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(2.0)  # long enough to fill the pipe and block
+        assert pruning.poll() is None, "prune finished: the output did not fill the pipe"
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "user_prompt_submit.py")],
+            input=json.dumps(
+                {"session_id": "live", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+            ).encode(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        took = time.monotonic() - started
+        assert done.returncode == 0
+        assert took < 2.0, f"the hook waited {took:.1f} s for the lock"
+        assert '"session_id":"live"' in (state_dir / "events.jsonl").read_text()
+    finally:
+        out, _err = pruning.communicate(timeout=60)
+    assert out.decode().splitlines()[-1] == "would forget 3000 ended sessions"
