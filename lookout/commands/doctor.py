@@ -90,10 +90,20 @@ def import_probe(python: str, runtime: str) -> str | None:
     return lines[-1] if lines else f"exit {done.returncode}"
 
 
-def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) -> None:
+def check_commands(
+    report: Report,
+    name: str,
+    handlers: list[dict[str, Any]],
+    runnable: set[tuple[str, str]] | None = None,
+) -> None:
+    """Check that each command can run. The import probe runs an interpreter with a runtime on
+    its path, so it runs only for the (interpreter, runtime) pairs in `runnable`: the ones the
+    user chose (their installed runtime, their own settings). None: these handlers are the
+    user's own; everything is probed. A repository's settings are inspected, never executed."""
     probed: dict[tuple[str, str], str | None] = {}
     broken: list[str] = []
     from_path: set[str] = set()
+    not_run = 0
     for handler in handlers:
         python = _interpreter(handler)
         script = _our_script(handler)
@@ -110,7 +120,10 @@ def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) ->
             broken.append(f"script {paths.tilde(script)} is missing")
             continue
         runtime = str(Path(script).parent.parent)
-        key = (resolved, runtime)
+        key = (os.path.realpath(resolved), os.path.realpath(runtime))
+        if runnable is not None and key not in runnable:
+            not_run += 1
+            continue
         if key not in probed:
             probed[key] = import_probe(resolved, runtime)
         if probed[key] is not None:
@@ -123,8 +136,18 @@ def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) ->
             f"{len(broken)} hook commands cannot run: {shown}",
             "run python3 install.py again from a lookout checkout",
         )
+    elif not_run:
+        report.add(
+            name,
+            OK,
+            f"all {len(handlers)} hook commands resolve; {not_run} of them use an interpreter or"
+            " runtime the repository chose: found, not run (doctor never runs what a repository"
+            " chose)",
+        )
     else:
         report.add(name, OK, f"all {len(handlers)} hook commands resolve and import the runner")
+    if runnable is None:
+        _user_chosen.update(probed)
     if from_path:
         report.add(
             name,
@@ -132,6 +155,11 @@ def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) ->
             f"commands run {', '.join(sorted(from_path))} from PATH (slower, may change)",
             "re-run install.py: it pins an absolute interpreter",
         )
+
+
+# (interpreter, runtime) pairs from the user's own settings, filled by the user scope (which
+# diagnose checks first): a project's commands are probed only when they run exactly these.
+_user_chosen: set[tuple[str, str]] = set()
 
 
 def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
@@ -187,8 +215,15 @@ def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
         )
     if data.get("disableAllHooks") is True:
         report.add(name, WARN, f"{where} sets disableAllHooks: true: no hook runs")
-    check_commands(report, name, [handler for _, handler in ours])
+    runnable = None if scope == "user" else _runnable()
+    check_commands(report, name, [handler for _, handler in ours], runnable)
     return len(ours), plugin
+
+
+def _runnable() -> set[tuple[str, str]]:
+    home = paths.runtime_home()
+    own = (os.path.realpath(paths.venv_python(home)), os.path.realpath(home))
+    return {*_user_chosen, own}
 
 
 def check_codex(report: Report) -> int:
@@ -480,6 +515,7 @@ def check_channels(report: Report, loaded: dict[str, Any] | None) -> None:
 
 def diagnose(project: str) -> Report:
     report = Report()
+    _user_chosen.clear()
     home = paths.runtime_home()
     if (home / "hooks").is_dir():
         report.add("runtime", OK, f"{paths.tilde(home)}")
