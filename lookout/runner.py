@@ -64,6 +64,12 @@ def _fail_open(label: str, work: Callable[[str], None]) -> int:
         work(state_dir)
     except KeyboardInterrupt:
         raise
+    except store.UnsafeStateError as exc:
+        # Nothing may be written there, errors.log included: say why where the user's own
+        # state would be (doctor reads it too).
+        fallback = paths.default_state_dir()
+        if fallback != state_dir:
+            store.log_error(fallback, f"{label}: refused state directory: {exc}")
     except BaseException:
         import traceback
 

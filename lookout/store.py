@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat  # already loaded by `os`: free
 import time
 
 from lookout import _jsonfast
@@ -35,10 +36,17 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+class UnsafeStateError(PermissionError):
+    """A state directory or file someone else controls: lookout will not write there."""
+
+
 def ensure_dir(path: str) -> None:
-    """Create `path` (and its parents) private to the user; tighten it if it already exists."""
+    """Create `path` (and its missing parents) private to the user, or check that it is one: a
+    directory owned by the user, reached through no symlink someone else owns (a shared /tmp
+    must not let another user choose where a root hook appends prompts, or which directory it
+    chmods). Tightens its mode. Raises UnsafeStateError."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         # Every missing component gets 0700 (as XDG asks for ~/.local/state), not just the last.
         parent = os.path.dirname(path.rstrip("/"))
@@ -48,10 +56,34 @@ def ensure_dir(path: str) -> None:
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
-        return
+        st = os.lstat(path)
+    st = _checked(path, st)
     if st.st_mode & 0o077:
-        os.chmod(path, 0o700)
+        os.chmod(path, 0o700)  # ours (checked above); also undoes mkdir's umask filtering
+
+
+def unsafe_reason(path: str) -> str | None:
+    """Why ensure_dir would refuse an existing `path` (None: it would not, or it is missing)."""
+    try:
+        _checked(path, os.lstat(path))
+    except UnsafeStateError as exc:
+        return str(exc)
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def _checked(path: str, st: os.stat_result) -> os.stat_result:
+    uid = os.geteuid()
+    if stat.S_ISLNK(st.st_mode):
+        if st.st_uid not in (uid, 0):
+            raise UnsafeStateError(f"{path} is a symlink owned by uid {st.st_uid}")
+        st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeStateError(f"{path} is not a directory")
+    if st.st_uid != uid:
+        raise UnsafeStateError(f"{path} is owned by uid {st.st_uid}, not by uid {uid}")
+    return st
 
 
 def rfc3339(ts_ms: int) -> str:
@@ -97,7 +129,12 @@ def _flock(fd: int, wait_s: float, name: str) -> None:
 
 
 def _open_private(path: str, flags: int) -> int:
-    return os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
+    fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
+    owner = os.fstat(fd).st_uid
+    if owner != os.geteuid():
+        os.close(fd)
+        raise UnsafeStateError(f"{path} is owned by uid {owner}")
+    return fd
 
 
 def rotate_bytes() -> int:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lookout import hookspec, paths
+from lookout import hookspec, paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
 from lookout.install import claude as settings
@@ -375,6 +375,15 @@ def check_state(report: Report) -> None:
             report.add("state", INFO, f"{where} does not exist yet (the first hook creates it)")
         else:
             report.add("state", FAIL, f"{where} cannot be created: {parent} is not writable")
+        return
+    unsafe = store.unsafe_reason(str(state))
+    if unsafe is not None:
+        report.add(
+            "state",
+            FAIL,
+            f"refused: {unsafe}: hooks record nothing there",
+            "point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+        )
         return
     if not state.is_dir():
         report.add("state", FAIL, f"{where} is not a directory")

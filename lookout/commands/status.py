@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from lookout import paths
+from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
 from lookout.notify import config
@@ -18,6 +18,12 @@ from lookout.notify import config
 def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> int:
     """fmt: "table", "json", "line" or "watch"."""
     state_dir = paths.state_dir()
+    unsafe = store.unsafe_reason(state_dir)
+    if unsafe is not None:  # its snapshots could say anything: show none of them
+        raise LookoutError(
+            f"refusing the state directory: {unsafe}",
+            hint="point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+        )
     if fmt == "watch":
         return _watch(state_dir, show_all, interval, stale_after_s)
     now = int(time.time() * 1000)

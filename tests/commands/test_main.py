@@ -310,3 +310,22 @@ def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) 
     finally:
         out, _err = pruning.communicate(timeout=60)
     assert out.decode().splitlines()[-1] == "would forget 3000 ended sessions"
+
+
+def test_status_refuses_a_state_dir_it_would_not_write_to(tmp_path: Path) -> None:
+    plain = tmp_path / "not-a-dir"
+    plain.write_text("")
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "status"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "LOOKOUT_STATE_DIR": str(plain)},
+        timeout=30,
+        check=False,
+    )
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr.splitlines() == [
+        f"error: refusing the state directory: {plain} is not a directory",
+        "hint: point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+    ]
