@@ -23,6 +23,8 @@ EVENTS = "events.jsonl"
 LOCK = "events.lock"
 ERRORS = "errors.log"
 SESSIONS = "sessions"
+# Held by the one notification sender of a state directory while it runs.
+SENDER_LOCK = "sender.lock"
 # The project files the user trusted (`lookout trust`): path -> sha256 of the exact bytes.
 TRUST = "trust.json"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
@@ -134,6 +136,18 @@ def _open_private(path: str, flags: int) -> int:
     if owner != os.geteuid():
         os.close(fd)
         raise UnsafeStateError(f"{path} is owned by uid {owner}")
+    return fd
+
+
+def try_lock(path: str) -> int | None:
+    """An exclusive flock on `path`, taken without waiting: the descriptor that holds it (close
+    it to release), or None when another process holds it."""
+    fd = _open_private(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
     return fd
 
 
