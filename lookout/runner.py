@@ -149,6 +149,6 @@ def _parse(raw: bytes) -> dict[str, object] | None:
         return None
     try:
         value = _jsonfast.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: not a payload
         return None
     return value if isinstance(value, dict) else None

@@ -30,6 +30,7 @@ TRUST = "trust.json"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
+ERROR_ENTRY_CHARS = 8192
 # A hook ignores SIGTERM (see install.claude.guarded), so it must never wait on a lock forever:
 # a holder that hangs costs one record (logged), not a stuck process.
 LOCK_WAIT_S = 5.0
@@ -281,7 +282,11 @@ def log_error(state_dir: str, text: str) -> None:
         except OSError:
             pass
         stamp = rfc3339(int(time.time() * 1000))
-        entry = f"{stamp} pid={os.getpid()} {text.rstrip()}\n".encode("utf-8", "replace")
+        text = text.rstrip()
+        if len(text) > ERROR_ENTRY_CHARS:  # a RecursionError traceback is ~190 KB: keep both ends
+            half = ERROR_ENTRY_CHARS // 2
+            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+        entry = f"{stamp} pid={os.getpid()} {text}\n".encode("utf-8", "replace")
         fd = _open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, entry)

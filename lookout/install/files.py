@@ -82,6 +82,8 @@ def load_settings(path: Path) -> Loaded:
         ) from exc
     except ValueError as exc:
         raise LookoutError(f"{where}: invalid JSON: {exc}", hint=hint) from exc
+    except RecursionError:
+        raise LookoutError(f"{where}: nested too deeply to be a settings file", hint=hint) from None
     try:
         settings.check_shape(data)
     except settings.ShapeError as exc:

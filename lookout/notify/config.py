@@ -69,6 +69,8 @@ _RULE_KEYS = (
     "escalate_after_s",
     "escalate_to",
 )
+# A send that takes longer is broken; the bound also keeps deadlines inside time_t.
+MAX_TIMEOUT_MS = 600_000
 _DEFAULT_TIMEOUT_MS = {
     "desktop": 5000,
     "ntfy": 10000,
@@ -528,8 +530,11 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
     if (enabled := get("enabled", bool, "a bool")) is not None:
         ch["enabled"] = enabled
     if "timeout_ms" in raw and get("timeout_ms", int, "an integer") is not None:
-        if raw["timeout_ms"] <= 0:
-            c.error((*path, "timeout_ms"), f"expected an integer > 0, got {raw['timeout_ms']}")
+        if not 0 < raw["timeout_ms"] <= MAX_TIMEOUT_MS:
+            c.error(
+                (*path, "timeout_ms"),
+                f"expected an integer from 1 to {MAX_TIMEOUT_MS}, got {raw['timeout_ms']}",
+            )
         else:
             ch["timeout_ms"] = raw["timeout_ms"]
     if (content := get("content", str, "a string")) is not None:

@@ -329,3 +329,45 @@ def test_status_refuses_a_state_dir_it_would_not_write_to(tmp_path: Path) -> Non
         f"error: refusing the state directory: {plain} is not a directory",
         "hint: point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
     ]
+
+
+# -- input nested past the parsers' depth (L7) --------------------------------------------------
+
+
+def test_deeply_nested_settings_config_and_payload_give_errors_not_tracebacks(
+    state_dir: Path, isolated_env: Path
+) -> None:
+    deep_json = '{"a":' + "[" * 50_000
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(deep_json)
+    cfg = Path(os.environ["LOOKOUT_CONFIG"])
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    for args in (("status",), ("check-config",), ("doctor",)):
+        out = lookout(*args)
+        assert "Traceback" not in out.stderr, (args, out.stderr[-500:])
+        assert out.returncode in (0, 1), (args, out.returncode, out.stderr[-500:])
+    assert "nested too deeply" in lookout("check-config").stderr
+    assert "nested too deeply to be a settings file" in lookout("doctor").stdout
+    installed = subprocess.run(
+        [sys.executable, str(ROOT / "install.py"), "--python", sys.executable],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert installed.returncode == 1 and "Traceback" not in installed.stderr, installed.stderr
+    assert "nested too deeply to be a settings file" in installed.stderr
+    # A hook: a short errors.log line, not a 190 KB traceback per call.
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "event.py")],
+            input=('{"session_id":"s","x":' + "[" * 100_000).encode(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    errors = state_dir / "errors.log"
+    assert not errors.exists() or errors.stat().st_size < 3 * 10_000

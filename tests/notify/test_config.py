@@ -122,7 +122,7 @@ quiet_hours = "22:00-07:00"
             '[channels.d]\ntype = "desktop"\ntimeout_ms = 0\nenabled = "yes"\n',
             [
                 f"{G}: channels.d.enabled: expected a bool, got string",
-                f"{G}: channels.d.timeout_ms: expected an integer > 0, got 0",
+                f"{G}: channels.d.timeout_ms: expected an integer from 1 to 600000, got 0",
             ],
         ),
         (
@@ -607,3 +607,12 @@ def test_a_project_file_owned_by_someone_else_is_ignored(tmp_path: Path) -> None
     cfg, pf = config.resolve(str(project))
     assert pf is not None and pf.ignored == "the file is owned by uid 2002, not by you"
     assert cfg["channels"]["desktop"]["enabled"] is True
+
+
+def test_timeout_ms_has_an_upper_bound(cfg_file: Path) -> None:
+    # 2**63-1 used to crash the sender's job with OverflowError (L13).
+    assert errors_of(
+        '[channels.d]\ntype = "desktop"\ntimeout_ms = 9223372036854775807\n', cfg_file
+    ) == [
+        f"{G}: channels.d.timeout_ms: expected an integer from 1 to 600000, got 9223372036854775807"
+    ]
