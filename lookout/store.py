@@ -104,7 +104,12 @@ def _safe_name(session_id: str) -> str:
     safe = "".join(
         c if c.isascii() and (c.isalnum() or c in "-_") else _escape(c) for c in session_id
     )
-    return safe[:200] or "%"
+    if len(safe) > 200:  # cut, plus a digest of the whole id: two long ids never share a file
+        import hashlib
+
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return f"{safe[:167]}~{digest}"
+    return safe or "%"
 
 
 def _escape(c: str) -> str:

@@ -646,3 +646,14 @@ def test_status_and_doctor_refuse_a_state_dir_that_is_not_a_directory(tmp_path: 
     assert store.unsafe_reason(str(plain)) == f"{plain} is not a directory"
     with pytest.raises(store.UnsafeStateError):
         store.ensure_dir(str(plain))
+
+
+def test_long_session_ids_that_share_a_prefix_keep_their_own_snapshots(state_dir: Path) -> None:
+    one, two = "A" * 200 + "-one", "A" * 200 + "-two"  # L6
+    assert store.session_file(str(state_dir), one) != store.session_file(str(state_dir), two)
+    assert len(os.path.basename(store.session_file(str(state_dir), one))) <= 205
+    with store.Locked(str(state_dir)) as st:
+        st.write_session({"session_id": one, "cwd": "/w/one"})
+        st.write_session({"session_id": two, "cwd": "/w/two"})
+    assert store.read_session(str(state_dir), one) == {"session_id": one, "cwd": "/w/one"}
+    assert store.read_session(str(state_dir), two) == {"session_id": two, "cwd": "/w/two"}
