@@ -82,6 +82,7 @@ def serve(state_dir: str, poll_s: float = POLL_S, held: int | None = None) -> No
                 return  # another sender serves this state directory
             try:
                 sweep(outbox, state_dir)
+                maintain(state_dir)
                 while True:
                     next_due = _drain_once(outbox, state_dir, lanes, waiting)
                     if next_due is None and not lanes.busy():
@@ -176,6 +177,48 @@ def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
     if dropped:
         store.log_error(state_dir, f"notification sender: dropped {dropped} stale job(s)")
     return dropped
+
+
+# Housekeeping the hooks never pay for: at most once per MAINTAIN_EVERY_S, by the sender.
+MAINTAIN_EVERY_S = 3600.0
+FORGET_AFTER_S = 30 * 86400.0
+_MAINTAINED = "maintained.json"
+
+
+def maintain(state_dir: str, now: float | None = None) -> None:
+    """Keep the state directory bounded: forget snapshots silent for FORGET_AFTER_S (what
+    `lookout prune` does by hand) and sweep `.tmp` files left by writers killed mid-write."""
+    now = time.time() if now is None else now
+    stamp = os.path.join(state_dir, _MAINTAINED)
+    try:
+        if now - os.stat(stamp).st_mtime < MAINTAIN_EVERY_S:
+            return
+    except FileNotFoundError:
+        pass
+    store.write_json_atomic(stamp, {"maintained_at": store.rfc3339(int(now * 1000))})
+    sessions = os.path.join(state_dir, store.SESSIONS)
+    try:
+        entries = list(os.scandir(sessions))
+    except FileNotFoundError:
+        return
+    old: list[str] = []
+    for entry in entries:
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if entry.name.endswith(".tmp") and age > 60:
+                os.unlink(entry.path)
+            elif entry.name.endswith(".json") and age > FORGET_AFTER_S:
+                old.append(entry.path)
+        except FileNotFoundError:
+            continue
+    if old:
+        with store.Locked(state_dir):  # the hooks' lock: a snapshot being written stays
+            for path in old:
+                try:
+                    if now - os.stat(path).st_mtime > FORGET_AFTER_S:
+                        os.unlink(path)
+                except FileNotFoundError:
+                    pass
 
 
 def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:

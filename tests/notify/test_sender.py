@@ -511,3 +511,25 @@ def test_an_answered_escalation_frees_the_sender_at_once(state_dir: Path, tmp_pa
     ] * 10
     assert not list((state_dir / "outbox").glob("*.json"))
     assert ["pager"] not in calls(log)
+
+
+def test_the_sender_keeps_the_state_directory_bounded(state_dir: Path) -> None:
+    # sessions/ grew forever and .tmp files of killed writers were never swept (L11).
+    sessions = state_dir / "sessions"
+    sessions.mkdir(parents=True)
+    now = time.time()
+    files = {
+        "fresh.json": now,
+        "month-old.json": now - 31 * 86400,
+        ".fresh.json.123.tmp": now,
+        ".killed.json.456.tmp": now - 3600,
+    }
+    for name, mtime in files.items():
+        (sessions / name).write_text("{}")
+        os.utime(sessions / name, (mtime, mtime))
+    sender.maintain(str(state_dir), now)
+    assert sorted(p.name for p in sessions.iterdir()) == [".fresh.json.123.tmp", "fresh.json"]
+    (sessions / "month-old.json").write_text("{}")
+    os.utime(sessions / "month-old.json", (now - 31 * 86400,) * 2)
+    sender.maintain(str(state_dir), now + 60)  # at most once an hour
+    assert (sessions / "month-old.json").exists()
