@@ -269,6 +269,14 @@ def trusted_hash(trust_file: str | None, path: str) -> str | None:
         return None
     from lookout import store
 
+    # Trust someone else could have written is no trust: the file and its directory are ours.
+    if store.unsafe_reason(os.path.dirname(trust_file)) is not None:
+        return None
+    try:
+        if os.lstat(trust_file).st_uid != os.geteuid():
+            return None
+    except OSError:
+        return None
     table = store.read_json(trust_file)
     files = table.get("files") if isinstance(table, dict) else None
     entry = files.get(path) if isinstance(files, dict) else None

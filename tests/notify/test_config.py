@@ -616,3 +616,14 @@ def test_timeout_ms_has_an_upper_bound(cfg_file: Path) -> None:
     ) == [
         f"{G}: channels.d.timeout_ms: expected an integer from 1 to 600000, got 9223372036854775807"
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the file to another uid")
+def test_trust_someone_else_wrote_is_no_trust(cfg_file: Path, tmp_path: Path) -> None:
+    project = tmp_path / "home" / "evil"
+    path = write(project / ".claude" / "lookout.toml", '[channels.x]\ntype = "desktop"\n')
+    store_trust(path)
+    assert config.resolve(str(project))[1].trusted  # type: ignore[union-attr]
+    os.chown(Path(os.environ["LOOKOUT_STATE_DIR"]) / "trust.json", 2002, 2002)
+    pf = config.resolve(str(project))[1]
+    assert pf is not None and not pf.trusted and pf.ignored is not None
