@@ -351,7 +351,7 @@ def check_config(report: Report, project: str) -> dict[str, Any] | None:
         report.add("config", INFO, "no config support in this version")
         return None
     try:
-        loaded: dict[str, Any] = config.load(cwd=project)
+        loaded, pf = config.resolve(cwd=project)
     except LookoutError as exc:
         report.add("config", FAIL, f"invalid: {exc}", exc.hint)
         return None
@@ -359,6 +359,16 @@ def check_config(report: Report, project: str) -> dict[str, Any] | None:
     channels = loaded.get("channels", {})
     rules = loaded.get("rules", [])
     report.add("config", OK, f"{source}: {_n(len(channels), 'channel')}, {_n(len(rules), 'rule')}")
+    if pf is not None and pf.ignored is not None:
+        directory = paths.tilde(os.path.dirname(os.path.dirname(pf.path)))
+        report.add(
+            "config",
+            WARN,
+            f"{paths.tilde(pf.path)}: ignored: {pf.ignored}",
+            f"lookout trust {directory} shows what it adds and asks"
+            if pf.adds
+            else "a project file must be yours and writable only by you",
+        )
     return loaded
 
 

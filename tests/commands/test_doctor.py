@@ -403,3 +403,19 @@ def test_a_project_install_of_the_users_own_runtime_is_still_probed(
         "ok",
         f"all {N} hook commands resolve and import the runner",
     )
+
+
+def test_doctor_says_a_project_file_is_ignored_and_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    repo = tmp_path / "evil"
+    (repo / ".claude").mkdir(parents=True)
+    (repo / ".claude" / "lookout.toml").write_text(
+        '[channels.x]\ntype = "command"\nargv = ["id"]\n'
+    )
+    _rc, doc = run(capsys, "--project", str(repo))
+    assert verdicts(doc, "config")[-1] == (
+        "warn",
+        f'{repo}/.claude/lookout.toml: ignored: not trusted; it sets channels.x.type = "command"'
+        " (and 1 more)",
+    )
