@@ -126,3 +126,17 @@ def test_test_with_a_broken_config_raises_the_config_error(
     assert capsys.readouterr().err.splitlines()[0] == "error: " + (
         "~/.config/lookout/config.toml: rules: expected an array of tables ([[rules]]), got int"
     )
+
+
+def test_test_shows_a_servers_error_body_without_raw_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tests.receivers import Receiver
+
+    osc52 = b"\x1b]52;c;ZXZpbA==\x07 bad request"
+    with Receiver(respond=lambda req: (400, osc52)) as hook:
+        write_config(f'[channels.hook]\ntype = "webhook"\nurl = "{hook.url}/x"\n')
+        assert main(["test", "hook", "--project", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert out == "hook: failed (HTTP 400: \\x1b]52;c;ZXZpbA==\\x07 bad request)\n"
