@@ -479,9 +479,9 @@ def test_a_flood_against_a_hanging_webhook_runs_one_sender(state_dir: Path) -> N
         stop.set()
         sampler.join()
         blackhole.close()
-    # One sender serves the state dir; a hook racing its exit may start a second that either
-    # serves after it or exits at once. Before: one sender per hook (40).
-    assert 1 <= peak <= 2, peak
+    # One sender serves the state dir; a hook racing its exit may start the next one while it
+    # is still leaving (milliseconds). Before: one sender per hook, 40 here.
+    assert 1 <= peak <= 3, peak
     results = [(d["result"], d["detail"]) for d in deliveries(state_dir)]
     assert results == [("failed", "timed out after 0.3s")] * 40
 
