@@ -66,10 +66,3 @@ GENERIC_SCRIPT = "event.py"
 
 # Seconds. Hooks finish in milliseconds; a short timeout bounds the damage of a stuck disk.
 TIMEOUT_S = 10
-
-
-def script_for(event: str) -> str:
-    for name, script, _ in EVENTS:
-        if name == event:
-            return script
-    return GENERIC_SCRIPT

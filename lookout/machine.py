@@ -1,6 +1,6 @@
 """The session state machine: (session snapshot, event) -> (new snapshot, record, intents).
 
-Pure: no I/O, no clock, no environment. Implements ../reference/state-model.md: sticky attention,
+Pure: no I/O, no clock, no environment. Implements docs/state-model.md: sticky attention,
 one episode per prompt, one outcome per turn, duplicates and late deliveries recorded but inert,
 subagents as children whose attention is also the parent's."""
 
@@ -13,11 +13,13 @@ if TYPE_CHECKING:
     from typing import Any
 
     from lookout.events import Event
+    from lookout.shapes import Actor, Episode, Intent, Record, Session
 
-    Session = dict[str, Any]
-    Actor = dict[str, Any]
-    Intent = dict[str, Any]
-    Record = dict[str, Any]
+# The reasons a session waits on the user; the intents of these kinds raise attention.
+ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
+
+# The snapshot's shape (shapes.Session); a snapshot of another version is read as absent.
+SNAPSHOT_VERSION = 1
 
 WORKING = "working"
 ATTENTION = "attention"
@@ -53,7 +55,7 @@ _NOTIFICATION_ATTENTION = {
 
 def new_session(event: Event) -> Session:
     return {
-        "v": 1,
+        "v": SNAPSHOT_VERSION,
         "session_id": event["session_id"],
         "agent": event["agent"],
         "project": event["project"],
@@ -79,6 +81,9 @@ def new_session(event: Event) -> Session:
         "status_ms": 0,
         "last_event": None,
         "ended_reason": None,
+        "transcript": None,
+        "entrypoint": None,
+        "since_ms": None,
     }
 
 
@@ -97,6 +102,8 @@ def _actor(status: str, detail: str | None = None) -> Actor:
 def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[Intent]]:
     """Fold one event into the session. Returns the new snapshot, the line to append and the
     notification intents (at most a few; usually none)."""
+    if session is not None and session.get("v") != SNAPSHOT_VERSION:
+        session = None  # another version's snapshot: start afresh rather than misread it
     s = new_session(event) if session is None else session
     s["seq"] = int(s.get("seq", 0)) + 1
     duplicate = _is_duplicate(s, event)
@@ -109,6 +116,10 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
     intents: list[Intent] = []
     ended_before = s["status"] == ENDED
     inert = duplicate or late or (ended_before and event["name"] != "SessionStart")
+    if late and event["name"] == "PreToolUse" and event["tool_use_id"]:
+        actor = s["agents"].get(event["agent_id"]) if event["agent_id"] else s["main"]
+        if actor is not None:
+            _bind_call(actor, event)  # bookkeeping only: the status stays as it is
     if not inert:
         _touch(s, event)
         _dispatch(s, event, intents)
@@ -149,7 +160,7 @@ def _still_open(s: Session, event: Event) -> bool:
 def _touch(s: Session, event: Event) -> None:
     if event["cwd"] and event["name"] != "CwdChanged":
         s["cwd"] = event["cwd"]
-    for key in ("pid", "tmux_pane", "model"):
+    for key in ("pid", "tmux_pane", "model", "transcript", "entrypoint"):
         if event[key] is not None:
             s[key] = event[key]
     if event["project"] and not s.get("project"):
@@ -160,12 +171,12 @@ def _target(s: Session, event: Event) -> Actor:
     """Events from inside a subagent (they carry agent_id) update that child."""
     agent_id = event["agent_id"]
     if agent_id is None:
-        return s["main"]  # type: ignore[no-any-return]
+        return s["main"]
     children = s["agents"]
     if agent_id not in children:
         children[agent_id] = _child(event)
         _trim_children(s)
-    return children[agent_id]  # type: ignore[no-any-return]
+    return children[agent_id]
 
 
 def _child(event: Event) -> Actor:
@@ -224,6 +235,7 @@ def _raise(
     tool_key: str | None = None,
     tool_use_id: str | None = None,
     summary: str | None = None,
+    tool_name: str | None = None,
 ) -> None:
     """Start an attention episode, or recognise the one already open for the same prompt."""
     current = actor.get("episode")
@@ -234,6 +246,7 @@ def _raise(
     if current is not None:
         _resolve(s, actor, event, intents)
     text = summary if summary is not None else event["summary"]
+    tool_name = tool_name or event["tool_name"]
     key = ":".join(
         (
             s["session_id"],
@@ -245,7 +258,7 @@ def _raise(
     actor["episode"] = {
         "key": key,
         "reason": reason,
-        "tool_name": event["tool_name"],
+        "tool_name": tool_name,
         "tool_key": tool_key,
         "tool_use_id": tool_use_id,
         "since_ms": event["ts_ms"],
@@ -253,12 +266,12 @@ def _raise(
     }
     actor["status"] = ATTENTION
     actor["reason"] = reason
-    actor["detail"] = event["tool_name"]
+    actor["detail"] = tool_name
     actor["summary"] = text
-    intents.append(_intent(s, event, reason, summary=text, episode=key))
+    intents.append(_intent(s, event, reason, summary=text, episode=key, tool_name=tool_name))
 
 
-def _same_episode(current: dict[str, Any], reason: str, tool_key: str | None) -> bool:
+def _same_episode(current: Episode, reason: str, tool_key: str | None) -> bool:
     if tool_key is not None and current.get("tool_key") == tool_key:
         return True  # PermissionRequest for the tool whose PreToolUse opened the episode
     if reason == "permission" and tool_key is None:
@@ -267,7 +280,11 @@ def _same_episode(current: dict[str, Any], reason: str, tool_key: str | None) ->
     return current["reason"] == reason and current.get("tool_key") == tool_key
 
 
-def _resolve(s: Session, actor: Actor, event: Event, intents: list[Intent]) -> None:
+def _resolve(
+    s: Session, actor: Actor, event: Event, intents: list[Intent], outcome: str | None = None
+) -> None:
+    """End the actor's episode. `outcome` says how, when no hook proved it (a reader's
+    `Reconciled`, the user's `Ack`, the process gone): the alert's update says so."""
     episode = actor.get("episode")
     if episode is None:
         return
@@ -284,14 +301,17 @@ def _resolve(s: Session, actor: Actor, event: Event, intents: list[Intent]) -> N
             summary=episode.get("summary", ""),
             episode=episode["key"],
             duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
+            outcome=outcome,
         )
     )
 
 
-def _resolve_all(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve(s, s["main"], event, intents)
+def _resolve_all(
+    s: Session, event: Event, intents: list[Intent], outcome: str | None = None
+) -> None:
+    _resolve(s, s["main"], event, intents, outcome)
     for child in s["agents"].values():
-        _resolve(s, child, event, intents)
+        _resolve(s, child, event, intents, outcome)
 
 
 def _tool_done(
@@ -353,7 +373,11 @@ def _setup(s: Session, event: Event, intents: list[Intent]) -> None:
 
 
 def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
+    if event["source"] == "task-notification":
+        # Injected by the client when one background agent ends: another may still wait on a dialog.
+        _resolve(s, s["main"], event, intents)
+    else:
+        _resolve_all(s, event, intents)
     turn = s.get("turn")
     prompt_id = event["prompt_id"]
     if turn is not None and prompt_id is not None and turn.get("id") == prompt_id:
@@ -376,12 +400,15 @@ def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
             "stopped": False,
             "idle_sent": False,
         }
+        # Agents that finished in an earlier turn are history, not part of this one.
+        s["agents"] = {k: c for k, c in s["agents"].items() if c["status"] != DONE}
     _set(s["main"], WORKING, None, event["summary"])
 
 
 def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
     actor = _target(s, event)
     _remember_tool(actor, event)
+    _bind_call(actor, event)
     tool = event["tool_name"]
     reason = _ATTENTION_TOOLS.get(tool or "")
     if reason is not None:
@@ -396,6 +423,19 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
         )
     else:
         _set(actor, WORKING, tool, event["summary"])
+
+
+def _bind_call(actor: Actor, event: Event) -> None:
+    """The async PreToolUse of the call whose PermissionRequest came first (even one recorded as
+    late): the open episode learns its tool_use_id, which the transcript's answer is keyed by."""
+    episode = actor.get("episode")
+    if (
+        episode is not None
+        and not episode.get("tool_use_id")
+        and event["tool_key"] is not None
+        and episode.get("tool_key") == event["tool_key"]
+    ):
+        episode["tool_use_id"] = event["tool_use_id"]
 
 
 def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -428,9 +468,26 @@ def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
             return  # the dialog whose PermissionRequest (main or child) already opened the episode
         tool_key = None
         use_id = None
+        tool_name = None
+        summary = None
         if reason == "permission" and actor["pending"]:
+            # A dialog with no PermissionRequest (the auto-mode classifier fallback): it asks
+            # about the pending call, whose PreToolUse said what it does.
             use_id, tool_key = next(reversed(actor["pending"].items()))
-        _raise(s, actor, event, reason, intents, tool_key=tool_key, tool_use_id=use_id)
+            tool_name = tool_key.rpartition(":")[0] if tool_key else None
+            if tool_name and actor["detail"] == tool_name and actor["summary"]:
+                summary = actor["summary"]
+        _raise(
+            s,
+            actor,
+            event,
+            reason,
+            intents,
+            tool_key=tool_key,
+            tool_use_id=use_id,
+            summary=summary,
+            tool_name=tool_name,
+        )
     elif kind == "idle_prompt":
         main = s["main"]
         if main["status"] != ATTENTION:
@@ -464,7 +521,14 @@ def _elicitation_result(s: Session, event: Event, intents: list[Intent]) -> None
 
 
 def _stop(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
+    # The main thread's turn ended; a background agent's dialog stays open (its Stop can come
+    # after the agent's PermissionRequest): only an agent this Stop no longer lists is over.
+    _resolve(s, s["main"], event, intents)
+    if event["background"] is not None:
+        listed = {task_id for task_id, _ in event["background"]}
+        for agent_id, child in s["agents"].items():
+            if agent_id not in listed:
+                _resolve(s, child, event, intents)
     main = s["main"]
     main["status"] = IDLE
     main["reason"] = None
@@ -485,13 +549,21 @@ def _stop(s: Session, event: Event, intents: list[Intent]) -> None:
 
 
 def _stop_failure(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
+    main = s["main"]
+    failed_again = main["status"] == ATTENTION and main["reason"] == "error"
+    if failed_again:
+        # A new failure (a /compact after a 429) while the old one waits: nothing was handled.
+        main["episode"] = None
+        main["status"] = WORKING
+    _resolve(s, main, event, intents)
     turn = _turn_for(s, event)
     turn["stopped"] = True
-    main = s["main"]
     _raise(s, main, event, "error", intents, summary=event["summary"])
     # The error is both the episode and the turn's outcome: notify once, as the outcome.
     opened = intents.pop() if intents and intents[-1]["kind"] == "error" else None
+    if failed_again and turn.get("outcome") is not None and opened is not None:
+        intents.append(opened)  # the turn's outcome was decided by the first failure
+        return
     _outcome(s, event, turn, intents, "error", opened)
 
 
@@ -581,7 +653,12 @@ def _pre_compact(s: Session, event: Event, intents: list[Intent]) -> None:
     if main["status"] == ATTENTION:
         return
     if not (main["status"] == WORKING and main["detail"] == "Compacting"):
-        s["before_compact"] = {k: main[k] for k in ("status", "reason", "detail", "summary")}
+        s["before_compact"] = {
+            "status": main["status"],
+            "reason": main["reason"],
+            "detail": main["detail"],
+            "summary": main["summary"],
+        }
     _set(main, WORKING, "Compacting")
 
 
@@ -589,13 +666,20 @@ def _post_compact(s: Session, event: Event, intents: list[Intent]) -> None:
     main = s["main"]
     before = s.get("before_compact")
     if main["status"] == WORKING and main["detail"] == "Compacting" and before is not None:
-        main.update(before)
+        main["status"] = before["status"]
+        main["reason"] = before["reason"]
+        main["detail"] = before["detail"]
+        main["summary"] = before["summary"]
     s["before_compact"] = None
 
 
 def _session_end(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
-    s["ended_reason"] = event["source"] or "other"
+    _end(s, event, intents, event["source"] or "other")
+
+
+def _end(s: Session, event: Event, intents: list[Intent], reason: str) -> None:
+    _resolve_all(s, event, intents, "ended")
+    s["ended_reason"] = reason
     s["status"] = ENDED
     main = s["main"]
     main.update(_actor(ENDED))
@@ -604,6 +688,56 @@ def _session_end(s: Session, event: Event, intents: list[Intent]) -> None:
             child["status"] = DONE
     s["background"] = []
     intents.append(_intent(s, event, "session_end", reason=s["ended_reason"]))
+
+
+def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
+    """What a reader proved when no hook said it (see lookout.reconcile): it ends the episode
+    it names, or the turn; once anything newer happened it changes nothing."""
+    outcome = event["outcome"]
+    if outcome == "process_gone":
+        _end(s, event, intents, "process_gone")
+        return
+    agent_id = event["agent_id"]
+    actor = s["agents"].get(agent_id) if agent_id else s["main"]
+    if actor is None:
+        return
+    if outcome == "interrupted":
+        # Esc while Claude worked: the transcript's interrupt marker, newer than the status.
+        observed = event["observed_ms"] or 0
+        if agent_id or actor["status"] != WORKING or observed <= int(s.get("status_ms", 0)):
+            return
+        _interrupted(s, actor)
+        return
+    episode = actor.get("episode")
+    if episode is None or episode["key"] != event["episode"]:
+        return  # answered some other way already, or another dialog is open now
+    _resolve(s, actor, event, intents, outcome)
+    if outcome == "approved":  # the approved tool runs (its process is there)
+        _set(actor, WORKING, episode.get("tool_name"), episode.get("summary") or "")
+    elif outcome == "rejected" and not agent_id:
+        _interrupted(s, actor)  # "No" / Esc ends the turn: the prompt is back
+    else:  # answered (the tool already returned), or refused and the agent goes on
+        _set(actor, WORKING, "Thinking")
+
+
+def _interrupted(s: Session, main: Actor) -> None:
+    main["status"] = IDLE
+    main["reason"] = None
+    main["detail"] = None
+    turn = s.get("turn")
+    if turn is not None:
+        turn["stopped"] = True
+        if turn.get("outcome") is None:
+            turn["outcome"] = "interrupted"  # the user stopped it: not "done"
+
+
+def _ack(s: Session, event: Event, intents: list[Intent]) -> None:
+    """`lookout ack`: the user says nothing waits on them here, whatever the hooks last said."""
+    main = s["main"]
+    was_waiting = main["status"] == ATTENTION
+    _resolve_all(s, event, intents, "ack")
+    if was_waiting:
+        _interrupted(s, main)
 
 
 def _cwd_changed(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -634,6 +768,8 @@ _HANDLERS = {
     "PostCompact": _post_compact,
     "SessionEnd": _session_end,
     "CwdChanged": _cwd_changed,
+    "Reconciled": _reconciled,
+    "Ack": _ack,
 }
 
 
@@ -672,6 +808,7 @@ def _derive(s: Session) -> None:
     s["summary"] = shown["summary"]
     episode = shown.get("episode")
     s["episode"] = episode["key"] if episode else None
+    s["since_ms"] = episode["since_ms"] if episode else None  # the AGE of a row that waits
     if s["status"] == IDLE:
         running = _running(s)
         if running:
@@ -684,37 +821,75 @@ def _derive(s: Session) -> None:
 # -- output ------------------------------------------------------------------------------------
 
 
-def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
+def make_intent(
+    kind: str,
+    session_id: str,
+    ts_ms: int,
+    *,
+    agent: str = "claude",
+    agent_id: str | None = None,
+    agent_type: str | None = None,
+    project: str = "",
+    cwd: str = "",
+    reason: str | None = None,
+    tool_name: str | None = None,
+    summary: str = "",
+    message: str = "",
+    question: str | None = None,
+    duration_ms: int | None = None,
+    episode: str | None = None,
+    tmux_pane: str | None = None,
+    pid: int | None = None,
+    print_mode: bool = False,
+    outcome: str | None = None,
+) -> Intent:
+    """The one builder of an Intent (the machine's, `lookout test`'s, the tests'): every key."""
     intent: Intent = {
         "kind": kind,
-        "session_id": s["session_id"],
-        "agent": s.get("agent", "claude"),
-        # Attention raised inside a subagent is the session's attention: only subagent-scoped
-        # kinds carry the child's id (rules filter those with include_subagents).
-        "agent_id": None,
-        "agent_type": event["agent_type"] if event["agent_id"] else None,
-        "project": s.get("project") or "",
-        "cwd": s.get("cwd") or "",
-        "reason": None,
-        "tool_name": event["tool_name"],
-        "summary": event["summary"],
-        "message": event["message"],
-        "question": None,
-        "duration_ms": None,
-        "episode": None,
-        "ts_ms": event["ts_ms"],
-        "tmux_pane": s.get("tmux_pane"),
-        "pid": s.get("pid"),
+        "session_id": session_id,
+        "agent": agent,
+        "agent_id": agent_id,
+        "agent_type": agent_type,
+        "project": project,
+        "cwd": cwd,
+        # An attention kind is its own reason; `resolved` and session ends name theirs.
+        "reason": reason if reason is not None else kind if kind in ATTENTION_KINDS else None,
+        "tool_name": tool_name,
+        "summary": summary,
+        "message": message,
+        "question": question,
+        "duration_ms": duration_ms,
+        "episode": episode,
+        "ts_ms": ts_ms,
+        "tmux_pane": tmux_pane,
+        "pid": pid,
+        "print_mode": print_mode,
     }
-    if kind in _ATTENTION_KINDS:
-        intent["reason"] = kind
-    if kind == "question" and event["tool_name"] == "AskUserQuestion":
-        intent["question"] = event["message"]
-    intent.update(extra)
+    if outcome is not None:
+        intent["outcome"] = outcome
     return intent
 
 
-_ATTENTION_KINDS = frozenset({"permission", "question", "plan", "elicitation", "input", "error"})
+def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
+    asked = kind == "question" and event["tool_name"] == "AskUserQuestion"
+    fields: dict[str, Any] = {
+        "agent": s.get("agent", "claude"),
+        # Attention raised inside a subagent is the session's attention: only subagent-scoped
+        # kinds carry the child's id (rules filter those with include_subagents).
+        "agent_type": event["agent_type"] if event["agent_id"] else None,
+        "project": s.get("project") or "",
+        "cwd": s.get("cwd") or "",
+        "tool_name": event["tool_name"],
+        "summary": event["summary"],
+        "message": event["message"],
+        "question": event["message"] if asked else None,
+        "tmux_pane": s.get("tmux_pane"),
+        "pid": s.get("pid"),
+        # `claude -p` (and SDK programs): nobody is at a terminal to answer a dialog.
+        "print_mode": str(s.get("entrypoint") or "").startswith("sdk-"),
+    }
+    fields.update(extra)
+    return make_intent(kind, s["session_id"], event["ts_ms"], **fields)
 
 
 def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list[Intent]) -> Record:
@@ -722,7 +897,7 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
     duration = None
     if event["name"] in ("Stop", "StopFailure") and not (duplicate or late):
         duration = s.get("last_turn_ms")
-    return {
+    record: Record = {
         "seq": s["seq"],
         "session_id": s["session_id"],
         "agent": s.get("agent", "claude"),
@@ -747,6 +922,9 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
         "summary": event["summary"],
         "notify": [i["kind"] for i in intents],
     }
+    if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
+        record["outcome"] = event["outcome"]
+    return record
 
 
 def asks_user(message: str) -> bool:

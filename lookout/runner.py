@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import zlib
 
 from lookout import _jsonfast, events, machine, paths, store
 
@@ -126,8 +125,7 @@ def record(
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")
-    digest = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
-    event = events.parse(payload, env, ts_ms, digest, event_name)
+    event = events.parse(payload, env, ts_ms, events.digest(key), event_name)
     if not event["session_id"]:
         store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")
         return

@@ -16,17 +16,30 @@ from lookout import _jsonfast
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any
 
-EVENTS = "events.jsonl"
-LOCK = "events.lock"
-ERRORS = "errors.log"
-SESSIONS = "sessions"
-# Held by the one notification sender of a state directory while it runs.
-SENDER_LOCK = "sender.lock"
-# The project files the user trusted (`lookout trust`): path -> sha256 of the exact bytes.
-TRUST = "trust.json"
+    from lookout.shapes import Session
+
+# The state directory, every name in it. Each lock guards the files listed beside it; no code
+# holds two at once except in the order events -> notify -> deliveries.
+EVENTS = "events.jsonl"  # + .1 .. .3 after rotation
+SESSIONS = "sessions"  # sessions/<id>.json: one snapshot per session
+LOCK = "events.lock"  # events.jsonl, sessions/: every hook takes it
+ERRORS = "errors.log"  # + .1: lookout's own failures (append-only, no lock: one write each)
+NOTIFY_STATE = "notify-state.json"  # rules' episodes and cooldown marks
+NOTIFY_REFS = "notify-refs.json"  # the ids of sent alerts, to update them in place
+NOTIFY_LOCK = "notify.lock"  # notify-state.json, notify-refs.json
+OUTBOX = "outbox"  # outbox/<ms>-<pid>.json: jobs; outbox/esc-<due_ms>-...json: escalations
+SENDER_LOCK = "sender.lock"  # held by the one sender of a state directory while it runs
+DELIVERIES = "deliveries.jsonl"  # + .1 ..: one line per channel per message
+DELIVERIES_LOCK = "deliveries.lock"  # deliveries.jsonl: the senders' own, never the hooks'
+CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for hooks
+TRUST = "trust.json"  # `lookout trust`: project file path -> sha256 of its exact bytes
+MAINTAINED = "maintained.json"  # when the sender last swept the state directory
+
+# Retention: how long bookkeeping entries live before they are forgotten.
+DAY_MS = 24 * 3600 * 1000
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
@@ -195,14 +208,14 @@ class Locked:
         os.close(self._lock_fd)
         self._lock_fd = -1
 
-    def read_session(self, session_id: str) -> dict[str, Any] | None:
+    def read_session(self, session_id: str) -> Session | None:
         return read_session(self.dir, session_id)
 
-    def write_session(self, session: dict[str, Any]) -> None:
+    def write_session(self, session: Session) -> None:
         ensure_dir(os.path.join(self.dir, SESSIONS))
         write_json_atomic(session_file(self.dir, str(session["session_id"])), session)
 
-    def append(self, name: str, record: dict[str, Any], rotate_at: int | None = None) -> None:
+    def append(self, name: str, record: Mapping[str, object], rotate_at: int | None = None) -> None:
         """Append one whole line. A line torn by a writer killed mid-write stays on its own line."""
         line = (_jsonfast.dumps(record) + "\n").encode("ascii")
         path = os.path.join(self.dir, name)
@@ -228,9 +241,10 @@ class Locked:
         os.replace(path, f"{path}.1")
 
 
-def read_session(state_dir: str, session_id: str) -> dict[str, Any] | None:
+def read_session(state_dir: str, session_id: str) -> Session | None:
+    """The snapshot as written (its version is the state machine's to check), None if absent."""
     value = read_json(session_file(state_dir, session_id))
-    return value if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None  # type: ignore[return-value]
 
 
 def read_json(path: str) -> object | None:
@@ -261,12 +275,6 @@ def write_json_atomic(path: str, value: object) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def append_jsonl(state_dir: str, name: str, record: dict[str, Any]) -> None:
-    """Append one line to `<state_dir>/<name>` under the state lock (for logs other than events)."""
-    with Locked(state_dir) as st:
-        st.append(name, record)
 
 
 def remove_session(state_dir: str, session_id: str) -> None:

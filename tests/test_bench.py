@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def bench(name: str, *args: str) -> str:
@@ -41,6 +41,13 @@ def test_concurrent_writers_lose_nothing() -> None:
 def test_status_cost_does_not_grow_with_the_log() -> None:
     out = bench("status_scale.py", "--large", "50000", "--runs", "9", "--max-ratio", "1.5")
     assert "50,000 events" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
+@pytest.mark.slow
+def test_reconciling_keeps_status_cheap_with_big_transcripts() -> None:
+    out = bench("reconcile_cost.py", "--megabytes", "5", "--runs", "5", "--max-ratio", "1.5")
+    assert "5 MB transcripts, dialog at the end" in out
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 

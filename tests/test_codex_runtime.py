@@ -14,7 +14,7 @@ import pytest
 
 from lookout import runner
 from lookout.commands import view
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 THREAD = "b5f6c1c2-1111-2222-3333-444455556666"
 TURN = {

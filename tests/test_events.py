@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from lookout import events
-from tests.conftest import payload
+from tests.helpers import payload
 
 
 def parse(body: dict[str, Any], env: dict[str, str] | None = None) -> Any:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lookout import hookspec, store
-from tests.conftest import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT
 
 _SESSION = "5e55-1011-hook-test"
 

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from lookout import _jsonfast
-from tests.conftest import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT
 
 
 def _fallback_module() -> ModuleType:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import PAYLOADS, ROOT, write_config
+from tests.helpers import PAYLOADS, ROOT, write_config
 
 HOOK_PATH = {
     "lookout",

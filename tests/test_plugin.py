@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -21,10 +22,28 @@ SCHEMA = json.loads((ROOT / "tests" / "fixtures" / "claude-code-settings.schema.
 HOOKS_JSON = ROOT / "hooks" / "hooks.json"
 
 
+def render_plugin_hooks() -> str:
+    """The plugin's hooks/hooks.json: the same entries, run with the python3 on PATH."""
+    wanted = settings.wanted_handlers(
+        lambda script: settings.guarded(
+            f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"',
+            f'python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"',
+        )
+    )
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    for event, handler in wanted:
+        hooks[event] = [{"hooks": [handler]}]
+    doc = {
+        "description": "lookout: records the status of every Claude Code session (stdlib only)",
+        "hooks": hooks,
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
 def test_hooks_json_is_generated_from_hookspec() -> None:
     if os.environ.get("LOOKOUT_UPDATE_GOLDEN") == "1":
-        HOOKS_JSON.write_text(settings.render_plugin_hooks())
-    assert HOOKS_JSON.read_text() == settings.render_plugin_hooks(), (
+        HOOKS_JSON.write_text(render_plugin_hooks())
+    assert HOOKS_JSON.read_text() == render_plugin_hooks(), (
         "hooks/hooks.json is stale: run LOOKOUT_UPDATE_GOLDEN=1 pytest tests/test_plugin.py"
     )
 

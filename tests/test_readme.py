@@ -15,8 +15,7 @@ import pytest
 from lookout import install
 from lookout.commands import main as cli
 from lookout.install import runtime
-
-from .conftest import ROOT
+from tests.helpers import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 # `lookout status --watch` / `tail -f` run until Ctrl-C; the test presses it after a moment.

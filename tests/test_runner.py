@@ -15,7 +15,7 @@ import pytest
 
 import lookout
 from lookout import runner, store
-from tests.conftest import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT
 
 T0 = 1_790_000_000_000
 

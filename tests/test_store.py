@@ -23,7 +23,7 @@ import pytest
 
 from lookout import store
 from lookout.commands import view
-from tests.conftest import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT
 
 
 def _mode(path: Path) -> int:

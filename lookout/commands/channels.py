@@ -7,18 +7,19 @@ import os
 import sys
 import time
 
-from lookout import paths
+from lookout import paths, store
 from lookout.commands.view import visible
 from lookout.errors import LookoutError
+from lookout.machine import make_intent
 from lookout.notify import config, sender, templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from lookout.shapes import Intent
 
 
 def check_config(project: str) -> int:
-    gpath = config.global_path()
+    gpath = paths.config_path()
     try:
         cfg, pf = config.resolve(project)
     except config.ConfigError as exc:
@@ -57,27 +58,19 @@ def project_file_line(pf: config.ProjectFile) -> str:
     return f"warning: {where}: ignored: {visible(pf.ignored)}\nhint: {hint}"
 
 
-def test_intent(project: str) -> dict[str, Any]:
+def test_intent(project: str) -> Intent:
     now_ms = int(time.time() * 1000)
-    return {
-        "kind": "message",
-        "session_id": "lookout-test",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": os.path.basename(project.rstrip("/")) or "lookout",
-        "cwd": project,
-        "reason": None,
-        "tool_name": None,
-        "summary": "test notification",
-        "message": "Test notification from lookout.",
-        "duration_ms": None,
-        "episode": None,
-        "ts_ms": now_ms,
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now_ms / 1000)),
-        "tmux_pane": None,
-        "pid": None,
-    }
+    intent = make_intent(
+        "message",
+        "lookout-test",
+        now_ms,
+        project=os.path.basename(project.rstrip("/")) or "lookout",
+        cwd=project,
+        summary="test notification",
+        message="Test notification from lookout.",
+    )
+    intent["ts"] = store.rfc3339(now_ms)
+    return intent
 
 
 def test_channels(project: str, names: list[str]) -> int:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lookout import hookspec, paths, store
 from lookout.commands import view
@@ -23,6 +23,9 @@ from lookout.errors import LookoutError
 from lookout.install import claude as settings
 from lookout.install import codex as codex_config
 from lookout.install import files
+
+if TYPE_CHECKING:
+    from lookout.shapes import Config
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 _LABEL = {OK: "ok  ", INFO: "--  ", WARN: "warn", FAIL: "FAIL"}
@@ -342,14 +345,11 @@ def check_plugin_python(report: Report) -> None:
 # --- config, state, channels -------------------------------------------------------------------
 
 
-def check_config(report: Report, project: str) -> dict[str, Any] | None:
+def check_config(report: Report, project: str) -> Config | None:
     path = paths.config_path()
     where = paths.tilde(path)
-    try:
-        from lookout.notify import config
-    except ImportError:  # the notifications part is optional in a partial checkout
-        report.add("config", INFO, "no config support in this version")
-        return None
+    from lookout.notify import config
+
     try:
         loaded, pf = config.resolve(cwd=project)
     except LookoutError as exc:
@@ -422,7 +422,7 @@ def check_state(report: Report) -> None:
             f"{len(loose)} files readable by others ({', '.join(sorted(loose)[:3])})",
             f"chmod -R go= {where}",
         )
-    errors = state / "errors.log"
+    errors = state / store.ERRORS
     if errors.is_file() and errors.stat().st_size:
         with open(errors, encoding="utf-8", errors="replace") as fh:
             lines = [ln.rstrip() for ln in fh if ln.strip()]
@@ -437,7 +437,7 @@ def check_state(report: Report) -> None:
 
 def check_deliveries(report: Report, last: int = 50) -> None:
     """What the background sender recorded: the last failures are usually the whole story."""
-    path = Path(paths.state_dir()) / "deliveries.jsonl"
+    path = Path(paths.state_dir()) / store.DELIVERIES
     if not path.is_file():
         report.add("deliveries", INFO, "no notification sent yet")
         return
@@ -472,14 +472,14 @@ def desktop_status() -> tuple[bool, str]:
     return bool(send) and bool(bus or socket_ok), ", ".join(parts)
 
 
-def check_channels(report: Report, loaded: dict[str, Any] | None) -> None:
+def check_channels(report: Report, loaded: Config | None) -> None:
     ok, detail = desktop_status()
     # Only channels some rule sends to (directly or by escalation) matter.
     referenced: set[str] = set()
-    for rule in (loaded or {}).get("rules", []):
-        referenced.update(rule.get("channels") or [])
-        referenced.update(rule.get("escalate_to") or [])
-    defined = (loaded or {}).get("channels", {})
+    for rule in loaded["rules"] if loaded else []:
+        referenced.update(rule["channels"])
+        referenced.update(rule["escalate_to"])
+    defined = loaded["channels"] if loaded else {}
     names = {
         name: ch for name, ch in defined.items() if ch.get("enabled", True) and name in referenced
     }

@@ -14,7 +14,7 @@ from lookout.commands import view
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
-    name = "deliveries.jsonl" if deliveries else store.EVENTS
+    name = store.DELIVERIES if deliveries else store.EVENTS
     path = os.path.join(paths.state_dir(), name)
     for record in _records(path, max(0, lines), follow):
         if session and not str(record.get("session_id", "")).startswith(session):

@@ -268,21 +268,3 @@ def dumps(settings: Settings, like: str | None = None) -> str:
         ensure_ascii = like.isascii() and "\\u" in like
     text = json.dumps(settings, indent=indent, ensure_ascii=ensure_ascii)
     return text + "\n" if newline else text
-
-
-def render_plugin_hooks() -> str:
-    """The plugin's hooks/hooks.json: the same entries, run with the python3 on PATH."""
-    wanted = wanted_handlers(
-        lambda script: guarded(
-            f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"',
-            f'python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"',
-        )
-    )
-    hooks: dict[str, list[dict[str, Any]]] = {}
-    for event, handler in wanted:
-        hooks[event] = [{"hooks": [handler]}]
-    doc = {
-        "description": "lookout: records the status of every Claude Code session (stdlib only)",
-        "hooks": hooks,
-    }
-    return json.dumps(doc, indent=2) + "\n"

@@ -13,11 +13,10 @@ from lookout.notify import config, rules, templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from lookout.shapes import Config, Delivery, Intent, Job
 
-STATE_NAME = "notify-state.json"
-LOCK_NAME = "notify.lock"
-OUTBOX = "outbox"
+# The job file's shape (shapes.Job); the sender drops a job of another version unread.
+JOB_VERSION = 1
 
 
 def minute_of_day(now_ms: int) -> int:
@@ -25,7 +24,7 @@ def minute_of_day(now_ms: int) -> int:
     return t.tm_hour * 60 + t.tm_min
 
 
-def handle(intents: list[dict[str, Any]], state_dir: str) -> None:
+def handle(intents: list[Intent], state_dir: str) -> None:
     if not intents:
         return
     cwd = intents[0].get("cwd")
@@ -39,18 +38,18 @@ def handle(intents: list[dict[str, Any]], state_dir: str) -> None:
         from lookout.notify import spawn
 
         try:
-            spawn.spawn(job_path)
+            spawn.spawn(state_dir, job_path)
         except BaseException:
             os.unlink(job_path)  # no sender will ever take it
             raise
 
 
 def decide_and_remember(
-    intents: list[dict[str, Any]], cfg: dict[str, Any], state_dir: str, now_ms: int
-) -> list[dict[str, Any]]:
-    path = os.path.join(state_dir, STATE_NAME)
+    intents: list[Intent], cfg: Config, state_dir: str, now_ms: int
+) -> list[Delivery]:
+    path = os.path.join(state_dir, store.NOTIFY_STATE)
     # Its own lock (the events lock is already released), with the same bounded wait.
-    with store.Locked(state_dir, LOCK_NAME):
+    with store.Locked(state_dir, store.NOTIFY_LOCK):
         state = store.read_json(path)
         deliveries, new_state = rules.decide(
             intents, cfg, now_ms, minute_of_day(now_ms), state if isinstance(state, dict) else None
@@ -60,13 +59,11 @@ def decide_and_remember(
     return deliveries
 
 
-def build_job(
-    deliveries: list[dict[str, Any]], cfg: dict[str, Any], cwd: object, now_ms: int
-) -> dict[str, Any]:
+def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int) -> Job:
     """What the sender needs besides secrets: intents, channel names and the rendered texts at
     each content level those channels use."""
     channels = cfg["channels"]
-    out = []
+    out: list[Delivery] = []
     for d in deliveries:
         names = set(d["channels"]) | set(d["updates"])
         for e in d["escalate"]:
@@ -78,15 +75,15 @@ def build_job(
         }
         out.append({**d, "texts": texts})
     return {
-        "v": 1,
+        "v": JOB_VERSION,
         "created_ms": now_ms,
         "cwd": cwd if isinstance(cwd, str) else None,
         "deliveries": out,
     }
 
 
-def write_job(state_dir: str, job: dict[str, Any]) -> str:
-    outbox = os.path.join(state_dir, OUTBOX)
+def write_job(state_dir: str, job: Job) -> str:
+    outbox = os.path.join(state_dir, store.OUTBOX)
     store.ensure_dir(outbox)
     path = os.path.join(outbox, f"{job['created_ms']}-{os.getpid()}.json")
     store.write_json_atomic(path, job)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import os
 import sys
 
+from lookout import paths
 from lookout.errors import LookoutError
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    Config = dict[str, Any]
+    from lookout.shapes import Config, Rule
 
 KINDS = (
     "permission",
@@ -33,7 +35,6 @@ KINDS = (
     "message",
     "resolved",
 )
-ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
 DEFAULT_QUIET_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
 CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
@@ -63,6 +64,7 @@ _RULE_KEYS = (
     "agents",
     "min_duration_s",
     "include_subagents",
+    "print_mode",
     "cooldown_s",
     "quiet_hours",
     "quiet_kinds",
@@ -90,7 +92,6 @@ DEFAULT_RAW: dict[str, Any] = {
 }
 
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
-CACHE_NAME = "config-cache.json"
 _CACHE_VERSION = 3
 _CACHE_ENTRIES = 16
 
@@ -107,12 +108,6 @@ def display(path: str) -> str:
     if home not in ("", "/") and path.startswith(home + os.sep):
         return "~" + path[len(home) :]
     return path
-
-
-def global_path() -> str:
-    from lookout import paths
-
-    return paths.config_path()
 
 
 def project_path(cwd: str | None) -> str | None:
@@ -323,7 +318,7 @@ def resolve(
     """The validated config for a session in `cwd` (global file or the embedded default, then
     the project file over it when it applies), and the project file as judged. Raises
     ConfigError listing every problem found."""
-    gpath = path or global_path()
+    gpath = path or paths.config_path()
     if os.path.exists(gpath):
         base = _read_toml(gpath)
         base_name = display(gpath)
@@ -359,7 +354,7 @@ def project_file(cwd: str | None) -> ProjectFile | None:
 def project_file_strict(ppath: str) -> ProjectFile:
     """The project file at `ppath` as judged against the user's config; when it would apply
     (or be trusted), the merged config must validate. Raises ConfigError."""
-    gpath = global_path()
+    gpath = paths.config_path()
     base = _read_toml(gpath) if os.path.exists(gpath) else DEFAULT_RAW
     channels = base.get("channels")
     pf = read_project(ppath, channels if isinstance(channels, dict) else {}, trust_path())
@@ -675,9 +670,7 @@ def _channel_refs(
     return out
 
 
-def _rule(
-    c: _Checker, i: int, raw: object, channel_names: tuple[str, ...]
-) -> dict[str, Any] | None:
+def _rule(c: _Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Rule | None:
     path: tuple[str | int, ...] = ("rules", i)
     if not c.expect(path, raw, dict, "a table"):
         return None
@@ -686,13 +679,14 @@ def _rule(
     for key in ("when", "channels"):
         if key not in raw:
             c.error(path, f"missing key {key!r}")
-    rule: dict[str, Any] = {
+    rule: Rule = {
         "when": c.string_list((*path, "when"), raw.get("when", []), KINDS, nonempty=True),
         "channels": _channel_refs(c, (*path, "channels"), raw.get("channels", []), channel_names),
         "projects": None,
         "agents": None,
         "min_duration_s": None,
         "include_subagents": False,
+        "print_mode": False,
         "cooldown_s": 0.0,
         "quiet_hours": None,
         "quiet_kinds": list(DEFAULT_QUIET_KINDS),
@@ -709,6 +703,8 @@ def _rule(
         (*path, "include_subagents"), raw["include_subagents"], bool, "a bool"
     ):
         rule["include_subagents"] = raw["include_subagents"]
+    if "print_mode" in raw and c.expect((*path, "print_mode"), raw["print_mode"], bool, "a bool"):
+        rule["print_mode"] = raw["print_mode"]
     if "cooldown_s" in raw:
         rule["cooldown_s"] = c.number((*path, "cooldown_s"), raw["cooldown_s"], 0) or 0.0
     if "quiet_hours" in raw and c.expect(
@@ -760,7 +756,7 @@ def validate(
             if ch is not None:
                 channels[name] = ch
     names = tuple(raw_channels) if isinstance(raw_channels, dict) else ()
-    rules: list[dict[str, Any]] = []
+    rules: list[Rule] = []
     raw_rules = raw.get("rules", [])
     if c.expect(("rules",), raw_rules, list, "an array of tables ([[rules]])"):
         for i, value in enumerate(raw_rules):
@@ -840,19 +836,20 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     One entry per project file in use, so sessions in different projects do not thrash it."""
     from lookout import _jsonfast, store
 
-    gpath = global_path()
+    gpath = paths.config_path()
     ppath = project_path(cwd)
     # The trust file counts only for a project file, but stat()ing it always keeps this simple.
     stamps = [_stamp(gpath), _stamp(ppath), _stamp(trust_path() if ppath else None)]
     key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], *stamps])
-    cache_file = os.path.join(state_dir, CACHE_NAME)
+    cache_file = os.path.join(state_dir, store.CONFIG_CACHE)
     cached = store.read_json(cache_file)
     entries = cached.get("entries") if isinstance(cached, dict) else None
     entries = entries if isinstance(entries, list) else []
     for entry in entries:
         if isinstance(entry, dict) and entry.get("key") == key:
             cfg = entry.get("config")
-            return cfg if isinstance(cfg, dict) else None
+            # Written by this function from a validated config (the key pins the version).
+            return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
     new: dict[str, Any] = {"key": key, "project": ppath, "config": None, "error": None}
     try:
         new["config"] = public(load(cwd, gpath))
@@ -866,4 +863,4 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     store.ensure_dir(state_dir)
     store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
     cfg = new["config"]
-    return cfg if isinstance(cfg, dict) else None
+    return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]

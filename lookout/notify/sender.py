@@ -19,6 +19,7 @@ import time
 import traceback
 
 from lookout import notify, store
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import channels, config, templates
 
 TYPE_CHECKING = False
@@ -30,32 +31,43 @@ if TYPE_CHECKING:
     Outcome = tuple[str, str, str | None]
     Task = tuple[str, dict[str, Any], dict[str, Any]]
 
-DELIVERIES = "deliveries.jsonl"
+    from lookout.shapes import (
+        Channel,
+        Config,
+        Delivery,
+        Escalation,
+        Intent,
+        ScheduledEscalation,
+    )
+
 DELIVERIES_ROTATE_BYTES = 1024 * 1024
-REFS_NAME = "notify-refs.json"
+# The id of a sent alert is kept this long for an update in place (an episode rarely lasts a day).
+REFS_KEEP_MS = store.DAY_MS
 ESCALATION_FILE_PREFIX = "esc-"
 # A resolve can race the alert's own sender: wait this long for its notification id.
 REF_WAIT_S = 3.0
 ESCALATION_PREFIX = "Still waiting: "
 # A job older than this was never picked up (its sender failed to start): never send it.
 STALE_JOB_S = 3600.0
-# How often the sender looks for new jobs and re-checks waiting escalations.
+# How often the sender looks for new jobs, and how often a waiting escalation asks whether it
+# is still due (that reads the transcript: not every poll).
 POLL_S = 0.2
+RECHECK_S = 1.0
 IN_FLIGHT = 8
 QUEUED = 64
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`sender JOB_OR_STATE_DIR`: serve the state directory (the one holding outbox/JOB)."""
+    """`sender STATE_DIR JOB [LOCK_FD]`: serve the state directory; LOCK_FD holds its
+    sender.lock already (taken by the hook that started us)."""
     # A hook ignores SIGTERM (install.claude.guarded); the sender and its children must not
     # inherit that, or a logout waits for them until SIGKILL.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     args = list(argv or [])
-    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
+    if len(args) not in (2, 3) or (len(args) == 3 and not args[2].isdigit()):
         return 2
-    target = os.path.abspath(args[0])
-    state_dir = os.path.dirname(os.path.dirname(target)) if target.endswith(".json") else target
-    held = int(args[1]) if len(args) == 2 else None  # sender.lock, taken by the hook for us
+    state_dir = os.path.abspath(args[0])
+    held = int(args[2]) if len(args) == 3 else None
     try:
         serve(state_dir, held=held)
     except Exception:
@@ -67,7 +79,7 @@ def serve(state_dir: str, poll_s: float = POLL_S, held: int | None = None) -> No
     """Drain outbox/ until nothing is due, waiting or in flight, then exit. Only while holding
     sender.lock (`held`: a descriptor that already holds it): a hook that finds it held leaves
     its job to us."""
-    outbox = os.path.join(state_dir, notify.OUTBOX)
+    outbox = os.path.join(state_dir, store.OUTBOX)
     lanes = Lanes(state_dir)
     waiting: dict[str, dict[str, Any]] = {}  # escalation file -> its job, read once
     try:
@@ -129,14 +141,17 @@ def _drain_once(
             continue
         if name not in waiting:
             job = store.read_json(path)
-            if not isinstance(job, dict):
+            if not isinstance(job, dict) or job.get("v") != notify.JOB_VERSION:
                 _unlink(path)
                 continue
-            waiting[name] = job
-        if not escalation_due(state_dir, waiting[name]["delivery"]["intent"]):
-            _unlink(path)
-            _skip_escalation(state_dir, waiting.pop(name))
-            continue
+            waiting[name] = {"job": job, "checked_ms": 0}  # first look: at once
+        entry = waiting[name]
+        if now_ms - entry["checked_ms"] >= RECHECK_S * 1000:
+            entry["checked_ms"] = now_ms
+            if not escalation_due(state_dir, entry["job"]["delivery"]["intent"]):
+                _unlink(path)
+                _skip_escalation(state_dir, waiting.pop(name)["job"])
+                continue
         next_due = due if next_due is None else min(next_due, due)
     for gone in set(waiting) - set(names):
         del waiting[gone]
@@ -182,14 +197,13 @@ def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
 # Housekeeping the hooks never pay for: at most once per MAINTAIN_EVERY_S, by the sender.
 MAINTAIN_EVERY_S = 3600.0
 FORGET_AFTER_S = 30 * 86400.0
-_MAINTAINED = "maintained.json"
 
 
 def maintain(state_dir: str, now: float | None = None) -> None:
     """Keep the state directory bounded: forget snapshots silent for FORGET_AFTER_S (what
     `lookout prune` does by hand) and sweep `.tmp` files left by writers killed mid-write."""
     now = time.time() if now is None else now
-    stamp = os.path.join(state_dir, _MAINTAINED)
+    stamp = os.path.join(state_dir, store.MAINTAINED)
     try:
         if now - os.stat(stamp).st_mtime < MAINTAIN_EVERY_S:
             return
@@ -224,11 +238,12 @@ def maintain(state_dir: str, now: float | None = None) -> None:
 def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:
     """Send one job (a hook's, or an escalation that came due). Without `lanes`, synchronously:
     returns once every message is sent and recorded."""
-    job = store.read_json(job_path)
+    raw = store.read_json(job_path)
     if not _unlink(job_path):
-        return  # taken already
-    if not isinstance(job, dict):
-        return
+        return  # taken already: one attempt per job, a crash must not resend it forever
+    if not isinstance(raw, dict) or raw.get("v") != notify.JOB_VERSION:
+        return  # not a job this version wrote: dropped unread rather than misread
+    job: dict[str, Any] = raw  # a Job (notify.write_job) or a ScheduledEscalation, version checked
     own = lanes is None
     lanes = Lanes(state_dir) if lanes is None else lanes
     try:
@@ -256,7 +271,7 @@ def _run(job: dict[str, Any], job_path: str, state_dir: str, lanes: Lanes) -> No
         return
     for d in deliveries:
         deliver(d, cfg, state_dir, lanes)
-    schedule_escalations(job, os.path.dirname(job_path))
+    schedule_escalations(job["created_ms"], job.get("cwd"), deliveries, os.path.dirname(job_path))
 
 
 class Lanes:
@@ -314,9 +329,9 @@ def sequence_id(episode: str) -> str:
 
 
 def message(
-    d: dict[str, Any],
-    cfg: dict[str, Any],
-    ch: dict[str, Any],
+    d: Delivery,
+    cfg: Config,
+    ch: Channel,
     prefix: str = "",
     update: bool = False,
 ) -> dict[str, Any]:
@@ -332,14 +347,12 @@ def message(
         "update": update,
     }
     episode = intent.get("episode")
-    if isinstance(episode, str) and intent.get("kind") in config.ATTENTION_KINDS:
+    if isinstance(episode, str) and intent.get("kind") in ATTENTION_KINDS:
         msg["sequence_id"] = sequence_id(episode)
     return msg
 
 
-def deliver(
-    d: dict[str, Any], cfg: dict[str, Any], state_dir: str, lanes: Lanes | None = None
-) -> None:
+def deliver(d: Delivery, cfg: Config, state_dir: str, lanes: Lanes | None = None) -> None:
     """Queue one delivery's alerts and updates on their channels' lanes (without `lanes`:
     send them and return once all are recorded)."""
     own = lanes is None
@@ -361,7 +374,7 @@ def deliver(
 
 
 def _queue(
-    lanes: Lanes, state_dir: str, intent: dict[str, Any], name: str, work: Callable[[], None]
+    lanes: Lanes, state_dir: str, intent: Intent, name: str, work: Callable[[], None]
 ) -> None:
     if not lanes.submit(name, work):
         record(state_dir, intent, name, "failed", f"dropped: {QUEUED} messages already wait for it")
@@ -369,9 +382,9 @@ def _queue(
 
 def _alert_work(
     state_dir: str,
-    d: dict[str, Any],
+    d: Delivery,
     name: str,
-    ch: dict[str, Any],
+    ch: Channel,
     msg: dict[str, Any],
     detail_prefix: str = "",
 ) -> Callable[[], None]:
@@ -388,9 +401,7 @@ def _alert_work(
     return work
 
 
-def _update_work(
-    state_dir: str, d: dict[str, Any], cfg: dict[str, Any], name: str
-) -> Callable[[], None]:
+def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
     def work() -> None:
         intent = d["intent"]
         episode = intent.get("episode")
@@ -410,9 +421,9 @@ def _update_work(
 
 def send_one(
     state_dir: str,
-    intent: dict[str, Any],
+    intent: Intent,
     name: str,
-    ch: dict[str, Any],
+    ch: Channel,
     msg: dict[str, Any],
     detail_prefix: str = "",
 ) -> Outcome:
@@ -426,7 +437,7 @@ def send_one(
         and ref
         and not update
         and isinstance(episode, str)
-        and intent.get("kind") in config.ATTENTION_KINDS
+        and intent.get("kind") in ATTENTION_KINDS
     ):
         save_refs(state_dir, episode, {name: ref})
     return result, detail, ref
@@ -482,15 +493,15 @@ def pane_focused(pane: object) -> bool:
 
 
 def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
-    path = os.path.join(state_dir, REFS_NAME)
+    path = os.path.join(state_dir, store.NOTIFY_REFS)
     now_ms = int(time.time() * 1000)
-    with store.Locked(state_dir, notify.LOCK_NAME):
+    with store.Locked(state_dir, store.NOTIFY_LOCK):
         data = store.read_json(path)
         table = data if isinstance(data, dict) else {}
         table = {
             k: v
             for k, v in table.items()
-            if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < 86_400_000
+            if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < REFS_KEEP_MS
         }
         entry = table.get(episode) or {"ts_ms": now_ms, "refs": {}}
         entry["refs"].update(refs)
@@ -499,7 +510,7 @@ def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
 
 
 def load_ref(state_dir: str, episode: str, channel: str) -> str | None:
-    data = store.read_json(os.path.join(state_dir, REFS_NAME))
+    data = store.read_json(os.path.join(state_dir, store.NOTIFY_REFS))
     if isinstance(data, dict):
         ref = (data.get(episode) or {}).get("refs", {}).get(channel)
         return ref if isinstance(ref, str) else None
@@ -518,33 +529,46 @@ def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAI
 _escalation_seq = iter(range(1 << 62))
 
 
-def schedule_escalations(job: dict[str, Any], outbox: str) -> None:
-    """Each escalation of a job becomes its own file, due `after_s` after the job was made: the
-    sender waits for it (re-checking it) instead of a process sleeping for each one."""
-    for d in job["deliveries"]:
-        for e in d.get("escalate", []):
-            due_ms = int(job["created_ms"] + e["after_s"] * 1000)
-            name = f"{ESCALATION_FILE_PREFIX}{due_ms:013d}-{os.getpid()}-{next(_escalation_seq)}"
-            store.write_json_atomic(
-                os.path.join(outbox, name + ".json"),
-                {"v": 1, "cwd": job.get("cwd"), "delivery": d, "escalation": e},
-            )
-
-
-def escalation_due(state_dir: str, intent: dict[str, Any]) -> bool:
-    """Is this escalation still due? The one place that decides, asked while it waits and right
-    before it is sent: only while the session still waits on the same episode."""
-    snap = store.read_session(state_dir, str(intent.get("session_id")))
-    return (
-        snap is not None
-        and snap.get("status") == "attention"
-        and snap.get("episode") == intent.get("episode")
-    )
-
-
-def send_escalation(
-    d: dict[str, Any], e: dict[str, Any], cfg: dict[str, Any], state_dir: str, lanes: Lanes
+def schedule_escalations(
+    created_ms: int, cwd: str | None, deliveries: list[Delivery], outbox: str
 ) -> None:
+    """Each escalation of a job becomes its own file (shapes.ScheduledEscalation), due
+    `after_s` after the job was made: the sender waits for it, re-checking it, instead of a
+    process sleeping for each one."""
+    for d in deliveries:
+        for e in d.get("escalate", []):
+            due_ms = int(created_ms + e["after_s"] * 1000)
+            name = f"{ESCALATION_FILE_PREFIX}{due_ms:013d}-{os.getpid()}-{next(_escalation_seq)}"
+            scheduled: ScheduledEscalation = {
+                "v": notify.JOB_VERSION,
+                "cwd": cwd,
+                "delivery": d,
+                "escalation": e,
+            }
+            store.write_json_atomic(os.path.join(outbox, name + ".json"), scheduled)
+
+
+def escalation_due(state_dir: str, intent: Intent) -> bool:
+    """Is this escalation still due? The one check, asked while it waits (every POLL_S) and
+    right before it pages anyone: the episode still waits on the user after reconciling it with
+    the transcript and the process (not answered, not ended, process alive). When that cannot be
+    read, the snapshot as the hooks left it decides."""
+    from lookout import reconcile
+
+    session_id = str(intent.get("session_id"))
+    episode = intent.get("episode")
+    if not isinstance(episode, str):
+        return False
+    try:
+        return reconcile.still_waiting(state_dir, session_id, episode)
+    except (OSError, TimeoutError):
+        snap = store.read_session(state_dir, session_id)
+        if snap is None:
+            return False
+        return snap.get("status") == "attention" and snap.get("episode") == episode
+
+
+def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lanes: Lanes) -> None:
     intent = d["intent"]
     if not escalation_due(state_dir, intent):
         _skip_escalation(state_dir, {"delivery": d, "escalation": e})
@@ -573,7 +597,7 @@ def _skip_escalation(state_dir: str, job: dict[str, Any]) -> None:
 
 def record(
     state_dir: str,
-    intent: dict[str, Any],
+    intent: Intent,
     channel: str,
     result: str,
     detail: str,
@@ -592,5 +616,6 @@ def record(
         line["episode"] = intent["episode"]
     if update:
         line["update"] = True
-    with store.Locked(state_dir) as st:  # rotated like events.jsonl: the log stays bounded
-        st.append(DELIVERIES, line, DELIVERIES_ROTATE_BYTES)
+    # Its own lock: a slow disk under the senders never makes a hook wait on events.lock.
+    with store.Locked(state_dir, store.DELIVERIES_LOCK) as st:  # rotated: the log stays bounded
+        st.append(store.DELIVERIES, line, DELIVERIES_ROTATE_BYTES)

@@ -20,18 +20,17 @@ def runtime_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def sender_argv(job_path: str, lock_fd: int | None = None) -> list[str]:
-    argv = [sys.executable, "-I", "-c", _BOOT, runtime_root(), job_path]
+def sender_argv(state_dir: str, job_path: str, lock_fd: int | None = None) -> list[str]:
+    argv = [sys.executable, "-I", "-c", _BOOT, runtime_root(), state_dir, job_path]
     return argv if lock_fd is None else [*argv, str(lock_fd)]
 
 
-def spawn(job_path: str) -> int | None:
+def spawn(state_dir: str, job_path: str) -> int | None:
     """Make sure a sender will take the job just written to outbox/: start one (its pid) unless
     the state directory's sender runs (None), which takes every job there before it exits.
     Never waits: the hook exits long before the sender does."""
     from lookout import store
 
-    state_dir = os.path.dirname(os.path.dirname(job_path))
     fd = store.try_lock(os.path.join(state_dir, store.SENDER_LOCK))
     if fd is None:
         return None  # the running sender re-scans outbox/ after it lets go of the lock
@@ -39,7 +38,7 @@ def spawn(job_path: str) -> int | None:
     # this one starts up (a flock belongs to the open file, which the child shares).
     try:
         os.set_inheritable(fd, True)
-        return spawn_detached(sender_argv(job_path, fd))
+        return spawn_detached(sender_argv(state_dir, job_path, fd))
     finally:
         os.close(fd)
 

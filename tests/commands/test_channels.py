@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lookout.commands.main import main
-from tests.conftest import write_config
+from tests.helpers import write_config
 from tests.receivers import ntfy_receiver, webhook_receiver
 
 

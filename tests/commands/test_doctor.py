@@ -317,28 +317,28 @@ def test_doctor_shows_failed_deliveries(tmp_path: Path) -> None:
     from lookout import store
 
     state = os.environ["LOOKOUT_STATE_DIR"]
-    store.append_jsonl(
-        state,
-        "deliveries.jsonl",
-        {
-            "ts": "2026-11-25T21:00:00.000Z",
-            "kind": "done",
-            "channel": "desktop",
-            "result": "sent",
-            "detail": "",
-        },
-    )
-    store.append_jsonl(
-        state,
-        "deliveries.jsonl",
-        {
-            "ts": "2026-11-25T21:00:05.000Z",
-            "kind": "permission",
-            "channel": "phone",
-            "result": "failed",
-            "detail": "HTTP 401 unauthorized",
-        },
-    )
+    with store.Locked(state, store.DELIVERIES_LOCK) as st:
+        st.append(
+            store.DELIVERIES,
+            {
+                "ts": "2026-11-25T21:00:00.000Z",
+                "kind": "done",
+                "channel": "desktop",
+                "result": "sent",
+                "detail": "",
+            },
+        )
+    with store.Locked(state, store.DELIVERIES_LOCK) as st:
+        st.append(
+            store.DELIVERIES,
+            {
+                "ts": "2026-11-25T21:00:05.000Z",
+                "kind": "permission",
+                "channel": "phone",
+                "result": "failed",
+                "detail": "HTTP 401 unauthorized",
+            },
+        )
     report = doctor.diagnose(str(tmp_path))
     found = [c for c in report.checks if c.check == "deliveries"]
     assert len(found) == 1

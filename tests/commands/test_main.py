@@ -14,7 +14,7 @@ import pytest
 
 from lookout import runner
 from lookout.commands import main as cli
-from tests.conftest import ROOT, payload
+from tests.helpers import ROOT, payload
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 

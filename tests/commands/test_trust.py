@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def lookout(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:

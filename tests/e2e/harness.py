@@ -459,7 +459,12 @@ def replay_hooks(
     """Run each payload through the checkout's hooks/<script>, as the client would, and return
     the records. A `delayed` event's hook is started in its turn (it takes its start time then)
     but gets its stdin, and so finishes, only after the next `lag` hooks have finished."""
-    from lookout.hookspec import script_for
+    from lookout.hookspec import EVENTS, GENERIC_SCRIPT
+
+    scripts = {name: script for name, script, _ in EVENTS}
+
+    def script_for(event: str) -> str:
+        return scripts.get(event, GENERIC_SCRIPT)
 
     state.parent.mkdir(parents=True, exist_ok=True)
     (state.parent / "empty.toml").write_text("")

@@ -18,6 +18,7 @@ import pytest
 from lookout import hookspec
 from lookout.install import claude as settings
 from lookout.install import hooks
+from tests.helpers import ROOT
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = FIXTURES / "settings"
@@ -212,7 +213,9 @@ def test_dumps_keeps_the_file_style() -> None:
 
 
 def test_plugin_hooks_use_the_plugin_root_quoted() -> None:
-    doc = json.loads(settings.render_plugin_hooks())
+    from tests.test_plugin import render_plugin_hooks
+
+    doc = json.loads(render_plugin_hooks())
     handler = doc["hooks"]["Stop"][0]["hooks"][0]
     path = '"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py"'
     assert handler["command"] == f"trap '' TERM; [ -f {path} ] || exit 0; exec python3 -I -S {path}"
@@ -222,12 +225,10 @@ def test_plugin_hooks_use_the_plugin_root_quoted() -> None:
 @pytest.mark.parametrize("form", ["claude", "codex", "plugin"])
 def test_a_hook_command_whose_script_is_gone_exits_0(tmp_path: Path, form: str) -> None:
     # Python exits 2 for a missing script, and Claude Code reads 2 as "block this prompt" (M3).
-
     runtime = tmp_path / "rt dir"
-    if form == "plugin":
-        command = json.loads(settings.render_plugin_hooks())["hooks"]["Stop"][0]["hooks"][0][
-            "command"
-        ]
+    if form == "plugin":  # the shipped hooks/hooks.json
+        shipped = json.loads((ROOT / "hooks" / "hooks.json").read_text())
+        command = shipped["hooks"]["Stop"][0]["hooks"][0]["command"]
     else:
         command = hooks.hook_command(sys.executable, runtime, "stop.py", form)
     env = {"PATH": os.environ["PATH"], "CLAUDE_PLUGIN_ROOT": str(runtime)}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lookout import store
 from lookout.notify import config
 
 G = "~/.config/lookout/config.toml"
@@ -353,7 +354,7 @@ channels = ["phone"]
     cfg = config.load_cached(str(state), None)
     assert cfg is not None and cfg["channels"]["phone"]["type"] == "ntfy"
     assert "url" not in cfg["channels"]["phone"] and "token" not in cfg["channels"]["phone"]
-    cache = state / config.CACHE_NAME
+    cache = state / store.CONFIG_CACHE
     assert SECRET not in cache.read_text()
     assert cache.stat().st_mode & 0o777 == 0o600
     before = cache.stat().st_mtime_ns
@@ -363,7 +364,7 @@ channels = ["phone"]
 
 def cached_error(state: Path) -> object:
     """The error the cache recorded for the newest entry (what the hooks met)."""
-    return json.loads((state / config.CACHE_NAME).read_text())["entries"][-1]["error"]
+    return json.loads((state / store.CONFIG_CACHE).read_text())["entries"][-1]["error"]
 
 
 def test_cache_follows_edits_and_logs_a_broken_config_once(cfg_file: Path, tmp_path: Path) -> None:
@@ -404,7 +405,7 @@ def test_cache_keeps_one_entry_per_project_file(cfg_file: Path, tmp_path: Path) 
     for _ in range(2):
         for cwd in (str(api), str(web), None):
             assert config.load_cached(str(state), cwd) is not None
-    cache = json.loads((state / config.CACHE_NAME).read_text())
+    cache = json.loads((state / store.CONFIG_CACHE).read_text())
     assert [e["project"] for e in cache["entries"]] == [str(api / ".claude" / "lookout.toml"), None]
     assert config.load_cached(str(state), str(api))["channels"]["d"]["enabled"] is False
     assert config.load_cached(str(state), str(web))["channels"]["d"]["enabled"] is True

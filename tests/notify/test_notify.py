@@ -14,40 +14,26 @@ from typing import Any
 
 import pytest
 
-from lookout import notify
+from lookout import notify, store
 from lookout.notify import spawn as dispatch
-from tests.conftest import write_config
+from lookout.shapes import Intent
+from tests.helpers import build_intent, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "kind": kind,
-        "session_id": "s1",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "demo",
-        "cwd": "/w/demo",
-        "reason": kind,
-        "tool_name": "Bash",
-        "summary": "make",
-        "message": "",
-        "duration_ms": None,
-        "episode": f"s1:{kind}:1",
-        "ts_ms": 0,
-        "tmux_pane": None,
-        "pid": None,
-    }
-    base.update(fields)
-    return base
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {"cwd": "/w/demo", "summary": "make", "episode": f"s1:{kind}:1", "reason": kind},
+        fields,
+    )
 
 
 @pytest.fixture
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     jobs: list[str] = []
-    monkeypatch.setattr(dispatch, "spawn", lambda path: jobs.append(path) or 1)
+    monkeypatch.setattr(dispatch, "spawn", lambda state_dir, path: jobs.append(path) or 1)
     return jobs
 
 
@@ -90,7 +76,7 @@ def test_cooldown_state_persists_between_hooks(state_dir: Path, spawned: list[st
     notify.handle([intent()], str(state_dir))
     notify.handle([intent(episode="s1:permission:2")], str(state_dir))
     assert len(spawned) == 1
-    state = json.loads((state_dir / notify.STATE_NAME).read_text())
+    state = json.loads((state_dir / store.NOTIFY_STATE).read_text())
     assert list(state["episodes"]) == ["s1:permission:1"]
 
 
@@ -111,7 +97,7 @@ def test_default_config_alerts_the_desktop(state_dir: Path, spawned: list[str]) 
 HOOK = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
-    from lookout import notify
+    from lookout import notify, store
     start = time.perf_counter()
     notify.handle({intents!r}, {state!r})
     elapsed = time.perf_counter() - start
@@ -170,7 +156,7 @@ def test_hot_path_imports_stay_light(state_dir: Path, tmp_path: Path) -> None:
 def test_failed_spawn_leaves_no_job_behind(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def fail(path: str) -> int:
+    def fail(state_dir: str, path: str) -> int:
         raise OSError("no processes left")
 
     monkeypatch.setattr(dispatch, "spawn", fail)

@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import config, rules
+from lookout.shapes import Intent
+from tests.helpers import build_intent
 
 T0 = 1_800_000_000_000
 NOON = 12 * 60
@@ -25,27 +28,17 @@ def cfg(*rule_list: dict[str, Any], channels: dict[str, Any] | None = None) -> d
     return config.validate(raw)
 
 
-def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "kind": kind,
-        "session_id": "s1",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "demo",
-        "cwd": "/home/dev/work/demo",
-        "reason": kind if kind in config.ATTENTION_KINDS else None,
-        "tool_name": "Bash",
-        "summary": "make",
-        "message": "",
-        "duration_ms": None,
-        "episode": f"s1:{kind}:1" if kind in config.ATTENTION_KINDS else None,
-        "ts_ms": T0,
-        "tmux_pane": None,
-        "pid": None,
-    }
-    base.update(fields)
-    return base
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {
+            "cwd": "/home/dev/work/demo",
+            "summary": "make",
+            "ts_ms": T0,
+            "episode": f"s1:{kind}:1" if kind in ATTENTION_KINDS else None,
+        },
+        fields,
+    )
 
 
 def decide(
@@ -210,3 +203,29 @@ def test_decide_is_pure() -> None:
     state: dict[str, Any] = {"cooldown": {}, "episodes": {}}
     decide(c, [intent()], state=state)
     assert state == {"cooldown": {}, "episodes": {}}
+
+
+def test_print_mode_dialogs_never_page_remote_channels() -> None:
+    everywhere = {
+        "when": ["permission", "done"],
+        "channels": ["desktop", "phone", "team"],
+        "escalate_after_s": 10,
+        "escalate_to": ["phone"],
+    }
+    printed = intent(print_mode=True)
+    # Default: a dialog nobody can answer goes nowhere (the event is still recorded).
+    assert decide(cfg(everywhere), [printed])[0] == []
+    # print_mode = true: the local channels may show it; still no phone, no webhook, no escalation.
+    out, _ = decide(cfg({**everywhere, "print_mode": True}), [printed])
+    assert [(d["channels"], d["escalate"]) for d in out] == [(["desktop"], [])]
+    # Everything else of a print-mode session follows the rules as usual.
+    out, _ = decide(cfg(everywhere), [intent("done", print_mode=True)])
+    assert channels_of(out) == [["desktop", "phone", "team"]]
+    # An interactive session's permission is unaffected.
+    out, _ = decide(cfg(everywhere), [intent()])
+    assert channels_of(out) == [["desktop", "phone", "team"]]
+
+
+def test_print_mode_is_a_bool() -> None:
+    with pytest.raises(config.ConfigError, match=r"rules\[0\]\.print_mode: expected a bool"):
+        cfg({"when": ["permission"], "channels": ["desktop"], "print_mode": "yes"})

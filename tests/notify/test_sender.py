@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -14,36 +15,28 @@ from typing import Any
 import pytest
 
 from lookout import notify, store
+from lookout.machine import ATTENTION_KINDS
 from lookout.notify import config, rules, sender
-from tests.conftest import calls, recorder, write_config
+from lookout.shapes import Intent
+from tests.helpers import build_intent, calls, recorder, write_config
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
 
 T0 = 1_800_000_000_000
 SECRET = "tk_verysecret42"
 
 
-def intent(kind: str = "permission", **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "kind": kind,
-        "session_id": "s1",
-        "agent": "claude",
-        "agent_id": None,
-        "agent_type": None,
-        "project": "demo",
-        "cwd": "/w/demo",
-        "reason": kind if kind in config.ATTENTION_KINDS else None,
-        "tool_name": "Bash",
-        "summary": "make deploy",
-        "message": "",
-        "duration_ms": None,
-        "episode": "s1:permission:1" if kind in config.ATTENTION_KINDS else None,
-        "ts": "2026-11-25T22:00:00.000Z",
-        "ts_ms": T0,
-        "tmux_pane": None,
-        "pid": None,
-    }
-    base.update(fields)
-    return base
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {
+            "cwd": "/w/demo",
+            "summary": "make deploy",
+            "ts_ms": T0,
+            "ts": "2026-11-25T22:00:00.000Z",
+            "episode": "s1:permission:1" if kind in ATTENTION_KINDS else None,
+        },
+        fields,
+    )
 
 
 def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
@@ -58,7 +51,7 @@ def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
 
 
 def deliveries(state_dir: Path) -> list[dict[str, Any]]:
-    path = state_dir / sender.DELIVERIES
+    path = state_dir / store.DELIVERIES
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
@@ -101,7 +94,7 @@ def test_a_hanging_channel_costs_the_others_nothing(state_dir: Path) -> None:
     by_channel = {d["channel"]: (d["result"], d["detail"]) for d in deliveries(state_dir)}
     assert by_channel["slow"] == ("failed", "timed out after 0.5s")
     assert by_channel["fast"] == ("sent", f"HTTP 200 {fast.url}/…")
-    assert SECRET not in (state_dir / sender.DELIVERIES).read_text()
+    assert SECRET not in (state_dir / store.DELIVERIES).read_text()
 
 
 def test_run_parallel_bounds_a_channel_that_ignores_its_timeout() -> None:
@@ -319,7 +312,7 @@ def test_main_logs_its_own_crash(state_dir: Path, monkeypatch: pytest.MonkeyPatc
         raise RuntimeError("bug")
 
     monkeypatch.setattr(sender, "serve", boom)
-    assert sender.main([str(state_dir / "outbox" / "x.json")]) == 0
+    assert sender.main([str(state_dir), str(state_dir / "outbox" / "x.json")]) == 0
     assert "notification sender: Traceback" in (state_dir / "errors.log").read_text()
 
 
@@ -389,6 +382,79 @@ def test_deliveries_log_is_rotated(state_dir: Path, monkeypatch: pytest.MonkeyPa
     assert (state_dir / "deliveries.jsonl").stat().st_size < 1000
 
 
+def test_recording_a_delivery_never_waits_for_the_hooks_lock(state_dir: Path) -> None:
+    # Senders append to deliveries.jsonl under their own lock: a hook holding events.lock (or a
+    # sender writing deliveries) never delays the other.
+    state_dir.mkdir()
+    intent = {"kind": "done", "session_id": "s1", "episode": None}
+    with store.Locked(str(state_dir)):
+        start = time.monotonic()
+        sender.record(str(state_dir), intent, "desktop", "sent", "ok")  # type: ignore[arg-type]
+        assert time.monotonic() - start < 1.0
+    line = json.loads((state_dir / store.DELIVERIES).read_text())
+    assert (line["channel"], line["result"]) == ("desktop", "sent")
+
+
+# -- verify before paging (issue 10) ------------------------------------------------------------
+
+
+def _escalating_config(prog: Path, after_s: float) -> None:
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        f'escalate_after_s = {after_s}\nescalate_to = ["pager"]\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("fixture", "kill"),
+    [("permission-esc.jsonl", False), ("permission-approved-running.jsonl", True)],
+    ids=["escaped-in-the-terminal", "process-killed"],
+)
+def test_escalation_verifies_before_paging_and_stops_waiting_at_once(
+    state_dir: Path, tmp_path: Path, fixture: str, kill: bool
+) -> None:
+    from tests.test_reconcile import SID, Session
+
+    prog, log = recorder(tmp_path)
+    s = Session(tmp_path, state_dir, fixture)
+    snap = s.snapshot
+    if kill:  # kill -9 of the client at the dialog: no hook ever says so
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        snap["pid"] = dead.pid
+        with store.Locked(str(state_dir)) as st:
+            st.write_session(snap)
+    _escalating_config(prog, 30)
+    episode = intent(session_id=SID, episode=snap["episode"])
+    job = make_job(state_dir, [episode])
+    sender.run_job(job, str(state_dir))  # the alert; the escalation waits in outbox/
+    started = time.monotonic()
+    sender.serve(str(state_dir), poll_s=0.02)
+    assert time.monotonic() - started < 5  # not 30 s: the first look ended the wait
+    assert calls(log) == [["demo · needs permission"]]  # the alert, never the escalation
+    last = deliveries(state_dir)[-1]
+    assert (last["channel"], last["result"]) == ("pager", "skipped")
+    outcome = "process_gone" if kill else "rejected"
+    assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == [outcome]
+
+
+def test_escalation_still_pages_while_the_dialog_is_open(state_dir: Path, tmp_path: Path) -> None:
+    from tests.test_reconcile import SID, Session
+
+    prog, log = recorder(tmp_path)
+    s = Session(tmp_path, state_dir, "permission-approved-running.jsonl")
+    _escalating_config(prog, 0.3)
+    job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
+    sender.run_job(job, str(state_dir))
+    sender.serve(str(state_dir), poll_s=0.02)  # pages once due
+    assert calls(log) == [
+        ["demo · needs permission"],
+        ["pager", "Still waiting: demo · needs permission"],
+    ]
+
+
 # -- one sender per state directory (M5) ------------------------------------------------------
 
 
@@ -410,7 +476,7 @@ def _senders(state_dir: Path) -> list[int]:
 
 
 def _hook(name: str, session: str) -> bytes:
-    from tests.conftest import PAYLOADS
+    from tests.helpers import PAYLOADS
 
     body = json.loads((PAYLOADS / f"{name}.json").read_text())
     return json.dumps({**body, "session_id": session}).encode()
@@ -420,7 +486,7 @@ def _run_hooks(payloads: list[bytes], parallel: int = 8) -> None:
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
 
     # Started like Claude Code starts it: SIGTERM ignored, which the sender must not inherit.
     argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
@@ -470,7 +536,7 @@ def test_a_flood_against_a_hanging_webhook_runs_one_sender(state_dir: Path) -> N
         _run_hooks([_hook("PermissionRequest-Bash", f"flood-{i}") for i in range(40)])
 
         def all_recorded() -> bool:
-            path = state_dir / sender.DELIVERIES
+            path = state_dir / store.DELIVERIES
             return path.exists() and len(path.read_text().splitlines()) >= 40
 
         assert _wait(all_recorded, 30)

@@ -14,7 +14,7 @@ import pytest
 
 from lookout import notify
 from lookout.notify import spawn as dispatch
-from tests.conftest import PAYLOADS, recorder, write_config
+from tests.helpers import PAYLOADS, recorder, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,10 +29,10 @@ def wait_for(path: Path, timeout_s: float = 10) -> str:
 
 
 def test_sender_argv_keeps_site_but_isolates() -> None:
-    argv = dispatch.sender_argv("/state/outbox/1.json")
+    argv = dispatch.sender_argv("/state", "/state/outbox/1.json")
     assert argv[:3] == [sys.executable, "-I", "-c"]
     assert "-S" not in argv  # the optional apprise lives in site-packages
-    assert argv[-2:] == [str(ROOT), "/state/outbox/1.json"]
+    assert argv[-3:] == [str(ROOT), "/state", "/state/outbox/1.json"]
     assert dispatch.runtime_root() == str(ROOT)
 
 
@@ -63,7 +63,7 @@ def test_spawned_sender_is_detached(state_dir: Path, tmp_path: Path) -> None:
     job = notify.write_job(str(state_dir), notify.build_job(deliveries, cfg, None, now_ms))
 
     start = time.monotonic()
-    pid = dispatch.spawn(job)
+    pid = dispatch.spawn(str(state_dir), job)
     assert time.monotonic() - start < 0.2  # started, not waited for
     try:
         wait_for(log)  # the first send happened; the sender now sleeps until the escalation

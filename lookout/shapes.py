@@ -1,0 +1,246 @@
+"""The shapes lookout's data takes on disk and between its parts, and the words they use.
+
+Imported only under TYPE_CHECKING (hooks never pay for `typing`): at run time these are plain
+dicts and strings. Files that hold a shape carry `"v"`; a reader that meets another version
+treats it as absent (a cache miss), never as a KeyError."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+# -- vocabulary ----------------------------------------------------------------------------------
+
+Status = Literal["working", "attention", "idle", "ended"]
+ChildStatus = Literal["working", "attention", "idle", "ended", "done"]
+# Why a session waits on the user; also the intent kinds that raise attention.
+Reason = Literal["permission", "question", "plan", "elicitation", "input", "error"]
+# What a notification intent is about: attention reasons, and the rest of a turn's life.
+Kind = Literal[
+    "permission",
+    "question",
+    "plan",
+    "elicitation",
+    "input",
+    "error",
+    "done",
+    "idle",
+    "resolved",
+    "subagent_done",
+    "session_start",
+    "session_end",
+    "message",
+]
+Agent = str  # "claude", "codex", ...: open, since adapters add agents
+ContentLevel = Literal["full", "summary", "none"]
+
+SNAPSHOT_VERSION = 1
+JOB_VERSION = 1
+
+# -- the state machine -----------------------------------------------------------------------------
+
+
+class Episode(TypedDict):
+    """One attention episode: opened by the first signal, closed by the answer."""
+
+    key: str
+    reason: str
+    tool_name: str | None
+    tool_key: str | None
+    tool_use_id: str | None
+    since_ms: int
+    summary: str
+
+
+class Actor(TypedDict):
+    """The main thread of a session, or one of its subagents."""
+
+    status: str
+    reason: str | None
+    detail: str | None
+    summary: str
+    episode: Episode | None
+    pending: dict[str, Any]
+    status_ms: int
+    agent_id: NotRequired[str]
+    agent_type: NotRequired[str | None]
+    started_ms: NotRequired[int]
+    ended_ms: NotRequired[int | None]
+    done_tools: NotRequired[list[str]]
+
+
+class BeforeCompact(TypedDict):
+    """What the main thread showed before /compact, restored by PostCompact."""
+
+    status: str
+    reason: str | None
+    detail: str | None
+    summary: str
+
+
+class Session(TypedDict):
+    """sessions/<id>.json: a session's snapshot, written by the store before its record."""
+
+    v: int
+    session_id: str
+    agent: str
+    project: str
+    cwd: str
+    pid: int | None
+    tmux_pane: str | None
+    model: str | None
+    status: str
+    reason: str | None
+    detail: str | None
+    summary: str
+    episode: str | None
+    main: Actor
+    agents: dict[str, Actor]
+    background: list[list[str]]
+    turn: dict[str, Any] | None
+    last_turn_ms: int | None
+    before_compact: BeforeCompact | None
+    recent: list[list[Any]]
+    seq: int
+    started_ms: int
+    updated_ms: int
+    status_ms: int
+    last_event: str | None
+    ended_reason: str | None
+    turn_edge_ms: NotRequired[int]
+    transcript: NotRequired[str | None]  # the client's transcript_path, for reconcile
+    entrypoint: NotRequired[str | None]  # CLAUDE_CODE_ENTRYPOINT: cli, sdk-cli (print mode)
+    since_ms: NotRequired[int | None]  # when the shown episode began
+
+
+class Record(TypedDict):
+    """One line of events.jsonl (`ts` is added by the runner)."""
+
+    seq: int
+    session_id: str
+    agent: str
+    event: str
+    status: str
+    reason: str | None
+    detail: str | None
+    agent_id: str | None
+    agent_type: str | None
+    agent_status: str | None
+    cwd: str | None
+    project: str | None
+    tool_name: str | None
+    notification_type: str | None
+    source: str | None
+    error: str | None
+    pid: int | None
+    tmux_pane: str | None
+    duplicate: bool
+    late: bool
+    duration_ms: int | None
+    summary: str
+    notify: list[str]
+    ts: NotRequired[str]
+    outcome: NotRequired[str | None]  # Reconciled: what proved the answer
+
+
+class Intent(TypedDict):
+    """What the state machine wants said (notify.handle decides whether, where and how)."""
+
+    kind: str
+    session_id: str
+    agent: str
+    agent_id: str | None
+    agent_type: str | None
+    project: str
+    cwd: str
+    reason: str | None
+    tool_name: str | None
+    summary: str
+    message: str
+    question: str | None
+    duration_ms: int | None
+    episode: str | None
+    ts_ms: int
+    tmux_pane: str | None
+    pid: int | None
+    seq: NotRequired[int]
+    ts: NotRequired[str]
+    print_mode: NotRequired[bool]  # raised in `claude -p`: nobody can answer it
+    outcome: NotRequired[str | None]  # on resolved: how it ended (None: a hook ended it)
+
+
+# -- notifications ---------------------------------------------------------------------------------
+
+# One validated [channels.<name>] table: its keys depend on its type (config._TYPE_KEYS), so it
+# stays a mapping; config.validate is the boundary that checks every key and value.
+Channel = dict[str, Any]
+
+
+class Rule(TypedDict):
+    """One validated [[rules]] table, every optional key filled with its default."""
+
+    when: list[str]
+    channels: list[str]
+    projects: list[str] | None
+    agents: list[str] | None
+    min_duration_s: float | None
+    include_subagents: bool
+    cooldown_s: float
+    quiet_hours: list[int] | None
+    quiet_kinds: list[str]
+    escalate_after_s: float | None
+    escalate_to: list[str]
+    print_mode: bool
+
+
+class Config(TypedDict):
+    """The validated notification config (config.load); config.public drops secret keys."""
+
+    channels: dict[str, Channel]
+    rules: list[Rule]
+    templates: dict[str, dict[str, Any]]
+
+
+class Escalation(TypedDict):
+    after_s: float
+    channels: list[str]
+
+
+class Delivery(TypedDict):
+    """One intent routed by rules.decide: where it goes now, what it updates, what follows."""
+
+    intent: Intent
+    channels: list[str]
+    updates: list[str]
+    escalate: list[Escalation]
+    texts: NotRequired[dict[str, list[str]]]
+
+
+class Job(TypedDict):
+    """outbox/<ms>-<pid>.json: what one detached sender sends (no secrets: it re-reads them)."""
+
+    v: int
+    created_ms: int
+    cwd: str | None
+    deliveries: list[Delivery]
+
+
+class ScheduledEscalation(TypedDict):
+    """outbox/esc-<due_ms>-<pid>-<n>.json: one escalation the sender sends when due, if
+    sender.escalation_due() still says so."""
+
+    v: int
+    cwd: str | None
+    delivery: Delivery
+    escalation: Escalation
+
+
+class DeliveryLine(TypedDict):
+    """One line of deliveries.jsonl."""
+
+    ts: str
+    session_id: str
+    kind: str
+    episode: str | None
+    channel: str
+    result: str  # sent | failed | skipped | ...
+    detail: str
