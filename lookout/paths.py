@@ -26,6 +26,11 @@ def state_dir() -> str:
     override = os.environ.get("LOOKOUT_STATE_DIR")
     if override and os.path.isabs(override):
         return override
+    return default_state_dir()
+
+
+def default_state_dir() -> str:
+    """The state directory without LOOKOUT_STATE_DIR (where a refused override is reported)."""
     return os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "lookout")
 
 

@@ -63,6 +63,12 @@ def _fail_open(label: str, work: Callable[[str], None]) -> int:
         work(state_dir)
     except KeyboardInterrupt:
         raise
+    except store.UnsafeStateError as exc:
+        # Nothing may be written there, errors.log included: say why where the user's own
+        # state would be (doctor reads it too).
+        fallback = paths.default_state_dir()
+        if fallback != state_dir:
+            store.log_error(fallback, f"{label}: refused state directory: {exc}")
     except BaseException:
         import traceback
 
@@ -141,6 +147,6 @@ def _parse(raw: bytes) -> dict[str, object] | None:
         return None
     try:
         value = _jsonfast.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: not a payload
         return None
     return value if isinstance(value, dict) else None

@@ -225,6 +225,16 @@ class Job(TypedDict):
     deliveries: list[Delivery]
 
 
+class ScheduledEscalation(TypedDict):
+    """outbox/esc-<due_ms>-<pid>-<n>.json: one escalation the sender sends when due, if
+    sender.escalation_due() still says so."""
+
+    v: int
+    cwd: str | None
+    delivery: Delivery
+    escalation: Escalation
+
+
 class DeliveryLine(TypedDict):
     """One line of deliveries.jsonl."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat  # already loaded by `os`: free
 import time
 
 from lookout import _jsonfast
@@ -29,17 +30,21 @@ ERRORS = "errors.log"  # + .1: lookout's own failures (append-only, no lock: one
 NOTIFY_STATE = "notify-state.json"  # rules' episodes and cooldown marks
 NOTIFY_REFS = "notify-refs.json"  # the ids of sent alerts, to update them in place
 NOTIFY_LOCK = "notify.lock"  # notify-state.json, notify-refs.json
-OUTBOX = "outbox"  # outbox/<ms>-<pid>.json: jobs for the detached sender
+OUTBOX = "outbox"  # outbox/<ms>-<pid>.json: jobs; outbox/esc-<due_ms>-...json: escalations
+SENDER_LOCK = "sender.lock"  # held by the one sender of a state directory while it runs
 DELIVERIES = "deliveries.jsonl"  # + .1 ..: one line per channel per message
 DELIVERIES_LOCK = "deliveries.lock"  # deliveries.jsonl: the senders' own, never the hooks'
 CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for hooks
+TRUST = "trust.json"  # `lookout trust`: project file path -> sha256 of its exact bytes
+MAINTAINED = "maintained.json"  # when the sender last swept the state directory
 
 # Retention: how long bookkeeping entries live before they are forgotten.
 DAY_MS = 24 * 3600 * 1000
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
-# A hook ignores SIGTERM (see settings.TERM_GUARD), so it must never wait on a lock forever:
+ERROR_ENTRY_CHARS = 8192
+# A hook ignores SIGTERM (see install.claude.guarded), so it must never wait on a lock forever:
 # a holder that hangs costs one record (logged), not a stuck process.
 LOCK_WAIT_S = 5.0
 
@@ -47,10 +52,17 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+class UnsafeStateError(PermissionError):
+    """A state directory or file someone else controls: lookout will not write there."""
+
+
 def ensure_dir(path: str) -> None:
-    """Create `path` (and its parents) private to the user; tighten it if it already exists."""
+    """Create `path` (and its missing parents) private to the user, or check that it is one: a
+    directory owned by the user, reached through no symlink someone else owns (a shared /tmp
+    must not let another user choose where a root hook appends prompts, or which directory it
+    chmods). Tightens its mode. Raises UnsafeStateError."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         # Every missing component gets 0700 (as XDG asks for ~/.local/state), not just the last.
         parent = os.path.dirname(path.rstrip("/"))
@@ -60,10 +72,34 @@ def ensure_dir(path: str) -> None:
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
-        return
+        st = os.lstat(path)
+    st = _checked(path, st)
     if st.st_mode & 0o077:
-        os.chmod(path, 0o700)
+        os.chmod(path, 0o700)  # ours (checked above); also undoes mkdir's umask filtering
+
+
+def unsafe_reason(path: str) -> str | None:
+    """Why ensure_dir would refuse an existing `path` (None: it would not, or it is missing)."""
+    try:
+        _checked(path, os.lstat(path))
+    except UnsafeStateError as exc:
+        return str(exc)
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def _checked(path: str, st: os.stat_result) -> os.stat_result:
+    uid = os.geteuid()
+    if stat.S_ISLNK(st.st_mode):
+        if st.st_uid not in (uid, 0):
+            raise UnsafeStateError(f"{path} is a symlink owned by uid {st.st_uid}")
+        st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeStateError(f"{path} is not a directory")
+    if st.st_uid != uid:
+        raise UnsafeStateError(f"{path} is owned by uid {st.st_uid}, not by uid {uid}")
+    return st
 
 
 def rfc3339(ts_ms: int) -> str:
@@ -81,7 +117,12 @@ def _safe_name(session_id: str) -> str:
     safe = "".join(
         c if c.isascii() and (c.isalnum() or c in "-_") else _escape(c) for c in session_id
     )
-    return safe[:200] or "%"
+    if len(safe) > 200:  # cut, plus a digest of the whole id: two long ids never share a file
+        import hashlib
+
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return f"{safe[:167]}~{digest}"
+    return safe or "%"
 
 
 def _escape(c: str) -> str:
@@ -109,7 +150,24 @@ def _flock(fd: int, wait_s: float, name: str) -> None:
 
 
 def _open_private(path: str, flags: int) -> int:
-    return os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
+    fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
+    owner = os.fstat(fd).st_uid
+    if owner != os.geteuid():
+        os.close(fd)
+        raise UnsafeStateError(f"{path} is owned by uid {owner}")
+    return fd
+
+
+def try_lock(path: str) -> int | None:
+    """An exclusive flock on `path`, taken without waiting: the descriptor that holds it (close
+    it to release), or None when another process holds it."""
+    fd = _open_private(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def rotate_bytes() -> int:
@@ -202,10 +260,15 @@ def write_json_atomic(path: str, value: object) -> None:
     """Replace `path` atomically with `value` as JSON, 0600. Readers see the old or the new file."""
     directory = os.path.dirname(path)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    data = _jsonfast.dumps(value).encode("ascii")
     fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         try:
-            os.write(fd, _jsonfast.dumps(value).encode("ascii"))
+            # A full disk gives a short write, then an error: the whole file or none of it, so
+            # a truncated snapshot never replaces a good one (and seq never restarts).
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -232,7 +295,11 @@ def log_error(state_dir: str, text: str) -> None:
         except OSError:
             pass
         stamp = rfc3339(int(time.time() * 1000))
-        entry = f"{stamp} pid={os.getpid()} {text.rstrip()}\n".encode("utf-8", "replace")
+        text = text.rstrip()
+        if len(text) > ERROR_ENTRY_CHARS:  # a RecursionError traceback is ~190 KB: keep both ends
+            half = ERROR_ENTRY_CHARS // 2
+            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+        entry = f"{stamp} pid={os.getpid()} {text}\n".encode("utf-8", "replace")
         fd = _open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, entry)

@@ -25,8 +25,9 @@ HOOKS_JSON = ROOT / "hooks" / "hooks.json"
 def render_plugin_hooks() -> str:
     """The plugin's hooks/hooks.json: the same entries, run with the python3 on PATH."""
     wanted = settings.wanted_handlers(
-        lambda script: (
-            settings.TERM_GUARD + f'python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"'
+        lambda script: settings.guarded(
+            f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"',
+            f'python3 -I -S "${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"',
         )
     )
     hooks: dict[str, list[dict[str, Any]]] = {}
@@ -54,8 +55,9 @@ def test_hooks_json_validates_and_every_script_exists() -> None:
     for event, script, is_async in hookspec.EVENTS:
         (group,) = doc["hooks"][event]
         (handler,) = group["hooks"]
+        path = f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}"'
         assert handler["command"] == (
-            f"trap '' TERM; exec python3 -I -S \"${{CLAUDE_PLUGIN_ROOT}}/hooks/{script}\""
+            f"trap '' TERM; [ -f {path} ] || exit 0; exec python3 -I -S {path}"
         )
         assert handler["timeout"] == hookspec.TIMEOUT_S
         assert handler.get("async", False) is is_async
@@ -118,7 +120,7 @@ def test_claude_plugin_validate_strict_passes(tmp_path: Path, target: str) -> No
     done = validate(client(), ROOT / target, tmp_path / "home")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout
-    assert "hooks: Stop command \"trap '' TERM; exec python3 -I -S" in done.stdout
+    assert "hooks: Stop command \"trap '' TERM; [ -f " in done.stdout
 
 
 def test_claude_plugin_validate_catches_a_broken_hooks_json(tmp_path: Path) -> None:

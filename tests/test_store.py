@@ -494,3 +494,166 @@ def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
         os.close(holder)
     with store.Locked(str(state_dir)):  # free again
         pass
+
+
+def test_a_full_disk_never_truncates_a_snapshot_and_seq_never_restarts(state_dir: Path) -> None:
+    # RLIMIT_FSIZE gives exactly what a full disk gives: a short write, then an error (M2).
+    import resource
+
+    def hook(body: dict[str, object], limit: int | None = None) -> None:
+        def limited() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "event.py")],
+            input=json.dumps(body).encode(),
+            capture_output=True,
+            preexec_fn=limited,
+            timeout=30,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+    def tool(i: int) -> dict[str, object]:
+        return {
+            "session_id": "big",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"echo {i} " + "x" * 200},
+            "tool_use_id": f"t{i}",
+            "cwd": "/w",
+        }
+
+    for i in range(3):
+        hook(tool(i))
+    snapshot = state_dir / "sessions" / "big.json"
+    before = snapshot.read_bytes()
+    hook(tool(3), limit=len(before) // 2)  # the new snapshot cannot be written whole
+    assert snapshot.read_bytes() == before  # the good one stays
+    assert not [p for p in snapshot.parent.iterdir() if p.name.endswith(".tmp")]
+    hook(tool(4))  # space is back
+    seqs = [
+        json.loads(line)["seq"] for line in (state_dir / "events.jsonl").read_text().splitlines()
+    ]
+    assert seqs == sorted(set(seqs)), seqs  # never a repeated seq
+    assert json.loads(snapshot.read_text())["seq"] == seqs[-1] == 4
+
+
+# -- a state directory someone else controls (M6) ---------------------------------------------
+
+ATTACKER, VICTIM = 2002, 2001
+cross_user = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to act as two other users (setuid in the child)"
+)
+
+
+def _prompt_hook(
+    state: Path, home: Path, uid: int | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = {"HOME": str(home), "LOOKOUT_STATE_DIR": str(state), "PATH": "/usr/bin:/bin"}
+    body = {"session_id": "victim", "hook_event_name": "UserPromptSubmit", "prompt": "secret"}
+    python = sys.executable if uid is None else _system_python()
+    return subprocess.run(
+        [python, "-I", "-S", str(ROOT / "hooks" / "user_prompt_submit.py")],
+        input=json.dumps(body).encode(),
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=False,
+        **({"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}),
+    )
+
+
+def _system_python() -> str:
+    # Another uid cannot reach an interpreter under /root (pyenv): use the system's.
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    pytest.skip("no system python3 another user can run")
+
+
+@pytest.fixture
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A world-writable sticky directory that both users can reach (like /tmp)."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="lookout-m6-"))
+    root.chmod(0o1777)
+    yield root  # type: ignore[misc]
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@cross_user
+def test_a_symlink_planted_by_another_user_is_refused_and_logged(shared: Path) -> None:
+    victim_home = shared / "victim"
+    victim_home.mkdir()
+    precious = victim_home / "www"
+    precious.mkdir(mode=0o755)
+    precious.chmod(0o755)
+    for p in (victim_home, precious):
+        os.chown(p, VICTIM, VICTIM)
+    link = shared / "lookout-state"
+    os.symlink(precious, link)
+    os.lchown(link, ATTACKER, ATTACKER)
+    done = _prompt_hook(link, victim_home, VICTIM)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert _mode(precious) == 0o755 and os.listdir(precious) == []  # untouched
+    log = victim_home / ".local" / "state" / "lookout" / "errors.log"
+    assert f"refused state directory: {link} is a symlink owned by uid {ATTACKER}" in (
+        log.read_text()
+    )
+
+
+@cross_user
+def test_root_never_writes_into_a_state_dir_another_user_prepared(shared: Path) -> None:
+    trap = shared / "lookout-state"
+    trap.mkdir()
+    sysdir = shared / "sysdir"
+    sysdir.mkdir(mode=0o755)
+    sysdir.chmod(0o755)
+    (trap / "events.jsonl").write_text("")
+    (trap / "events.jsonl").chmod(0o666)
+    os.symlink(sysdir, trap / "sessions")
+    for p in (trap, trap / "events.jsonl"):
+        os.chown(p, ATTACKER, ATTACKER)
+    os.lchown(trap / "sessions", ATTACKER, ATTACKER)
+    trap.chmod(0o777)
+    home = shared / "roothome"
+    home.mkdir()
+    done = _prompt_hook(trap, home)  # as root
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert (trap / "events.jsonl").read_text() == ""  # the attacker reads nothing
+    assert _mode(sysdir) == 0o755 and os.listdir(sysdir) == []
+    assert "is owned by uid 2002" in (home / ".local/state/lookout/errors.log").read_text()
+
+
+def test_a_state_dir_behind_the_users_own_symlink_works(tmp_path: Path) -> None:
+    real = tmp_path / "real-state"
+    real.mkdir()
+    link = tmp_path / "state-link"
+    os.symlink(real, link)
+    done = _prompt_hook(link, tmp_path / "home")
+    assert done.returncode == 0
+    assert (real / "events.jsonl").exists()
+
+
+def test_status_and_doctor_refuse_a_state_dir_that_is_not_a_directory(tmp_path: Path) -> None:
+    assert store.unsafe_reason(str(tmp_path / "missing")) is None
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    assert store.unsafe_reason(str(plain)) == f"{plain} is not a directory"
+    with pytest.raises(store.UnsafeStateError):
+        store.ensure_dir(str(plain))
+
+
+def test_long_session_ids_that_share_a_prefix_keep_their_own_snapshots(state_dir: Path) -> None:
+    one, two = "A" * 200 + "-one", "A" * 200 + "-two"  # L6
+    assert store.session_file(str(state_dir), one) != store.session_file(str(state_dir), two)
+    assert len(os.path.basename(store.session_file(str(state_dir), one))) <= 205
+    with store.Locked(str(state_dir)) as st:
+        st.write_session({"session_id": one, "cwd": "/w/one"})
+        st.write_session({"session_id": two, "cwd": "/w/two"})
+    assert store.read_session(str(state_dir), one) == {"session_id": one, "cwd": "/w/one"}
+    assert store.read_session(str(state_dir), two) == {"session_id": two, "cwd": "/w/two"}

@@ -8,6 +8,7 @@ import sys
 import time
 
 from lookout import paths, store
+from lookout.commands.view import visible
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
 from lookout.notify import config, sender, templates
@@ -20,10 +21,10 @@ if TYPE_CHECKING:
 def check_config(project: str) -> int:
     gpath = paths.config_path()
     try:
-        cfg = config.load(project)
+        cfg, pf = config.resolve(project)
     except config.ConfigError as exc:
         for line in exc.errors:
-            print(f"error: {line}", file=sys.stderr)
+            print(f"error: {visible(line)}", file=sys.stderr)
         return 1
     if os.path.exists(gpath):
         print(
@@ -35,12 +36,26 @@ def check_config(project: str) -> int:
             f"{config.display(gpath)}: not found, using the built-in default "
             f"(desktop alerts for attention, and for turns of 30 s or more)"
         )
-    ppath = config.project_path(project)
-    if ppath is not None:
-        print(f"{config.display(ppath)}: ok (overrides the global config key by key)")
+    if pf is not None:
+        print(project_file_line(pf))
     for warning in config.warnings(cfg):
-        print(f"warning: {warning}")
+        print(f"warning: {visible(warning)}")
     return 0
+
+
+def project_file_line(pf: config.ProjectFile) -> str:
+    """What check-config (and status) say about the project file a session uses."""
+    where = visible(config.display(pf.path))
+    if pf.ignored is None:
+        how = "trusted: it may add to your config" if pf.trusted else "it narrows your config"
+        return f"{where}: ok ({how})"
+    hint = (
+        f"lookout trust {visible(config.display(os.path.dirname(os.path.dirname(pf.path))))}"
+        " shows what it adds and asks"
+        if pf.adds
+        else "a project file must be yours and writable only by you"
+    )
+    return f"warning: {where}: ignored: {visible(pf.ignored)}\nhint: {hint}"
 
 
 def test_intent(project: str) -> Intent:
@@ -59,7 +74,9 @@ def test_intent(project: str) -> Intent:
 
 
 def test_channels(project: str, names: list[str]) -> int:
-    cfg = config.load(project)
+    cfg, pf = config.resolve(project)
+    if pf is not None and pf.ignored is not None:
+        print(project_file_line(pf), file=sys.stderr)
     available = cfg["channels"]
     unknown = [n for n in names if n not in available]
     if unknown:
@@ -106,7 +123,7 @@ def test_channels(project: str, names: list[str]) -> int:
     for (name, _ch, _msg), (result, detail, _ref) in zip(
         tasks, sender.run_parallel(tasks), strict=True
     ):
-        print(f"{name}: {result} ({detail})")
+        print(f"{name}: {result} ({visible(detail)})")
         failed += result != "sent"
         try:
             sender.record(state_dir, intent, name, result, f"lookout test: {detail}")

@@ -93,10 +93,20 @@ def import_probe(python: str, runtime: str) -> str | None:
     return lines[-1] if lines else f"exit {done.returncode}"
 
 
-def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) -> None:
+def check_commands(
+    report: Report,
+    name: str,
+    handlers: list[dict[str, Any]],
+    runnable: set[tuple[str, str]] | None = None,
+) -> None:
+    """Check that each command can run. The import probe runs an interpreter with a runtime on
+    its path, so it runs only for the (interpreter, runtime) pairs in `runnable`: the ones the
+    user chose (their installed runtime, their own settings). None: these handlers are the
+    user's own; everything is probed. A repository's settings are inspected, never executed."""
     probed: dict[tuple[str, str], str | None] = {}
     broken: list[str] = []
     from_path: set[str] = set()
+    not_run = 0
     for handler in handlers:
         python = _interpreter(handler)
         script = _our_script(handler)
@@ -113,7 +123,10 @@ def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) ->
             broken.append(f"script {paths.tilde(script)} is missing")
             continue
         runtime = str(Path(script).parent.parent)
-        key = (resolved, runtime)
+        key = (os.path.realpath(resolved), os.path.realpath(runtime))
+        if runnable is not None and key not in runnable:
+            not_run += 1
+            continue
         if key not in probed:
             probed[key] = import_probe(resolved, runtime)
         if probed[key] is not None:
@@ -126,8 +139,18 @@ def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) ->
             f"{len(broken)} hook commands cannot run: {shown}",
             "run python3 install.py again from a lookout checkout",
         )
+    elif not_run:
+        report.add(
+            name,
+            OK,
+            f"all {len(handlers)} hook commands resolve; {not_run} of them use an interpreter or"
+            " runtime the repository chose: found, not run (doctor never runs what a repository"
+            " chose)",
+        )
     else:
         report.add(name, OK, f"all {len(handlers)} hook commands resolve and import the runner")
+    if runnable is None:
+        _user_chosen.update(probed)
     if from_path:
         report.add(
             name,
@@ -135,6 +158,11 @@ def check_commands(report: Report, name: str, handlers: list[dict[str, Any]]) ->
             f"commands run {', '.join(sorted(from_path))} from PATH (slower, may change)",
             "re-run install.py: it pins an absolute interpreter",
         )
+
+
+# (interpreter, runtime) pairs from the user's own settings, filled by the user scope (which
+# diagnose checks first): a project's commands are probed only when they run exactly these.
+_user_chosen: set[tuple[str, str]] = set()
 
 
 def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
@@ -190,8 +218,15 @@ def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
         )
     if data.get("disableAllHooks") is True:
         report.add(name, WARN, f"{where} sets disableAllHooks: true: no hook runs")
-    check_commands(report, name, [handler for _, handler in ours])
+    runnable = None if scope == "user" else _runnable()
+    check_commands(report, name, [handler for _, handler in ours], runnable)
     return len(ours), plugin
+
+
+def _runnable() -> set[tuple[str, str]]:
+    home = paths.runtime_home()
+    own = (os.path.realpath(paths.venv_python(home)), os.path.realpath(home))
+    return {*_user_chosen, own}
 
 
 def check_codex(report: Report) -> int:
@@ -316,7 +351,7 @@ def check_config(report: Report, project: str) -> Config | None:
     from lookout.notify import config
 
     try:
-        loaded = config.load(cwd=project)
+        loaded, pf = config.resolve(cwd=project)
     except LookoutError as exc:
         report.add("config", FAIL, f"invalid: {exc}", exc.hint)
         return None
@@ -324,6 +359,16 @@ def check_config(report: Report, project: str) -> Config | None:
     channels = loaded.get("channels", {})
     rules = loaded.get("rules", [])
     report.add("config", OK, f"{source}: {_n(len(channels), 'channel')}, {_n(len(rules), 'rule')}")
+    if pf is not None and pf.ignored is not None:
+        directory = paths.tilde(os.path.dirname(os.path.dirname(pf.path)))
+        report.add(
+            "config",
+            WARN,
+            f"{paths.tilde(pf.path)}: ignored: {pf.ignored}",
+            f"lookout trust {directory} shows what it adds and asks"
+            if pf.adds
+            else "a project file must be yours and writable only by you",
+        )
     return loaded
 
 
@@ -340,6 +385,15 @@ def check_state(report: Report) -> None:
             report.add("state", INFO, f"{where} does not exist yet (the first hook creates it)")
         else:
             report.add("state", FAIL, f"{where} cannot be created: {parent} is not writable")
+        return
+    unsafe = store.unsafe_reason(str(state))
+    if unsafe is not None:
+        report.add(
+            "state",
+            FAIL,
+            f"refused: {unsafe}: hooks record nothing there",
+            "point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+        )
         return
     if not state.is_dir():
         report.add("state", FAIL, f"{where} is not a directory")
@@ -525,6 +579,7 @@ def check_channels(report: Report, loaded: Config | None) -> None:
 
 def diagnose(project: str) -> Report:
     report = Report()
+    _user_chosen.clear()
     home = paths.runtime_home()
     if (home / "hooks").is_dir():
         report.add("runtime", OK, f"{paths.tilde(home)}")
@@ -568,9 +623,11 @@ def diagnose(project: str) -> Report:
 def render(report: Report) -> str:
     lines = []
     for c in report.checks:
-        lines.append(f"{_LABEL[c.status]}  {c.check}: {c.message}")
+        # Messages quote settings, paths and errors.log lines: never raw control characters.
+        message = view.visible(c.message, keep_newlines=True).replace("\n", "\n      ")
+        lines.append(f"{_LABEL[c.status]}  {c.check}: {message}")
         if c.hint and c.status in (WARN, FAIL):
-            lines.append(f"      hint: {c.hint}")
+            lines.append(f"      hint: {view.visible(c.hint)}")
     n = report.problems
     lines.append("no problems found" if not n else f"{n} problem{'s' if n != 1 else ''} found")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ when they run, so `lookout status` never loads the installer or the notification
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -278,6 +279,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate")
     serve.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")
+
+    trust = sub.add_parser(
+        "trust",
+        help="let a project's .claude/lookout.toml add channels (shows what it adds, asks)",
+        description="A project's .claude/lookout.toml may only narrow or quiet your config"
+        " until you trust it: this shows exactly what the file adds beyond that, asks, and"
+        " records the file's path and the hash of its bytes in your state directory. A changed"
+        " file is untrusted again.",
+    )
+    trust.add_argument(
+        "dir", nargs="?", metavar="DIR", help="the project directory (default: the current one)"
+    )
+    trust.add_argument("--yes", action="store_true", help="trust without asking (for scripts)")
+    what = trust.add_mutually_exclusive_group()
+    what.add_argument("--list", action="store_true", help="list the trusted files")
+    what.add_argument("--remove", action="store_true", help="stop trusting DIR's file")
 
     uninstall = sub.add_parser(
         "uninstall",
@@ -550,8 +567,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return doctor(project=args.project, as_json=args.json)
     if command in ("test", "check-config"):
-        import os
-
         from lookout.commands import channels
 
         project = os.path.abspath(args.project or os.getcwd())
@@ -629,6 +644,15 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             include_subagents=args.include_subagents,
             dry_run=args.dry_run,
         )
+    if command == "trust":
+        from lookout.commands import trust
+
+        if args.list:
+            return trust.list_trusted()
+        directory = os.path.abspath(args.dir or os.getcwd())
+        if args.remove:
+            return trust.untrust(directory)
+        return trust.trust(directory, yes=args.yes)
     if command == "uninstall":
         from lookout import install
 
@@ -641,9 +665,11 @@ def guarded(command: Callable[[], int]) -> int:
     try:
         return command()
     except LookoutError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from lookout.commands.view import visible  # messages quote paths and values
+
+        print(f"error: {visible(exc, keep_newlines=True)}", file=sys.stderr)
         if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+            print(f"hint: {visible(exc.hint, keep_newlines=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -654,7 +680,9 @@ def guarded(command: Callable[[], int]) -> int:
     except Exception as exc:
         state_dir = paths.state_dir()
         store.log_error(state_dir, f"lookout {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
-        print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
+        from lookout.commands.view import visible
+
+        print(f"error: unexpected {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
         print(
             f"hint: the details are in {paths.tilde(paths.state_dir())}/{store.ERRORS};"
             " please report it",

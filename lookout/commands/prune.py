@@ -14,23 +14,27 @@ def prune(*, older_than_s: int, dry_run: bool) -> int:
     state_dir = paths.state_dir()
     now = int(time.time() * 1000)
     cutoff = now - older_than_s * 1000
-    removed = kept = 0
     if not os.path.isdir(state_dir):
         print("nothing to prune (no state yet)")
         return 0
+    gone: list[dict[str, object]] = []
+    kept = 0
+    # Every hook waits on this lock: hold it for the removals only, never across output (a
+    # pager or Ctrl-Z would stall every session's hooks and drop their events).
     with store.Locked(state_dir):
         for s in view.load_sessions(state_dir, now):
             if s["status"] == "ended" and s["updated_ms"] <= cutoff:
-                label = f"{s['project'] or '?'} {s['session_id']}"
-                if dry_run:
-                    print(f"would forget {label} ({s['reason'] or 'ended'})")
-                else:
+                if not dry_run:
                     store.remove_session(state_dir, s["session_id"])
-                removed += 1
+                gone.append(s)
             elif s["status"] == "ended":
                 kept += 1
+    if dry_run:
+        for s in gone:
+            label = view.visible(f"{s['project'] or '?'} {s['session_id']}")
+            print(f"would forget {label} ({view.visible(str(s['reason'] or 'ended'))})")
     verb = "would forget" if dry_run else "forgot"
-    text = f"{verb} {removed} ended session{'' if removed == 1 else 's'}"
+    text = f"{verb} {len(gone)} ended session{'' if len(gone) == 1 else 's'}"
     if kept:
         text += (
             f"; kept {kept} that ended within {_span(older_than_s)}"

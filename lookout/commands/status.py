@@ -10,9 +10,10 @@ import sys
 import time
 from typing import Any
 
-from lookout import paths
+from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
+from lookout.notify import config
 
 
 def status(
@@ -28,6 +29,12 @@ def status(
     """fmt: "table", "json", "line" or "watch". With `attention`, only the sessions that need
     you, and the exit code says whether there is one (0) or not (1), like grep."""
     state_dir = paths.state_dir()
+    unsafe = store.unsafe_reason(state_dir)
+    if unsafe is not None:  # its snapshots could say anything: show none of them
+        raise LookoutError(
+            f"refusing the state directory: {unsafe}",
+            hint="point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+        )
     pick = Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(state_dir, pick, interval, stale_after_s)
@@ -39,11 +46,16 @@ def status(
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     errors = config_errors(shown)
     config_error = errors[0][1] if errors else None
+    ignored = _ignored_project_files(shown)
     if fmt == "json":
         from lookout import jump
 
         jump.tmux_json(shown, state_dir)  # where each one is now, so other tools can jump too
-        body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
+        body = {
+            "sessions": [view.public(s) for s in shown],
+            "config_error": config_error,
+            "ignored_project_files": [{"path": p.path, "reason": p.ignored} for p in ignored],
+        }
         print(json.dumps(body, indent=2))
         return rc
     if fmt == "line":
@@ -57,10 +69,25 @@ def status(
         print(f"warning: notifications are off{where}: {error}", file=sys.stderr)
     if errors:
         print("hint: run `lookout check-config`", file=sys.stderr)
+    if ignored:
+        from lookout.commands.channels import project_file_line
+
+        for pf in ignored:
+            print(project_file_line(pf), file=sys.stderr)
     note = hooks_note()
     if note:
         print(note, file=sys.stderr)
     return rc
+
+
+def _ignored_project_files(shown: list[dict[str, Any]]) -> list[config.ProjectFile]:
+    """The project files that the shown sessions' hooks ignore (untrusted, or not yours)."""
+    out: dict[str, config.ProjectFile] = {}
+    for cwd in sorted({s["cwd"] for s in shown if isinstance(s.get("cwd"), str)}):
+        pf = config.project_file(cwd)
+        if pf is not None and pf.ignored is not None:
+            out.setdefault(pf.path, pf)
+    return list(out.values())
 
 
 def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[dict[str, Any]]:

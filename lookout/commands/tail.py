@@ -78,7 +78,7 @@ def _format_delivery(r: dict[str, Any]) -> str:
     parts += [str(r.get("channel", "")), str(r.get("result", ""))]
     if r.get("detail"):
         parts.append(f"({r['detail']})")
-    return " ".join(parts)
+    return view.visible(" ".join(parts))
 
 
 def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[str, Any]]]:

@@ -146,6 +146,27 @@ def public(session: dict[str, Any]) -> dict[str, Any]:
 
 # -- rendering ---------------------------------------------------------------------------------
 
+# Text from payloads, paths and servers must never reach a terminal as control characters (an OSC
+# 52 sequence in a prompt would set the clipboard): C0, DEL, C1 and the bidi overrides that
+# reorder what is shown become visible escapes. `--json` output is exact and never goes through it.
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (
+        *range(0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+}
+_ESCAPES_KEEP_NEWLINES = {k: v for k, v in _ESCAPES.items() if k != 0x0A}
+
+
+def visible(text: object, keep_newlines: bool = False) -> str:
+    """`text` safe to print to a terminal: every control character shown as `\\x1b`-style text."""
+    return str(text).translate(_ESCAPES_KEEP_NEWLINES if keep_newlines else _ESCAPES)
+
+
 _COLOURS = {
     "attention": "\033[1;31m",
     "working": "\033[33m",
@@ -179,19 +200,19 @@ def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int 
     # (project, id, status text, status, detail, age, summary, stale)
     rows: list[tuple[str, str, str, str, str, str, str, bool]] = []
     for s in sessions:
-        label = s["project"] or "?"
+        label = visible(s["project"] or "?")
         if s["agent"] != "claude":
-            label = f"{label} ({s['agent']})"
+            label = f"{label} ({visible(s['agent'])})"
         since = s.get("waiting_ms") or s["updated_ms"]
         rows.append(
             (
                 label,
                 s["session_id"][:SHORT_ID],
-                _status_text(s["status"], s["reason"]),
+                visible(_status_text(s["status"], s["reason"])),
                 s["status"],
-                s["detail"] or "",
+                visible(s["detail"] or ""),
                 age(now_ms - since),
-                s["summary"],
+                visible(s["summary"]),
                 s["stale"],
             )
         )
@@ -200,11 +221,11 @@ def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int 
                 continue  # a finished agent is history: its parent's line says enough
             rows.append(
                 (
-                    f"  └ {child['agent_type'] or 'subagent'}",
+                    f"  └ {visible(child['agent_type'] or 'subagent')}",
                     "",
-                    _status_text(child["status"] or "", child.get("reason")),
+                    visible(_status_text(child["status"] or "", child.get("reason"))),
                     child["status"] or "",
-                    child.get("detail") or "",
+                    visible(child.get("detail") or ""),
                     "",
                     "",
                     s["stale"],
@@ -248,7 +269,7 @@ def line(sessions: list[dict[str, Any]]) -> str:
     if waiting:
         parts.append("! " + " ".join(waiting))
     parts.extend(f"{n} {k}" for k, n in counts.items() if n and k != "attention")
-    return " · ".join(parts) if parts else "no sessions"
+    return visible(" · ".join(parts)) if parts else "no sessions"
 
 
 # -- events.jsonl ------------------------------------------------------------------------------
@@ -279,5 +300,5 @@ def format_record(r: dict[str, Any]) -> str:
     if r.get("summary"):
         parts.append(f"— {r['summary']}")
     if r.get("notify"):
-        parts.append("→ " + ",".join(r["notify"]))
-    return " ".join(parts)
+        parts.append("→ " + ",".join(str(n) for n in r["notify"]))
+    return visible(" ".join(parts))

@@ -40,6 +40,9 @@ def targets(opts: Options) -> list[Path]:
 
 
 def do_install(opts: Options, out: Out) -> int:
+    # Nothing install writes (venv, hook scripts, settings.json, their directories) may be
+    # writable by others, whatever the umask: whoever can write them runs code in every session.
+    os.umask(os.umask(0o022) | 0o022)
     want_claude = opts.agent in ("claude", "all")
     want_codex = opts.agent in ("codex", "all")
     (target,) = targets(opts)

@@ -26,18 +26,37 @@ OUR_SCRIPTS = frozenset({script for _, script, _ in hookspec.EVENTS} | {hookspec
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
 AGENT_VAR = "LOOKOUT_AGENT"
 
-# Claude Code commands start with this: `claude -p` exits right after firing Stop, StopFailure
-# and SessionEnd and SIGTERMs hooks still starting up, which loses the turn's last record. The
-# hook ignores SIGTERM from its first instruction (it finishes in milliseconds, and its lock wait
-# is bounded), and `exec` leaves no shell process behind.
-TERM_GUARD = "trap '' TERM; exec "
+
+def script_guard(script: str) -> str:
+    """`[ -f SCRIPT ] || exit 0; `: Python exits 2 for a script that is gone (a purge, a plugin
+    update under a running session), and Claude Code reads 2 as "block": every prompt would be
+    refused. A missing script must cost nothing. `script` is already shell-quoted."""
+    return f"[ -f {script} ] || exit 0; "
+
+
+def guarded(script: str, run: str, term_guard: bool = True) -> str:
+    """The hook command. Claude Code's start with `trap '' TERM`: `claude -p` exits right after
+    firing Stop, StopFailure and SessionEnd and SIGTERMs hooks still starting up, which loses the
+    turn's last record; the hook ignores SIGTERM from its first instruction (it finishes in
+    milliseconds, its lock wait is bounded). Then the script check, then `exec` of `run` (no
+    shell process left behind)."""
+    command = script_guard(script) + ("exec " if term_guard else "") + run
+    return "trap '' TERM; " + command if term_guard else command
+
+
+def _after_guards(words: list[str]) -> list[str]:
+    if words[:3] == ["trap", "", "TERM;"]:
+        words = words[3:]
+    if words[:2] == ["[", "-f"] and words[3:7] == ["]", "||", "exit", "0;"]:
+        words = words[7:]
+    if words[:1] == ["exec"]:
+        words = words[1:]
+    return words
 
 
 def command_words(command: str) -> list[str]:
-    """The argv a hook command runs: shell words without the TERM guard or VAR=value prefixes."""
-    words = shlex.split(command)
-    if words[:4] == ["trap", "", "TERM;", "exec"]:
-        words = words[4:]
+    """The argv a hook command runs: shell words without the guards or VAR=value prefixes."""
+    words = _after_guards(shlex.split(command))
     while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
         words = words[1:]
     return words
@@ -148,7 +167,12 @@ def handler_agent(handler: object) -> str:
     """Which agent one of our handlers was installed for: Codex commands declare themselves
     with a leading `LOOKOUT_AGENT=codex` (see installer.hook_command)."""
     if isinstance(handler, dict):
-        for word in _command_paths(handler):
+        command = handler.get("command")
+        try:
+            words = _after_guards(shlex.split(command)) if isinstance(command, str) else []
+        except ValueError:
+            words = []
+        for word in words:
             if word == f"{AGENT_VAR}=codex":
                 return "codex"
             if "=" not in word:

@@ -43,6 +43,8 @@ def parse(text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError("nested too deeply to be a config") from None
 
 
 def notify_value(data: dict[str, Any]) -> list[str] | None:
@@ -130,7 +132,7 @@ def _without_notify(data: dict[str, Any]) -> dict[str, Any]:
 def _parses_to(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
 
 

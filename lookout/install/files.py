@@ -90,6 +90,8 @@ def load_settings(path: Path) -> Loaded:
         ) from exc
     except ValueError as exc:
         raise LookoutError(f"{where}: invalid JSON: {exc}", hint=hint) from exc
+    except RecursionError:
+        raise LookoutError(f"{where}: nested too deeply to be a settings file", hint=hint) from None
     try:
         settings.check_shape(data)
     except settings.ShapeError as exc:
@@ -103,8 +105,23 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: Path, data: bytes, mode: int) -> None:
-    """Temp file in the target's directory, fsync, keep the mode, replace; through a symlink."""
+def make_dirs(path: Path, mode: int = 0o755) -> None:
+    """mkdir -p where every created directory is at most `mode` (the umask can only take bits
+    away): under umask 000 Path.mkdir would make them 0777, writable by every user."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode)
+        except FileExistsError:
+            continue
+
+
+def atomic_write(path: Path, data: bytes, mode: int, expect: bytes | None = None) -> None:
+    """Temp file in the target's directory, fsync, keep the mode, replace; through a symlink.
+    With `expect`, the target must still hold exactly those bytes right before the replace."""
     real = Path(os.path.realpath(path))
     fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".lookout-tmp")
     try:
@@ -113,6 +130,12 @@ def atomic_write(path: Path, data: bytes, mode: int) -> None:
             fh.flush()
             os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
+        if expect is not None and real.read_bytes() != expect:
+            # Written by someone else while we made the backup and the temp file: theirs wins.
+            raise LookoutError(
+                f"{tilde(path)}: changed while lookout was writing it",
+                hint="run the command again; the file is as the other program left it",
+            )
         os.replace(tmp, real)
         dir_fd = os.open(real.parent, os.O_RDONLY)
         try:
@@ -137,26 +160,30 @@ def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> P
                 # Someone (a running Claude Code?) wrote it since we read it: never clobber that.
                 raise LookoutError(
                     f"{where}: changed while lookout was reading it",
-                    hint=f"run the command again; {NOTHING_CHANGED}",
+                    hint=f"run the command again; {where} is unchanged",
                 )
             st = real.stat()
             if not st.st_mode & 0o222:
                 raise LookoutError(
                     f"{where}: file is read-only (mode {stat.S_IMODE(st.st_mode):04o})",
                     hint=f"make it writable (chmod u+w {tilde(real)}) and run again;"
-                    f" {NOTHING_CHANGED}",
+                    f" {where} is unchanged",
                 )
             mode = stat.S_IMODE(st.st_mode)
             # The original bytes, kept privately in the runtime (the last few per file).
             backup = registry.backup(path, loaded.text.encode("utf-8"), mode, now)
         else:
-            mode = 0o666 & ~_umask()
-            real.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, data, mode)
+            # Never writable by others, whatever the umask (000 would make it 0666): anyone who
+            # can write settings.json chooses the commands every session runs.
+            mode = 0o644 & ~_umask()
+            make_dirs(real.parent)
+        expect = None if loaded.text is None else loaded.text.encode("utf-8")
+        atomic_write(path, data, mode, expect)
     except PermissionError as exc:
+        # Other steps (the runtime, the command) may have run already: speak for this file.
         raise LookoutError(
             f"{where}: cannot write: {exc.strerror} ({exc.filename})",
-            hint=f"check the permissions of {tilde(real.parent)}; {NOTHING_CHANGED}",
+            hint=f"check the permissions of {tilde(real.parent)}; {where} is unchanged",
         ) from exc
     except OSError as exc:
         # The original is untouched (the replace is the last step); only a backup may exist.

@@ -17,11 +17,12 @@ from lookout.paths import tilde
 
 def hook_command(python: str, home: Path, script: str, agent: str = "claude") -> str:
     # The client runs it through a shell: quote each path, pin the interpreter (no PATH lookup).
-    command = f"{shlex.quote(python)} -I -S {shlex.quote(str(home / 'hooks' / script))}"
+    path = shlex.quote(str(home / "hooks" / script))
+    command = f"{shlex.quote(python)} -I -S {path}"
     # Codex's payloads look much like Claude Code's: its commands say which agent runs them.
     if agent == "codex":
-        return f"{settings.AGENT_VAR}=codex {command}"
-    return settings.TERM_GUARD + command
+        return settings.guarded(path, f"{settings.AGENT_VAR}=codex {command}", term_guard=False)
+    return settings.guarded(path, command)
 
 
 def wanted(python: str, home: Path, agent: str = "claude") -> list[tuple[str, settings.Handler]]:

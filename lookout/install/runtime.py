@@ -171,7 +171,7 @@ def _copy_if_changed(src: Path, dst: Path) -> bool:
             return False
     except OSError:
         pass
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    files.make_dirs(dst.parent)
     files.atomic_write(dst, data, 0o644)
     return True
 
@@ -213,7 +213,7 @@ def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:
             (home / sub / rel).unlink()
             changed += 1
     entry = home / "bin" / "lookout"
-    entry.parent.mkdir(parents=True, exist_ok=True)
+    files.make_dirs(entry.parent)
     if not entry.exists() or entry.read_text(encoding="utf-8") != _CLI_ENTRY:
         files.atomic_write(entry, _CLI_ENTRY.encode("utf-8"), 0o644)
         changed += 1
@@ -243,7 +243,7 @@ def install_wrapper(python: str, home: Path, out: Out) -> None:
             out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
             return
     if current != text:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        files.make_dirs(target.parent)
         files.atomic_write(target, text.encode("utf-8"), 0o755)
         out(f"installed the lookout command: {tilde(target)}")
     on_path = {os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p}

@@ -66,10 +66,28 @@ def send(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
 
 
 def redact(text: str, secrets: list[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, redact_url(secret) if "://" in secret else "…")
+    """`text` without any secret, nor any piece of one: an exception may quote a token cut at
+    a newline, inside a repr, or only a URL's path."""
+    pieces: set[str] = set()
+    for secret in secrets:
+        pieces.add(secret)
+        if "://" in secret:
+            pieces.add(secret.split("://", 1)[1].split("/", 1)[-1])  # the path holds the secret
+        pieces.update(p for p in secret.replace("\\", " ").split() if len(p) >= 6)
+        pieces.update(repr(secret)[1:-1].split("\\"))
+    for piece in sorted((p for p in pieces if len(p) >= 6), key=len, reverse=True):
+        if piece in text:
+            text = text.replace(piece, redact_url(piece) if "://" in piece else "…")
     return text
+
+
+def _clean(value: str, what: str, spaces: bool = True) -> str:
+    """A header, token or URL must be one line of printable text. Checked before use, so no
+    library error can quote it (urllib's would, with the secret in it)."""
+    for c in value:
+        if ord(c) < 0x20 or ord(c) == 0x7F or (c.isspace() and not (spaces and c == " ")):
+            raise ChannelError(f"{what} holds whitespace or control characters")
+    return value
 
 
 def _env(var: object) -> str | None:
@@ -79,8 +97,20 @@ def _env(var: object) -> str | None:
 # -- desktop ---------------------------------------------------------------------------------
 
 
+def desktop_text(text: str, markup: bool = True) -> str:
+    """Text for a notification daemon: no NUL (which would drop the alert) or other control
+    characters, and `& < >` escaped where the body is markup (notify-send), so a link or image
+    in a message is shown as text, never rendered."""
+    text = "".join(" " if (ord(c) < 0x20 and c != "\n") or ord(c) == 0x7F else c for c in text)
+    if markup:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text
+
+
 def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
-    title, body = msg["title"], msg["body"]
+    mac = sys.platform == "darwin"
+    title = desktop_text(msg["title"], markup=False)
+    body = desktop_text(msg["body"], markup=not mac)
     if sys.platform == "darwin":
         if msg.get("update"):
             return "skipped", "osascript cannot replace a notification", None
@@ -213,9 +243,20 @@ def _run(argv: list[str], timeout_s: float, env: dict[str, str] | None = None) -
 # -- HTTP ----------------------------------------------------------------------------------------
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # urllib then raises HTTPError with the 3xx code
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tuple[int, str]:
     if not url.startswith(("http://", "https://")):
         raise ChannelError(f"not an http(s) URL: {redact_url(url)}")
+    _clean(url, "the URL", spaces=False)
+    for name, value in headers.items():
+        _clean(value, f"header {name}")
     req = urllib.request.Request(  # noqa: S310 - http(s) checked above
         url,
         data=body,
@@ -223,9 +264,15 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> t
         headers={"User-Agent": USER_AGENT, **headers},
     )
     try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - http(s) only
+        with _OPENER.open(req, timeout=timeout_s) as resp:
             return resp.status, resp.read(65536).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:
+            # Following it would send the token to wherever the server points (and turn the
+            # POST into a GET that publishes nothing): refuse, and say so.
+            raise ChannelError(
+                f"HTTP {exc.code}: redirect refused (set the URL the server redirects to)"
+            ) from None
         text = exc.read(65536).decode("utf-8", "replace") if exc.fp else ""
         return exc.code, text
     except urllib.error.URLError as exc:
@@ -259,6 +306,7 @@ def _ntfy(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
         token = _env(ch["token_env"])
         if not token:
             raise ChannelError(f"environment variable {ch['token_env']} is not set")
+        token = _clean(token, f"environment variable {ch['token_env']}")
     priority = by_kind(ch.get("priority"), msg["kind"], 3)
     if msg.get("update"):
         priority = 2  # replacing an alert should not buzz the phone again
@@ -322,6 +370,7 @@ def _webhook(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
         url = _env(ch["url_env"])
         if not url:
             raise ChannelError(f"environment variable {ch['url_env']} is not set")
+        url = _clean(url, f"environment variable {ch['url_env']}", spaces=False)
     fmt = ch.get("format") or "json"
     headers = {"Content-Type": "application/json", **(ch.get("headers") or {})}
     data = json.dumps(webhook_body(fmt, msg), ensure_ascii=False).encode()

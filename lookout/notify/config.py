@@ -71,6 +71,8 @@ _RULE_KEYS = (
     "escalate_after_s",
     "escalate_to",
 )
+# A send that takes longer is broken; the bound also keeps deadlines inside time_t.
+MAX_TIMEOUT_MS = 600_000
 _DEFAULT_TIMEOUT_MS = {
     "desktop": 5000,
     "ntfy": 10000,
@@ -116,7 +118,7 @@ min_duration_s = 30
 """
 
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 _CACHE_ENTRIES = 16
 
 
@@ -135,37 +137,195 @@ def display(path: str) -> str:
 
 
 def project_path(cwd: str | None) -> str | None:
-    """`.claude/lookout.toml` in cwd or the nearest parent below the home directory."""
+    """`.claude/lookout.toml` in cwd or the nearest parent, never above the repository root (the
+    nearest directory holding `.git`) or the home directory (whose `.claude` is the user's own).
+    With neither on the way up, only cwd itself: a shared parent such as /tmp belongs to nobody."""
     if not cwd or not os.path.isabs(cwd):
         return None
-    home = os.path.expanduser("~")
-    d = os.path.normpath(cwd)
-    while True:
-        if d != home:
-            candidate = os.path.join(d, PROJECT_FILE)
-            if os.path.isfile(candidate):
-                return candidate
+    for d in _search_dirs(os.path.normpath(cwd)):
+        candidate = os.path.join(d, PROJECT_FILE)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _search_dirs(cwd: str) -> list[str]:
+    home = os.path.normpath(os.path.expanduser("~"))
+    found: list[str] = []
+    d = cwd
+    while d != home:
+        found.append(d)
+        if os.path.exists(os.path.join(d, ".git")):
+            return found
         parent = os.path.dirname(d)
-        if parent == d or d == home:
-            return None
+        if parent == d:
+            return [cwd]  # reached / with no repository root and no home on the way
         d = parent
+    return found
 
 
 # -- loading -------------------------------------------------------------------------------------
 
 
-def _read_toml(path: str) -> dict[str, Any]:
+class ProjectFile:
+    """A project file as found: its bytes' hash, its table, and whether it applies."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {}
+        self.sha256 = ""
+        self.adds: list[str] = []  # what it sets beyond narrowing (needs `lookout trust`)
+        self.trusted = False
+        self.ignored: str | None = None  # why it does not apply, or None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "applies": self.ignored is None,
+            "trusted": self.trusted,
+            "ignored": self.ignored,
+            "adds": self.adds,
+        }
+
+
+def _foreign(st: os.stat_result, what: str) -> str | None:
+    """Why a file (or its directory) in a project may have been written by someone else."""
+    if st.st_uid != os.geteuid():
+        return f"{what} is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & 0o002:
+        return f"{what} is writable by every user"
+    if st.st_mode & 0o020 and st.st_gid != os.getegid():
+        return f"{what} is writable by group {st.st_gid}"
+    return None
+
+
+def read_project(path: str, user_channels: dict[str, Any], trust_file: str | None) -> ProjectFile:
+    """Read, hash and judge one project file. Raises ConfigError only for a file that would
+    apply but cannot be parsed."""
+    import hashlib
+
+    pf = ProjectFile(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ConfigError([f"{display(path)}: cannot read: {exc.strerror}"]) from None
+    with os.fdopen(fd, "rb") as f:
+        why = _foreign(os.fstat(fd), "the file") or _foreign(
+            os.stat(os.path.dirname(path)), "its directory"
+        )
+        if why is not None:
+            pf.ignored = why
+            return pf
+        raw = f.read()
+    pf.sha256 = hashlib.sha256(raw).hexdigest()
+    pf.data = _parse_toml(raw, path)
+    pf.adds = needs_trust(pf.data, user_channels)
+    if pf.adds:
+        pf.trusted = trusted_hash(trust_file, path) == pf.sha256
+        if not pf.trusted:
+            changed = trusted_hash(trust_file, path) is not None
+            first = pf.adds[0] + (f" (and {len(pf.adds) - 1} more)" if len(pf.adds) > 1 else "")
+            pf.ignored = (
+                f"{'changed since you trusted it' if changed else 'not trusted'}; it sets {first}"
+            )
+    return pf
+
+
+# What an untrusted project file may set: it may narrow or quiet the user's config, never choose a
+# program, a destination, a credential or what leaves the machine (docs/security.md has the table).
+PROJECT_RULE_KEYS = (
+    "when",
+    "channels",
+    "projects",
+    "agents",
+    "min_duration_s",
+    "include_subagents",
+    "cooldown_s",
+    "quiet_hours",
+    "quiet_kinds",
+)
+
+
+def _show(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def needs_trust(over: dict[str, Any], user_channels: dict[str, Any]) -> list[str]:
+    """Every `key = value` of a project file beyond narrowing or quieting the user's config."""
+    out: list[str] = []
+    channels = over.get("channels")
+    if isinstance(channels, dict):
+        for name, table in channels.items():
+            if not isinstance(table, dict):
+                out.append(f"channels.{name} = {_show(table)}")
+                continue
+            new = name not in user_channels
+            for key, value in table.items():
+                if key == "enabled" and value is False and not new:
+                    continue
+                out.append(f"channels.{name}.{key} = {_show(value)}")
+            if new and not table:
+                out.append(f"channels.{name} (a new channel)")
+    rules = over.get("rules")
+    if isinstance(rules, list):
+        for i, rule in enumerate(rules):
+            if isinstance(rule, dict):
+                for key, value in rule.items():
+                    # An unknown key (a typo) is no grant: validation reports it, "did you mean".
+                    if key in _RULE_KEYS and key not in PROJECT_RULE_KEYS:
+                        out.append(f"rules[{i}].{key} = {_show(value)}")
+    return out
+
+
+def trust_path() -> str:
+    from lookout import paths, store
+
+    return os.path.join(paths.state_dir(), store.TRUST)
+
+
+def trusted_hash(trust_file: str | None, path: str) -> str | None:
+    """The sha256 the user trusted for `path`, if any (read only when a file needs it)."""
+    if trust_file is None:
+        return None
+    from lookout import store
+
+    # Trust someone else could have written is no trust: the file and its directory are ours.
+    if store.unsafe_reason(os.path.dirname(trust_file)) is not None:
+        return None
+    try:
+        if os.lstat(trust_file).st_uid != os.geteuid():
+            return None
+    except OSError:
+        return None
+    table = store.read_json(trust_file)
+    files = table.get("files") if isinstance(table, dict) else None
+    entry = files.get(path) if isinstance(files, dict) else None
+    value = entry.get("sha256") if isinstance(entry, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _parse_toml(raw: bytes, path: str) -> dict[str, Any]:
     import tomllib
 
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{display(path)}: invalid TOML: {exc}"]) from None
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{display(path)}: not UTF-8 text (byte {exc.start})"]) from None
+    except RecursionError:
+        raise ConfigError([f"{display(path)}: nested too deeply to be a config"]) from None
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as exc:
         raise ConfigError([f"{display(path)}: cannot read: {exc.strerror}"]) from None
+    return _parse_toml(raw, path)
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -179,9 +339,12 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load(cwd: str | None = None, path: str | None = None) -> Config:
+def resolve(
+    cwd: str | None = None, path: str | None = None, trust_file: str | None = None
+) -> tuple[Config, ProjectFile | None]:
     """The validated config for a session in `cwd` (global file or the embedded default, then
-    the project file over it). Raises ConfigError listing every problem found."""
+    the project file over it when it applies), and the project file as judged. Raises
+    ConfigError listing every problem found."""
     gpath = path or paths.config_path()
     if os.path.exists(gpath):
         base = _read_toml(gpath)
@@ -189,12 +352,47 @@ def load(cwd: str | None = None, path: str | None = None) -> Config:
     else:
         base, base_name = DEFAULT_RAW, "default config"
     ppath = project_path(cwd)
+    pf: ProjectFile | None = None
     over: dict[str, Any] = {}
     over_name = ""
     if ppath is not None:
-        over = _read_toml(ppath)
-        over_name = display(ppath)
-    return validate(_merge(base, over), base_name, over, over_name)
+        user_channels = base.get("channels")
+        pf = read_project(
+            ppath,
+            user_channels if isinstance(user_channels, dict) else {},
+            trust_path() if trust_file is None else trust_file,
+        )
+        if pf.ignored is None:
+            over, over_name = pf.data, display(ppath)
+    return validate(_merge(base, over), base_name, over, over_name), pf
+
+
+def project_file(cwd: str | None) -> ProjectFile | None:
+    """The project file a session in `cwd` meets, as judged (None: none, or unreadable)."""
+    ppath = project_path(cwd)
+    if ppath is None:
+        return None
+    try:
+        return project_file_strict(ppath)
+    except ConfigError:
+        return None  # a broken file is a config error, reported as such
+
+
+def project_file_strict(ppath: str) -> ProjectFile:
+    """The project file at `ppath` as judged against the user's config; when it would apply
+    (or be trusted), the merged config must validate. Raises ConfigError."""
+    gpath = paths.config_path()
+    base = _read_toml(gpath) if os.path.exists(gpath) else DEFAULT_RAW
+    channels = base.get("channels")
+    pf = read_project(ppath, channels if isinstance(channels, dict) else {}, trust_path())
+    if pf.data:
+        validate(_merge(base, pf.data), display(gpath), pf.data, display(ppath))
+    return pf
+
+
+def load(cwd: str | None = None, path: str | None = None) -> Config:
+    """The validated config for a session in `cwd`: see resolve()."""
+    return resolve(cwd, path)[0]
 
 
 # -- validation ----------------------------------------------------------------------------------
@@ -387,8 +585,11 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
     if (enabled := get("enabled", bool, "a bool")) is not None:
         ch["enabled"] = enabled
     if "timeout_ms" in raw and get("timeout_ms", int, "an integer") is not None:
-        if raw["timeout_ms"] <= 0:
-            c.error((*path, "timeout_ms"), f"expected an integer > 0, got {raw['timeout_ms']}")
+        if not 0 < raw["timeout_ms"] <= MAX_TIMEOUT_MS:
+            c.error(
+                (*path, "timeout_ms"),
+                f"expected an integer from 1 to {MAX_TIMEOUT_MS}, got {raw['timeout_ms']}",
+            )
         else:
             ch["timeout_ms"] = raw["timeout_ms"]
     if (content := get("content", str, "a string")) is not None:
@@ -734,7 +935,9 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
 
     gpath = paths.config_path()
     ppath = project_path(cwd)
-    key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], _stamp(gpath), _stamp(ppath)])
+    # The trust file counts only for a project file, but stat()ing it always keeps this simple.
+    stamps = [_stamp(gpath), _stamp(ppath), _stamp(trust_path() if ppath else None)]
+    key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], *stamps])
     cache_file = os.path.join(state_dir, store.CONFIG_CACHE)
     cached = store.read_json(cache_file)
     entries = cached.get("entries") if isinstance(cached, dict) else None

@@ -4,6 +4,7 @@ never waited for. The only module that starts processes on the hook's path."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 # The sender runs with site-packages (optional apprise lives there) but isolated (-I) from the
@@ -19,13 +20,27 @@ def runtime_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def sender_argv(state_dir: str, job_path: str) -> list[str]:
-    return [sys.executable, "-I", "-c", _BOOT, runtime_root(), state_dir, job_path]
+def sender_argv(state_dir: str, job_path: str, lock_fd: int | None = None) -> list[str]:
+    argv = [sys.executable, "-I", "-c", _BOOT, runtime_root(), state_dir, job_path]
+    return argv if lock_fd is None else [*argv, str(lock_fd)]
 
 
-def spawn(state_dir: str, job_path: str) -> int:
-    """Start the sender; returns its pid. Does not wait: the hook exits long before it does."""
-    return spawn_detached(sender_argv(state_dir, job_path))
+def spawn(state_dir: str, job_path: str) -> int | None:
+    """Make sure a sender will take the job just written to outbox/: start one (its pid) unless
+    the state directory's sender runs (None), which takes every job there before it exits.
+    Never waits: the hook exits long before the sender does."""
+    from lookout import store
+
+    fd = store.try_lock(os.path.join(state_dir, store.SENDER_LOCK))
+    if fd is None:
+        return None  # the running sender re-scans outbox/ after it lets go of the lock
+    # The sender inherits the lock already held: no other hook can start a second one while
+    # this one starts up (a flock belongs to the open file, which the child shares).
+    try:
+        os.set_inheritable(fd, True)
+        return spawn_detached(sender_argv(state_dir, job_path, fd))
+    finally:
+        os.close(fd)
 
 
 def spawn_detached(argv: list[str]) -> int:
@@ -37,7 +52,16 @@ def spawn_detached(argv: list[str]) -> int:
     ]
     spawner = os.posix_spawn if os.sep in argv[0] else os.posix_spawnp
     try:
-        return spawner(argv[0], argv, os.environ, file_actions=actions, setsid=True)
+        # SIGTERM back to its default: the hook ignores it (install.claude.guarded), and what
+        # it starts must not, or a logout waits for it until SIGKILL.
+        return spawner(
+            argv[0],
+            argv,
+            os.environ,
+            file_actions=actions,
+            setsid=True,
+            setsigdef=(signal.SIGTERM,),
+        )
     except (NotImplementedError, AttributeError, TypeError):  # pragma: no cover - no SETSID
         import subprocess
 

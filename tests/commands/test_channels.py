@@ -31,13 +31,32 @@ def test_check_config_ok_with_project_file_and_warnings(
     )
     project = tmp_path / "home" / "api"
     (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "lookout.toml").write_text("[channels.phone]\ntimeout_ms = 3000\n")
+    (project / ".claude" / "lookout.toml").write_text(
+        '[[rules]]\nwhen = ["permission", "error"]\nchannels = ["phone"]\n'
+    )
     assert main(["check-config", "--project", str(project)]) == 0
     assert capsys.readouterr().out == (
         "~/.config/lookout/config.toml: ok (1 channel(s), 1 rule(s))\n"
-        "~/api/.claude/lookout.toml: ok (overrides the global config key by key)\n"
+        "~/api/.claude/lookout.toml: ok (it narrows your config)\n"
         "warning: channels.phone.token_env: environment variable NTFY_TOKEN is not set\n"
     )
+
+
+def test_check_config_says_an_untrusted_project_file_is_ignored_and_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = tmp_path / "home" / "evil"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "lookout.toml").write_text(
+        '[channels.x]\ntype = "command"\nargv = ["/bin/sh", "-c", "id"]\n'
+        '[[rules]]\nwhen = ["session_start"]\nchannels = ["x"]\n'
+    )
+    assert main(["check-config", "--project", str(project)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "warning: ~/evil/.claude/lookout.toml: ignored: not trusted; it sets"
+        ' channels.x.type = "command" (and 1 more)',
+        "hint: lookout trust ~/evil shows what it adds and asks",
+    ]
 
 
 def test_check_config_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -156,3 +175,17 @@ def test_check_config_warns_when_nothing_can_ever_be_sent(
         "warning: every channel the rules send to is disabled (off): nothing will ever be sent"
         " (set enabled = true in one)\n"
     )
+
+
+def test_test_shows_a_servers_error_body_without_raw_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tests.receivers import Receiver
+
+    osc52 = b"\x1b]52;c;ZXZpbA==\x07 bad request"
+    with Receiver(respond=lambda req: (400, osc52)) as hook:
+        write_config(f'[channels.hook]\ntype = "webhook"\nurl = "{hook.url}/x"\n')
+        assert main(["test", "hook", "--project", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert out == "hook: failed (HTTP 400: \\x1b]52;c;ZXZpbA==\\x07 bad request)\n"

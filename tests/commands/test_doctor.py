@@ -383,3 +383,74 @@ def test_desktop_is_judged_by_what_the_hooks_last_saw(
     delivered("sent", "notify-send id 20")
     ((status, message),) = verdicts(run(capsys)[1], "channel desktop")
     assert status == "ok" and message.startswith("the hooks' last desktop notification was sent")
+
+
+def test_doctor_never_runs_what_a_repository_chose(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A cloned repository whose .claude/settings.json names its own interpreter and runtime (H1).
+    repo = tmp_path / "evil"
+    marker = tmp_path / "RAN"
+    interpreter = repo / "bin" / "python"
+    interpreter.parent.mkdir(parents=True)
+    interpreter.write_text(
+        f'#!/bin/sh\necho interpreter >> "{marker}"\nexec {sys.executable} "$@"\n'
+    )
+    interpreter.chmod(0o755)
+    runtime = repo / "vendor" / "lookout"
+    (runtime / "hooks").mkdir(parents=True)
+    (runtime / "lookout").mkdir()
+    (runtime / "lookout" / "__init__.py").write_text("")
+    (runtime / "lookout" / "runner.py").write_text(
+        f"open({str(marker)!r}, 'a').write('import\\n')\n"
+    )
+    hooks: dict[str, Any] = {}
+    for event, script, _async in hookspec.EVENTS:
+        (runtime / "hooks" / script).write_text("")
+        command = f"{interpreter} -I -S {runtime / 'hooks' / script}"
+        hooks[event] = [{"hooks": [{"type": "command", "command": command}]}]
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    install(capsys)  # the user's own install: probed as before
+    rc, doc = run(capsys, "--project", str(repo))
+    assert not marker.exists(), marker.read_text()
+    assert rc == 0
+    assert verdicts(doc, "hooks (project)")[-1] == (
+        "ok",
+        f"all {N} hook commands resolve; {N} of them use an interpreter or runtime the"
+        " repository chose: found, not run (doctor never runs what a repository chose)",
+    )
+    assert verdicts(doc, "hooks (user)")[-1] == (
+        "ok",
+        f"all {N} hook commands resolve and import the runner",
+    )
+
+
+def test_a_project_install_of_the_users_own_runtime_is_still_probed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    other = tmp_path / "elsewhere"
+    install(capsys)
+    install(capsys, "--scope", "project", "--project", str(other))
+    rc, doc = run(capsys, "--project", str(other))
+    assert rc == 0
+    assert verdicts(doc, "hooks (project)")[-1] == (
+        "ok",
+        f"all {N} hook commands resolve and import the runner",
+    )
+
+
+def test_doctor_says_a_project_file_is_ignored_and_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    repo = tmp_path / "evil"
+    (repo / ".claude").mkdir(parents=True)
+    (repo / ".claude" / "lookout.toml").write_text(
+        '[channels.x]\ntype = "command"\nargv = ["id"]\n'
+    )
+    _rc, doc = run(capsys, "--project", str(repo))
+    assert verdicts(doc, "config")[-1] == (
+        "warn",
+        f'{repo}/.claude/lookout.toml: ignored: not trusted; it sets channels.x.type = "command"'
+        " (and 1 more)",
+    )

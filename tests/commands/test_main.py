@@ -97,7 +97,11 @@ def test_status_table_and_line(recorded: Path) -> None:
 def test_status_with_no_state_at_all() -> None:
     out = lookout("status")
     assert (out.returncode, out.stdout.strip()) == (0, "no sessions")
-    assert json.loads(lookout("status", "--json").stdout) == {"sessions": [], "config_error": None}
+    assert json.loads(lookout("status", "--json").stdout) == {
+        "sessions": [],
+        "config_error": None,
+        "ignored_project_files": [],
+    }
 
 
 def test_tail(recorded: Path) -> None:
@@ -351,3 +355,162 @@ def test_status_interval_without_watch_is_refused(capsys: pytest.CaptureFixture[
         "",
         "error: --interval only goes with --watch\nhint: lookout status --watch --interval 5\n",
     )
+
+
+# -- terminal escapes in payload text (M1) --------------------------------------------------------
+
+OSC52 = "\x1b]52;c;ZXZpbA==\x07"  # sets the clipboard on terminals that honour it
+CSI = "\x1b[2J"  # clears the screen
+
+
+def hostile(state_dir: Path) -> None:
+    cwd = f"/w/proj{CSI}"
+    deliver(state_dir, dict(payload("SessionStart-startup"), session_id="esc", cwd=cwd))
+    deliver(
+        state_dir,
+        dict(
+            payload("UserPromptSubmit"), session_id="esc", cwd=cwd, prompt=f"hi {OSC52}\u202e\x9b"
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "args", [("status",), ("status", "--line"), ("status", "--all"), ("tail",), ("tail", "-n", "5")]
+)
+def test_human_output_shows_control_characters_visibly(state_dir: Path, args: tuple[str]) -> None:
+    hostile(state_dir)
+    out = lookout(*args)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout + out.stderr
+    assert not any((ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0 for c in text), text
+    assert "\u202e" not in text
+    if args[0] == "tail" or "--line" not in args:
+        assert "proj\\x1b[2J" in text
+
+
+def test_json_output_stays_exact(state_dir: Path) -> None:
+    hostile(state_dir)
+    session = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert session["cwd"] == f"/w/proj{CSI}"
+    assert session["summary"] == f"hi {OSC52}\u202e\x9b"
+
+
+def test_visible_escapes_every_control_character() -> None:
+    from lookout.commands.view import visible
+
+    assert visible("a\x1b[31mb\x07\x00\x7f\x9b\u202e\tc\nd") == (
+        "a\\x1b[31mb\\x07\\x00\\x7f\\x9b\\u202e\\x09c\\x0ad"
+    )
+    assert visible("line1\nline2\x1b", keep_newlines=True) == "line1\nline2\\x1b"
+    assert visible("plain ünïcode · ok") == "plain ünïcode · ok"
+
+
+def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_path: Path) -> None:
+    from lookout import store
+
+    store.log_error(str(state_dir), f"boom {OSC52}")
+    cfg = Path(os.environ["LOOKOUT_CONFIG"])
+    cfg.write_text('"bad\\u001b[2Jkey" = 1\n')
+    for args in (("doctor",), ("check-config",)):
+        out = lookout(*args)
+        text = out.stdout + out.stderr
+        assert "\x1b" not in text and "\x07" not in text, text
+        assert "\\x1b" in text, text
+
+
+def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) -> None:
+    # Output larger than a pipe's buffer, nobody reading it: prune blocks in print (M4).
+    from lookout import store
+
+    with store.Locked(str(state_dir)) as st:
+        for i in range(3000):
+            st.write_session(
+                {"session_id": f"old-{i:05d}-" + "x" * 40, "status": "ended", "updated_ms": 1}
+            )
+    pruning = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "prune", "--dry-run", "--older-than", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(2.0)  # long enough to fill the pipe and block
+        assert pruning.poll() is None, "prune finished: the output did not fill the pipe"
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "user_prompt_submit.py")],
+            input=json.dumps(
+                {"session_id": "live", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+            ).encode(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        took = time.monotonic() - started
+        assert done.returncode == 0
+        assert took < 2.0, f"the hook waited {took:.1f} s for the lock"
+        assert '"session_id":"live"' in (state_dir / "events.jsonl").read_text()
+    finally:
+        out, _err = pruning.communicate(timeout=60)
+    assert out.decode().splitlines()[-1] == "would forget 3000 ended sessions"
+
+
+def test_status_refuses_a_state_dir_it_would_not_write_to(tmp_path: Path) -> None:
+    plain = tmp_path / "not-a-dir"
+    plain.write_text("")
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "status"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "LOOKOUT_STATE_DIR": str(plain)},
+        timeout=30,
+        check=False,
+    )
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr.splitlines() == [
+        f"error: refusing the state directory: {plain} is not a directory",
+        "hint: point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+    ]
+
+
+# -- input nested past the parsers' depth (L7) --------------------------------------------------
+
+
+def test_deeply_nested_settings_config_and_payload_give_errors_not_tracebacks(
+    state_dir: Path, isolated_env: Path
+) -> None:
+    deep_json = '{"a":' + "[" * 50_000
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(deep_json)
+    cfg = Path(os.environ["LOOKOUT_CONFIG"])
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    for args in (("status",), ("check-config",), ("doctor",)):
+        out = lookout(*args)
+        assert "Traceback" not in out.stderr, (args, out.stderr[-500:])
+        assert out.returncode in (0, 1), (args, out.returncode, out.stderr[-500:])
+    assert "nested too deeply" in lookout("check-config").stderr
+    assert "nested too deeply to be a settings file" in lookout("doctor").stdout
+    installed = subprocess.run(
+        [sys.executable, str(ROOT / "install.py"), "--python", sys.executable],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert installed.returncode == 1 and "Traceback" not in installed.stderr, installed.stderr
+    assert "nested too deeply to be a settings file" in installed.stderr
+    # A hook: a short errors.log line, not a 190 KB traceback per call.
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "event.py")],
+            input=('{"session_id":"s","x":' + "[" * 100_000).encode(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    errors = state_dir / "errors.log"
+    assert not errors.exists() or errors.stat().st_size < 3 * 10_000

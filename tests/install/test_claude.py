@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ import pytest
 
 from lookout import hookspec
 from lookout.install import claude as settings
+from lookout.install import hooks
+from tests.helpers import ROOT
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = FIXTURES / "settings"
@@ -27,7 +31,8 @@ HOME_RT = "/home/dev/.local/share/lookout"
 
 
 def command(script: str) -> str:
-    return f"{settings.TERM_GUARD}{PY} -I -S {HOME_RT}/hooks/{script}"
+    path = f"{HOME_RT}/hooks/{script}"
+    return f"trap '' TERM; [ -f {path} ] || exit 0; exec {PY} -I -S {path}"
 
 
 WANTED = settings.wanted_handlers(command)
@@ -212,7 +217,29 @@ def test_plugin_hooks_use_the_plugin_root_quoted() -> None:
 
     doc = json.loads(render_plugin_hooks())
     handler = doc["hooks"]["Stop"][0]["hooks"][0]
-    assert handler["command"] == (
-        "trap '' TERM; exec python3 -I -S \"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py\""
-    )
+    path = '"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py"'
+    assert handler["command"] == f"trap '' TERM; [ -f {path} ] || exit 0; exec python3 -I -S {path}"
     jsonschema.validate({"hooks": doc["hooks"]}, SCHEMA)
+
+
+@pytest.mark.parametrize("form", ["claude", "codex", "plugin"])
+def test_a_hook_command_whose_script_is_gone_exits_0(tmp_path: Path, form: str) -> None:
+    # Python exits 2 for a missing script, and Claude Code reads 2 as "block this prompt" (M3).
+    runtime = tmp_path / "rt dir"
+    if form == "plugin":  # the shipped hooks/hooks.json
+        shipped = json.loads((ROOT / "hooks" / "hooks.json").read_text())
+        command = shipped["hooks"]["Stop"][0]["hooks"][0]["command"]
+    else:
+        command = hooks.hook_command(sys.executable, runtime, "stop.py", form)
+    env = {"PATH": os.environ["PATH"], "CLAUDE_PLUGIN_ROOT": str(runtime)}
+
+    def run() -> tuple[int, str]:
+        done = subprocess.run(
+            ["/bin/sh", "-c", command], env=env, capture_output=True, text=True, timeout=30
+        )
+        return done.returncode, done.stdout + done.stderr
+
+    assert run() == (0, "")  # no script at all: nothing runs, exit 0
+    (runtime / "hooks").mkdir(parents=True)
+    (runtime / "hooks" / "stop.py").write_text("import sys; print('ran'); sys.exit(7)\n")
+    assert run() == (7, "ran\n")  # the script is there: it runs, as before

@@ -72,7 +72,8 @@ def backups(path: Path) -> list[Path]:
 
 
 def command(script: str) -> str:
-    return f"LOOKOUT_AGENT=codex {PY} -I -S {HOME_RT}/hooks/{script}"
+    path = f"{HOME_RT}/hooks/{script}"
+    return f"[ -f {path} ] || exit 0; LOOKOUT_AGENT=codex {PY} -I -S {path}"
 
 
 # --- hooks.json ------------------------------------------------------------------------------

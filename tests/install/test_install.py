@@ -160,8 +160,8 @@ def test_read_back_mismatch_is_an_error(
     target = lay_out(CASES / "other-keys", isolated_env)
     real_write = files.atomic_write
 
-    def corrupting(path: Path, data: bytes, mode: int) -> None:
-        real_write(path, data[:-2], mode)
+    def corrupting(path: Path, data: bytes, mode: int, expect: bytes | None = None) -> None:
+        real_write(path, data[:-2], mode, expect)
 
     monkeypatch.setattr(files, "atomic_write", corrupting)
     rc, _, err = run_install(target)
@@ -686,7 +686,7 @@ def test_install_py_on_a_fresh_machine(tmp_path: Path) -> None:
     command = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]["Stop"][0][
         "hooks"
     ][0]["command"]
-    assert command.startswith(f"trap '' TERM; exec '{venv_py}' -I -S ")
+    assert f"|| exit 0; exec '{venv_py}' -I -S " in command
     done = subprocess.run(
         [str(home / ".local" / "bin" / "lookout"), "--version"],
         env=env,
@@ -886,3 +886,72 @@ def test_purge_removes_the_backups_an_older_lookout_left_next_to_the_files(
     assert f"removing old backup ~/.claude/{old[0].name}" in out.splitlines()
     assert not any(p.exists() for p in old) and mine.exists()
     assert sorted(p.name for p in target.parent.iterdir()) == ["settings.json.bak-mine"]
+
+
+# -- the installer's own safety (L8, L9, L10) ----------------------------------------------------
+
+
+def test_under_umask_000_nothing_installed_is_writable_by_others(
+    tmp_path: Path, isolated_env: Path
+) -> None:
+    done = subprocess.run(
+        [DEV_PY, str(ROOT / "install.py"), "--python", DEV_PY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    home = paths.runtime_home()
+    written = [
+        isolated_env / ".claude",
+        isolated_env / ".claude" / "settings.json",
+        home,
+        home / "hooks",
+        home / "hooks" / "stop.py",
+        home / "lookout",
+        isolated_env / ".local" / "bin" / "lookout",
+    ]
+    loose = {
+        str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in written if p.stat().st_mode & 0o022
+    }
+    assert loose == {}
+
+
+def test_a_write_racing_the_install_is_kept_not_clobbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "settings.json"
+    target.write_text('{"permissions": {"allow": []}}\n')
+    loaded = files.load_settings(target)
+    real_backup = registry.backup
+
+    def racing(path: Path, data: bytes, mode: int, now: float | None = None) -> Path:
+        # Another program writes between lookout's check and its replace.
+        target.write_text('{"permissions": {"allow": ["Bash(npm test)"]}}\n')
+        return real_backup(path, data, mode, now)
+
+    monkeypatch.setattr(registry, "backup", racing)
+    with pytest.raises(LookoutError) as exc:
+        files.write_settings(loaded, '{"hooks": {}}\n')
+    assert str(exc.value).endswith("changed while lookout was writing it")
+    assert json.loads(target.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+
+
+def test_a_failed_settings_write_speaks_for_that_file_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # By then the runtime and the command may be installed: "lookout changed nothing" would lie.
+    target = tmp_path / "settings.json"
+    loaded = files.load_settings(target)
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".x.lookout-tmp"))
+
+    monkeypatch.setattr(files, "atomic_write", denied)
+    with pytest.raises(LookoutError) as exc:
+        files.write_settings(loaded, "{}\n")
+    assert exc.value.hint is not None
+    assert "changed nothing" not in exc.value.hint
+    assert exc.value.hint.endswith(f"{files.tilde(target)} is unchanged")

@@ -417,3 +417,84 @@ def test_apprise_failure_is_reported() -> None:
         port = rx.url.rsplit(":", 1)[1]
         ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:{port}/hook"]})
         assert channels.send(ch, msg_for(), 10) == ("failed", "apprise reported a failure", None)
+
+
+# -- what a server, a token or a message can do (L2, L3, L4) --------------------------------
+
+
+def test_a_redirect_is_refused_and_the_token_never_reaches_the_other_origin() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    with webhook_receiver() as other:
+
+        class Redirect(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.send_response(302)
+                self.send_header("Location", f"{other.url}/landed")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = HTTPServer(("127.0.0.1", 0), Redirect)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/mytopic"
+            ch = channel({"type": "ntfy", "url": url, "token": TOKEN})
+            result, detail, _ref = channels.send(ch, msg_for(), 5)
+        finally:
+            server.shutdown()
+        assert (result, detail) == (
+            "failed",
+            "HTTP 302: redirect refused (set the URL the server redirects to)",
+        )
+        assert other.requests == []
+
+
+def test_a_token_with_a_newline_is_refused_without_quoting_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NTFY_TOKEN", "tk_LEAKEDTOKEN12345\n")
+    ch = channel({"type": "ntfy", "url": "http://127.0.0.1:9/t", "token_env": "NTFY_TOKEN"})
+    assert channels.send(ch, msg_for(), 5) == (
+        "failed",
+        "environment variable NTFY_TOKEN holds whitespace or control characters",
+        None,
+    )
+
+
+def test_a_url_with_a_space_is_refused_without_quoting_it() -> None:
+    ch = channel({"type": "webhook", "url": "http://127.0.0.1:9/services/T0/B0/SuperSecret Token"})
+    result, detail, _ = channels.send(ch, msg_for(), 5)
+    assert (result, detail) == ("failed", "the URL holds whitespace or control characters")
+
+
+def test_redaction_covers_pieces_of_a_secret_in_exception_text() -> None:
+    text = "ValueError: Invalid header value b'Bearer tk_LEAKEDTOKEN12345\\n'"
+    assert "LEAKED" not in channels.redact(text, ["tk_LEAKEDTOKEN12345\n"])
+    text = "InvalidURL: URL can't contain control characters. '/services/T0ABC/B0ABC/SuperSecret'"
+    out = channels.redact(text, ["https://hooks.slack.com/services/T0ABC/B0ABC/SuperSecret"])
+    assert "SuperSecret" not in out and "T0ABC" not in out
+
+
+def test_desktop_text_has_no_nul_and_no_markup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "argv.json"
+    fake_program(
+        tmp_path / "bin",
+        "notify-send",
+        f"import json, sys\nopen({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\nprint(7)\n",
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    msg = msg_for()
+    msg["title"] = "proj\x00ect · needs permission"
+    msg["body"] = 'Finished <a href="https://evil.example/login">re-auth</a> & <img src="x"/>'
+    assert channels.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
+    argv = json.loads(log.read_text())
+    assert argv[-2:] == [
+        "proj ect · needs permission",
+        'Finished &lt;a href="https://evil.example/login"&gt;re-auth&lt;/a&gt; &amp; '
+        '&lt;img src="x"/&gt;',
+    ]

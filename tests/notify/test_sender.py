@@ -157,15 +157,11 @@ def test_escalation_rechecks_the_session(
     )
     job = make_job(state_dir, [intent()])
     write_snapshot(state_dir, "attention", "s1:permission:1")
-    slept: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        write_snapshot(state_dir, status, episode)  # what happened while we waited
-        time.sleep(seconds)
-
-    sender.run_job(job, str(state_dir), sleep=sleep)
-    assert 0 < slept[0] <= 0.3
+    sender.run_job(job, str(state_dir))  # the alert; the escalation becomes a scheduled file
+    (scheduled,) = (state_dir / "outbox").glob("esc-*.json")
+    write_snapshot(state_dir, status, episode)  # what happens while it waits
+    sender.serve(str(state_dir), poll_s=0.05)  # returns once nothing is left
+    assert not scheduled.exists()
     expected = [["demo · needs permission"]]
     if escalated:
         expected.append(["pager", "Still waiting: demo · needs permission"])
@@ -316,7 +312,7 @@ def test_main_logs_its_own_crash(state_dir: Path, monkeypatch: pytest.MonkeyPatc
     def boom(*args: Any, **kw: Any) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(sender, "run_job", boom)
+    monkeypatch.setattr(sender, "serve", boom)
     assert sender.main([str(state_dir), str(state_dir / "outbox" / "x.json")]) == 0
     assert "notification sender: Traceback" in (state_dir / "errors.log").read_text()
 
@@ -354,6 +350,7 @@ def test_escalation_can_be_updated_when_the_episode_ends(state_dir: Path, tmp_pa
         job = make_job(state_dir, [intent()])
         write_snapshot(state_dir, "attention", "s1:permission:1")
         sender.run_job(job, str(state_dir))
+        sender.serve(str(state_dir), poll_s=0.02)  # the escalation, once due
         resolved = intent(
             "resolved", reason="permission", duration_ms=3000, episode="s1:permission:1"
         )
@@ -433,9 +430,10 @@ def test_escalation_verifies_before_paging_and_stops_waiting_at_once(
     _escalating_config(prog, 30)
     episode = intent(session_id=SID, episode=snap["episode"])
     job = make_job(state_dir, [episode])
-    slept: list[float] = []
-    sender.run_job(job, str(state_dir), sleep=slept.append)
-    assert sum(slept) <= sender.WAIT_STEP_S  # not 30 s: the first look ended the wait
+    sender.run_job(job, str(state_dir))  # the alert; the escalation waits in outbox/
+    started = time.monotonic()
+    sender.serve(str(state_dir), poll_s=0.02)
+    assert time.monotonic() - started < 5  # not 30 s: the first look ended the wait
     assert calls(log) == [["demo · needs permission"]]  # the alert, never the escalation
     last = deliveries(state_dir)[-1]
     assert (last["channel"], last["result"]) == ("pager", "skipped")
@@ -451,7 +449,154 @@ def test_escalation_still_pages_while_the_dialog_is_open(state_dir: Path, tmp_pa
     _escalating_config(prog, 0.3)
     job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
     sender.run_job(job, str(state_dir))
+    sender.serve(str(state_dir), poll_s=0.02)  # pages once due
     assert calls(log) == [
         ["demo · needs permission"],
         ["pager", "Still waiting: demo · needs permission"],
     ]
+
+
+# -- one sender per state directory (M5) ------------------------------------------------------
+
+
+def _senders(state_dir: Path) -> list[int]:
+    """pids of sender processes serving `state_dir` (their argv names a job in its outbox)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"lookout.notify.sender" in b" ".join(argv) and any(
+            a.startswith(str(state_dir).encode()) for a in argv
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def _hook(name: str, session: str) -> bytes:
+    from tests.helpers import PAYLOADS
+
+    body = json.loads((PAYLOADS / f"{name}.json").read_text())
+    return json.dumps({**body, "session_id": session}).encode()
+
+
+def _run_hooks(payloads: list[bytes], parallel: int = 8) -> None:
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.helpers import ROOT
+
+    # Started like Claude Code starts it: SIGTERM ignored, which the sender must not inherit.
+    argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
+
+    def one(data: bytes) -> None:
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=60, check=False)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+    with ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(one, payloads))
+
+
+def _wait(probe: Any, seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+def test_a_flood_against_a_hanging_webhook_runs_one_sender(state_dir: Path) -> None:
+    import socket
+    import threading
+
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(128)  # accepts connections, never answers
+    port = blackhole.getsockname()[1]
+    write_config(
+        f'[channels.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:{port}/x"\n'
+        "timeout_ms = 300\n"
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["hook"]\n'
+    )
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, len(_senders(state_dir)))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        _run_hooks([_hook("PermissionRequest-Bash", f"flood-{i}") for i in range(40)])
+
+        def all_recorded() -> bool:
+            path = state_dir / store.DELIVERIES
+            return path.exists() and len(path.read_text().splitlines()) >= 40
+
+        assert _wait(all_recorded, 30)
+        assert _wait(lambda: not _senders(state_dir), 10)
+    finally:
+        stop.set()
+        sampler.join()
+        blackhole.close()
+    # One sender serves the state dir; a hook racing its exit may start the next one while it
+    # is still leaving (milliseconds). Before: one sender per hook, 40 here.
+    assert 1 <= peak <= 3, peak
+    results = [(d["result"], d["detail"]) for d in deliveries(state_dir)]
+    assert results == [("failed", "timed out after 0.3s")] * 40
+
+
+def test_an_answered_escalation_frees_the_sender_at_once(state_dir: Path, tmp_path: Path) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        'escalate_after_s = 3600\nescalate_to = ["pager"]\n'
+    )
+    sessions = [f"esc-{i}" for i in range(10)]
+    _run_hooks([_hook("PermissionRequest-Bash", s) for s in sessions])
+    assert _wait(lambda: len(calls(log)) == 10, 15)
+    (pid,) = _wait(lambda: _senders(state_dir), 5)  # one process waits for all ten
+    status = Path(f"/proc/{pid}/status").read_text()
+    ignored = int(next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
+    assert not ignored & (1 << 14), "the sender inherited the hook's ignored SIGTERM"  # L1
+    _run_hooks([_hook("PostToolUse-Bash", s) for s in sessions])  # every one answered
+    started = time.monotonic()
+    assert _wait(lambda: not _senders(state_dir), 5), "a sender still sleeps on an escalation"
+    assert time.monotonic() - started < 3
+    skipped = [d for d in deliveries(state_dir) if d["channel"] == "pager"]
+    assert [(d["result"], d["detail"]) for d in skipped] == [
+        ("skipped", "escalation after 3600s: no longer waiting")
+    ] * 10
+    assert not list((state_dir / "outbox").glob("*.json"))
+    assert ["pager"] not in calls(log)
+
+
+def test_the_sender_keeps_the_state_directory_bounded(state_dir: Path) -> None:
+    # sessions/ grew forever and .tmp files of killed writers were never swept (L11).
+    sessions = state_dir / "sessions"
+    sessions.mkdir(parents=True)
+    now = time.time()
+    files = {
+        "fresh.json": now,
+        "month-old.json": now - 31 * 86400,
+        ".fresh.json.123.tmp": now,
+        ".killed.json.456.tmp": now - 3600,
+    }
+    for name, mtime in files.items():
+        (sessions / name).write_text("{}")
+        os.utime(sessions / name, (mtime, mtime))
+    sender.maintain(str(state_dir), now)
+    assert sorted(p.name for p in sessions.iterdir()) == [".fresh.json.123.tmp", "fresh.json"]
+    (sessions / "month-old.json").write_text("{}")
+    os.utime(sessions / "month-old.json", (now - 31 * 86400,) * 2)
+    sender.maintain(str(state_dir), now + 60)  # at most once an hour
+    assert (sessions / "month-old.json").exists()
