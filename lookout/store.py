@@ -22,6 +22,9 @@ EVENTS = "events.jsonl"
 LOCK = "events.lock"
 ERRORS = "errors.log"
 SESSIONS = "sessions"
+# `lookout bridge`: one per state directory (an flock, holding its pid) and what it published.
+BRIDGE_LOCK = "bridge.lock"
+BRIDGE_CURSOR = "bridge-cursor.json"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
