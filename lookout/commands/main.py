@@ -79,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
     status.add_argument("--all", action="store_true", help="include ended sessions")
     status.add_argument(
+        "--fleet",
+        action="store_true",
+        help="every host's sessions, from the MQTT broker in [fleet] (see `lookout bridge`)",
+    )
+    status.add_argument(
         "--interval", type=float, default=1.0, metavar="SECONDS", help="refresh period of --watch"
     )
     status.add_argument(
@@ -117,6 +122,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="only sessions whose last event is older than this (default 7d; 0 for all)",
     )
     prune.add_argument("--dry-run", action="store_true", help="say what would go, remove nothing")
+
+    bridge = sub.add_parser(
+        "bridge",
+        help="keep this host's sessions on the MQTT broker in [fleet]",
+        description="Follow the state directory and publish each session's state to the MQTT"
+        " broker named in [fleet] (retained, one topic per session; `online` with a Last Will),"
+        " so `lookout status --fleet` on any host shows them. Runs until stopped; one bridge per"
+        " state directory. Needs paho-mqtt (python3 install.py --bridge installs it).",
+    )
+    bridge.add_argument(
+        "--once", action="store_true", help="publish the current state and exit (cron, CI)"
+    )
 
     doctor = sub.add_parser(
         "doctor",
@@ -265,6 +282,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.status import status
 
         fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
+        if args.fleet:
+            from lookout.commands.fleet import fleet_status
+
+            return fleet_status(fmt=fmt, show_all=args.all, stale_after_s=args.stale_after)
         return status(
             fmt=fmt, show_all=args.all, interval=args.interval, stale_after_s=args.stale_after
         )
@@ -282,6 +303,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.prune import prune
 
         return prune(older_than_s=args.older_than, dry_run=args.dry_run)
+    if command == "bridge":
+        from lookout.commands.bridge import bridge
+
+        return bridge(once=args.once)
     if command == "doctor":
         from lookout.commands.doctor import doctor
 
