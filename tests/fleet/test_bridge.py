@@ -244,3 +244,24 @@ def test_broker_down_is_an_error_for_status(hosts: Callable[[str], Host], broker
     assert out.returncode == 1
     assert "error: cannot reach the broker at mqtt://127.0.0.1:" in out.stderr
     assert "hint:" in out.stderr
+
+
+def test_home_assistant_discovery_on_the_bus(hosts: Callable[[str], Host], broker: Broker) -> None:
+    a = hosts("alpha")
+    a.write_config(home_assistant=True)
+    a.hook("permission_request", "PermissionRequest-Bash")
+    assert a.lookout("bridge", "--once").returncode == 0
+    held = retained(broker)
+    needs_you = json.loads(held["homeassistant/binary_sensor/lookout_alpha/needs_you/config"])
+    attention = json.loads(held["homeassistant/sensor/lookout_alpha/attention/config"])
+    assert needs_you["state_topic"] == attention["state_topic"] == "lookout/alpha/summary"
+    state = json.loads(held["lookout/alpha/summary"])
+    assert (state["needs_you"], state["attention"]) == (True, 1)
+    assert state["most_urgent"]["session_id"] == SID
+    assert state["most_urgent"]["text"] == "demo: permission"
+    # Switched off: the entities are removed from Home Assistant (empty retained configs).
+    a.write_config(home_assistant=False)
+    assert a.lookout("bridge", "--once").returncode == 0
+    held = retained(broker)
+    assert not [t for t in held if t.startswith("homeassistant/")]
+    assert "lookout/alpha/summary" in held  # the summary stays: Stream Deck keys read it too
