@@ -206,6 +206,12 @@ def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
         )
     p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
     if not uninstall:
+        p.add_argument(
+            "--bridge",
+            action="store_true",
+            help="also install the MQTT client and run `lookout bridge` as a systemd user"
+            " service (needs [fleet] in the config; without systemd --user: says how to run it)",
+        )
         p.add_argument("--uninstall", action="store_true", help="remove lookout's hook entries")
     p.add_argument(
         "--purge",
@@ -247,6 +253,7 @@ def _install_request(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         codex_notify=codex_notify,
         dry_run=args.dry_run,
         purge=args.purge,
+        bridge=getattr(args, "bridge", False),
     )
 
 
@@ -260,6 +267,8 @@ def install_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.purge and not args.uninstall:
         parser.error("--purge only goes with --uninstall")
+    if args.bridge and args.uninstall:
+        parser.error("--uninstall always removes the bridge's unit; drop --bridge")
     opts = _install_request(parser, args)
     from lookout import install
 
@@ -377,6 +386,7 @@ examples:
   python3 install.py --agent all          Claude Code and Codex
   python3 install.py --agent codex --codex-notify
                                           Codex through its legacy notify setting
+  python3 install.py --bridge             also run `lookout bridge` (the fleet) as a service
   python3 install.py --uninstall          remove lookout's hooks (keeps the runtime)
   python3 install.py --uninstall --purge  also remove runtime, command, state and config"""
 
