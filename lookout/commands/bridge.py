@@ -15,7 +15,8 @@ def bridge(*, once: bool) -> int:
     cfg = config.load()
     mqtt.require()
     cfg.password()  # an unset password variable is an error now, not a retry loop
-    runner = fleet_bridge.Bridge(cfg, paths.state_dir(), out=sys.stdout if once else sys.stderr)
+    # Its progress is its output (journald keeps it under systemd); failures also go to errors.log.
+    runner = fleet_bridge.Bridge(cfg, paths.state_dir(), out=sys.stdout)
     if once:
         return runner.run(once=True)
     previous = runner.install_signals()
