@@ -12,6 +12,7 @@ from typing import Any
 
 from lookout.commands import view
 from lookout.commands.status import colour, width
+from lookout.errors import LookoutError
 
 _UNKNOWN = "\033[35m"
 
@@ -41,15 +42,31 @@ def _watch(cfg: Any, show_all: bool, stale_after_s: int) -> int:
     changed = threading.Event()
     fleet = watch.Fleet(cfg, on_change=changed.set)
     fleet.start()
+    problem = ""
     try:
         while True:
-            snap = fleet.snapshot(show_all, stale_after_s)
-            n = len(snap["hosts"])
+            if problem or fleet.lost.is_set():
+                # Without the broker nothing here is current: say so instead of a stale table.
+                fleet.stop()
+                try:
+                    fleet.start()
+                    problem = ""
+                except LookoutError as exc:
+                    problem = str(exc)
+            stamp = time.strftime("%H:%M:%S")
             # Home + clear-to-end keeps the screen from flickering on every refresh.
             sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")
+            if problem:
+                sys.stdout.write(
+                    f"lookout fleet · {stamp} · {problem}; retrying · Ctrl-C to quit\n"
+                )
+                sys.stdout.flush()
+                time.sleep(2.0)
+                continue
+            snap = fleet.snapshot(show_all, stale_after_s)
+            n = len(snap["hosts"])
             sys.stdout.write(
-                f"lookout fleet · {n} host{'' if n == 1 else 's'} · {time.strftime('%H:%M:%S')}"
-                " · Ctrl-C to quit\n\n"
+                f"lookout fleet · {n} host{'' if n == 1 else 's'} · {stamp} · Ctrl-C to quit\n\n"
             )
             sys.stdout.write(table(snap, int(time.time() * 1000), colour(), width()) + "\n")
             sys.stdout.flush()

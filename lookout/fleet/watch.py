@@ -37,26 +37,36 @@ class Fleet:
         self._synced = threading.Event()
         self._client: Any = None
         self._sync_topic = ""
+        self.lost = threading.Event()  # the connection dropped: what we hold may be stale
 
     # -- connection -------------------------------------------------------------------------
 
     def start(self, timeout: float = GATHER_TIMEOUT_S) -> None:
         """Connect, subscribe, and return once every retained message has arrived."""
+        with self._lock:
+            self.online.clear()
+            self.sessions.clear()
+        self._synced.clear()
+        self.lost.clear()
         client = mqtt.new_client(self.cfg, "status")
         client.on_message = self._on_message
         mqtt.connect(client, self.cfg, timeout)
+        client.on_disconnect = self._on_disconnect
         self._client = client
         self._sync_topic = topics.sync(self.cfg.topic_prefix, secrets.token_hex(8))
         subscribed = threading.Event()
         client.on_subscribe = lambda *_a: subscribed.set()
-        subs = [(t, 1) for t in [*topics.subscriptions(self.cfg.topic_prefix), self._sync_topic]]
+        # QoS 0 on the way to us: a broker queues at most so many QoS 1 messages per client
+        # (Mosquitto: 20 in flight + max_queued_messages 1000) and drops the rest, which would
+        # lose sessions of a large fleet. Over one TCP connection QoS 0 loses nothing.
+        subs = [(t, 0) for t in [*topics.subscriptions(self.cfg.topic_prefix), self._sync_topic]]
         client.subscribe(subs)
         if not subscribed.wait(timeout):
             self.stop()
             raise LookoutError(f"the broker at {self.cfg.url} did not confirm the subscription")
         # Retained messages come before anything published after the SUBACK: our own probe,
         # coming back, marks the end of them.
-        client.publish(self._sync_topic, b"", qos=1)
+        client.publish(self._sync_topic, b"", qos=0)
         if not self._synced.wait(timeout):
             # The broker's ACL may forbid the probe: settle for a quiet period instead.
             self._quiet(0.3, timeout)
@@ -71,6 +81,11 @@ class Fleet:
                 return
             last = n
             time.sleep(quiet)
+
+    def _on_disconnect(self, *_args: Any) -> None:
+        self.lost.set()
+        if self.on_change is not None:
+            self.on_change()
 
     def stop(self) -> None:
         if self._client is not None:

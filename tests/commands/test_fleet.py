@@ -13,6 +13,7 @@ from collections.abc import Callable
 from lookout.commands import fleet
 from tests.conftest import ROOT, payload
 from tests.fleet.conftest import Host, broker, hosts, wait_for  # noqa: F401 - fixtures
+from tests.mosquitto import Broker
 
 
 def snap(*sessions: dict[str, object], on: list[dict[str, object]]) -> dict[str, object]:
@@ -112,3 +113,45 @@ def test_watch_updates_live_from_the_subscription(
         assert watcher.stdout is not None
         watcher.stdout.close()
     assert payload("PermissionRequest-Bash")["session_id"]
+
+
+def test_watch_says_when_the_broker_is_gone_and_recovers(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+    broker: Broker,  # noqa: F811
+) -> None:
+    a, b = hosts("alpha"), hosts("beta")
+    a.bridge()
+    a.hook("session_start", "SessionStart-startup")
+    wait_for(lambda: b.fleet()["sessions"])
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "status", "--fleet", "--watch"],
+        stdout=subprocess.PIPE, text=True, env=b.env, cwd=ROOT,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(x) for x in iter(watcher.stdout.readline, "")],  # type: ignore[union-attr]
+        daemon=True,
+    ).start()
+
+    def seen(text: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if text in lines.get(timeout=0.05):
+                    return
+            except queue.Empty:
+                pass
+        raise AssertionError(f"{text!r} not shown within {timeout} s")
+
+    try:
+        seen("alpha", 10)
+        broker.kill()
+        seen("cannot reach the broker", 10)
+        broker.start()  # empty: the bridge republishes, the watcher re-subscribes
+        seen("lookout fleet · 1 host", 40)
+        seen("alpha", 10)
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+        assert watcher.stdout is not None
+        watcher.stdout.close()
