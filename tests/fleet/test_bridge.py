@@ -265,3 +265,29 @@ def test_home_assistant_discovery_on_the_bus(hosts: Callable[[str], Host], broke
     held = retained(broker)
     assert not [t for t in held if t.startswith("homeassistant/")]
     assert "lookout/alpha/summary" in held  # the summary stays: Stream Deck keys read it too
+
+
+def test_changes_are_followed_across_rotation(hosts: Callable[[str], Host], broker: Broker) -> None:
+    a, b = hosts("alpha"), hosts("beta")
+    a.bridge()
+    small = {"LOOKOUT_ROTATE_BYTES": "2000"}  # a rotation every few records
+    for i in range(12):
+        a.hook("session_start", dict(payload("SessionStart-startup"), session_id=f"r{i}"), **small)
+    a.hook("permission_request", dict(payload("PermissionRequest-Bash"), session_id="r5"), **small)
+    assert (a.state / "events.jsonl.2").exists()
+    fleet = wait_for(lambda: (f := b.fleet()) and len(sessions(f, "alpha")) == 12 and f)
+    assert sessions(fleet, "alpha")["r5"]["status"] == "attention"
+
+
+def test_a_hostile_session_id_stays_one_topic_level(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    a, b = hosts("alpha"), hosts("beta")
+    evil = "x/../+/#/\x1b]52;c;AA==\x07"
+    a.hook("session_start", dict(payload("SessionStart-startup"), session_id=evil))
+    assert a.lookout("bridge", "--once").returncode == 0
+    [topic] = [t for t in retained(broker) if "/sessions/" in t]
+    assert topic == "lookout/alpha/sessions/x%2f%2e%2e%2f%2b%2f%23%2f%1b%5d52%3bc%3bAA%3d%3d%07"
+    out = b.lookout("status", "--fleet", "--json")
+    [s] = json.loads(out.stdout)["sessions"]
+    assert s["session_id"] == "x/../+/#/ ]52;c;AA== " and "\\u001b" not in out.stdout
