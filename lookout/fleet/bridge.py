@@ -105,8 +105,8 @@ class Cursor:
         published = raw.get("published")
         return cls(
             target=str(raw.get("target") or ""),
-            ino=int(raw.get("ino") or 0),
-            offset=int(raw.get("offset") or 0),
+            ino=_count(raw.get("ino")),
+            offset=_count(raw.get("offset")),
             published={str(k): str(v) for k, v in published.items()}
             if isinstance(published, dict)
             else {},
@@ -127,6 +127,11 @@ class Cursor:
                 "home_assistant": self.home_assistant,
             },
         )
+
+
+def _count(value: object) -> int:
+    # A damaged cursor is a fresh start, never a crash.
+    return value if type(value) is int and value >= 0 else 0
 
 
 class Follower:
