@@ -22,7 +22,7 @@ def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> 
     now = int(time.time() * 1000)
     shown = _shown(state_dir, now, show_all, stale_after_s)
     # Hooks keep recording with a broken config but send nothing: say so where people look.
-    config_error = _config_error()
+    config_error = notifications_off()
     if fmt == "json":
         body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
         print(json.dumps(body, indent=2))
@@ -42,7 +42,8 @@ def _shown(state_dir: str, now: int, show_all: bool, stale_after_s: int) -> list
     return sessions if show_all else [s for s in sessions if s["status"] != "ended"]
 
 
-def _config_error() -> str | None:
+def notifications_off() -> str | None:
+    """The config's first error line when it is broken (hooks record, but send nothing)."""
     from lookout.notify import config
 
     try:
