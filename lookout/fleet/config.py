@@ -29,7 +29,7 @@ KEYS = (
     "home_assistant_prefix",
 )
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -144,7 +144,7 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
             error("password_env", "needs username (MQTT sends a password only with a user name)")
 
     host = string("host")
-    if host is not None and not _HOST.fullmatch(host):
+    if host is not None and not HOST.fullmatch(host):
         error("host", f"expected letters, digits, '.', '-' and '_' (at most 63), got {host!r}")
 
     prefix = string("topic_prefix")

@@ -13,7 +13,7 @@ from typing import Any
 
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.fleet import mqtt, topics
+from lookout.fleet import config, mqtt, topics
 from lookout.fleet.config import FleetConfig
 
 MAX_MESSAGE = 64 * 1024
@@ -104,9 +104,14 @@ class Fleet:
             return
         host, kind, segment = where
         data: bytes = msg.payload
+        if not config.HOST.fullmatch(host):
+            self.ignored += 1  # a name no bridge publishes (control characters, say): not shown
+            return
         with self._lock:
             if kind == topics.ONLINE:
-                if data in (b"true", b"false"):
+                if host not in self.online and len(self.online) >= MAX_SESSIONS:
+                    self.ignored += 1
+                elif data in (b"true", b"false"):
                     self.online[host] = data == b"true"
                 elif not data:
                     self.online.pop(host, None)

@@ -61,6 +61,8 @@ def test_bad_messages_are_dropped_and_text_is_cleaned(
             ("lookout/h/sessions/bad4", b"{" * 100_000),
             ("lookout/h/sessions/bad5", json.dumps({"status": "idle"}).encode()),
             ("lookout/h/online/extra", b"true"),
+            ("lookout/\x1b[31mevil/online", b"true"),
+            ("lookout/\x1b[31mevil/sessions/s9", session(session_id="s9")),
             (
                 "lookout/h/sessions/ok",
                 session(
@@ -79,6 +81,7 @@ def test_bad_messages_are_dropped_and_text_is_cleaned(
     out = viewer.lookout("status", "--fleet", "--json")
     assert out.returncode == 0, out.stderr
     fleet = json.loads(out.stdout)
+    assert [h["host"] for h in fleet["hosts"]] == ["h"]
     [s] = fleet["sessions"]
     assert s["session_id"] == "ok" and s["host"] == "h"  # the topic's host, not the payload's
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout
