@@ -61,8 +61,8 @@ def test_bad_messages_are_dropped_and_text_is_cleaned(
             ("lookout/h/sessions/bad4", b"{" * 100_000),
             ("lookout/h/sessions/bad5", json.dumps({"status": "idle"}).encode()),
             ("lookout/h/online/extra", b"true"),
-            ("lookout/\x1b[31mevil/online", b"true"),
-            ("lookout/\x1b[31mevil/sessions/s9", session(session_id="s9")),
+            ("lookout/evil host/online", b"true"),
+            ("lookout/évil/sessions/s9", session(session_id="s9")),
             (
                 "lookout/h/sessions/ok",
                 session(
