@@ -108,3 +108,33 @@ def test_serve_fleet_without_a_broker_says_so(
     out = a.lookout("serve", "--fleet", "--port", "0")
     assert out.returncode == 1
     assert out.stderr.startswith("error: cannot reach the broker at mqtt://127.0.0.1:")
+
+
+@pytest.mark.e2e
+def test_the_page_shows_each_host_and_drops_a_pruned_session(
+    hosts: Callable[[str], Host],  # noqa: F811
+    fleet_dashboard: Client,
+    browser: object,
+) -> None:
+    a, b = hosts("alpha"), hosts("beta")
+    a.bridge()
+    b.bridge()
+    # The same session id on two hosts: two cards, each with its host.
+    a.hook("session_start", "SessionStart-startup")
+    b.hook("session_start", "SessionStart-startup")
+    wait_for(lambda: len(fleet_dashboard.json("/api/sessions")[1]["sessions"]) == 2)
+    base = f"http://127.0.0.1:{fleet_dashboard.port}"
+    browser.get(f"{base}/login?token={TOKEN}")  # type: ignore[attr-defined]
+
+    def metas() -> list[str]:
+        # One read in the page: render() replaces the cards on every change.
+        script = "return [...document.querySelectorAll('article.session .meta')]" + (
+            ".map((e) => e.textContent)"
+        )
+        return sorted(browser.execute_script(script))  # type: ignore[attr-defined]
+
+    shown = wait_for(lambda: len(m := metas()) == 2 and m)
+    assert shown[0].startswith("alpha · ") and shown[1].startswith("beta · ")
+    b.hook("session_end", "SessionEnd")
+    assert b.lookout("prune", "--older-than", "0").returncode == 0
+    assert wait_for(lambda: len(m := metas()) == 1 and m)[0].startswith("alpha · ")
