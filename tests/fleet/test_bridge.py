@@ -291,3 +291,29 @@ def test_a_hostile_session_id_stays_one_topic_level(
     out = b.lookout("status", "--fleet", "--json")
     [s] = json.loads(out.stdout)["sessions"]
     assert s["session_id"] == "x/../+/#/ ]52;c;AA== " and "\\u001b" not in out.stdout
+
+
+def test_an_agent_process_gone_shows_ended_without_an_event(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    # No hook fires when an agent is killed: the bridge re-presents every session every few
+    # seconds, so the process check of `lookout status` reaches the other hosts too.
+    import subprocess
+    import sys
+
+    a, b = hosts("alpha"), hosts("beta")
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        a.hook("permission_request", "PermissionRequest-Bash", CLAUDE_PID=str(agent.pid))
+        a.bridge()
+        wait_for(lambda: sessions(b.fleet(), "alpha").get(SID, {}).get("status") == "attention")
+        agent.kill()
+        agent.wait()
+        gone = wait_for(
+            lambda: (s := sessions(b.fleet(), "alpha").get(SID)) and s["status"] == "ended" and s,
+            timeout=15,
+        )
+        assert (gone["reason"], gone["alive"]) == ("process_gone", False)
+    finally:
+        agent.kill()
+        agent.wait()
