@@ -40,6 +40,9 @@ MAINTAINED = "maintained.json"  # when the sender last swept the state directory
 
 # Retention: how long bookkeeping entries live before they are forgotten.
 DAY_MS = 24 * 3600 * 1000
+# `lookout bridge`: one per state directory (an flock, holding its pid) and what it published.
+BRIDGE_LOCK = "bridge.lock"
+BRIDGE_CURSOR = "bridge-cursor.json"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024

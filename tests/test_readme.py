@@ -5,9 +5,11 @@ isolated HOME of conftest. A line that exits 2 (a usage error) or 3 (a crash) fa
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,33 @@ def _press_ctrl_c_soon(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("time.sleep", sleep)
 
 
+def _fleet_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet's lines run against a real Mosquitto (tests/mosquitto.py) with a [fleet]."""
+    from tests.mosquitto import PASSWORD, USER, Broker
+
+    (tmp_path / "broker").mkdir()
+    broker = Broker(tmp_path / "broker")
+    broker.start()
+    request_cleanup.append(broker.kill)
+    config = Path(os.environ["LOOKOUT_CONFIG"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f'[fleet]\nmqtt = "{broker.tls_url}"\nca_file = "{broker.ca}"\nusername = "{USER}"\n'
+        'password_env = "README_MQTT_PASSWORD"\nhost = "readme"\nhome_assistant = true\n'
+    )
+    monkeypatch.setenv("README_MQTT_PASSWORD", PASSWORD)
+
+
+request_cleanup: list[Callable[[], None]] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_brokers() -> Iterator[None]:
+    yield
+    while request_cleanup:
+        request_cleanup.pop()()
+
+
 @pytest.mark.parametrize("line", COMMANDS)
 def test_readme_command_line_runs(
     line: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
@@ -84,7 +113,11 @@ def test_readme_command_line_runs(
     # tests/install/test_install.py; here the runtime uses this interpreter.
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
     monkeypatch.chdir(tmp_path)
-    if any(flag in line for flag in RUNS_UNTIL_CTRL_C):
+    if any(word in words for word in ("--fleet", "bridge", "--bridge")):
+        _fleet_config(tmp_path, monkeypatch)
+    if any(flag in line for flag in RUNS_UNTIL_CTRL_C) or (
+        words[:2] == ["lookout", "bridge"] and ("--once" not in words)
+    ):
         _press_ctrl_c_soon(monkeypatch)
     if words[:2] == ["lookout", "serve"] and "--url" not in words:
         # The server starts for real (it binds, says where); Ctrl-C comes instead of requests.

@@ -25,6 +25,7 @@ def check_config(project: str) -> int:
     except config.ConfigError as exc:
         for line in exc.errors:
             print(f"error: {visible(line)}", file=sys.stderr)
+        _check_fleet(set(exc.errors))
         return 1
     if os.path.exists(gpath):
         print(
@@ -39,6 +40,29 @@ def check_config(project: str) -> int:
     if pf is not None:
         print(project_file_line(pf))
     for warning in config.warnings(cfg):
+        print(f"warning: {visible(warning)}")
+    return _check_fleet(set())
+
+
+def _check_fleet(shown: set[str]) -> int:
+    """[fleet], when there is one: its own errors (a TOML error was already printed)."""
+    from lookout.fleet import config as fleet
+
+    try:
+        cfg = fleet.load()
+    except fleet.NotConfigured:
+        return 0
+    except config.ConfigError as exc:
+        for line in exc.errors:
+            if line not in shown:
+                print(f"error: {visible(line)}", file=sys.stderr)
+        return 1
+    extras = ", Home Assistant discovery" if cfg.home_assistant else ""
+    print(
+        f"fleet: ok ({cfg.url} as host {cfg.host}, topics {cfg.topic_prefix}/{cfg.host}/..., "
+        f"content {cfg.content}{extras})"
+    )
+    for warning in fleet.warnings(cfg):
         print(f"warning: {visible(warning)}")
     return 0
 

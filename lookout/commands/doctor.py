@@ -13,6 +13,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -574,6 +575,47 @@ def check_channels(report: Report, loaded: Config | None) -> None:
                 report.add(label, OK, f"{kind} configured (reached over the network when sent)")
 
 
+# --- the fleet -------------------------------------------------------------------------------
+
+
+def check_fleet(report: Report) -> None:
+    """With a [fleet]: whether this state directory's bridge runs and the broker answers."""
+    from lookout.fleet import bridge, mqtt
+    from lookout.fleet import config as fleet_config
+
+    try:
+        cfg = fleet_config.load()
+    except fleet_config.NotConfigured:
+        return
+    except LookoutError as exc:
+        report.add("fleet", FAIL, f"invalid [fleet]: {exc}", "lookout check-config")
+        return
+    state = paths.tilde(paths.state_dir())
+    pid = bridge.running_pid(paths.state_dir())
+    if pid is not None:
+        report.add("fleet", OK, f"bridge runs (pid {pid}) for {state} as host {cfg.host}")
+    else:
+        report.add(
+            "fleet",
+            WARN,
+            f"no bridge runs for {state}: other hosts see {cfg.host} as offline",
+            "lookout bridge (python3 install.py --bridge runs it as a service)",
+        )
+    try:
+        mqtt.require()
+        client = mqtt.new_client(cfg, "doctor")
+        start = time.monotonic()
+        mqtt.connect(client, cfg, timeout=3.0)
+    except LookoutError as exc:
+        report.add("fleet", FAIL, f"broker: {exc}", exc.hint)
+        return
+    took = (time.monotonic() - start) * 1000
+    client.disconnect()
+    client.loop_stop()
+    who = f"as {cfg.username}" if cfg.username else "without a login"
+    report.add("fleet", OK, f"broker {cfg.url} answers ({who}, {took:.0f} ms)")
+
+
 # --- the command -----------------------------------------------------------------------------
 
 
@@ -617,6 +659,7 @@ def diagnose(project: str) -> Report:
     check_state(report)
     check_channels(report, loaded)
     check_deliveries(report)
+    check_fleet(report)
     return report
 
 

@@ -89,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
     status.add_argument("--all", action="store_true", help="include ended sessions")
     status.add_argument(
+        "--fleet",
+        action="store_true",
+        help="every host's sessions, from the MQTT broker in [fleet] (see `lookout bridge`)",
+    )
+    status.add_argument(
         "--attention",
         action="store_true",
         help="only the sessions that need you; exit 0 if there is one, 1 if none (like grep)",
@@ -160,6 +165,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ack.add_argument(
         "session", nargs="?", metavar="SESSION", help="a project name or the start of a session id"
+    )
+
+    bridge = sub.add_parser(
+        "bridge",
+        help="keep this host's sessions on the MQTT broker in [fleet]",
+        description="Follow the state directory and publish each session's state to the MQTT"
+        " broker named in [fleet] (retained, one topic per session; `online` with a Last Will),"
+        " so `lookout status --fleet` on any host shows them. Runs until stopped; one bridge per"
+        " state directory. Needs paho-mqtt (python3 install.py --bridge installs it).",
+    )
+    bridge.add_argument(
+        "--once", action="store_true", help="publish the current state and exit (cron, CI)"
     )
 
     doctor = sub.add_parser(
@@ -455,6 +472,12 @@ def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
         )
     p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
     if not uninstall:
+        p.add_argument(
+            "--bridge",
+            action="store_true",
+            help="also install the MQTT client and run `lookout bridge` as a systemd user"
+            " service (needs [fleet] in the config; without systemd --user: says how to run it)",
+        )
         p.add_argument("--uninstall", action="store_true", help="remove lookout's hook entries")
     p.add_argument(
         "--purge",
@@ -496,6 +519,7 @@ def _install_request(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         codex_notify=codex_notify,
         dry_run=args.dry_run,
         purge=args.purge,
+        bridge=getattr(args, "bridge", False),
     )
 
 
@@ -509,6 +533,8 @@ def install_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.purge and not args.uninstall:
         parser.error("--purge only goes with --uninstall")
+    if args.bridge and args.uninstall:
+        parser.error("--uninstall always removes the bridge's unit; drop --bridge")
     opts = _install_request(parser, args)
     from lookout import install
 
@@ -535,6 +561,16 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             raise LookoutError(
                 "--interval only goes with --watch", hint="lookout status --watch --interval 5"
             )
+        if args.fleet:
+            from lookout.commands.fleet import fleet_status
+
+            if args.attention or args.quiet or args.project:
+                raise LookoutError(
+                    "--attention, -q and --project are for this host's sessions, not --fleet",
+                    hint="lookout status --fleet --json | jq to filter the fleet",
+                )
+
+            return fleet_status(fmt=fmt, show_all=args.all, stale_after_s=args.stale_after)
         return status(
             fmt=fmt,
             show_all=args.all,
@@ -562,6 +598,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.ack import ack
 
         return ack(args.session)
+    if command == "bridge":
+        from lookout.commands.bridge import bridge
+
+        return bridge(once=args.once)
     if command == "doctor":
         from lookout.commands.doctor import doctor
 
@@ -714,6 +754,7 @@ examples:
   python3 install.py --agent all          Claude Code and Codex
   python3 install.py --agent codex --codex-notify
                                           Codex through its legacy notify setting
+  python3 install.py --bridge             also run `lookout bridge` (the fleet) as a service
   python3 install.py --uninstall          remove lookout's hooks (keeps the runtime)
   python3 install.py --uninstall --purge  also remove runtime, command, state and config"""
 

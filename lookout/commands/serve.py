@@ -26,12 +26,6 @@ def serve(
     tls_cert: str | None,
     tls_key: str | None,
 ) -> int:
-    if fleet:
-        raise LookoutError(
-            "`lookout serve --fleet` needs the fleet extra (lookout[fleet]), which this version"
-            " does not have yet",
-            hint="`lookout serve` without --fleet shows this machine's sessions",
-        )
     if not 0 <= port <= 65535:
         raise LookoutError(f"--port {port} is not a TCP port", hint="use 1-65535 (0: any free one)")
     from lookout.web import auth
@@ -47,11 +41,21 @@ def serve(
         return 0
 
     from lookout.commands.status import notifications_off
-    from lookout.web.hub import Hub
+    from lookout.web.hub import Hub, Source
     from lookout.web.server import Dashboard
     from lookout.web.source import LocalSource
 
-    hub = Hub(LocalSource(state_dir), notifications_off)
+    source: Source = LocalSource(state_dir)
+    if fleet:
+        from lookout.fleet import config as fleet_config
+        from lookout.fleet import mqtt
+        from lookout.web.fleet import FleetSource
+
+        cfg = fleet_config.load()
+        mqtt.require()
+        source = fleet_source = FleetSource(cfg)
+        fleet_source.start()  # a broker that cannot be reached is an error now, with its hint
+    hub = Hub(source, notifications_off)
     try:
         server = Dashboard(bind, port, hub, token, state_dir, tls=tls)
     except OSError as exc:

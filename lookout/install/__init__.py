@@ -31,6 +31,7 @@ class Options:
     codex_notify: bool = False
     dry_run: bool = False
     purge: bool = False
+    bridge: bool = False  # also the MQTT client and `lookout bridge` as a service
 
 
 def targets(opts: Options) -> list[Path]:
@@ -53,6 +54,10 @@ def do_install(opts: Options, out: Out) -> int:
         files.load_settings(paths.codex_hooks_path())
         codex.load_codex_config(paths.codex_config_path())
         mode = codex.codex_mode(opts.codex_notify, out)
+    if opts.bridge:
+        from lookout.install import bridge
+
+        out(f"bridge: {bridge.check_config()}")  # a missing [fleet] stops here, nothing changed
     home = paths.runtime_home()
     if opts.dry_run:
         python = opts.python or str(paths.venv_python(home))
@@ -71,6 +76,10 @@ def do_install(opts: Options, out: Out) -> int:
         changed = hooks.install_into(loaded, python, home, opts.dry_run, out)
     if want_codex:
         codex.install_codex(mode, python, home, opts.dry_run, out)
+    if opts.bridge:
+        if not opts.dry_run:
+            bridge.ensure_client(python, opts.python is None, out)
+        bridge.install(python, home, opts.dry_run, out)
     if opts.dry_run or not want_claude:
         return 0
     if loaded.data.get("disableAllHooks") is True:
@@ -168,6 +177,9 @@ def do_uninstall(opts: Options, out: Out) -> int:
     changed = False
     for target in unique:
         changed |= hooks.uninstall_file(target, roots, opts.dry_run, out)
+    from lookout.install import bridge
+
+    bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
     if want_codex:
         hooks.uninstall_file(codex_files[0], roots, opts.dry_run, out)
         codex.uninstall_notify(codex.load_codex_config(codex_files[1]), opts.dry_run, out)

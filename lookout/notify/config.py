@@ -824,7 +824,10 @@ def validate(
     over_name: str = "",
 ) -> Config:
     c = _Checker(base_name, over or {}, over_name)
-    _unknown_keys(c, (), raw, ("channels", "rules", "templates"))
+    # [fleet] is checked by lookout.fleet.config (a broken one must not silence notifications).
+    _unknown_keys(c, (), raw, ("channels", "rules", "templates", "fleet"))
+    if "fleet" in c.over:
+        c.error(("fleet",), "only your own config file may name a broker (not a project file)")
     channels: dict[str, Any] = {}
     raw_channels = raw.get("channels", {})
     if c.expect(("channels",), raw_channels, dict, "a table"):

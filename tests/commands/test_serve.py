@@ -50,11 +50,13 @@ def test_url_of_a_wildcard_bind_names_this_host(capsys: pytest.CaptureFixture[st
     assert out.startswith(f"http://{socket.gethostname()}:8787/login?token=")
 
 
-def test_fleet_needs_the_fleet_extra(capsys: pytest.CaptureFixture[str]) -> None:
+def test_fleet_without_a_fleet_config_says_how_to_add_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, err = run(capsys, "--fleet")
     assert code == 1 and out == ""
-    assert err.startswith("error: `lookout serve --fleet` needs the fleet extra (lookout[fleet])")
-    assert "hint: `lookout serve` without --fleet shows this machine's sessions" in err
+    assert err.startswith("error: no config file ~/.config/lookout/config.toml, so no [fleet]")
+    assert 'hint: add [fleet] with mqtt = "mqtt://BROKER:1883"' in err
 
 
 @pytest.mark.parametrize(

@@ -187,11 +187,17 @@ function showLogin() {
   if (state.stream) { state.stream.close(); state.stream = null; }
 }
 
+// The server's key for a session: its id, or host/id when it serves a fleet (two hosts may
+// share an id); "removed" messages carry the same key.
+function keyOf(s) {
+  return s.host ? `${s.host}/${s.session_id}` : s.session_id;
+}
+
 function applySnapshot(data) {
   state.offset = (data.now_ms || Date.now()) - Date.now();
   state.host = data.host || state.host;
   $("host").textContent = state.host;
-  state.sessions = new Map(data.sessions.map((s) => [s.session_id, s]));
+  state.sessions = new Map(data.sessions.map((s) => [keyOf(s), s]));
   const banner = $("config-error");
   banner.hidden = !data.config_error;
   banner.textContent = data.config_error ? `Notifications are off: ${data.config_error}` : "";
@@ -209,7 +215,7 @@ function connect() {
     state.lastMessage = Date.now();
     const data = JSON.parse(e.data);
     state.offset = data.now_ms - Date.now();
-    state.sessions.set(data.session.session_id, data.session);
+    state.sessions.set(keyOf(data.session), data.session);
     announce(data.session);
     render();
     if (state.open === data.session.session_id) refreshTimeline();

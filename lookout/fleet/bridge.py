@@ -1,0 +1,456 @@
+"""`lookout bridge`: follows this host's state directory and keeps the broker's retained state
+equal to it. The store stays the only writer of the state directory (the bridge writes only its
+lock and its cursor); the hooks never connect anywhere.
+
+On every (re)connect it publishes `online = true` and the current state of every session (a
+restarted broker may have lost its retained messages), clears what was pruned, then follows
+events.jsonl from a durable cursor and publishes only what changed: never a replay of events."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TextIO
+
+from lookout import paths, store
+from lookout.commands import view
+from lookout.errors import LookoutError
+from lookout.fleet import mqtt, payload, topics
+from lookout.fleet.config import FleetConfig
+
+if TYPE_CHECKING:
+    from paho.mqtt.client import Client
+
+LOCK = store.BRIDGE_LOCK
+CURSOR = store.BRIDGE_CURSOR
+TICK_S = 0.05  # how often events.jsonl is looked at: the hook → bus delay is at most this
+LISTING_S = 0.5  # how often sessions/ is listed (a prune writes no event)
+REEVAL_S = 5.0  # how often every session is re-presented (a process gone, stale after 8 h)
+SAVE_S = 1.0  # cursor writes at most this often
+BACKOFF_MIN_S = 0.5
+BACKOFF_MAX_S = 30.0
+STOP_FLUSH_S = 3.0
+
+
+class Lock:
+    """One bridge per state directory: an flock on bridge.lock, which also holds its pid."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.path = os.path.join(state_dir, LOCK)
+        self.fd = -1
+
+    def acquire(self) -> None:
+        store.ensure_dir(os.path.dirname(self.path))
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            pid = running_pid(os.path.dirname(self.path))
+            raise LookoutError(
+                f"a bridge already runs for {paths.tilde(os.path.dirname(self.path))}"
+                + (f" (pid {pid})" if pid else ""),
+                hint="one bridge per state directory; stop that one first "
+                "(or give this one its own LOOKOUT_STATE_DIR)",
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def running_pid(state_dir: str) -> int | None:
+    """The pid of the bridge that holds this state directory's lock, None when none runs."""
+    try:
+        fd = os.open(os.path.join(state_dir, LOCK), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else 0
+        return None
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Cursor:
+    """What survives a restart: where in events.jsonl we are, and what the bus holds from us."""
+
+    target: str = ""
+    ino: int = 0
+    offset: int = 0
+    published: dict[str, str] = field(default_factory=dict)  # session id → digest of its message
+    summary: str = ""
+    home_assistant: bool = False
+
+    @classmethod
+    def load(cls, state_dir: str) -> Cursor:
+        raw = store.read_json(os.path.join(state_dir, CURSOR))
+        if not isinstance(raw, dict) or raw.get("version") != 1:
+            return cls()
+        published = raw.get("published")
+        return cls(
+            target=str(raw.get("target") or ""),
+            ino=_count(raw.get("ino")),
+            offset=_count(raw.get("offset")),
+            published={str(k): str(v) for k, v in published.items()}
+            if isinstance(published, dict)
+            else {},
+            summary=str(raw.get("summary") or ""),
+            home_assistant=bool(raw.get("home_assistant")),
+        )
+
+    def save(self, state_dir: str) -> None:
+        store.write_json_atomic(
+            os.path.join(state_dir, CURSOR),
+            {
+                "version": 1,
+                "target": self.target,
+                "ino": self.ino,
+                "offset": self.offset,
+                "published": self.published,
+                "summary": self.summary,
+                "home_assistant": self.home_assistant,
+            },
+        )
+
+
+def _count(value: object) -> int:
+    # A damaged cursor is a fresh start, never a crash.
+    return value if type(value) is int and value >= 0 else 0
+
+
+class Follower:
+    """New session ids in events.jsonl since the cursor, across rotation. `None` from poll()
+    means it lost track (rotated more than once, truncated): rescan everything."""
+
+    def __init__(self, state_dir: str, cursor: Cursor) -> None:
+        self.path = os.path.join(state_dir, store.EVENTS)
+        self.cursor = cursor
+
+    def to_end(self) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self.cursor.ino, self.cursor.offset = 0, 0
+            return
+        self.cursor.ino, self.cursor.offset = st.st_ino, st.st_size
+
+    def poll(self) -> set[str] | None:
+        c = self.cursor
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return set()
+        ids: set[str] = set()
+        if st.st_ino != c.ino:
+            # Rotated: finish the old file (now events.jsonl.1) from our offset, then the new one.
+            try:
+                old = os.stat(self.path + ".1")
+            except FileNotFoundError:
+                old = None
+            if c.ino == 0 or old is None or old.st_ino != c.ino:
+                c.ino, c.offset = st.st_ino, st.st_size
+                return None if c.ino else set()
+            ids |= self._read(self.path + ".1", c.offset)[0]
+            c.ino, c.offset = st.st_ino, 0
+        if st.st_size < c.offset:
+            c.offset = st.st_size
+            return None
+        if st.st_size > c.offset:
+            new, c.offset = self._read(self.path, c.offset)
+            ids |= new
+        return ids
+
+    @staticmethod
+    def _read(path: str, offset: int) -> tuple[set[str], int]:
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except FileNotFoundError:
+            return set(), offset
+        end = data.rfind(b"\n") + 1  # whole lines only: a writer may be mid-append
+        ids = set()
+        for raw in data[:end].split(b"\n"):
+            record = view.parse_line(raw) if raw else None
+            if record is not None and isinstance(record.get("session_id"), str):
+                ids.add(record["session_id"])
+        return ids, offset + end
+
+
+class Bridge:
+    def __init__(self, cfg: FleetConfig, state_dir: str, out: TextIO | None = None) -> None:
+        self.cfg = cfg
+        self.state_dir = state_dir
+        self.out = out
+        self.stop_event = threading.Event()
+        self.lost = threading.Event()
+        self.client: Client | None = None
+        self.cursor = Cursor()
+        self.follower = Follower(state_dir, self.cursor)
+        self.target = f"{cfg.url} {cfg.topic_prefix}/{cfg.host}"
+        self.current: dict[str, dict[str, Any]] = {}  # session id → as presented, for the summary
+        self._last_error = ""
+        self._dirty = False
+        self._saved_pos = (0, 0)
+        self._saved_at = 0.0
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def run(self, once: bool = False) -> int:
+        lock = Lock(self.state_dir)
+        lock.acquire()
+        try:
+            self.cursor = Cursor.load(self.state_dir)
+            self.follower.cursor = self.cursor
+            if once:
+                return self._once()
+            self._forever()
+            return 0
+        finally:
+            lock.release()
+
+    def install_signals(self) -> dict[int, Any]:
+        """SIGTERM and SIGINT stop it cleanly (online = false); returns the previous handlers."""
+
+        def stop(_signum: int, _frame: FrameType | None) -> None:
+            self.stop_event.set()
+
+        return {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def _sleep(self, seconds: float) -> None:
+        # time.sleep in short steps (not Event.wait): a signal or Ctrl-C is seen within 0.1 s.
+        deadline = time.monotonic() + seconds
+        while not self.stop_event.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                time.sleep(min(0.1, left))
+            except KeyboardInterrupt:
+                self.stop_event.set()
+
+    def _once(self) -> int:
+        client = mqtt.new_client(self.cfg, "bridge", will=True)
+        mqtt.connect(client, self.cfg)  # errors go to the caller: --once says what failed
+        self.client = client
+        try:
+            infos = self._publish_all()
+            deadline = time.monotonic() + 10
+            for info in infos:
+                info.wait_for_publish(max(0.1, deadline - time.monotonic()))
+            if not all(info.is_published() for info in infos):
+                raise LookoutError(
+                    f"the broker at {self.cfg.url} did not acknowledge every message",
+                    hint="run it again; the bridge republishes everything on each connect",
+                )
+            self._save(force=True)
+            self._say(
+                f"published {len(self.cursor.published)} session"
+                f"{'' if len(self.cursor.published) == 1 else 's'} of host {self.cfg.host} "
+                f"to {self.cfg.url} ({self.cfg.topic_prefix}/{self.cfg.host}/...)"
+            )
+            return 0
+        finally:
+            client.disconnect()
+            client.loop_stop()
+
+    def _forever(self) -> None:
+        backoff = BACKOFF_MIN_S
+        self._say(
+            f"bridge: publishing {paths.tilde(self.state_dir)} as host {self.cfg.host} "
+            f"to {self.cfg.url} ({self.cfg.topic_prefix}/{self.cfg.host}/...); Ctrl-C stops"
+        )
+        first = True
+        while not self.stop_event.is_set():
+            try:
+                self._session()
+                backoff = BACKOFF_MIN_S
+            except mqtt.ConnectError as exc:
+                if first and not exc.transient:
+                    raise  # a wrong password or an untrusted certificate: say so and exit 1
+                self._error(str(exc), exc.hint)
+            first = False
+            if self.stop_event.is_set():
+                break
+            # Exponential backoff with jitter: a fleet of bridges does not reconnect in step.
+            self._sleep(backoff * random.uniform(0.8, 1.2))  # noqa: S311
+            backoff = min(BACKOFF_MAX_S, backoff * 2)
+        self._save(force=True)
+
+    def _session(self) -> None:
+        """One connection: publish everything, then follow until it drops or we stop."""
+        client = mqtt.new_client(self.cfg, "bridge", will=True)
+        self.lost.clear()
+        client.on_disconnect = lambda *_a: self.lost.set()
+        mqtt.connect(client, self.cfg)
+        self.client = client
+        if self._last_error:
+            self._say(f"bridge: connected to {self.cfg.url} again")
+            self._last_error = ""
+        else:
+            self._say(f"bridge: connected to {self.cfg.url}")
+        try:
+            self._publish_all()
+            listed_at = reeval_at = time.monotonic()
+            while not self.stop_event.is_set() and not self.lost.is_set():
+                now = time.monotonic()
+                ids = self.follower.poll()
+                if ids is None or now - reeval_at >= REEVAL_S:
+                    ids = self._on_disk() | set(self.cursor.published)
+                    reeval_at = listed_at = now
+                elif now - listed_at >= LISTING_S:
+                    ids |= self._gone()
+                    listed_at = now
+                if ids:
+                    self._publish_sessions(ids)
+                self._save()
+                self._sleep(TICK_S)
+            if self.lost.is_set() and not self.stop_event.is_set():
+                self._error(f"lost the connection to {self.cfg.url}; reconnecting", None)
+                return
+            # A clean stop: say so (the Last Will is only for a crash), then leave.
+            info = self._publish(topics.online(self.cfg.topic_prefix, self.cfg.host), b"false")
+            info.wait_for_publish(STOP_FLUSH_S)
+            self._say("bridge: stopped (host shown offline)")
+        finally:
+            client.disconnect()
+            client.loop_stop()
+            self.client = None
+
+    # -- publishing -------------------------------------------------------------------------
+
+    def _names(self) -> set[str]:
+        try:
+            return set(os.listdir(os.path.join(self.state_dir, store.SESSIONS)))
+        except FileNotFoundError:
+            return set()
+
+    def _gone(self) -> set[str]:
+        """Published sessions whose snapshot is gone (pruned): a listing, no file read."""
+        names = self._names()
+        return {
+            sid
+            for sid in self.cursor.published
+            if os.path.basename(store.session_file(self.state_dir, sid)) not in names
+        }
+
+    def _on_disk(self) -> set[str]:
+        directory = os.path.join(self.state_dir, store.SESSIONS)
+        ids = set()
+        for name in self._names():
+            if name.endswith(".json") and not name.startswith("."):
+                snap = store.read_json(os.path.join(directory, name))
+                if isinstance(snap, dict) and isinstance(snap.get("session_id"), str):
+                    ids.add(snap["session_id"])
+        return ids
+
+    def _publish_all(self) -> list[Any]:
+        """Everything, as after a broker restart: online, discovery, every session, the summary,
+        and an empty retained message for every session we published that is gone."""
+        assert self.client is not None
+        c, cfg = self.cursor, self.cfg
+        if c.target != self.target:
+            c.published, c.summary, c.target = {}, "", self.target
+        self.follower.to_end()  # before reading snapshots: later events are followed
+        infos = [self._publish(topics.online(cfg.topic_prefix, cfg.host), b"true")]
+        if cfg.home_assistant or c.home_assistant:
+            for topic, config in payload.ha_discovery(cfg):
+                # Switched off: an empty retained config removes the entities from HA.
+                infos.append(
+                    self._publish(topic, payload.encode(config) if cfg.home_assistant else b"")
+                )
+        c.home_assistant = cfg.home_assistant
+        ids = self._on_disk() | set(c.published)
+        c.published = {}  # republish every one of them: the broker may have lost them
+        self.current = {}
+        infos += self._publish_sessions(ids, clear_missing=True)
+        infos += self._publish_summary(force=True)
+        self._dirty = True
+        return infos
+
+    def _publish(self, topic: str, body: bytes) -> Any:
+        assert self.client is not None
+        return self.client.publish(topic, body, qos=1, retain=True)
+
+    def _publish_sessions(self, ids: set[str], clear_missing: bool = False) -> list[Any]:
+        cfg, c = self.cfg, self.cursor
+        now = int(time.time() * 1000)
+        infos = []
+        for sid in sorted(ids):
+            snapshot = store.read_session(self.state_dir, sid)
+            topic = topics.session(cfg.topic_prefix, cfg.host, sid)
+            if snapshot is None or snapshot.get("session_id") != sid:
+                if sid in c.published or clear_missing:
+                    infos.append(self._publish(topic, b""))
+                    c.published.pop(sid, None)
+                    self.current.pop(sid, None)
+                    self._dirty = True
+                continue
+            shown = view.present(dict(snapshot), now, view.STALE_AFTER_S)
+            body = payload.encode(payload.session_message(shown, cfg.host, cfg.content))
+            d = payload.digest(body)
+            self.current[sid] = shown
+            if c.published.get(sid) != d:
+                infos.append(self._publish(topic, body))
+                c.published[sid] = d
+                self._dirty = True
+        if infos:
+            infos += self._publish_summary()
+        return infos
+
+    def _publish_summary(self, force: bool = False) -> list[Any]:
+        messages = [
+            payload.session_message(s, self.cfg.host, self.cfg.content)
+            for s in self.current.values()
+        ]
+        body = payload.encode(payload.host_summary(messages, self.cfg.host))
+        d = payload.digest(body)
+        if d == self.cursor.summary and not force:
+            return []
+        self.cursor.summary = d
+        return [self._publish(topics.summary(self.cfg.topic_prefix, self.cfg.host), body)]
+
+    # -- bookkeeping ------------------------------------------------------------------------
+
+    def _save(self, force: bool = False) -> None:
+        """The cursor, at most once a second (and at stop): a crash re-sends at most that much."""
+        now = time.monotonic()
+        pos = (self.cursor.ino, self.cursor.offset)
+        if not (self._dirty or pos != self._saved_pos):
+            return
+        if not force and now - self._saved_at < SAVE_S:
+            return
+        try:
+            self.cursor.save(self.state_dir)
+        except OSError as exc:
+            self._error(f"cannot write {CURSOR}: {exc.strerror}", None)
+            return
+        self._dirty, self._saved_pos, self._saved_at = False, pos, now
+
+    def _say(self, text: str) -> None:
+        if self.out is not None:
+            print(text, file=self.out, flush=True)
+
+    def _error(self, text: str, hint: str | None) -> None:
+        # Once per distinct failure: a broker down for an hour is one line, not 120.
+        if text == self._last_error:
+            return
+        self._last_error = text
+        store.log_error(self.state_dir, f"bridge: {text}")
+        self._say(f"bridge: {text}" + (f" (hint: {hint})" if hint else ""))

@@ -1,0 +1,176 @@
+"""What goes on the bus: a session's public state at a content level, a host's summary, and the
+Home Assistant discovery configs. Pure functions; stdlib only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import Any
+
+from lookout import __version__
+from lookout.commands import view
+from lookout.fleet import topics
+from lookout.fleet.config import FleetConfig
+
+SCHEMA = 1
+SUMMARY_CHARS = 140  # the same cut as the remote notification channels' `summary` level
+
+# Credential shapes that show up in command lines. Masked at every content level: a command is
+# the session's summary, and the bus is read by other machines.
+_SECRETS = [
+    re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\"]+"),
+    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
+    re.compile(
+        r"(?i)(\b[A-Z0-9_]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|"
+        r"private[_-]?key|credentials?)[A-Z0-9_]*\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s'\"]+)"
+    ),
+    re.compile(r"(?i)(\s--?(?:password|passwd|pass|token|secret|api-key|apikey)[=\s]\s*)[^\s'\"]+"),
+    re.compile(r"(\s-p)[^\s'\"]{3,}"),  # mysql -pSECRET
+]
+_USERINFO = re.compile(r"(://[^/\s:@]+:)[^/\s@]+@")
+_TOKENS = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
+    r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|tk_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
+)
+MASK = "…"
+
+
+def scrub(text: str) -> str:
+    """`text` with the credential-looking parts replaced by …"""
+    text = _USERINFO.sub(r"\1" + MASK + "@", text)
+    for pattern in _SECRETS:
+        text = pattern.sub(r"\1" + MASK, text)
+    return _TOKENS.sub(MASK, text)
+
+
+def _first_line(text: str) -> str:
+    for line in text.split("\n"):
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _home(path: object) -> object:
+    if not isinstance(path, str):
+        return path
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
+
+
+def session_message(session: dict[str, Any], host: str, content: str) -> dict[str, Any]:
+    """A session as `lookout status --json` shows it, with `host`, at a content level:
+    full (everything, credentials masked), summary (one line, ≤140 characters, home as ~) or
+    none (no summary, no working directory)."""
+    out = view.public(session)
+    summary = out.get("summary") or ""
+    if content == "none":
+        out["summary"] = ""
+        out["cwd"] = None
+    elif content == "summary":
+        out["summary"] = _short(scrub(_first_line(summary)), SUMMARY_CHARS)
+        out["cwd"] = _home(out.get("cwd"))
+    else:
+        out["summary"] = scrub(summary)
+    out["host"] = host
+    out["schema"] = SCHEMA
+    return out
+
+
+def encode(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def host_summary(messages: list[dict[str, Any]], host: str) -> dict[str, Any]:
+    """The host at a glance (the Home Assistant state topic): counts and the most urgent session.
+    `messages` are session_message() results."""
+    counts = {"attention": 0, "working": 0, "idle": 0, "ended": 0}
+    for m in messages:
+        if m.get("status") in counts:
+            counts[m["status"]] += 1
+    waiting = [m for m in messages if m.get("status") == "attention"]
+    # The longest-waiting attention first: it has been blocked on you the longest.
+    waiting.sort(key=lambda m: str(m.get("updated_at") or ""))
+    urgent: dict[str, Any] = {}
+    if waiting:
+        m = waiting[0]
+        urgent = {
+            "session_id": m.get("session_id"),
+            "project": m.get("project"),
+            "reason": m.get("reason"),
+            "detail": m.get("detail"),
+            "summary": m.get("summary"),
+            "since": m.get("updated_at"),
+            "text": f"{m.get('project') or '?'}: {m.get('reason') or 'attention'}",
+        }
+    return {
+        "host": host,
+        "needs_you": bool(waiting),
+        **counts,
+        "sessions": len(messages),
+        "most_urgent": urgent,
+        "schema": SCHEMA,
+    }
+
+
+def ha_discovery(cfg: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
+    """(topic, config) per Home Assistant entity of this host: a binary sensor "needs you" and a
+    sensor with the attention count (the most urgent session as its attributes)."""
+    node = topics.ha_node(cfg.host)
+    state = topics.summary(cfg.topic_prefix, cfg.host)
+    common: dict[str, Any] = {
+        "state_topic": state,
+        "json_attributes_topic": state,
+        "json_attributes_template": "{{ value_json.most_urgent | tojson }}",
+        "availability": [
+            {
+                "topic": topics.online(cfg.topic_prefix, cfg.host),
+                "payload_available": "true",
+                "payload_not_available": "false",
+            }
+        ],
+        "device": {
+            "identifiers": [node],
+            "name": f"lookout {cfg.host}",
+            "manufacturer": "lookout",
+            "model": "lookout bridge",
+            "sw_version": __version__,
+        },
+        "origin": {"name": "lookout", "sw_version": __version__},
+        "qos": 1,
+    }
+    needs_you = {
+        **common,
+        "name": "Needs you",
+        "unique_id": f"{node}_needs_you",
+        "value_template": "{{ 'ON' if value_json.needs_you else 'OFF' }}",
+        "payload_on": "ON",
+        "payload_off": "OFF",
+        "icon": "mdi:account-alert",
+    }
+    attention = {
+        **common,
+        "name": "Attention",
+        "unique_id": f"{node}_attention",
+        "value_template": "{{ value_json.attention }}",
+        "state_class": "measurement",
+        "unit_of_measurement": "sessions",
+        "icon": "mdi:bell-alert",
+    }
+    p = cfg.home_assistant_prefix
+    return [
+        (topics.ha_config(p, "binary_sensor", cfg.host, "needs_you"), needs_you),
+        (topics.ha_config(p, "sensor", cfg.host, "attention"), attention),
+    ]

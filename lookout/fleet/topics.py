@@ -1,0 +1,90 @@
+"""The topic tree. One host owns `<prefix>/<host>/...`, so a broker ACL such as
+`pattern write lookout/%u/#` lets each host write only its own state.
+
+    <prefix>/<host>/online               true | false   retained; false is the Last Will
+    <prefix>/<host>/sessions/<id>        JSON           retained QoS 1; empty when pruned
+    <prefix>/<host>/summary              JSON           retained; counts + most urgent (HA state)
+    <ha_prefix>/<component>/lookout_<node>/<object>/config   Home Assistant discovery
+"""
+
+from __future__ import annotations
+
+from lookout import store
+
+ONLINE = "online"
+SESSIONS = "sessions"
+SUMMARY = "summary"
+# A level no escaped host or session id can produce: the viewer's end-of-retained probe.
+SYNC = "!sync"
+
+
+def segment(text: str) -> str:
+    """`text` as one topic level: session ids come from payloads, so escape (never drop) every
+    character that could add a level (/), match as a wildcard (+ #) or confuse a broker."""
+    return store._safe_name(text)
+
+
+def unsegment(text: str) -> str:
+    """The inverse of segment() for display (%xx and %uXXXXXX escapes)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "%" and text[i + 1 : i + 2] == "u" and _hex(text[i + 2 : i + 8], 6):
+            out.append(chr(int(text[i + 2 : i + 8], 16)))
+            i += 8
+        elif c == "%" and _hex(text[i + 1 : i + 3], 2):
+            out.append(chr(int(text[i + 1 : i + 3], 16)))
+            i += 3
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _hex(text: str, n: int) -> bool:
+    return len(text) == n and all(c in "0123456789abcdef" for c in text)
+
+
+def online(prefix: str, host: str) -> str:
+    return f"{prefix}/{host}/{ONLINE}"
+
+
+def session(prefix: str, host: str, session_id: str) -> str:
+    return f"{prefix}/{host}/{SESSIONS}/{segment(session_id)}"
+
+
+def summary(prefix: str, host: str) -> str:
+    return f"{prefix}/{host}/{SUMMARY}"
+
+
+def sync(prefix: str, client_id: str) -> str:
+    return f"{prefix}/{SYNC}/{segment(client_id)}"
+
+
+def subscriptions(prefix: str) -> list[str]:
+    """What a viewer subscribes to: every host's liveness and sessions."""
+    return [f"{prefix}/+/{ONLINE}", f"{prefix}/+/{SESSIONS}/+"]
+
+
+def parse(prefix: str, topic: str) -> tuple[str, str, str | None] | None:
+    """(host, kind, session segment) for a topic of the tree, None for anything else."""
+    if not topic.startswith(prefix + "/"):
+        return None
+    parts = topic[len(prefix) + 1 :].split("/")
+    if len(parts) == 2 and parts[1] in (ONLINE, SUMMARY) and parts[0] and parts[0] != SYNC:
+        return parts[0], parts[1], None
+    if len(parts) == 3 and parts[1] == SESSIONS and parts[0] and parts[2]:
+        return parts[0], SESSIONS, parts[2]
+    return None
+
+
+def ha_node(host: str) -> str:
+    """The Home Assistant node id for a host: discovery allows only [a-zA-Z0-9_-]."""
+    return "lookout_" + "".join(
+        c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in host
+    )
+
+
+def ha_config(ha_prefix: str, component: str, host: str, object_id: str) -> str:
+    return f"{ha_prefix}/{component}/{ha_node(host)}/{object_id}/config"

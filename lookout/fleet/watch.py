@@ -1,0 +1,272 @@
+"""The other side of the bus: gather every host's retained state (`status --fleet`) and follow it
+live (`--watch`). Everything read here comes from the network: it is checked, typed and bounded
+before anything shows it."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lookout.commands import view
+from lookout.errors import LookoutError
+from lookout.fleet import config, mqtt, topics
+from lookout.fleet.config import FleetConfig
+
+MAX_MESSAGE = 64 * 1024
+MAX_SESSIONS = 100_000
+GATHER_TIMEOUT_S = 5.0
+ORDER = {"attention": 0, "working": 1, "idle": 2, "unknown": 3, "ended": 4}
+STATUSES = ("attention", "working", "idle", "ended")
+_MAX_EXTRA = 40
+
+
+class Fleet:
+    """The retained state of every host under one prefix, kept current by a subscription."""
+
+    def __init__(self, cfg: FleetConfig, on_change: Callable[[], None] | None = None) -> None:
+        self.cfg = cfg
+        self.on_change = on_change
+        self.online: dict[str, bool] = {}
+        self.sessions: dict[tuple[str, str], dict[str, Any]] = {}
+        self.ignored = 0  # malformed messages dropped
+        self._lock = threading.Lock()
+        self._synced = threading.Event()
+        self._client: Any = None
+        self._sync_topic = ""
+        self.lost = threading.Event()  # the connection dropped: what we hold may be stale
+
+    # -- connection -------------------------------------------------------------------------
+
+    def start(self, timeout: float = GATHER_TIMEOUT_S) -> None:
+        """Connect, subscribe, and return once every retained message has arrived."""
+        with self._lock:
+            self.online.clear()
+            self.sessions.clear()
+        self._synced.clear()
+        self.lost.clear()
+        client = mqtt.new_client(self.cfg, "status")
+        client.on_message = self._on_message
+        mqtt.connect(client, self.cfg, timeout)
+        client.on_disconnect = self._on_disconnect
+        self._client = client
+        self._sync_topic = topics.sync(self.cfg.topic_prefix, secrets.token_hex(8))
+        subscribed = threading.Event()
+        client.on_subscribe = lambda *_a: subscribed.set()
+        # QoS 0 on the way to us: a broker queues at most so many QoS 1 messages per client
+        # (Mosquitto: 20 in flight + max_queued_messages 1000) and drops the rest, which would
+        # lose sessions of a large fleet. Over one TCP connection QoS 0 loses nothing.
+        subs = [(t, 0) for t in [*topics.subscriptions(self.cfg.topic_prefix), self._sync_topic]]
+        client.subscribe(subs)
+        if not subscribed.wait(timeout):
+            self.stop()
+            raise LookoutError(f"the broker at {self.cfg.url} did not confirm the subscription")
+        # Retained messages come before anything published after the SUBACK: our own probe,
+        # coming back, marks the end of them.
+        client.publish(self._sync_topic, b"", qos=0)
+        if not self._synced.wait(timeout):
+            # The broker's ACL may forbid the probe: settle for a quiet period instead.
+            self._quiet(0.3, timeout)
+
+    def _quiet(self, quiet: float, limit: float) -> None:
+        start = time.monotonic()
+        last = -1
+        while time.monotonic() - start < limit:
+            with self._lock:
+                n = len(self.sessions) + len(self.online)
+            if n == last:
+                return
+            last = n
+            time.sleep(quiet)
+
+    def _on_disconnect(self, *_args: Any) -> None:
+        self.lost.set()
+        if self.on_change is not None:
+            self.on_change()
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.disconnect()
+            self._client.loop_stop()
+            self._client = None
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
+        if msg.topic == self._sync_topic:
+            self._synced.set()
+            return
+        where = topics.parse(self.cfg.topic_prefix, msg.topic)
+        if where is None:
+            return
+        host, kind, segment = where
+        data: bytes = msg.payload
+        if not config.HOST.fullmatch(host):
+            self.ignored += 1  # a name no bridge publishes (control characters, say): not shown
+            return
+        with self._lock:
+            if kind == topics.ONLINE:
+                if host not in self.online and len(self.online) >= MAX_SESSIONS:
+                    self.ignored += 1
+                elif data in (b"true", b"false"):
+                    self.online[host] = data == b"true"
+                elif not data:
+                    self.online.pop(host, None)
+                else:
+                    self.ignored += 1
+                    return
+            elif kind == topics.SESSIONS and segment is not None:
+                key = (host, segment)
+                if not data:
+                    self.sessions.pop(key, None)
+                else:
+                    session = _session(data, host)
+                    if session is None:
+                        self.ignored += 1
+                        return
+                    if key not in self.sessions and len(self.sessions) >= MAX_SESSIONS:
+                        self.ignored += 1
+                        return
+                    self.sessions[key] = session
+            else:
+                return
+        if self.on_change is not None and self._synced.is_set():
+            self.on_change()
+
+    # -- the view ---------------------------------------------------------------------------
+
+    def snapshot(
+        self, include_ended: bool = False, stale_after_s: int = view.STALE_AFTER_S
+    ) -> dict[str, Any]:
+        """`{"hosts": [{"host", "online", "sessions", "attention"}], "sessions": [...]}`, the
+        sessions of a host that is not online shown as unknown, attention first."""
+        with self._lock:
+            online = dict(self.online)
+            raw = list(self.sessions.values())
+        now = int(time.time() * 1000)
+        sessions = []
+        for s in raw:
+            if s["updated_ms"]:
+                s = {**s, "stale": now - s["updated_ms"] > stale_after_s * 1000}
+            state = online.get(s["host"])
+            if state is not True:
+                s = {
+                    **s,
+                    "status": "unknown",
+                    "reason": "host_offline" if state is False else "host_unknown",
+                    "detail": None,
+                    "agents": [],
+                }
+            if include_ended or s["status"] != "ended":
+                sessions.append(s)
+        sessions.sort(key=lambda s: (ORDER.get(s["status"], 9), -s["updated_ms"], s["host"]))
+        hosts = []
+        for host in sorted(set(online) | {s["host"] for s in raw}):
+            mine = [s for s in sessions if s["host"] == host]
+            hosts.append(
+                {
+                    "host": host,
+                    "online": online.get(host),
+                    "sessions": len(mine),
+                    "attention": sum(1 for s in mine if s["status"] == "attention"),
+                }
+            )
+        return {"hosts": hosts, "sessions": sessions}
+
+
+def _session(data: bytes, host: str) -> dict[str, Any] | None:
+    """A session message as the bridge publishes it, typed; None when it is not one."""
+    if len(data) > MAX_MESSAGE:
+        return None
+    try:
+        raw = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("session_id"), str):
+        return None
+    if raw.get("status") not in STATUSES:
+        return None
+    agents = raw.get("agents")
+    out: dict[str, Any] = {
+        "session_id": _text(raw["session_id"], 200),
+        "agent": _text(raw.get("agent")) or "claude",
+        "status": raw["status"],
+        "reason": _text(raw.get("reason")),
+        "detail": _text(raw.get("detail")),
+        "summary": _text(raw.get("summary")) or "",
+        "cwd": _text(raw.get("cwd")),
+        "project": _text(raw.get("project")) or "",
+        "last_event": _text(raw.get("last_event")),
+        "updated_at": _text(raw.get("updated_at")),
+        "updated_ms": 0,
+        "stale": raw.get("stale") is True,
+        "alive": raw.get("alive") if isinstance(raw.get("alive"), bool) else None,
+        "pid": _int(raw.get("pid")),
+        "tmux_pane": _text(raw.get("tmux_pane")),
+        "model": _text(raw.get("model")),
+        "last_turn_ms": _int(raw.get("last_turn_ms")),
+        "episode": _text(raw.get("episode")),
+        "agents": [
+            {
+                "agent_id": _text(a.get("agent_id")) or "",
+                "agent_type": _text(a.get("agent_type")) or "",
+                "status": _text(a.get("status")),
+                "reason": _text(a.get("reason")),
+                "detail": _text(a.get("detail")),
+            }
+            for a in (agents if isinstance(agents, list) else [])[:50]
+            if isinstance(a, dict)
+        ],
+    }
+    # Keys a newer lookout may add: plain values only, text cleaned, a bounded number.
+    extra = [k for k in raw if k not in out and k not in ("host", "schema")][:_MAX_EXTRA]
+    for key in extra:
+        value = raw[key]
+        if isinstance(key, str) and key.isidentifier() and len(key) <= 64:
+            if isinstance(value, str):
+                out[key] = _text(value)
+            elif value is None or isinstance(value, (bool, int, float)):
+                out[key] = value
+    out["updated_ms"] = _ms(out["updated_at"])
+    out["host"] = host  # the topic names the host (a broker ACL can enforce it), not the payload
+    return out
+
+
+def _int(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+def _text(value: object, limit: int = 600) -> str | None:
+    if not isinstance(value, str):
+        return None
+    # Control characters never reach a terminal (OSC 52 can write the clipboard).
+    cleaned = "".join(c if c.isprintable() else " " for c in value[:limit])
+    return cleaned
+
+
+def _ms(stamp: str | None) -> int:
+    if not stamp:
+        return 0
+    try:
+        import datetime
+
+        return int(datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return 0
+
+
+def gather(cfg: FleetConfig, timeout: float = GATHER_TIMEOUT_S) -> Fleet:
+    fleet = Fleet(cfg)
+    fleet.start(timeout)
+    fleet.stop()
+    return fleet
+
+
+def public(snapshot: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "hosts": snapshot["hosts"],
+        "sessions": [view.public(s) for s in snapshot["sessions"]],
+    }

@@ -1,0 +1,170 @@
+"""`install.py --bridge`: the MQTT client in lookout's runtime, and `lookout bridge` as a systemd
+user service where systemd --user runs (else: how to run it). `--uninstall` removes the unit."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from lookout import paths
+from lookout.errors import LookoutError
+from lookout.install import files, runtime
+from lookout.install.files import Out
+from lookout.paths import tilde
+
+UNIT = "lookout-bridge.service"
+UNIT_MARK = "# lookout bridge, written by lookout's install.py --bridge (removed by --uninstall)"
+FLEET_DEPS = ("paho-mqtt>=2.1",)
+
+
+def unit_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "systemd" / "user" / UNIT
+
+
+def env_file() -> Path:
+    """Where the unit reads the broker password variable from (KEY=value lines, 0600)."""
+    return Path(paths.config_path()).parent / "fleet.env"
+
+
+def check_config() -> str:
+    """The [fleet] the bridge will use, checked before anything is installed; its description."""
+    from lookout.fleet import config
+
+    try:
+        cfg = config.load()
+    except config.NotConfigured as exc:
+        raise LookoutError(
+            f"--bridge: {exc}",
+            hint=f'add to {tilde(paths.config_path())}:  [fleet]  mqtt = "mqtt://BROKER:1883"'
+            f"  (README: Every machine in one view); {files.NOTHING_CHANGED}",
+        ) from None
+    return f"{cfg.url} as host {cfg.host}"
+
+
+def ensure_client(python: str, venv: bool, out: Out) -> None:
+    """paho-mqtt in the interpreter the runtime uses: pip-installed into lookout's own venv, a
+    clear error for an interpreter given with --python."""
+    done = runtime.run([python, "-I", "-c", "import paho.mqtt.client"], timeout=60)
+    if done.returncode == 0:
+        return
+    deps = " ".join(shlex.quote(d) for d in FLEET_DEPS)
+    if not venv:
+        raise LookoutError(
+            f"--bridge: paho-mqtt is not installed in {tilde(python)}",
+            hint=f"{shlex.quote(python)} -m pip install {deps}",
+        )
+    out(f"installing {', '.join(FLEET_DEPS)} into it (pip) ...")
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    done = runtime.run([python, "-m", "pip", "install", "--quiet", *FLEET_DEPS], env=env)
+    if done.returncode != 0:
+        raise LookoutError(
+            f"pip install {deps} failed: {runtime._last_line(done)}",
+            hint="check the network or your pip configuration",
+        )
+
+
+def systemd_user() -> bool:
+    """Whether a systemd user manager runs for this user (the unit can be started now)."""
+    if shutil.which("systemctl") is None:
+        return False
+    try:
+        done = runtime.run(["systemctl", "--user", "show-environment"], timeout=10)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def _quote(arg: str) -> str:
+    # systemd's own quoting: double quotes, backslash escapes; % must be doubled.
+    arg = arg.replace("%", "%%")
+    if arg and all(c.isalnum() or c in "/._-+=:@" for c in arg):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def unit_text(python: str, home: Path) -> str:
+    entry = home / "bin" / "lookout"
+    return "\n".join(
+        [
+            UNIT_MARK,
+            "[Unit]",
+            "Description=lookout bridge: this host's agent sessions on the MQTT broker of [fleet]",
+            "After=network-online.target",
+            "Wants=network-online.target",
+            "",
+            "[Service]",
+            "Type=simple",
+            f"ExecStart={_quote(python)} -I {_quote(str(entry))} bridge",
+            # The same state and config as the hooks and the `lookout` command of this install.
+            f"Environment={_quote('LOOKOUT_STATE_DIR=' + paths.state_dir())}",
+            f"Environment={_quote('LOOKOUT_CONFIG=' + paths.config_path())}",
+            f"EnvironmentFile=-{_quote(str(env_file()))}",
+            "Restart=on-failure",
+            "RestartSec=10",
+            "",
+            "[Install]",
+            "WantedBy=default.target",
+            "",
+        ]
+    )
+
+
+def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
+    target = unit_path()
+    text = unit_text(python, home)
+    if not systemd_user():
+        out("no systemd --user here: run the bridge yourself, e.g. in tmux or a login script:")
+        out(f"  {tilde(paths.bin_dir() / 'lookout')} bridge")
+        out("  (or from cron: * * * * * lookout bridge --once)")
+        return
+    try:
+        current = target.read_text(encoding="utf-8")
+    except OSError:
+        current = None
+    if current is not None and UNIT_MARK not in current:
+        out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
+        return
+    if dry_run:
+        out(f"dry run: would write {tilde(target)} and enable it (systemctl --user)")
+        return
+    if current != text:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files.atomic_write(target, text.encode("utf-8"), 0o644)
+        out(f"wrote systemd user unit {tilde(target)}")
+    for argv in (["daemon-reload"], ["enable", UNIT], ["restart", UNIT]):
+        done = runtime.run(["systemctl", "--user", *argv], timeout=30)
+        if done.returncode != 0:
+            raise LookoutError(
+                f"systemctl --user {' '.join(argv)} failed: {runtime._last_line(done)}",
+                hint=f"journalctl --user -u {UNIT} shows why",
+            )
+    out(f"started {UNIT} (systemctl --user status {UNIT}; logs: journalctl --user -u {UNIT})")
+    if not env_file().exists():
+        out(
+            f"note: a password variable named by fleet.password_env goes in {tilde(env_file())}"
+            " (NAME=value, chmod 600)"
+        )
+    out("note: to keep it running while you are logged out: loginctl enable-linger")
+
+
+def uninstall(dry_run: bool, out: Out) -> None:
+    target = unit_path()
+    try:
+        ours = UNIT_MARK in target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if not ours:
+        return
+    if dry_run:
+        out(f"would stop and remove systemd user unit {tilde(target)}")
+        return
+    running = systemd_user()
+    if running:
+        runtime.run(["systemctl", "--user", "disable", "--now", UNIT], timeout=30)
+    target.unlink()
+    if running:
+        runtime.run(["systemctl", "--user", "daemon-reload"], timeout=30)
+    out(f"removed systemd user unit {tilde(target)}" + (" (stopped)" if running else ""))

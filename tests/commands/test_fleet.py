@@ -1,0 +1,158 @@
+"""`lookout status --fleet` as people see it: the table with a HOST column, the status-bar line,
+--watch updating live from the subscription, and the errors when there is no fleet."""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from lookout.commands import fleet
+from tests.conftest import ROOT, payload
+from tests.fleet.conftest import Host, broker, hosts, wait_for  # noqa: F401 - fixtures
+from tests.mosquitto import Broker
+
+
+def snap(*sessions: dict[str, object], on: list[dict[str, object]]) -> dict[str, object]:
+    return {"hosts": on, "sessions": list(sessions)}
+
+
+def row(host: str, project: str, status: str, reason: str | None = None) -> dict[str, object]:
+    return {
+        "host": host, "project": project, "status": status, "reason": reason, "agent": "claude",
+        "session_id": f"{host}-{project}-0000", "detail": None, "summary": "", "updated_ms": 0,
+        "stale": False, "agents": [],
+    }  # fmt: skip
+
+
+def test_table_has_a_host_column_and_names_the_hosts_not_online() -> None:
+    text = fleet.table(
+        snap(
+            row("alpha", "api", "attention", "permission"),
+            row("beta", "web", "working"),
+            row("gamma", "db", "unknown", "host_offline"),
+            on=[
+                {"host": "alpha", "online": True},
+                {"host": "beta", "online": True},
+                {"host": "gamma", "online": False},
+            ],
+        ),
+        now_ms=0,
+        colour=False,
+    )
+    lines = text.splitlines()
+    assert lines[0].split() == ["HOST", "PROJECT", "ID", "STATUS", "DETAIL", "AGE", "SUMMARY"]
+    assert lines[1].split()[:5] == ["alpha", "api", "alpha-ap", "attention", "permission"]
+    assert lines[3].split()[:4] == ["gamma", "db", "gamma-db", "unknown"]
+    assert lines[-1] == "not online: gamma (offline); their sessions are shown as unknown"
+
+
+def test_line() -> None:
+    text = fleet.line(
+        snap(
+            row("alpha", "api", "attention", "permission"),
+            row("beta", "web", "attention", "question"),
+            row("beta", "x", "working"),
+            row("gamma", "db", "unknown", "host_offline"),
+            on=[{"host": "gamma", "online": False}],
+        )
+    )
+    assert (
+        text == "! alpha/api:permission beta/web:question · 1 working · 1 unknown · 1 host offline"
+    )
+
+
+def test_without_a_fleet_config_it_says_how_to_add_one() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "status", "--fleet"],
+        capture_output=True, text=True, cwd=ROOT, timeout=30, check=False,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: no config file")
+    assert 'hint: add [fleet] with mqtt = "mqtt://BROKER:1883"' in out.stderr
+
+
+def test_watch_updates_live_from_the_subscription(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+) -> None:
+    a, b = hosts("alpha"), hosts("beta")
+    a.bridge()
+    a.hook("session_start", "SessionStart-startup")
+    wait_for(lambda: b.fleet()["sessions"])
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "status", "--fleet", "--watch"],
+        stdout=subprocess.PIPE, text=True, env=b.env, cwd=ROOT,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(x) for x in iter(watcher.stdout.readline, "")],  # type: ignore[union-attr]
+        daemon=True,
+    ).start()
+
+    def seen(text: str, timeout: float) -> float:
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            try:
+                if text in lines.get(timeout=0.05):
+                    return time.monotonic() - start
+            except queue.Empty:
+                pass
+        raise AssertionError(f"{text!r} not shown within {timeout} s")
+
+    try:
+        seen("lookout fleet · 1 host", 10)
+        seen("alpha", 5)
+        a.hook("permission_request", "PermissionRequest-Bash")
+        # Within a second of the hook (the table also redraws every second for the ages).
+        assert seen("attention permission", 3) < 1.0
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+        assert watcher.stdout is not None
+        watcher.stdout.close()
+    assert payload("PermissionRequest-Bash")["session_id"]
+
+
+def test_watch_says_when_the_broker_is_gone_and_recovers(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+    broker: Broker,  # noqa: F811
+) -> None:
+    a, b = hosts("alpha"), hosts("beta")
+    a.bridge()
+    a.hook("session_start", "SessionStart-startup")
+    wait_for(lambda: b.fleet()["sessions"])
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "status", "--fleet", "--watch"],
+        stdout=subprocess.PIPE, text=True, env=b.env, cwd=ROOT,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(x) for x in iter(watcher.stdout.readline, "")],  # type: ignore[union-attr]
+        daemon=True,
+    ).start()
+
+    def seen(text: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if text in lines.get(timeout=0.05):
+                    return
+            except queue.Empty:
+                pass
+        raise AssertionError(f"{text!r} not shown within {timeout} s")
+
+    try:
+        seen("alpha", 10)
+        broker.kill()
+        seen("cannot reach the broker", 10)
+        broker.start()  # empty: the bridge republishes, the watcher re-subscribes
+        seen("lookout fleet · 1 host", 40)
+        seen("alpha", 10)
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+        assert watcher.stdout is not None
+        watcher.stdout.close()

@@ -1,0 +1,203 @@
+"""`[fleet]`: every key as the issue names it, validated with errors that name file, key and
+expectation; checked by `lookout check-config`; never taken from a project file."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lookout.errors import LookoutError
+from lookout.fleet import config
+from lookout.notify.config import ConfigError
+from tests.conftest import ROOT, write_config
+
+
+def errors(raw: object) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        config.validate(raw, "config.toml")
+    return caught.value.errors
+
+
+def lookout(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lookout", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=30,
+        check=False,
+    )
+
+
+def test_defaults() -> None:
+    cfg = config.validate({"mqtt": "mqtt://broker.lan"})
+    assert (cfg.broker_host, cfg.port, cfg.tls, cfg.url) == (
+        "broker.lan",
+        1883,
+        False,
+        "mqtt://broker.lan:1883",
+    )
+    assert cfg.topic_prefix == "lookout"
+    assert cfg.keepalive_s == 30
+    assert cfg.content == "summary"
+    assert cfg.home_assistant is False
+    assert cfg.home_assistant_prefix == "homeassistant"
+    assert cfg.username is None and cfg.password() is None
+    assert cfg.host == config.default_host()
+
+
+def test_the_default_host_is_the_hostname_made_topic_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket, "gethostname", lambda: "dev box+1.lan")
+    assert config.default_host() == "dev-box-1.lan"
+    monkeypatch.setattr(socket, "gethostname", lambda: "")
+    assert config.default_host() == "localhost"
+
+
+def test_every_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_text("x")
+    monkeypatch.setenv("MQ_PASSWORD", "pw")
+    cfg = config.validate(
+        {
+            "mqtt": "mqtts://10.0.0.5:9883",
+            "ca_file": str(ca),
+            "username": "laptop",
+            "password_env": "MQ_PASSWORD",
+            "host": "laptop.home",
+            "topic_prefix": "org/team-a/lookout",
+            "keepalive_s": 60,
+            "content": "none",
+            "home_assistant": True,
+            "home_assistant_prefix": "ha",
+        }
+    )
+    assert (cfg.tls, cfg.port, cfg.ca_file, cfg.username, cfg.password()) == (
+        True,
+        9883,
+        str(ca),
+        "laptop",
+        "pw",
+    )
+    assert (cfg.host, cfg.topic_prefix, cfg.keepalive_s, cfg.content) == (
+        "laptop.home",
+        "org/team-a/lookout",
+        60,
+        "none",
+    )
+    assert cfg.home_assistant and cfg.home_assistant_prefix == "ha"
+    assert config.validate({"mqtt": "mqtts://b"}).port == 8883
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({}, "config.toml: fleet: missing key 'mqtt'"),
+        ({"mqtt": "http://b"}, "fleet.mqtt: expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"),
+        ({"mqtt": "mqtt://b:99999"}, "fleet.mqtt: not a valid URL"),
+        ({"mqtt": "mqtt://"}, "fleet.mqtt: no broker host"),
+        ({"mqtt": "mqtt://b/x"}, "fleet.mqtt: expected no path, query or fragment"),
+        ({"mqtt": 1883}, "fleet.mqtt: expected a non-empty string, got int"),
+        ({"mqtt": "mqtt://b", "ca_file": "/x"}, "fleet.ca_file: needs an mqtts:// URL"),
+        ({"mqtt": "mqtts://b", "ca_file": "/nonexistent/ca"}, "fleet.ca_file: no such file"),
+        ({"mqtt": "mqtt://b", "password_env": "P"}, "fleet.password_env: needs username"),
+        ({"mqtt": "mqtt://b", "username": "u", "password_env": "A B"}, "environment variable name"),
+        ({"mqtt": "mqtt://b", "host": "a/b"}, "fleet.host: expected letters, digits"),
+        ({"mqtt": "mqtt://b", "host": "+"}, "fleet.host: expected letters, digits"),
+        ({"mqtt": "mqtt://b", "topic_prefix": "a/+/b"}, "fleet.topic_prefix: expected no wildcard"),
+        ({"mqtt": "mqtt://b", "topic_prefix": "$SYS"}, "fleet.topic_prefix: must not start with $"),
+        ({"mqtt": "mqtt://b", "topic_prefix": "a//b"}, "fleet.topic_prefix: expected levels"),
+        ({"mqtt": "mqtt://b", "topic_prefix": "/a"}, "fleet.topic_prefix: expected levels"),
+        ({"mqtt": "mqtt://b", "keepalive_s": 2}, "fleet.keepalive_s: expected 5 to 65535"),
+        ({"mqtt": "mqtt://b", "keepalive_s": 30.5}, "fleet.keepalive_s: expected a whole number"),
+        ({"mqtt": "mqtt://b", "keepalive_s": True}, "fleet.keepalive_s: expected a whole number"),
+        ({"mqtt": "mqtt://b", "content": "all"}, "fleet.content: expected one of full, summary"),
+        ({"mqtt": "mqtt://b", "home_assistant": "yes"}, "fleet.home_assistant: expected true"),
+        ({"mqtt": "mqtt://b", "home_asistant": True}, "fleet.home_asistant: unknown key"),
+        ({"mqtt": "mqtt://b", "home_assistant_prefix": "#"}, "home_assistant_prefix: expected"),
+    ],
+)
+def test_errors_name_the_key_and_the_expectation(raw: dict[str, object], expected: str) -> None:
+    found = errors(raw)
+    assert any(expected in e for e in found), found
+    assert all(e.startswith("config.toml: fleet") for e in found)
+
+
+def test_credentials_in_the_url_are_refused_and_never_echoed() -> None:
+    [error] = errors({"mqtt": "mqtt://bob:hunter2@b"})
+    assert "credentials do not belong in the URL" in error
+    assert "hunter2" not in error
+
+
+def test_a_password_key_is_refused() -> None:
+    [error] = errors({"mqtt": "mqtt://b", "password": "hunter2"})
+    assert "fleet.password: a password does not belong in a config file" in error
+    assert "password_env" in error and "hunter2" not in error
+
+
+def test_an_unset_password_variable_is_an_error_with_a_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NOPE_PW", raising=False)
+    cfg = config.validate({"mqtt": "mqtt://b", "username": "u", "password_env": "NOPE_PW"})
+    with pytest.raises(LookoutError) as caught:
+        cfg.password()
+    assert "NOPE_PW" in str(caught.value) and caught.value.hint
+
+
+def test_not_configured() -> None:
+    with pytest.raises(config.NotConfigured) as caught:
+        config.load()
+    assert "no config file" in str(caught.value) and "[fleet]" in (caught.value.hint or "")
+    write_config('[channels.d]\ntype = "desktop"\n')
+    with pytest.raises(config.NotConfigured, match=r"has no \[fleet\] table"):
+        config.load()
+
+
+def test_check_config_validates_fleet() -> None:
+    write_config('[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "box"\n')
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    assert "fleet: ok (mqtt://127.0.0.1:1883 as host box, topics lookout/box/..." in out.stdout
+
+    write_config('[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nkeepalive_s = 1\ncontent = "x"\n')
+    out = lookout("check-config")
+    assert out.returncode == 1
+    lines = out.stderr.splitlines()
+    assert any("fleet.keepalive_s: expected 5 to 65535 seconds, got 1" in x for x in lines)
+    assert any("fleet.content: expected one of full, summary, none" in x for x in lines)
+    assert all(x.startswith("error: ") for x in lines)
+
+
+def test_check_config_shows_notify_and_fleet_errors_together() -> None:
+    write_config('[fleet]\nmqtt = "ftp://x"\n[channels.d]\ntype = "nope"\n')
+    out = lookout("check-config")
+    assert out.returncode == 1
+    assert "channels.d.type" in out.stderr and "fleet.mqtt" in out.stderr
+
+
+def test_check_config_warns_about_an_unset_password_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("UNSET_MQ_PW", raising=False)
+    write_config('[fleet]\nmqtt = "mqtt://b"\nusername = "u"\npassword_env = "UNSET_MQ_PW"\n')
+    out = lookout("check-config")
+    assert out.returncode == 0
+    assert "warning: fleet.password_env: environment variable UNSET_MQ_PW is not set" in out.stdout
+
+
+def test_a_project_file_cannot_name_a_broker(tmp_path: Path) -> None:
+    # A repository's .claude/lookout.toml is not the user's: it never chooses where state goes.
+    project = Path(os.environ["HOME"]) / "src" / "repo"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "lookout.toml").write_text('[fleet]\nmqtt = "mqtt://evil:1883"\n')
+    out = lookout("check-config", "--project", str(project))
+    assert out.returncode == 1
+    assert "lookout.toml: fleet: only your own config file may name a broker" in out.stderr
+    with pytest.raises(config.NotConfigured):
+        config.load()

@@ -1,0 +1,142 @@
+"""`install.py --bridge`: the MQTT client in the runtime and `lookout bridge` as a systemd user
+unit, removed again by --uninstall. systemd --user does not run in this container, so
+`systemctl` is a recorder on PATH that answers like a user manager (exit 0) or like a machine
+without one (exit 1); what is tested is the unit lookout writes and the systemctl calls it makes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from lookout import install as installer
+from lookout import paths
+from lookout.install import bridge
+from tests.conftest import calls, write_config
+
+FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n'
+
+
+@pytest.fixture(autouse=True)
+def no_running_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    monkeypatch.setenv("LOOKOUT_PROC_DIR", str(proc))
+
+
+def fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, works: bool) -> Path:
+    log = tmp_path / "systemctl.jsonl"
+    prog = tmp_path / "bin" / "systemctl"
+    prog.parent.mkdir(exist_ok=True)
+    prog.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"sys.exit(0 if {works!r} else 1)\n"
+    )
+    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{prog.parent}:{os.environ['PATH']}")
+    return log
+
+
+def run(*argv: str) -> tuple[int, list[str]]:
+    lines: list[str] = []
+    from lookout.commands import main as cli
+
+    opts = cli._install_request(
+        cli.build_install_parser(),
+        cli.build_install_parser().parse_args(["--python", sys.executable, *argv]),
+    )
+    try:
+        rc = (installer.do_uninstall if "--uninstall" in argv else installer.do_install)(
+            opts, lines.append
+        )
+    except Exception as exc:  # the CLI's boundary prints these; here the message is the point
+        lines.append(f"error: {exc}")
+        rc = 1
+    return rc, lines
+
+
+def test_without_a_fleet_config_nothing_changes(tmp_path: Path, isolated_env: Path) -> None:
+    rc, lines = run("--bridge")
+    assert rc == 1
+    assert lines[-1].startswith("error: --bridge: no config file")
+    assert not (isolated_env / ".claude" / "settings.json").exists()
+    assert not paths.runtime_home().exists()
+
+
+def test_installs_and_uninstalls_a_systemd_user_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> None:
+    write_config(FLEET)
+    log = fake_systemctl(tmp_path, monkeypatch, works=True)
+    rc, lines = run("--bridge")
+    assert rc == 0, lines
+    assert "bridge: mqtt://127.0.0.1:1883 as host laptop" in lines
+    unit = isolated_env / ".config" / "systemd" / "user" / "lookout-bridge.service"
+    text = unit.read_text()
+    assert text.startswith(bridge.UNIT_MARK)
+    home = paths.runtime_home()
+    assert f"ExecStart={sys.executable} -I {home}/bin/lookout bridge" in text
+    assert f"Environment=LOOKOUT_STATE_DIR={paths.state_dir()}" in text
+    assert f"Environment=LOOKOUT_CONFIG={paths.config_path()}" in text
+    assert "EnvironmentFile=-" in text and "Restart=on-failure" in text
+    assert "WantedBy=default.target" in text
+    assert calls(log) == [
+        ["--user", "show-environment"],
+        ["--user", "daemon-reload"],
+        ["--user", "enable", "lookout-bridge.service"],
+        ["--user", "restart", "lookout-bridge.service"],
+    ]
+    assert any(x.startswith("started lookout-bridge.service") for x in lines)
+
+    log.unlink()
+    rc, lines = run("--uninstall")
+    assert rc == 0
+    assert not unit.exists()
+    assert ["--user", "disable", "--now", "lookout-bridge.service"] in calls(log)
+    assert any(x.startswith("removed systemd user unit") for x in lines)
+
+
+def test_without_systemd_it_says_how_to_run_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> None:
+    write_config(FLEET)
+    fake_systemctl(tmp_path, monkeypatch, works=False)
+    rc, lines = run("--bridge")
+    assert rc == 0, lines
+    assert (
+        "no systemd --user here: run the bridge yourself, e.g. in tmux or a login script:" in lines
+    )
+    assert "  ~/.local/bin/lookout bridge" in lines
+    assert not (isolated_env / ".config" / "systemd").exists()
+
+
+def test_a_unit_that_is_not_ours_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> None:
+    write_config(FLEET)
+    fake_systemctl(tmp_path, monkeypatch, works=True)
+    unit = isolated_env / ".config" / "systemd" / "user" / "lookout-bridge.service"
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Service]\nExecStart=/bin/true\n")
+    rc, lines = run("--bridge")
+    assert rc == 0
+    assert any("is not lookout's: left alone" in x for x in lines)
+    run("--uninstall")
+    assert unit.read_text() == "[Service]\nExecStart=/bin/true\n"
+
+
+def test_unit_quoting() -> None:
+    assert bridge._quote("/opt/my env/python") == '"/opt/my env/python"'
+    assert bridge._quote("LOOKOUT_STATE_DIR=/a/50%") == '"LOOKOUT_STATE_DIR=/a/50%%"'
+    assert bridge._quote("/usr/bin/python3") == "/usr/bin/python3"
+
+
+def test_bridge_and_uninstall_do_not_mix(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        installer.main(["--uninstall", "--bridge"])
+    assert done.value.code == 2
+    assert "--uninstall always removes the bridge's unit" in capsys.readouterr().err
