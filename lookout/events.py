@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         background: list[list[str]] | None
         batch: list[list[str | None]]
         new_cwd: str | None
+        remote: dict[str, object] | None
 
 
 SUMMARY_MAX = 200
@@ -248,7 +249,17 @@ def parse(
         "background": background,
         "batch": batch,
         "new_cwd": _str(payload.get("new_cwd")),
+        # RemoteDecision (lookout's own event, lookout.remote.decide): who answered, from where.
+        "remote": _remote(payload) if name == "RemoteDecision" else None,
     }
+
+
+def _remote(payload: dict[str, object]) -> dict[str, object] | None:
+    remote = payload.get("remote")
+    if not isinstance(remote, dict):
+        return None
+    keys = ("request_id", "decision", "by", "source", "user_agent")
+    return {k: one_line(remote.get(k)) for k in keys if isinstance(remote.get(k), str)}
 
 
 def agent_of(payload: dict[str, object], env: Mapping[str, str]) -> str:

@@ -312,6 +312,14 @@ def _tool_done(
         _forget_tool(actor, use_id)
 
 
+def _remote_decision(s: Session, event: Event, intents: list[Intent]) -> None:
+    """Someone answered the permission from afar (lookout.remote): its episode is over."""
+    actor = _target(s, event)
+    _tool_done(s, actor, event, intents, [[None, event["tool_key"]]])
+    if actor["status"] == WORKING:
+        _set(actor, WORKING, "Thinking")
+
+
 # -- the event table ---------------------------------------------------------------------------
 
 
@@ -634,6 +642,7 @@ _HANDLERS = {
     "PostCompact": _post_compact,
     "SessionEnd": _session_end,
     "CwdChanged": _cwd_changed,
+    "RemoteDecision": _remote_decision,
 }
 
 
@@ -722,7 +731,7 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
     duration = None
     if event["name"] in ("Stop", "StopFailure") and not (duplicate or late):
         duration = s.get("last_turn_ms")
-    return {
+    record: Record = {
         "seq": s["seq"],
         "session_id": s["session_id"],
         "agent": s.get("agent", "claude"),
@@ -747,6 +756,9 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
         "summary": event["summary"],
         "notify": [i["kind"] for i in intents],
     }
+    if event.get("remote"):
+        record["remote"] = event["remote"]
+    return record
 
 
 def asks_user(message: str) -> bool:

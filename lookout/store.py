@@ -22,6 +22,10 @@ EVENTS = "events.jsonl"
 LOCK = "events.lock"
 ERRORS = "errors.log"
 SESSIONS = "sessions"
+# Permission requests waiting for a remote answer (lookout.remote): one JSON file each, changed
+# only under their own lock so a slow decision never holds up the hooks' events.lock.
+REQUESTS = "requests"
+REQUESTS_LOCK = "requests.lock"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
