@@ -214,3 +214,20 @@ def test_plugin_hooks_use_the_plugin_root_quoted() -> None:
         "trap '' TERM; exec python3 -I -S \"${CLAUDE_PLUGIN_ROOT}/hooks/stop.py\""
     )
     jsonschema.validate({"hooks": doc["hooks"]}, SCHEMA)
+
+
+def test_two_entries_for_one_event_install_and_reinstall_identically() -> None:
+    deciding = {"type": "command", "command": command(hookspec.REMOTE_SCRIPT), "timeout": 315}
+    wanted = [*WANTED, (hookspec.REMOTE_EVENT, deciding)]
+    once = settings.merge({}, wanted, ROOTS)
+    groups = once["hooks"]["PermissionRequest"]
+    assert [g["hooks"][0]["command"].rsplit("/", 1)[1] for g in groups] == [
+        "permission_request.py",
+        "remote_answer.py",
+    ]
+    assert settings.merge(once, wanted, ROOTS) == once
+    assert settings.count_ours(once, ROOTS) == len(wanted)
+    # Turned off again: the deciding entry goes, the recording one stays.
+    off = settings.merge(once, WANTED, ROOTS)
+    assert off == settings.merge({}, WANTED, ROOTS)
+    assert settings.unmerge(once, ROOTS) == {}
