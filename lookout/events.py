@@ -40,10 +40,18 @@ if TYPE_CHECKING:
         batch: list[list[str | None]]
         new_cwd: str | None
         remote: dict[str, object] | None
+        transcript: str | None
+        entrypoint: str | None
+        outcome: str | None
+        episode: str | None
+        observed_ms: int | None
 
 
 SUMMARY_MAX = 200
 MESSAGE_MAX = 2000
+# 2.1.332 sends ExitPlanMode with `tool_input: {}` (the plan is in a file): say what it is.
+PLAN_READY = "plan ready for your approval"
+_PLAN_FALLBACK = {"ExitPlanMode": PLAN_READY, "EnterPlanMode": "Claude wants to plan first"}
 
 
 def one_line(text: object, limit: int = SUMMARY_MAX) -> str:
@@ -88,7 +96,7 @@ def tool_summary(tool_name: str | None, tool_input: object) -> str:
     if tool_name == "AskUserQuestion":
         return one_line(question_text(tool_input))
     if tool_name in ("ExitPlanMode", "EnterPlanMode"):
-        return first_line(tool_input.get("plan"))
+        return first_line(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
     for key in ("command", "file_path", "notebook_path", "pattern", "query", "description"):
         value = tool_input.get(key)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -170,7 +178,7 @@ def parse(
         if tool_name == "AskUserQuestion":
             message = clip(question_text(tool_input))
         elif tool_name in ("ExitPlanMode", "EnterPlanMode") and isinstance(tool_input, dict):
-            message = clip(tool_input.get("plan"))
+            message = clip(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
         else:
             message = summary
     if name in ("UserPromptSubmit", "UserPromptExpansion"):
@@ -251,6 +259,13 @@ def parse(
         "new_cwd": _str(payload.get("new_cwd")),
         # RemoteDecision (lookout's own event, lookout.remote.decide): who answered, from where.
         "remote": _remote(payload) if name == "RemoteDecision" else None,
+        # Where the client writes the conversation: readers reconcile open episodes against it.
+        "transcript": _str(payload.get("transcript_path")),
+        # `cli` interactive; `sdk-cli` for `claude -p`, where nobody can answer a dialog.
+        "entrypoint": _str(env.get("CLAUDE_CODE_ENTRYPOINT")),
+        "outcome": None,
+        "episode": None,
+        "observed_ms": None,
     }
 
 
@@ -276,3 +291,53 @@ def agent_of(payload: dict[str, object], env: Mapping[str, str]) -> str:
     if payload.get("hook_event_name") == "SessionStart" and "permission_mode" in payload:
         return "codex"
     return "claude"
+
+
+def observed(
+    name: str,
+    session_id: str,
+    ts_ms: int,
+    *,
+    source: str,
+    outcome: str,
+    agent_id: str | None = None,
+    episode: str | None = None,
+    observed_ms: int | None = None,
+    tool_name: str | None = None,
+    summary: str = "",
+) -> Event:
+    """An event no hook delivered: what a reader proved (`Reconciled`) or the user said (`Ack`).
+    `episode` is the one it ends (the machine ignores it once another is open); `observed_ms` is
+    when the proof happened, for facts that only count after the status they correct."""
+    return {
+        "name": name,
+        "session_id": session_id,
+        "agent": "claude",
+        "agent_id": agent_id,
+        "agent_type": None,
+        "cwd": "",
+        "project": "",
+        "prompt_id": None,
+        "ts_ms": ts_ms,
+        "pid": None,
+        "tmux_pane": None,
+        "digest": f"{name}:{episode or ''}:{outcome}:{ts_ms}",
+        "tool_name": tool_name,
+        "tool_use_id": None,
+        "tool_key": None,
+        "notification_type": None,
+        "source": source,
+        "error": None,
+        "model": None,
+        "summary": summary,
+        "message": "",
+        "background": None,
+        "batch": [],
+        "new_cwd": None,
+        "remote": None,
+        "transcript": None,
+        "entrypoint": None,
+        "outcome": outcome,
+        "episode": episode,
+        "observed_ms": observed_ms,
+    }

@@ -79,6 +79,9 @@ def new_session(event: Event) -> Session:
         "status_ms": 0,
         "last_event": None,
         "ended_reason": None,
+        "transcript": None,
+        "entrypoint": None,
+        "since_ms": None,
     }
 
 
@@ -149,7 +152,7 @@ def _still_open(s: Session, event: Event) -> bool:
 def _touch(s: Session, event: Event) -> None:
     if event["cwd"] and event["name"] != "CwdChanged":
         s["cwd"] = event["cwd"]
-    for key in ("pid", "tmux_pane", "model"):
+    for key in ("pid", "tmux_pane", "model", "transcript", "entrypoint"):
         if event[key] is not None:
             s[key] = event[key]
     if event["project"] and not s.get("project"):
@@ -224,6 +227,7 @@ def _raise(
     tool_key: str | None = None,
     tool_use_id: str | None = None,
     summary: str | None = None,
+    tool_name: str | None = None,
 ) -> None:
     """Start an attention episode, or recognise the one already open for the same prompt."""
     current = actor.get("episode")
@@ -234,6 +238,7 @@ def _raise(
     if current is not None:
         _resolve(s, actor, event, intents)
     text = summary if summary is not None else event["summary"]
+    tool_name = tool_name or event["tool_name"]
     key = ":".join(
         (
             s["session_id"],
@@ -245,7 +250,7 @@ def _raise(
     actor["episode"] = {
         "key": key,
         "reason": reason,
-        "tool_name": event["tool_name"],
+        "tool_name": tool_name,
         "tool_key": tool_key,
         "tool_use_id": tool_use_id,
         "since_ms": event["ts_ms"],
@@ -253,9 +258,9 @@ def _raise(
     }
     actor["status"] = ATTENTION
     actor["reason"] = reason
-    actor["detail"] = event["tool_name"]
+    actor["detail"] = tool_name
     actor["summary"] = text
-    intents.append(_intent(s, event, reason, summary=text, episode=key))
+    intents.append(_intent(s, event, reason, summary=text, episode=key, tool_name=tool_name))
 
 
 def _same_episode(current: dict[str, Any], reason: str, tool_key: str | None) -> bool:
@@ -267,7 +272,11 @@ def _same_episode(current: dict[str, Any], reason: str, tool_key: str | None) ->
     return current["reason"] == reason and current.get("tool_key") == tool_key
 
 
-def _resolve(s: Session, actor: Actor, event: Event, intents: list[Intent]) -> None:
+def _resolve(
+    s: Session, actor: Actor, event: Event, intents: list[Intent], outcome: str | None = None
+) -> None:
+    """End the actor's episode. `outcome` says how, when no hook proved it (a reader's
+    `Reconciled`, the user's `Ack`, the process gone): the alert's update says so."""
     episode = actor.get("episode")
     if episode is None:
         return
@@ -284,14 +293,17 @@ def _resolve(s: Session, actor: Actor, event: Event, intents: list[Intent]) -> N
             summary=episode.get("summary", ""),
             episode=episode["key"],
             duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
+            outcome=outcome,
         )
     )
 
 
-def _resolve_all(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve(s, s["main"], event, intents)
+def _resolve_all(
+    s: Session, event: Event, intents: list[Intent], outcome: str | None = None
+) -> None:
+    _resolve(s, s["main"], event, intents, outcome)
     for child in s["agents"].values():
-        _resolve(s, child, event, intents)
+        _resolve(s, child, event, intents, outcome)
 
 
 def _tool_done(
@@ -361,7 +373,11 @@ def _setup(s: Session, event: Event, intents: list[Intent]) -> None:
 
 
 def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
+    if event["source"] == "task-notification":
+        # Injected by the client when one background agent ends: another may still wait on a dialog.
+        _resolve(s, s["main"], event, intents)
+    else:
+        _resolve_all(s, event, intents)
     turn = s.get("turn")
     prompt_id = event["prompt_id"]
     if turn is not None and prompt_id is not None and turn.get("id") == prompt_id:
@@ -384,6 +400,8 @@ def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
             "stopped": False,
             "idle_sent": False,
         }
+        # Agents that finished in an earlier turn are history, not part of this one.
+        s["agents"] = {k: c for k, c in s["agents"].items() if c["status"] != DONE}
     _set(s["main"], WORKING, None, event["summary"])
 
 
@@ -436,9 +454,26 @@ def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
             return  # the dialog whose PermissionRequest (main or child) already opened the episode
         tool_key = None
         use_id = None
+        tool_name = None
+        summary = None
         if reason == "permission" and actor["pending"]:
+            # A dialog with no PermissionRequest (the auto-mode classifier fallback): it asks
+            # about the pending call, whose PreToolUse said what it does.
             use_id, tool_key = next(reversed(actor["pending"].items()))
-        _raise(s, actor, event, reason, intents, tool_key=tool_key, tool_use_id=use_id)
+            tool_name = tool_key.rpartition(":")[0] if tool_key else None
+            if tool_name and actor["detail"] == tool_name and actor["summary"]:
+                summary = actor["summary"]
+        _raise(
+            s,
+            actor,
+            event,
+            reason,
+            intents,
+            tool_key=tool_key,
+            tool_use_id=use_id,
+            summary=summary,
+            tool_name=tool_name,
+        )
     elif kind == "idle_prompt":
         main = s["main"]
         if main["status"] != ATTENTION:
@@ -472,7 +507,14 @@ def _elicitation_result(s: Session, event: Event, intents: list[Intent]) -> None
 
 
 def _stop(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
+    # The main thread's turn ended; a background agent's dialog stays open (its Stop can come
+    # after the agent's PermissionRequest): only an agent this Stop no longer lists is over.
+    _resolve(s, s["main"], event, intents)
+    if event["background"] is not None:
+        listed = {task_id for task_id, _ in event["background"]}
+        for agent_id, child in s["agents"].items():
+            if agent_id not in listed:
+                _resolve(s, child, event, intents)
     main = s["main"]
     main["status"] = IDLE
     main["reason"] = None
@@ -493,13 +535,21 @@ def _stop(s: Session, event: Event, intents: list[Intent]) -> None:
 
 
 def _stop_failure(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
+    main = s["main"]
+    failed_again = main["status"] == ATTENTION and main["reason"] == "error"
+    if failed_again:
+        # A new failure (a /compact after a 429) while the old one waits: nothing was handled.
+        main["episode"] = None
+        main["status"] = WORKING
+    _resolve(s, main, event, intents)
     turn = _turn_for(s, event)
     turn["stopped"] = True
-    main = s["main"]
     _raise(s, main, event, "error", intents, summary=event["summary"])
     # The error is both the episode and the turn's outcome: notify once, as the outcome.
     opened = intents.pop() if intents and intents[-1]["kind"] == "error" else None
+    if failed_again and turn.get("outcome") is not None and opened is not None:
+        intents.append(opened)  # the turn's outcome was decided by the first failure
+        return
     _outcome(s, event, turn, intents, "error", opened)
 
 
@@ -602,8 +652,12 @@ def _post_compact(s: Session, event: Event, intents: list[Intent]) -> None:
 
 
 def _session_end(s: Session, event: Event, intents: list[Intent]) -> None:
-    _resolve_all(s, event, intents)
-    s["ended_reason"] = event["source"] or "other"
+    _end(s, event, intents, event["source"] or "other")
+
+
+def _end(s: Session, event: Event, intents: list[Intent], reason: str) -> None:
+    _resolve_all(s, event, intents, "ended")
+    s["ended_reason"] = reason
     s["status"] = ENDED
     main = s["main"]
     main.update(_actor(ENDED))
@@ -612,6 +666,56 @@ def _session_end(s: Session, event: Event, intents: list[Intent]) -> None:
             child["status"] = DONE
     s["background"] = []
     intents.append(_intent(s, event, "session_end", reason=s["ended_reason"]))
+
+
+def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
+    """What a reader proved when no hook said it (see lookout.reconcile): it ends the episode
+    it names, or the turn; once anything newer happened it changes nothing."""
+    outcome = event["outcome"]
+    if outcome == "process_gone":
+        _end(s, event, intents, "process_gone")
+        return
+    agent_id = event["agent_id"]
+    actor = s["agents"].get(agent_id) if agent_id else s["main"]
+    if actor is None:
+        return
+    if outcome == "interrupted":
+        # Esc while Claude worked: the transcript's interrupt marker, newer than the status.
+        observed = event["observed_ms"] or 0
+        if agent_id or actor["status"] != WORKING or observed <= int(s.get("status_ms", 0)):
+            return
+        _interrupted(s, actor)
+        return
+    episode = actor.get("episode")
+    if episode is None or episode["key"] != event["episode"]:
+        return  # answered some other way already, or another dialog is open now
+    _resolve(s, actor, event, intents, outcome)
+    if outcome == "approved":  # the approved tool runs (its process is there)
+        _set(actor, WORKING, episode.get("tool_name"), episode.get("summary") or "")
+    elif outcome == "rejected" and not agent_id:
+        _interrupted(s, actor)  # "No" / Esc ends the turn: the prompt is back
+    else:  # answered (the tool already returned), or refused and the agent goes on
+        _set(actor, WORKING, "Thinking")
+
+
+def _interrupted(s: Session, main: Actor) -> None:
+    main["status"] = IDLE
+    main["reason"] = None
+    main["detail"] = None
+    turn = s.get("turn")
+    if turn is not None:
+        turn["stopped"] = True
+        if turn.get("outcome") is None:
+            turn["outcome"] = "interrupted"  # the user stopped it: not "done"
+
+
+def _ack(s: Session, event: Event, intents: list[Intent]) -> None:
+    """`lookout ack`: the user says nothing waits on them here, whatever the hooks last said."""
+    main = s["main"]
+    was_waiting = main["status"] == ATTENTION
+    _resolve_all(s, event, intents, "ack")
+    if was_waiting:
+        _interrupted(s, main)
 
 
 def _cwd_changed(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -643,6 +747,8 @@ _HANDLERS = {
     "SessionEnd": _session_end,
     "CwdChanged": _cwd_changed,
     "RemoteDecision": _remote_decision,
+    "Reconciled": _reconciled,
+    "Ack": _ack,
 }
 
 
@@ -681,6 +787,7 @@ def _derive(s: Session) -> None:
     s["summary"] = shown["summary"]
     episode = shown.get("episode")
     s["episode"] = episode["key"] if episode else None
+    s["since_ms"] = episode["since_ms"] if episode else None  # the AGE of a row that waits
     if s["status"] == IDLE:
         running = _running(s)
         if running:
@@ -714,6 +821,8 @@ def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
         "ts_ms": event["ts_ms"],
         "tmux_pane": s.get("tmux_pane"),
         "pid": s.get("pid"),
+        # `claude -p` (and SDK programs): nobody is at a terminal to answer a dialog.
+        "print_mode": str(s.get("entrypoint") or "").startswith("sdk-"),
     }
     if kind in _ATTENTION_KINDS:
         intent["reason"] = kind
@@ -758,6 +867,8 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
     }
     if event.get("remote"):
         record["remote"] = event["remote"]
+    if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
+        record["outcome"] = event["outcome"]
     return record
 
 

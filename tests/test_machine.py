@@ -807,3 +807,161 @@ def test_summaries_are_short_single_lines() -> None:
     run(ev("PreToolUse", **bash("echo " + "x" * 500 + "\nsecond line")))
     summary = run.records[-1]["summary"]
     assert len(summary) == 200 and summary.endswith("…") and "\n" not in summary
+
+
+# -- issue 10: truthful attention ----------------------------------------------------------------
+
+
+def observed(run: Run, name: str, outcome: str, **fields: Any) -> list[dict[str, Any]]:
+    # As lookout.reconcile records it: at the time of the proof.
+    ts = fields.get("observed_ms") or next(_clock)
+    return run(events.observed(name, SID, ts, source="transcript", outcome=outcome, **fields))
+
+
+def asking(command: str = "touch x") -> Run:
+    run = started()
+    run(ev("PreToolUse", **bash(command)))
+    run(ev("PermissionRequest", **{k: v for k, v in bash(command).items() if k != "tool_use_id"}))
+    assert run.status == ("attention", "permission")
+    return run
+
+
+def test_reconciled_rejection_ends_the_episode_and_the_turn_without_a_done() -> None:
+    run = asking()
+    episode = run.session["episode"] if run.session else None
+    intents = observed(run, "Reconciled", "rejected", episode=episode)
+    assert run.status == ("idle", None)
+    assert [(i["kind"], i["outcome"]) for i in intents] == [("resolved", "rejected")]
+    assert run.records[-1]["event"] == "Reconciled"
+    assert run.records[-1]["outcome"] == "rejected"
+    assert run.records[-1]["source"] == "transcript"
+    # The turn was interrupted: its late idle reminder is not a "done".
+    run(ev("Notification", notification_type="idle_prompt", message="waiting"))
+    assert "done" not in run.kinds()
+
+
+def test_reconciled_approval_shows_the_running_tool() -> None:
+    run = asking("make -j8")
+    episode = run.session["episode"] if run.session else None
+    observed(run, "Reconciled", "approved", episode=episode)
+    assert run.status == ("working", None)
+    assert run.detail == "Bash"
+    assert run.session and run.session["summary"] == "make -j8"
+    # Its PostToolUse later changes nothing but the detail, and sends nothing more.
+    before = len(run.intents)
+    run(ev("PostToolUse", **bash("make -j8")))
+    assert run.status == ("working", None) and len(run.intents) == before
+
+
+def test_reconciled_for_another_episode_changes_nothing() -> None:
+    run = asking()
+    intents = observed(run, "Reconciled", "rejected", episode="some-older-episode")
+    assert intents == [] and run.status == ("attention", "permission")
+
+
+def test_reconciled_interrupt_counts_only_after_the_status_it_corrects() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("ls")))
+    status_ms = run.session["status_ms"] if run.session else 0
+    observed(run, "Reconciled", "interrupted", observed_ms=status_ms - 10)
+    assert run.status == ("working", None)
+    observed(run, "Reconciled", "interrupted", observed_ms=status_ms + 10)
+    assert run.status == ("idle", None)
+
+
+def test_process_gone_ends_the_session_and_says_so_in_the_resolved_intent() -> None:
+    run = asking()
+    intents = observed(run, "Reconciled", "process_gone")
+    assert run.status == ("ended", "process_gone")
+    assert [(i["kind"], i.get("outcome")) for i in intents] == [
+        ("resolved", "ended"),
+        ("session_end", None),
+    ]
+    assert observed(run, "Reconciled", "process_gone") == []  # once
+
+
+def test_ack_clears_attention_by_hand() -> None:
+    run = asking()
+    intents = observed(run, "Ack", "ack")
+    assert run.status == ("idle", None)
+    assert [(i["kind"], i["outcome"]) for i in intents] == [("resolved", "ack")]
+    assert run.records[-1]["event"] == "Ack"
+
+
+def test_the_parents_stop_leaves_a_running_subagents_dialog_open() -> None:
+    run = started()
+    run(ev("SubagentStart", agent_id="a1", agent_type="general-purpose"))
+    run(ev("PreToolUse", agent_id="a1", agent_type="general-purpose", **bash("touch s")))
+    run(
+        ev(
+            "PermissionRequest",
+            agent_id="a1",
+            agent_type="general-purpose",
+            tool_name="Bash",
+            tool_input={"command": "touch s", "description": "d"},
+        )
+    )
+    background = [{"id": "a1", "type": "subagent", "status": "running"}]
+    run(ev("Stop", last_assistant_message="started", background_tasks=background))
+    assert run.status == ("attention", "permission")
+    assert "resolved" not in run.kinds()
+
+
+def test_the_fallback_dialogs_notification_names_the_pending_command() -> None:
+    run = started()
+    run(ev("PreToolUse", **bash("touch a_long_name")))
+    intents = run(
+        ev(
+            "Notification",
+            notification_type="permission_prompt",
+            message="Claude needs your permission",
+        )
+    )
+    assert run.status == ("attention", "permission")
+    assert run.detail == "Bash"
+    assert [(i["kind"], i["summary"], i["tool_name"]) for i in intents] == [
+        ("permission", "touch a_long_name", "Bash")
+    ]
+
+
+def test_the_plan_without_its_text_reads_like_a_sentence() -> None:
+    run = started()
+    intents = run(ev("PreToolUse", tool_name="ExitPlanMode", tool_input={}, tool_use_id="t1"))
+    assert [(i["kind"], i["summary"]) for i in intents] == [("plan", events.PLAN_READY)]
+
+
+def test_age_of_an_episode_is_kept_through_its_late_notification() -> None:
+    run = asking()
+    since = run.session["since_ms"] if run.session else None
+    run(ev("Notification", notification_type="permission_prompt", message="m"))
+    assert run.session and run.session["since_ms"] == since and since is not None
+
+
+def test_a_second_failure_while_in_error_notifies_and_sends_no_handled() -> None:
+    run = started()
+    run(ev("StopFailure", error="rate_limit", last_assistant_message="API Error: 429"))
+    assert run.kinds() == ["session_start", "error"]
+    run(ev("PreCompact", trigger="manual", custom_instructions=None))
+    run(ev("StopFailure", error="rate_limit", last_assistant_message="compaction failed 429"))
+    assert run.kinds() == ["session_start", "error", "error"]
+    assert run.status == ("attention", "error")
+
+
+def test_finished_agents_leave_with_the_next_prompt() -> None:
+    run = started()
+    run(ev("SubagentStart", agent_id="a1", agent_type="general-purpose"))
+    run(ev("SubagentStop", agent_id="a1", agent_type="general-purpose"))
+    run(ev("Stop", last_assistant_message="ok", background_tasks=[]))
+    assert run.session and "a1" in run.session["agents"]
+    run(ev("UserPromptSubmit", prompt="next", prompt_id="p2"))
+    assert run.session and run.session["agents"] == {}
+
+
+def test_print_mode_is_on_every_intent() -> None:
+    run = Run()
+    env = {"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}
+    run(ev("SessionStart", source="startup", env=env))
+    run(ev("UserPromptSubmit", prompt="p", prompt_id="p1", env=env))
+    intents = run(ev("PermissionRequest", tool_name="Bash", tool_input={"command": "x"}, env=env))
+    assert [(i["kind"], i["print_mode"]) for i in intents] == [("permission", True)]
+    assert asking().intents[-1]["print_mode"] is False

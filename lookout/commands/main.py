@@ -118,6 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prune.add_argument("--dry-run", action="store_true", help="say what would go, remove nothing")
 
+    ack = sub.add_parser(
+        "ack",
+        help="clear an attention by hand (the dialog is gone but lookout cannot see it)",
+        description="Clear a session's attention by hand, for a dialog you answered in a way"
+        " no signal shows. Recorded as an `Ack` event. Without SESSION: the one session that"
+        " waits on you.",
+    )
+    ack.add_argument(
+        "session", nargs="?", metavar="SESSION", help="a project name or the start of a session id"
+    )
+
     doctor = sub.add_parser(
         "doctor",
         help="check the installation, config, state directory and channels",
@@ -309,6 +320,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.prune import prune
 
         return prune(older_than_s=args.older_than, dry_run=args.dry_run)
+    if command == "ack":
+        from lookout.commands.ack import ack
+
+        return ack(args.session)
     if command == "doctor":
         from lookout.commands.doctor import doctor
 

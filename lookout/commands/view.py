@@ -57,9 +57,11 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
     alive = pid_alive(snapshot.get("pid"))
+    since = snapshot.get("since_ms")
+    since_ms = since if isinstance(since, int) and status == "attention" else None
     if alive is False and status != "ended":
         # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
-        status, reason, detail = "ended", "process_gone", None
+        status, reason, detail, since_ms = "ended", "process_gone", None, None
     agents = [
         {
             "agent_id": agent_id,
@@ -69,7 +71,8 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
             "detail": child.get("detail"),
         }
         for agent_id, child in (snapshot.get("agents") or {}).items()
-        if isinstance(child, dict)
+        # A finished agent is history: its parent's line says enough.
+        if isinstance(child, dict) and child.get("status") != "done"
     ]
     return {
         "session_id": snapshot["session_id"],
@@ -83,6 +86,9 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "last_event": snapshot.get("last_event"),
         "updated_at": store.rfc3339(updated_ms),
         "updated_ms": updated_ms,
+        # How long it has waited on you: the episode's start, not its latest event.
+        "waiting_since": store.rfc3339(since_ms) if since_ms is not None else None,
+        "since_ms": since_ms,
         "stale": now_ms - updated_ms > stale_after_s * 1000,
         "alive": alive,
         "pid": snapshot.get("pid"),
@@ -90,12 +96,13 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "model": snapshot.get("model"),
         "last_turn_ms": snapshot.get("last_turn_ms"),
         "episode": snapshot.get("episode"),
+        "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
         "agents": agents,
     }
 
 
 def public(session: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in session.items() if k != "updated_ms"}
+    return {k: v for k, v in session.items() if k not in ("updated_ms", "since_ms")}
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -139,14 +146,12 @@ def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int 
                 _status_text(s["status"], s["reason"]),
                 s["status"],
                 s["detail"] or "",
-                age(now_ms - s["updated_ms"]),
+                age(now_ms - (s.get("since_ms") or s["updated_ms"])),
                 s["summary"],
                 s["stale"],
             )
         )
         for child in s["agents"]:
-            if child["status"] in ("done",) and s["status"] != "attention":
-                continue  # finished children are history; the parent line says enough
             rows.append(
                 (
                     f"  └ {child['agent_type'] or 'subagent'}",

@@ -63,6 +63,7 @@ _RULE_KEYS = (
     "agents",
     "min_duration_s",
     "include_subagents",
+    "print_mode",
     "cooldown_s",
     "quiet_hours",
     "quiet_kinds",
@@ -493,6 +494,7 @@ def _rule(
         "agents": None,
         "min_duration_s": None,
         "include_subagents": False,
+        "print_mode": False,
         "cooldown_s": 0.0,
         "quiet_hours": None,
         "quiet_kinds": list(DEFAULT_QUIET_KINDS),
@@ -509,6 +511,8 @@ def _rule(
         (*path, "include_subagents"), raw["include_subagents"], bool, "a bool"
     ):
         rule["include_subagents"] = raw["include_subagents"]
+    if "print_mode" in raw and c.expect((*path, "print_mode"), raw["print_mode"], bool, "a bool"):
+        rule["print_mode"] = raw["print_mode"]
     if "cooldown_s" in raw:
         rule["cooldown_s"] = c.number((*path, "cooldown_s"), raw["cooldown_s"], 0) or 0.0
     if "quiet_hours" in raw and c.expect(

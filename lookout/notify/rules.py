@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from lookout.notify.config import ATTENTION_KINDS, UPDATABLE_TYPES
+from lookout.notify.config import ATTENTION_KINDS, REMOTE_TYPES, UPDATABLE_TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,10 +49,26 @@ def is_subagent_event(intent: Intent) -> bool:
     return intent.get("agent_id") is not None or intent.get("kind") == "subagent_done"
 
 
+# Dialogs someone must answer: in print mode (`claude -p`) nobody can, the client denies them.
+UNANSWERABLE_IN_PRINT_MODE = frozenset({"permission", "question", "plan", "elicitation", "input"})
+
+
+def unanswerable(intent: Intent) -> bool:
+    """A print-mode dialog: it goes only to rules with `print_mode = true`, and only to the
+    desktop and command channels (never pages a phone for what nobody can answer)."""
+    if not intent.get("print_mode"):
+        return False
+    kind = intent.get("kind")
+    reason = intent.get("reason") if kind == "resolved" else kind
+    return reason in UNANSWERABLE_IN_PRINT_MODE
+
+
 def rule_matches(rule: dict[str, Any], intent: Intent, minute_of_day: int) -> bool:
     """Everything but the cooldown, which needs the state."""
     kind = intent.get("kind")
     if kind not in rule["when"]:
+        return False
+    if unanswerable(intent) and not rule.get("print_mode"):
         return False
     if rule["agents"] is not None and (intent.get("agent") or "claude") not in rule["agents"]:
         return False
@@ -129,12 +145,19 @@ def decide(
             ):
                 continue
             names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
+            if unanswerable(intent):
+                names = [n for n in names if channels_cfg[n]["type"] not in REMOTE_TYPES]
             if not names:
                 continue
             if rule["cooldown_s"]:
                 st["cooldown"][mark] = now_ms
             chosen.extend(n for n in names if n not in chosen and n not in updates)
-            if rule["escalate_after_s"] and kind in ATTENTION_KINDS and isinstance(episode, str):
+            if (
+                rule["escalate_after_s"]
+                and kind in ATTENTION_KINDS
+                and isinstance(episode, str)
+                and not unanswerable(intent)
+            ):
                 targets = [n for n in rule["escalate_to"] if channels_cfg[n]["enabled"]]
                 if targets:
                     escalate.append({"after_s": rule["escalate_after_s"], "channels": targets})

@@ -29,6 +29,8 @@ REFS_NAME = "notify-refs.json"
 # A resolve can race the alert's own sender: wait this long for its notification id.
 REF_WAIT_S = 3.0
 ESCALATION_PREFIX = "Still waiting: "
+# While an escalation waits, how often it asks whether it is still due.
+WAIT_STEP_S = 1.0
 # A job older than this was never picked up (its sender failed to start): never send it.
 STALE_JOB_S = 3600.0
 
@@ -253,15 +255,8 @@ def escalate(
         key=lambda item: item[0],
     )
     for due, d, e in pending:
-        sleep(max(0.0, due - time.time()))
         intent = d["intent"]
-        snap = store.read_session(state_dir, str(intent.get("session_id")))
-        waiting = (
-            snap is not None
-            and snap.get("status") == "attention"
-            and snap.get("episode") == intent.get("episode")
-        )
-        if not waiting:
+        if not wait_while_due(state_dir, intent, due, sleep):
             for name in e["channels"]:
                 record(
                     state_dir,
@@ -287,6 +282,38 @@ def escalate(
                 refs[name] = ref
         if refs:  # so that the episode's end can update the escalation too
             save_refs(state_dir, str(intent["episode"]), refs)
+
+
+def wait_while_due(
+    state_dir: str, intent: dict[str, Any], due: float, sleep: Callable[[float], None]
+) -> bool:
+    """Wait until `due` (epoch seconds), asking every WAIT_STEP_S whether the escalation is still
+    due: an answer in the terminal ends the wait (and its episode, through reconcile) at once."""
+    while True:
+        sleep(max(0.0, min(WAIT_STEP_S, due - time.time())))
+        if not escalation_due(state_dir, intent):
+            return False
+        if time.time() >= due:
+            return True
+
+
+def escalation_due(state_dir: str, intent: dict[str, Any]) -> bool:
+    """The one check right before an escalation pages anyone: the episode still waits on the
+    user after reconciling it with the transcript and the process (not answered, not ended,
+    process alive). When that cannot be read, the snapshot as the hooks left it decides."""
+    from lookout import reconcile
+
+    session_id = str(intent.get("session_id"))
+    episode = intent.get("episode")
+    if not isinstance(episode, str):
+        return False
+    try:
+        return reconcile.still_waiting(state_dir, session_id, episode)
+    except (OSError, TimeoutError):
+        snap = store.read_session(state_dir, session_id)
+        if snap is None:
+            return False
+        return snap.get("status") == "attention" and snap.get("episode") == episode
 
 
 def record(

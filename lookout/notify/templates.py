@@ -45,6 +45,11 @@ DEFAULTS: dict[str, dict[str, str]] = {
 }
 # Used instead of a default title whose {duration} is unknown ("done in " reads badly).
 _NO_DURATION = {"done": "{project} · done", "resolved": "{project} · {reason} handled"}
+# A resolved episode the user did not answer: the default texts say what ended it instead.
+_RESOLVED_BY = {
+    "ended": {"title": "{project} · session ended", "message": "it was waiting: {summary}"},
+    "ack": {"title": "{project} · {reason} cleared", "message": "by lookout ack"},
+}
 
 FULL_CHARS = 600
 SUMMARY_CHARS = 140
@@ -220,9 +225,12 @@ def render_texts(
     t = tmpl.get(kind, default)
     vals = values(intent, content)
     title_t = t.get("title", default["title"])
+    body_t = t.get("message", default["message"])
+    ended_by = _RESOLVED_BY.get(str(intent.get("outcome"))) if kind == "resolved" else None
+    if ended_by is not None and (title_t, body_t) == (default["title"], default["message"]):
+        title_t, body_t = ended_by["title"], ended_by["message"]
     if not vals["duration"] and title_t == default["title"] and kind in _NO_DURATION:
         title_t = _NO_DURATION[kind]
-    body_t = t.get("message", default["message"])
     if kind == "resolved" and not vals["duration"] and body_t == default["message"]:
         body_t = ""
     title = truncate(" ".join(render(title_t, vals).split()), 200)

@@ -210,3 +210,29 @@ def test_decide_is_pure() -> None:
     state: dict[str, Any] = {"cooldown": {}, "episodes": {}}
     decide(c, [intent()], state=state)
     assert state == {"cooldown": {}, "episodes": {}}
+
+
+def test_print_mode_dialogs_never_page_remote_channels() -> None:
+    everywhere = {
+        "when": ["permission", "done"],
+        "channels": ["desktop", "phone", "team"],
+        "escalate_after_s": 10,
+        "escalate_to": ["phone"],
+    }
+    printed = intent(print_mode=True)
+    # Default: a dialog nobody can answer goes nowhere (the event is still recorded).
+    assert decide(cfg(everywhere), [printed])[0] == []
+    # print_mode = true: the local channels may show it; still no phone, no webhook, no escalation.
+    out, _ = decide(cfg({**everywhere, "print_mode": True}), [printed])
+    assert [(d["channels"], d["escalate"]) for d in out] == [(["desktop"], [])]
+    # Everything else of a print-mode session follows the rules as usual.
+    out, _ = decide(cfg(everywhere), [intent("done", print_mode=True)])
+    assert channels_of(out) == [["desktop", "phone", "team"]]
+    # An interactive session's permission is unaffected.
+    out, _ = decide(cfg(everywhere), [intent()])
+    assert channels_of(out) == [["desktop", "phone", "team"]]
+
+
+def test_print_mode_is_a_bool() -> None:
+    with pytest.raises(config.ConfigError, match=r"rules\[0\]\.print_mode: expected a bool"):
+        cfg({"when": ["permission"], "channels": ["desktop"], "print_mode": "yes"})

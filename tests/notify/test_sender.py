@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -390,3 +391,61 @@ def test_deliveries_log_is_rotated(state_dir: Path, monkeypatch: pytest.MonkeyPa
         sender.record(str(state_dir), intent(), "cmd", "sent", "x" * 150)
     assert (state_dir / "deliveries.jsonl.1").exists()
     assert (state_dir / "deliveries.jsonl").stat().st_size < 1000
+
+
+# -- verify before paging (issue 10) ------------------------------------------------------------
+
+
+def _escalating_config(prog: Path, after_s: float) -> None:
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        f'escalate_after_s = {after_s}\nescalate_to = ["pager"]\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("fixture", "kill"),
+    [("permission-esc.jsonl", False), ("permission-approved-running.jsonl", True)],
+    ids=["escaped-in-the-terminal", "process-killed"],
+)
+def test_escalation_verifies_before_paging_and_stops_waiting_at_once(
+    state_dir: Path, tmp_path: Path, fixture: str, kill: bool
+) -> None:
+    from tests.test_reconcile import SID, Session
+
+    prog, log = recorder(tmp_path)
+    s = Session(tmp_path, state_dir, fixture)
+    snap = s.snapshot
+    if kill:  # kill -9 of the client at the dialog: no hook ever says so
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        snap["pid"] = dead.pid
+        with store.Locked(str(state_dir)) as st:
+            st.write_session(snap)
+    _escalating_config(prog, 30)
+    episode = intent(session_id=SID, episode=snap["episode"])
+    job = make_job(state_dir, [episode])
+    slept: list[float] = []
+    sender.run_job(job, str(state_dir), sleep=slept.append)
+    assert sum(slept) <= sender.WAIT_STEP_S  # not 30 s: the first look ended the wait
+    assert calls(log) == [["demo · needs permission"]]  # the alert, never the escalation
+    last = deliveries(state_dir)[-1]
+    assert (last["channel"], last["result"]) == ("pager", "skipped")
+    outcome = "process_gone" if kill else "rejected"
+    assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == [outcome]
+
+
+def test_escalation_still_pages_while_the_dialog_is_open(state_dir: Path, tmp_path: Path) -> None:
+    from tests.test_reconcile import SID, Session
+
+    prog, log = recorder(tmp_path)
+    s = Session(tmp_path, state_dir, "permission-approved-running.jsonl")
+    _escalating_config(prog, 0.3)
+    job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
+    sender.run_job(job, str(state_dir))
+    assert calls(log) == [
+        ["demo · needs permission"],
+        ["pager", "Still waiting: demo · needs permission"],
+    ]

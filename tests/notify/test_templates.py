@@ -172,3 +172,23 @@ def test_project_falls_back_to_cwd_name() -> None:
 def test_custom_template() -> None:
     tmpl = {"permission": {"title": "[{project}] {tool_name}", "message": "{reason}"}}
     assert templates.render_texts(intent(), tmpl) == ("[demo] Bash", "permission")
+
+
+def test_a_resolved_episode_says_what_ended_it_when_the_user_did_not() -> None:
+    base = {
+        "kind": "resolved",
+        "project": "api",
+        "reason": "permission",
+        "duration_ms": 8000,
+        "summary": "touch x",
+    }
+    assert templates.render_texts(base, {}) == ("api · permission handled", "after 8s")
+    ended = {**base, "outcome": "ended"}
+    assert templates.render_texts(ended, {}) == ("api · session ended", "it was waiting: touch x")
+    assert templates.render_texts({**base, "outcome": "ack"}, {}) == (
+        "api · permission cleared",
+        "by lookout ack",
+    )
+    # The user's own template wins.
+    own = {"resolved": {"title": "{project} ok", "message": ""}}
+    assert templates.render_texts(ended, own) == ("api ok", "")

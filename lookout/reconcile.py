@@ -1,0 +1,448 @@
+"""Truthful attention: end an open episode when what the client left behind proves the user
+answered, though no hook said so (Esc, "No", a rejected plan, an approved command still running,
+the process gone). See docs/signals.md for each signal, measured with Claude Code 2.1.332.
+
+Called where it costs nothing on the hook path: when a reader looks (`lookout status`), before
+an escalation is sent, and in the sender's wait. Never imported by a hook. What it proves goes
+through the state machine as a `Reconciled` event and the store, like any other transition, so
+`tail`, the snapshot and the notifications agree.
+
+Signals (2.1.332):
+- transcript (`transcript_path`, or the subagent's `<session>/subagents/agent-<id>.jsonl`): a
+  `tool_result` for the episode's tool_use_id; `toolDenialKind: "user-rejected"` plus the user
+  line `[Request interrupted by user for tool use]` when the user said No or pressed Esc.
+  Read backwards from the end, whole lines, stopping at the call's own `tool_use` line and
+  after at most TAIL_MAX_BYTES: a 50 MB transcript costs what its last lines cost.
+- process: an approved Bash command runs as a child of CLAUDE_PID,
+  `bash -c "source …/shell-snapshots/snapshot-….sh … eval '<command>' < /dev/null …"`.
+- the process is gone: kill(pid, 0) fails.
+"""
+
+from __future__ import annotations
+
+import calendar
+import copy
+import os
+import stat
+import time
+
+from lookout import _jsonfast, events, machine, store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, TypedDict
+
+    Session = dict[str, Any]
+
+    class Finding(TypedDict):
+        outcome: str  # approved | answered | rejected | denied | interrupted | process_gone
+        source: str  # transcript | process
+        agent_id: str | None
+        episode: str | None
+        observed_ms: int
+
+
+CHUNK = 64 * 1024
+# Past this many bytes from the end nothing is read: the proof of an answer is always near the
+# end while the status still claims a dialog (every later step would have fired hooks).
+TAIL_MAX_BYTES = 4 * 1024 * 1024
+INTERRUPT_MARK = "[Request interrupted by user"
+_SNAPSHOT_MARK = "/shell-snapshots/snapshot-"
+_EVAL = "eval '"
+_EVAL_END = "' < /dev/null"
+
+
+# -- what the client left behind -----------------------------------------------------------------
+
+
+def transcript_of(session: Session, agent_id: str | None) -> str | None:
+    """The transcript an actor writes: the session's, or its subagent's own file."""
+    path = session.get("transcript")
+    if not isinstance(path, str) or not path.endswith(".jsonl") or not os.path.isabs(path):
+        return None
+    if agent_id is None:
+        return path
+    base = path[: -len(".jsonl")]
+    name = "agent-" + "".join(c for c in agent_id if c.isalnum() or c in "-_") + ".jsonl"
+    return os.path.join(base, "subagents", name)
+
+
+def _open_regular(path: str) -> int | None:
+    """A read-only fd of a regular file, or None: never blocks on a FIFO someone put there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _lines_backwards(fd: int, max_bytes: int) -> Iterable[bytes]:
+    """Whole lines from the end of the file, newest first; a line cut by the bound is dropped."""
+    end = os.fstat(fd).st_size
+    pos = end
+    carry = b""
+    while pos > 0 and end - pos < max_bytes:
+        step = min(CHUNK, pos)
+        pos -= step
+        data = os.pread(fd, step, pos) + carry
+        lines = data.split(b"\n")
+        carry = lines[0] if pos > 0 else b""
+        for raw in reversed(lines[1:] if pos > 0 else lines):
+            if raw.strip():
+                yield raw
+
+
+def _entry(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = _jsonfast.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _ts_ms(entry: dict[str, Any]) -> int | None:
+    """A transcript line's `timestamp` ("2026-11-26T02:25:07.011Z") in epoch ms."""
+    text = entry.get("timestamp")
+    if not isinstance(text, str) or len(text) < 19:
+        return None
+    try:
+        seconds = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+    except (ValueError, OverflowError):
+        return None
+    millis = int(text[20:23]) if len(text) >= 23 and text[20:23].isdigit() else 0
+    return seconds * 1000 + millis
+
+
+def _user_texts(entry: dict[str, Any]) -> list[str]:
+    content = (entry.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+    return []
+
+
+def _tool_result(entry: dict[str, Any], tool_use_id: str) -> dict[str, Any] | None:
+    content = (entry.get("message") or {}).get("content")
+    if entry.get("type") != "user" or not isinstance(content, list):
+        return None
+    for block in content:
+        if (
+            isinstance(block, dict)
+            and block.get("type") == "tool_result"
+            and block.get("tool_use_id") == tool_use_id
+        ):
+            return block
+    return None
+
+
+def scan_transcript(
+    path: str, tool_use_id: str | None, max_bytes: int = TAIL_MAX_BYTES
+) -> dict[str, Any]:
+    """What the transcript says happened to one tool call, read backwards from the end:
+    `result` ({"error": bool, "rejected": bool, "ts_ms"} or None), `interrupt_ms` (the newest
+    interrupt marker, after the call's tool_use line when there is one), `last_user_ms`."""
+    found: dict[str, Any] = {"result": None, "interrupt_ms": None, "conversation": None}
+    fd = _open_regular(path)
+    if fd is None:
+        return found
+    result_needle = f'"tool_use_id":"{tool_use_id}"'.encode() if tool_use_id else None
+    call_needle = f'"id":"{tool_use_id}"'.encode() if tool_use_id else None
+    try:
+        for raw in _lines_backwards(fd, max_bytes):
+            if not (b'"type":"user"' in raw or b'"type":"assistant"' in raw):
+                continue  # bookkeeping lines (snapshots, api requests, modes): never parsed
+            entry = _entry(raw)
+            if entry is None or entry.get("type") not in ("user", "assistant"):
+                continue
+            if found["conversation"] is None:
+                found["conversation"] = entry.get("type")
+            if entry["type"] == "user":
+                if found["interrupt_ms"] is None and any(
+                    t.startswith(INTERRUPT_MARK) for t in _user_texts(entry)
+                ):
+                    found["interrupt_ms"] = _ts_ms(entry)
+                if result_needle and found["result"] is None and result_needle in raw:
+                    block = _tool_result(entry, str(tool_use_id))
+                    if block is not None:
+                        found["result"] = {
+                            "error": bool(block.get("is_error")),
+                            "rejected": entry.get("toolDenialKind") == "user-rejected",
+                            "ts_ms": _ts_ms(entry),
+                        }
+            elif call_needle and call_needle in raw:
+                break  # the call itself: everything that answered it is behind us
+            if tool_use_id is None and found["conversation"] is not None:
+                break  # no call to look for: only the newest conversational line matters
+    finally:
+        os.close(fd)
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid` (Linux /proc; elsewhere none: unknown proves nothing)."""
+    kids: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
+                kids += [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return kids
+
+
+def running_commands(pid: int) -> list[str]:
+    """The commands the client's Bash tool runs right now (children of CLAUDE_PID)."""
+    commands = []
+    for child in _children(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                argv = f.read().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        if len(argv) < 3 or argv[1] != "-c" or _SNAPSHOT_MARK not in argv[2]:
+            continue  # a hook (`/bin/sh -c <hook command>`) or anything else
+        script = argv[2]
+        start = script.find(_EVAL)
+        end = script.rfind(_EVAL_END)
+        if start == -1 or end <= start:
+            continue
+        quoted = script[start + len(_EVAL) : end]
+        commands.append(quoted.replace("'\\''", "'").replace("'\"'\"'", "'"))
+    return commands
+
+
+def pid_alive(pid: object) -> bool | None:
+    """True/False when it can be known, None when no pid was recorded."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return None
+    return True
+
+
+# -- what it proves ------------------------------------------------------------------------------
+
+
+def _actors(session: Session) -> list[tuple[str | None, dict[str, Any]]]:
+    actors: list[tuple[str | None, dict[str, Any]]] = [(None, session.get("main") or {})]
+    agents = session.get("agents") or {}
+    actors += [(k, v) for k, v in agents.items() if isinstance(v, dict)]
+    return actors
+
+
+def observe(session: Session, now_ms: int) -> list[Finding]:
+    """Every proof that an open episode (or a working turn) of `session` is over. Reads only."""
+    if session.get("status") == machine.ENDED:
+        return []
+    if pid_alive(session.get("pid")) is False:
+        return [_finding("process_gone", "process", None, None, now_ms)]
+    findings: list[Finding] = []
+    commands: list[str] | None = None
+    for agent_id, actor in _actors(session):
+        episode = actor.get("episode")
+        if actor.get("status") != machine.ATTENTION or not isinstance(episode, dict):
+            continue
+        key = episode.get("key")
+        use_id = episode.get("tool_use_id")
+        path = transcript_of(session, agent_id)
+        if use_id and path:
+            seen = scan_transcript(path, use_id)
+            result = seen["result"]
+            if result is not None:
+                at = result["ts_ms"] or now_ms
+                if not result["error"]:
+                    outcome = "answered"
+                elif agent_id is None and seen["interrupt_ms"] is not None:
+                    outcome, at = "rejected", max(at, seen["interrupt_ms"])
+                else:
+                    outcome = "denied"  # refused, and the agent goes on
+                findings.append(_finding(outcome, "transcript", agent_id, key, at))
+                continue
+        if episode.get("tool_name") == "Bash" and isinstance(session.get("pid"), int):
+            if commands is None:
+                commands = running_commands(session["pid"])
+            summary = episode.get("summary") or ""
+            if summary and any(events.first_line(c) == summary for c in commands):
+                findings.append(_finding("approved", "process", agent_id, key, now_ms))
+    main = session.get("main") or {}
+    if main.get("status") == machine.WORKING and not findings:
+        path = transcript_of(session, None)
+        if path and _written_since(path, int(session.get("status_ms") or 0)):
+            seen = scan_transcript(path, None, CHUNK * 4)
+            at = seen["interrupt_ms"]
+            if seen["conversation"] == "user" and at and at > int(session.get("status_ms") or 0):
+                findings.append(_finding("interrupted", "transcript", None, None, at))
+    return findings
+
+
+def _written_since(path: str, ms: int) -> bool:
+    try:
+        return os.stat(path).st_mtime * 1000 > ms
+    except OSError:
+        return False
+
+
+def _finding(
+    outcome: str, source: str, agent_id: str | None, episode: str | None, at: int
+) -> Finding:
+    return {
+        "outcome": outcome,
+        "source": source,
+        "agent_id": agent_id,
+        "episode": episode,
+        "observed_ms": at,
+    }
+
+
+# -- through the store ---------------------------------------------------------------------------
+
+
+def reconcile(
+    state_dir: str, session_ids: Iterable[str] | None = None, now_ms: int | None = None
+) -> list[dict[str, Any]]:
+    """Look at every session that claims attention or work (or only `session_ids`), and record a
+    `Reconciled` event for each proof that it is over. Returns the records written. Sends the
+    episodes' `resolved` notifications like a hook would."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    if session_ids is None:
+        session_ids = _open_sessions(state_dir)
+    written: list[dict[str, Any]] = []
+    intents: list[dict[str, Any]] = []
+    for session_id in session_ids:
+        snapshot = store.read_session(state_dir, session_id)
+        if snapshot is None:
+            continue
+        findings = observe(snapshot, now_ms)
+        if findings:
+            written += _apply(state_dir, session_id, findings, intents)
+    if intents:
+        for intent in intents:
+            intent["ts"] = store.rfc3339(intent["ts_ms"])
+        from lookout import notify
+
+        notify.handle(intents, state_dir)
+    return written
+
+
+def _open_sessions(state_dir: str) -> list[str]:
+    directory = os.path.join(state_dir, store.SESSIONS)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    ids = []
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        snapshot = store.read_json(os.path.join(directory, name))
+        if (
+            isinstance(snapshot, dict)
+            and isinstance(snapshot.get("session_id"), str)
+            and snapshot.get("status") in (machine.ATTENTION, machine.WORKING, machine.IDLE)
+        ):
+            ids.append(snapshot["session_id"])
+    return ids
+
+
+def _apply(
+    state_dir: str, session_id: str, findings: list[Finding], intents: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Apply the findings under the lock, to the snapshot as it is then: a finding that no longer
+    changes anything (a hook or another reader got there first) writes nothing."""
+    written = []
+    with store.Locked(state_dir) as st:
+        session = st.read_session(session_id)
+        for f in findings:
+            if session is None:
+                break
+            event = events.observed(
+                "Reconciled",
+                session_id,
+                f["observed_ms"],
+                source=f["source"],
+                outcome=f["outcome"],
+                agent_id=f["agent_id"],
+                episode=f["episode"],
+                observed_ms=f["observed_ms"],
+            )
+            before = _shape(session)
+            after, line, new = machine.apply(copy.deepcopy(session), event)
+            if _shape(after) == before:
+                continue
+            session = after
+            st.write_session(session)
+            line = {"ts": store.rfc3339(f["observed_ms"]), **line}
+            st.append(store.EVENTS, line, store.rotate_bytes())
+            written.append(line)
+            intents += new
+    return written
+
+
+def _shape(session: Session) -> object:
+    """What a Reconciled event may change: statuses and open episodes."""
+    return [
+        session.get("status"),
+        session.get("ended_reason"),
+        [(a.get("status"), (a.get("episode") or {}).get("key")) for _, a in _actors(session)],
+    ]
+
+
+def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> dict[str, Any] | None:
+    """`lookout ack`: record the user's word that nothing waits on them in this session."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    intents: list[dict[str, Any]] = []
+    with store.Locked(state_dir) as st:
+        session = st.read_session(session_id)
+        if session is None:
+            return None
+        event = events.observed("Ack", session_id, now_ms, source="user", outcome="ack")
+        session, line, intents = machine.apply(session, event)
+        st.write_session(session)
+        line = {"ts": store.rfc3339(now_ms), **line}
+        st.append(store.EVENTS, line, store.rotate_bytes())
+    if intents:
+        for intent in intents:
+            intent["ts"] = store.rfc3339(intent["ts_ms"])
+        from lookout import notify
+
+        notify.handle(intents, state_dir)
+    return line
+
+
+# -- the escalation's question -------------------------------------------------------------------
+
+
+def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
+    """Whether `episode` still waits on the user, after reconciling the session: the one check
+    before an escalation pages anyone (and the way to learn a dialog was answered in the
+    terminal). False when it was answered, the session ended or its process is gone."""
+    reconcile(state_dir, [session_id])
+    session = store.read_session(state_dir, session_id)
+    if session is None or session.get("status") != machine.ATTENTION:
+        return False
+    if pid_alive(session.get("pid")) is False:
+        return False
+    return session.get("episode") == episode or any(
+        actor.get("status") == machine.ATTENTION
+        and (actor.get("episode") or {}).get("key") == episode
+        for _, actor in _actors(session)
+    )
