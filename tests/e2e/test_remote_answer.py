@@ -1,0 +1,162 @@
+"""Answering a permission from afar, with the real client: the deciding hook install.py registers
+(with `[remote] enabled = true`) waits for an answer and the client obeys it.
+
+Print mode (`claude -p`, where the client waits for the hook before it would deny) here; the
+interactive dialog and the dashboard's button in test_remote_dashboard.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import hookspec
+from lookout.install import claude as settings_lib
+from lookout.install import hooks as install_hooks
+from lookout.remote import requests
+
+from .harness import PrintRun, Sandbox, wait_for
+
+pytestmark = pytest.mark.e2e
+
+COMMAND = "touch made-remotely"
+
+
+def enable_remote(sandbox: Sandbox, wait_s: int = 60, extra: str = "") -> dict[str, Any]:
+    """Turn remote answers on in the sandbox's config and register the deciding hook exactly as
+    the installer does (lookout.install.hooks.remote_wanted, for the sandbox's runtime)."""
+    sandbox.config.write_text(f"[remote]\nenabled = true\nwait_s = {wait_s}\n{extra}")
+    path = sandbox.home / ".claude" / "settings.json"
+    data = json.loads(path.read_text())
+    recording = data["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
+    python, *_, script = settings_lib.command_words(recording)
+    runtime = Path(script).parent.parent
+    old = os.environ.get("LOOKOUT_CONFIG")
+    os.environ["LOOKOUT_CONFIG"] = str(sandbox.config)
+    try:
+        wanted = install_hooks.remote_wanted(python, runtime)
+    finally:
+        if old is None:
+            del os.environ["LOOKOUT_CONFIG"]
+        else:
+            os.environ["LOOKOUT_CONFIG"] = old
+    assert [event for event, _ in wanted] == [hookspec.REMOTE_EVENT]
+    new = settings_lib.merge(data, install_hooks.wanted(python, runtime) + wanted, [str(runtime)])
+    path.write_text(json.dumps(new, indent=2))
+    return wanted[0][1]
+
+
+def in_background(run: Callable[[], PrintRun]) -> tuple[threading.Thread, list[PrintRun]]:
+    out: list[PrintRun] = []
+    thread = threading.Thread(target=lambda: out.append(run()), daemon=True)
+    thread.start()
+    return thread, out
+
+
+def pending(sandbox: Sandbox, timeout: float = 20) -> dict[str, Any]:
+    def probe() -> dict[str, Any] | None:
+        recs = requests.load_all(str(sandbox.state_dir))
+        return next((r for r in recs if r["status"] == "pending"), None)
+
+    return wait_for(probe, timeout, "a pending request in the state dir")
+
+
+def answer(sandbox: Sandbox, rec: dict[str, Any], decision: str, nonce: str | None = None) -> Any:
+    return requests.answer(
+        str(sandbox.state_dir),
+        rec["id"],
+        decision,
+        rec["nonce"] if nonce is None else nonce,
+        by="the e2e test",
+        source="127.0.0.1",
+        user_agent="pytest",
+        now_ms=int(time.time() * 1000),
+    )
+
+
+def deciding_runs(run: PrintRun) -> list[Any]:
+    return [h for h in run.hook_runs if h.event == "PermissionRequest" and h.stdout]
+
+
+def test_disabled_means_not_registered(sandbox: Sandbox) -> None:
+    text = (sandbox.home / ".claude" / "settings.json").read_text()
+    assert hookspec.REMOTE_SCRIPT not in text  # zero added time: no process at all
+    run = sandbox.claude_print(f"[[bash: {COMMAND}]]")
+    perms = [h for h in run.hook_runs if h.event == "PermissionRequest"]
+    assert len(perms) == 1 and perms[0].stdout == ""
+    assert not (sandbox.project / "made-remotely").exists()
+    assert not (sandbox.state_dir / "requests").exists()
+
+
+def test_allowed_through_the_api_the_tool_runs(sandbox: Sandbox) -> None:
+    handler = enable_remote(sandbox, wait_s=60)
+    assert handler["timeout"] == 75 and "async" not in handler
+    thread, out = in_background(lambda: sandbox.claude_print(f"[[bash: {COMMAND}]]", timeout=120))
+    rec = pending(sandbox)
+    assert (rec["tool_name"], rec["summary"]) == ("Bash", COMMAND)
+    # Refused: a wrong nonce; the request stays pending.
+    with pytest.raises(requests.Refused) as wrong:
+        answer(sandbox, rec, "allow", nonce="x" * len(rec["nonce"]))
+    assert wrong.value.status == 403
+    answer(sandbox, rec, "allow")
+    thread.join(60)
+    (run,) = out
+    assert run.returncode == 0, run.stderr
+    assert (sandbox.project / "made-remotely").exists()
+    (decided,) = deciding_runs(run)
+    assert json.loads(decided.stdout)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    assert all(h.exit_code == 0 and h.stderr == "" for h in run.hook_runs)
+    # A replayed nonce is refused: the request was answered once.
+    with pytest.raises(requests.Refused) as replay:
+        answer(sandbox, rec, "deny")
+    assert replay.value.status == 409
+    rows = sandbox.records(run.session_id)
+    remote = [r for r in rows if r["event"] == "RemoteDecision"]
+    assert [r["remote"]["decision"] for r in remote] == ["allow"]
+    assert rec["nonce"] not in sandbox.events_file.read_text()
+    sandbox.assert_no_errors()
+
+
+def test_denied_through_the_api_claude_reads_who_denied(sandbox: Sandbox) -> None:
+    enable_remote(sandbox, wait_s=60)
+    thread, out = in_background(lambda: sandbox.claude_print(f"[[bash: {COMMAND}]]", timeout=120))
+    rec = pending(sandbox)
+    answer(sandbox, rec, "deny")
+    thread.join(60)
+    (run,) = out
+    assert not (sandbox.project / "made-remotely").exists()
+    results = [
+        block
+        for line in run.lines
+        if line.get("type") == "user"
+        for block in line["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert [r["content"] for r in results] == ["Denied from lookout by the e2e test."]
+    assert run.result["permission_denials"][0]["tool_name"] == "Bash"
+    sandbox.assert_no_errors()
+
+
+def test_no_answer_falls_through_after_wait_s_as_print_mode_does(sandbox: Sandbox) -> None:
+    enable_remote(sandbox, wait_s=10)
+    started = time.monotonic()
+    thread, out = in_background(lambda: sandbox.claude_print(f"[[bash: {COMMAND}]]", timeout=120))
+    rec = pending(sandbox)
+    thread.join(60)
+    (run,) = out
+    took = time.monotonic() - started
+    assert 10 <= took < 25, took
+    assert not (sandbox.project / "made-remotely").exists()
+    perms = [h for h in run.hook_runs if h.event == "PermissionRequest"]
+    assert [(h.exit_code, h.outcome, h.stdout) for h in perms] == [(0, "success", "")] * 2
+    assert "needs approval" in json.dumps(run.lines)  # the client's own -p denial
+    with pytest.raises(requests.Refused) as late:
+        answer(sandbox, rec, "allow")
+    assert (late.value.status, "expired" in str(late.value)) == (409, True)
+    sandbox.assert_no_errors()
