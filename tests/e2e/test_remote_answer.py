@@ -160,3 +160,72 @@ def test_no_answer_falls_through_after_wait_s_as_print_mode_does(sandbox: Sandbo
         answer(sandbox, rec, "allow")
     assert (late.value.status, "expired" in str(late.value)) == (409, True)
     sandbox.assert_no_errors()
+
+
+# -- interactive: the dialog and the deciding hook race; the first answer wins ------------------
+
+
+@pytest.fixture
+def interactive(sandbox: Sandbox) -> Sandbox:
+    from ..receivers import require
+
+    require("tmux")
+    sandbox.trust_project(idle_ms=2000)
+    enable_remote(sandbox, wait_s=120)
+    return sandbox
+
+
+def status_of(sandbox: Sandbox, rid: str) -> str:
+    rec = requests.load(str(sandbox.state_dir), rid)
+    return str(rec["status"]) if rec else "missing"
+
+
+@pytest.mark.parametrize("key", ["Enter", "Escape"])
+def test_answered_in_the_terminal_first_a_late_answer_gets_409(
+    interactive: Sandbox, key: str
+) -> None:
+    from .harness import ClaudePane
+
+    with ClaudePane(interactive, "--permission-mode", "manual") as pane:
+        session = pane.ready()
+        pane.type(f"[[bash: {COMMAND}]]")
+        pane.wait_screen("Do you want to proceed?")
+        rec = pending(interactive)
+        assert rec["session_id"] == session
+        time.sleep(0.5)
+        pane.keys(key)  # "1. Yes" / Esc at the keyboard
+        pressed = time.monotonic()
+        wait_for(
+            lambda: status_of(interactive, rec["id"]) == "answered_locally",
+            10,
+            "the request to be marked answered in the terminal",
+        )
+        took = time.monotonic() - pressed
+        with pytest.raises(requests.Refused) as late:
+            answer(interactive, rec, "deny")
+        assert (late.value.status, str(late.value)) == (409, "answered in the terminal")
+        made = (interactive.project / "made-remotely").exists()
+        assert made == (key == "Enter")
+        print(f"{key}: request settled {took:.2f} s after the keypress")
+    interactive.assert_no_errors()
+
+
+def test_answered_from_afar_the_dialog_disappears_and_the_tool_runs(interactive: Sandbox) -> None:
+    from .harness import ClaudePane
+
+    with ClaudePane(interactive, "--permission-mode", "manual") as pane:
+        session = pane.ready()
+        pane.type(f"[[bash: {COMMAND}]]")
+        pane.wait_screen("Do you want to proceed?")
+        rec = pending(interactive)
+        answer(interactive, rec, "allow")
+        answered = time.monotonic()
+        wait_for(lambda: "Do you want to proceed?" not in pane.screen(), 10, "the dialog to go")
+        gone = time.monotonic() - answered
+        pane.wait_screen("Allowed by PermissionRequest hook")
+        wait_for(lambda: (interactive.project / "made-remotely").exists(), 10, "the tool to run")
+        interactive.wait_event(session, "RemoteDecision")
+        interactive.wait_event(session, "Stop", timeout=15)
+        assert gone < 3, gone
+        print(f"dialog gone {gone:.2f} s after the answer")
+    interactive.assert_no_errors()
