@@ -432,7 +432,12 @@ def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None
     # The dialog of AskUserQuestion / ExitPlanMode is the question or the plan, whether or not
     # their (async) PreToolUse has been recorded yet.
     reason = _ATTENTION_TOOLS.get(event["tool_name"] or "", "permission")
+    before = len(intents)
     _raise(s, actor, event, reason, intents, tool_key=key, tool_use_id=use_id)
+    if len(intents) > before and intents[-1]["kind"] == reason:
+        # What names the request a remote answer may be waiting on (lookout.remote.requests):
+        # notify links the alert to its page when [remote] is on.
+        intents[-1]["request"] = [event["agent_id"], event["prompt_id"], key]
 
 
 def _tool_finished(s: Session, event: Event, intents: list[Intent]) -> None:
