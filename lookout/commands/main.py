@@ -184,6 +184,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     answer.add_argument("--json", action="store_true", help="machine-readable output")
 
+    serve = sub.add_parser(
+        "serve",
+        help="the live dashboard for a browser (phone, tablet, second screen)",
+        description="Serve a live page of every session (and a small JSON API and event stream)"
+        " from the state directory. Every request needs the dashboard's token: open the login"
+        " URL it prints (or `lookout serve --url`) once in each browser.",
+    )
+    serve.add_argument(
+        "--bind",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="address to listen on (default 127.0.0.1; 0.0.0.0 for the network: add TLS)",
+    )
+    serve.add_argument(
+        "--port", type=int, default=8787, help="TCP port (default 8787; 0: any free port)"
+    )
+    serve.add_argument(
+        "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
+    )
+    serve.add_argument(
+        "--url", action="store_true", help="print the login URL with the token and exit"
+    )
+    serve.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate")
+    serve.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")
+
     uninstall = sub.add_parser(
         "uninstall",
         help="remove lookout's hooks (--purge: also its runtime, state and config)",
@@ -342,6 +367,17 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return answer(
             session=args.session, decision=args.decision, options=args.option, as_json=args.json
+        )
+    if command == "serve":
+        from lookout.commands.serve import serve
+
+        return serve(
+            bind=args.bind,
+            port=args.port,
+            fleet=args.fleet,
+            url=args.url,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
         )
     if command == "uninstall":
         from lookout import install

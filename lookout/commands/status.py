@@ -23,7 +23,7 @@ def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> 
     now = int(time.time() * 1000)
     shown = _shown(state_dir, now, show_all, stale_after_s)
     # Hooks keep recording with a broken config but send nothing: say so where people look.
-    config_error = _config_error()
+    config_error = notifications_off()
     if fmt == "json":
         body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
         print(json.dumps(body, indent=2))
@@ -74,7 +74,8 @@ def handle(session: dict[str, Any], sessions: list[dict[str, Any]]) -> str:
     return str(session["session_id"])[:8]
 
 
-def _config_error() -> str | None:
+def notifications_off() -> str | None:
+    """The config's first error line when it is broken (hooks record, but send nothing)."""
     from lookout.notify import config
 
     try:

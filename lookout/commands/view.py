@@ -89,6 +89,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         # How long it has waited on you: the episode's start, not its latest event.
         "waiting_since": store.rfc3339(since_ms) if since_ms is not None else None,
         "since_ms": since_ms,
+        "since": store.rfc3339(shown_since(snapshot, status, updated_ms)),
         "stale": now_ms - updated_ms > stale_after_s * 1000,
         "alive": alive,
         "pid": snapshot.get("pid"),
@@ -99,6 +100,21 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
         "agents": agents,
     }
+
+
+def shown_since(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:
+    """When the shown status began: the attention episode's start (the main thread's, else the
+    blocked subagent's), the turn's start while working, else the last event."""
+    if status == "attention":
+        for actor in [snapshot.get("main"), *(snapshot.get("agents") or {}).values()]:
+            episode = actor.get("episode") if isinstance(actor, dict) else None
+            if isinstance(episode, dict) and isinstance(episode.get("since_ms"), int):
+                return int(episode["since_ms"])
+    if status == "working":
+        turn = snapshot.get("turn")
+        if isinstance(turn, dict) and isinstance(turn.get("started_ms"), int):
+            return int(turn["started_ms"])
+    return updated_ms
 
 
 def public(session: dict[str, Any]) -> dict[str, Any]:

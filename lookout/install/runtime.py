@@ -183,19 +183,28 @@ if __name__ == "__main__":
 """
 
 
+def _shipped(directory: Path) -> set[Path]:
+    """What the runtime holds of a tree: its modules, and the dashboard's page (HTML, CSS, JS
+    and an icon that lookout/web reads at run time; there is no build step)."""
+    found = {p.relative_to(directory) for p in directory.rglob("*.py")}
+    static = directory / "web" / "static"
+    if static.is_dir():
+        found |= {p.relative_to(directory) for p in static.iterdir() if p.is_file()}
+    return found
+
+
 def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:
     """Copy the package and hook scripts into home and byte-compile them with `python`.
     Returns how many files changed (stale files from an older version are removed)."""
     changed = 0
     for sub in ("lookout", "hooks"):
         src_dir = checkout / sub
-        wanted_files = {p.relative_to(src_dir) for p in src_dir.rglob("*.py")}
+        wanted_files = _shipped(src_dir)
         for rel in sorted(wanted_files):
             changed += _copy_if_changed(src_dir / rel, home / sub / rel)
-        for old in sorted((home / sub).rglob("*.py")):
-            if old.relative_to(home / sub) not in wanted_files:
-                old.unlink()
-                changed += 1
+        for rel in sorted(_shipped(home / sub) - wanted_files):
+            (home / sub / rel).unlink()
+            changed += 1
     entry = home / "bin" / "lookout"
     entry.parent.mkdir(parents=True, exist_ok=True)
     if not entry.exists() or entry.read_text(encoding="utf-8") != _CLI_ENTRY:

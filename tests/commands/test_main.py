@@ -66,6 +66,7 @@ def test_status_json_shape(recorded: Path) -> None:
         "project",
         "last_event",
         "updated_at",
+        "since",
         "stale",
         "alive",
         "pid",

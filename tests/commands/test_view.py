@@ -7,6 +7,7 @@ import subprocess
 import sys
 from typing import Any
 
+from lookout import store
 from lookout.commands import view
 
 NOW = 1_800_000_000_000
@@ -142,3 +143,18 @@ def test_age() -> None:
     assert view.age(90 * 60 * 1000) == "1h30m"
     assert view.age(4_000) == "4s"
     assert view.age(3 * 86400 * 1000) == "3d"
+
+
+def test_since_is_when_the_shown_status_began() -> None:
+    episode = {"key": "k", "reason": "permission", "since_ms": NOW - 192_000}
+    waiting = snapshot("s", "attention", main={"status": "attention", "episode": episode})
+    assert view.present(waiting, NOW, 3600)["since"] == store.rfc3339(NOW - 192_000)
+    # A subagent's dialog: the child's episode is the session's.
+    child = {"status": "attention", "episode": {**episode, "since_ms": NOW - 5000}}
+    nested = snapshot("s", "attention", main={"status": "working"}, agents={"a1": child})
+    assert view.present(nested, NOW, 3600)["since"] == store.rfc3339(NOW - 5000)
+    working = snapshot("s", "working", turn={"started_ms": NOW - 60_000})
+    assert view.present(working, NOW, 3600)["since"] == store.rfc3339(NOW - 60_000)
+    # Idle, ended, or an old snapshot without these keys: the last event.
+    assert view.present(snapshot("s", "idle"), NOW, 3600)["since"] == store.rfc3339(NOW - 1000)
+    assert view.present(snapshot("s", "attention"), NOW, 3600)["since"] == store.rfc3339(NOW - 1000)

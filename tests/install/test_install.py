@@ -517,6 +517,22 @@ def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env
     assert runtime.install_code(rt, DEV_PY, ROOT) > 0
 
 
+def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "lookout", checkout / "lookout", ignore=shutil.ignore_patterns("__py*"))
+    shutil.copytree(ROOT / "hooks", checkout / "hooks", ignore=shutil.ignore_patterns("__py*"))
+    rt = tmp_path / "rt"
+    runtime.install_code(rt, DEV_PY, checkout)
+    static = ROOT / "lookout" / "web" / "static"
+    for name in ("index.html", "app.js", "app.css"):
+        assert (rt / "lookout" / "web" / "static" / name).read_bytes() == (
+            static / name
+        ).read_bytes()
+    (checkout / "lookout" / "web" / "static" / "icon.svg").unlink()  # gone in a newer version
+    assert runtime.install_code(rt, DEV_PY, checkout) == 1
+    assert not (rt / "lookout" / "web" / "static" / "icon.svg").exists()
+
+
 def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_env: Path) -> None:
     # Before the subpackages, the runtime held lookout/cli.py, installer.py, sender.py ... and
     # bin/lookout imported lookout.cli. An upgrade must leave no old module that could shadow or

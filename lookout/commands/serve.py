@@ -1,0 +1,125 @@
+"""`lookout serve`: the live dashboard for a browser (lookout/web), or with --url the login URL.
+
+Binds to loopback unless told otherwise, warns when it is reachable from the network without
+TLS, and never writes session state (only its own token file)."""
+
+from __future__ import annotations
+
+import errno
+import socket
+import ssl
+import sys
+
+from lookout import paths
+from lookout.errors import LookoutError
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+WILDCARD = ("0.0.0.0", "::", "")  # noqa: S104 - named to recognise them, not to bind
+
+
+def serve(
+    *,
+    bind: str,
+    port: int,
+    fleet: bool,
+    url: bool,
+    tls_cert: str | None,
+    tls_key: str | None,
+) -> int:
+    if fleet:
+        raise LookoutError(
+            "`lookout serve --fleet` needs the fleet extra (lookout[fleet]), which this version"
+            " does not have yet",
+            hint="`lookout serve` without --fleet shows this machine's sessions",
+        )
+    if not 0 <= port <= 65535:
+        raise LookoutError(f"--port {port} is not a TCP port", hint="use 1-65535 (0: any free one)")
+    from lookout.web import auth
+
+    tls = _tls_context(tls_cert, tls_key)
+    state_dir = paths.state_dir()
+    token = auth.load_or_create(state_dir)
+    scheme = "https" if tls else "http"
+    if url:
+        if port == 0:
+            raise LookoutError("--url needs the port the dashboard runs on", hint="--port 8787")
+        print(f"{scheme}://{_url_host(bind)}:{port}/login?token={token}")
+        return 0
+
+    from lookout.commands.status import notifications_off
+    from lookout.web.hub import Hub
+    from lookout.web.server import Dashboard
+    from lookout.web.source import LocalSource
+
+    hub = Hub(LocalSource(state_dir), notifications_off)
+    try:
+        server = Dashboard(bind, port, hub, token, state_dir, tls=tls)
+    except OSError as exc:
+        raise _listen_error(bind, port, exc) from None
+    port = server.server_address[1]
+    base = f"{scheme}://{_url_host(bind)}:{port}"
+    if bind not in LOOPBACK and not bind.startswith("127.") and tls is None:
+        print(
+            f"warning: {bind or '*'}:{port} is reachable from the network without TLS: the token"
+            " and every session's text cross it in clear text",
+            file=sys.stderr,
+        )
+        print(
+            "hint: add --tls-cert FILE --tls-key FILE, or keep 127.0.0.1 and use an SSH tunnel",
+            file=sys.stderr,
+        )
+    hub.start()
+    print(f"lookout dashboard on {base}/ (Ctrl-C to stop)")
+    print(f"sign in: {base}/login?token={token}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        hub.stop()
+        server.server_close()
+    return 0
+
+
+def _tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise LookoutError(
+            "--tls-cert and --tls-key go together", hint="give the certificate and its key"
+        )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise LookoutError(
+            f"cannot load the TLS certificate {paths.tilde(cert)} with key {paths.tilde(key)}:"
+            f" {getattr(exc, 'strerror', None) or exc}",
+            hint="both PEM files, readable by you, the key matching the certificate",
+        ) from None
+    return context
+
+
+def _url_host(bind: str) -> str:
+    """The host part of a URL that reaches `bind` (a wildcard is reached by this host's name)."""
+    host = socket.gethostname() if bind in WILDCARD else bind
+    return f"[{host}]" if ":" in host else host
+
+
+def _listen_error(bind: str, port: int, exc: OSError) -> LookoutError:
+    where = f"{bind}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        return LookoutError(
+            f"cannot listen on {where}: the port is in use",
+            hint="is another `lookout serve` running? choose another --port",
+        )
+    if exc.errno == errno.EACCES:
+        return LookoutError(
+            f"cannot listen on {where}: permission denied", hint="use a port above 1023"
+        )
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return LookoutError(
+            f"cannot listen on {where}: no such address here",
+            hint="--bind takes an address of this machine, e.g. 127.0.0.1",
+        )
+    return LookoutError(f"cannot listen on {where}: {exc.strerror or exc}")

@@ -1,0 +1,157 @@
+"""The dashboard's live view: one thread watches the source and fans each change out to every
+open stream (Server-Sent Events), so ten open pages cost one watcher, not ten."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from lookout.commands import view
+
+POLL_S = 0.05  # how often the source is asked for changes: a change reaches a page within ~this
+REFRESH_S = 1.0  # every session presented again: its process's liveness, stale
+CONFIG_S = 5.0  # how often the config is validated again (for the page's banner)
+QUEUE_MAX = 512
+
+Message = tuple[str, dict[str, Any]]  # (SSE event name, data)
+
+
+class Source(Protocol):
+    """Where sessions come from: the state directory (LocalSource) or, later, the fleet."""
+
+    def changed(self, force: bool = False) -> set[str]: ...
+
+    def sessions(self) -> dict[str, dict[str, Any]]: ...
+
+    def events(
+        self, session_id: str, before: int | None, limit: int
+    ) -> tuple[list[dict[str, Any]], int | None]: ...
+
+
+class Subscription:
+    """One open stream's inbox."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[Message] = queue.Queue(QUEUE_MAX)
+        self.resync = False  # the reader fell behind (or the config changed): send a snapshot
+
+    def put(self, message: Message) -> None:
+        try:
+            self.queue.put_nowait(message)
+        except queue.Full:
+            self.resync = True
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.queue.get_nowait()
+            except queue.Empty:
+                return
+
+
+def ordered(sessions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Most urgent first, then most recent, as `lookout status` orders them."""
+    by_recent = sorted(sessions.values(), key=lambda s: s["updated_at"] or "", reverse=True)
+    return sorted(by_recent, key=lambda s: view.ORDER.get(s["status"], 9))
+
+
+class Hub:
+    def __init__(self, source: Source, config_error: Callable[[], str | None]) -> None:
+        self.source = source
+        self._config_error = config_error
+        self._lock = threading.Lock()
+        self._reading = threading.Lock()  # the source is read by one thread at a time
+        self._sessions: dict[str, dict[str, Any]] = {}
+        self._config: str | None = None
+        self._subscribers: set[Subscription] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the watcher ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._config = self._config_error()
+        self.refresh(force=True)
+        self._thread = threading.Thread(target=self._run, name="lookout-hub", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def _run(self) -> None:
+        last_full = last_config = time.monotonic()
+        while not self._stop.wait(POLL_S):
+            now = time.monotonic()
+            if now - last_config >= CONFIG_S:
+                last_config = now
+                self._check_config()
+            full = now - last_full >= REFRESH_S
+            if full:
+                last_full = now
+            try:
+                self.refresh(force=full)
+            except Exception:  # noqa: S112 - a bad read now is retried in 50 ms
+                continue
+
+    def refresh(self, force: bool = False) -> None:
+        """Look for changes; send one message per changed session to every stream."""
+        with self._reading:
+            if not self.source.changed(force) and not force:
+                return
+            fresh = self.source.sessions()
+            with self._lock:
+                old = self._sessions
+                self._sessions = fresh
+            # Still under _reading: two refreshes never publish in the wrong order.
+            for session_id, session in fresh.items():
+                if old.get(session_id) != session:
+                    self.publish(("session", {"session": session}))
+            for session_id in old.keys() - fresh.keys():
+                self.publish(("removed", {"session_id": session_id}))
+
+    def _check_config(self) -> None:
+        error = self._config_error()
+        with self._lock:
+            if error == self._config:
+                return
+            self._config = error
+        for sub in self.subscribers():
+            sub.resync = True  # rare: a whole snapshot carries the banner's new text
+
+    def publish(self, message: Message) -> None:
+        """Send a message to every open stream (each message carries the server's clock)."""
+        message[1]["now_ms"] = int(time.time() * 1000)
+        for sub in self.subscribers():
+            sub.put(message)
+
+    # -- readers -------------------------------------------------------------------------------
+
+    def snapshot(self, include_ended: bool = True) -> dict[str, Any]:
+        """The `lookout status --json` object (ended sessions too, unless asked otherwise), as
+        of now: a change the watcher has not seen yet is looked for (and published) first."""
+        self.refresh()
+        with self._lock:
+            sessions = ordered(self._sessions)
+            config = self._config
+        if not include_ended:
+            sessions = [s for s in sessions if s["status"] != "ended"]
+        return {"sessions": sessions, "config_error": config, "now_ms": int(time.time() * 1000)}
+
+    def subscribe(self) -> Subscription:
+        sub = Subscription()
+        with self._lock:
+            self._subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subscribers.discard(sub)
+
+    def subscribers(self) -> list[Subscription]:
+        with self._lock:
+            return list(self._subscribers)

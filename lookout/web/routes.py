@@ -1,0 +1,135 @@
+"""The dashboard's routes: the page, the login URL, the JSON API and the event stream.
+
+To add one, decorate a function `(Request) -> Response` with `@route(METHOD, PATH)`; see
+server.route for what a route gets for free (authentication, Origin check, JSON body)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import time
+
+from lookout.web import auth
+from lookout.web.hub import Message
+from lookout.web.server import (
+    HEARTBEAT_S,
+    STATIC_DIR,
+    STATIC_TYPES,
+    Request,
+    Response,
+    error,
+    json_response,
+    route,
+)
+
+PAGE_LIMIT_MAX = 200
+
+
+@route("GET", "/", auth=False)
+def page(request: Request) -> Response:
+    return _static("index.html")
+
+
+@route("GET", "/static/{name}", auth=False)
+def static(request: Request) -> Response:
+    return _static(request.params["name"])
+
+
+def _static(name: str) -> Response:
+    kind = STATIC_TYPES.get(os.path.splitext(name)[1])
+    path = os.path.join(STATIC_DIR, name)
+    # A fixed set of file types from one directory; the pattern already excludes "/".
+    if kind is None or name.startswith(".") or not os.path.isfile(path):
+        return error(404, "not found")
+    with open(path, "rb") as f:
+        return Response(200, f.read(), kind)
+
+
+@route("GET", "/login", auth=False)
+def login(request: Request) -> Response:
+    if not auth.matches(request.app.token, request.query.get("token")):
+        return Response(
+            401,
+            b"<!doctype html><title>lookout</title><p>This login link is not valid (any more). "
+            b"Run <code>lookout serve --url</code> for the current one.</p>",
+            "text/html; charset=utf-8",
+        )
+    secure = "; Secure" if request.app.tls is not None else ""
+    cookie = f"{auth.COOKIE}={request.app.token}; Path=/; HttpOnly; SameSite=Strict{secure}"
+    return Response(303, b"", "text/plain", {"Set-Cookie": cookie, "Location": "/"})
+
+
+@route("GET", "/api/sessions")
+def sessions(request: Request) -> Response:
+    include_ended = request.query.get("all") in ("1", "true", "yes")
+    body = request.app.hub.snapshot(include_ended)
+    body["host"] = request.app.host_name
+    return json_response(body)
+
+
+@route("GET", "/api/sessions/{session_id}/events")
+def events(request: Request) -> Response:
+    try:
+        limit = int(request.query.get("limit", "50"))
+        before = int(request.query["before"]) if request.query.get("before") else None
+    except ValueError:
+        return error(400, "limit and before must be whole numbers")
+    if not 1 <= limit <= PAGE_LIMIT_MAX:
+        return error(400, f"limit must be between 1 and {PAGE_LIMIT_MAX}")
+    records, older = request.app.hub.source.events(request.params["session_id"], before, limit)
+    return json_response({"events": records, "next": older})
+
+
+@route("POST", "/api/sessions/{session_id}/jump")
+def jump(request: Request) -> Response:
+    return error(501, "jumping is not available yet", "switch to the session's terminal yourself")
+
+
+@route("GET", "/api/stream")
+def stream(request: Request) -> Response | None:
+    """Server-Sent Events: a snapshot, then one message per change, a heartbeat when quiet."""
+    app = request.app
+    if not app.streams.acquire(blocking=False):
+        return error(503, "too many open streams", "close some dashboard tabs")
+    conn = request.conn
+    sub = app.hub.subscribe()
+    try:
+        conn.send_response(200)
+        conn.security_headers()
+        conn.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        conn.send_header("Cache-Control", "no-store")
+        conn.send_header("Connection", "close")
+        conn.send_header("X-Accel-Buffering", "no")
+        conn.end_headers()
+        conn.close_connection = True
+        write = conn.wfile.write
+        write(b"retry: 2000\n\n")
+        _send(write, ("snapshot", _snapshot(request)))
+        while True:
+            if sub.resync:
+                sub.resync = False
+                sub.drain()
+                _send(write, ("snapshot", _snapshot(request)))
+            try:
+                message = sub.queue.get(timeout=HEARTBEAT_S)
+            except queue.Empty:
+                message = ("heartbeat", {"now_ms": int(time.time() * 1000)})
+            _send(write, message)
+    except OSError:
+        return None  # the page went away (closed tab, network): nothing to answer
+    finally:
+        app.hub.unsubscribe(sub)
+        app.streams.release()
+
+
+def _snapshot(request: Request) -> dict[str, object]:
+    body = request.app.hub.snapshot(include_ended=True)
+    body["host"] = request.app.host_name
+    return body
+
+
+def _send(write: object, message: Message) -> None:
+    name, data = message
+    payload = json.dumps(data, separators=(",", ":"))
+    write(f"event: {name}\ndata: {payload}\n\n".encode())  # type: ignore[operator]

@@ -1,0 +1,300 @@
+"""The dashboard's HTTP server: routes, authentication, security headers, the event stream.
+
+Every route but the page itself and its static files needs the token (Bearer or the login
+cookie); a route that changes anything (POST) also needs a same-origin request when it is
+authenticated by the cookie. Payload text only ever leaves here as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import ssl
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from lookout import store
+from lookout.web import auth
+from lookout.web.hub import Hub
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+HEARTBEAT_S = 15.0
+MAX_STREAMS = 64
+MAX_BODY = 64 * 1024
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    params: dict[str, str]  # from the route's pattern
+    query: dict[str, str]
+    headers: Any  # http.client.HTTPMessage
+    app: Dashboard
+    conn: RequestHandler  # the connection, for a route that streams
+    body: Any = None  # the parsed JSON body of a POST
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def json_response(value: object, status: int = 200) -> Response:
+    return Response(status, json.dumps(value).encode("utf-8"))
+
+
+def error(status: int, message: str, hint: str | None = None) -> Response:
+    body: dict[str, str] = {"error": message}
+    if hint:
+        body["hint"] = hint
+    return json_response(body, status)
+
+
+Handler = Callable[[Request], Response | None]
+
+
+@dataclass
+class Route:
+    method: str
+    pattern: re.Pattern[str]
+    handler: Handler
+    auth: bool
+
+
+ROUTES: list[Route] = []
+
+
+def route(method: str, path: str, *, auth: bool = True) -> Callable[[Handler], Handler]:
+    """Register a handler for METHOD and a path pattern (`{name}` matches one path segment).
+    Handlers get a Request and return a Response; POST handlers get the parsed JSON body and
+    run only for same-origin (or Bearer-authenticated) requests."""
+
+    def register(handler: Handler) -> Handler:
+        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", path)
+        ROUTES.append(Route(method, re.compile(f"^{regex}$"), handler, auth))
+        return handler
+
+    return register
+
+
+class Dashboard(ThreadingHTTPServer):
+    """The server: one thread per connection (an open stream holds one), all sharing the hub."""
+
+    daemon_threads = True  # open streams never keep the process from exiting
+    request_queue_size = 64
+
+    def __init__(
+        self,
+        bind: str,
+        port: int,
+        hub: Hub,
+        token: str,
+        state_dir: str,
+        tls: ssl.SSLContext | None = None,
+        host_name: str | None = None,
+    ) -> None:
+        from lookout.web import routes  # noqa: F401 - registers the routes
+
+        self.address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+        self.hub = hub
+        self.state_dir = state_dir
+        self.token = token
+        self.tls = tls
+        self.host_name = host_name or socket.gethostname()
+        self.loopback_only = is_loopback(bind)
+        self.streams = threading.BoundedSemaphore(MAX_STREAMS)
+        super().__init__((bind, port), RequestHandler)
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        # The TLS handshake runs here, in the connection's own thread, so a slow or silent
+        # client never holds up accept().
+        if self.tls is not None:
+            request.settimeout(10)
+            try:
+                request = self.tls.wrap_socket(request, server_side=True)
+            except (OSError, ssl.SSLError):
+                return
+        super().finish_request(request, client_address)
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK_NAMES or host.startswith("127.")
+
+
+class RequestHandler(BaseHTTPRequestHandler):
+    server: Dashboard
+    protocol_version = "HTTP/1.1"
+    server_version = "lookout"
+    sys_version = ""
+    timeout = 30  # a request must arrive within this; an idle stream's writes too
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # request lines carry the login token: never log them
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_HEAD(self) -> None:
+        self._send(error(HTTPStatus.METHOD_NOT_ALLOWED, "HEAD is not supported"))
+
+    def _dispatch(self, method: str) -> None:
+        try:
+            response = self._handle(method)
+        except Exception as exc:  # one bad request must not stop the dashboard
+            store.log_error(self.server.state_dir, f"lookout serve: {traceback.format_exc()}")
+            response = error(500, f"internal error: {type(exc).__name__}", "see errors.log")
+        if response is not None:
+            self._send(response)
+
+    def _handle(self, method: str) -> Response | None:
+        url = urlsplit(self.path)
+        if not self._host_allowed():
+            return error(421, "unexpected Host header", "open the address `lookout serve` printed")
+        allowed: list[str] = []
+        for candidate in ROUTES:
+            match = candidate.pattern.match(url.path)
+            if match is None:
+                continue
+            if candidate.method != method:
+                allowed.append(candidate.method)
+                continue
+            query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+            request = Request(
+                method, url.path, match.groupdict(), query, self.headers, self.server, self
+            )
+            if candidate.auth:
+                denied = self._authenticate(request)
+                if denied is not None:
+                    return denied
+            if method == "POST":
+                body = self._read_json()
+                if isinstance(body, Response):
+                    return body
+                request.body = body
+            return candidate.handler(request)
+        if allowed:
+            return error(405, f"{method} is not allowed here")
+        return error(404, "not found")
+
+    def _host_allowed(self) -> bool:
+        """On a loopback bind, only loopback names: a DNS-rebinding page at another name gets
+        nothing (it could not send the cookie anyway)."""
+        if not self.server.loopback_only:
+            return True
+        host = self.headers.get("Host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        name = name.strip("[]")
+        return is_loopback(name)
+
+    def _authenticate(self, request: Request) -> Response | None:
+        token = self.server.token
+        header = self.headers.get("Authorization", "")
+        if header.startswith("Bearer "):
+            if auth.matches(token, header[len("Bearer ") :].strip()):
+                return None
+            return _unauthorized("the token is not this dashboard's")
+        cookie = self._cookie()
+        if cookie is None:
+            return _unauthorized("this request carries no token")
+        if not auth.matches(token, cookie):
+            return _unauthorized("the login cookie is from another token")
+        if request.method != "GET" and not self._same_origin():
+            # The cookie rides along on cross-site requests a browser would make for another
+            # page; only our own page may change anything with it.
+            return error(403, "cross-origin request refused", "use the dashboard's own page")
+        return None
+
+    def _cookie(self) -> str | None:
+        raw = self.headers.get("Cookie")
+        if not raw:
+            return None
+        jar = SimpleCookie()
+        try:
+            jar.load(raw)
+        except CookieError:
+            return None
+        morsel = jar.get(auth.COOKIE)
+        return morsel.value if morsel is not None else None
+
+    def _same_origin(self) -> bool:
+        origin = self.headers.get("Origin")
+        site = self.headers.get("Sec-Fetch-Site")
+        if site is not None and site != "same-origin":
+            return False
+        return origin == f"{self.server.scheme}://{self.headers.get('Host', '')}"
+
+    def _read_json(self) -> object:
+        if self.headers.get_content_type() != "application/json":
+            return error(415, "expected Content-Type: application/json")
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            return error(411, "Content-Length required")
+        if not 0 <= length <= MAX_BODY:
+            return error(413, f"the body is over {MAX_BODY} bytes")
+        raw = self.rfile.read(length)
+        try:
+            return json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError):
+            return error(400, "the body is not JSON")
+
+    # -- output --------------------------------------------------------------------------------
+
+    def security_headers(self) -> None:
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        if self.server.tls is not None:
+            self.send_header("Strict-Transport-Security", "max-age=31536000")
+
+    def _send(self, response: Response) -> None:
+        self.send_response(response.status)
+        self.security_headers()
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.send_header("Cache-Control", "no-store")
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(response.body)
+
+
+def _unauthorized(message: str) -> Response:
+    response = error(
+        401, message, "run `lookout serve --url` on the machine that serves it and open the link"
+    )
+    response.headers["WWW-Authenticate"] = 'Bearer realm="lookout"'
+    return response

@@ -1,0 +1,202 @@
+"""Fixtures for the dashboard: the server in this process (for the HTTP tests), `lookout serve`
+as a real process, and a real headless Chromium (Debian's chromium + chromium-driver)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout.web.hub import Hub
+from lookout.web.server import Dashboard
+from lookout.web.source import LocalSource
+from tests.conftest import IN_CI, ROOT
+
+TOKEN = "t" * 43
+
+
+@dataclass
+class Client:
+    """HTTP requests to a running dashboard."""
+
+    port: int
+    token: str
+    server: Dashboard | None = None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        auth: str | None = "bearer",
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
+    ) -> tuple[int, dict[str, str], bytes]:
+        sent = {"Host": f"127.0.0.1:{self.port}", **(headers or {})}
+        if auth == "bearer":
+            sent["Authorization"] = f"Bearer {self.token}"
+        elif auth == "cookie":
+            sent["Cookie"] = f"lookout_token={self.token}"
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, path, body=body, headers=sent)
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
+    def json(self, path: str, **kwargs: Any) -> tuple[int, Any]:
+        status, _, body = self.request("GET", path, **kwargs)
+        return status, json.loads(body)
+
+    def stream(self, path: str = "/api/stream") -> http.client.HTTPResponse:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
+        return conn.getresponse()
+
+
+def read_event(response: http.client.HTTPResponse) -> tuple[str, Any]:
+    """The next SSE message (event name, parsed data), skipping `retry:` and comments."""
+    name, data = "message", None
+    while True:
+        line = response.readline().decode("utf-8")
+        if not line:
+            raise EOFError("the stream ended")
+        line = line.rstrip("\n")
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            data = json.loads(line[6:])
+        elif line == "" and data is not None:
+            return name, data
+
+
+@pytest.fixture
+def dashboard(state_dir: Path, no_notifications: None) -> Iterator[Client]:
+    """A dashboard on a free loopback port, served from this process."""
+    hub = Hub(LocalSource(str(state_dir)), lambda: None)
+    hub.start()
+    server = Dashboard("127.0.0.1", 0, hub, TOKEN, str(state_dir))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Client(server.server_address[1], TOKEN, server)
+    finally:
+        server.shutdown()
+        server.server_close()
+        hub.stop()
+
+
+# -- a real `lookout serve` -------------------------------------------------------------------
+
+
+@dataclass
+class Served:
+    base: str  # http://127.0.0.1:PORT
+    login: str  # the login URL, token included
+    token: str
+    process: subprocess.Popen[str]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def start_serve(*args: str, env: dict[str, str] | None = None) -> Served:
+    """`lookout serve` through the real entry point, on a free loopback port."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lookout", "serve", "--port", "0", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    login = ""
+    for _ in range(5):
+        line = process.stdout.readline()
+        if line.startswith("sign in: "):
+            login = line.split()[-1]
+            break
+    if not login:
+        process.kill()
+        _, err = process.communicate(timeout=10)
+        raise AssertionError(f"lookout serve did not start: {err}")
+    return Served(login.split("/login")[0], login, login.split("token=")[1], process)
+
+
+@pytest.fixture
+def served(state_dir: Path, no_notifications: None) -> Iterator[Served]:
+    served = start_serve()
+    yield served
+    served.stop()
+
+
+# -- a real browser ---------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+BROWSER_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,860",
+]
+
+
+def _need(path: str) -> None:
+    if not os.path.exists(path):
+        if IN_CI:
+            pytest.fail(f"{path} is missing (.ci/run installs chromium and chromium-driver)")
+        pytest.skip(f"{path} is missing (apt-get install chromium chromium-driver)")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """One headless Chromium for the whole run, with a fresh profile, driven by Selenium with
+    the system's chromedriver (Selenium Manager never downloads anything)."""
+    _need(CHROMIUM)
+    _need(CHROMEDRIVER)
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="lookout-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in [*BROWSER_FLAGS, f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def browser(chromium: Any) -> Iterator[Any]:
+    """The shared browser: signed out, desktop size, light mode."""
+    chromium.get("about:blank")
+    chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    chromium.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    chromium.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    yield chromium
+    chromium.get("about:blank")
