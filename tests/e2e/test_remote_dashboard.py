@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import browser, chromium, start_serve  # noqa: F401 - fixtures
+from tests.web.conftest import start_serve
 
 from .harness import ClaudePane, Sandbox, wait_for
 from .test_remote_answer import COMMAND, enable_remote, pending
@@ -58,7 +58,9 @@ def phone(driver: Any) -> None:
 
 
 def test_clicking_allow_in_chromium_closes_the_dialog_and_runs_the_tool(
-    interactive: Sandbox, browser: Any, tmp_path: Path  # noqa: F811 - the fixture
+    interactive: Sandbox,
+    browser: Any,
+    tmp_path: Path,
 ) -> None:
     served = serve_for(interactive)
     try:
@@ -97,7 +99,7 @@ def test_clicking_allow_in_chromium_closes_the_dialog_and_runs_the_tool(
 
 
 def test_answered_in_the_terminal_first_the_page_says_so_and_a_post_gets_409(
-    interactive: Sandbox, browser: Any  # noqa: F811 - the fixture
+    interactive: Sandbox, browser: Any
 ) -> None:
     served = serve_for(interactive)
     try:
