@@ -112,6 +112,10 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
     intents: list[Intent] = []
     ended_before = s["status"] == ENDED
     inert = duplicate or late or (ended_before and event["name"] != "SessionStart")
+    if late and event["name"] == "PreToolUse" and event["tool_use_id"]:
+        actor = s["agents"].get(event["agent_id"]) if event["agent_id"] else s["main"]
+        if actor is not None:
+            _bind_call(actor, event)  # bookkeeping only: the status stays as it is
     if not inert:
         _touch(s, event)
         _dispatch(s, event, intents)
@@ -408,6 +412,7 @@ def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
 def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
     actor = _target(s, event)
     _remember_tool(actor, event)
+    _bind_call(actor, event)
     tool = event["tool_name"]
     reason = _ATTENTION_TOOLS.get(tool or "")
     if reason is not None:
@@ -422,6 +427,19 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
         )
     else:
         _set(actor, WORKING, tool, event["summary"])
+
+
+def _bind_call(actor: Actor, event: Event) -> None:
+    """The async PreToolUse of the call whose PermissionRequest came first (even one recorded as
+    late): the open episode learns its tool_use_id, which the transcript's answer is keyed by."""
+    episode = actor.get("episode")
+    if (
+        episode is not None
+        and not episode.get("tool_use_id")
+        and event["tool_key"] is not None
+        and episode.get("tool_key") == event["tool_key"]
+    ):
+        episode["tool_use_id"] = event["tool_use_id"]
 
 
 def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None:

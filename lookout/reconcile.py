@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 CHUNK = 64 * 1024
 # Past this many bytes from the end nothing is read: the proof of an answer is always near the
 # end while the status still claims a dialog (every later step would have fired hooks).
-TAIL_MAX_BYTES = 4 * 1024 * 1024
+TAIL_MAX_BYTES = 1024 * 1024
 INTERRUPT_MARK = "[Request interrupted by user"
 _SNAPSHOT_MARK = "/shell-snapshots/snapshot-"
 _EVAL = "eval '"
@@ -262,7 +262,7 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
         if actor.get("status") != machine.ATTENTION or not isinstance(episode, dict):
             continue
         key = episode.get("key")
-        use_id = episode.get("tool_use_id")
+        use_id = episode.get("tool_use_id") or _pending_id(actor, episode.get("tool_key"))
         path = transcript_of(session, agent_id)
         if use_id and path:
             seen = scan_transcript(path, use_id)
@@ -292,6 +292,15 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
             if seen["conversation"] == "user" and at and at > int(session.get("status_ms") or 0):
                 findings.append(_finding("interrupted", "transcript", None, None, at))
     return findings
+
+
+def _pending_id(actor: dict[str, Any], tool_key: object) -> str | None:
+    """The call an episode is about, when only its tool_key was known as it opened."""
+    pending = actor.get("pending") or {}
+    if not tool_key or not isinstance(pending, dict):
+        return None
+    ids = [use_id for use_id, key in pending.items() if key == tool_key]
+    return ids[-1] if ids else None
 
 
 def _written_since(path: str, ms: int) -> bool:

@@ -44,6 +44,13 @@ def test_status_cost_does_not_grow_with_the_log() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 
+@pytest.mark.slow
+def test_reconciling_keeps_status_cheap_with_big_transcripts() -> None:
+    out = bench("reconcile_cost.py", "--megabytes", "5", "--runs", "5", "--max-ratio", "1.5")
+    assert "5 MB transcripts, dialog at the end" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
 def test_a_ratio_above_the_limit_fails() -> None:
     # The verdict must be able to say no: no hook is faster than a tenth of a bare start.
     proc = subprocess.run(

@@ -965,3 +965,25 @@ def test_print_mode_is_on_every_intent() -> None:
     intents = run(ev("PermissionRequest", tool_name="Bash", tool_input={"command": "x"}, env=env))
     assert [(i["kind"], i["print_mode"]) for i in intents] == [("permission", True)]
     assert asking().intents[-1]["print_mode"] is False
+
+
+def test_a_late_pre_tool_use_tells_the_open_episode_its_call() -> None:
+    # PreToolUse is async: its record can land after the PermissionRequest of the same call.
+    run = started()
+    call = bash("touch late")
+    run(ev("PermissionRequest", **{k: v for k, v in call.items() if k != "tool_use_id"}))
+    assert run.session and run.session["main"]["episode"]["tool_use_id"] is None
+    run(ev("PreToolUse", **call))
+    assert run.session["main"]["episode"]["tool_use_id"] == "toolu_1"
+    assert run.status == ("attention", "permission")
+
+
+def test_a_pre_tool_use_recorded_late_still_binds_the_episode() -> None:
+    run = started()
+    call = bash("touch later")
+    t = next(_clock)
+    run(ev("PermissionRequest", ts=t + 20, **{k: v for k, v in call.items() if k != "tool_use_id"}))
+    late = run(ev("PreToolUse", ts=t, **call))  # started first, finished after
+    assert late == [] and run.records[-1]["late"] is True
+    assert run.session and run.session["main"]["episode"]["tool_use_id"] == "toolu_1"
+    assert run.status == ("attention", "permission")

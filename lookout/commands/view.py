@@ -71,8 +71,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
             "detail": child.get("detail"),
         }
         for agent_id, child in (snapshot.get("agents") or {}).items()
-        # A finished agent is history: its parent's line says enough.
-        if isinstance(child, dict) and child.get("status") != "done"
+        if isinstance(child, dict)
     ]
     return {
         "session_id": snapshot["session_id"],
@@ -168,6 +167,8 @@ def table(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int 
             )
         )
         for child in s["agents"]:
+            if child["status"] == "done":
+                continue  # a finished agent is history: its parent's line says enough
             rows.append(
                 (
                     f"  └ {child['agent_type'] or 'subagent'}",

@@ -54,7 +54,8 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
     if kind == "agent":
         return "Agent", {
             "description": "mock sub task",
-            "prompt": arg,
+            # `{{bash: x}}` in an agent's prompt becomes the agent's own `[[bash: x]]` directive.
+            "prompt": arg.replace("{{", "[[").replace("}}", "]]"),
             "subagent_type": "general-purpose",
         }
     raise ValueError(f"unknown tool directive {kind!r}")

@@ -148,26 +148,6 @@ def test_question_and_plan_raise_attention_until_answered(
     ], describe(rows)
 
 
-def test_escape_at_the_dialog_keeps_attention_until_the_next_prompt(
-    interactive: Sandbox,
-) -> None:
-    with ClaudePane(interactive, "--permission-mode", "manual") as pane:
-        session = pane.ready()
-        pane.type(f"[[bash: {COMMAND}]]")
-        pane.wait_screen("Do you want to proceed?")
-        interactive.wait_event(session, "PermissionRequest", timeout=5)
-        pane.keys("Escape")  # fires no hook at all
-        pane.wait_screen("Interrupted")
-        time.sleep(0.5)
-        shown = interactive.session_status(session)
-        assert (shown["status"], shown["reason"]) == ("attention", "permission"), shown
-        pane.type("never mind [[say: fine]]")
-        interactive.wait_event(session, "Stop", timeout=10)
-        assert interactive.session_status(session)["status"] == "idle"
-        end_session(pane, interactive, session)
-    assert not (interactive.project / "lookout-e2e-marker").exists()
-
-
 def test_rate_limit_raises_attention_error_until_the_next_prompt(
     interactive: Sandbox, mock_api: MockAPI
 ) -> None:
