@@ -228,6 +228,11 @@ def parse(
     elif name == "CwdChanged":
         summary = one_line(payload.get("new_cwd"))
 
+    remote = _remote(payload) if name == "RemoteDecision" else None
+    if remote:
+        # tail and the timeline show who answered what: "allow by the dashboard (…): <command>"
+        said = f"{remote.get('decision', '?')} by {remote.get('by') or '?'}"
+        summary = one_line(f"{said}: {summary}" if summary else said)
     agent_id = _str(payload.get("agent_id"))
     if name == "TeammateIdle" and agent_id is None and _str(payload.get("teammate_name")):
         agent_id = f"teammate:{payload['teammate_name']}"
@@ -258,7 +263,7 @@ def parse(
         "batch": batch,
         "new_cwd": _str(payload.get("new_cwd")),
         # RemoteDecision (lookout's own event, lookout.remote.decide): who answered, from where.
-        "remote": _remote(payload) if name == "RemoteDecision" else None,
+        "remote": remote,
         # Where the client writes the conversation: readers reconcile open episodes against it.
         "transcript": _str(payload.get("transcript_path")),
         # `cli` interactive; `sdk-cli` for `claude -p`, where nobody can answer a dialog.

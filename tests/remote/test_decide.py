@@ -122,7 +122,8 @@ def test_allowed_from_afar_prints_the_allow_json_and_records_who(state_dir: Path
         "source": "192.0.2.7",
         "user_agent": "Mobile Safari",
     }
-    assert "nonce" not in (state_dir / "events.jsonl").read_text()
+    assert last["summary"] == "allow by the dashboard (192.0.2.7): touch t.txt"
+    assert rec["nonce"] not in (state_dir / "events.jsonl").read_text()
     # The answer ends the attention the PermissionRequest raised.
     assert (last["status"], last["notify"]) == ("working", ["resolved"])
 
