@@ -6,6 +6,7 @@ interactive dialog and the dashboard's button in test_remote_dashboard.py."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import threading
@@ -20,6 +21,7 @@ from lookout import hookspec
 from lookout.install import claude as settings_lib
 from lookout.install import hooks as install_hooks
 from lookout.remote import requests
+from tests.web.conftest import start_serve
 
 from .harness import PrintRun, Sandbox, wait_for
 
@@ -94,31 +96,66 @@ def test_disabled_means_not_registered(sandbox: Sandbox) -> None:
     assert not (sandbox.state_dir / "requests").exists()
 
 
+def post(served: Any, rid: str, body: dict[str, Any], token: str | None = None) -> tuple[int, Any]:
+    """POST /api/requests/<id> to a real `lookout serve`, as a script would (Bearer token)."""
+    host, port = served.base.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request(
+            "POST",
+            f"/api/requests/{rid}",
+            body=json.dumps(body),
+            headers={
+                "Authorization": f"Bearer {token or served.token}",
+                "Content-Type": "application/json",
+                "User-Agent": "e2e-phone/1.0",
+            },
+        )
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
 def test_allowed_through_the_api_the_tool_runs(sandbox: Sandbox) -> None:
     handler = enable_remote(sandbox, wait_s=60)
     assert handler["timeout"] == 75 and "async" not in handler
-    thread, out = in_background(lambda: sandbox.claude_print(f"[[bash: {COMMAND}]]", timeout=120))
-    rec = pending(sandbox)
-    assert (rec["tool_name"], rec["summary"]) == ("Bash", COMMAND)
-    # Refused: a wrong nonce; the request stays pending.
-    with pytest.raises(requests.Refused) as wrong:
-        answer(sandbox, rec, "allow", nonce="x" * len(rec["nonce"]))
-    assert wrong.value.status == 403
-    answer(sandbox, rec, "allow")
-    thread.join(60)
-    (run,) = out
+    served = start_serve(env={**os.environ, **sandbox.env()})
+    try:
+        thread, out = in_background(
+            lambda: sandbox.claude_print(f"[[bash: {COMMAND}]]", timeout=120)
+        )
+        rec = pending(sandbox)
+        assert (rec["tool_name"], rec["summary"]) == ("Bash", COMMAND)
+        allow = {"decision": "allow", "nonce": rec["nonce"]}
+        # Refused: a wrong token, a wrong nonce; the request stays pending.
+        assert post(served, rec["id"], allow, token="x" * 43)[0] == 401
+        assert post(served, rec["id"], {**allow, "nonce": "x" * len(rec["nonce"])})[0] == 403
+        status, body = post(served, rec["id"], allow)
+        assert (status, body["request"]["status"]) == (200, "allowed")
+        thread.join(60)
+        (run,) = out
+        # A replayed nonce is refused: the request was answered once.
+        status, body = post(served, rec["id"], {**allow, "decision": "deny"})
+        assert (status, body["error"]) == (409, "already answered: allowed")
+    finally:
+        served.stop()
     assert run.returncode == 0, run.stderr
     assert (sandbox.project / "made-remotely").exists()
     (decided,) = deciding_runs(run)
     assert json.loads(decided.stdout)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
     assert all(h.exit_code == 0 and h.stderr == "" for h in run.hook_runs)
-    # A replayed nonce is refused: the request was answered once.
-    with pytest.raises(requests.Refused) as replay:
-        answer(sandbox, rec, "deny")
-    assert replay.value.status == 409
     rows = sandbox.records(run.session_id)
-    remote = [r for r in rows if r["event"] == "RemoteDecision"]
-    assert [r["remote"]["decision"] for r in remote] == ["allow"]
+    remote = [r["remote"] for r in rows if r["event"] == "RemoteDecision"]
+    assert remote == [
+        {
+            "request_id": rec["id"],
+            "decision": "allow",
+            "by": "the dashboard (127.0.0.1)",
+            "source": "127.0.0.1",
+            "user_agent": "e2e-phone/1.0",
+        }
+    ]
     assert rec["nonce"] not in sandbox.events_file.read_text()
     sandbox.assert_no_errors()
 

@@ -135,3 +135,26 @@ def test_answered_in_the_terminal_first_the_page_says_so_and_a_post_gets_409(
     finally:
         served.stop()
     interactive.assert_no_errors()
+
+
+def test_a_question_answered_with_an_option_button(interactive: Sandbox, browser: Any) -> None:
+    served = serve_for(interactive)
+    try:
+        with ClaudePane(interactive, "--permission-mode", "manual") as pane:
+            session = pane.ready()
+            pane.type("[[ask: Which colour?]]")
+            pane.wait_screen("Enter to select")
+            rec = pending(interactive)
+            assert rec["tool_name"] == "AskUserQuestion"
+            browser.get(served.login)
+            browser.get(f"{served.base}/#request={rec['id']}")
+            card = css(browser, f'[data-request-id="{rec["id"]}"][data-status="pending"]')
+            assert "Which colour?" in card.text
+            css(browser, f'[data-request-id="{rec["id"]}"] button[data-option="Blue"]').click()
+            pane.wait_screen("Which colour? → Blue", 10)
+            assert "Enter to select" not in pane.screen()
+            row = interactive.wait_event(session, "RemoteDecision")
+            assert row["remote"]["decision"] == "allow"
+    finally:
+        served.stop()
+    interactive.assert_no_errors()
