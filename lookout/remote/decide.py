@@ -159,7 +159,7 @@ def output(payload: Mapping[str, Any], decision: Mapping[str, Any]) -> bytes:
             # AskUserQuestion reads the answers from its input (question text -> label).
             body["updatedInput"] = {**tool_input, "answers": decision["answers"]}
         if behavior == "allow_always":
-            rules = requests.always_rules(payload.get("permission_suggestions"))
+            rules = requests.always_rules(payload.get("tool_name"), tool_input)
             if rules:
                 body["updatedPermissions"] = rules
     doc = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": body}}

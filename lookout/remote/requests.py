@@ -119,7 +119,6 @@ def new_record(
     key = events.tool_key(tool_name, tool_input) or ""
     digest = hashlib.sha256(_jsonfast.dumps(tool_input).encode("utf-8", "surrogatepass"))
     cwd = str(payload["cwd"]) if isinstance(payload.get("cwd"), str) else ""
-    suggestions = payload.get("permission_suggestions")
     claude_pid = env.get("CLAUDE_PID", "")
     questions = _questions(tool_input) if tool_name == "AskUserQuestion" else None
     return {
@@ -136,7 +135,7 @@ def new_record(
         "detail": _detail(tool_name, tool_input),
         "questions": questions,
         "input_hash": digest.hexdigest(),
-        "allow_always": bool(allow_always and always_rules(suggestions)) and not questions,
+        "allow_always": bool(allow_always and always_rules(tool_name, tool_input)),
         "created_ms": now_ms,
         "expires_ms": now_ms + wait_s * 1000,
         "nonce": secrets.token_urlsafe(24),
@@ -148,15 +147,25 @@ def new_record(
     }
 
 
-def always_rules(suggestions: object) -> list[dict[str, Any]]:
-    """The client's own "don't ask again" suggestions that add rules or directories; never one
-    that switches the permission mode (that would approve far more than this request)."""
-    if not isinstance(suggestions, list):
+def always_rules(tool_name: object, tool_input: object) -> list[dict[str, Any]]:
+    """ "Allow always", as narrow as it can be said: a session rule that allows this exact Bash
+    command again (measured with 2.1.332: the same command then runs without a dialog, any other
+    still asks). Nothing for a command with `*` (a rule's wildcard would allow more than was
+    shown) nor for other tools. Never the client's setMode suggestion."""
+    if tool_name != "Bash" or not isinstance(tool_input, dict):
         return []
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command.strip() or "*" in command:
+        return []
+    if any(ch in command for ch in "\n\r()"):
+        return []  # one line, no parenthesis that could end the rule's Bash(...) early
     return [
-        s
-        for s in suggestions
-        if isinstance(s, dict) and s.get("type") in ("addRules", "addDirectories")
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": command}],
+            "behavior": "allow",
+            "destination": "session",
+        }
     ]
 
 

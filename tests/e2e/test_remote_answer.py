@@ -199,6 +199,42 @@ def test_no_answer_falls_through_after_wait_s_as_print_mode_does(sandbox: Sandbo
     sandbox.assert_no_errors()
 
 
+def test_allow_always_lets_the_same_command_run_again_and_nothing_else(sandbox: Sandbox) -> None:
+    enable_remote(sandbox, wait_s=30, extra="allow_always = true\n")
+    prompt = "[[bash: touch a1]] [[bash: touch a1]] [[bash: touch a2]]"
+    thread, out = in_background(lambda: sandbox.claude_print(prompt, timeout=120))
+    first = pending(sandbox)
+    assert first["allow_always"] is True
+    answer(sandbox, first, "allow_always")
+    # The same command again runs without asking; the next one asks (denied here).
+    second = wait_for(
+        lambda: next(
+            (r for r in requests.load_all(str(sandbox.state_dir)) if r["id"] != first["id"]),
+            None,
+        ),
+        20,
+        "the next request",
+    )
+    assert second["summary"] == "touch a2", second
+    answer(sandbox, second, "deny")
+    thread.join(60)
+    (run,) = out
+    results = [
+        block["content"]
+        for line in run.lines
+        if line.get("type") == "user"
+        for block in line["message"]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert results == [
+        "(Bash completed with no output)",
+        "(Bash completed with no output)",
+        "Denied from lookout by the e2e test.",
+    ]
+    assert len([h for h in run.hook_runs if h.event == "PermissionRequest"]) == 4  # 2 dialogs
+    sandbox.assert_no_errors()
+
+
 # -- interactive: the dialog and the deciding hook race; the first answer wins ------------------
 
 

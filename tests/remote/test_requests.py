@@ -114,12 +114,27 @@ def test_unknown_ids_and_decisions(state_dir: Path) -> None:
     assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
 
 
-def test_allow_always_only_uses_rule_suggestions_never_a_mode_switch(state_dir: Path) -> None:
+def test_allow_always_is_a_session_rule_for_this_exact_command_only(state_dir: Path) -> None:
     rec = new(state_dir, pid=os.getpid(), always=True)
     assert rec["allow_always"] is True
     assert answer(state_dir, rec, "allow_always")["decision"]["behavior"] == "allow_always"
-    suggestions = payload("PermissionRequest-Bash")["permission_suggestions"]
-    assert [s["type"] for s in requests.always_rules(suggestions)] == ["addDirectories"]
+    assert requests.always_rules("Bash", {"command": "touch t.txt"}) == [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "touch t.txt"}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
+    # A rule's wildcard would allow more than was shown; other tools get no "always" at all.
+    for tool, tool_input in [
+        ("Bash", {"command": "rm -rf *"}),
+        ("Bash", {"command": "echo a\nrm b"}),
+        ("Bash", {"command": "echo (x)"}),
+        ("Write", {"file_path": "/tmp/x", "content": ""}),
+        ("mcp__srv__tool", {}),
+    ]:
+        assert requests.always_rules(tool, tool_input) == [], tool_input
 
 
 def question_payload() -> dict[str, Any]:
