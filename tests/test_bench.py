@@ -51,6 +51,14 @@ def test_reconciling_keeps_status_cheap_with_big_transcripts() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 
+@pytest.mark.slow
+def test_the_deciding_hook_answers_fast_and_idles_cheaply() -> None:
+    out = bench("remote_answer.py", "--runs", "5", "--idle-s", "1", "--max-ms", "1500")
+    assert "answer -> decision printed, hook exited: median" in out
+    assert "% of one core" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
 def test_a_ratio_above_the_limit_fails() -> None:
     # The verdict must be able to say no: no hook is faster than a tenth of a bare start.
     proc = subprocess.run(

@@ -9,14 +9,13 @@ on its own. stdout carries exactly one decision object or nothing at all."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 
 from lookout import _jsonfast, runner, store
-from lookout.remote import requests
-from lookout.remote.local import Watch
 
+# Heavier modules (hashlib, secrets, reconcile) load only once a request is to be recorded: a
+# tool outside [remote] tools costs this hook no more than the config check.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -45,8 +44,10 @@ def run() -> int:
     except Exception:
         raw = b""
     try:
-        signal.signal(signal.SIGTERM, _Term.handler)
-    except (OSError, ValueError):
+        import _signal  # type: ignore[import-not-found]  # C module; `signal` imports enum
+
+        _signal.signal(_signal.SIGTERM, _Term.handler)
+    except (ImportError, OSError, ValueError):
         pass
     try:
         out = os.dup(1)  # the answer's only way out; fds 1 and 2 go to /dev/null below
@@ -78,6 +79,8 @@ def decide(raw: bytes, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> by
         return b""
     if not isinstance(payload.get("session_id"), str) or not payload["session_id"]:
         return b""
+    from lookout.remote import requests
+
     rec = requests.new_record(
         payload, env, ts_ms, int(settings["wait_s"]), bool(settings["allow_always"])
     )
@@ -114,6 +117,9 @@ def tool_matches(tool_name: str, globs: object) -> bool:
 def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
     """Poll the record until it is answered, the terminal or the session settles it, or the
     deadline; the record as it ends (answered ones are delivered even at the last moment)."""
+    from lookout.remote import requests
+    from lookout.remote.local import Watch
+
     watch = Watch(state_dir, rec)
     path = os.path.join(state_dir, store.REQUESTS, rec["id"] + ".json")
     stamp: tuple[int, int] | None = None
@@ -147,6 +153,8 @@ def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
 
 def output(payload: Mapping[str, Any], decision: Mapping[str, Any]) -> bytes:
     """The PermissionRequest decision object the client reads on stdout."""
+    from lookout.remote import requests
+
     behavior = decision.get("behavior")
     body: dict[str, Any]
     if behavior == "deny":
