@@ -244,3 +244,14 @@ def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> No
     p = dict(payload("PermissionRequest-Bash"), cwd=str(project))
     assert finish(start(p)) == b""
     assert requests.load_all(str(state_dir)) == []
+
+
+def test_the_session_ending_ends_the_wait_silently(state_dir: Path) -> None:
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    proc = start(p)
+    rec = waiting(state_dir)
+    record_hook("session_end.py", {**payload("SessionEnd"), "session_id": p["session_id"]})
+    assert finish(proc, timeout=5) == b""
+    assert requests.load(str(state_dir), rec["id"])["status"] == "ended"
