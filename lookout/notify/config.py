@@ -90,7 +90,7 @@ DEFAULT_RAW: dict[str, Any] = {
 
 PROJECT_FILE = os.path.join(".claude", "lookout.toml")
 CACHE_NAME = "config-cache.json"
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: the config has a `remote` table
 _CACHE_ENTRIES = 16
 
 

@@ -18,7 +18,7 @@ from lookout import _jsonfast, runner, store
 # tool outside [remote] tools costs this hook no more than the config check.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 POLL_S = 0.1
@@ -54,20 +54,31 @@ def run() -> int:
     except OSError:
         return 0
     answer: list[bytes] = []
+    after: list[Callable[[str], None]] = []
     runner._fail_open(
-        "remote answer", lambda state_dir: answer.append(decide(raw, ts_ms, state_dir, os.environ))
+        "remote answer",
+        lambda state_dir: answer.append(decide(raw, ts_ms, state_dir, os.environ, after)),
     )
     try:
         if answer and answer[0]:
             os.write(out, answer[0])
-        os.close(out)
+        os.close(out)  # the answer is out before anything else can fail or take time
     except OSError:
         pass
+    for task in after:
+        runner._fail_open("remote answer (record)", task)
     return 0
 
 
-def decide(raw: bytes, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> bytes:
-    """The bytes to print for one PermissionRequest payload (b"" = let the dialog decide)."""
+def decide(
+    raw: bytes,
+    ts_ms: int,
+    state_dir: str,
+    env: Mapping[str, str],
+    after: list[Callable[[str], None]] | None = None,
+) -> bytes:
+    """The bytes to print for one PermissionRequest payload (b"" = let the dialog decide).
+    What is left to do once they are printed (the RemoteDecision event) goes into `after`."""
     payload = runner._parse(raw)
     if payload is None or payload.get("hook_event_name") != "PermissionRequest":
         return b""
@@ -93,7 +104,14 @@ def decide(raw: bytes, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> by
         return b""
     decision = final["decision"]
     text = output(payload, decision)
-    _record_event(state_dir, payload, final, env)
+
+    def record(sd: str) -> None:
+        _record_event(sd, payload, final, env)
+
+    if after is None:
+        record(state_dir)
+    else:
+        after.append(record)
     return text
 
 

@@ -255,3 +255,23 @@ def test_the_session_ending_ends_the_wait_silently(state_dir: Path) -> None:
     record_hook("session_end.py", {**payload("SessionEnd"), "session_id": p["session_id"]})
     assert finish(proc, timeout=5) == b""
     assert requests.load(str(state_dir), rec["id"])["status"] == "ended"
+
+
+def test_the_decision_goes_out_even_when_recording_it_fails(state_dir: Path) -> None:
+    write_config(ON)
+    proc = start(payload("PermissionRequest-Bash"))
+    rec = waiting(state_dir)
+    (state_dir / "events.jsonl").mkdir()  # the RemoteDecision line cannot be appended
+    requests.answer(
+        str(state_dir),
+        rec["id"],
+        "allow",
+        rec["nonce"],
+        by="x",
+        source="x",
+        user_agent="x",
+        now_ms=int(time.time() * 1000),
+    )
+    decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow"}
+    assert "remote answer (record)" in (state_dir / "errors.log").read_text()
