@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ts_ms: int
         pid: int | None
         tmux_pane: str | None
+        where: dict[str, str] | None
         digest: str
         tool_name: str | None
         tool_use_id: str | None
@@ -134,6 +135,57 @@ def tool_key(tool_name: str | None, tool_input: object) -> str | None:
     if tool_name is None:
         return None
     return f"{tool_name}:{_digest(tool_input)}"
+
+
+# Where a session lives, from the hook's environment: these ids and nothing else. Each is checked
+# for its shape (ids are digits, paths absolute, names printable) so that nothing odd is kept.
+_ID_VARS = (
+    ("kitty_window", "KITTY_WINDOW_ID"),
+    ("wezterm_pane", "WEZTERM_PANE"),
+    ("zellij_pane", "ZELLIJ_PANE_ID"),
+)
+_NAME_VARS = (
+    ("kitty_listen_on", "KITTY_LISTEN_ON"),
+    ("zellij_session", "ZELLIJ_SESSION_NAME"),
+    ("term_program", "TERM_PROGRAM"),
+)
+_NAME_MAX = 512
+
+
+def _digits(value: str) -> bool:
+    return value.isascii() and value.isdigit() and len(value) < 20
+
+
+def _printable(value: str | None) -> str | None:
+    if value and len(value) <= _NAME_MAX and value.isprintable():
+        return value
+    return None
+
+
+def tmux_pane(env: Mapping[str, str]) -> str | None:
+    pane = env.get("TMUX_PANE")
+    return pane if pane and pane[:1] == "%" and _digits(pane[1:]) else None
+
+
+def where(env: Mapping[str, str]) -> dict[str, str] | None:
+    """The terminal location ids of the hook's environment: the tmux server socket (first field
+    of $TMUX) and pane, kitty's window and remote-control address, WezTerm's and zellij's panes,
+    TERM_PROGRAM. None when there is none."""
+    found: dict[str, str] = {}
+    pane = tmux_pane(env)
+    socket = _printable(env.get("TMUX", "").split(",", 1)[0])
+    if pane and socket and socket[:1] == "/":
+        found["tmux_socket"] = socket
+        found["tmux_pane"] = pane
+    for key, var in _ID_VARS:
+        value = env.get(var)
+        if value and _digits(value):
+            found[key] = value
+    for key, var in _NAME_VARS:
+        value = _printable(env.get(var))
+        if value:
+            found[key] = value
+    return found or None
 
 
 def _pid(value: str | None) -> int | None:
@@ -248,7 +300,8 @@ def parse(
         "prompt_id": _str(payload.get("prompt_id")) or _str(payload.get("turn_id")),
         "ts_ms": ts_ms,
         "pid": _pid(env.get("CLAUDE_PID")),
-        "tmux_pane": _str(env.get("TMUX_PANE")),
+        "tmux_pane": tmux_pane(env),
+        "where": where(env),
         "digest": digest,
         "tool_name": tool_name,
         "tool_use_id": _str(payload.get("tool_use_id")),
@@ -339,6 +392,7 @@ def observed(
         "background": None,
         "batch": [],
         "new_cwd": None,
+        "where": None,
         "remote": None,
         "transcript": None,
         "entrypoint": None,

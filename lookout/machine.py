@@ -60,6 +60,7 @@ def new_session(event: Event) -> Session:
         "cwd": event["cwd"],
         "pid": event["pid"],
         "tmux_pane": event["tmux_pane"],
+        "where": event["where"],
         "model": event["model"],
         "status": IDLE,
         "reason": None,
@@ -159,6 +160,8 @@ def _touch(s: Session, event: Event) -> None:
     for key in ("pid", "tmux_pane", "model", "transcript", "entrypoint"):
         if event[key] is not None:
             s[key] = event[key]
+    if event["where"] is not None:  # a resumed session may live somewhere else now
+        s["where"] = event["where"]
     if event["project"] and not s.get("project"):
         s["project"] = event["project"]
 

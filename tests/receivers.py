@@ -270,12 +270,18 @@ def webhook_receiver(status: int = 200, delay_s: float = 0.0) -> Receiver:
 
 
 class NotificationBus:
-    """A private session bus + lxqt-notificationd + a busctl monitor of Notify calls.
-    `env` holds DBUS_SESSION_BUS_ADDRESS for the processes under test."""
+    """A private session bus + lxqt-notificationd + a busctl monitor of Notify calls (and of the
+    daemon's ActionInvoked/NotificationClosed signals, in `signals`). `env` holds
+    DBUS_SESSION_BUS_ADDRESS for the processes under test. With `display=True` the daemon draws
+    its alerts on a private Xvfb screen, where `click_alert()` clicks them like a user."""
 
     BINARIES = ("dbus-daemon", "lxqt-notificationd", "busctl", "notify-send")
+    DISPLAY_BINARIES = ("Xvfb", "xdotool")
 
-    def __init__(self) -> None:
+    def __init__(self, display: bool = False, daemon: list[str] | None = None) -> None:
+        self.display = display
+        self.daemon = daemon or ["lxqt-notificationd"]
+        self.signals: list[tuple[str, list[Any]]] = []
         self.tmp = tempfile.mkdtemp(prefix="lookout-bus-")
         self.address = f"unix:path={self.tmp}/bus"
         # The daemon gets its own HOME: it must never read or write the real ~/.config.
@@ -294,6 +300,8 @@ class NotificationBus:
         self._monitor: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> NotificationBus:
+        if self.display:
+            self._start_display()
         self._start(
             [
                 "dbus-daemon",
@@ -305,7 +313,7 @@ class NotificationBus:
             ]
         )
         self._wait(lambda: os.path.exists(f"{self.tmp}/bus"), "dbus-daemon socket")
-        self._start(["lxqt-notificationd"])
+        self._start(self.daemon)
         self._wait(
             lambda: (
                 subprocess.run(
@@ -330,6 +338,8 @@ class NotificationBus:
                 "--json=short",
                 "--match",
                 "interface='org.freedesktop.Notifications',member='Notify'",
+                "--match",
+                "type='signal',interface='org.freedesktop.Notifications'",
             ],
             stdout=True,
         )
@@ -362,10 +372,16 @@ class NotificationBus:
                 msg = json.loads(line)
             except ValueError:
                 continue
+            if msg.get("type") == "signal" and msg.get("member") in (
+                "ActionInvoked",
+                "NotificationClosed",
+            ):
+                self.signals.append((msg["member"], msg["payload"]["data"]))
+                continue
             if msg.get("member") != "Notify" or msg.get("type") != "method_call":
                 continue
             data = msg["payload"]["data"]
-            app, replaces, _icon, summary, body, _actions, hints, timeout = data
+            app, replaces, _icon, summary, body, actions, hints, timeout = data
             urgency = hints.get("urgency", {}).get("data")
             self.calls.append(
                 {
@@ -376,6 +392,7 @@ class NotificationBus:
                     "urgency": urgency,
                     "hints": hints,
                     "expire_timeout": timeout,
+                    "actions": actions,
                 }
             )
 
@@ -384,6 +401,67 @@ class NotificationBus:
         while len(self.calls) < count and time.monotonic() < deadline:
             time.sleep(0.02)
         return self.calls
+
+    def _start_display(self) -> None:
+        """A private X screen (Xvfb picks a free display number and tells it on a pipe)."""
+        read_fd, write_fd = os.pipe()
+        proc = subprocess.Popen(
+            [
+                "Xvfb",
+                "-displayfd",
+                str(write_fd),
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ],
+            pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.procs.append(proc)
+        os.close(write_fd)
+        number = b""
+        with os.fdopen(read_fd, "rb") as pipe:
+            while not number.endswith(b"\n"):
+                chunk = pipe.read(1)
+                if not chunk:
+                    raise RuntimeError("Xvfb did not start")
+                number += chunk
+        self.env["DISPLAY"] = f":{number.decode().strip()}"
+        self.env.pop("QT_QPA_PLATFORM", None)
+
+    def click_alert(self, timeout_s: float = 10.0) -> None:
+        """Click the (top) alert on screen, as a user would: the daemon runs its default action."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = subprocess.run(
+                ["xdotool", "search", "--onlyvisible", "--class", "lxqt-notificationd"],
+                env=self.env,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            if found:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("no alert on screen")
+            time.sleep(0.05)
+        subprocess.run(
+            ["xdotool", "mousemove", "--window", found[0], "150", "30", "click", "1"],
+            env=self.env,
+            check=True,
+        )
+
+    def wait_signal(self, member: str, timeout_s: float = 10.0) -> list[Any]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for name, data in self.signals:
+                if name == member:
+                    return data
+            time.sleep(0.02)
+        raise AssertionError(f"no {member} signal in {timeout_s}s: {self.signals}")
 
     def __exit__(self, *exc: object) -> None:
         for proc in reversed(self.procs):

@@ -59,6 +59,15 @@ def test_the_deciding_hook_answers_fast_and_idles_cheaply() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 
+@pytest.mark.slow
+def test_dashboard_delay_within_a_second() -> None:
+    out = bench("dashboard.py", "--sessions", "50", "--streams", "3", "--runs", "5",
+                "--idle-s", "0.5", "--no-browser")  # fmt: skip
+    assert "50 sessions, 3 open streams (3 SSE clients), 5 hook runs" in out
+    assert "hook start -> SSE message (15): p50 " in out
+    assert out.rstrip().splitlines()[-1].startswith("ok: p95 ")
+
+
 def test_a_ratio_above_the_limit_fails() -> None:
     # The verdict must be able to say no: no hook is faster than a tenth of a bare start.
     proc = subprocess.run(

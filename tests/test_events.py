@@ -148,3 +148,46 @@ def test_one_line_and_clip() -> None:
     assert len(events.one_line("x" * 300)) == 200
     assert events.clip("  y  ") == "y"
     assert len(events.clip("z" * 5000)) == 2000
+
+
+def test_where_keeps_the_terminal_ids_and_nothing_else() -> None:
+    env = {
+        "TMUX": "/tmp/tmux-1000/work,4242,3",
+        "TMUX_PANE": "%12",
+        "KITTY_WINDOW_ID": "7",
+        "KITTY_LISTEN_ON": "unix:/tmp/kitty-99",
+        "WEZTERM_PANE": "3",
+        "ZELLIJ_SESSION_NAME": "dev",
+        "ZELLIJ_PANE_ID": "2",
+        "TERM_PROGRAM": "WezTerm",
+        "ANTHROPIC_API_KEY": "sk-secret",
+        "HOME": "/home/u",
+    }
+    event = parse({"hook_event_name": "Stop"}, env)
+    assert event["tmux_pane"] == "%12"
+    assert event["where"] == {
+        "tmux_socket": "/tmp/tmux-1000/work",
+        "tmux_pane": "%12",
+        "kitty_window": "7",
+        "kitty_listen_on": "unix:/tmp/kitty-99",
+        "wezterm_pane": "3",
+        "zellij_session": "dev",
+        "zellij_pane": "2",
+        "term_program": "WezTerm",
+    }
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"TMUX_PANE": "%1"},  # no server socket: nowhere to send tmux commands
+        {"TMUX": "relative,1,0", "TMUX_PANE": "%1"},
+        {"TMUX": "/tmp/s,1,0", "TMUX_PANE": "1"},
+        {"TMUX": "/tmp/s,1,0", "TMUX_PANE": "%1;kill"},
+        {"TMUX": "/tmp/s\x1b[2J,1,0", "TMUX_PANE": "%1"},
+        {"KITTY_WINDOW_ID": "1 2", "WEZTERM_PANE": "²", "TERM_PROGRAM": "a\x07b"},
+    ],
+)
+def test_where_drops_ids_of_the_wrong_shape(env: dict[str, str]) -> None:
+    assert parse({"hook_event_name": "Stop"}, env)["where"] is None

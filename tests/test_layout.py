@@ -76,7 +76,8 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     loaded = modules_after_hook(tmp_path, "permission_request.py", "PermissionRequest-Bash.json")
     ours = {m for m in loaded if m.startswith("lookout.")}
     assert "lookout.notify" in ours and "lookout.notify.rules" in ours
-    assert not {m for m in ours if m.startswith(("lookout.install", "lookout.commands"))}
+    never = ("lookout.install", "lookout.commands", "lookout.web")
+    assert not {m for m in ours if m.startswith(never)}
     assert "lookout.notify.sender" not in ours  # the sender runs in its own process
     assert not (loaded & {"json", "subprocess", "urllib", "threading"})
 

@@ -686,6 +686,23 @@ def test_session_records_pid_and_pane() -> None:
     assert (record["pid"], record["tmux_pane"]) == (4242, "%3")
 
 
+def test_the_location_is_kept_until_an_event_from_somewhere_else_replaces_it() -> None:
+    first = {"TMUX": "/tmp/tmux-0/a,1,0", "TMUX_PANE": "%3"}
+    session, record, _ = machine.apply(None, ev("SessionStart", source="startup", env=first))
+    assert session["where"] == {"tmux_socket": "/tmp/tmux-0/a", "tmux_pane": "%3"}
+    assert "where" not in record  # the snapshot holds it; events.jsonl keeps only tmux_pane
+    session, _, _ = machine.apply(session, ev("UserPromptSubmit", prompt="hi"))  # no env
+    assert session["where"] == {"tmux_socket": "/tmp/tmux-0/a", "tmux_pane": "%3"}
+    resumed = {"TMUX": "/tmp/tmux-0/b,1,0", "TMUX_PANE": "%9", "TERM_PROGRAM": "tmux"}
+    session, _, _ = machine.apply(session, ev("Stop", env=resumed))
+    assert session["where"] == {
+        "tmux_socket": "/tmp/tmux-0/b",
+        "tmux_pane": "%9",
+        "term_program": "tmux",
+    }
+    assert session["tmux_pane"] == "%9"
+
+
 def test_nothing_resurrects_an_ended_session_but_session_start() -> None:
     run = started()
     out = run(ev("SessionEnd", reason="prompt_input_exit"))

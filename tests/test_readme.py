@@ -87,6 +87,14 @@ def test_readme_command_line_runs(
     monkeypatch.chdir(tmp_path)
     if any(flag in line for flag in RUNS_UNTIL_CTRL_C):
         _press_ctrl_c_soon(monkeypatch)
+    if words[:2] == ["lookout", "serve"] and "--url" not in words:
+        # The server starts for real (it binds, says where); Ctrl-C comes instead of requests.
+        from lookout.web import server
+
+        def ctrl_c(self: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(server.Dashboard, "serve_forever", ctrl_c)
     if words[0] == "lookout":
         rc = cli.main(words[1:])
     else:

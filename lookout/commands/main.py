@@ -184,6 +184,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     answer.add_argument("--json", action="store_true", help="machine-readable output")
 
+    jump = sub.add_parser(
+        "jump",
+        help="switch your tmux client to a session's pane (default: the one waiting longest)",
+        description="Switch a tmux client to the pane a session runs in, across tmux sessions and"
+        " windows, on the tmux server it was started in (kitty and WezTerm windows through their"
+        " own CLIs). Without SESSION: the session that has waited longest for you, then the most"
+        " recently idle; run again to go on to the next one.",
+    )
+    jump.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session id (a prefix is enough) or a project",
+    )
+    _client_option(jump)
+    jump.add_argument(
+        "--print",
+        action="store_true",
+        help="print the target (session:window.%%pane), switch nothing",
+    )
+    jump.add_argument("--json", action="store_true", help="with --print: the target as JSON")
+
+    pick = sub.add_parser(
+        "pick",
+        help="a tmux menu of the sessions, the ones waiting on you first",
+        description="Show a tmux menu (display-menu) of the sessions, the ones waiting on you"
+        " first, with number keys; choosing one switches the menu's client to that session's"
+        " pane. Sessions on another tmux server or outside tmux are listed but greyed out.",
+    )
+    _client_option(pick)
+    pick.add_argument("--print", action="store_true", help="print the menu instead of showing it")
+
+    setup = sub.add_parser(
+        "tmux-setup",
+        help="tmux bindings: prefix a jumps, prefix A picks; the status-right snippet",
+        description="Print the tmux bindings (prefix a: jump to the session waiting longest,"
+        " prefix A: pick one from a menu) and the status-right snippet for `status --line`;"
+        " --apply keeps them in one marked block of ~/.tmux.conf (a backup first), --remove"
+        " takes that block out again.",
+    )
+    action = setup.add_mutually_exclusive_group()
+    action.add_argument("--apply", action="store_true", help="add or update the block in the file")
+    action.add_argument("--remove", action="store_true", help="take the block out of the file")
+    setup.add_argument(
+        "--file", metavar="PATH", help="the tmux config file (default: ~/.tmux.conf)"
+    )
+    setup.add_argument("--jump-key", default="a", metavar="KEY", help="after the prefix (a)")
+    setup.add_argument("--pick-key", default="A", metavar="KEY", help="after the prefix (A)")
+
     serve = sub.add_parser(
         "serve",
         help="the live dashboard for a browser (phone, tablet, second screen)",
@@ -218,6 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _install_options(uninstall, uninstall=True)
     return parser
+
+
+def _client_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-c",
+        "--client",
+        metavar="CLIENT",
+        help="the tmux client to switch (a name from `tmux list-clients`, e.g. /dev/pts/3;"
+        " default: the one of this terminal, else the most recently active)",
+    )
 
 
 def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
@@ -378,6 +437,26 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             url=args.url,
             tls_cert=args.tls_cert,
             tls_key=args.tls_key,
+        )
+    if command == "jump":
+        from lookout.commands.jump import jump
+
+        if args.json and not args.print:
+            parser.error("--json goes with --print")
+        return jump(args.session, client=args.client, print_only=args.print, as_json=args.json)
+    if command == "pick":
+        from lookout.commands.pick import pick
+
+        return pick(client=args.client, print_only=args.print)
+    if command == "tmux-setup":
+        from lookout.commands.tmux_setup import tmux_setup
+
+        return tmux_setup(
+            apply=args.apply,
+            remove=args.remove,
+            file=args.file,
+            jump_key=args.jump_key,
+            pick_key=args.pick_key,
         )
     if command == "uninstall":
         from lookout import install

@@ -68,10 +68,10 @@ def serve(
             "hint: add --tls-cert FILE --tls-key FILE, or keep 127.0.0.1 and use an SSH tunnel",
             file=sys.stderr,
         )
-    hub.start()
-    print(f"lookout dashboard on {base}/ (Ctrl-C to stop)")
-    print(f"sign in: {base}/login?token={token}", flush=True)
-    try:
+    try:  # Ctrl-C is how a server stops: at any moment from here on, a clean exit 0
+        hub.start()
+        print(f"serving the dashboard at {base}/ (Ctrl-C to stop)")
+        print(f"sign in: {base}/login?token={token}", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         pass

@@ -25,6 +25,9 @@ def status(*, fmt: str, show_all: bool, interval: float, stale_after_s: int) -> 
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     config_error = notifications_off()
     if fmt == "json":
+        from lookout import jump
+
+        jump.tmux_json(shown, state_dir)  # where each one is now, so other tools can jump too
         body = {"sessions": [view.public(s) for s in shown], "config_error": config_error}
         print(json.dumps(body, indent=2))
         return 0

@@ -8,8 +8,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
+import shutil
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -101,10 +104,89 @@ def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     argv += ["--", title]
     if body:
         argv.append(body)
+    if msg.get("focus") and not msg.get("update"):
+        outcome = _desktop_focus(argv, msg, timeout_s)
+        if outcome is not None:
+            return outcome
     out = _run(argv, timeout_s)
     ref = out.strip().splitlines()[-1] if out.strip() else None
     ref = ref if ref and ref.isdigit() else None
     return "sent", f"notify-send id {ref}" if ref else "notify-send", ref
+
+
+FOCUS_ACTION = "--action=default=Focus"  # "default": the body click everywhere, a button in LXQt
+NO_ACTIONS = "Actions are not supported"  # notify-send's words when the daemon has none
+
+
+def _desktop_focus(argv: list[str], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+    """notify-send with a Focus action. It keeps running to report a click, so it is handed over
+    (msg["focus_proc"]: the process and what it printed after the id) to the sender, which waits
+    for it. None: no Focus possible here (no stdbuf, or a notify-send without --action); send
+    the plain alert instead."""
+    stdbuf = shutil.which("stdbuf")
+    if stdbuf is None:
+        return None  # notify-send 0.8.1 would hold the id in its buffer until it exits
+    split = argv.index("--")
+    cmd = [stdbuf, "-oL", *argv[:split], FOCUS_ACTION, *argv[split:]]
+    try:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except OSError as exc:
+        raise ChannelError(f"cannot run notify-send: {exc.strerror or exc}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    line, rest = read_line(proc.stdout.fileno(), time.monotonic() + timeout_s)
+    if line is None:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+            raise ChannelError(f"timed out after {timeout_s:g}s")
+        err = proc.stderr.read().decode("utf-8", "replace").strip()
+        if "Unknown option" in err:
+            return None  # libnotify older than 0.7.10
+        tail = f": {err.splitlines()[-1][:200]}" if err else ""
+        raise ChannelError(f"notify-send exited with {proc.returncode}{tail}")
+    ref = line if line.isdigit() else None
+    # A daemon without actions: notify-send shows the alert and exits at once. Its stdout's
+    # end tells, not wait(): a reaped-elsewhere child would look like an exit with status 0.
+    rest, ended = _until_eof(proc.stdout.fileno(), rest, time.monotonic() + 0.5)
+    if not ended or b"\n" in rest:  # still waiting, or already clicked: the sender takes over
+        msg["focus_proc"] = (proc, rest)
+        return "sent", f"notify-send id {ref}, Focus action", ref
+    code = proc.wait()
+    err = proc.stderr.read().decode("utf-8", "replace")
+    if NO_ACTIONS in err:
+        return "sent", f"notify-send id {ref} (the notification daemon has no actions)", ref
+    if code != 0:
+        raise ChannelError(f"notify-send exited with {code}: {err.strip()[-200:]}")
+    return "sent", f"notify-send id {ref}", ref
+
+
+def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:
+    """What `fd` gives until its end or the deadline; True if it ended."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return buf, False
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return buf, True
+        buf += chunk
+
+
+def read_line(fd: int, deadline: float) -> tuple[str | None, bytes]:
+    """The first line on `fd` (None at EOF or the deadline) and the bytes after it."""
+    buf = b""
+    while b"\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None, buf
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None, buf
+        buf += chunk
+    line, _, rest = buf.partition(b"\n")
+    return line.decode("utf-8", "replace").strip(), rest
 
 
 def _run(argv: list[str], timeout_s: float, env: dict[str, str] | None = None) -> str:

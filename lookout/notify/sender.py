@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import subprocess
 import threading
 import time
@@ -33,6 +34,11 @@ ESCALATION_PREFIX = "Still waiting: "
 WAIT_STEP_S = 1.0
 # A job older than this was never picked up (its sender failed to start): never send it.
 STALE_JOB_S = 3600.0
+# A desktop alert's Focus action is waited for this long at most, and only while the episode
+# (or, for a finished turn, the session's idle time) lasts.
+FOCUS_WAIT_S = 1800.0
+FOCUS_POLL_S = 0.5
+FOCUS_KINDS = (*config.ATTENTION_KINDS, "done")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,9 +86,12 @@ def run_job(job_path: str, state_dir: str, sleep: Callable[[float], None] = time
             for name in d["channels"]:
                 record(state_dir, d["intent"], name, "failed", f"config error: {exc.errors[0]}")
         return
+    waiters: list[threading.Thread] = []
     for d in job["deliveries"]:
-        deliver(d, cfg, state_dir)
+        deliver(d, cfg, state_dir, waiters)
     escalate(job, cfg, state_dir, sleep)
+    for waiter in waiters:  # each ends by FOCUS_WAIT_S, or sooner when its episode does
+        waiter.join()
 
 
 # -- one delivery --------------------------------------------------------------------------------
@@ -117,8 +126,16 @@ def message(
     return msg
 
 
-def deliver(d: dict[str, Any], cfg: dict[str, Any], state_dir: str) -> list[Outcome]:
+def deliver(
+    d: dict[str, Any],
+    cfg: dict[str, Any],
+    state_dir: str,
+    waiters: list[threading.Thread] | None = None,
+) -> list[Outcome]:
+    """Send one delivery. Desktop alerts that can offer Focus leave their notify-send running:
+    a thread waits for its click (appended to `waiters`; without it, nothing is waited for)."""
     intent = d["intent"]
+    mark = focus_mark(state_dir, intent) if waiters is not None else None
     tasks: list[Task] = []
     for name in d["channels"]:
         ch = cfg["channels"].get(name)
@@ -136,7 +153,10 @@ def deliver(d: dict[str, Any], cfg: dict[str, Any], state_dir: str) -> list[Outc
                     f"focused: tmux pane {pane} is active in an attached client",
                 )
                 continue
-        tasks.append((name, ch, message(d, cfg, ch)))
+        msg = message(d, cfg, ch)
+        if ch["type"] == "desktop" and mark is not None:
+            msg["focus"] = True
+        tasks.append((name, ch, msg))
     episode = intent.get("episode")
     for name in d.get("updates", []):
         ch = cfg["channels"].get(name)
@@ -157,7 +177,99 @@ def deliver(d: dict[str, Any], cfg: dict[str, Any], state_dir: str) -> list[Outc
             refs[name] = ref
     if refs and isinstance(episode, str) and intent.get("kind") in config.ATTENTION_KINDS:
         save_refs(state_dir, episode, refs)
+    for name, _ch, msg in tasks:
+        if "focus_proc" in msg:
+            proc, rest = msg.pop("focus_proc")
+            if waiters is None:
+                proc.terminate()
+                continue
+            args = (proc, rest, intent, name, state_dir, mark)
+            waiter = threading.Thread(target=wait_focus, args=args, daemon=True)
+            waiter.start()
+            waiters.append(waiter)
     return outcomes
+
+
+# -- the Focus action ----------------------------------------------------------------------------
+
+
+def focus_mark(state_dir: str, intent: dict[str, Any]) -> object | None:
+    """What must stay the same while a Focus click still makes sense: the episode of an
+    attention alert, the turn of a finished one. None: no Focus for this alert (another kind, or
+    the session lives nowhere lookout can switch to)."""
+    if intent.get("kind") not in FOCUS_KINDS or intent.get("agent_id"):
+        return None
+    snap = store.read_session(state_dir, str(intent.get("session_id")))
+    if snap is None:
+        return None
+    from lookout import jump
+
+    if not jump.reachable(snap):
+        return None
+    if intent["kind"] == "done":
+        return ("turn", (snap.get("turn") or {}).get("started_ms"))
+    return ("episode", intent.get("episode"))
+
+
+def resolved(state_dir: str, intent: dict[str, Any], mark: object) -> bool:
+    snap = store.read_session(state_dir, str(intent.get("session_id")))
+    if snap is None or snap.get("status") == "ended":
+        return True
+    if intent.get("kind") == "done":
+        return mark != ("turn", (snap.get("turn") or {}).get("started_ms"))
+    return snap.get("status") != "attention" or mark != ("episode", snap.get("episode"))
+
+
+def wait_focus(
+    proc: subprocess.Popen[bytes],
+    rest: bytes,
+    intent: dict[str, Any],
+    channel: str,
+    state_dir: str,
+    mark: object,
+    wait_s: float = FOCUS_WAIT_S,
+) -> str | None:
+    """Wait for a click on the alert's Focus action, at most `wait_s` and only while the alert
+    is current; on a click, jump to the session. Returns the action notify-send reported."""
+    assert proc.stdout is not None and proc.stderr is not None
+    fd = proc.stdout.fileno()
+    buf = rest
+    deadline = time.monotonic() + wait_s
+    try:
+        while b"\n" not in buf:
+            if resolved(state_dir, intent, mark) or time.monotonic() > deadline:
+                # SIGTERM, not SIGINT: notify-send then leaves the alert (or the "handled"
+                # note that replaced it) where it is instead of closing it.
+                proc.terminate()
+                break
+            if select.select([fd], [], [], FOCUS_POLL_S)[0]:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break  # closed or expired without a click
+                buf += chunk
+    finally:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    action = buf.partition(b"\n")[0].decode("utf-8", "replace").strip() if b"\n" in buf else None
+    if action == "default":
+        from lookout import jump
+        from lookout.errors import LookoutError
+
+        try:
+            landed = jump.jump_to(str(intent["session_id"]), state_dir=state_dir)
+        except LookoutError as exc:
+            record(state_dir, intent, channel, "clicked", f"Focus: {exc}")
+        else:
+            on = f" on client {landed.client}" if landed.client else ""
+            record(
+                state_dir, intent, channel, "clicked", f"Focus: {landed.via} {landed.target}{on}"
+            )
+    return action
 
 
 def run_parallel(

@@ -136,7 +136,7 @@ class Hub:
         of now: a change the watcher has not seen yet is looked for (and published) first."""
         self.refresh()
         with self._lock:
-            sessions = ordered(self._sessions)
+            sessions = [dict(s) for s in ordered(self._sessions)]  # the caller may add keys
             config = self._config
         if not include_ended:
             sessions = [s for s in sessions if s["status"] != "ended"]

@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import time
+from urllib.parse import unquote
 
 from lookout.web import auth
 from lookout.web.hub import Message
@@ -62,8 +63,12 @@ def login(request: Request) -> Response:
 
 @route("GET", "/api/sessions")
 def sessions(request: Request) -> Response:
+    """The `lookout status --json` object (`?all=1`: ended sessions too)."""
     include_ended = request.query.get("all") in ("1", "true", "yes")
     body = request.app.hub.snapshot(include_ended)
+    from lookout import jump
+
+    jump.tmux_json(body["sessions"], request.app.state_dir)  # live, as status --json has it
     body["host"] = request.app.host_name
     return json_response(body)
 
@@ -77,13 +82,30 @@ def events(request: Request) -> Response:
         return error(400, "limit and before must be whole numbers")
     if not 1 <= limit <= PAGE_LIMIT_MAX:
         return error(400, f"limit must be between 1 and {PAGE_LIMIT_MAX}")
-    records, older = request.app.hub.source.events(request.params["session_id"], before, limit)
+    records, older = request.app.hub.source.events(
+        unquote(request.params["session_id"]), before, limit
+    )
     return json_response({"events": records, "next": older})
 
 
 @route("POST", "/api/sessions/{session_id}/jump")
 def jump(request: Request) -> Response:
-    return error(501, "jumping is not available yet", "switch to the session's terminal yourself")
+    """Switch this machine's most recently active tmux client (or kitty/WezTerm window) to the
+    session's pane: what `lookout jump SESSION` does, for the page's Jump button."""
+    from lookout import jump
+    from lookout.errors import LookoutError
+
+    session_id = unquote(request.params["session_id"])
+    try:
+        landed = jump.jump_to(session_id, state_dir=request.app.state_dir)
+    except LookoutError as exc:
+        status = 404 if str(exc).startswith("no session ") else 409
+        return error(status, str(exc), exc.hint)
+    where = f"{landed.via} {landed.target}"
+    return json_response(
+        {"message": f"switched to {landed.project or '?'} in {where}", "via": landed.via,
+         "target": landed.target, "client": landed.client}
+    )  # fmt: skip
 
 
 @route("GET", "/api/stream")
@@ -93,6 +115,7 @@ def stream(request: Request) -> Response | None:
     if not app.streams.acquire(blocking=False):
         return error(503, "too many open streams", "close some dashboard tabs")
     conn = request.conn
+    app.hub.refresh()  # what changed before this stream opened belongs in its snapshot only
     sub = app.hub.subscribe()
     try:
         conn.send_response(200)

@@ -165,14 +165,19 @@ class RequestHandler(BaseHTTPRequestHandler):
         self._dispatch("POST")
 
     def do_HEAD(self) -> None:
-        self._send(error(HTTPStatus.METHOD_NOT_ALLOWED, "HEAD is not supported"))
+        self._send(error(HTTPStatus.METHOD_NOT_ALLOWED, "HEAD is not supported"), body=False)
 
     def _dispatch(self, method: str) -> None:
+        self._body_read = False
         try:
             response = self._handle(method)
         except Exception as exc:  # one bad request must not stop the dashboard
             store.log_error(self.server.state_dir, f"lookout serve: {traceback.format_exc()}")
             response = error(500, f"internal error: {type(exc).__name__}", "see errors.log")
+        if method != "GET" and not self._body_read:
+            # A body left unread (refused before it was read) must not be taken for the next
+            # request on this connection.
+            self.close_connection = True
         if response is not None:
             self._send(response)
 
@@ -263,6 +268,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         if not 0 <= length <= MAX_BODY:
             return error(413, f"the body is over {MAX_BODY} bytes")
         raw = self.rfile.read(length)
+        self._body_read = True
         try:
             return json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError):
@@ -280,7 +286,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         if self.server.tls is not None:
             self.send_header("Strict-Transport-Security", "max-age=31536000")
 
-    def _send(self, response: Response) -> None:
+    def _send(self, response: Response, body: bool = True) -> None:
         self.send_response(response.status)
         self.security_headers()
         self.send_header("Content-Type", response.content_type)
@@ -288,8 +294,11 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         for name, value in response.headers.items():
             self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(response.body)
+        if body:
+            self.wfile.write(response.body)
 
 
 def _unauthorized(message: str) -> Response:

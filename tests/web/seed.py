@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,7 +39,7 @@ def demo(state_dir: Path | str) -> dict[str, str]:
     ids = {}
 
     def sid(project: str) -> str:
-        ids[project] = f"{project}-0000-4000-8000-{len(ids):012d}"
+        ids[project] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"lookout-demo/{project}"))
         return ids[project]
 
     api, s = "/home/dev/src/api", sid("api")

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from lookout.commands import view
-from lookout.web import server
+from lookout.web import routes, server
+from tests.jump.world import lookout
 from tests.web import seed
-from tests.web.conftest import TOKEN, Client
+from tests.web.conftest import TOKEN, Client, read_event
+
+
+class _AnyInt:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int)
+
+
+ANY_INT = _AnyInt()
 
 API = ["/api/sessions", "/api/sessions/s1/events", "/api/stream"]
 
@@ -44,13 +57,17 @@ def test_bearer_gets_the_status_json_object(dashboard: Client, state_dir: Path) 
     seed.demo(state_dir)
     status, body = dashboard.json("/api/sessions")
     assert status == 200
-    expected = [view.public(s) for s in view.load_sessions(str(state_dir))]
-    # Without ?all=1, like `lookout status --json`: no ended session.
-    assert body["sessions"] == [s for s in expected if s["status"] != "ended"]
+    # Exactly what `lookout status --json` prints (without ?all=1: no ended session) ...
+    printed = json.loads(lookout("status", "--json").stdout)
+    assert body["sessions"] == printed["sessions"]
     assert body["config_error"] is None
+    # ... plus the server's clock and name, for the page.
     assert isinstance(body["now_ms"], int) and body["host"]
     _, everything = dashboard.json("/api/sessions?all=1")
-    assert everything["sessions"] == expected
+    assert (
+        everything["sessions"]
+        == json.loads(lookout("status", "--json", "--all").stdout)["sessions"]
+    )
 
 
 def test_login_sets_an_httponly_strict_cookie_and_redirects_to_the_page(
@@ -172,9 +189,118 @@ def test_an_unknown_session_has_no_events(dashboard: Client) -> None:
     assert dashboard.json("/api/sessions/nobody/events") == (200, {"events": [], "next": None})
 
 
-def test_jump_says_it_is_not_available_yet(dashboard: Client) -> None:
+def test_jump_answers_why_it_cannot(dashboard: Client, state_dir: Path) -> None:
+    headers = {"Content-Type": "application/json"}
     status, _, body = dashboard.request(
-        "POST", "/api/sessions/s1/jump", headers={"Content-Type": "application/json"}, body=b"{}"
+        "POST", "/api/sessions/s1/jump", headers=headers, body=b"{}"
     )
-    assert status == 501
-    assert json.loads(body)["error"] == "jumping is not available yet"
+    assert (status, json.loads(body)["error"]) == (404, "no session 's1'")
+    seed.hook(state_dir, "Stop", "no pane", "/w/plain")
+    status, _, body = dashboard.request(
+        "POST", "/api/sessions/no%20pane/jump", headers=headers, body=b"{}"
+    )
+    assert status == 409
+    assert json.loads(body) == {
+        "error": "plain (no pane) was not started inside tmux (no pane recorded)",
+        "hint": "start your agents inside tmux (or kitty/WezTerm with remote control) to jump"
+        " to them",
+    }
+
+
+# -- the stream ---------------------------------------------------------------------------------
+
+
+def test_the_stream_sends_a_snapshot_then_each_change(dashboard: Client, state_dir: Path) -> None:
+    seed.hook(state_dir, "UserPromptSubmit", "s1", "/w/api", prompt="go")
+    response = dashboard.stream()
+    assert response.status == 200
+    assert response.getheader("Content-Type") == "text/event-stream; charset=utf-8"
+    name, data = read_event(response)
+    assert name == "snapshot"
+    assert [s["session_id"] for s in data["sessions"]] == ["s1"]
+    started = time.monotonic()
+    seed.hook(
+        state_dir,
+        "PermissionRequest",
+        "s1",
+        "/w/api",
+        tool_name="Bash",
+        tool_input={"command": "rm -rf build"},
+    )
+    name, data = read_event(response)
+    assert time.monotonic() - started < 1.0
+    assert name == "session"
+    assert (data["session"]["status"], data["session"]["reason"]) == ("attention", "permission")
+    assert data["session"]["summary"] == "rm -rf build"
+    assert isinstance(data["now_ms"], int)
+    os.unlink(state_dir / "sessions" / "s1.json")
+    assert read_event(response) == ("removed", {"session_id": "s1", "now_ms": ANY_INT})
+    response.close()
+
+
+def test_a_quiet_stream_gets_heartbeats(dashboard: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(routes, "HEARTBEAT_S", 0.2)
+    response = dashboard.stream()
+    assert read_event(response)[0] == "snapshot"
+    name, data = read_event(response)
+    assert name == "heartbeat" and isinstance(data["now_ms"], int)
+    response.close()
+
+
+def test_a_stream_that_falls_behind_gets_a_fresh_snapshot(dashboard: Client) -> None:
+    response = dashboard.stream()
+    assert read_event(response)[0] == "snapshot"
+    assert dashboard.server is not None
+    (sub,) = dashboard.server.hub.subscribers()
+    sub.resync = True  # what a full inbox sets (tests/web/test_hub.py)
+    sub.put(("heartbeat", {"now_ms": 0}))
+    names = [read_event(response)[0]]
+    if names[0] != "snapshot":
+        names.append(read_event(response)[0])
+    assert names in (["snapshot"], ["heartbeat", "snapshot"])
+    response.close()
+
+
+def test_too_many_streams_are_refused(dashboard: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert dashboard.server is not None
+    monkeypatch.setattr(dashboard.server, "streams", threading.BoundedSemaphore(1))
+    first = dashboard.stream()
+    assert read_event(first)[0] == "snapshot"
+    status, _, body = dashboard.request("GET", "/api/stream")
+    assert status == 503 and json.loads(body)["hint"] == "close some dashboard tabs"
+    first.close()
+
+
+def test_the_page_needs_nothing_from_elsewhere() -> None:
+    # No CDN, no font service: the page works offline (and the CSP would block them anyway).
+    absolute = r"""["'`]?(?:https?:)?//"""
+    elsewhere = re.compile(
+        rf"(?:src|href)\s*=\s*{absolute}|url\(\s*{absolute}|(?:fetch|EventSource)\(\s*{absolute}"
+    )
+    for path in Path(server.STATIC_DIR).iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not elsewhere.search(text), path.name
+        assert "innerHTML" not in text and "insertAdjacentHTML" not in text
+        assert "eval(" not in text and "document.write" not in text
+    page = (Path(server.STATIC_DIR) / "index.html").read_text()
+    assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
+        "/static/icon.svg", "/static/app.css", "/static/app.js"
+    ]  # fmt: skip
+
+
+def test_a_refused_post_never_leaves_its_body_for_the_next_request(dashboard: Client) -> None:
+    # The body of a refused request is not read: the connection must close, or those bytes
+    # would be parsed as the next request on it.
+    conn = http.client.HTTPConnection("127.0.0.1", dashboard.port, timeout=10)
+    smuggled = b"GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    conn.request(
+        "POST",
+        "/api/sessions/s1/jump",
+        body=smuggled,
+        headers={"Host": f"127.0.0.1:{dashboard.port}", "Content-Type": "application/json"},
+    )
+    response = conn.getresponse()
+    assert response.status == 401
+    assert response.getheader("Connection") == "close"
+    response.read()
+    conn.close()

@@ -95,6 +95,19 @@ function sessionCard(s) {
   return card;
 }
 
+// A card is rebuilt only when its session changed: the others stay the same DOM nodes (a click
+// or a text selection survives an update of another session).
+const cards = new Map(); // session id -> {key, node}
+function cardFor(s) {
+  const key = JSON.stringify([s.project, s.agent, s.host, s.status, s.reason, s.since,
+    s.updated_at, s.detail, s.summary, s.stale, s.tmux_pane, s.agents]);
+  const known = cards.get(s.session_id);
+  if (known && known.key === key) return known.node;
+  const node = sessionCard(s);
+  cards.set(s.session_id, { key, node });
+  return node;
+}
+
 function sorted() {
   return [...state.sessions.values()].sort((a, b) =>
     ORDER.indexOf(a.status) - ORDER.indexOf(b.status) || Date.parse(b.updated_at) - Date.parse(a.updated_at));
@@ -109,7 +122,7 @@ function render() {
   for (const status of ORDER) {
     const items = byStatus.get(status);
     if (!items.length) continue;
-    const list = el("div", { class: "list" }, ...items.map(sessionCard));
+    const list = el("div", { class: "list" }, ...items.map(cardFor));
     const title = `${GROUP_TITLES[status]} (${items.length})`;
     if (status === "ended") {
       groups.append(el("details", { class: "group", open: wasOpen, "data-group": status }, el("summary", { text: title }), list));
@@ -117,6 +130,7 @@ function render() {
       groups.append(el("section", { class: "group", "data-group": status }, el("h2", { text: title }), list));
     }
   }
+  for (const id of cards.keys()) if (!state.sessions.has(id)) cards.delete(id);
   $("empty").hidden = state.sessions.size > 0;
   const counts = $("counts");
   counts.replaceChildren();
@@ -166,6 +180,7 @@ function setLive(text) { const live = $("live"); live.dataset.state = text; live
 
 function showLogin() {
   $("login").hidden = false;
+  $("notify").hidden = true; // nothing to be notified of until signed in
   $("groups").replaceChildren();
   $("empty").hidden = true;
   setLive("signed out");
@@ -220,10 +235,10 @@ function connect() {
 }
 
 async function start() {
-  setupNotify();
   const response = await fetch("/api/sessions?all=1", { cache: "no-store" }).catch(() => null);
   if (!response) { setLive("offline"); setTimeout(start, 3000); return; }
   if (response.status === 401) { showLogin(); return; }
+  setupNotify();
   applySnapshot(await response.json());
   connect();
   setInterval(tick, 1000);
@@ -323,7 +338,8 @@ async function jumpTo(s) {
   if (!response) { toast("lookout is not reachable"); return; }
   if (response.status === 401) { showLogin(); return; }
   const body = await response.json().catch(() => ({}));
-  toast(response.ok ? (body.message || "jumped") : (body.error || `jump failed (${response.status})`));
+  if (response.ok) toast(body.message || "switched");
+  else toast([body.error || `jump failed (${response.status})`, body.hint].filter(Boolean).join("\n"));
 }
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -1,0 +1,31 @@
+"""`lookout jump`: switch to the pane of a session (see lookout.jump), or print where it is."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from lookout import jump as places
+
+
+def jump(query: str | None, *, client: str | None, print_only: bool, as_json: bool) -> int:
+    landed = places.jump(query, client=client, print_only=print_only)
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "session_id": landed.session_id,
+                    "project": landed.project,
+                    "via": landed.via,
+                    "target": landed.target,
+                    "socket": landed.socket,
+                }
+            )
+        )
+    elif print_only:
+        print(landed.target)
+    elif sys.stdout.isatty():
+        # From a key binding (run-shell) say nothing: tmux would show it over the pane.
+        on = f" on client {landed.client}" if landed.client else ""
+        print(f"{landed.project} ({landed.session_id[:8]}): {landed.via} {landed.target}{on}")
+    return 0

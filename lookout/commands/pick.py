@@ -1,0 +1,137 @@
+"""`lookout pick`: a tmux menu of the sessions, the ones waiting on you first, with number keys;
+choosing one switches the menu's client to that session's pane. Labels are payload text: control
+characters never reach tmux, and `#` cannot start a tmux format."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from lookout import jump as places
+from lookout import paths, store
+from lookout.commands import view
+from lookout.errors import LookoutError
+from lookout.jump import tmux
+
+KEYS = "1234567890"
+LABEL_MAX = 72
+
+
+@dataclass(frozen=True)
+class Item:
+    label: str
+    key: str
+    pane: str | None  # None: shown, but cannot be chosen from this tmux server
+    why: str  # why it cannot, or where it goes
+
+
+def _clean(text: str) -> str:
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
+def _label(s: dict[str, Any]) -> str:
+    status = f"{s['status']} {s['reason']}" if s["status"] == "attention" else s["status"]
+    text = f"{s['project'] or '?'}  {status}  {s['summary'] or s['detail'] or ''}".strip()
+    text = _clean(text)
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
+
+
+def items(state_dir: str, socket: str | None) -> list[Item]:
+    """Every live session, attention first (longest waiting first), then working, then idle."""
+    sessions = [s for s in view.load_sessions(state_dir) if s["status"] != "ended"]
+    for s in sessions:
+        s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
+    order = {"attention": 0, "working": 1, "idle": 2}
+    sessions.sort(
+        key=lambda s: (
+            order.get(s["status"], 3),
+            places.attention_since(s["snapshot"])
+            if s["status"] == "attention"
+            else -s["updated_ms"],
+        )
+    )
+    cache: dict[str, dict[str, tmux.Pane] | None] = {}
+    out = []
+    for i, s in enumerate(sessions):
+        key = KEYS[i] if i < len(KEYS) else ""
+        place = places.where(s["snapshot"])
+        pane = places.locate_tmux(s["snapshot"], cache)
+        if "tmux_pane" not in place:
+            out.append(Item(_label(s), key, None, "not in tmux"))
+        elif pane is None:
+            out.append(Item(_label(s), key, None, "pane gone"))
+        elif socket is not None and not tmux.same_server(pane.socket, socket):
+            out.append(Item(_label(s), key, None, "another tmux server"))
+        else:
+            out.append(Item(_label(s), key, pane.pane, pane.target))
+    return out
+
+
+def menu_args(entries: list[Item]) -> list[str]:
+    """display-menu's NAME KEY COMMAND triples. A name is a tmux format (so `#` is doubled) and
+    a leading `-` disables it; the command only ever holds a pane id tmux gave us."""
+    args: list[str] = []
+    for item in entries:
+        name = item.label.replace("#", "##")
+        if item.pane is None:
+            args += [f"-{name}  ({item.why})", "", ""]
+        else:
+            args += [name.lstrip("-"), item.key, f"switch-client -t {item.pane}"]
+    return args
+
+
+def pick(*, client: str | None, print_only: bool) -> int:
+    state_dir = paths.state_dir()
+    own = os.environ.get("TMUX", "").split(",", 1)[0] or None
+    entries = items(state_dir, own)
+    if print_only:
+        if not entries:
+            print("no sessions")
+        for item in entries:
+            key = item.key or " "
+            goes = item.why if item.pane else f"({item.why})"
+            print(f"{key}  {item.label}  → {goes}")
+        return 0
+    socket = own or _server_of(client)
+    if socket is None:
+        raise LookoutError(
+            "lookout pick shows a tmux menu: run it inside tmux",
+            hint="or bind it to a key: lookout tmux-setup --apply (prefix A)",
+        )
+    target = ["-c", client] if client else []
+    if not entries:
+        tmux.run(socket, "display-message", *target, "lookout: no sessions")
+        return 0
+    title = "#[align=centre] lookout "
+    argv = ["tmux", "-S", socket, "display-menu", *target, "-T", title, *menu_args(entries)]
+    # The menu stays until the user chooses: no time limit here.
+    done = subprocess.run(
+        argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise LookoutError(
+            f"tmux display-menu failed: {done.stderr.strip() or f'exit {done.returncode}'}",
+            hint="`tmux list-clients` shows the clients a menu can go to (--client)",
+        )
+    return 0
+
+
+def _server_of(client: str | None) -> str | None:
+    """Outside tmux, with --client: the recorded server that client is attached to."""
+    if client is None:
+        return None
+    state_dir = paths.state_dir()
+    for s in view.load_sessions(state_dir):
+        socket = places.where(store.read_session(state_dir, s["session_id"]) or {}).get(
+            "tmux_socket"
+        )
+        if not socket:
+            continue
+        try:
+            if any(c.name == client for c in tmux.clients(socket)):
+                return socket
+        except (tmux.ServerGone, LookoutError):
+            continue
+    return None

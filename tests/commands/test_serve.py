@@ -1,0 +1,168 @@
+"""`lookout serve` through the real entry point: the login URL, the flags' errors, TLS, and the
+warning when the dashboard is reachable from the network without it."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import ssl
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout.commands import main
+from lookout.web import server
+from tests.conftest import require_binary
+from tests.web.conftest import Served, start_serve
+
+
+@pytest.fixture
+def running(state_dir: Path, no_notifications: None) -> Iterator[Served]:
+    served = start_serve()
+    yield served
+    served.stop()
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main.main(["serve", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_url_prints_the_login_url_and_exits(
+    capsys: pytest.CaptureFixture[str], state_dir: Path
+) -> None:
+    code, out, err = run(capsys, "--url")
+    token = (state_dir / "serve.token").read_text().strip()
+    assert (code, out, err) == (0, f"http://127.0.0.1:8787/login?token={token}\n", "")
+    assert run(capsys, "--url", "--bind", "::1", "--port", "9000")[1] == (
+        f"http://[::1]:9000/login?token={token}\n"
+    )
+
+
+def test_url_of_a_wildcard_bind_names_this_host(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(capsys, "--url", "--bind", "0.0.0.0")[1]
+    assert out.startswith(f"http://{socket.gethostname()}:8787/login?token=")
+
+
+def test_fleet_needs_the_fleet_extra(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--fleet")
+    assert code == 1 and out == ""
+    assert err.startswith("error: `lookout serve --fleet` needs the fleet extra (lookout[fleet])")
+    assert "hint: `lookout serve` without --fleet shows this machine's sessions" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tls-cert", "c.pem"], "error: --tls-cert and --tls-key go together\n"),
+        (["--tls-key", "k.pem"], "error: --tls-cert and --tls-key go together\n"),
+        (["--port", "70000"], "error: --port 70000 is not a TCP port\n"),
+        (["--url", "--port", "0"], "error: --url needs the port the dashboard runs on\n"),
+        (["--bind", "192.0.2.1"], "error: cannot listen on 192.0.2.1:8787: no such address here\n"),
+    ],
+)
+def test_bad_flags_are_errors_with_a_hint(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == 1 and out == ""
+    assert err.startswith(message) and "\nhint: " in err
+
+
+def test_an_unloadable_certificate_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "c.pem").write_text("not a certificate")
+    code, _, err = run(capsys, "--tls-cert", str(tmp_path / "c.pem"), "--tls-key", "/nope.pem")
+    assert code == 1
+    assert err.startswith(f"error: cannot load the TLS certificate {tmp_path / 'c.pem'}")
+
+
+def test_a_port_in_use_is_an_error(capsys: pytest.CaptureFixture[str], running: Served) -> None:
+    port = running.base.rsplit(":", 1)[1]
+    code, _, err = run(capsys, "--port", port)
+    assert code == 1
+    assert err == (
+        f"error: cannot listen on 127.0.0.1:{port}: the port is in use\n"
+        "hint: is another `lookout serve` running? choose another --port\n"
+    )
+
+
+class _Offline:
+    """Stands in for the server where the test must not listen beyond loopback."""
+
+    def __init__(self, bind: str, port: int, *args: Any, **kwargs: Any) -> None:
+        self.server_address = (bind, port)
+
+    def serve_forever(self) -> None:
+        raise KeyboardInterrupt
+
+    def server_close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("bind", "warned"), [("0.0.0.0", True), ("192.0.2.7", True), ("127.0.0.1", False)]
+)
+def test_a_network_bind_without_tls_warns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, bind: str, warned: bool
+) -> None:
+    monkeypatch.setattr(server, "Dashboard", _Offline)
+    code, out, err = run(capsys, "--bind", bind)
+    assert code == 0
+    assert out.startswith("serving the dashboard at http://")
+    if warned:
+        assert err == (
+            f"warning: {bind}:8787 is reachable from the network without TLS: the token and"
+            " every session's text cross it in clear text\n"
+            "hint: add --tls-cert FILE --tls-key FILE, or keep 127.0.0.1 and use an SSH tunnel\n"
+        )
+    else:
+        assert err == ""
+
+
+def test_serve_runs_until_ctrl_c(running: Served) -> None:
+    assert running.login.startswith("http://127.0.0.1:")
+    running.process.send_signal(signal.SIGINT)
+    _, err = running.process.communicate(timeout=20)
+    assert (running.process.returncode, err) == (0, "")
+
+
+def test_tls(tmp_path: Path, state_dir: Path, no_notifications: None) -> None:
+    openssl = require_binary("openssl")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+         "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+         "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    served = start_serve("--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        assert served.login.startswith("https://127.0.0.1:")
+        port = int(served.base.rsplit(":", 1)[1])
+        context = ssl.create_default_context(cafile=str(cert))
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+        conn.request("GET", f"/login?token={served.token}")
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 303
+        assert response.getheader("Set-Cookie").endswith("; HttpOnly; SameSite=Strict; Secure")
+        assert response.getheader("Strict-Transport-Security") == "max-age=31536000"
+        conn.request("GET", "/api/sessions", headers={"Authorization": f"Bearer {served.token}"})
+        response = conn.getresponse()
+        assert response.status == 200 and json.loads(response.read())["sessions"] == []
+        conn.close()
+        # Plain HTTP on the TLS port gets nothing.
+        plain = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
+            plain.request("GET", "/api/sessions")
+            plain.getresponse()
+    finally:
+        served.stop()

@@ -1,0 +1,180 @@
+"""`lookout tmux-setup`: the block in ~/.tmux.conf (a file the user owns) is added once, kept in
+place, parsed by a real tmux, and taken out leaving the file byte for byte as it was."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from lookout.commands import tmux_setup
+from tests.jump.world import lookout
+from tests.receivers import require
+
+USER_CONF = b"# my tmux\nset -g mouse on\nbind r source-file ~/.tmux.conf\n"
+
+
+def conf(home: Path) -> Path:
+    return home / ".tmux.conf"
+
+
+def backups(home: Path) -> list[Path]:
+    return sorted(home.glob(".tmux.conf.bak-*"))
+
+
+def test_without_apply_it_prints_and_writes_nothing(isolated_env: Path) -> None:
+    out = lookout("tmux-setup")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == tmux_setup.BEGIN
+    assert any(
+        line.startswith("bind-key a run-shell -b ") and " jump --client '#{client_name}'" in line
+        for line in lines
+    )
+    assert any(
+        line.startswith("bind-key A run-shell -b ") and " pick --client" in line for line in lines
+    )
+    assert any(
+        "status --line)" in line and line.startswith("set -ag status-right") for line in lines
+    )
+    assert lines[-1] == "# add it to ~/.tmux.conf: lookout tmux-setup --apply (a backup is kept)"
+    assert not conf(isolated_env).exists()
+
+
+def test_apply_twice_is_idempotent_and_remove_restores_every_byte(isolated_env: Path) -> None:
+    # Through a symlink, as dotfile managers keep it.
+    dotfiles = isolated_env / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "tmux.conf").write_bytes(USER_CONF)
+    (dotfiles / "tmux.conf").chmod(0o640)
+    conf(isolated_env).symlink_to(dotfiles / "tmux.conf")
+
+    out = lookout("tmux-setup", "--apply")
+    assert out.returncode == 0, out.stderr
+    (backup,) = backups(isolated_env)
+    assert out.stdout.splitlines() == [
+        "added lookout's tmux block to ~/.tmux.conf (prefix a: jump, prefix A: pick;"
+        f" backup: ~/{backup.name})",
+        "reload tmux: tmux source-file ~/.tmux.conf",
+    ]
+    assert backup.read_bytes() == USER_CONF
+    text = conf(isolated_env).read_bytes()
+    assert text.startswith(USER_CONF) and text.count(tmux_setup.BEGIN.encode()) == 1
+    assert conf(isolated_env).is_symlink()
+    assert (dotfiles / "tmux.conf").stat().st_mode & 0o777 == 0o640
+
+    again = lookout("tmux-setup", "--apply")
+    assert again.stdout == "already set up: ~/.tmux.conf\n"
+    assert conf(isolated_env).read_bytes() == text and len(backups(isolated_env)) == 1
+
+    out = lookout("tmux-setup", "--remove")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("removed lookout's tmux block from ~/.tmux.conf (backup: ")
+    assert (dotfiles / "tmux.conf").read_bytes() == USER_CONF
+    assert conf(isolated_env).is_symlink()
+    assert lookout("tmux-setup", "--remove").stdout == (
+        "nothing to remove: ~/.tmux.conf has no lookout block\n"
+    )
+
+
+def test_a_file_without_a_final_newline_comes_back_exactly(isolated_env: Path) -> None:
+    conf(isolated_env).write_bytes(b"set -g mouse on")
+    assert lookout("tmux-setup", "--apply").returncode == 0
+    text = conf(isolated_env).read_text()
+    assert text.startswith("set -g mouse on\n" + tmux_setup.BEGIN + tmux_setup.NEWLINE_NOTE)
+    assert lookout("tmux-setup", "--remove").returncode == 0
+    assert conf(isolated_env).read_bytes() == b"set -g mouse on"
+
+
+def test_a_file_lookout_created_goes_away_again(isolated_env: Path) -> None:
+    assert lookout("tmux-setup", "--apply").returncode == 0
+    assert conf(isolated_env).read_text().startswith(tmux_setup.BEGIN + tmux_setup.CREATED_NOTE)
+    out = lookout("tmux-setup", "--remove")
+    assert out.stdout.startswith("removed ~/.tmux.conf, which lookout had created (backup: ")
+    assert not conf(isolated_env).exists()
+
+
+def test_new_keys_update_the_block_in_place(isolated_env: Path) -> None:
+    conf(isolated_env).write_bytes(USER_CONF)
+    lookout("tmux-setup", "--apply")
+    with conf(isolated_env).open("ab") as fh:
+        fh.write(b"set -g history-limit 5000\n")  # the user's line after the block
+    out = lookout("tmux-setup", "--apply", "--jump-key", "j", "--pick-key", "J")
+    assert out.stdout.startswith("updated lookout's tmux block in ~/.tmux.conf (prefix j: jump")
+    text = conf(isolated_env).read_text()
+    assert "bind-key j run-shell" in text and "bind-key a run-shell" not in text
+    assert text.endswith("# <<< lookout <<<\nset -g history-limit 5000\n")
+    lookout("tmux-setup", "--remove")
+    assert conf(isolated_env).read_bytes() == USER_CONF + b"set -g history-limit 5000\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b"# >>> lookout >>>\nbind a x\n",
+            "lookout's block is damaged (1 start and 0 end marker(s))",
+        ),
+        (b"bind x \\\n", "its last line continues onto the next (ends with a backslash)"),
+        (b"%if #{x}\nset -g mouse on\n", "its %if and %endif lines do not pair up"),
+        (b"set -g status-left '\xff'\n", "not UTF-8 text (byte 20)"),
+    ],
+    ids=["damaged-block", "continuation", "open-if", "not-utf8"],
+)
+def test_what_it_cannot_read_safely_it_refuses(
+    isolated_env: Path, content: bytes, message: str
+) -> None:
+    conf(isolated_env).write_bytes(content)
+    out = lookout("tmux-setup", "--apply")
+    assert out.returncode == 1
+    error, hint = out.stderr.splitlines()
+    assert error == f"error: ~/.tmux.conf: {message}"
+    assert hint.startswith("hint: ") and hint.endswith("lookout changed nothing")
+    assert conf(isolated_env).read_bytes() == content and not backups(isolated_env)
+
+
+def test_a_bad_key_is_refused() -> None:
+    out = lookout("tmux-setup", "--jump-key", "a;kill-server")
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        "error: invalid key 'a;kill-server'",
+        "hint: a tmux key name such as a, A, C-j or F5",
+    ]
+
+
+def test_real_tmux_reads_the_block_and_sourcing_twice_adds_the_status_once(
+    isolated_env: Path,
+) -> None:
+    require("tmux")
+    conf(isolated_env).write_bytes(USER_CONF.replace(b"bind r source-file ~/.tmux.conf\n", b""))
+    assert lookout("tmux-setup", "--apply").returncode == 0
+    with tempfile.TemporaryDirectory(prefix="lookout-tmux-") as tmp:
+        env = {**os.environ, "TMUX_TMPDIR": tmp}
+        env.pop("TMUX", None)
+
+        def tmux(*args: str) -> str:
+            return subprocess.run(
+                ["tmux", "-L", "setup", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=10,
+            ).stdout
+
+        try:
+            tmux("-f", str(conf(isolated_env)), "new-session", "-d", "-s", "s")
+            tmux("set", "-g", "status-right", "mine")
+            tmux("source-file", str(conf(isolated_env)))
+            tmux("source-file", str(conf(isolated_env)))
+            keys = tmux("list-keys", "-T", "prefix")
+            status = tmux("show", "-gv", "status-right")
+        finally:
+            subprocess.run(["tmux", "-L", "setup", "kill-server"], env=env, check=False)
+    bound = [line for line in keys.splitlines() if line.split()[3] in ("a", "A")]
+    assert len(bound) == 2 and all("run-shell -b" in line for line in bound)
+    assert " jump --client '#{client_name}'" in bound[-1] or " jump --client" in bound[0]
+    assert status.count("status --line)") == 1 and status.startswith("mine #(")

@@ -1,0 +1,321 @@
+"""`lookout jump` against a real tmux server: two tmux sessions, windows, split panes, clients
+attached from pseudo-terminals, agent sessions recorded by the real hooks run inside the panes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lookout import jump as places
+from lookout import runner
+from lookout.errors import LookoutError
+from tests.conftest import payload
+from tests.jump.world import World, lookout
+
+pytestmark = pytest.mark.usefixtures("no_notifications")
+
+API = "aaaa1111-0000-4000-8000-000000000001"
+WEB = "bbbb2222-0000-4000-8000-000000000002"
+DOC = "cccc3333-0000-4000-8000-000000000003"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    with World() as w:
+        w.panes_by_name = {
+            "api": w.pane("beta:1.1"),
+            "web": w.pane("alpha:1.0"),
+            "doc": w.pane("alpha:0.0"),
+        }
+        # api waits on a permission (first), web is idle, doc works: each from its own pane.
+        w.hook(
+            w.panes_by_name["api"], tmp_path, "PermissionRequest-Bash", session_id=API, cwd="/w/api"
+        )
+        w.hook(w.panes_by_name["web"], tmp_path, "Stop", session_id=WEB, cwd="/w/web")
+        w.hook(w.panes_by_name["doc"], tmp_path, "PreToolUse-Bash", session_id=DOC, cwd="/w/doc")
+        yield w
+
+
+def fail(out: object) -> tuple[int, list[str]]:
+    assert hasattr(out, "returncode") and hasattr(out, "stderr")
+    return out.returncode, out.stderr.splitlines()  # type: ignore[union-attr]
+
+
+def test_hooks_in_panes_record_socket_and_pane(world: World) -> None:
+    out = lookout("status", "--json")
+    sessions = {s["project"]: s for s in json.loads(out.stdout)["sessions"]}
+    api = world.panes_by_name["api"]
+    assert sessions["api"]["tmux_pane"] == api
+    assert sessions["api"]["tmux"] == {
+        "socket": world.socket,
+        "pane": api,
+        "session": "beta",
+        "window": 1,
+    }
+    assert sessions["web"]["tmux"]["session"] == "alpha"
+
+
+def test_jump_lands_on_the_exact_pane_across_tmux_sessions(world: World) -> None:
+    client = world.attach("alpha")
+    assert world.where(client).startswith("alpha:")
+    out = lookout("jump", "api")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    assert world.where(client) == f"beta:1.{world.panes_by_name['api']}"
+    out = lookout("jump", WEB[:6], "--client", client)
+    assert out.returncode == 0, out.stderr
+    assert world.where(client) == f"alpha:1.{world.panes_by_name['web']}"
+
+
+def test_jump_without_a_session_goes_to_the_longest_waiting_then_on(world: World) -> None:
+    client = world.attach("alpha")
+    assert lookout("jump").returncode == 0
+    assert world.where(client) == f"beta:1.{world.panes_by_name['api']}"
+    # Again, already there: on to the next one (the most recently idle), then back.
+    assert lookout("jump").returncode == 0
+    assert world.where(client) == f"alpha:1.{world.panes_by_name['web']}"
+    assert lookout("jump").returncode == 0
+    assert world.where(client) == f"beta:1.{world.panes_by_name['api']}"
+
+
+def test_the_most_recently_active_client_moves_unless_told(world: World) -> None:
+    old = world.attach("beta")
+    time.sleep(1.1)  # client_activity has a one-second resolution
+    new = world.attach("alpha")
+    world.tmux("select-window", "-t", "beta:0")
+    before = world.where(old)
+    assert lookout("jump", "web").returncode == 0
+    assert world.where(new) == f"alpha:1.{world.panes_by_name['web']}"
+    assert world.where(old) == before
+    assert lookout("jump", "api", "-c", old).returncode == 0
+    assert world.where(old) == f"beta:1.{world.panes_by_name['api']}"
+
+
+def test_inside_tmux_the_calling_terminals_client_moves(world: World, tmp_path: Path) -> None:
+    mine = world.attach("alpha")  # shows alpha:0, where the command runs
+    time.sleep(1.1)
+    other = world.attach("beta")  # more recently active, but not this terminal's
+    other_before = world.where(other)
+    caller = world.pane("alpha:0.0")
+    world.run_in(
+        caller, f"{sys.executable} -m lookout jump api > {tmp_path}/out 2>&1", tmp_path / "j"
+    )
+    assert (tmp_path / "out").read_text() == ""
+    assert world.where(mine) == f"beta:1.{world.panes_by_name['api']}"
+    assert world.where(other) == other_before
+
+
+def test_print_shows_the_target_and_switches_nothing(world: World) -> None:
+    client = world.attach("alpha")
+    before = world.where(client)
+    out = lookout("jump", "--print", "api")
+    assert (out.returncode, out.stdout) == (0, f"beta:1.{world.panes_by_name['api']}\n")
+    out = lookout("jump", "--print", "--json", "web")
+    assert json.loads(out.stdout) == {
+        "session_id": WEB,
+        "project": "web",
+        "via": "tmux",
+        "target": f"alpha:1.{world.panes_by_name['web']}",
+        "socket": world.socket,
+    }
+    assert world.where(client) == before
+
+
+def test_print_needs_no_client(world: World) -> None:
+    out = lookout("jump", "--print")
+    assert out.returncode == 0 and out.stdout.startswith("beta:1.%")
+
+
+# -- every error: `error:` + `hint:`, exit 1, nothing switched ----------------------------------
+
+
+def test_unknown_session(world: World) -> None:
+    assert fail(lookout("jump", "nosuch")) == (
+        1,
+        [
+            "error: no session matches 'nosuch'",
+            "hint: give a session id (a prefix is enough) or a project name; `lookout status`"
+            " lists them",
+        ],
+    )
+
+
+def test_ambiguous_prefix(state_dir: Path) -> None:
+    for sid in ("abc-1", "abc-2"):
+        runner.record(
+            json.dumps(dict(payload("Stop"), session_id=sid)).encode(),
+            None,
+            int(time.time() * 1000),
+            str(state_dir),
+            {},
+        )
+    code, lines = fail(lookout("jump", "abc"))
+    assert code == 1
+    assert lines == [
+        "error: 'abc' is the start of 2 session ids: demo (abc-1), demo (abc-2)",
+        "hint: give more of the id",
+    ]
+
+
+def test_no_pane_recorded(state_dir: Path) -> None:
+    runner.record(
+        json.dumps(payload("Stop")).encode(), None, int(time.time() * 1000), str(state_dir), {}
+    )
+    assert fail(lookout("jump", "demo")) == (
+        1,
+        [
+            "error: demo (cf0b6c18) was not started inside tmux (no pane recorded)",
+            "hint: start your agents inside tmux (or kitty/WezTerm with remote control) to jump"
+            " to them",
+        ],
+    )
+
+
+def test_nothing_to_jump_to(state_dir: Path) -> None:
+    assert fail(lookout("jump")) == (
+        1,
+        [
+            "error: no session needs you and none is idle",
+            "hint: `lookout status` lists them all; name one: lookout jump SESSION",
+        ],
+    )
+
+
+def test_pane_gone(world: World) -> None:
+    world.attach("alpha")
+    pane = world.panes_by_name["api"]
+    world.tmux("kill-pane", "-t", pane)
+    assert fail(lookout("jump", "api")) == (
+        1,
+        [
+            f"error: api ({API[:8]}): tmux pane {pane} is gone",
+            "hint: its pane was closed; `lookout status` shows where the others are",
+        ],
+    )
+    assert json.loads(lookout("status", "--json").stdout)["sessions"][0]["tmux"] is None
+
+
+def test_server_gone(world: World) -> None:
+    world.tmux("kill-server")
+    code, lines = fail(lookout("jump", "api"))
+    assert code == 1
+    assert lines[0].startswith(f"error: api ({API[:8]}): its tmux server is not running (")
+    assert lines[1].startswith("hint: the tmux server it ran in has exited")
+
+
+def test_no_client_attached(world: World) -> None:
+    code, lines = fail(lookout("jump", "api"))
+    assert code == 1
+    assert lines[0].startswith("error: no tmux client is attached to the server at ")
+    assert lines[1].startswith("hint: attach one first: tmux -S ")
+
+
+def test_a_client_that_is_not_attached(world: World) -> None:
+    world.attach("alpha")
+    code, lines = fail(lookout("jump", "api", "--client", "/dev/pts/999"))
+    assert code == 1
+    assert lines[0].startswith("error: tmux client /dev/pts/999 is not attached to the server at")
+    assert "list-clients" in lines[1]
+
+
+def test_json_needs_print() -> None:
+    out = lookout("jump", "--json")
+    assert out.returncode == 2 and "--json goes with --print" in out.stderr
+
+
+# -- kitty and WezTerm, through their CLIs (stub binaries: neither GUI can run here) -------------
+
+
+def stub(tmp_path: Path, name: str, code: int = 0) -> Path:
+    """A stand-in for the terminal's CLI that logs its argv and exits with `code`."""
+    log = tmp_path / f"{name}.log"
+    prog = tmp_path / "bin" / name
+    prog.parent.mkdir(exist_ok=True)
+    prog.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"if {code}: print('remote control is disabled', file=sys.stderr)\n"
+        f"sys.exit({code})\n"
+    )
+    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
+    return log
+
+
+def with_path(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+
+
+def record(state_dir: Path, env: dict[str, str]) -> None:
+    runner.record(
+        json.dumps(payload("PermissionRequest-Bash")).encode(),
+        None,
+        int(time.time() * 1000),
+        str(state_dir),
+        env,
+    )
+
+
+def test_kitty_window_through_kitty_at(state_dir: Path, tmp_path: Path) -> None:
+    record(state_dir, {"KITTY_WINDOW_ID": "7", "KITTY_LISTEN_ON": "unix:/tmp/kitty-42"})
+    log = stub(tmp_path, "kitty")
+    out = lookout("jump", env=with_path(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(log.read_text()) == [
+        "@",
+        "--to",
+        "unix:/tmp/kitty-42",
+        "focus-window",
+        "--match",
+        "id:7",
+    ]
+
+
+def test_kitty_without_remote_control_address(state_dir: Path, tmp_path: Path) -> None:
+    record(state_dir, {"KITTY_WINDOW_ID": "7"})
+    code, lines = fail(lookout("jump", env=with_path(tmp_path)))
+    assert code == 1 and "remote control address was not recorded" in lines[0]
+    assert lines[1].startswith("hint: set `allow_remote_control yes`")
+
+
+def test_wezterm_pane_through_wezterm_cli(state_dir: Path, tmp_path: Path) -> None:
+    record(state_dir, {"WEZTERM_PANE": "3", "TERM_PROGRAM": "WezTerm"})
+    log = stub(tmp_path, "wezterm")
+    assert lookout("jump", env=with_path(tmp_path)).returncode == 0
+    assert json.loads(log.read_text()) == ["cli", "activate-pane", "--pane-id", "3"]
+
+
+def test_a_failing_terminal_cli_is_an_error(state_dir: Path, tmp_path: Path) -> None:
+    record(state_dir, {"WEZTERM_PANE": "3"})
+    stub(tmp_path, "wezterm", code=1)
+    assert fail(lookout("jump", env=with_path(tmp_path))) == (
+        1,
+        [
+            "error: wezterm cli activate-pane failed: remote control is disabled",
+            "hint: is remote control enabled in WezTerm?",
+        ],
+    )
+
+
+def test_zellij_says_how_to_get_there(state_dir: Path) -> None:
+    record(state_dir, {"ZELLIJ_SESSION_NAME": "dev", "ZELLIJ_PANE_ID": "2"})
+    code, lines = fail(lookout("jump"))
+    assert code == 1 and "zellij session 'dev'" in lines[0]
+    assert lines[1] == "hint: zellij attach dev"
+
+
+# -- the API the dashboard and the Focus action call -------------------------------------------
+
+
+def test_jump_to_a_session_id(world: World, state_dir: Path) -> None:
+    client = world.attach("alpha")
+    landed = places.jump_to(WEB, state_dir=str(state_dir))
+    assert (landed.via, landed.client) == ("tmux", client)
+    assert world.where(client) == landed.target
+    with pytest.raises(LookoutError, match="no session 'nosuch'"):
+        places.jump_to("nosuch", state_dir=str(state_dir))

@@ -1,0 +1,347 @@
+"""The dashboard in a real headless Chromium: what a person sees, signed in or not, live."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.jump.world import World
+from tests.web import seed
+from tests.web.conftest import Served, start_serve
+
+pytestmark = pytest.mark.e2e
+
+CARDS = "#groups article.session"
+CARD_FIELDS = """
+return [...document.querySelectorAll('#groups article.session')].map(c => ({
+    id: c.dataset.id, status: c.dataset.status,
+    project: c.querySelector('.project').textContent,
+    meta: c.querySelector('.meta').textContent,
+    pill: c.querySelector('.pill').textContent,
+    since: c.querySelector('.since').textContent,
+    detail: (c.querySelector('.detail') || {}).textContent || '',
+    summary: (c.querySelector('.summary') || {}).textContent || '',
+    agents: [...c.querySelectorAll('.agents li')].map(li => li.textContent),
+    jump: Boolean(c.querySelector('button.jump')),
+}));
+"""
+
+
+def until(driver: Any, condition: str, timeout: float = 5.0) -> float:
+    """Seconds until the JS expression `condition` holds in the page (polled every 10 ms)."""
+    start = time.monotonic()
+    while not driver.execute_script(f"return Boolean({condition})"):
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"timed out after {timeout} s waiting for: {condition}")
+        time.sleep(0.01)
+    return time.monotonic() - start
+
+
+def sign_in(driver: Any, served: Served) -> None:
+    driver.get(served.login)
+    until(driver, f"document.querySelectorAll('{CARDS}').length > 0")
+
+
+def cards(driver: Any) -> list[dict[str, Any]]:
+    return driver.execute_script(CARD_FIELDS)  # type: ignore[no-any-return]
+
+
+def card(driver: Any, project: str) -> dict[str, Any]:
+    return next(c for c in cards(driver) if c["project"] == project)
+
+
+def run_hook(script: str, payload: dict[str, object]) -> None:
+    """A real hook process, as Claude Code runs it (state dir and config from the test's env)."""
+    subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / script)],
+        input=json.dumps(payload),
+        text=True,
+        env=os.environ.copy(),
+        check=True,
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def demo(state_dir: Path, served: Served) -> dict[str, str]:
+    return seed.demo(state_dir)
+
+
+def test_the_page_lists_the_seeded_sessions_attention_first(
+    browser: Any, served: Served, demo: dict[str, str]
+) -> None:
+    sign_in(browser, served)
+    shown = cards(browser)
+    assert [c["project"] for c in shown] == [
+        "web",
+        "api",
+        "docs",
+        "lookout",
+        "infra",
+        "blog",
+        "notes",
+        "scratch",
+    ]
+    assert [c["status"] for c in shown] == [
+        "attention",
+        "attention",
+        "attention",
+        "working",
+        "working",
+        "idle",
+        "idle",
+        "ended",
+    ]
+    api = card(browser, "api")
+    assert (api["pill"], api["detail"]) == ("needs permission", "Bash")
+    assert api["summary"] == "rm -rf build/ && npm run build"
+    assert api["since"].startswith("waiting for 3m1")  # the episode began 192 s ago
+    assert card(browser, "web")["pill"] == "has a question"
+    assert card(browser, "web")["summary"].startswith("Which database should the migration")
+    assert card(browser, "docs")["pill"] == "plan to approve"
+    assert card(browser, "lookout")["agents"] == ["general-purposeworkingBash", "Exploreworking"]
+    assert card(browser, "notes")["meta"].startswith("codex · ")
+    assert card(browser, "blog")["since"].startswith("idle for 25m")
+    assert [c["jump"] for c in shown[:4]] == [True, True, False, True]  # where a pane is known
+    assert browser.title == "(3) lookout"
+    headings = browser.execute_script(
+        "return [...document.querySelectorAll('.group > h2, .group > summary')]"
+        ".map(h => h.textContent)"
+    )
+    assert headings == ["Needs you (3)", "Working (2)", "Idle (2)", "Ended (1)"]
+    # The durations tick without a reload.
+    before = api["since"]
+    until(
+        browser,
+        f"document.querySelector('[data-id=\"{demo['api']}\"] .since')"
+        f".textContent !== {json.dumps(before)}",
+        timeout=3,
+    )
+
+
+def test_a_hook_run_changes_a_row_within_a_second_without_a_reload(
+    browser: Any, served: Served, demo: dict[str, str]
+) -> None:
+    sign_in(browser, served)
+    browser.execute_script("window.__same_page = true")
+    infra = demo["infra"]
+    assert card(browser, "infra")["status"] == "working"
+    run_hook(
+        "stop.py",
+        {
+            "session_id": infra,
+            "cwd": "/home/dev/src/infra",
+            "hook_event_name": "Stop",
+            "last_assistant_message": "The plan adds 3 subnets.",
+        },
+    )
+    took = until(
+        browser,
+        f"document.querySelector('[data-id=\"{infra}\"]').dataset.status === 'idle'",
+        timeout=3,
+    )
+    assert took < 1.0, f"the row changed {took:.2f} s after the hook ended"
+    assert browser.execute_script("return window.__same_page") is True
+    assert card(browser, "infra")["summary"] == "The plan adds 3 subnets."
+    # Attention first, live: a new permission moves the row to the top and counts in the title.
+    run_hook(
+        "permission_request.py",
+        {
+            "session_id": infra,
+            "cwd": "/home/dev/src/infra",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "terraform apply tfplan"},
+        },
+    )
+    until(browser, "document.title === '(4) lookout'", timeout=3)
+    assert cards(browser)[0]["project"] == "infra"
+    assert browser.execute_script("return window.__same_page") is True
+
+
+def test_the_timeline_opens_newest_first_and_pages(
+    browser: Any, served: Served, state_dir: Path
+) -> None:
+    for n in range(60):
+        seed.hook(
+            state_dir, "PreToolUse", "long", "/w/long", 600 - n, **seed.bash(f"step {n}", f"u{n}")
+        )
+    seed.hook(state_dir, "Stop", "long", "/w/long", 1, last_assistant_message="All 60 steps done")
+    sign_in(browser, served)
+    browser.find_element("css selector", '[data-id="long"]').click()
+    until(browser, "document.querySelectorAll('#tl-events li').length === 50")
+    assert browser.execute_script("return location.hash") == "#session=long"
+    first = browser.execute_script(
+        "return [...document.querySelectorAll('#tl-events li')].slice(0, 2)"
+        ".map(li => li.textContent)"
+    )
+    assert first[0].endswith("StopidleAll 60 steps done")
+    assert "PreToolUseworking[Bash] step 59" in first[1]
+    browser.find_element("id", "tl-more").click()
+    until(browser, "document.querySelectorAll('#tl-events li').length === 61")
+    assert browser.execute_script("return document.getElementById('tl-more').hidden") is True
+    seqs = browser.execute_script(
+        "return [...document.querySelectorAll('#tl-events li')].map(li => +li.dataset.seq)"
+    )
+    assert seqs == list(range(61, 0, -1))
+    # A new event of the open session appears on top.
+    seed.hook(state_dir, "UserPromptSubmit", "long", "/w/long", prompt="and now the docs")
+    until(browser, "document.querySelector('#tl-events li').dataset.seq === '62'")
+    browser.find_element("id", "tl-close").click()
+    assert browser.execute_script("return document.getElementById('timeline').hidden") is True
+
+
+def test_without_the_token_the_api_says_401_and_the_page_shows_how_to_sign_in(
+    browser: Any, served: Served, demo: dict[str, str]
+) -> None:
+    browser.get(served.base + "/")
+    until(browser, "!document.getElementById('login').hidden")
+    hint = browser.find_element("id", "login").text
+    assert "lookout serve --url" in hint
+    assert browser.execute_script("return document.getElementById('notify').hidden") is True
+    assert browser.execute_script(f"return document.querySelectorAll('{CARDS}').length") == 0
+    statuses = browser.execute_async_script(
+        "const done = arguments[0];"
+        "Promise.all(['/api/sessions', '/api/stream', '/api/sessions/x/events']"
+        ".map(u => fetch(u).then(r => r.status))).then(done)"
+    )
+    assert statuses == [401, 401, 401]
+    # A wrong token in the login URL sets nothing.
+    browser.get(served.base + "/login?token=guess")
+    assert "not valid" in browser.find_element("tag name", "body").text
+    assert browser.get_cookies() == []
+
+
+def test_payload_text_stays_text(browser: Any, served: Served, state_dir: Path) -> None:
+    xss_dir = f"/home/dev/{seed.XSS}"
+    seed.hook(state_dir, "UserPromptSubmit", "x1", xss_dir, 5, prompt=seed.XSS)
+    seed.hook(
+        state_dir,
+        "PermissionRequest",
+        "x1",
+        xss_dir,
+        4,
+        tool_name="Bash",
+        tool_input={"command": f"echo '{seed.XSS}</code><script>alert(1)</script>'"},
+    )
+    sign_in(browser, served)
+    shown = card(browser, seed.XSS)
+    assert shown["summary"].startswith(f"echo '{seed.XSS}</code><script>")
+    browser.find_element("css selector", '[data-id="x1"]').click()
+    until(browser, "document.querySelectorAll('#tl-events li').length === 2")
+    assert seed.XSS in browser.find_element("id", "timeline").text
+    assert (
+        browser.execute_script(
+            "return document.querySelectorAll('img, #groups script, #timeline script').length"
+        )
+        == 0
+    )
+    assert browser.execute_script("return document.body.dataset.pwned") is None
+
+
+def test_a_new_attention_raises_a_browser_notification(
+    browser: Any, served: Served, demo: dict[str, str]
+) -> None:
+    browser.execute_cdp_cmd(
+        "Browser.grantPermissions", {"origin": served.base, "permissions": ["notifications"]}
+    )
+    sign_in(browser, served)
+    assert browser.execute_script("return Notification.permission") == "granted"
+    browser.execute_script(
+        "window.__shown = [];"
+        "const Real = window.Notification;"
+        "window.Notification = class extends Real {"
+        "  constructor(title, options) {"
+        "    super(title, options); window.__shown.push([title, options.body]);"
+        "  }"
+        "};"
+    )
+    # What was already waiting when the page opened is counted in the title, not announced.
+    assert browser.execute_script("return window.__shown") == []
+    run_hook(
+        "permission_request.py",
+        {
+            "session_id": demo["blog"],
+            "cwd": "/home/dev/src/blog",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git push --force"},
+        },
+    )
+    until(browser, "window.__shown.length === 1", timeout=3)
+    assert browser.execute_script("return window.__shown") == [
+        ["blog · needs permission", "git push --force"]
+    ]
+    assert browser.title == "(4) lookout"
+
+
+def test_the_jump_button_switches_the_tmux_client_to_the_sessions_pane(
+    browser: Any, state_dir: Path, no_notifications: None, tmp_path: Path
+) -> None:
+    with World() as world:
+        api, web = world.pane("beta:1.1"), world.pane("alpha:1.0")
+        # Real hooks run inside the panes, so TMUX and TMUX_PANE are theirs.
+        world.hook(api, tmp_path, "PermissionRequest-Bash", session_id="api-1", cwd="/w/api")
+        world.hook(web, tmp_path, "Stop", session_id="web-1", cwd="/w/web")
+        client = world.attach("alpha")
+        assert world.where(client).startswith("alpha:")
+        served = start_serve()
+        try:
+            sign_in(browser, served)
+            browser.find_element("css selector", '[data-id="api-1"] button.jump').click()
+            until(browser, "!document.getElementById('toast').hidden")
+            assert (
+                browser.find_element("id", "toast").text == f"switched to api in tmux beta:1.{api}"
+            )
+            assert world.where(client) == f"beta:1.{api}"
+            # The click jumped; it did not open the timeline underneath.
+            assert browser.execute_script("return document.getElementById('timeline').hidden")
+            # The pane closes: the button says why it cannot, with the hint.
+            world.tmux("kill-pane", "-t", api)
+            browser.find_element("css selector", '[data-id="api-1"] button.jump').click()
+            until(browser, "document.getElementById('toast').textContent.includes('is gone')")
+            assert browser.find_element("id", "toast").text.splitlines() == [
+                f"api (api-1): tmux pane {api} is gone",
+                "its pane was closed; `lookout status` shows where the others are",
+            ]
+        finally:
+            served.stop()
+
+
+def test_screenshots_at_phone_and_desktop_size(
+    browser: Any, served: Served, demo: dict[str, str], tmp_path: Path
+) -> None:
+    """The README's pictures. LOOKOUT_SCREENSHOTS=docs writes them into docs/."""
+    out = Path(os.environ.get("LOOKOUT_SCREENSHOTS") or tmp_path)
+    out = out if out.is_absolute() else ROOT / out
+    sign_in(browser, served)
+    browser.set_window_size(1280, 860)
+    desktop = out / "dashboard-desktop.png"
+    assert browser.save_screenshot(str(desktop))
+    # A phone (390 x 844 CSS pixels, 2x) in dark mode.
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True},
+    )
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+    )
+    assert browser.execute_script("return innerWidth") == 390
+    overflow = browser.execute_script(
+        "return document.documentElement.scrollWidth > document.documentElement.clientWidth"
+    )
+    assert not overflow, "the page scrolls sideways at phone width"
+    phone = out / "dashboard-phone.png"
+    assert browser.save_screenshot(str(phone))
+    for picture in (desktop, phone):
+        assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert picture.stat().st_size > 20_000
