@@ -343,13 +343,25 @@ def reconcile(
         findings = observe(snapshot, now_ms)
         if findings:
             written += _apply(state_dir, session_id, findings, intents)
-    if intents:
-        for intent in intents:
-            intent["ts"] = store.rfc3339(intent["ts_ms"])
+    _notify(state_dir, intents)
+    return written
+
+
+def _notify(state_dir: str, intents: list[dict[str, Any]]) -> None:
+    """Send what the transitions ask for, as a hook would. The transition is recorded already:
+    a notification that fails is logged, never the reader's failure."""
+    if not intents:
+        return
+    for intent in intents:
+        intent["ts"] = store.rfc3339(intent["ts_ms"])
+    try:
         from lookout import notify
 
         notify.handle(intents, state_dir)
-    return written
+    except Exception:
+        import traceback
+
+        store.log_error(state_dir, f"reconcile: notify: {traceback.format_exc()}")
 
 
 def _open_sessions(state_dir: str) -> list[str]:
@@ -428,12 +440,7 @@ def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> dict[str,
         st.write_session(session)
         line = {"ts": store.rfc3339(now_ms), **line}
         st.append(store.EVENTS, line, store.rotate_bytes())
-    if intents:
-        for intent in intents:
-            intent["ts"] = store.rfc3339(intent["ts_ms"])
-        from lookout import notify
-
-        notify.handle(intents, state_dir)
+    _notify(state_dir, intents)
     return line
 
 
