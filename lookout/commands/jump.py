@@ -23,9 +23,10 @@ def jump(query: str | None, *, client: str | None, print_only: bool, as_json: bo
             )
         )
     elif print_only:
-        print(landed.target)
+        print(places.printable(landed.target))
     elif sys.stdout.isatty():
         # From a key binding (run-shell) say nothing: tmux would show it over the pane.
         on = f" on client {landed.client}" if landed.client else ""
-        print(f"{landed.project} ({landed.session_id[:8]}): {landed.via} {landed.target}{on}")
+        who = places.name({"project": landed.project, "session_id": landed.session_id})
+        print(f"{who}: {landed.via} {places.printable(landed.target)}{on}")
     return 0

@@ -31,10 +31,14 @@ def _clean(text: str) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
 
 
-def _label(s: dict[str, Any]) -> str:
-    status = f"{s['status']} {s['reason']}" if s["status"] == "attention" else s["status"]
-    text = f"{s['project'] or '?'}  {status}  {s['summary'] or s['detail'] or ''}".strip()
-    text = _clean(text)
+def _status(s: dict[str, Any]) -> str:
+    return f"{s['status']} {s['reason']}" if s["status"] == "attention" else str(s["status"])
+
+
+def _label(s: dict[str, Any], project_w: int, status_w: int) -> str:
+    project = _clean(s["project"] or "?")[:16]
+    summary = _clean(s["summary"] or s["detail"] or "")
+    text = f"{project:<{project_w}}  {_status(s):<{status_w}}  {summary}".rstrip()
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
 
 
@@ -53,19 +57,22 @@ def items(state_dir: str, socket: str | None) -> list[Item]:
         )
     )
     cache: dict[str, dict[str, tmux.Pane] | None] = {}
+    project_w = max((len(_clean(s["project"] or "?")[:16]) for s in sessions), default=0)
+    status_w = max((len(_status(s)) for s in sessions), default=0)
     out = []
     for i, s in enumerate(sessions):
         key = KEYS[i] if i < len(KEYS) else ""
+        label = _label(s, project_w, status_w)
         place = places.where(s["snapshot"])
         pane = places.locate_tmux(s["snapshot"], cache)
         if "tmux_pane" not in place:
-            out.append(Item(_label(s), key, None, "not in tmux"))
+            out.append(Item(label, key, None, "not in tmux"))
         elif pane is None:
-            out.append(Item(_label(s), key, None, "pane gone"))
+            out.append(Item(label, key, None, "pane gone"))
         elif socket is not None and not tmux.same_server(pane.socket, socket):
-            out.append(Item(_label(s), key, None, "another tmux server"))
+            out.append(Item(label, key, None, "another tmux server"))
         else:
-            out.append(Item(_label(s), key, pane.pane, pane.target))
+            out.append(Item(label, key, pane.pane, pane.target))
     return out
 
 
@@ -89,10 +96,10 @@ def pick(*, client: str | None, print_only: bool) -> int:
     if print_only:
         if not entries:
             print("no sessions")
+        width = max((len(item.label) for item in entries), default=0)
         for item in entries:
-            key = item.key or " "
             goes = item.why if item.pane else f"({item.why})"
-            print(f"{key}  {item.label}  → {goes}")
+            print(f"{item.key or ' '}  {item.label:<{width}}  → {goes}")
         return 0
     socket = own or _server_of(client)
     if socket is None:

@@ -32,9 +32,14 @@ class Landed:
     socket: str | None = None
 
 
+def printable(text: str) -> str:
+    """Payload-derived text (a project is a directory name) for a terminal: no control chars."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def name(session: dict[str, Any]) -> str:
     """How messages name a session: `demo (cf0b6c18)`."""
-    return f"{session.get('project') or '?'} ({str(session['session_id'])[:8]})"
+    return printable(f"{session.get('project') or '?'} ({str(session['session_id'])[:8]})")
 
 
 # -- which session ---------------------------------------------------------------------------
@@ -262,8 +267,8 @@ def _go(session: dict[str, Any], client: str | None, caller: bool, print_only: b
         pane = _require_tmux_pane(session)
         if print_only:
             return Landed(sid, project, "tmux", pane.target, None, pane.socket)
-        chosen = choose_client(pane.socket, client, caller)
         try:
+            chosen = choose_client(pane.socket, client, caller)
             landed = tmux.switch(pane.socket, chosen.name, pane.pane)
         except tmux.ServerGone:
             _require_tmux_pane(session)  # says whether the server or the pane went away
@@ -303,7 +308,8 @@ def _kitty(sid: str, project: str, place: dict[str, str], print_only: bool) -> L
     listen = place.get("kitty_listen_on", "")
     if not listen.startswith(("unix:", "tcp:127.0.0.1:", "tcp:localhost:")):
         raise LookoutError(
-            f"{project} ({sid[:8]}) runs in kitty window {window}, but kitty's remote control"
+            f"{name({'project': project, 'session_id': sid})} runs in kitty window {window},"
+            " but kitty's remote control"
             " address was not recorded (or is not local)",
             hint="set `allow_remote_control yes` and `listen_on unix:/tmp/kitty` in kitty.conf,"
             " then restart the session",

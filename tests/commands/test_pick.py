@@ -53,9 +53,9 @@ def test_print_lists_attention_first_with_number_keys(world: World, tmp_path: Pa
     out = lookout("pick", "--print")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
-        f"1  api  attention permission  touch t.txt  → beta:1.{world.api}",  # type: ignore[attr-defined]
-        "2  doc  working  cat ./nosuch.txt  → (not in tmux)",
-        f"3  web  idle  OK from mock  → alpha:1.{world.web}",  # type: ignore[attr-defined]
+        f"1  api  attention permission  touch t.txt       → beta:1.{world.api}",  # type: ignore[attr-defined]
+        "2  doc  working               cat ./nosuch.txt  → (not in tmux)",
+        f"3  web  idle                  OK from mock      → alpha:1.{world.web}",  # type: ignore[attr-defined]
     ]
 
 
@@ -86,7 +86,7 @@ def test_labels_cannot_run_tmux_formats(world: World, tmp_path: Path) -> None:
     )
     out = lookout("pick", "--print")
     assert "\x1b" not in out.stdout  # control characters never reach tmux or the terminal
-    assert f"web  idle  #(touch {canary})  [31mred" in out.stdout
+    assert f"web  idle                  #(touch {canary})  [31mred" in out.stdout
     client = world.attach("alpha")
     proc = subprocess.Popen([sys.executable, "-m", "lookout", "pick", "-c", client])
     time.sleep(0.7)

@@ -319,3 +319,14 @@ def test_jump_to_a_session_id(world: World, state_dir: Path) -> None:
     assert world.where(client) == landed.target
     with pytest.raises(LookoutError, match="no session 'nosuch'"):
         places.jump_to("nosuch", state_dir=str(state_dir))
+
+
+def test_control_characters_in_a_project_never_reach_the_terminal(state_dir: Path) -> None:
+    body = dict(payload("Stop"), cwd="/w/evil\x1b]0;owned\x07")
+    runner.record(json.dumps(body).encode(), None, int(time.time() * 1000), str(state_dir), {})
+    code, lines = fail(lookout("jump"))
+    assert code == 1
+    assert (
+        lines[0]
+        == "error: evil?]0;owned? (cf0b6c18) was not started inside tmux (no pane recorded)"
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout import runner
+from lookout import runner, store
 from lookout.notify import channels, sender
 from tests.conftest import IN_CI, PAYLOADS, ROOT, payload, write_config
 from tests.jump.world import World
@@ -194,3 +194,46 @@ def test_a_daemon_without_actions_gets_the_plain_alert(
 def test_no_focus_without_stdbuf(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
     assert channels._desktop_focus(["notify-send", "--", "t"], {}, 1.0) is None
+
+
+def _record(state_dir: Path, stem: str, env: dict[str, str], **fields: object) -> None:
+    body = {**payload(stem), **fields}
+    runner.record(json.dumps(body).encode(), None, int(time.time() * 1000), str(state_dir), env)
+
+
+IN_TMUX = {"TMUX": "/tmp/tmux-0/default,1,0", "TMUX_PANE": "%3"}
+
+
+def test_focus_is_offered_while_the_episode_or_the_idle_turn_lasts(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("lookout.notify.spawn.spawn", lambda job: 0)
+    sid = payload("PermissionRequest-Bash")["session_id"]
+    _record(state_dir, "UserPromptSubmit", IN_TMUX, session_id=sid)
+    _record(state_dir, "PermissionRequest-Bash", IN_TMUX)
+    snap = store.read_session(str(state_dir), str(sid))
+    assert snap is not None
+    asked = {"kind": "permission", "session_id": sid, "episode": snap["episode"]}
+    mark = sender.focus_mark(str(state_dir), asked)
+    assert mark == ("episode", snap["episode"])
+    assert not sender.resolved(str(state_dir), asked, mark)
+    _record(state_dir, "Stop", IN_TMUX, session_id=sid)  # the turn ended: the dialog is gone
+    assert sender.resolved(str(state_dir), asked, mark)
+
+    done = {"kind": "done", "session_id": sid}
+    turn = sender.focus_mark(str(state_dir), done)
+    assert turn is not None and not sender.resolved(str(state_dir), done, turn)
+    _record(state_dir, "Notification-idle_prompt", IN_TMUX, session_id=sid)  # still the same idle
+    assert not sender.resolved(str(state_dir), done, turn)
+    time.sleep(0.01)
+    _record(state_dir, "UserPromptSubmit", IN_TMUX, session_id=sid, prompt="next", prompt_id="p2")
+    assert sender.resolved(str(state_dir), done, turn)
+
+
+def test_no_focus_for_sessions_lookout_cannot_reach_or_other_kinds(state_dir: Path) -> None:
+    _record(state_dir, "PermissionRequest-Bash", {})  # not in tmux
+    sid = payload("PermissionRequest-Bash")["session_id"]
+    assert sender.focus_mark(str(state_dir), {"kind": "permission", "session_id": sid}) is None
+    _record(state_dir, "PermissionRequest-Bash", IN_TMUX, tool_use_id="toolu_other")
+    assert sender.focus_mark(str(state_dir), {"kind": "subagent_done", "session_id": sid}) is None
+    assert sender.focus_mark(str(state_dir), {"kind": "permission", "session_id": sid}) is not None
