@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         background: list[list[str]] | None
         batch: list[list[str | None]]
         new_cwd: str | None
+        remote: dict[str, object] | None
         transcript: str | None
         entrypoint: str | None
         outcome: str | None
@@ -283,6 +284,11 @@ def parse(
     elif name == "CwdChanged":
         summary = one_line(payload.get("new_cwd"))
 
+    remote = _remote(payload) if name == "RemoteDecision" else None
+    if remote:
+        # tail and the timeline show who answered what: "allow by the dashboard (…): <command>"
+        said = f"{remote.get('decision', '?')} by {remote.get('by') or '?'}"
+        summary = one_line(f"{said}: {summary}" if summary else said)
     agent_id = _str(payload.get("agent_id"))
     if name == "TeammateIdle" and agent_id is None and _str(payload.get("teammate_name")):
         agent_id = f"teammate:{payload['teammate_name']}"
@@ -313,6 +319,8 @@ def parse(
         "background": background,
         "batch": batch,
         "new_cwd": _str(payload.get("new_cwd")),
+        # RemoteDecision (lookout's own event, lookout.remote.decide): who answered, from where.
+        "remote": remote,
         # Where the client writes the conversation: readers reconcile open episodes against it.
         "transcript": _str(payload.get("transcript_path")),
         # `cli` interactive; `sdk-cli` for `claude -p`, where nobody can answer a dialog.
@@ -321,6 +329,14 @@ def parse(
         "episode": None,
         "observed_ms": None,
     }
+
+
+def _remote(payload: dict[str, object]) -> dict[str, object] | None:
+    remote = payload.get("remote")
+    if not isinstance(remote, dict):
+        return None
+    keys = ("request_id", "decision", "by", "source", "user_agent")
+    return {k: one_line(remote.get(k)) for k in keys if isinstance(remote.get(k), str)}
 
 
 def agent_of(payload: dict[str, object], env: Mapping[str, str]) -> str:
@@ -381,6 +397,7 @@ def observed(
         "background": None,
         "batch": [],
         "new_cwd": None,
+        "remote": None,
         "transcript": None,
         "entrypoint": None,
         "outcome": outcome,

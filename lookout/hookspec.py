@@ -64,5 +64,10 @@ CODEX_NOTIFY_SCRIPT = "codex_notify.py"
 # Any other event (newer clients keep adding them) can be recorded with this script.
 GENERIC_SCRIPT = "event.py"
 
+# The deciding PermissionRequest hook (lookout.remote), registered as a second PermissionRequest
+# entry only when the user's config says `[remote] enabled = true`. Its timeout follows wait_s.
+REMOTE_SCRIPT = "remote_answer.py"
+REMOTE_EVENT = "PermissionRequest"
+
 # Seconds. Hooks finish in milliseconds; a short timeout bounds the damage of a stuck disk.
 TIMEOUT_S = 10

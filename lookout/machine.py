@@ -335,6 +335,14 @@ def _tool_done(
         _forget_tool(actor, use_id)
 
 
+def _remote_decision(s: Session, event: Event, intents: list[Intent]) -> None:
+    """Someone answered the permission from afar (lookout.remote): its episode is over."""
+    actor = _target(s, event)
+    _tool_done(s, actor, event, intents, [[None, event["tool_key"]]])
+    if actor["status"] == WORKING:
+        _set(actor, WORKING, "Thinking")
+
+
 # -- the event table ---------------------------------------------------------------------------
 
 
@@ -449,7 +457,12 @@ def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None
     # The dialog of AskUserQuestion / ExitPlanMode is the question or the plan, whether or not
     # their (async) PreToolUse has been recorded yet.
     reason = _ATTENTION_TOOLS.get(event["tool_name"] or "", "permission")
+    before = len(intents)
     _raise(s, actor, event, reason, intents, tool_key=key, tool_use_id=use_id)
+    if len(intents) > before and intents[-1]["kind"] == reason:
+        # What names the request a remote answer may be waiting on (lookout.remote.requests):
+        # notify links the alert to its page when [remote] is on.
+        intents[-1]["request"] = [event["agent_id"], event["prompt_id"], key]
 
 
 def _tool_finished(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -771,6 +784,7 @@ _HANDLERS = {
     "PostCompact": _post_compact,
     "SessionEnd": _session_end,
     "CwdChanged": _cwd_changed,
+    "RemoteDecision": _remote_decision,
     "Reconciled": _reconciled,
     "Ack": _ack,
 }
@@ -925,6 +939,8 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
         "summary": event["summary"],
         "notify": [i["kind"] for i in intents],
     }
+    if event.get("remote"):
+        record["remote"] = event["remote"]
     if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
         record["outcome"] = event["outcome"]
     return record

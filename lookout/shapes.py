@@ -141,6 +141,7 @@ class Record(TypedDict):
     notify: list[str]
     ts: NotRequired[str]
     outcome: NotRequired[str | None]  # Reconciled: what proved the answer
+    remote: NotRequired[dict[str, Any] | None]  # RemoteDecision: who answered what, from where
 
 
 class Intent(TypedDict):
@@ -167,6 +168,8 @@ class Intent(TypedDict):
     ts: NotRequired[str]
     print_mode: NotRequired[bool]  # raised in `claude -p`: nobody can answer it
     outcome: NotRequired[str | None]  # on resolved: how it ended (None: a hook ended it)
+    request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
+    url: NotRequired[str]  # [remote]: the request's page, for the alert's link
 
 
 # -- notifications ---------------------------------------------------------------------------------
@@ -199,6 +202,9 @@ class Config(TypedDict):
     channels: dict[str, Channel]
     rules: list[Rule]
     templates: dict[str, dict[str, Any]]
+    # [remote] (config.REMOTE_DEFAULTS: enabled, wait_s, tools, allow_always, url); only ever
+    # from the user's own file.
+    remote: dict[str, Any]
 
 
 class Escalation(TypedDict):

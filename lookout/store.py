@@ -43,6 +43,10 @@ DAY_MS = 24 * 3600 * 1000
 # `lookout bridge`: one per state directory (an flock, holding its pid) and what it published.
 BRIDGE_LOCK = "bridge.lock"
 BRIDGE_CURSOR = "bridge-cursor.json"
+# Permission requests waiting for a remote answer (lookout.remote): one JSON file each, changed
+# only under their own lock so a slow decision never holds up the hooks' events.lock.
+REQUESTS = "requests"
+REQUESTS_LOCK = "requests.lock"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024

@@ -193,7 +193,22 @@ class NtfyReceiver(Receiver):
             title, text = pub.get("title", ""), pub.get("message", "")
             priority = pub.get("priority", 3)
             tags, click, seq = pub.get("tags", []), pub.get("click", ""), pub.get("sequence_id")
+            actions = pub.get("actions") or []
+            # ntfy: at most 3 actions; view needs label and url (it adds an id to each).
+            if (
+                not isinstance(actions, list)
+                or len(actions) > 3
+                or not all(
+                    isinstance(a, dict)
+                    and a.get("action") in ("view", "http", "broadcast")
+                    and a.get("label")
+                    and (a.get("action") == "broadcast" or a.get("url"))
+                    for a in actions
+                )
+            ):
+                return 400, {"code": 40018, "http": 400, "error": "invalid action"}
         else:
+            actions = []
             topic = req.path.strip("/")
             q = {k: v[0] for k, v in req.query.items()}
             h = req.headers
@@ -232,6 +247,8 @@ class NtfyReceiver(Receiver):
             msg["click"] = click
         if seq:
             msg["sequence_id"] = seq
+        if actions:
+            msg["actions"] = [{"id": uuid.uuid4().hex[:10], **a} for a in actions]
         self.messages.append(msg)
         return 200, msg
 

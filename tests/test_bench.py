@@ -51,6 +51,15 @@ def test_reconciling_keeps_status_cheap_with_big_transcripts() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 
+@pytest.mark.slow
+def test_the_deciding_hook_answers_fast_and_idles_cheaply() -> None:
+    out = bench("remote_answer.py", "--runs", "5", "--idle-s", "1", "--max-ms", "1500")
+    assert "answer -> decision printed, hook exited: median" in out
+    assert "% of one core" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
+@pytest.mark.slow
 def test_dashboard_delay_within_a_second() -> None:
     out = bench("dashboard.py", "--sessions", "50", "--streams", "3", "--runs", "5",
                 "--idle-s", "0.5", "--no-browser")  # fmt: skip

@@ -656,11 +656,73 @@ def diagnose(project: str) -> Report:
             "keep one: python3 install.py --uninstall, or claude plugin uninstall",
         )
     loaded = check_config(report, project)
+    check_remote(report, project)
     check_state(report)
     check_channels(report, loaded)
     check_deliveries(report)
     check_fleet(report)
     return report
+
+
+def check_remote(report: Report, project: str) -> None:
+    """[remote] in the config against the deciding hook in the settings: turning it on (or
+    changing wait_s) needs install.py to run again, which is easy to forget."""
+    from lookout.notify import config
+    from lookout.remote.decide import TIMEOUT_MARGIN_S
+
+    try:
+        remote = config.load(None)["remote"]
+    except LookoutError:
+        return  # check_config already said what is wrong
+    deciding: list[tuple[str, Any]] = []
+    for scope in ("user", "project", "local"):
+        path = paths.scope_path(scope, project)
+        try:
+            data = files.load_settings(path).data
+        except LookoutError:
+            continue
+        for group in data.get("hooks", {}).get(hookspec.REMOTE_EVENT, []):
+            for handler in group["hooks"]:
+                script = _our_script(handler) if isinstance(handler, dict) else None
+                if script and PurePosixPath(script).name == hookspec.REMOTE_SCRIPT:
+                    deciding.append((scope, handler.get("timeout")))
+    if not remote["enabled"]:
+        if deciding:
+            report.add(
+                "remote",
+                WARN,
+                "the deciding hook is registered but [remote] is off (it exits at once)",
+                "re-run python3 install.py to take it out",
+            )
+        return
+    if not deciding:
+        report.add(
+            "remote",
+            WARN,
+            "[remote] enabled = true, but the deciding hook is not registered: nothing waits"
+            " for a remote answer",
+            "re-run python3 install.py",
+        )
+        return
+    want = int(remote["wait_s"]) + TIMEOUT_MARGIN_S
+    wrong = [f"{scope}: {timeout}" for scope, timeout in deciding if timeout != want]
+    if wrong:
+        report.add(
+            "remote",
+            WARN,
+            f"the deciding hook's timeout ({', '.join(wrong)} s) does not follow wait_s"
+            f" = {remote['wait_s']} (want {want} s)",
+            "re-run python3 install.py",
+        )
+        return
+    tools = ", ".join(remote["tools"])
+    report.add(
+        "remote",
+        OK,
+        f"remote answers are on: requests wait up to {remote['wait_s']} s (tools: {tools})",
+    )
+    if not remote["url"]:
+        report.add("remote", INFO, "alerts carry no link to the request (set [remote] url)")
 
 
 def render(report: Report) -> str:

@@ -207,6 +207,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _project_option(check, "project directory whose .claude/lookout.toml applies")
 
+    answer = sub.add_parser(
+        "answer",
+        help="allow or deny a waiting permission request (needs [remote] enabled)",
+        description="Answer a permission request that waits for a remote answer, as the"
+        " dashboard's buttons do. Without arguments: list the requests still waiting.",
+    )
+    answer.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="session id or request id (a prefix is enough)",
+    )
+    answer.add_argument(
+        "decision",
+        nargs="?",
+        choices=("allow", "deny", "always"),
+        help="allow, deny, or always (allow and don't ask again; needs [remote] allow_always)",
+    )
+    answer.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="a question's answer: one option label per question, in order",
+    )
+    answer.add_argument("--json", action="store_true", help="machine-readable output")
+
     jump = sub.add_parser(
         "jump",
         help="switch your tmux client to a session's pane (default: the one waiting longest)",
@@ -613,6 +640,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if command == "test":
             return channels.test_channels(project, args.channels)
         return channels.check_config(project)
+    if command == "answer":
+        from lookout.commands.answer import answer
+
+        return answer(
+            session=args.session, decision=args.decision, options=args.option, as_json=args.json
+        )
     if command == "serve":
         from lookout.commands.serve import serve
 

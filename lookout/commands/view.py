@@ -110,7 +110,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "last_event": snapshot.get("last_event"),
         "updated_at": store.rfc3339(updated_ms),
         "updated_ms": updated_ms,
-        "since": store.rfc3339(since_ms(snapshot, status, updated_ms)),
+        "since": store.rfc3339(shown_since(snapshot, status, updated_ms)),
         "stale": now_ms - updated_ms > stale_after_s * 1000,
         "alive": alive,
         "pid": snapshot.get("pid"),
@@ -125,7 +125,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
     }
 
 
-def since_ms(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:
+def shown_since(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:
     """When the shown status began: the attention episode's start (the main thread's, else the
     blocked subagent's), the turn's start while working, else the last event."""
     if status == "attention":

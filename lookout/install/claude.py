@@ -21,7 +21,9 @@ Settings = dict[str, Any]
 Wanted = Sequence[tuple[str, Handler]]
 
 # Every script name lookout has ever registered: what an older install left behind must be found.
-OUR_SCRIPTS = frozenset({script for _, script, _ in hookspec.EVENTS} | {hookspec.GENERIC_SCRIPT})
+OUR_SCRIPTS = frozenset(
+    {script for _, script, _ in hookspec.EVENTS} | {hookspec.GENERIC_SCRIPT, hookspec.REMOTE_SCRIPT}
+)
 
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
 AGENT_VAR = "LOOKOUT_AGENT"
@@ -195,11 +197,12 @@ def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
     )
 
 
-def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -> None:
-    """Remove our handlers in place. For an event in `keep`, the first of ours found in a
-    match-all group is replaced by keep[event] where it stands (so a re-install is byte-identical)
-    and the event leaves `keep`. Containers that a removal empties are dropped, except an event
-    (and the `hooks` key) that `keep` is about to fill again, so it stays where it was."""
+def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, list[Handler]]) -> None:
+    """Remove our handlers in place. For an event in `keep`, the first ones of ours found in
+    match-all groups are replaced, in order, by keep[event]'s handlers where they stand (so a
+    re-install is byte-identical); what replaced one leaves `keep`. Containers that a removal
+    empties are dropped, except an event (and the `hooks` key) that `keep` is about to fill
+    again, so it stays where it was."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return
@@ -214,8 +217,8 @@ def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -
             for handler in handlers:
                 if not is_ours(handler, roots):
                     kept.append(handler)
-                elif event in keep and group.get("matcher", "") in _MATCH_ALL:
-                    kept.append(keep.pop(event))
+                elif keep.get(event) and group.get("matcher", "") in _MATCH_ALL:
+                    kept.append(keep[event].pop(0))
             if kept != handlers:
                 group["hooks"] = kept
                 if not kept:
@@ -232,13 +235,17 @@ def merge(settings: Settings, wanted: Wanted, roots: Sequence[str] = ()) -> Sett
     """Settings with exactly `wanted` as lookout's entries: stale ones replaced or removed,
     missing ones appended as a new match-all group at the end of their event."""
     out = copy.deepcopy(check_shape(settings))
-    keep = {event: copy.deepcopy(handler) for event, handler in wanted}
+    # An event may have more than one entry of ours (PermissionRequest: the recording hook and,
+    # with [remote] enabled, the deciding one).
+    keep: dict[str, list[Handler]] = {}
+    for event, handler in wanted:
+        keep.setdefault(event, []).append(copy.deepcopy(handler))
     _strip(out, roots, keep)
-    if keep:
+    left = [(event, handler) for event, handlers in keep.items() for handler in handlers]
+    if left:
         hooks = out.setdefault("hooks", {})
-        for event, _ in wanted:
-            if event in keep:
-                hooks.setdefault(event, []).append({"hooks": [keep[event]]})
+        for event, handler in left:
+            hooks.setdefault(event, []).append({"hooks": [handler]})
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
 from lookout import hookspec
 from lookout.errors import LookoutError
@@ -27,9 +28,41 @@ def hook_command(python: str, home: Path, script: str, agent: str = "claude") ->
 
 def wanted(python: str, home: Path, agent: str = "claude") -> list[tuple[str, settings.Handler]]:
     events = hookspec.CODEX_EVENTS if agent == "codex" else hookspec.EVENTS
-    return settings.wanted_handlers(
+    handlers = settings.wanted_handlers(
         lambda script: hook_command(python, home, script, agent), events
     )
+    if agent == "claude":
+        handlers += remote_wanted(python, home)
+    return handlers
+
+
+def remote_wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
+    """The deciding hook, only with `[remote] enabled = true` in the user's own config: a second
+    PermissionRequest entry, synchronous, whose timeout follows wait_s. (Not for Codex: its
+    PermissionRequest hooks run before its prompt, so a waiting hook would block the terminal.)"""
+    remote = remote_config()
+    if not remote.get("enabled"):
+        return []
+    from lookout.remote.decide import TIMEOUT_MARGIN_S
+
+    handler: settings.Handler = {
+        "type": "command",
+        "command": hook_command(python, home, hookspec.REMOTE_SCRIPT),
+        "timeout": int(remote["wait_s"]) + TIMEOUT_MARGIN_S,
+    }
+    return [(hookspec.REMOTE_EVENT, handler)]
+
+
+def remote_config() -> dict[str, Any]:
+    """[remote] from the global config; off when the config is missing or broken."""
+    from lookout.notify import config
+
+    try:
+        cfg = config.load(None)
+    except config.ConfigError:
+        return {"enabled": False, "broken": True}
+    remote: dict[str, Any] = cfg["remote"]
+    return remote
 
 
 def install_into(
@@ -56,7 +89,17 @@ def install_into(
     registry.remember(target, agent, loaded.text, text, backup, created_dirs)
     first = [f"replaced {stale} from an earlier install"] if stale else []
     out(f"installed {count} hooks into {tilde(target)}{files.written_note(first, backup, loaded)}")
+    _say_remote(handlers, out)
     return True
+
+
+def _say_remote(handlers: list[tuple[str, settings.Handler]], out: Out) -> None:
+    deciding = [h for _, h in handlers if hookspec.REMOTE_SCRIPT in str(h.get("command"))]
+    if deciding:
+        out(
+            "remote answers are on: a permission request waits up to"
+            f" {remote_config()['wait_s']} s for `lookout answer` or the dashboard"
+        )
 
 
 def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> bool:

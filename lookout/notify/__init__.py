@@ -37,6 +37,7 @@ def handle(intents: list[Intent], state_dir: str) -> None:
     if not cfg or not cfg["rules"]:
         return
     now_ms = int(time.time() * 1000)
+    _link_requests(intents, cfg)
     skipped: list[Skip] = []
     deliveries = decide_and_remember(intents, cfg, state_dir, now_ms, skipped)
     if skipped:
@@ -50,6 +51,29 @@ def handle(intents: list[Intent], state_dir: str) -> None:
         except BaseException:
             os.unlink(job_path)  # no sender will ever take it
             raise
+
+
+def _link_requests(intents: list[Intent], cfg: Config) -> None:
+    """With [remote] on and the dashboard's address known, an alert for a permission that may
+    be answered from afar links to that request's page: a link, never a bearer decision (the
+    page needs the dashboard's login; the request's nonce never leaves the state directory)."""
+    remote = cfg.get("remote") or {}
+    if not (remote.get("enabled") and remote.get("url")):
+        return
+    for intent in intents:
+        request = intent.get("request")
+        tool = intent.get("tool_name")
+        if not (isinstance(request, list) and len(request) == 3 and isinstance(tool, str)):
+            continue
+        from fnmatch import fnmatchcase
+
+        if not any(fnmatchcase(tool, glob) for glob in remote.get("tools") or []):
+            continue
+        from lookout.remote.requests import request_id
+
+        agent_id, prompt_id, key = request
+        rid = request_id(str(intent["session_id"]), agent_id, prompt_id, str(key or ""))
+        intent["url"] = f"{remote['url']}/#request={rid}"
 
 
 def decide_and_remember(

@@ -320,6 +320,12 @@ def _ntfy(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
     }
     if ch.get("click"):
         payload["click"] = ch["click"]
+    link = _link(msg)
+    if link:
+        # A `view` action opens the request's page (which asks for the dashboard's login); never
+        # an `http` action that would itself carry a decision through the broker.
+        payload.setdefault("click", link)
+        payload["actions"] = [{"action": "view", "label": "Answer", "url": link, "clear": True}]
     seq = msg.get("sequence_id")
     if seq:
         payload["sequence_id"] = seq
@@ -335,22 +341,33 @@ def _ntfy(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
     return "sent", f"HTTP 200 {redact_url(server)}", seq
 
 
+def _link(msg: dict[str, Any]) -> str | None:
+    """The page of the request this alert is about (set by notify when [remote] is on)."""
+    url = (msg.get("intent") or {}).get("url")
+    return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
+
+
 def webhook_body(fmt: str, msg: dict[str, Any]) -> dict[str, Any]:
     title, body = msg["title"], msg["body"]
+    link = _link(msg)
     if fmt == "slack":
 
         def esc(s: str) -> str:  # Slack mrkdwn control characters
             return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
-        return {"text": f"*{esc(title)}*" + (f"\n{esc(body)}" if body else "")}
+        more = f"\n<{esc(link)}|Answer in lookout>" if link else ""
+        return {"text": f"*{esc(title)}*" + (f"\n{esc(body)}" if body else "") + more}
     if fmt == "discord":
         text = f"**{title}**" + (f"\n{body}" if body else "")
+        text = templates.truncate(text, DISCORD_LIMIT - (len(link) + 1 if link else 0))
         return {
-            "content": templates.truncate(text, DISCORD_LIMIT),
+            "content": text + (f"\n{link}" if link else ""),
             "allowed_mentions": {"parse": []},
         }  # no @everyone from a message's text
     intent = msg.get("intent") or {}
+    extra = {"url": link} if link else {}
     return {
+        **extra,
         "title": title,
         "message": body,
         "kind": msg["kind"],

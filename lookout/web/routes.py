@@ -156,3 +156,6 @@ def _send(write: object, message: Message) -> None:
     name, data = message
     payload = json.dumps(data, separators=(",", ":"))
     write(f"event: {name}\ndata: {payload}\n\n".encode())  # type: ignore[operator]
+
+
+from lookout.web import remote  # noqa: E402, F401 - registers the remote-answer routes (issue 15)

@@ -454,3 +454,29 @@ def test_doctor_says_a_project_file_is_ignored_and_why(
         f'{repo}/.claude/lookout.toml: ignored: not trusted; it sets channels.x.type = "command"'
         " (and 1 more)",
     )
+
+
+def test_remote_answers_need_the_installer_to_run_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.conftest import write_config
+
+    install(capsys)
+    write_config("[remote]\nenabled = true\n")
+    _, doc = run(capsys)
+    ((status, message),) = verdicts(doc, "remote")
+    assert status == "warn" and "the deciding hook is not registered" in message
+    install(capsys)
+    _, doc = run(capsys)
+    assert verdicts(doc, "remote") == [
+        ("ok", "remote answers are on: requests wait up to 300 s (tools: *)"),
+        ("info", "alerts carry no link to the request (set [remote] url)"),
+    ]
+    write_config('[remote]\nenabled = true\nwait_s = 60\nurl = "https://h.example:8787"\n')
+    _, doc = run(capsys)
+    ((status, message),) = verdicts(doc, "remote")
+    assert status == "warn" and "(want 75 s)" in message
+    write_config("# remote off\n")
+    _, doc = run(capsys)
+    ((status, message),) = verdicts(doc, "remote")
+    assert status == "warn" and "[remote] is off" in message

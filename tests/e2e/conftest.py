@@ -9,6 +9,8 @@ from pathlib import Path
 import filelock
 import pytest
 
+from tests.web.conftest import browser, chromium  # noqa: F401 - the real Chromium, shared
+
 from .client import RegistryUnreachable, cache_dir, ensure_client
 from .harness import CHECKOUT, Install, Sandbox, installed_lookout, run_install_py
 from .mock_api import MockAPI

@@ -243,3 +243,20 @@ def test_a_hook_command_whose_script_is_gone_exits_0(tmp_path: Path, form: str) 
     (runtime / "hooks").mkdir(parents=True)
     (runtime / "hooks" / "stop.py").write_text("import sys; print('ran'); sys.exit(7)\n")
     assert run() == (7, "ran\n")  # the script is there: it runs, as before
+
+
+def test_two_entries_for_one_event_install_and_reinstall_identically() -> None:
+    deciding = {"type": "command", "command": command(hookspec.REMOTE_SCRIPT), "timeout": 315}
+    wanted = [*WANTED, (hookspec.REMOTE_EVENT, deciding)]
+    once = settings.merge({}, wanted, ROOTS)
+    groups = once["hooks"]["PermissionRequest"]
+    assert [g["hooks"][0]["command"].rsplit("/", 1)[1] for g in groups] == [
+        "permission_request.py",
+        "remote_answer.py",
+    ]
+    assert settings.merge(once, wanted, ROOTS) == once
+    assert settings.count_ours(once, ROOTS) == len(wanted)
+    # Turned off again: the deciding entry goes, the recording one stays.
+    off = settings.merge(once, WANTED, ROOTS)
+    assert off == settings.merge({}, WANTED, ROOTS)
+    assert settings.unmerge(once, ROOTS) == {}

@@ -22,6 +22,7 @@ from lookout.errors import LookoutError
 from lookout.install import claude as settings
 from lookout.install import files, hooks, registry, runtime
 from lookout.notify import config as notify_config
+from tests.helpers import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -955,3 +956,37 @@ def test_a_failed_settings_write_speaks_for_that_file_only(
     assert exc.value.hint is not None
     assert "changed nothing" not in exc.value.hint
     assert exc.value.hint.endswith(f"{files.tilde(target)} is unchanged")
+
+
+def test_the_deciding_hook_is_registered_only_when_remote_is_enabled(isolated_env: Path) -> None:
+    target = isolated_env / ".claude" / "settings.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_config("# remote off\n")
+    run_install(target)
+    off = json.loads(target.read_text())
+    assert "remote_answer.py" not in target.read_text()
+    assert len(off["hooks"]["PermissionRequest"]) == 1
+
+    write_config("[remote]\nenabled = true\nwait_s = 120\n")
+    rc, lines, _ = run_install(target)
+    assert rc == 0 and lines[-1] == (
+        "remote answers are on: a permission request waits up to 120 s for"
+        " `lookout answer` or the dashboard"
+    )
+    on = json.loads(target.read_text())
+    recording, deciding = (g["hooks"][0] for g in on["hooks"]["PermissionRequest"])
+    assert recording["timeout"] == hookspec.TIMEOUT_S and "async" not in recording
+    assert deciding["command"].endswith(f"{HOME_RT}/hooks/remote_answer.py")
+    assert (deciding["timeout"], deciding.get("async")) == (135, None)  # wait_s + 15, sync
+    jsonschema.validate(on, SCHEMA)
+
+    write_config("[remote]\nenabled = false\n")
+    run_install(target)
+    assert json.loads(target.read_text()) == off
+
+
+def test_a_broken_config_leaves_remote_answers_off(isolated_env: Path) -> None:
+    target = isolated_env / ".claude" / "settings.json"
+    write_config("[remote]\nenabled = tru\n")
+    assert run_install(target)[0] == 0
+    assert "remote_answer.py" not in target.read_text()

@@ -498,3 +498,31 @@ def test_desktop_text_has_no_nul_and_no_markup(
         'Finished &lt;a href="https://evil.example/login"&gt;re-auth&lt;/a&gt; &amp; '
         '&lt;img src="x"/&gt;',
     ]
+
+
+# -- remote answers: an alert links to the request's page, never carries a decision ------------
+
+LINK = "https://laptop.tail.ts.net:8787/#request=0123456789abcdef0123"
+
+
+def test_ntfy_links_to_the_request_page_with_a_view_action() -> None:
+    with ntfy_receiver() as rx:
+        ch = channel({"type": "ntfy", "url": f"{rx.url}/t"})
+        assert channels.send(ch, msg_for(url=LINK), 5)[0] == "sent"
+        (sent,) = rx.messages
+        assert sent["click"] == LINK
+        assert [{k: v for k, v in a.items() if k != "id"} for a in sent["actions"]] == [
+            {"action": "view", "label": "Answer", "url": LINK, "clear": True}
+        ]
+        assert "nonce" not in json.dumps(sent)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "where"),
+    [("json", "url"), ("slack", "text"), ("discord", "content")],
+)
+def test_webhooks_carry_the_link(fmt: str, where: str) -> None:
+    body = channels.webhook_body(fmt, msg_for(url=LINK))
+    assert LINK in str(body[where])
+    plain = channels.webhook_body(fmt, msg_for())
+    assert "request=" not in json.dumps(plain)

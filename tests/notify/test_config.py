@@ -719,3 +719,39 @@ def test_trust_someone_else_wrote_is_no_trust(cfg_file: Path, tmp_path: Path) ->
     os.chown(Path(os.environ["LOOKOUT_STATE_DIR"]) / "trust.json", 2002, 2002)
     pf = config.resolve(str(project))[1]
     assert pf is not None and not pf.trusted and pf.ignored is not None
+
+
+def test_remote_is_off_by_default_and_validated(cfg_file: Path) -> None:
+    assert config.load()["remote"] == {
+        "enabled": False,
+        "wait_s": 300,
+        "tools": ["*"],
+        "allow_always": False,
+        "url": "",
+    }
+    write(
+        cfg_file,
+        '[remote]\nenabled = true\nwait_s = 120\ntools = ["Bash", "mcp__*"]\n'
+        'url = "https://laptop.tail.ts.net:8787/"\n',
+    )
+    remote = config.load()["remote"]
+    assert (remote["enabled"], remote["wait_s"], remote["tools"]) == (True, 120, ["Bash", "mcp__*"])
+    assert remote["url"] == "https://laptop.tail.ts.net:8787"
+    errors = errors_of(
+        '[remote]\nenabled = "yes"\nwait_s = 5\ntools = []\nurl = "https://h/?token=x"\nfoo = 1\n',
+        cfg_file,
+    )
+    text = "\n".join(errors)
+    for key in ("remote.enabled", "remote.wait_s", "remote.tools", "remote.url", "remote.foo"):
+        assert key in text, text
+
+
+def test_a_project_file_may_not_touch_remote(cfg_file: Path, tmp_path: Path) -> None:
+    write(cfg_file, "[remote]\nenabled = false\n")
+    project = tmp_path / "repo"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "lookout.toml").write_text("[remote]\nenabled = true\n")
+    with pytest.raises(config.ConfigError) as exc:
+        config.load(str(project))
+    assert "remote: is read only from your own config file" in str(exc.value)
+    assert config.load(None)["remote"]["enabled"] is False

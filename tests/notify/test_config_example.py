@@ -17,6 +17,8 @@ def every_key() -> set[str]:
     keys.update(config._COMMON_KEYS, config._RULE_KEYS)
     for type_keys in config._TYPE_KEYS.values():
         keys.update(type_keys)
+    keys.add("remote")
+    keys.update(config.REMOTE_DEFAULTS)
     return keys
 
 

@@ -188,3 +188,40 @@ def test_a_withheld_notification_is_recorded_as_skipped(
         "event_ts": "2027-01-15T08:00:00.000Z",
     }
     assert os.stat(state_dir / store.DELIVERIES).st_mode & 0o777 == 0o600
+
+
+def test_a_permission_alert_links_to_its_remote_request(
+    state_dir: Path, spawned: list[str]
+) -> None:
+    from lookout.remote.requests import request_id
+
+    write_config(
+        """
+[remote]
+enabled = true
+tools = ["Bash"]
+url = "https://laptop.tail.ts.net:8787"
+
+[channels.hook]
+type = "command"
+argv = ["true"]
+
+[[rules]]
+when = ["permission"]
+channels = ["hook"]
+"""
+    )
+    intent = {
+        "kind": "permission",
+        "session_id": "s1",
+        "tool_name": "Bash",
+        "cwd": "/tmp",
+        "request": [None, "p1", "Bash:abc"],
+        "episode": "s1:permission:Bash:abc:",
+        "ts_ms": int(time.time() * 1000),
+    }
+    notify.handle([dict(intent), dict(intent, tool_name="Edit", session_id="s2")], str(state_dir))
+    (job,) = [json.loads(Path(p).read_text()) for p in spawned]
+    urls = [d["intent"].get("url") for d in job["deliveries"]]
+    rid = request_id("s1", None, "p1", "Bash:abc")
+    assert urls == [f"https://laptop.tail.ts.net:8787/#request={rid}", None]  # Edit: not remote

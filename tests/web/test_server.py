@@ -284,7 +284,8 @@ def test_the_page_needs_nothing_from_elsewhere() -> None:
         assert "eval(" not in text and "document.write" not in text
     page = (Path(server.STATIC_DIR) / "index.html").read_text()
     assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
-        "/static/icon.svg", "/static/app.css", "/static/app.js"
+        "/static/icon.svg", "/static/app.css", "/static/app.js",
+        "/static/remote.css", "/static/remote.js",  # the remote answers (issue 15)
     ]  # fmt: skip
 
 

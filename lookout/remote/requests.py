@@ -1,0 +1,376 @@
+"""Permission requests that may be answered from afar: one record per request in
+`<state>/requests/<id>.json` (0600), changed only under `requests.lock` by compare-and-set.
+
+A record is created `pending` by the deciding hook (lookout.remote.decide) and leaves that state
+once: `allowed` / `denied` (the dashboard or `lookout answer`, with the request's nonce, before it
+expires), or `answered_locally` / `ended` / `expired` / `abandoned` (the deciding hook saw the
+dialog answered in the terminal, the session end, its deadline, or the hook is gone). The nonce is
+a fresh secret per request: it binds an answer to the request it was shown for, and it never
+leaves the state directory except through the dashboard's authenticated API.
+
+Stdlib only (it runs inside a hook); all writes go through lookout.store."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+
+from lookout import _jsonfast, events, store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    Record = dict[str, Any]
+
+PENDING = "pending"
+ALLOWED = "allowed"
+DENIED = "denied"
+ANSWERED_LOCALLY = "answered_locally"
+ENDED = "ended"
+EXPIRED = "expired"
+ABANDONED = "abandoned"
+DECISIONS = ("allow", "deny", "allow_always")
+# Why a request no longer takes an answer, as the API and `lookout answer` say it.
+NOT_PENDING = {
+    ALLOWED: "already answered: allowed",
+    DENIED: "already answered: denied",
+    ANSWERED_LOCALLY: "answered in the terminal",
+    ENDED: "the session ended",
+    EXPIRED: "expired: the terminal's dialog decides now",
+    ABANDONED: "no longer waiting (the agent stopped asking)",
+}
+DETAIL_MAX = 4000
+KEEP_DONE_S = 24 * 3600  # finished records stay a day (the page shows how they ended)
+KEEP_MAX = 500
+
+
+def request_id(session_id: str, agent_id: str | None, prompt_id: str | None, key: str) -> str:
+    """The same for every hook that sees this PermissionRequest payload (it has no tool_use_id):
+    the recording hook links its notification to the request the deciding hook records."""
+    text = "\0".join((session_id, agent_id or "", prompt_id or "", key))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def _detail(tool_name: str, tool_input: object) -> str:
+    """What to show before someone approves: the whole command, the edit, the file written."""
+    if not isinstance(tool_input, dict):
+        return ""
+    parts: list[str] = []
+    if tool_name == "AskUserQuestion":
+        return events.question_text(tool_input)
+    for key in ("command", "file_path", "notebook_path", "url", "pattern", "plan"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            parts.append(value.strip())
+    old, new = tool_input.get("old_string"), tool_input.get("new_string")
+    if isinstance(old, str) and isinstance(new, str):
+        parts += ["".join("- " + line for line in old.splitlines(True)).rstrip("\n")]
+        parts += ["".join("+ " + line for line in new.splitlines(True)).rstrip("\n")]
+    content = tool_input.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    if not parts and isinstance(tool_input.get("description"), str):
+        parts.append(tool_input["description"])
+    return events.clip("\n".join(parts), DETAIL_MAX)
+
+
+def _questions(tool_input: object) -> list[dict[str, Any]] | None:
+    """AskUserQuestion's questions and option labels: the page offers them as buttons."""
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("questions"), list):
+        return None
+    out = []
+    for q in tool_input["questions"]:
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str):
+            return None
+        labels = [
+            o["label"]
+            for o in q.get("options") or []
+            if isinstance(o, dict) and isinstance(o.get("label"), str)
+        ]
+        out.append(
+            {
+                "question": q["question"],
+                "header": q.get("header") if isinstance(q.get("header"), str) else "",
+                "options": labels,
+                "multi_select": q.get("multiSelect") is True,
+            }
+        )
+    return out or None
+
+
+def new_record(
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+    now_ms: int,
+    wait_s: int,
+    allow_always: bool,
+) -> Record:
+    """A pending record for one PermissionRequest payload (not yet saved)."""
+    name = payload.get("tool_name")
+    tool_name = name if isinstance(name, str) else ""
+    tool_input = payload.get("tool_input")
+    session_id = str(payload.get("session_id") or "")
+    agent_id = payload.get("agent_id") if isinstance(payload.get("agent_id"), str) else None
+    prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
+    key = events.tool_key(tool_name, tool_input) or ""
+    digest = hashlib.sha256(_jsonfast.dumps(tool_input).encode("utf-8", "surrogatepass"))
+    cwd = str(payload["cwd"]) if isinstance(payload.get("cwd"), str) else ""
+    claude_pid = env.get("CLAUDE_PID", "")
+    questions = _questions(tool_input) if tool_name == "AskUserQuestion" else None
+    return {
+        "v": 1,
+        "id": request_id(session_id, agent_id, prompt_id, key),
+        "session_id": session_id,
+        "agent_id": agent_id,
+        "prompt_id": prompt_id,
+        "project": os.path.basename(cwd.rstrip("/")) or cwd,
+        "cwd": cwd,
+        "tool_name": tool_name,
+        "tool_key": key,
+        "summary": events.tool_summary(tool_name, tool_input),
+        "detail": _detail(tool_name, tool_input),
+        "questions": questions,
+        "input_hash": digest.hexdigest(),
+        "allow_always": bool(allow_always and always_rules(tool_name, tool_input)),
+        "created_ms": now_ms,
+        "expires_ms": now_ms + wait_s * 1000,
+        "nonce": secrets.token_urlsafe(24),
+        "status": PENDING,
+        "decision": None,
+        "pid": os.getpid(),
+        "claude_pid": int(claude_pid) if claude_pid.isdigit() else None,
+        "resolved_ms": None,
+    }
+
+
+def always_rules(tool_name: object, tool_input: object) -> list[dict[str, Any]]:
+    """ "Allow always", as narrow as it can be said: a session rule that allows this exact Bash
+    command again (measured with 2.1.332: the same command then runs without a dialog, any other
+    still asks). Nothing for a command with `*` (a rule's wildcard would allow more than was
+    shown) nor for other tools. Never the client's setMode suggestion."""
+    if tool_name != "Bash" or not isinstance(tool_input, dict):
+        return []
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command.strip() or "*" in command:
+        return []
+    if any(ch in command for ch in "\n\r()"):
+        return []  # one line, no parenthesis that could end the rule's Bash(...) early
+    return [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": command}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def _dir(state_dir: str) -> str:
+    return os.path.join(state_dir, store.REQUESTS)
+
+
+def _path(state_dir: str, rid: str) -> str:
+    if not (rid and len(rid) <= 64 and rid.isascii() and rid.isalnum()):
+        raise KeyError(rid)  # ids are hex: anything else names no file
+    return os.path.join(_dir(state_dir), rid + ".json")
+
+
+def load(state_dir: str, rid: str) -> Record | None:
+    try:
+        value = store.read_json(_path(state_dir, rid))
+    except KeyError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def load_all(state_dir: str) -> list[Record]:
+    try:
+        names = os.listdir(_dir(state_dir))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if name.endswith(".json") and not name.startswith("."):
+            value = store.read_json(os.path.join(_dir(state_dir), name))
+            if isinstance(value, dict) and isinstance(value.get("id"), str):
+                out.append(value)
+    out.sort(key=lambda r: int(r.get("created_ms") or 0))
+    return out
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, another user's: not ours to judge
+    return True
+
+
+def is_open(rec: Record, now_ms: int) -> bool:
+    """Still taking an answer: pending, not expired, and its deciding hook still waiting."""
+    return (
+        rec.get("status") == PENDING
+        and now_ms < int(rec.get("expires_ms") or 0)
+        and _alive(rec.get("pid"))
+    )
+
+
+def save_new(state_dir: str, rec: Record, now_ms: int) -> None:
+    """Save a new pending record (replacing a finished one with the same id: the same call
+    asked again), and forget finished records older than a day."""
+    store.ensure_dir(_dir(state_dir))
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        old = load(state_dir, rec["id"])
+        if old is not None and is_open(old, now_ms) and old.get("pid") != rec["pid"]:
+            # Two hooks for one dialog (a settings file and a plugin): the first one answers.
+            raise FileExistsError(rec["id"])
+        store.write_json_atomic(_path(state_dir, rec["id"]), rec)
+        _prune(state_dir, now_ms)
+
+
+def _prune(state_dir: str, now_ms: int) -> None:
+    records = load_all(state_dir)
+    done = [r for r in records if r.get("status") != PENDING]
+    stale = [r for r in done if now_ms - int(r.get("resolved_ms") or 0) > KEEP_DONE_S * 1000]
+    stale += done[: max(0, len(records) - KEEP_MAX)]
+    for r in stale:
+        try:
+            os.unlink(_path(state_dir, r["id"]))
+        except (OSError, KeyError):
+            pass
+
+
+def resolve(state_dir: str, rid: str, status: str, now_ms: int) -> Record | None:
+    """pending -> `status`, unless an answer got there first: the record as it now stands."""
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        rec = load(state_dir, rid)
+        if rec is None or rec.get("status") != PENDING:
+            return rec
+        rec["status"] = status
+        rec["resolved_ms"] = now_ms
+        store.write_json_atomic(_path(state_dir, rid), rec)
+        return rec
+
+
+class Refused(Exception):
+    """An answer that was not taken: `status` is the HTTP status the API answers with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def answer(
+    state_dir: str,
+    rid: str,
+    decision: object,
+    nonce: object,
+    *,
+    by: str,
+    source: str,
+    user_agent: str,
+    now_ms: int,
+    answers: object = None,
+) -> Record:
+    """Take one decision for request `rid`: once, only with its nonce, only while it is open.
+    Returns the updated record; raises Refused (404, 403, 409, 400) otherwise."""
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        rec = load(state_dir, rid)
+        if rec is None:
+            raise Refused(404, "no such request")
+        expected = str(rec.get("nonce") or "")
+        given = nonce if isinstance(nonce, str) else ""
+        # Constant time: the comparison must not tell how much of a guess was right.
+        if not (expected and hmac.compare_digest(given.encode(), expected.encode())):
+            raise Refused(403, "wrong nonce for this request")
+        status = str(rec.get("status"))
+        if status == PENDING and now_ms >= int(rec.get("expires_ms") or 0):
+            status = EXPIRED
+        elif status == PENDING and not _alive(rec.get("pid")):
+            status = ABANDONED
+        if status != PENDING:
+            if rec.get("status") == PENDING:
+                rec["status"], rec["resolved_ms"] = status, now_ms
+                store.write_json_atomic(_path(state_dir, rid), rec)
+            raise Refused(409, NOT_PENDING.get(status, status))
+        behavior, picked = _check_decision(rec, decision, answers)
+        rec["status"] = ALLOWED if behavior.startswith("allow") else DENIED
+        rec["resolved_ms"] = now_ms
+        rec["decision"] = {
+            "behavior": behavior,
+            "answers": picked,
+            "by": by,
+            "source": source,
+            "user_agent": user_agent[:200],
+            "ts_ms": now_ms,
+        }
+        store.write_json_atomic(_path(state_dir, rid), rec)
+        return rec
+
+
+def _check_decision(rec: Record, decision: object, answers: object) -> tuple[str, Any]:
+    if decision not in DECISIONS:
+        raise Refused(400, 'decision must be "allow" or "deny"')
+    assert isinstance(decision, str)
+    if decision == "allow_always" and not rec.get("allow_always"):
+        raise Refused(400, "allow_always is off for this request ([remote] allow_always)")
+    questions = rec.get("questions")
+    if decision == "deny" or not questions:
+        if answers not in (None, {}):
+            raise Refused(400, "answers are only for a question")
+        return decision, None
+    # A question is answered with one of its options (several, comma-separated, for multi).
+    if not isinstance(answers, dict):
+        raise Refused(400, "answer the question: answers = {question: option label}")
+    picked: dict[str, str] = {}
+    for q in questions:
+        value = answers.get(q["question"])
+        given = value if isinstance(value, list) else [value]
+        labels = [v for v in given if isinstance(v, str) and v in q["options"]]
+        if not labels or len(labels) != len(given):
+            raise Refused(400, f"answer {q['question']!r} with one of its options")
+        if len(labels) > 1 and not q.get("multi_select"):
+            raise Refused(400, f"{q['question']!r} takes one option")
+        picked[q["question"]] = ", ".join(labels)
+    if set(answers) - set(picked):
+        raise Refused(400, "answers name a question this request does not ask")
+    return decision, picked
+
+
+def public(rec: Record, now_ms: int) -> dict[str, Any]:
+    """What the API lists for a request (with its nonce: the API is authenticated)."""
+    from lookout.store import rfc3339
+
+    status = rec.get("status")
+    if status == PENDING and not is_open(rec, now_ms):
+        status = EXPIRED if now_ms >= int(rec.get("expires_ms") or 0) else ABANDONED
+    decision = rec.get("decision") or {}
+    return {
+        "id": rec["id"],
+        "nonce": rec.get("nonce") if status == PENDING else None,
+        "session_id": rec.get("session_id"),
+        "agent_id": rec.get("agent_id"),
+        "project": rec.get("project"),
+        "tool_name": rec.get("tool_name"),
+        "summary": rec.get("summary"),
+        "detail": rec.get("detail"),
+        "questions": rec.get("questions"),
+        "allow_always": bool(rec.get("allow_always")),
+        "created_at": rfc3339(int(rec.get("created_ms") or 0)),
+        "expires_at": rfc3339(int(rec.get("expires_ms") or 0)),
+        "status": status,
+        "reason": NOT_PENDING.get(str(status)),
+        "decision": decision.get("behavior"),
+        "decided_by": decision.get("by"),
+    }

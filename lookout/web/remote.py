@@ -1,0 +1,94 @@
+"""The dashboard's remote-answer routes (issue 15): the permission requests waiting for an answer
+and the one way to answer them. Both need the dashboard's token; the POST also needs the
+dashboard's own origin when it comes with the cookie (server.route does both).
+
+An answer is accepted once, only with the request's nonce, only while the request is pending
+(lookout.remote.requests.answer); wrong nonces and unknown ids count as failures per source
+address, and too many of them get 429 for a while."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from lookout.remote import requests
+from lookout.web.server import Request, Response, error, json_response, route
+
+FAIL_LIMIT = 10
+FAIL_WINDOW_S = 300.0
+
+
+class _Failures:
+    """Failed answers per source address in a sliding window (in memory: a restart forgets)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_source: dict[str, list[float]] = {}
+
+    def _recent(self, source: str, now: float) -> list[float]:
+        times = [t for t in self._by_source.get(source, []) if now - t < FAIL_WINDOW_S]
+        if times:
+            self._by_source[source] = times
+        else:
+            self._by_source.pop(source, None)
+        return times
+
+    def limited(self, source: str) -> bool:
+        with self._lock:
+            return len(self._recent(source, time.monotonic())) >= FAIL_LIMIT
+
+    def add(self, source: str) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._by_source[source] = [*self._recent(source, now), now]
+
+
+FAILURES = _Failures()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@route("GET", "/api/requests")
+def list_requests(request: Request) -> Response:
+    """The requests waiting for an answer (?all=1: also those of the last day that ended)."""
+    now = _now_ms()
+    everything = request.query.get("all") in ("1", "true", "yes")
+    shown = [
+        requests.public(rec, now)
+        for rec in requests.load_all(request.app.state_dir)
+        if everything or requests.is_open(rec, now)
+    ]
+    return json_response({"requests": shown})
+
+
+@route("POST", "/api/requests/{request_id}")
+def answer(request: Request) -> Response:
+    source = str(request.conn.client_address[0])
+    if FAILURES.limited(source):
+        response = error(
+            429, "too many failed answers from this address", "wait a few minutes, then reload"
+        )
+        response.headers["Retry-After"] = str(int(FAIL_WINDOW_S))
+        return response
+    body = request.body
+    if not isinstance(body, dict):
+        return error(400, 'expected {"decision": "allow" or "deny", "nonce": "..."}')
+    try:
+        rec = requests.answer(
+            request.app.state_dir,
+            request.params["request_id"],
+            body.get("decision"),
+            body.get("nonce"),
+            by=f"the dashboard ({source})",
+            source=source,
+            user_agent=str(request.headers.get("User-Agent") or "")[:200],
+            now_ms=_now_ms(),
+            answers=body.get("answers"),
+        )
+    except requests.Refused as exc:
+        if exc.status in (403, 404):
+            FAILURES.add(source)
+        return error(exc.status, str(exc))
+    return json_response({"request": requests.public(rec, _now_ms())})

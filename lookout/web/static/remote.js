@@ -1,0 +1,180 @@
+// lookout dashboard: permission requests that may be answered from here ([remote] enabled).
+// Text from the session (commands, diffs, questions) reaches the page through textContent only.
+// An answer is a same-origin POST with the request's nonce; the dialog in the terminal stays up
+// until one answer wins, so a late tap is told "answered in the terminal".
+"use strict";
+(() => {
+  const POLL_MS = 2000;
+  const WORDS = {
+    pending: "waiting", allowed: "allowed", denied: "denied",
+    answered_locally: "answered in the terminal", ended: "session ended",
+    expired: "expired: the terminal decides", abandoned: "no longer waiting",
+  };
+  const R = { list: [], focus: null, sending: new Set(), picked: new Map(), offset: 0 };
+
+  function node(tag, attrs, ...children) {
+    const n = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") n.className = v;
+      else if (k === "text") n.textContent = v;
+      else if (k.startsWith("data-") || k.startsWith("aria-")) n.setAttribute(k, v);
+      else n[k] = v;
+    }
+    for (const c of children) if (c) n.append(c);
+    return n;
+  }
+
+  function box() {
+    let b = document.getElementById("requests");
+    if (!b) {
+      b = node("section", { id: "requests", class: "requests", "aria-live": "polite", hidden: true });
+      const main = document.getElementById("main");
+      main.insertBefore(b, document.getElementById("groups"));
+    }
+    return b;
+  }
+
+  function left(r) {
+    const s = Math.max(0, Math.floor((Date.parse(r.expires_at) - Date.now() - R.offset) / 1000));
+    return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+  }
+
+  function fromHash() {
+    const m = /^#request=([0-9a-f]+)$/.exec(location.hash);
+    R.focus = m ? m[1] : null;
+    render();
+    if (R.focus) document.querySelector(`[data-request-id="${R.focus}"]`)?.scrollIntoView({ block: "start" });
+  }
+
+  async function load() {
+    const response = await fetch("/api/requests?all=1", { cache: "no-store" }).catch(() => null);
+    if (!response || !response.ok) return; // 401: app.js shows how to sign in
+    const date = Date.parse(response.headers.get("Date") || "");
+    if (!Number.isNaN(date)) R.offset = 0; // expiry is computed from the server's timestamps
+    const body = await response.json().catch(() => ({}));
+    R.list = body.requests || [];
+    render();
+  }
+
+  function say(r, text, kind) {
+    const card = document.querySelector(`[data-request-id="${r.id}"]`);
+    const line = card?.querySelector(".req-result");
+    if (line) { line.textContent = text; line.dataset.kind = kind; }
+  }
+
+  async function send(r, decision, answers) {
+    if (R.sending.has(r.id)) return;
+    R.sending.add(r.id);
+    render();
+    const body = { decision, nonce: r.nonce };
+    if (answers) body.answers = answers;
+    const response = await fetch(`/api/requests/${encodeURIComponent(r.id)}`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), cache: "no-store",
+    }).catch(() => null);
+    R.sending.delete(r.id);
+    const reply = response ? await response.json().catch(() => ({})) : {};
+    if (!response) say(r, "lookout is not reachable: try again", "error");
+    else if (response.ok) { R.focus = r.id; }
+    else if (response.status === 401) { location.reload(); return; }
+    else {
+      R.focus = r.id;
+      const item = R.list.find((x) => x.id === r.id);
+      if (item && response.status === 409) { item.status = "closed"; item.reason = reply.error; }
+    }
+    await load();
+    if (response && !response.ok) say(r, reply.error || `refused (${response.status})`, "error");
+  }
+
+  function questionBlock(r) {
+    const out = [];
+    const single = r.questions.length === 1 && !r.questions[0].multi_select;
+    for (const q of r.questions) {
+      const chosen = R.picked.get(`${r.id}\n${q.question}`) || new Set();
+      const opts = node("div", { class: "req-options" });
+      for (const label of q.options) {
+        const b = node("button", { type: "button", class: chosen.has(label) ? "opt on" : "opt", text: label, "data-option": label, disabled: R.sending.has(r.id) });
+        b.addEventListener("click", () => {
+          if (single) { send(r, "allow", { [q.question]: label }); return; }
+          const set = new Set(chosen);
+          if (q.multi_select) { set.has(label) ? set.delete(label) : set.add(label); } else { set.clear(); set.add(label); }
+          R.picked.set(`${r.id}\n${q.question}`, set);
+          render();
+        });
+        opts.append(b);
+      }
+      out.push(node("div", { class: "req-q" }, node("div", { class: "req-qtext", text: q.question }), opts));
+    }
+    if (!single) {
+      const go = node("button", { type: "button", class: "allow", text: "Send answers", "data-decision": "allow", disabled: R.sending.has(r.id) });
+      go.addEventListener("click", () => {
+        const answers = {};
+        for (const q of r.questions) {
+          const set = R.picked.get(`${r.id}\n${q.question}`);
+          if (!set || !set.size) { say(r, `pick an answer for "${q.question}"`, "error"); return; }
+          answers[q.question] = q.multi_select ? [...set] : [...set][0];
+        }
+        send(r, "allow", answers);
+      });
+      out.push(go);
+    }
+    return out;
+  }
+
+  function card(r) {
+    const open = r.status === "pending";
+    const head = node("div", { class: "req-head" },
+      node("span", { class: "req-tool", text: r.tool_name || "?" }),
+      node("span", { class: "req-project", text: [r.project || "?", (r.session_id || "").slice(0, 8)].join(" · ") }),
+      node("span", { class: open ? "req-left" : `req-state ${r.status}`, text: open ? `answer within ${left(r)}` : (r.reason || WORDS[r.status] || r.status), "data-expires": r.expires_at }));
+    const what = node("pre", { class: "req-detail", text: r.detail || r.summary || "" });
+    const actions = node("div", { class: "req-actions" });
+    if (open && r.questions) {
+      actions.append(...questionBlock(r));
+      const deny = node("button", { type: "button", class: "deny", text: "Dismiss", "data-decision": "deny", title: "Refuse to answer (Claude is told it was denied)", disabled: R.sending.has(r.id) });
+      deny.addEventListener("click", () => send(r, "deny"));
+      actions.append(deny);
+    } else if (open) {
+      const allow = node("button", { type: "button", class: "allow", text: "Allow", "data-decision": "allow", disabled: R.sending.has(r.id) });
+      allow.addEventListener("click", () => send(r, "allow"));
+      const deny = node("button", { type: "button", class: "deny", text: "Deny", "data-decision": "deny", disabled: R.sending.has(r.id) });
+      deny.addEventListener("click", () => send(r, "deny"));
+      actions.append(allow, deny);
+      if (r.allow_always) {
+        const always = node("button", { type: "button", class: "always", text: "Allow always", "data-decision": "allow_always", disabled: R.sending.has(r.id) });
+        always.addEventListener("click", () => send(r, "allow_always"));
+        actions.append(always);
+      }
+    } else if (r.decided_by) {
+      actions.append(node("div", { class: "req-by", text: `${r.decision === "deny" ? "denied" : "allowed"} by ${r.decided_by}` }));
+    }
+    return node("article", { class: `request ${open ? "open" : "closed"}${r.id === R.focus ? " focus" : ""}`, "data-request-id": r.id, "data-status": r.status },
+      head, what, actions, node("div", { class: "req-result", role: "status" }));
+  }
+
+  function render() {
+    const b = box();
+    const shown = R.list.filter((r) => r.status === "pending" || r.id === R.focus);
+    b.replaceChildren();
+    if (!shown.length) { b.hidden = true; return; }
+    b.hidden = false;
+    const waiting = shown.filter((r) => r.status === "pending").length;
+    b.append(node("h2", { text: waiting ? `Waiting for your answer (${waiting})` : "Request" }), ...shown.map(card));
+  }
+
+  function tick() {
+    for (const n of document.querySelectorAll(".req-left[data-expires]")) {
+      const r = R.list.find((x) => x.expires_at === n.dataset.expires);
+      if (r) n.textContent = `answer within ${left(r)}`;
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    window.addEventListener("hashchange", fromHash);
+    fromHash();
+    load();
+    setInterval(() => { if (!document.hidden) load(); }, POLL_MS);
+    setInterval(tick, 1000);
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) load(); });
+  });
+})();

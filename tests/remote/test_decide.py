@@ -1,0 +1,277 @@
+"""The deciding hook, run as the client runs it: it prints one decision object or nothing, never
+a byte on stderr, and always exits 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout.remote import decide, requests
+
+from ..conftest import ROOT, payload, write_config
+
+ON = "[remote]\nenabled = true\nwait_s = 30\n"
+
+
+def start(
+    data: dict[str, Any] | bytes, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "remote_answer.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env or os.environ.copy(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(raw)
+    proc.stdin.close()
+    proc.stdin = None  # communicate() must not flush it again
+    return proc
+
+
+def finish(proc: subprocess.Popen[bytes], timeout: float = 15) -> bytes:
+    out, err = proc.communicate(timeout=timeout)
+    assert (proc.returncode, err) == (0, b"")
+    return out
+
+
+def waiting(state: Path, timeout: float = 10) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        recs = [r for r in requests.load_all(str(state)) if r["status"] == "pending"]
+        if recs:
+            return recs[0]
+        time.sleep(0.02)
+    raise AssertionError("no pending request recorded")
+
+
+def record_hook(script: str, data: dict[str, Any]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / script)],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        timeout=20,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def events(state: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
+
+
+def test_off_by_default_it_prints_nothing_and_records_nothing(state_dir: Path) -> None:
+    write_config("# no [remote]\n")
+    started = time.monotonic()
+    assert finish(start(payload("PermissionRequest-Bash"))) == b""
+    assert time.monotonic() - started < 5
+    assert not (state_dir / "requests").exists()
+
+
+@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1,2]", json.dumps({"x": 1}).encode()])
+def test_garbage_in_nothing_out(state_dir: Path, stdin: bytes) -> None:
+    write_config(ON)
+    assert finish(start(stdin)) == b""
+
+
+def test_tools_outside_the_globs_fall_through(state_dir: Path) -> None:
+    write_config(ON + 'tools = ["Edit", "Write", "mcp__*"]\n')
+    assert finish(start(payload("PermissionRequest-Bash"))) == b""
+    assert requests.load_all(str(state_dir)) == []
+
+
+def test_allowed_from_afar_prints_the_allow_json_and_records_who(state_dir: Path) -> None:
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    proc = start(p)
+    rec = waiting(state_dir)
+    assert rec["pid"] == proc.pid and rec["session_id"] == p["session_id"]
+    requests.answer(
+        str(state_dir),
+        rec["id"],
+        "allow",
+        rec["nonce"],
+        by="the dashboard (192.0.2.7)",
+        source="192.0.2.7",
+        user_agent="Mobile Safari",
+        now_ms=int(time.time() * 1000),
+    )
+    out = finish(proc)
+    assert json.loads(out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+    last = events(state_dir)[-1]
+    assert last["event"] == "RemoteDecision"
+    assert last["remote"] == {
+        "request_id": rec["id"],
+        "decision": "allow",
+        "by": "the dashboard (192.0.2.7)",
+        "source": "192.0.2.7",
+        "user_agent": "Mobile Safari",
+    }
+    assert last["summary"] == "allow by the dashboard (192.0.2.7): touch t.txt"
+    assert rec["nonce"] not in (state_dir / "events.jsonl").read_text()
+    # The answer ends the attention the PermissionRequest raised.
+    assert (last["status"], last["notify"]) == ("working", ["resolved"])
+
+
+def test_denied_from_afar_names_who_denied(state_dir: Path) -> None:
+    write_config(ON)
+    proc = start(payload("PermissionRequest-Bash"))
+    rec = waiting(state_dir)
+    requests.answer(
+        str(state_dir),
+        rec["id"],
+        "deny",
+        rec["nonce"],
+        by="alice@laptop (lookout answer)",
+        source="local shell",
+        user_agent="lookout answer",
+        now_ms=int(time.time() * 1000),
+    )
+    decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
+    assert decision == {
+        "behavior": "deny",
+        "message": "Denied from lookout by alice@laptop (lookout answer).",
+    }
+
+
+def test_sigterm_from_the_client_means_answered_in_the_terminal(state_dir: Path) -> None:
+    write_config(ON)
+    proc = start(payload("PermissionRequest-Bash"))
+    rec = waiting(state_dir)
+    proc.send_signal(signal.SIGTERM)  # what the client does on No / Esc at the dialog
+    assert finish(proc, timeout=3) == b""
+    assert requests.load(str(state_dir), rec["id"])["status"] == "answered_locally"
+
+
+def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    proc = start(p)
+    rec = waiting(state_dir)
+    time.sleep(0.3)  # the hook has seen the episode open
+    post = dict(payload("PostToolUse-Bash"), session_id=p["session_id"], tool_input=p["tool_input"])
+    record_hook("post_tool_use.py", post)  # "1. Yes" at the keyboard: the tool ran
+    assert finish(proc, timeout=5) == b""
+    assert requests.load(str(state_dir), rec["id"])["status"] == "answered_locally"
+    with pytest.raises(requests.Refused) as late:
+        requests.answer(
+            str(state_dir),
+            rec["id"],
+            "allow",
+            rec["nonce"],
+            by="x",
+            source="x",
+            user_agent="x",
+            now_ms=int(time.time() * 1000),
+        )
+    assert (late.value.status, str(late.value)) == (409, "answered in the terminal")
+
+
+def test_the_deadline_falls_through_to_the_dialog(state_dir: Path) -> None:
+    rec = requests.new_record(
+        payload("PermissionRequest-Bash"), {}, int(time.time() * 1000), 10, False
+    )
+    rec["expires_ms"] = int(time.time() * 1000) + 300
+    requests.save_new(str(state_dir), rec, rec["created_ms"])
+    started = time.monotonic()
+    final = decide.wait(str(state_dir), rec)
+    assert final is not None and final["status"] == "expired"
+    assert 0.25 < time.monotonic() - started < 3
+
+
+def test_a_question_answered_from_afar_goes_back_as_updated_input(state_dir: Path) -> None:
+    write_config(ON)
+    p = {
+        "session_id": "s-question",
+        "cwd": "/tmp",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {
+            "questions": [
+                {
+                    "question": "Which colour?",
+                    "header": "Choice",
+                    "multiSelect": False,
+                    "options": [
+                        {"label": "Red", "description": "r"},
+                        {"label": "Blue", "description": "b"},
+                    ],
+                }
+            ]
+        },
+    }
+    proc = start(p)
+    rec = waiting(state_dir)
+    requests.answer(
+        str(state_dir),
+        rec["id"],
+        "allow",
+        rec["nonce"],
+        by="x",
+        source="x",
+        user_agent="x",
+        now_ms=int(time.time() * 1000),
+        answers={"Which colour?": "Blue"},
+    )
+    decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
+    assert decision == {
+        "behavior": "allow",
+        "updatedInput": {**p["tool_input"], "answers": {"Which colour?": "Blue"}},
+    }
+
+
+def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> None:
+    write_config("# nothing remote\n")
+    project = tmp_path / "repo"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "lookout.toml").write_text("[remote]\nenabled = true\n")
+    p = dict(payload("PermissionRequest-Bash"), cwd=str(project))
+    assert finish(start(p)) == b""
+    assert requests.load_all(str(state_dir)) == []
+
+
+def test_the_session_ending_ends_the_wait_silently(state_dir: Path) -> None:
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    proc = start(p)
+    rec = waiting(state_dir)
+    record_hook("session_end.py", {**payload("SessionEnd"), "session_id": p["session_id"]})
+    assert finish(proc, timeout=5) == b""
+    assert requests.load(str(state_dir), rec["id"])["status"] == "ended"
+
+
+def test_the_decision_goes_out_even_when_recording_it_fails(state_dir: Path) -> None:
+    write_config(ON)
+    proc = start(payload("PermissionRequest-Bash"))
+    rec = waiting(state_dir)
+    (state_dir / "events.jsonl").mkdir()  # the RemoteDecision line cannot be appended
+    requests.answer(
+        str(state_dir),
+        rec["id"],
+        "allow",
+        rec["nonce"],
+        by="x",
+        source="x",
+        user_agent="x",
+        now_ms=int(time.time() * 1000),
+    )
+    decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow"}
+    assert "remote answer (record)" in (state_dir / "errors.log").read_text()
