@@ -55,6 +55,47 @@ def run_codex_notify(argv: list[str]) -> int:
     return _fail_open("codex notify", work)
 
 
+def run_agent(agent: str, argv: list[str]) -> int:
+    """Entry point of hooks/<agent>.py (Gemini CLI, Copilot CLI, Cursor, OpenCode's plugin): the
+    agent's JSON on stdin, translated by lookout.adapters. The first argument, if any, names the
+    event (Copilot's camelCase payloads do not)."""
+    ts_ms = int(time.time() * 1000)
+    try:
+        raw = sys.stdin.buffer.read()
+    except Exception:
+        raw = b""
+    name = argv[0] if argv else None
+    return _fail_open(
+        f"{agent} hook {name or ''}".rstrip(),
+        lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ),
+    )
+
+
+def record_agent(
+    agent: str, raw: bytes, name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
+) -> None:
+    from lookout import adapters
+
+    data = _parse(raw)
+    if data is None:
+        store.log_error(
+            state_dir, f"{agent} hook {name}: stdin is not a JSON object ({len(raw)} bytes)"
+        )
+        return
+    translate = adapters.TRANSLATORS[agent]
+    payload = translate(data, name)
+    if payload is None:
+        return  # an event lookout does not track
+    ts = data.get("ts")
+    if agent == "opencode" and isinstance(ts, int) and ts > 0:
+        # The plugin stamps each bus event (strictly increasing) and starts one process per
+        # event without waiting: records are ordered by that stamp, not by when a hook ran.
+        ts_ms = ts
+    agent_env = {**env, "LOOKOUT_AGENT": agent}
+    agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
+    _record_payload(payload, raw, name, ts_ms, state_dir, agent_env)
+
+
 def _fail_open(label: str, work: Callable[[str], None]) -> int:
     """The boundary every entry point goes through: silent, exit 0, our failures to errors.log."""
     _silence()
@@ -117,6 +158,21 @@ def record(
             state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
         )
         return
+    if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
+        # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
+        # (install.py --agent cursor) report that session; a Claude session would be a lie.
+        return
+    _record_payload(payload, raw, event_name, ts_ms, state_dir, env)
+
+
+def _record_payload(
+    payload: dict[str, object],
+    raw: bytes,
+    event_name: str | None,
+    ts_ms: int,
+    state_dir: str,
+    env: Mapping[str, str],
+) -> None:
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")

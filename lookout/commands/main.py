@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
     p.add_argument(
         "--agent",
-        choices=("claude", "codex", "all"),
+        choices=("claude", "codex", "gemini", "copilot", "opencode", "cursor", "all"),
         help=f"which coding agent to {'uninstall' if uninstall else 'install'} for"
         " (default: claude)",
     )
@@ -217,7 +217,7 @@ def _install_request(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if codex_notify and args.agent == "claude":
         parser.error("--codex-notify goes with --agent codex or all")
     agent = args.agent or ("codex" if codex_notify else "claude")
-    if agent == "codex" and (args.scope or args.project or args.settings):
+    if agent not in ("claude", "all") and (args.scope or args.project or args.settings):
         parser.error("--scope/--project/--settings are for Claude Code (--agent claude or all)")
     from lookout.install import Options
 

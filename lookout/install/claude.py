@@ -10,7 +10,7 @@ import copy
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -21,7 +21,11 @@ Settings = dict[str, Any]
 Wanted = Sequence[tuple[str, Handler]]
 
 # Every script name lookout has ever registered: what an older install left behind must be found.
-OUR_SCRIPTS = frozenset({script for _, script, _ in hookspec.EVENTS} | {hookspec.GENERIC_SCRIPT})
+OUR_SCRIPTS = frozenset(
+    {script for _, script, _ in hookspec.EVENTS}
+    | {hookspec.GENERIC_SCRIPT}
+    | set(hookspec.AGENT_SCRIPTS.values())
+)
 
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
 AGENT_VAR = "LOOKOUT_AGENT"
@@ -84,8 +88,10 @@ def _kind(value: object) -> str:
     return "a number"
 
 
-def check_shape(settings: object) -> Settings:
-    """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept."""
+def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings:
+    """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept.
+    `config_keys` are keys of `hooks` that are settings, not events (Gemini CLI's `enabled`,
+    `disabled`, `notifications`): kept as they are, never merged into."""
     if not isinstance(settings, dict):
         raise ShapeError(f"expected a JSON object at the top level, got {_kind(settings)}")
     hooks = settings.get("hooks")
@@ -94,6 +100,8 @@ def check_shape(settings: object) -> Settings:
     if not isinstance(hooks, dict):
         raise ShapeError(f"hooks: expected an object, got {_kind(hooks)}")
     for event, groups in hooks.items():
+        if event in config_keys:
+            continue
         where = f"hooks.{event}"
         if not isinstance(groups, list):
             raise ShapeError(f"{where}: expected an array of matcher groups, got {_kind(groups)}")
@@ -183,6 +191,8 @@ def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -
     removed_event = False
     for event in list(hooks):
         groups = hooks[event]
+        if not isinstance(groups, list):
+            continue  # a config key (check_shape let it through)
         removed_group = False
         for group in list(groups):
             handlers = group["hooks"]
@@ -204,10 +214,15 @@ def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -
         del settings["hooks"]
 
 
-def merge(settings: Settings, wanted: Wanted, roots: Sequence[str] = ()) -> Settings:
+def merge(
+    settings: Settings,
+    wanted: Wanted,
+    roots: Sequence[str] = (),
+    config_keys: Collection[str] = (),
+) -> Settings:
     """Settings with exactly `wanted` as lookout's entries: stale ones replaced or removed,
     missing ones appended as a new match-all group at the end of their event."""
-    out = copy.deepcopy(check_shape(settings))
+    out = copy.deepcopy(check_shape(settings, config_keys))
     keep = {event: copy.deepcopy(handler) for event, handler in wanted}
     _strip(out, roots, keep)
     if keep:
@@ -218,9 +233,11 @@ def merge(settings: Settings, wanted: Wanted, roots: Sequence[str] = ()) -> Sett
     return out
 
 
-def unmerge(settings: Settings, roots: Sequence[str] = ()) -> Settings:
+def unmerge(
+    settings: Settings, roots: Sequence[str] = (), config_keys: Collection[str] = ()
+) -> Settings:
     """Settings without any lookout entry; containers that this leaves empty are dropped."""
-    out = copy.deepcopy(check_shape(settings))
+    out = copy.deepcopy(check_shape(settings, config_keys))
     _strip(out, roots, {})
     return out
 

@@ -11,7 +11,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,13 @@ def read_text(path: Path) -> str | None:
         raise LookoutError(f"{where}: not UTF-8 text (byte {exc.start})", hint=hint) from exc
 
 
-def load_settings(path: Path) -> Loaded:
+def load_settings(
+    path: Path,
+    config_keys: Collection[str] = (),
+    check: Callable[[object], object] | None = None,
+) -> Loaded:
+    """Read and strictly parse a JSON settings file; `check` (default: Claude Code's shape)
+    raises ShapeError for a shape the client would not accept."""
     where = tilde(path)
     hint = f"fix or move the file; {NOTHING_CHANGED}"
     text = read_text(path)
@@ -83,7 +89,10 @@ def load_settings(path: Path) -> Loaded:
     except ValueError as exc:
         raise LookoutError(f"{where}: invalid JSON: {exc}", hint=hint) from exc
     try:
-        settings.check_shape(data)
+        if check is None:
+            settings.check_shape(data, config_keys)
+        else:
+            check(data)
     except settings.ShapeError as exc:
         raise LookoutError(f"{where}: {exc}", hint=hint) from exc
     return Loaded(path, text, data)
