@@ -57,13 +57,16 @@ def run_codex_notify(argv: list[str]) -> int:
 
 def run_agent(agent: str, argv: list[str]) -> int:
     """Entry point of hooks/<agent>.py (Gemini CLI, Copilot CLI, Cursor, OpenCode's plugin): the
-    agent's JSON on stdin, translated by lookout.adapters. The first argument, if any, names the
-    event (Copilot's camelCase payloads do not)."""
+    agent's JSON on stdin (or after `--json`), translated by lookout.adapters. The first argument,
+    if any, names the event (Copilot's camelCase payloads do not)."""
     ts_ms = int(time.time() * 1000)
     try:
         raw = sys.stdin.buffer.read()
     except Exception:
         raw = b""
+    if argv[:1] == ["--json"] and len(argv) == 2:
+        # OpenCode's plugin at exit: a pipe written then may never be flushed, argv always is.
+        raw, argv = argv[1].encode("utf-8", "replace"), []
     name = argv[0] if argv else None
     return _fail_open(
         f"{agent} hook {name or ''}".rstrip(),

@@ -227,6 +227,20 @@ def load_plugin(path: Path) -> Loaded:
     return Loaded(path, text, {})
 
 
+def write_plugin(path: Path, text: str) -> None:
+    data = text.encode("utf-8")
+    try:
+        Path(os.path.realpath(path)).parent.mkdir(parents=True, exist_ok=True)
+        files.atomic_write(path, data, 0o644)
+        if path.read_bytes() != data:
+            raise LookoutError(f"{tilde(path)}: read-back differs", hint="run install.py again")
+    except OSError as exc:
+        raise LookoutError(
+            f"{tilde(path)}: cannot write: {exc.strerror or exc}",
+            hint=f"check the permissions of {tilde(path.parent)}",
+        ) from exc
+
+
 # -- install / uninstall -----------------------------------------------------------------------
 
 
@@ -267,7 +281,12 @@ def install(agent: str, python: str, home: Path, dry_run: bool, out: Out) -> boo
     if dry_run:
         out(files.unified_diff(loaded, text).rstrip("\n"))
         return True
-    backup = files.write_settings(loaded, text)
+    if agent == "opencode":
+        # A file of lookout's own (load_plugin refused anything else): no backup to keep.
+        write_plugin(loaded.path, text)
+        backup = None
+    else:
+        backup = files.write_settings(loaded, text)
     note = files.written_note([], backup, loaded)
     out(f"installed {_what(agent, count)} for {name} into {where}{note}")
     return True

@@ -29,17 +29,21 @@ function brief(input) {
   return out;
 }
 
-function send(event) {
+function send(event, atExit) {
   const now = Date.now();
   last = now > last ? now : last + 1;
+  const data = JSON.stringify({ ...event, ts: last });
   try {
-    const child = spawn(PYTHON, ["-I", "-S", SCRIPT], {
+    // At exit a pipe may never be flushed: the JSON goes in argv then.
+    const child = spawn(PYTHON, atExit ? ["-I", "-S", SCRIPT, "--json", data] : ["-I", "-S", SCRIPT], {
       detached: true,
-      stdio: ["pipe", "ignore", "ignore"],
+      stdio: [atExit ? "ignore" : "pipe", "ignore", "ignore"],
     });
     child.on("error", () => {});
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify({ ...event, ts: last }));
+    if (!atExit) {
+      child.stdin.on("error", () => {});
+      child.stdin.end(data);
+    }
     child.unref();
   } catch {
     // lookout must never break OpenCode
@@ -169,7 +173,9 @@ function handle(event, directory) {
 
 export const Lookout = async ({ directory }) => {
   process.once("exit", () => {
-    for (const [id, s] of sessions) send({ type: "lookout.exit", sessionID: id, directory: s.directory });
+    for (const [id, s] of sessions) {
+      send({ type: "lookout.exit", sessionID: id, directory: s.directory }, true);
+    }
   });
   return {
     event: async ({ event }) => {
