@@ -216,6 +216,22 @@ def plugin_text(python: str, home: Path) -> str:
     )
 
 
+def plugin_paths(text: str) -> tuple[str, str]:
+    """(interpreter, script) a plugin file written by plugin_text runs; ("", "") if unreadable."""
+    found: dict[str, str] = {}
+    for line in text.splitlines()[1:3]:
+        for name in ("PYTHON", "SCRIPT"):
+            prefix = f"const {name} = "
+            if line.startswith(prefix) and line.endswith(";"):
+                try:
+                    value = json.loads(line[len(prefix) : -1])
+                except ValueError:
+                    continue
+                if isinstance(value, str):
+                    found[name] = value
+    return found.get("PYTHON", ""), found.get("SCRIPT", "")
+
+
 def load_plugin(path: Path) -> Loaded:
     """The plugin file, refused unless it is absent or lookout's own."""
     text = files.read_text(path)
