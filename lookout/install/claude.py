@@ -179,7 +179,12 @@ def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
     )
 
 
-def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -> None:
+def _strip(
+    settings: Settings,
+    roots: Sequence[str],
+    keep: dict[str, Handler],
+    config_keys: Collection[str] = (),
+) -> None:
     """Remove our handlers in place. For an event in `keep`, the first of ours found in a
     match-all group is replaced by keep[event] where it stands (so a re-install is byte-identical)
     and the event leaves `keep`. Containers that a removal empties are dropped, except an event
@@ -191,8 +196,8 @@ def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, Handler]) -
     removed_event = False
     for event in list(hooks):
         groups = hooks[event]
-        if not isinstance(groups, list):
-            continue  # a config key (check_shape let it through)
+        if event in config_keys:
+            continue  # a setting, not an event (check_shape let it through)
         removed_group = False
         for group in list(groups):
             handlers = group["hooks"]
@@ -224,7 +229,7 @@ def merge(
     missing ones appended as a new match-all group at the end of their event."""
     out = copy.deepcopy(check_shape(settings, config_keys))
     keep = {event: copy.deepcopy(handler) for event, handler in wanted}
-    _strip(out, roots, keep)
+    _strip(out, roots, keep, config_keys)
     if keep:
         hooks = out.setdefault("hooks", {})
         for event, _ in wanted:
@@ -238,7 +243,7 @@ def unmerge(
 ) -> Settings:
     """Settings without any lookout entry; containers that this leaves empty are dropped."""
     out = copy.deepcopy(check_shape(settings, config_keys))
-    _strip(out, roots, {})
+    _strip(out, roots, {}, config_keys)
     return out
 
 
