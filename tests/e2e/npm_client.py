@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -97,8 +98,8 @@ class Tmux:
 
     def __init__(self, root: Path, name: str) -> None:
         self.name = f"lookout-e2e-{name}-{os.getpid()}"
-        self.tmpdir = root / "tmux"
-        self.tmpdir.mkdir(parents=True, exist_ok=True)
+        # A short directory: a socket path over ~100 bytes cannot be bound.
+        self.tmpdir = Path(tempfile.mkdtemp(prefix="lk-tmux-"))
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -141,6 +142,7 @@ class Tmux:
             self.tmux("kill-server")
         except RuntimeError:
             pass
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
 def _q(text: str) -> str:

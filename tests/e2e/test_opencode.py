@@ -28,6 +28,7 @@ VERSION = "1.18.33"
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 REPLY = "OK from mock"
 COMMAND = "echo hi-from-tool"
+QUESTION = "Which database should I use?"
 
 
 class ChatAPI:
@@ -37,6 +38,7 @@ class ChatAPI:
 
     def __init__(self) -> None:
         self.requests = 0
+        self.tool = "bash"  # or "question"; "fail" answers every request with a 400
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,6 +53,15 @@ class ChatAPI:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 api.requests += 1
+                if api.tool == "fail":
+                    error = {"error": {"message": "mock bad request", "type": "invalid_request"}}
+                    raw = json.dumps(error).encode()
+                    self.send_response(400)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                    return
                 messages = body.get("messages") or [{}]
                 users = json.dumps([m for m in messages if m.get("role") == "user"])
                 tool = "USE_TOOL" in users and messages[-1].get("role") != "tool"
@@ -67,12 +78,17 @@ class ChatAPI:
                     self.reply(json.dumps(doc).encode(), "application/json")
                     return
                 if tool and body.get("tools"):
-                    arguments = json.dumps({"command": COMMAND, "description": "Echo"})
+                    if api.tool == "question":
+                        options = [{"label": "sqlite", "description": "small"}]
+                        ask = {"question": QUESTION, "header": "Database", "options": options}
+                        arguments = json.dumps({"questions": [ask]})
+                    else:
+                        arguments = json.dumps({"command": COMMAND, "description": "Echo"})
                     call = {
                         "index": 0,
                         "id": "call_1",
                         "type": "function",
-                        "function": {"name": "bash", "arguments": arguments},
+                        "function": {"name": api.tool, "arguments": arguments},
                     }
                     delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
                     finish = "tool_calls"
@@ -216,16 +232,19 @@ class Machine:
 
 
 @pytest.fixture
-def machine(tmp_path: Path, opencode_bin: Path) -> Iterator[Machine]:
+def api() -> Iterator[ChatAPI]:
     with ChatAPI() as api:
-        yield Machine(tmp_path / "user", opencode_bin, api)
+        yield api
 
 
-def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
-    out = machine.install()
-    assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
-    done = subprocess.run(
-        [str(machine.opencode), "run", "USE_TOOL now"],
+@pytest.fixture
+def machine(tmp_path: Path, opencode_bin: Path, api: ChatAPI) -> Machine:
+    return Machine(tmp_path / "user", opencode_bin, api)
+
+
+def opencode_run(machine: Machine, prompt: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(machine.opencode), "run", prompt],
         cwd=machine.project,
         env=machine.env(),
         stdin=subprocess.DEVNULL,
@@ -233,6 +252,12 @@ def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
         text=True,
         timeout=180,
     )
+
+
+def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
+    out = machine.install()
+    assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
+    done = opencode_run(machine, "USE_TOOL now")
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "auto-rejecting" in done.stdout + done.stderr  # `run` answers permissions itself
     shown = machine.wait("ended")  # the plugin reports the process's exit
@@ -273,6 +298,48 @@ def test_opencode_tui_permission_is_attention_until_answered(machine: Machine) -
         assert shown["summary"] == REPLY
         kinds = [k for r in machine.records() for k in r["notify"]]
         assert kinds.count("permission") == 1 and kinds.count("resolved") == 1
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
+
+
+def test_opencode_failed_turn_is_attention_error(machine: Machine, api: ChatAPI) -> None:
+    machine.install()
+    api.tool = "fail"
+    done = opencode_run(machine, "say hi")
+    assert "mock bad request" in done.stdout + done.stderr
+    machine.wait("ended")
+    records = sorted(machine.records(), key=lambda r: r["ts"])
+    assert [r["event"] for r in records] == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "StopFailure",  # the idle after session.error does not hide the failure
+        "SessionEnd",
+    ]
+    failed = records[2]
+    assert (failed["status"], failed["reason"], failed["error"]) == (
+        "attention",
+        "error",
+        "APIError",
+    )
+    assert failed["notify"] == ["error"]
+    assert machine.errors() == ""
+
+
+def test_opencode_tui_question_is_attention_until_answered(machine: Machine, api: ChatAPI) -> None:
+    machine.install()
+    api.tool = "question"
+    screen = npm_client.Tmux(machine.root, "opencode-q")
+    env = {**machine.env(), "OPENCODE_ENABLE_QUESTION_TOOL": "1"}
+    try:
+        screen.start([str(machine.opencode), "--prompt", "USE_TOOL now"], env, machine.project)
+        screen.wait_for(QUESTION, timeout=90)
+        shown = machine.wait("attention", "question")
+        assert (shown["agent"], shown["summary"]) == ("opencode", QUESTION)
+        screen.keys("Enter")  # the first option
+        shown = machine.wait("idle")
+        kinds = [k for r in machine.records() for k in r["notify"]]
+        assert kinds.count("question") == 1 and kinds.count("resolved") == 1
     finally:
         screen.kill()
     assert machine.errors() == ""
