@@ -72,8 +72,10 @@ def quiet_config() -> Path:
 
 def test_every_registered_event_has_a_script_and_a_payload() -> None:
     scripts = {p.name for p in (ROOT / "hooks").glob("*.py")}
-    # codex_notify.py takes its JSON as an argument, not on stdin: tests/test_codex.py.
-    assert {script for _, script in SCRIPTS} | {hookspec.CODEX_NOTIFY_SCRIPT} == scripts
+    # codex_notify.py takes its JSON as an argument, not on stdin: tests/test_codex.py; the
+    # other agents' scripts (one per agent): tests/test_adapters.py.
+    others = set(hookspec.AGENT_SCRIPTS.values())
+    assert {script for _, script in SCRIPTS} | {hookspec.CODEX_NOTIFY_SCRIPT} | others == scripts
     for event, _ in SCRIPTS:
         assert (PAYLOADS / f"{event}.json").exists() or event in _SYNTHETIC, event
 
