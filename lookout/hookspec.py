@@ -91,13 +91,14 @@ COPILOT_EVENTS = (
     "subagentStop",
     "errorOccurred",
 )
+# Cursor: not beforeShellExecution / beforeMCPExecution, permission gates whose verdict Cursor
+# reads from stdout (a no-op answer there is not documented, a wrong one blocks every command);
+# the after* events say the same tool ran and expect nothing.
 CURSOR_EVENTS = (
     "sessionStart",
     "sessionEnd",
     "beforeSubmitPrompt",
-    "beforeShellExecution",
     "afterShellExecution",
-    "beforeMCPExecution",
     "afterMCPExecution",
     "stop",
 )

@@ -29,9 +29,20 @@ def run(event_name: str | None = None) -> int:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
         raw = b""
+    # Cursor runs Claude Code's hooks too (third-party configs) and reads their stdout as a JSON
+    # verdict: nothing at all is invalid JSON to it, which can block the tool call. `{}` decides
+    # nothing. Claude Code never sends these keys, so it never sees the answer.
+    answer = b"{}\n" if _looks_like_cursor(raw) else b""
     return _fail_open(
         f"hook {event_name}",
         lambda state_dir: record(raw, event_name, ts_ms, state_dir, os.environ),
+        answer,
+    )
+
+
+def _looks_like_cursor(raw: bytes) -> bool:
+    return b'"cursor_version"' in raw or (
+        b'"conversation_id"' in raw and b'"workspace_roots"' in raw
     )
 
 
@@ -68,9 +79,15 @@ def run_agent(agent: str, argv: list[str]) -> int:
         # OpenCode's plugin at exit: a pipe written then may never be flushed, argv always is.
         raw, argv = argv[1].encode("utf-8", "replace"), []
     name = argv[0] if argv else None
+    answer = b""
+    if agent == "cursor":
+        # Cursor parses every hook's stdout as JSON (an empty one is an error): `{}` decides
+        # nothing; a prompt hook says to go on, which is what it would do without lookout.
+        answer = b'{"continue": true}\n' if b'"beforeSubmitPrompt"' in raw else b"{}\n"
     return _fail_open(
         f"{agent} hook {name or ''}".rstrip(),
         lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ),
+        answer,
     )
 
 
@@ -99,8 +116,10 @@ def record_agent(
     _record_payload(payload, raw, name, ts_ms, state_dir, agent_env)
 
 
-def _fail_open(label: str, work: Callable[[str], None]) -> int:
-    """The boundary every entry point goes through: silent, exit 0, our failures to errors.log."""
+def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> int:
+    """The boundary every entry point goes through: silent, exit 0, our failures to errors.log.
+    `answer` (for a client that requires one) is written to stdout whatever happened."""
+    out = _keep_stdout() if answer else -1
     _silence()
     state_dir = ""
     try:
@@ -112,7 +131,21 @@ def _fail_open(label: str, work: Callable[[str], None]) -> int:
         import traceback
 
         store.log_error(state_dir or paths.state_dir(), f"{label}: {traceback.format_exc()}")
+    finally:
+        if out >= 0:
+            try:
+                os.write(out, answer)
+                os.close(out)
+            except OSError:
+                pass
     return 0
+
+
+def _keep_stdout() -> int:
+    try:
+        return os.dup(1)
+    except OSError:
+        return -1
 
 
 def record_codex_notify(raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:

@@ -302,4 +302,50 @@ def test_a_hook_script_exits_0_silently_on_garbage(state_dir: Path, agent: str) 
         env={**os.environ, "LOOKOUT_STATE_DIR": str(state_dir)},
         timeout=30,
     )
+    answer = b"{}\n" if agent == "cursor" else b""  # Cursor reads stdout as JSON
+    assert (done.returncode, done.stdout, done.stderr) == (0, answer, b"")
+
+
+def run_hook(script: str, stdin: bytes, state_dir: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / script)],
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, "LOOKOUT_STATE_DIR": str(state_dir)},
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "answer"),
+    [
+        ("beforeSubmitPrompt", b'{"continue": true}\n'),
+        ("stop-completed", b"{}\n"),
+        ("sessionStart", b"{}\n"),
+        ("afterShellExecution", b"{}\n"),
+    ],
+)
+def test_cursor_hooks_answer_json_that_decides_nothing(
+    state_dir: Path, name: str, answer: bytes
+) -> None:
+    # Cursor parses every hook's stdout as JSON; an empty stdout is an error to it.
+    done = run_hook("cursor.py", fixture("cursor", name), state_dir)
+    assert (done.returncode, done.stdout, done.stderr) == (0, answer, b"")
+    assert lines(state_dir)  # and it recorded
+
+
+def test_the_answer_comes_even_when_recording_fails(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    done = run_hook("cursor.py", fixture("cursor", "stop-completed"), blocked / "state")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+
+
+def test_claude_hooks_answer_cursor_and_stay_silent_for_claude(state_dir: Path) -> None:
+    done = run_hook("pre_tool_use.py", fixture("cursor", "claude-compat-Stop"), state_dir)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+    assert lines(state_dir) == []  # not a Claude session
+    claude = (FIXTURES / "payloads" / "PreToolUse-Bash.json").read_bytes()
+    done = run_hook("pre_tool_use.py", claude, state_dir)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert lines(state_dir)[0]["agent"] == "claude"

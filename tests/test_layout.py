@@ -39,7 +39,7 @@ exec(compile(source, {script!r}, "exec"), {{"__name__": "__main__", "__file__": 
 """
 
 
-def modules_after_hook(tmp_path: Path, script: str, payload: str) -> set[str]:
+def modules_after_hook(tmp_path: Path, script: str, payload: str, answer: bytes = b"") -> set[str]:
     """sys.modules at the exit of a real hook script run as the installed command runs it."""
     out = tmp_path / "modules.txt"
     code = PROBE.format(out=str(out), script=str(ROOT / "hooks" / script))
@@ -51,7 +51,7 @@ def modules_after_hook(tmp_path: Path, script: str, payload: str) -> set[str]:
         env=os.environ.copy(),
         timeout=30,
     )
-    assert done.returncode == 0 and done.stdout == b""
+    assert done.returncode == 0 and done.stdout == answer
     return set(out.read_text().split("\n"))
 
 
@@ -74,7 +74,7 @@ def test_a_recording_hook_imports_only_the_hook_path(
     ("script", "payload"),
     [
         ("gemini.py", "gemini/BeforeTool.json"),
-        ("cursor.py", "cursor/beforeShellExecution.json"),
+        ("cursor.py", "cursor/afterShellExecution.json"),
         ("copilot.py", "copilot/preToolUse-bash.json"),
     ],
 )
@@ -82,7 +82,8 @@ def test_another_agents_hook_adds_only_the_adapters(
     tmp_path: Path, state_dir: Path, script: str, payload: str
 ) -> None:
     write_config("# no rules\n")
-    loaded = modules_after_hook(tmp_path, script, payload)
+    answer = b"{}\n" if script == "cursor.py" else b""  # Cursor needs JSON on stdout
+    loaded = modules_after_hook(tmp_path, script, payload, answer)
     ours = {m for m in loaded if m == "lookout" or m.startswith("lookout.")}
     assert ours == HOOK_PATH | {"lookout.adapters"}
     assert not (loaded & HEAVY_STDLIB)

@@ -230,10 +230,10 @@ def test_all_installs_only_the_agents_set_up_here(isolated_env: Path) -> None:
     (isolated_env / ".cursor").mkdir()
     out = install("--agent", "all").stdout
     assert "Gemini CLI: not set up here (~/.gemini does not exist): skipped" in out
-    assert "installed 8 hooks for Cursor into ~/.cursor/hooks.json (new file)" in out
+    assert "installed 6 hooks for Cursor into ~/.cursor/hooks.json (new file)" in out
     assert not (isolated_env / ".gemini").exists()
     out = uninstall("--agent", "all").stdout
-    assert "removed 8 hooks for Cursor" in out
+    assert "removed 6 hooks for Cursor" in out
 
 
 def test_purge_removes_every_agents_entries(isolated_env: Path) -> None:
