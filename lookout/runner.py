@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
+# An OpenCode stamp further than this from the hook's own clock is not believed (a stamp from
+# the future would make every later event look late).
+STAMP_SKEW_MS = 10 * 60 * 1000
 
 
 def run(event_name: str | None = None) -> int:
@@ -107,7 +110,7 @@ def record_agent(
     if payload is None:
         return  # an event lookout does not track
     ts = data.get("ts")
-    if agent == "opencode" and isinstance(ts, int) and ts > 0:
+    if agent == "opencode" and isinstance(ts, int) and abs(ts - ts_ms) < STAMP_SKEW_MS:
         # The plugin stamps each bus event (strictly increasing) and starts one process per
         # event without waiting: records are ordered by that stamp, not by when a hook ran.
         ts_ms = ts

@@ -224,7 +224,14 @@ def opencode_events() -> list[dict[str, Any]]:
 def record_opencode(state_dir: Path, event: dict[str, Any]) -> None:
     raw = json.dumps(event).encode()
     # ts_ms: when the process ran (later than the plugin's stamp, and in any order).
-    runner.record_agent("opencode", raw, None, T0, str(state_dir), os.environ)
+    runner.record_agent("opencode", raw, None, event["ts"] + 5000, str(state_dir), os.environ)
+
+
+def test_an_opencode_stamp_far_from_the_clock_is_not_believed(state_dir: Path) -> None:
+    event = {"type": "turn.start", "sessionID": "ses_x", "directory": "/a", "ts": T0 + 10**9}
+    runner.record_agent("opencode", json.dumps(event).encode(), None, T0, str(state_dir), {})
+    (line,) = lines(state_dir)
+    assert line["ts"] == store.rfc3339(T0)
 
 
 def test_opencode_permission_in_order(state_dir: Path, notified: list[dict[str, Any]]) -> None:
