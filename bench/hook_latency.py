@@ -1,6 +1,7 @@
-"""Hook latency: median wall time of hooks/pre_tool_use.py, run exactly as installed
-(`python -I -S`), on a real payload vs a bare `python -c pass` of the same interpreter,
-interleaved. Target: <= 2.0x. Writes only to a temporary state directory."""
+"""Hook latency: median wall time of hooks/pre_tool_use.py (or, with --agent, that agent's hook on
+its own tool-call payload), run exactly as installed (`python -I -S`), on a real payload vs a bare
+`python -c pass` of the same interpreter, interleaved. Target: <= 2.0x. Writes only to a
+temporary state directory."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = ROOT / "tests" / "fixtures" / "payloads" / "PreToolUse-Bash.json"
 TARGET = 2.0
 WARMUP = 5
+FIXTURES = ROOT / "tests" / "fixtures"
+# --agent: (hook script, its tool-call payload, arguments the installed command passes)
+AGENTS = {
+    "claude": ("pre_tool_use.py", PAYLOAD, []),
+    "gemini": ("gemini.py", FIXTURES / "gemini" / "BeforeTool.json", []),
+    "copilot": ("copilot.py", FIXTURES / "copilot" / "preToolUse-bash.json", ["preToolUse"]),
+    "cursor": ("cursor.py", FIXTURES / "cursor" / "beforeShellExecution.json", []),
+}
 
 
 def precompile(python: str) -> None:
@@ -32,11 +41,11 @@ def precompile(python: str) -> None:
     )
 
 
-def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
+def timed(argv: list[str], stdin: bytes, env: dict[str, str], answer: bytes = b"") -> float:
     start = time.perf_counter()
     proc = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
     elapsed = time.perf_counter() - start
-    if proc.returncode or proc.stdout or proc.stderr:
+    if proc.returncode or proc.stdout != answer or proc.stderr:
         raise SystemExit(
             f"error: {argv[-1]} exited {proc.returncode}: {proc.stdout + proc.stderr!r}"
         )
@@ -86,30 +95,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--max-ratio", type=float, help="exit 1 when hook / python -c pass is above"
     )
     parser.add_argument("--python", default=sys.executable, help="interpreter (this one)")
+    parser.add_argument("--agent", choices=sorted(AGENTS), default="claude", help="whose hook")
     args = parser.parse_args(argv)
 
     precompile(args.python)
-    base = json.loads(PAYLOAD.read_text())
+    script, payload, extra = AGENTS[args.agent]
+    base = json.loads(payload.read_text())
     with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp:
         env = child_env(tmp)
         commands = {
             "python -c pass": [args.python, "-c", "pass"],
             "python -I -S -c pass": [args.python, "-I", "-S", "-c", "pass"],
-            "hook (-I -S pre_tool_use.py)": [
+            f"hook (-I -S {script})": [
                 args.python,
                 "-I",
                 "-S",
-                str(ROOT / "hooks" / "pre_tool_use.py"),
+                str(ROOT / "hooks" / script),
+                *extra,
             ],
         }
         names = list(commands)
         samples: dict[str, list[float]] = {name: [] for name in names}
         for i in range(WARMUP + args.runs):
-            stdin = json.dumps({**base, "tool_use_id": f"toolu_bench_{i}"}).encode()
+            # A different delivery each time (the same bytes twice would be a duplicate).
+            stdin = json.dumps({**base, "tool_use_id": f"toolu_bench_{i}", "n": i}).encode()
             # Rotate the order so that no command always runs right after another.
             for k in range(len(names)):
                 name = names[(i + k) % len(names)]
-                elapsed = timed(commands[name], stdin, env)
+                # Cursor's hook answers `{}` (Cursor reads stdout as JSON); the others say nothing.
+                answer = b"{}\n" if name.endswith("cursor.py)") else b""
+                elapsed = timed(commands[name], stdin, env, answer)
                 if i >= WARMUP:
                     samples[name].append(elapsed)
         events = Path(env["LOOKOUT_STATE_DIR"], "events.jsonl").read_bytes().count(b"\n")

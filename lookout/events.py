@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 
 SUMMARY_MAX = 200
+# Tools that ask the user a question: Claude Code's, Copilot CLI's and OpenCode's.
+QUESTION_TOOLS = ("AskUserQuestion", "ask_user", "question")
 MESSAGE_MAX = 2000
 # 2.1.332 sends ExitPlanMode with `tool_input: {}` (the plan is in a file): say what it is.
 PLAN_READY = "plan ready for your approval"
@@ -94,11 +96,19 @@ def tool_summary(tool_name: str | None, tool_input: object) -> str:
     """What a person needs to recognise a tool call: the command, the file, the question."""
     if not isinstance(tool_input, dict):
         return ""
-    if tool_name == "AskUserQuestion":
+    if tool_name in QUESTION_TOOLS:
         return one_line(question_text(tool_input))
     if tool_name in ("ExitPlanMode", "EnterPlanMode"):
         return first_line(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
-    for key in ("command", "file_path", "notebook_path", "pattern", "query", "description"):
+    for key in (
+        "command",
+        "file_path",
+        "filePath",  # OpenCode
+        "notebook_path",
+        "pattern",
+        "query",
+        "description",
+    ):
         value = tool_input.get(key)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             value = " ".join(value)  # Codex's shell tool takes an argv
@@ -231,7 +241,7 @@ def parse(
 
     if tool_name is not None:
         summary = tool_summary(tool_name, tool_input)
-        if tool_name == "AskUserQuestion":
+        if tool_name in QUESTION_TOOLS:
             message = clip(question_text(tool_input))
         elif tool_name in ("ExitPlanMode", "EnterPlanMode") and isinstance(tool_input, dict):
             message = clip(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
@@ -339,12 +349,24 @@ def _remote(payload: dict[str, object]) -> dict[str, object] | None:
     return {k: one_line(remote.get(k)) for k in keys if isinstance(remote.get(k), str)}
 
 
+# Every agent lookout knows (lookout.adapters translates the others' payloads).
+AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "cursor")
+
+
+def is_cursor(payload: dict[str, object]) -> bool:
+    """A payload Cursor sent (Claude Code never sends these keys). Cursor also runs the hooks in
+    ~/.claude/settings.json when third-party configs are on."""
+    return "cursor_version" in payload or (
+        "conversation_id" in payload and "workspace_roots" in payload
+    )
+
+
 def agent_of(payload: dict[str, object], env: Mapping[str, str]) -> str:
     """Which coding agent ran the hook: the installer says so in LOOKOUT_AGENT; otherwise Codex
     is recognised by what Claude Code never sends (turn_id without prompt_id, a null
     transcript_path, permission_mode on SessionStart)."""
     declared = env.get("LOOKOUT_AGENT")
-    if declared in ("claude", "codex"):
+    if declared in AGENTS:
         return declared
     if "turn_id" in payload and "prompt_id" not in payload:
         return "codex"

@@ -36,6 +36,9 @@ CHILDREN_MAX = 20
 
 # Hooks registered async may arrive after events that started later; only these can be "late".
 ASYNC_EVENTS = frozenset(name for name, _, is_async in hookspec.EVENTS if is_async) - {"SessionEnd"}
+# Agents whose every event may arrive out of order: OpenCode's plugin starts one process per bus
+# event without waiting, and stamps each with the bus order (see runner.record_agent).
+STAMPED_AGENTS = frozenset({"opencode"})
 
 # Episodes raised for a tool call end when that call completes (or any call, if unbound).
 _TOOL_CLEARED = frozenset({"permission", "question", "plan", "input", "elicitation"})
@@ -43,6 +46,8 @@ _ATTENTION_TOOLS = {
     "AskUserQuestion": "question",
     "ExitPlanMode": "plan",
     "EnterPlanMode": "plan",
+    "ask_user": "question",  # GitHub Copilot CLI
+    "question": "question",  # OpenCode
 }
 _NOTIFICATION_ATTENTION = {
     "permission_prompt": "permission",
@@ -110,7 +115,7 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
     duplicate = _is_duplicate(s, event)
     late = (
         not duplicate
-        and event["name"] in ASYNC_EVENTS
+        and (event["name"] in ASYNC_EVENTS or event["agent"] in STAMPED_AGENTS)
         and event["ts_ms"] < int(s.get("status_ms", 0))
         and not _still_open(s, event)
     )
@@ -452,8 +457,10 @@ def _bind_call(actor: Actor, event: Event) -> None:
 def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None:
     actor = _target(s, event)
     key = event["tool_key"]
-    # No tool_use_id in this payload: find the pending PreToolUse with the same tool and input.
-    use_id = next((u for u, k in actor["pending"].items() if k == key), None)
+    # Claude Code sends no tool_use_id here (OpenCode does): find the pending PreToolUse with the
+    # same tool and input.
+    pending = actor["pending"]
+    use_id = event["tool_use_id"] or next((u for u, k in pending.items() if k == key), None)
     # The dialog of AskUserQuestion / ExitPlanMode is the question or the plan, whether or not
     # their (async) PreToolUse has been recorded yet.
     reason = _ATTENTION_TOOLS.get(event["tool_name"] or "", "permission")
@@ -769,6 +776,7 @@ _HANDLERS = {
     "PreToolUse": _pre_tool_use,
     "PermissionRequest": _permission_request,
     "PermissionDenied": _tool_finished,  # auto mode refused it: Claude goes on
+    "PermissionReplied": _tool_finished,  # OpenCode: the user answered the dialog
     "PostToolUse": _tool_finished,
     "PostToolUseFailure": _tool_finished,
     "PostToolBatch": _tool_finished,

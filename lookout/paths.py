@@ -96,3 +96,22 @@ def venv_python(home: Path) -> Path:
 
 def bin_dir() -> Path:
     return _path(os.path.expanduser("~")) / ".local" / "bin"
+
+
+def gemini_settings_path() -> Path:
+    return _path(os.path.expanduser("~")) / ".gemini" / "settings.json"
+
+
+def copilot_hooks_path() -> Path:
+    """A hooks file of lookout's own among Copilot CLI's user-level hook files."""
+    home = os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
+    return _path(home) / "hooks" / "lookout.json"
+
+
+def cursor_hooks_path() -> Path:
+    return _path(os.path.expanduser("~")) / ".cursor" / "hooks.json"
+
+
+def opencode_plugin_path() -> Path:
+    """lookout's plugin among OpenCode's global plugins."""
+    return _path(_xdg("XDG_CONFIG_HOME", ".config")) / "opencode" / "plugin" / "lookout.js"

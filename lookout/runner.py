@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
+# An OpenCode stamp further than this from the hook's own clock is not believed (a stamp from
+# the future would make every later event look late).
+STAMP_SKEW_MS = 10 * 60 * 1000
 
 
 def run(event_name: str | None = None) -> int:
@@ -28,9 +31,20 @@ def run(event_name: str | None = None) -> int:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
         raw = b""
+    # Cursor runs Claude Code's hooks too (third-party configs) and reads their stdout as a JSON
+    # verdict: nothing at all is invalid JSON to it, which can block the tool call. `{}` decides
+    # nothing. Claude Code never sends these keys, so it never sees the answer.
+    answer = b"{}\n" if _looks_like_cursor(raw) else b""
     return _fail_open(
         f"hook {event_name}",
         lambda state_dir: record(raw, event_name, ts_ms, state_dir, os.environ),
+        answer,
+    )
+
+
+def _looks_like_cursor(raw: bytes) -> bool:
+    return b'"cursor_version"' in raw or (
+        b'"conversation_id"' in raw and b'"workspace_roots"' in raw
     )
 
 
@@ -54,8 +68,60 @@ def run_codex_notify(argv: list[str]) -> int:
     return _fail_open("codex notify", work)
 
 
-def _fail_open(label: str, work: Callable[[str], None]) -> int:
-    """The boundary every entry point goes through: silent, exit 0, our failures to errors.log."""
+def run_agent(agent: str, argv: list[str]) -> int:
+    """Entry point of hooks/<agent>.py (Gemini CLI, Copilot CLI, Cursor, OpenCode's plugin): the
+    agent's JSON on stdin (or after `--json`), translated by lookout.adapters. The first argument,
+    if any, names the event (Copilot's camelCase payloads do not)."""
+    ts_ms = int(time.time() * 1000)
+    try:
+        raw = sys.stdin.buffer.read()
+    except Exception:
+        raw = b""
+    if argv[:1] == ["--json"] and len(argv) == 2:
+        # OpenCode's plugin at exit: a pipe written then may never be flushed, argv always is.
+        raw, argv = argv[1].encode("utf-8", "replace"), []
+    name = argv[0] if argv else None
+    answer = b""
+    if agent == "cursor":
+        # Cursor parses every hook's stdout as JSON (an empty one is an error): `{}` decides
+        # nothing; a prompt hook says to go on, which is what it would do without lookout.
+        answer = b'{"continue": true}\n' if b'"beforeSubmitPrompt"' in raw else b"{}\n"
+    return _fail_open(
+        f"{agent} hook {name or ''}".rstrip(),
+        lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ),
+        answer,
+    )
+
+
+def record_agent(
+    agent: str, raw: bytes, name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
+) -> None:
+    from lookout import adapters
+
+    data = _parse(raw)
+    if data is None:
+        store.log_error(
+            state_dir, f"{agent} hook {name}: stdin is not a JSON object ({len(raw)} bytes)"
+        )
+        return
+    translate = adapters.TRANSLATORS[agent]
+    payload = translate(data, name)
+    if payload is None:
+        return  # an event lookout does not track
+    ts = data.get("ts")
+    if agent == "opencode" and isinstance(ts, int) and abs(ts - ts_ms) < STAMP_SKEW_MS:
+        # The plugin stamps each bus event (strictly increasing) and starts one process per
+        # event without waiting: records are ordered by that stamp, not by when a hook ran.
+        ts_ms = ts
+    agent_env = {**env, "LOOKOUT_AGENT": agent}
+    agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
+    _record_payload(payload, raw, name, ts_ms, state_dir, agent_env)
+
+
+def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> int:
+    """The boundary every entry point goes through: silent, exit 0, our failures to errors.log.
+    `answer` (for a client that requires one) is written to stdout whatever happened."""
+    out = _keep_stdout() if answer else -1
     _silence()
     state_dir = ""
     try:
@@ -73,7 +139,21 @@ def _fail_open(label: str, work: Callable[[str], None]) -> int:
         import traceback
 
         store.log_error(state_dir or paths.state_dir(), f"{label}: {traceback.format_exc()}")
+    finally:
+        if out >= 0:
+            try:
+                os.write(out, answer)
+                os.close(out)
+            except OSError:
+                pass
     return 0
+
+
+def _keep_stdout() -> int:
+    try:
+        return os.dup(1)
+    except OSError:
+        return -1
 
 
 def record_codex_notify(raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
@@ -122,6 +202,21 @@ def record(
             state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
         )
         return
+    if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
+        # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
+        # (install.py --agent cursor) report that session; a Claude session would be a lie.
+        return
+    _record_payload(payload, raw, event_name, ts_ms, state_dir, env)
+
+
+def _record_payload(
+    payload: dict[str, object],
+    raw: bytes,
+    event_name: str | None,
+    ts_ms: int,
+    state_dir: str,
+    env: Mapping[str, str],
+) -> None:
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")

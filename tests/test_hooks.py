@@ -74,7 +74,9 @@ def test_every_registered_event_has_a_script_and_a_payload() -> None:
     scripts = {p.name for p in (ROOT / "hooks").glob("*.py")}
     # codex_notify.py takes its JSON as an argument, not on stdin: tests/test_codex.py.
     # remote_answer.py is the deciding hook (answers on stdout): tests/remote/test_decide.py.
-    extra = {hookspec.CODEX_NOTIFY_SCRIPT, hookspec.REMOTE_SCRIPT}
+    # The other agents' scripts (one per agent): tests/test_adapters.py.
+    others = set(hookspec.AGENT_SCRIPTS.values())
+    extra = {hookspec.CODEX_NOTIFY_SCRIPT, hookspec.REMOTE_SCRIPT} | others
     assert {script for _, script in SCRIPTS} | extra == scripts
     for event, _ in SCRIPTS:
         assert (PAYLOADS / f"{event}.json").exists() or event in _SYNTHETIC, event

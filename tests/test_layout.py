@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PAYLOADS, ROOT, write_config
+from tests.helpers import FIXTURES, PAYLOADS, ROOT, write_config
 
 HOOK_PATH = {
     "lookout",
@@ -39,18 +39,19 @@ exec(compile(source, {script!r}, "exec"), {{"__name__": "__main__", "__file__": 
 """
 
 
-def modules_after_hook(tmp_path: Path, script: str, payload: str) -> set[str]:
+def modules_after_hook(tmp_path: Path, script: str, payload: str, answer: bytes = b"") -> set[str]:
     """sys.modules at the exit of a real hook script run as the installed command runs it."""
     out = tmp_path / "modules.txt"
     code = PROBE.format(out=str(out), script=str(ROOT / "hooks" / script))
+    source = FIXTURES / payload if "/" in payload else PAYLOADS / payload
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", code],
-        input=(PAYLOADS / payload).read_bytes(),
+        input=source.read_bytes(),
         capture_output=True,
         env=os.environ.copy(),
         timeout=30,
     )
-    assert done.returncode == 0 and done.stdout == b""
+    assert done.returncode == 0 and done.stdout == answer
     return set(out.read_text().split("\n"))
 
 
@@ -67,6 +68,25 @@ def test_a_recording_hook_imports_only_the_hook_path(
     assert ours == HOOK_PATH
     assert not (loaded & HEAVY_STDLIB)
     assert (state_dir / "events.jsonl").exists()  # it did record
+
+
+@pytest.mark.parametrize(
+    ("script", "payload"),
+    [
+        ("gemini.py", "gemini/BeforeTool.json"),
+        ("cursor.py", "cursor/afterShellExecution.json"),
+        ("copilot.py", "copilot/preToolUse-bash.json"),
+    ],
+)
+def test_another_agents_hook_adds_only_the_adapters(
+    tmp_path: Path, state_dir: Path, script: str, payload: str
+) -> None:
+    write_config("# no rules\n")
+    answer = b"{}\n" if script == "cursor.py" else b""  # Cursor needs JSON on stdout
+    loaded = modules_after_hook(tmp_path, script, payload, answer)
+    ours = {m for m in loaded if m == "lookout" or m.startswith("lookout.")}
+    assert ours == HOOK_PATH | {"lookout.adapters"}
+    assert not (loaded & HEAVY_STDLIB)
 
 
 def test_a_notifying_hook_loads_notify_but_never_install_or_commands(

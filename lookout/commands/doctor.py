@@ -311,6 +311,52 @@ def check_codex(report: Report) -> int:
     return found
 
 
+def check_agents(report: Report) -> int:
+    """Gemini CLI, Copilot CLI, Cursor and OpenCode: lookout's entries in each one's file, and
+    whether their commands run. Says nothing about an agent not set up on this machine."""
+    from lookout.install import agents
+
+    roots = [str(paths.runtime_home())]
+    found = 0
+    for agent in agents.AGENTS:
+        if not agents.present(agent):
+            continue
+        name = f"hooks ({agent})"
+        where = paths.tilde(agents.target(agent))
+        try:
+            entries = agents.installed_commands(agent, roots)
+        except LookoutError as exc:
+            report.add(name, FAIL, str(exc), f"{agents.NAMES[agent]} cannot use a broken file")
+            continue
+        if not entries:
+            report.add(name, INFO, f"not installed (python3 install.py --agent {agent})")
+            continue
+        found += len(entries)
+        if agent == "opencode":
+            python, script = agents.plugin_paths(entries[0][1])
+            report.add(name, OK, f"lookout's plugin {where}")
+            commands = [f"{shlex.quote(python)} -I -S {shlex.quote(script)}"]
+        else:
+            wanted = {
+                "gemini": hookspec.GEMINI_EVENTS,
+                "copilot": hookspec.COPILOT_EVENTS,
+                "cursor": hookspec.CURSOR_EVENTS,
+            }[agent]
+            missing = sorted(set(wanted) - {event for event, _ in entries})
+            if missing:
+                report.add(
+                    name,
+                    WARN,
+                    f"{len(entries)} hooks in {where}, missing {', '.join(missing[:4])}",
+                    f"re-run install.py --agent {agent}",
+                )
+            else:
+                report.add(name, OK, f"{len(entries)} hooks in {where}")
+            commands = [command for _, command in entries]
+        check_commands(report, name, [{"command": c} for c in commands])
+    return found
+
+
 def check_plugin_python(report: Report) -> None:
     # The plugin's hooks.json runs `python3 -I -S`: whatever python3 the PATH gives Claude Code.
     found = shutil.which("python3")
@@ -639,6 +685,7 @@ def diagnose(project: str) -> Report:
         total += count
         plugin |= enabled
     codex = check_codex(report)
+    codex += check_agents(report)
     if not total and not plugin and not codex:
         report.add(
             "hooks",

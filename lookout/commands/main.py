@@ -343,8 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
     uninstall = sub.add_parser(
         "uninstall",
         help="remove lookout's hooks (--purge: also its runtime, state and config)",
-        description="Remove lookout's hook entries from Claude Code's settings (and Codex's"
-        " files with --agent codex|all), keeping everything else in them. The same as"
+        description="Remove lookout's hook entries from Claude Code's settings (and another"
+        " agent's files with --agent), keeping everything else in them. The same as"
         " `python3 install.py --uninstall`.",
     )
     _install_options(uninstall, uninstall=True)
@@ -470,7 +470,7 @@ def _configure_commands(sub: Any) -> None:
 def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
     p.add_argument(
         "--agent",
-        choices=("claude", "codex", "all"),
+        choices=("claude", "codex", "gemini", "copilot", "opencode", "cursor", "all"),
         help=f"which coding agent to {'uninstall' if uninstall else 'install'} for"
         " (default: claude)",
     )
@@ -533,7 +533,7 @@ def _install_request(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     if codex_notify and args.agent == "claude":
         parser.error("--codex-notify goes with --agent codex or all")
     agent = args.agent or ("codex" if codex_notify else "claude")
-    if agent == "codex" and (args.scope or args.project or args.settings):
+    if agent not in ("claude", "all") and (args.scope or args.project or args.settings):
         parser.error("--scope/--project/--settings are for Claude Code (--agent claude or all)")
     from lookout.install import Options
 
@@ -772,7 +772,10 @@ entry per Claude Code event into a settings file (a backup first, an atomic
 write, everything else in the file kept as it was). With --agent codex, the
 same for OpenAI Codex: its hooks into $CODEX_HOME/hooks.json (default
 ~/.codex), or, for a Codex older than 0.124.0, its `notify` program in
-$CODEX_HOME/config.toml (only that setting changes)."""
+$CODEX_HOME/config.toml (only that setting changes). With --agent gemini,
+copilot, opencode or cursor, the same for that agent: ~/.gemini/settings.json,
+$COPILOT_HOME/hooks/lookout.json, ~/.config/opencode/plugin/lookout.js or
+~/.cursor/hooks.json (see docs/agents.md)."""
 
 INSTALL_EPILOG = """\
 scopes:
@@ -784,7 +787,8 @@ examples:
   python3 install.py                      install for every session of this user
   python3 install.py --dry-run            show the settings diff, write nothing
   python3 install.py --scope local --project ~/src/app
-  python3 install.py --agent all          Claude Code and Codex
+  python3 install.py --agent all          Claude Code, Codex and the other agents set up here
+  python3 install.py --agent gemini       Gemini CLI only
   python3 install.py --agent codex --codex-notify
                                           Codex through its legacy notify setting
   python3 install.py --bridge             also run `lookout bridge` (the fleet) as a service

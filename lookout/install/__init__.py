@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lookout import __version__, paths
 from lookout.errors import LookoutError
-from lookout.install import codex, files, hooks, registry, runtime
+from lookout.install import agents, codex, files, hooks, registry, runtime
 from lookout.install.files import Out
 from lookout.paths import tilde
 
@@ -23,7 +23,7 @@ from lookout.paths import tilde
 class Options:
     """What install.py and `lookout uninstall` were asked to do (already checked for conflicts)."""
 
-    agent: str = "claude"  # claude | codex | all
+    agent: str = "claude"  # claude | codex | gemini | copilot | opencode | cursor | all
     scope: str = "user"  # user | project | local
     project: str | None = None
     settings: str | None = None
@@ -49,10 +49,22 @@ def do_install(opts: Options, out: Out) -> int:
     (target,) = targets(opts)
     # Refuse a broken file before touching anything else.
     loaded = files.load_settings(target) if want_claude else files.Loaded(target, None, {})
+    others = [a for a in agents.AGENTS if opts.agent == a]
+    if opts.agent == "all":
+        # Only the agents set up on this machine: `all` must not create their directories.
+        others = [a for a in agents.AGENTS if agents.present(a)]
+        for agent in sorted(set(agents.AGENTS) - set(others)):
+            out(
+                f"{agents.NAMES[agent]}: not set up here ({tilde(agents.home(agent))}"
+                " does not exist): skipped"
+            )
     mode = ""
     if want_codex:
         files.load_settings(paths.codex_hooks_path())
         codex.load_codex_config(paths.codex_config_path())
+    for agent in others:
+        agents.load(agent)
+    if want_codex:
         mode = codex.codex_mode(opts.codex_notify, out)
     if opts.bridge:
         from lookout.install import bridge
@@ -80,6 +92,8 @@ def do_install(opts: Options, out: Out) -> int:
         if not opts.dry_run:
             bridge.ensure_client(python, opts.python is None, out)
         bridge.install(python, home, opts.dry_run, out)
+    for agent in others:
+        agents.install(agent, python, home, opts.dry_run, out)
     if opts.dry_run or not want_claude:
         return 0
     if loaded.data.get("disableAllHooks") is True:
@@ -158,10 +172,18 @@ def do_uninstall(opts: Options, out: Out) -> int:
     if opts.purge and not want_codex:
         # The runtime goes away: Codex's hooks and notify must not point at it either.
         want_codex = any(os.path.lexists(f) for f in codex_files)
+    others = [a for a in agents.AGENTS if opts.agent in (a, "all")]
+    if opts.purge or opts.agent == "all":
+        # With --purge the runtime goes away: no agent's entries may point at it.
+        others = [a for a in agents.AGENTS if a in others or os.path.lexists(agents.target(a))]
+        if opts.agent == "all":
+            others = [a for a in others if os.path.lexists(agents.target(a))]
     if want_codex:
         # Before changing anything: a broken file stops the whole uninstall.
         files.load_settings(codex_files[0])
         codex.load_codex_config(codex_files[1])
+    for agent in others:
+        agents.load(agent)
     if opts.purge:
         # The runtime goes away: hooks anywhere that point at it would fail, so clear every file
         # install ever wrote to (any project), and the scopes of this one.
@@ -183,6 +205,8 @@ def do_uninstall(opts: Options, out: Out) -> int:
     if want_codex:
         hooks.uninstall_file(codex_files[0], roots, opts.dry_run, out)
         codex.uninstall_notify(codex.load_codex_config(codex_files[1]), opts.dry_run, out)
+    for agent in others:
+        agents.uninstall(agent, roots, opts.dry_run, out)
     if opts.purge:
         for sub in ("venv", "lookout", "hooks", "bin"):
             _remove_tree(home / sub, "runtime", opts.dry_run, out)

@@ -10,7 +10,7 @@ import copy
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -22,7 +22,9 @@ Wanted = Sequence[tuple[str, Handler]]
 
 # Every script name lookout has ever registered: what an older install left behind must be found.
 OUR_SCRIPTS = frozenset(
-    {script for _, script, _ in hookspec.EVENTS} | {hookspec.GENERIC_SCRIPT, hookspec.REMOTE_SCRIPT}
+    {script for _, script, _ in hookspec.EVENTS}
+    | {hookspec.GENERIC_SCRIPT, hookspec.REMOTE_SCRIPT}
+    | set(hookspec.AGENT_SCRIPTS.values())
 )
 
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
@@ -105,8 +107,10 @@ def _kind(value: object) -> str:
     return "a number"
 
 
-def check_shape(settings: object) -> Settings:
-    """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept."""
+def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings:
+    """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept.
+    `config_keys` are keys of `hooks` that are settings, not events (Gemini CLI's `enabled`,
+    `disabled`, `notifications`): kept as they are, never merged into."""
     if not isinstance(settings, dict):
         raise ShapeError(f"expected a JSON object at the top level, got {_kind(settings)}")
     hooks = settings.get("hooks")
@@ -115,6 +119,8 @@ def check_shape(settings: object) -> Settings:
     if not isinstance(hooks, dict):
         raise ShapeError(f"hooks: expected an object, got {_kind(hooks)}")
     for event, groups in hooks.items():
+        if event in config_keys:
+            continue
         where = f"hooks.{event}"
         if not isinstance(groups, list):
             raise ShapeError(f"{where}: expected an array of matcher groups, got {_kind(groups)}")
@@ -197,12 +203,17 @@ def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
     )
 
 
-def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, list[Handler]]) -> None:
+def _strip(
+    settings: Settings,
+    roots: Sequence[str],
+    keep: dict[str, list[Handler]],
+    config_keys: Collection[str] = (),
+) -> None:
     """Remove our handlers in place. For an event in `keep`, the first ones of ours found in
     match-all groups are replaced, in order, by keep[event]'s handlers where they stand (so a
     re-install is byte-identical); what replaced one leaves `keep`. Containers that a removal
     empties are dropped, except an event (and the `hooks` key) that `keep` is about to fill
-    again, so it stays where it was."""
+    again, so it stays where it was. `config_keys` are settings beside the events (Gemini's)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return
@@ -210,6 +221,8 @@ def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, list[Handle
     removed_event = False
     for event in list(hooks):
         groups = hooks[event]
+        if event in config_keys:
+            continue  # a setting, not an event (check_shape let it through)
         removed_group = False
         for group in list(groups):
             handlers = group["hooks"]
@@ -231,16 +244,21 @@ def _strip(settings: Settings, roots: Sequence[str], keep: dict[str, list[Handle
         del settings["hooks"]
 
 
-def merge(settings: Settings, wanted: Wanted, roots: Sequence[str] = ()) -> Settings:
+def merge(
+    settings: Settings,
+    wanted: Wanted,
+    roots: Sequence[str] = (),
+    config_keys: Collection[str] = (),
+) -> Settings:
     """Settings with exactly `wanted` as lookout's entries: stale ones replaced or removed,
     missing ones appended as a new match-all group at the end of their event."""
-    out = copy.deepcopy(check_shape(settings))
+    out = copy.deepcopy(check_shape(settings, config_keys))
     # An event may have more than one entry of ours (PermissionRequest: the recording hook and,
     # with [remote] enabled, the deciding one).
     keep: dict[str, list[Handler]] = {}
     for event, handler in wanted:
         keep.setdefault(event, []).append(copy.deepcopy(handler))
-    _strip(out, roots, keep)
+    _strip(out, roots, keep, config_keys)
     left = [(event, handler) for event, handlers in keep.items() for handler in handlers]
     if left:
         hooks = out.setdefault("hooks", {})
@@ -249,10 +267,12 @@ def merge(settings: Settings, wanted: Wanted, roots: Sequence[str] = ()) -> Sett
     return out
 
 
-def unmerge(settings: Settings, roots: Sequence[str] = ()) -> Settings:
+def unmerge(
+    settings: Settings, roots: Sequence[str] = (), config_keys: Collection[str] = ()
+) -> Settings:
     """Settings without any lookout entry; containers that this leaves empty are dropped."""
-    out = copy.deepcopy(check_shape(settings))
-    _strip(out, roots, {})
+    out = copy.deepcopy(check_shape(settings, config_keys))
+    _strip(out, roots, {}, config_keys)
     return out
 
 

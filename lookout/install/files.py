@@ -10,7 +10,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,13 @@ def load_settings_text(text: str) -> settings.Settings:
     return settings.check_shape(data)
 
 
-def load_settings(path: Path) -> Loaded:
+def load_settings(
+    path: Path,
+    config_keys: Collection[str] = (),
+    check: Callable[[object], object] | None = None,
+) -> Loaded:
+    """Read and strictly parse a JSON settings file; `check` (default: Claude Code's shape)
+    raises ShapeError for a shape the client would not accept."""
     where = tilde(path)
     hint = f"fix or move the file; {NOTHING_CHANGED}"
     text = read_text(path)
@@ -93,7 +99,10 @@ def load_settings(path: Path) -> Loaded:
     except RecursionError:
         raise LookoutError(f"{where}: nested too deeply to be a settings file", hint=hint) from None
     try:
-        settings.check_shape(data)
+        if check is None:
+            settings.check_shape(data, config_keys)
+        else:
+            check(data)
     except settings.ShapeError as exc:
         raise LookoutError(f"{where}: {exc}", hint=hint) from exc
     return Loaded(path, text, data)

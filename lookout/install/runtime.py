@@ -191,12 +191,16 @@ if __name__ == "__main__":
 
 
 def _shipped(directory: Path) -> set[Path]:
-    """What the runtime holds of a tree: its modules, and the dashboard's page (HTML, CSS, JS
-    and an icon that lookout/web reads at run time; there is no build step)."""
+    """What the runtime holds of a tree: its modules, the dashboard's page (HTML, CSS, JS and an
+    icon that lookout/web reads at run time; there is no build step) and the OpenCode plugin
+    that install/agents.py writes out."""
     found = {p.relative_to(directory) for p in directory.rglob("*.py")}
     static = directory / "web" / "static"
     if static.is_dir():
         found |= {p.relative_to(directory) for p in static.iterdir() if p.is_file()}
+    plugin = directory / "install" / "opencode_plugin.js"
+    if plugin.is_file():
+        found.add(plugin.relative_to(directory))
     return found
 
 

@@ -42,7 +42,7 @@ REMOTE_TYPES = ("ntfy", "webhook", "apprise")
 # Channels that can replace an alert they sent when its episode resolves.
 UPDATABLE_TYPES = ("desktop", "ntfy")
 CONTENT_LEVELS = ("full", "summary", "none")
-AGENTS = ("claude", "codex")
+AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "cursor")
 URGENCIES = ("low", "normal", "critical")
 NTFY_PRIORITIES = ("min", "low", "default", "high", "max", "urgent")
 WEBHOOK_FORMATS = ("json", "slack", "discord")

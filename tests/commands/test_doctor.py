@@ -480,3 +480,49 @@ def test_remote_answers_need_the_installer_to_run_again(
     _, doc = run(capsys)
     ((status, message),) = verdicts(doc, "remote")
     assert status == "warn" and "[remote] is off" in message
+
+
+def test_other_agents_are_checked(capsys: pytest.CaptureFixture[str], isolated_env: Path) -> None:
+    (isolated_env / ".gemini").mkdir()
+    install(capsys, "--agent", "gemini")
+    install(capsys, "--agent", "opencode")
+    (isolated_env / ".cursor").mkdir()  # Cursor set up here, lookout not installed for it
+    rc, doc = run(capsys)
+    assert rc == 0, doc
+    gemini = verdicts(doc, "hooks (gemini)")
+    assert ("ok", "7 hooks in ~/.gemini/settings.json") in gemini
+    assert ("ok", "all 7 hook commands resolve and import the runner") in gemini
+    opencode = verdicts(doc, "hooks (opencode)")
+    assert ("ok", "lookout's plugin ~/.config/opencode/plugin/lookout.js") in opencode
+    assert ("ok", "all 1 hook commands resolve and import the runner") in opencode
+    assert verdicts(doc, "hooks (cursor)") == [
+        ("info", "not installed (python3 install.py --agent cursor)")
+    ]
+    assert verdicts(doc, "hooks (copilot)") == []  # not set up on this machine: not a word
+
+
+def test_a_broken_agent_file_is_a_problem(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    install(capsys)
+    path = isolated_env / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text('{"version": 1, "hooks": {"stop": {}}}')
+    rc, doc = run(capsys)
+    assert rc == 1
+    ((status, message),) = verdicts(doc, "hooks (cursor)")
+    assert status == "fail" and "hooks.stop: expected an array of hooks" in message
+    assert path.read_text() == '{"version": 1, "hooks": {"stop": {}}}'
+
+
+def test_an_agent_hook_whose_runtime_is_gone_fails(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path
+) -> None:
+    (isolated_env / ".gemini").mkdir()
+    install(capsys, "--agent", "gemini")
+    (isolated_env / ".local" / "share" / "lookout" / "hooks" / "gemini.py").unlink()
+    rc, doc = run(capsys)
+    assert rc == 1
+    assert any(
+        s == "fail" and "gemini.py is missing" in m for s, m in verdicts(doc, "hooks (gemini)")
+    )

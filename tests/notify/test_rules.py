@@ -151,6 +151,13 @@ def test_agents_filter() -> None:
     assert decide(c, [intent("done", agent="codex")])[0] != []
 
 
+@pytest.mark.parametrize("agent", ["gemini", "copilot", "opencode", "cursor"])
+def test_agents_filter_selects_every_agent(agent: str) -> None:
+    c = cfg({"when": ["permission"], "channels": ["desktop"], "agents": [agent]})
+    assert decide(c, [intent("permission", agent=agent)])[0] != []
+    assert decide(c, [intent("permission", agent="claude")])[0] == []
+
+
 def test_resolved_updates_the_channels_that_alerted() -> None:
     c = cfg({"when": ["permission"], "channels": ["desktop", "phone", "team"]})
     _, state = decide(c, [intent()])

@@ -1,0 +1,255 @@
+"""The real Gemini CLI, offline: `install.py --agent gemini` in a fresh HOME, then turns against a
+loopback mock of the Gemini API (GOOGLE_GEMINI_BASE_URL). A turn with a tool call shows up in the
+installed `lookout status --json` as a Gemini session; an interactive permission dialog (tmux)
+raises attention, and allowing it ends the episode.
+
+Gemini CLI is pinned here (VERSION) and installed from npm into the test cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import npm_client
+
+pytestmark = pytest.mark.e2e
+
+VERSION = "0.61.0"
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+REPLY = "OK from mock"
+MODEL = "gemini-2.5-flash"
+
+
+class GeminiAPI:
+    """POST /v1beta/models/<model>:streamGenerateContent answers one SSE chunk: a call of
+    run_shell_command(COMMAND) when the user's prompt says USE_TOOL and no tool answered yet,
+    else the text REPLY."""
+
+    def __init__(self, command: str) -> None:
+        self.requests: list[str] = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                api.requests.append(self.path)
+                contents = body.get("contents") or [{}]
+                answered = any("functionResponse" in p for p in contents[-1].get("parts", []))
+                if "USE_TOOL" in json.dumps(contents) and not answered:
+                    call = {"name": "run_shell_command", "args": {"command": command}}
+                    part: dict[str, Any] = {"functionCall": call}
+                else:
+                    part = {"text": REPLY}
+                chunk = {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}
+                    ],
+                    "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 10},
+                }
+                if ":streamGenerateContent" in self.path:
+                    raw, kind = f"data: {json.dumps(chunk)}\n\n".encode(), "text/event-stream"
+                else:
+                    raw, kind = json.dumps(chunk).encode(), "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> GeminiAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return npm_client.ensure("@google/gemini-cli", VERSION, "gemini-cli", "gemini")
+
+
+# The user's own settings, as Gemini CLI writes them (it migrates older keys and rewrites the
+# file in this style): install and uninstall must keep them byte for byte.
+SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "telemetry": {"enabled": False},
+}
+
+
+class Machine:
+    def __init__(self, root: Path, gemini: Path, api: GeminiAPI) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "project"
+        self.gemini = gemini
+        self.api = api
+        self.settings = self.home / ".gemini" / "settings.json"
+        self.settings.parent.mkdir(parents=True)
+        self.project.mkdir()
+        self.original = json.dumps(SETTINGS, indent=2)
+        self.settings.write_text(self.original)
+
+    def env(self) -> dict[str, str]:
+        return npm_client.offline_env(
+            self.home,
+            GEMINI_API_KEY="lookout-e2e-dummy",
+            GOOGLE_GEMINI_BASE_URL=self.api.url,
+            # Headless runs need the workspace trusted (exit 55 otherwise).
+            GEMINI_CLI_TRUST_WORKSPACE="true",
+        )
+
+    def install(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "install.py", "--agent", "gemini", "--python", sys.executable, *args],
+            cwd=CHECKOUT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def run(self, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(self.gemini), "-p", prompt, "-m", MODEL, *args],
+            cwd=self.project,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, f"gemini failed:\n{done.stdout}\n{done.stderr}"
+        assert REPLY in done.stdout, done.stdout
+        return done
+
+    def status(self) -> list[dict[str, Any]]:
+        done = subprocess.run(
+            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
+        return sessions
+
+    def wait(self, status: str, reason: str | None = None, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        shown: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            shown = self.status()
+            for s in shown:
+                if s["status"] == status and (reason is None or s["reason"] == reason):
+                    return s
+            time.sleep(0.2)
+        raise AssertionError(f"no {status}/{reason} session in lookout status: {shown}")
+
+    def records(self) -> list[dict[str, Any]]:
+        path = self.home / ".local" / "state" / "lookout" / "events.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def errors(self) -> str:
+        log = self.home / ".local" / "state" / "lookout" / "errors.log"
+        return log.read_text() if log.exists() else ""
+
+
+@pytest.fixture
+def machine(tmp_path: Path, gemini_bin: Path) -> Iterator[Machine]:
+    with GeminiAPI("touch t.txt") as api:
+        yield Machine(tmp_path / "user", gemini_bin, api)
+
+
+def test_a_gemini_turn_with_a_tool_call(machine: Machine) -> None:
+    out = machine.install()
+    assert "installed 7 hooks for Gemini CLI into ~/.gemini/settings.json (backup: " in out
+    machine.run("USE_TOOL please", "--approval-mode", "yolo")
+    shown = machine.wait("ended")  # `gemini -p` ends its session after the turn
+    assert shown["agent"] == "gemini"
+    assert shown["cwd"] == str(machine.project)
+    assert shown["summary"] == REPLY
+    events = [r["event"] for r in machine.records()]
+    assert events == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+    ]
+    tool = next(r for r in machine.records() if r["event"] == "PreToolUse")
+    assert (tool["status"], tool["detail"], tool["summary"]) == (
+        "working",
+        "run_shell_command",
+        "touch t.txt",
+    )
+    stop = next(r for r in machine.records() if r["event"] == "Stop")
+    assert (stop["status"], stop["notify"]) == ("idle", ["done"])
+    assert (machine.project / "t.txt").exists()
+    assert machine.errors() == ""
+    # Uninstall gives the user's settings back byte for byte.
+    done = subprocess.run(
+        [sys.executable, "install.py", "--agent", "gemini", "--uninstall"],
+        cwd=CHECKOUT,
+        env=machine.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert machine.settings.read_text() == machine.original
+
+
+def test_a_gemini_permission_dialog_raises_attention_until_allowed(machine: Machine) -> None:
+    screen = npm_client.Tmux(machine.root, "gemini")
+    machine.install()
+    try:
+        screen.start([str(machine.gemini), "-m", MODEL], machine.env(), machine.project)
+        screen.wait_for("Type your message")
+        time.sleep(2)  # the input box takes keys only once the session has started
+        screen.text("USE_TOOL now")
+        time.sleep(1)  # typed text arriving with its Enter reads as a paste
+        screen.keys("Enter")
+        screen.wait_for("Allow execution")
+        shown = machine.wait("attention", "permission")
+        assert (shown["agent"], shown["summary"]) == ("gemini", "touch t.txt")
+        screen.keys("Enter")  # 1. Allow once
+        shown = machine.wait("idle")
+        assert shown["summary"] == REPLY
+        kinds = [k for r in machine.records() for k in r["notify"]]
+        assert kinds.count("permission") == 1 and kinds.count("resolved") == 1
+        assert (machine.project / "t.txt").exists()
+        screen.text("/quit")
+        time.sleep(1)
+        screen.keys("Enter")
+        machine.wait("ended")
+    finally:
+        screen.kill()
+    assert machine.errors() == ""

@@ -1,0 +1,345 @@
+"""The real OpenCode, offline: `install.py --agent opencode` writes lookout's plugin into a fresh
+HOME, and OpenCode talks only to a loopback mock of an OpenAI-compatible chat completions API (a
+custom provider with `baseURL`). A turn with a tool call and a permission request shows up in the
+installed `lookout status --json` as an OpenCode session: in `opencode run` (which rejects the
+permission itself) and in the TUI (tmux), where the dialog is attention until it is answered.
+
+OpenCode is pinned here (VERSION) and installed from npm into the test cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import npm_client
+
+pytestmark = pytest.mark.e2e
+
+VERSION = "1.18.33"
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+REPLY = "OK from mock"
+COMMAND = "echo hi-from-tool"
+QUESTION = "Which database should I use?"
+
+
+class ChatAPI:
+    """POST /v1/chat/completions: a `bash` tool call while the user's prompt says USE_TOOL and no
+    tool answered yet, else REPLY; streamed as OpenAI chunks, or one JSON for a non-stream call
+    (OpenCode's title request)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.tool = "bash"  # or "question"; "fail" answers every request with a 400
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self.send_error(404)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                api.requests += 1
+                if api.tool == "fail":
+                    error = {"error": {"message": "mock bad request", "type": "invalid_request"}}
+                    raw = json.dumps(error).encode()
+                    self.send_response(400)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                    return
+                messages = body.get("messages") or [{}]
+                users = json.dumps([m for m in messages if m.get("role") == "user"])
+                tool = "USE_TOOL" in users and messages[-1].get("role") != "tool"
+                base = {"id": "c1", "object": "chat.completion.chunk", "model": "mock-model"}
+                usage = {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
+                if not body.get("stream"):
+                    message = {"role": "assistant", "content": "Mock title"}
+                    doc = {
+                        **base,
+                        "object": "chat.completion",
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                        "usage": usage,
+                    }
+                    self.reply(json.dumps(doc).encode(), "application/json")
+                    return
+                if tool and body.get("tools"):
+                    if api.tool == "question":
+                        options = [{"label": "sqlite", "description": "small"}]
+                        ask = {"question": QUESTION, "header": "Database", "options": options}
+                        arguments = json.dumps({"questions": [ask]})
+                    else:
+                        arguments = json.dumps({"command": COMMAND, "description": "Echo"})
+                    call = {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": api.tool, "arguments": arguments},
+                    }
+                    delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
+                    finish = "tool_calls"
+                else:
+                    delta, finish = {"role": "assistant", "content": REPLY}, "stop"
+                chunks = [
+                    {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                    {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                    {**base, "choices": [], "usage": usage},
+                ]
+                data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                self.reply(data.encode(), "text/event-stream")
+
+            def reply(self, raw: bytes, kind: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> ChatAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    return npm_client.ensure("opencode-ai", VERSION, "opencode", "opencode")
+
+
+class Machine:
+    def __init__(self, root: Path, opencode: Path, api: ChatAPI) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "project"
+        self.opencode = opencode
+        self.config_dir = self.home / ".config" / "opencode"
+        self.config_dir.mkdir(parents=True)
+        self.project.mkdir()
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "model": "mock/mock-model",
+            "small_model": "mock/mock-model",
+            "permission": {"bash": "ask"},
+            "provider": {
+                "mock": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Mock",
+                    "options": {"baseURL": api.url, "apiKey": "sk-lookout-e2e-dummy"},
+                    "models": {"mock-model": {"name": "Mock model", "tool_call": True}},
+                }
+            },
+        }
+        (self.config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
+        # OpenCode npm-installs @opencode-ai/plugin into its config directory at start and waits
+        # for it (~70 s of retries offline); a lock file that already lists it skips that.
+        (self.config_dir / "node_modules").mkdir()
+        lock = {
+            "lockfileVersion": 3,
+            "packages": {"": {"dependencies": {"@opencode-ai/plugin": VERSION}}},
+        }
+        (self.config_dir / "package-lock.json").write_text(json.dumps(lock))
+
+    def env(self) -> dict[str, str]:
+        return npm_client.offline_env(
+            self.home,
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            OPENCODE_DISABLE_MODELS_FETCH="1",
+            OPENCODE_DISABLE_AUTOUPDATE="1",
+            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+            OPENCODE_DISABLE_SHARE="1",
+            OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+        )
+
+    def install(self, *args: str) -> str:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "install.py",
+                "--agent",
+                "opencode",
+                "--python",
+                sys.executable,
+                *args,
+            ],
+            cwd=CHECKOUT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def status(self) -> list[dict[str, Any]]:
+        done = subprocess.run(
+            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
+        return sessions
+
+    def wait(self, status: str, reason: str | None = None, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        shown: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            shown = self.status()
+            for s in shown:
+                if s["status"] == status and (reason is None or s["reason"] == reason):
+                    return s
+            time.sleep(0.2)
+        raise AssertionError(f"no {status}/{reason} session in lookout status: {shown}")
+
+    def records(self) -> list[dict[str, Any]]:
+        path = self.home / ".local" / "state" / "lookout" / "events.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def errors(self) -> str:
+        log = self.home / ".local" / "state" / "lookout" / "errors.log"
+        return log.read_text() if log.exists() else ""
+
+
+@pytest.fixture
+def api() -> Iterator[ChatAPI]:
+    with ChatAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def machine(tmp_path: Path, opencode_bin: Path, api: ChatAPI) -> Machine:
+    return Machine(tmp_path / "user", opencode_bin, api)
+
+
+def opencode_run(machine: Machine, prompt: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(machine.opencode), "run", prompt],
+        cwd=machine.project,
+        env=machine.env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
+    out = machine.install()
+    assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
+    done = opencode_run(machine, "USE_TOOL now")
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "auto-rejecting" in done.stdout + done.stderr  # `run` answers permissions itself
+    shown = machine.wait("ended")  # the plugin reports the process's exit
+    assert (shown["agent"], shown["cwd"]) == ("opencode", str(machine.project))
+    # One process per bus event, started without waiting: they may record out of order (a late
+    # one is marked and changes nothing); by the plugin's stamp the order is the bus order.
+    records = sorted(machine.records(), key=lambda r: r["ts"])
+    events = [r["event"] for r in records]
+    assert events == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionReplied",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ], records
+    asked = next(r for r in records if r["event"] == "PermissionRequest")
+    assert asked["summary"] == COMMAND
+    # `run` rejects within milliseconds: if the answer was recorded first, the request is late.
+    assert asked["late"] or (asked["status"], asked["reason"]) == ("attention", "permission")
+    assert machine.errors() == ""
+
+
+def test_opencode_tui_permission_is_attention_until_answered(machine: Machine) -> None:
+    machine.install()
+    screen = npm_client.Tmux(machine.root, "opencode")
+    try:
+        screen.start(
+            [str(machine.opencode), "--prompt", "USE_TOOL now"], machine.env(), machine.project
+        )
+        screen.wait_for("Allow once", timeout=90)
+        shown = machine.wait("attention", "permission")
+        assert (shown["agent"], shown["detail"], shown["summary"]) == ("opencode", "bash", COMMAND)
+        screen.keys("Enter")  # Allow once
+        shown = machine.wait("idle")
+        assert shown["summary"] == REPLY
+        kinds = [k for r in machine.records() for k in r["notify"]]
+        assert kinds.count("permission") == 1 and kinds.count("resolved") == 1
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
+
+
+def test_opencode_failed_turn_is_attention_error(machine: Machine, api: ChatAPI) -> None:
+    machine.install()
+    api.tool = "fail"
+    done = opencode_run(machine, "say hi")
+    assert "mock bad request" in done.stdout + done.stderr
+    machine.wait("ended")
+    records = sorted(machine.records(), key=lambda r: r["ts"])
+    assert [r["event"] for r in records] == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "StopFailure",  # the idle after session.error does not hide the failure
+        "SessionEnd",
+    ]
+    failed = records[2]
+    assert (failed["status"], failed["reason"], failed["error"]) == (
+        "attention",
+        "error",
+        "APIError",
+    )
+    assert failed["notify"] == ["error"]
+    assert machine.errors() == ""
+
+
+def test_opencode_tui_question_is_attention_until_answered(machine: Machine, api: ChatAPI) -> None:
+    machine.install()
+    api.tool = "question"
+    screen = npm_client.Tmux(machine.root, "opencode-q")
+    env = {**machine.env(), "OPENCODE_ENABLE_QUESTION_TOOL": "1"}
+    try:
+        screen.start([str(machine.opencode), "--prompt", "USE_TOOL now"], env, machine.project)
+        screen.wait_for(QUESTION, timeout=90)
+        shown = machine.wait("attention", "question")
+        assert (shown["agent"], shown["summary"]) == ("opencode", QUESTION)
+        screen.keys("Enter")  # the first option
+        shown = machine.wait("idle")
+        kinds = [k for r in machine.records() for k in r["notify"]]
+        assert kinds.count("question") == 1 and kinds.count("resolved") == 1
+    finally:
+        screen.kill()
+    assert machine.errors() == ""

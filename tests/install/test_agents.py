@@ -1,0 +1,282 @@
+"""lookout.install.agents through install.py: Gemini CLI's settings.json, Copilot CLI's hooks file,
+Cursor's hooks.json and OpenCode's plugin. The guarantees of Claude Code's installer: a broken or
+foreign file refused with nothing changed, every foreign entry kept in place, a backup, writes
+through symlinks, idempotent, a diff for --dry-run, an uninstall that gives the file back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lookout import hookspec
+from lookout.install import agents
+from lookout.install import claude as settings
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV_PY = sys.executable
+
+# A user's Gemini settings: other keys, hooks settings (not events) and a hook of their own.
+GEMINI = """{
+  "security": {
+    "auth": {
+      "selectedType": "gemini-api-key"
+    }
+  },
+  "hooks": {
+    "enabled": true,
+    "disabled": [
+      "noisy"
+    ],
+    "AfterAgent": [
+      {
+        "matcher": "",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-me"
+          }
+        ]
+      }
+    ]
+  },
+  "ui": {
+    "theme": "dark"
+  }
+}
+"""
+CURSOR = """{
+  "version": 1,
+  "hooks": {
+    "stop": [
+      {
+        "command": "./audit.sh"
+      }
+    ],
+    "beforeReadFile": [
+      {
+        "command": "./guard.sh"
+      }
+    ]
+  }
+}
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_running_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    monkeypatch.setenv("LOOKOUT_PROC_DIR", str(proc))
+
+
+def install(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "install.py"), "--python", DEV_PY, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
+    assert (done.returncode == 0) == ok, f"{done.stdout}\n{done.stderr}"
+    return done
+
+
+def uninstall(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "install.py"), "--uninstall", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_gemini_install_keeps_everything_and_uninstall_gives_the_file_back(
+    isolated_env: Path,
+) -> None:
+    path = isolated_env / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI)
+    out = install("--agent", "gemini").stdout
+    assert "installed 7 hooks for Gemini CLI into ~/.gemini/settings.json (backup: " in out
+    data = json.loads(path.read_text())
+    assert data["security"] == {"auth": {"selectedType": "gemini-api-key"}}
+    assert data["hooks"]["enabled"] is True and data["hooks"]["disabled"] == ["noisy"]
+    after = data["hooks"]["AfterAgent"]
+    assert after[0]["hooks"][0]["command"] == "notify-me"  # theirs first, in place
+    ours = after[1]["hooks"][0]
+    assert ours["timeout"] == 10000  # Gemini counts milliseconds
+    assert ours["command"].endswith("/hooks/gemini.py")
+    assert set(data["hooks"]) - {"enabled", "disabled"} == set(hookspec.GEMINI_EVENTS)
+    assert "PreCompress" not in data["hooks"]
+    again = install("--agent", "gemini").stdout
+    assert "already installed: 7 hooks for Gemini CLI in ~/.gemini/settings.json" in again
+    out = uninstall("--agent", "gemini").stdout
+    assert "removed 7 hooks for Gemini CLI from ~/.gemini/settings.json (backup: " in out
+    assert path.read_text() == GEMINI
+
+
+def test_cursor_install_keeps_foreign_handlers_in_place(isolated_env: Path) -> None:
+    path = isolated_env / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(CURSOR)
+    install("--agent", "cursor")
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    assert data["hooks"]["stop"][0] == {"command": "./audit.sh"}
+    assert data["hooks"]["stop"][1]["command"].endswith("/hooks/cursor.py")
+    assert data["hooks"]["beforeReadFile"] == [{"command": "./guard.sh"}]
+    assert set(data["hooks"]) == set(hookspec.CURSOR_EVENTS) | {"beforeReadFile"}
+    uninstall("--agent", "cursor")
+    assert path.read_text() == CURSOR
+
+
+def test_copilot_gets_a_hooks_file_of_its_own_with_the_event_in_each_command(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    copilot_home = tmp_path / "copilot-home"
+    monkeypatch.setenv("COPILOT_HOME", str(copilot_home))
+    out = install("--agent", "copilot").stdout
+    path = copilot_home / "hooks" / "lookout.json"
+    assert f"installed 11 hooks for Copilot CLI into {path} (new file)" in out
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    for event in hookspec.COPILOT_EVENTS:
+        (handler,) = data["hooks"][event]
+        assert handler["type"] == "command" and handler["timeoutSec"] == 10
+        assert handler["bash"].endswith(f"/hooks/copilot.py {event}")
+    assert "permissionRequest" not in data["hooks"]  # fires before policy: not "waiting"
+    uninstall("--agent", "copilot")
+    assert json.loads(path.read_text()) == {"version": 1, "hooks": {}}
+
+
+def test_opencode_plugin_is_written_whole_and_removed(isolated_env: Path) -> None:
+    path = isolated_env / ".config" / "opencode" / "plugin" / "lookout.js"
+    out = install("--agent", "opencode").stdout
+    assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
+    text = path.read_text()
+    assert text.startswith(agents.PLUGIN_MARK)
+    python, script = agents.plugin_paths(text)
+    assert python == DEV_PY and script.endswith("/hooks/opencode.py")
+    assert "already installed: the plugin for OpenCode" in install("--agent", "opencode").stdout
+    assert not list(path.parent.glob("*.bak-*"))  # lookout's own file: nothing to back up
+    out = uninstall("--agent", "opencode").stdout
+    assert "removed lookout's plugin ~/.config/opencode/plugin/lookout.js" in out
+    assert not path.exists()
+
+
+def test_a_foreign_plugin_file_is_refused(isolated_env: Path) -> None:
+    path = isolated_env / ".config" / "opencode" / "plugin" / "lookout.js"
+    path.parent.mkdir(parents=True)
+    path.write_text("export const Mine = async () => ({})\n")
+    done = install("--agent", "opencode", ok=False)
+    assert "error: " in done.stderr and "is not lookout's plugin" in done.stderr
+    assert "hint: " in done.stderr
+    assert path.read_text() == "export const Mine = async () => ({})\n"
+
+
+@pytest.mark.parametrize(
+    ("agent", "rel", "text", "expect"),
+    [
+        ("gemini", ".gemini/settings.json", '{"hooks": {"AfterAgent": {}}}', "hooks.AfterAgent"),
+        ("gemini", ".gemini/settings.json", "{ // comment\n}", "invalid JSON"),
+        ("cursor", ".cursor/hooks.json", '{"version": 2, "hooks": {}}', "version: expected 1"),
+        ("cursor", ".cursor/hooks.json", '{"hooks": {"stop": {}}}', "hooks.stop"),
+    ],
+)
+def test_a_file_it_cannot_parse_is_refused_and_nothing_changes(
+    isolated_env: Path, agent: str, rel: str, text: str, expect: str
+) -> None:
+    path = isolated_env / rel
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    done = install("--agent", agent, ok=False)
+    assert expect in done.stderr and "hint: " in done.stderr
+    assert path.read_text() == text
+    assert not (isolated_env / ".local" / "share" / "lookout").exists()  # refused up front
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(isolated_env: Path) -> None:
+    path = isolated_env / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(CURSOR)
+    out = install("--agent", "cursor", "--dry-run").stdout
+    assert "--- ~/.cursor/hooks.json" in out and "+++ ~/.cursor/hooks.json" in out
+    assert '+        "command": ' in out and "cursor.py" in out
+    assert path.read_text() == CURSOR
+
+
+def test_writes_go_through_a_symlink(isolated_env: Path, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "gemini-settings.json"
+    real.parent.mkdir()
+    real.write_text(GEMINI)
+    link = isolated_env / ".gemini" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    install("--agent", "gemini")
+    assert link.is_symlink() and "gemini.py" in real.read_text()
+    uninstall("--agent", "gemini")
+    assert link.is_symlink() and real.read_text() == GEMINI
+
+
+def test_all_installs_only_the_agents_set_up_here(isolated_env: Path) -> None:
+    (isolated_env / ".cursor").mkdir()
+    out = install("--agent", "all").stdout
+    assert "Gemini CLI: not set up here (~/.gemini does not exist): skipped" in out
+    assert "installed 6 hooks for Cursor into ~/.cursor/hooks.json (new file)" in out
+    assert not (isolated_env / ".gemini").exists()
+    out = uninstall("--agent", "all").stdout
+    assert "removed 6 hooks for Cursor" in out
+
+
+def test_purge_removes_every_agents_entries(isolated_env: Path) -> None:
+    path = isolated_env / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(CURSOR)
+    install("--agent", "cursor")
+    install("--agent", "opencode")
+    uninstall("--purge")
+    assert path.read_text() == CURSOR
+    assert not (isolated_env / ".config" / "opencode" / "plugin" / "lookout.js").exists()
+
+
+def test_flat_merge_replaces_an_old_entry_where_it_stands() -> None:
+    old = {"command": "/old/lookout/hooks/cursor.py", "timeout": 5}
+    data = {"version": 1, "hooks": {"stop": [{"command": "a"}, old, {"command": "b"}]}}
+    new = agents.merge_flat(data, [("stop", {"command": "NEW"})], "cursor", [])
+    assert new["hooks"]["stop"] == [{"command": "a"}, {"command": "NEW"}, {"command": "b"}]
+    assert agents.count_flat(new, "cursor", []) == 0  # "NEW" is not a lookout command
+    assert agents.unmerge_flat(data, "cursor", []) == {
+        "version": 1,
+        "hooks": {"stop": [{"command": "a"}, {"command": "b"}]},
+    }
+
+
+def test_gemini_config_keys_are_never_taken_for_events() -> None:
+    data = json.loads(GEMINI)
+    with pytest.raises(settings.ShapeError):
+        settings.check_shape(data)  # Claude Code's shape: `enabled` is not an event
+    assert settings.check_shape(data, agents.GEMINI_CONFIG_KEYS) is data
+
+
+def test_installed_hook_commands_run_through_a_shell(isolated_env: Path, tmp_path: Path) -> None:
+    # The command Gemini runs (through the user's shell) records the real captured payload.
+    path = isolated_env / ".gemini" / "settings.json"
+    install("--agent", "gemini")
+    command = json.loads(path.read_text())["hooks"]["BeforeAgent"][0]["hooks"][0]["command"]
+    payload = (ROOT / "tests" / "fixtures" / "gemini" / "BeforeAgent.json").read_bytes()
+    done = subprocess.run(
+        ["/bin/sh", "-c", command], input=payload, capture_output=True, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    events = (Path(os.environ["LOOKOUT_STATE_DIR"]) / "events.jsonl").read_text()
+    line = json.loads(events.splitlines()[-1])
+    shown = (line["agent"], line["event"], line["status"])
+    assert shown == ("gemini", "UserPromptSubmit", "working")
