@@ -14,6 +14,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import TypedDict
 
+    class Texts(TypedDict):
+        """What parse() gathers from the payload's text fields, event by event."""
+
+        summary: str
+        message: str
+        source: str | None
+        error: str | None
+        background: list[list[str]] | None
+        batch: list[list[str | None]]
+
     class Event(TypedDict):
         name: str
         session_id: str
@@ -232,68 +242,25 @@ def parse(
     project_dir = _str(env.get("CLAUDE_PROJECT_DIR")) or cwd
     tool_name = _str(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
-    summary = ""
-    message = ""
-    source: str | None = None
-    error: str | None = None
-    background: list[list[str]] | None = None
-    batch: list[list[str | None]] = []
-
+    t: Texts = {
+        "summary": "",
+        "message": "",
+        "source": None,
+        "error": None,
+        "background": None,
+        "batch": [],
+    }
     if tool_name is not None:
-        summary = tool_summary(tool_name, tool_input)
+        t["summary"] = tool_summary(tool_name, tool_input)
         if tool_name in QUESTION_TOOLS:
-            message = clip(question_text(tool_input))
+            t["message"] = clip(question_text(tool_input))
         elif tool_name in ("ExitPlanMode", "EnterPlanMode") and isinstance(tool_input, dict):
-            message = clip(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
+            t["message"] = clip(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
         else:
-            message = summary
-    if name in ("UserPromptSubmit", "UserPromptExpansion"):
-        prompt = payload.get("prompt")
-        if isinstance(prompt, str) and prompt.lstrip().startswith("<task-notification>"):
-            summary = _task_prompt_summary(prompt)
-            source = "task-notification"
-        else:
-            summary = first_line(prompt)
-    elif name in ("Notification", "Elicitation"):
-        summary = one_line(payload.get("message"))
-        message = clip(payload.get("message"))
-    elif name in ("Stop", "SubagentStop", "StopFailure"):
-        text = payload.get("last_assistant_message")
-        summary = first_line(text)
-        message = clip(text)
-        if name == "StopFailure":
-            error = _str(payload.get("error")) or "unknown"
-            summary = one_line(f"{error}: {summary}" if summary else error)
-        tasks = payload.get("background_tasks")
-        if isinstance(tasks, list):
-            background = [
-                [str(t.get("id", "")), str(t.get("type", ""))]
-                for t in tasks
-                if isinstance(t, dict) and t.get("status") == "running"
-            ]
-    elif name == "PostToolBatch":
-        calls = payload.get("tool_calls")
-        if isinstance(calls, list):
-            for call in calls:
-                if isinstance(call, dict):
-                    call_tool = _str(call.get("tool_name"))
-                    batch.append(
-                        [_str(call.get("tool_use_id")), tool_key(call_tool, call.get("tool_input"))]
-                    )
-    elif name == "PostToolUseFailure":
-        message = clip(payload.get("error"))
-
-    if name in ("SessionStart", "SessionEnd"):
-        source = _str(payload.get("source")) or _str(payload.get("reason"))
-        summary = summary or (source or "")
-    elif name in ("Setup", "PreCompact", "PostCompact"):
-        source = _str(payload.get("trigger"))
-    elif name in ("SubagentStart", "SubagentStop", "TeammateIdle"):
-        label = _str(payload.get("agent_type")) or _str(payload.get("teammate_name"))
-        summary = summary or (label or "")
-    elif name == "CwdChanged":
-        summary = one_line(payload.get("new_cwd"))
-
+            t["message"] = t["summary"]
+    for extract in _EXTRACTORS.get(name, ()):
+        extract(payload, t)
+    summary = t["summary"]
     remote = _remote(payload) if name == "RemoteDecision" else None
     if remote:
         # tail and the timeline show who answered what: "allow by the dashboard (…): <command>"
@@ -321,13 +288,13 @@ def parse(
         "tool_use_id": _str(payload.get("tool_use_id")),
         "tool_key": tool_key(tool_name, tool_input),
         "notification_type": _str(payload.get("notification_type")),
-        "source": source,
-        "error": error,
+        "source": t["source"],
+        "error": t["error"],
         "model": _str(payload.get("model")),
         "summary": summary,
-        "message": message,
-        "background": background,
-        "batch": batch,
+        "message": t["message"],
+        "background": t["background"],
+        "batch": t["batch"],
         "new_cwd": _str(payload.get("new_cwd")),
         # RemoteDecision (lookout's own event, lookout.remote.decide): who answered, from where.
         "remote": remote,
@@ -339,6 +306,96 @@ def parse(
         "episode": None,
         "observed_ms": None,
     }
+
+
+# -- what each event contributes to the texts (parse runs the steps listed for its name) -------
+
+
+def _prompt(payload: dict[str, object], t: Texts) -> None:
+    prompt = payload.get("prompt")
+    if isinstance(prompt, str) and prompt.lstrip().startswith("<task-notification>"):
+        t["summary"] = _task_prompt_summary(prompt)
+        t["source"] = "task-notification"
+    else:
+        t["summary"] = first_line(prompt)
+
+
+def _notification(payload: dict[str, object], t: Texts) -> None:
+    t["summary"] = one_line(payload.get("message"))
+    t["message"] = clip(payload.get("message"))
+
+
+def _last_message(payload: dict[str, object], t: Texts) -> None:
+    text = payload.get("last_assistant_message")
+    t["summary"] = first_line(text)
+    t["message"] = clip(text)
+    tasks = payload.get("background_tasks")
+    if isinstance(tasks, list):
+        t["background"] = [
+            [str(task.get("id", "")), str(task.get("type", ""))]
+            for task in tasks
+            if isinstance(task, dict) and task.get("status") == "running"
+        ]
+
+
+def _failure(payload: dict[str, object], t: Texts) -> None:
+    error = _str(payload.get("error")) or "unknown"
+    t["error"] = error
+    t["summary"] = one_line(f"{error}: {t['summary']}" if t["summary"] else error)
+
+
+def _batch(payload: dict[str, object], t: Texts) -> None:
+    calls = payload.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            if isinstance(call, dict):
+                call_tool = _str(call.get("tool_name"))
+                t["batch"].append(
+                    [_str(call.get("tool_use_id")), tool_key(call_tool, call.get("tool_input"))]
+                )
+
+
+def _tool_failure(payload: dict[str, object], t: Texts) -> None:
+    t["message"] = clip(payload.get("error"))
+
+
+def _session_source(payload: dict[str, object], t: Texts) -> None:
+    t["source"] = _str(payload.get("source")) or _str(payload.get("reason"))
+    t["summary"] = t["summary"] or (t["source"] or "")
+
+
+def _trigger(payload: dict[str, object], t: Texts) -> None:
+    t["source"] = _str(payload.get("trigger"))
+
+
+def _agent_label(payload: dict[str, object], t: Texts) -> None:
+    label = _str(payload.get("agent_type")) or _str(payload.get("teammate_name"))
+    t["summary"] = t["summary"] or (label or "")
+
+
+def _cwd_changed(payload: dict[str, object], t: Texts) -> None:
+    t["summary"] = one_line(payload.get("new_cwd"))
+
+
+_EXTRACTORS = {
+    "UserPromptSubmit": (_prompt,),
+    "UserPromptExpansion": (_prompt,),
+    "Notification": (_notification,),
+    "Elicitation": (_notification,),
+    "Stop": (_last_message,),
+    "SubagentStop": (_last_message, _agent_label),
+    "StopFailure": (_last_message, _failure),
+    "PostToolBatch": (_batch,),
+    "PostToolUseFailure": (_tool_failure,),
+    "SessionStart": (_session_source,),
+    "SessionEnd": (_session_source,),
+    "Setup": (_trigger,),
+    "PreCompact": (_trigger,),
+    "PostCompact": (_trigger,),
+    "SubagentStart": (_agent_label,),
+    "TeammateIdle": (_agent_label,),
+    "CwdChanged": (_cwd_changed,),
+}
 
 
 def _remote(payload: dict[str, object]) -> dict[str, object] | None:

@@ -16,9 +16,10 @@ from lookout.notify import templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-    from lookout.shapes import Config, Rule
+    from lookout.shapes import Channel, Config, Rule
 
 KINDS = (
     "permission",
@@ -575,16 +576,9 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
         "timeout_ms": _DEFAULT_TIMEOUT_MS[kind],
         "content": "summary" if kind in REMOTE_TYPES else "full",
     }
-
-    def get(key: str, kinds: type | tuple[type, ...], what: str) -> Any:
-        if key not in raw:
-            return None
-        value = raw[key]
-        return value if c.expect((*path, key), value, kinds, what) else None
-
-    if (enabled := get("enabled", bool, "a bool")) is not None:
+    if (enabled := _get(c, path, raw, "enabled", bool, "a bool")) is not None:
         ch["enabled"] = enabled
-    if "timeout_ms" in raw and get("timeout_ms", int, "an integer") is not None:
+    if "timeout_ms" in raw and _get(c, path, raw, "timeout_ms", int, "an integer") is not None:
         if not 0 < raw["timeout_ms"] <= MAX_TIMEOUT_MS:
             c.error(
                 (*path, "timeout_ms"),
@@ -592,105 +586,145 @@ def _channel(c: _Checker, name: str, raw: object) -> dict[str, Any] | None:
             )
         else:
             ch["timeout_ms"] = raw["timeout_ms"]
-    if (content := get("content", str, "a string")) is not None:
+    if (content := _get(c, path, raw, "content", str, "a string")) is not None:
         if content not in CONTENT_LEVELS:
             c.error(
                 (*path, "content"), f"expected one of {_choices(CONTENT_LEVELS)}, got {content!r}"
             )
         else:
             ch["content"] = content
-
-    def choice(values: tuple[str, ...]) -> Any:
-        def check(p: tuple[str | int, ...], v: object) -> object:
-            if not isinstance(v, str) or v not in values:
-                c.error(
-                    p, f"expected one of {_choices(values)}, got {v!r}{did_you_mean(v, values)}"
-                )
-                return None
-            return v
-
-        return check
-
-    if kind == "desktop":
-        ch["app_name"] = get("app_name", str, "a string") or "lookout"
-        ch["urgency"] = _by_kind(
-            c, (*path, "urgency"), raw.get("urgency", "normal"), choice(URGENCIES)
-        )
-        focused = get("skip_when_focused", bool, "a bool")
-        ch["skip_when_focused"] = True if focused is None else focused
-    elif kind == "ntfy":
-        url = get("url", str, "a string")
-        if "url" not in raw:
-            c.error(path, "missing key 'url' (server and topic, e.g. https://ntfy.sh/my-topic)")
-        elif url is not None and (problem := _ntfy_url_problem(url)):
-            c.error(
-                (*path, "url"),
-                "expected http(s)://server/topic with a topic of letters, "
-                f"digits, - and _, got {shown_url(url)!r} ({problem})",
-            )
-        ch["url"] = url
-        ch["token"] = get("token", str, "a string")
-        ch["token_env"] = get("token_env", str, "a string")
-        if ch["token"] and ch["token_env"]:
-            c.error(path, "set either 'token' or 'token_env', not both")
-
-        def prio(p: tuple[str | int, ...], v: object) -> object:
-            if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5:
-                return v
-            if isinstance(v, str) and v in NTFY_PRIORITIES:
-                return v
-            c.error(p, f"expected 1-5 or one of {_choices(NTFY_PRIORITIES)}, got {v!r}")
-            return None
-
-        ch["priority"] = _by_kind(
-            c,
-            (*path, "priority"),
-            raw.get("priority", {"default": 3, **dict.fromkeys(ATTENTION_KINDS, 4)}),
-            prio,
-        )
-        ch["tags"] = c.string_list((*path, "tags"), raw["tags"]) if "tags" in raw else []
-        ch["click"] = get("click", str, "a string")
-    elif kind == "webhook":
-        url = get("url", str, "a string")
-        url_env = get("url_env", str, "a string")
-        if "url" not in raw and "url_env" not in raw:
-            c.error(path, "missing key 'url' or 'url_env'")
-        if url is not None and url_env is not None:
-            c.error(path, "set either 'url' or 'url_env', not both")
-        if url is not None and not url.startswith(("http://", "https://")):
-            c.error(
-                (*path, "url"),
-                f"expected an http(s) URL, got {shown_url(url)!r} ({_scheme_problem(url)})",
-            )
-        ch["url"], ch["url_env"] = url, url_env
-        fmt = raw.get("format", "json")
-        if not isinstance(fmt, str) or fmt not in WEBHOOK_FORMATS:
-            c.error((*path, "format"), f"expected one of {_choices(WEBHOOK_FORMATS)}, got {fmt!r}")
-        ch["format"] = fmt
-        headers = get("headers", dict, "a table of strings") or {}
-        for key, value in headers.items():
-            if not isinstance(value, str):
-                c.error((*path, "headers", key), f"expected a string, got {_type_name(value)}")
-        ch["headers"] = headers
-    elif kind == "command":
-        if "argv" not in raw:
-            c.error(path, "missing key 'argv' (the program and its arguments, no shell)")
-            argv: list[str] = []
-        else:
-            argv = c.string_list((*path, "argv"), raw["argv"], nonempty=True)
-        for i, arg in enumerate(argv):
-            try:
-                templates.parse(arg, templates.ARGV_PLACEHOLDERS)
-            except ValueError as exc:
-                c.error((*path, "argv", i), str(exc))
-        ch["argv"] = argv
-    elif kind == "apprise":
-        if "urls" not in raw:
-            c.error(path, "missing key 'urls' (Apprise service URLs)")
-            ch["urls"] = []
-        else:
-            ch["urls"] = c.string_list((*path, "urls"), raw["urls"], nonempty=True)
+    _TYPE_CHECKS[kind](c, path, raw, ch)
     return ch
+
+
+def _get(
+    c: _Checker,
+    path: tuple[str | int, ...],
+    raw: dict[str, Any],
+    key: str,
+    kinds: type | tuple[type, ...],
+    what: str,
+) -> Any:
+    """raw[key] when present and of the expected type; else None (an error when of another)."""
+    if key not in raw:
+        return None
+    value = raw[key]
+    return value if c.expect((*path, key), value, kinds, what) else None
+
+
+def _choice(
+    c: _Checker, values: tuple[str, ...]
+) -> Callable[[tuple[str | int, ...], object], object]:
+    def check(p: tuple[str | int, ...], v: object) -> object:
+        if not isinstance(v, str) or v not in values:
+            c.error(p, f"expected one of {_choices(values)}, got {v!r}{did_you_mean(v, values)}")
+            return None
+        return v
+
+    return check
+
+
+# One checker per channel type: the keys of _TYPE_KEYS[type], their defaults and their rules.
+
+
+def _desktop(c: _Checker, path: tuple[str | int, ...], raw: dict[str, Any], ch: Channel) -> None:
+    ch["app_name"] = _get(c, path, raw, "app_name", str, "a string") or "lookout"
+    ch["urgency"] = _by_kind(
+        c, (*path, "urgency"), raw.get("urgency", "normal"), _choice(c, URGENCIES)
+    )
+    focused = _get(c, path, raw, "skip_when_focused", bool, "a bool")
+    ch["skip_when_focused"] = True if focused is None else focused
+
+
+def _ntfy(c: _Checker, path: tuple[str | int, ...], raw: dict[str, Any], ch: Channel) -> None:
+    url = _get(c, path, raw, "url", str, "a string")
+    if "url" not in raw:
+        c.error(path, "missing key 'url' (server and topic, e.g. https://ntfy.sh/my-topic)")
+    elif url is not None and (problem := _ntfy_url_problem(url)):
+        c.error(
+            (*path, "url"),
+            "expected http(s)://server/topic with a topic of letters, "
+            f"digits, - and _, got {shown_url(url)!r} ({problem})",
+        )
+    ch["url"] = url
+    ch["token"] = _get(c, path, raw, "token", str, "a string")
+    ch["token_env"] = _get(c, path, raw, "token_env", str, "a string")
+    if ch["token"] and ch["token_env"]:
+        c.error(path, "set either 'token' or 'token_env', not both")
+
+    def prio(p: tuple[str | int, ...], v: object) -> object:
+        if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5:
+            return v
+        if isinstance(v, str) and v in NTFY_PRIORITIES:
+            return v
+        c.error(p, f"expected 1-5 or one of {_choices(NTFY_PRIORITIES)}, got {v!r}")
+        return None
+
+    ch["priority"] = _by_kind(
+        c,
+        (*path, "priority"),
+        raw.get("priority", {"default": 3, **dict.fromkeys(ATTENTION_KINDS, 4)}),
+        prio,
+    )
+    ch["tags"] = c.string_list((*path, "tags"), raw["tags"]) if "tags" in raw else []
+    ch["click"] = _get(c, path, raw, "click", str, "a string")
+
+
+def _webhook(c: _Checker, path: tuple[str | int, ...], raw: dict[str, Any], ch: Channel) -> None:
+    url = _get(c, path, raw, "url", str, "a string")
+    url_env = _get(c, path, raw, "url_env", str, "a string")
+    if "url" not in raw and "url_env" not in raw:
+        c.error(path, "missing key 'url' or 'url_env'")
+    if url is not None and url_env is not None:
+        c.error(path, "set either 'url' or 'url_env', not both")
+    if url is not None and not url.startswith(("http://", "https://")):
+        c.error(
+            (*path, "url"),
+            f"expected an http(s) URL, got {shown_url(url)!r} ({_scheme_problem(url)})",
+        )
+    ch["url"], ch["url_env"] = url, url_env
+    fmt = raw.get("format", "json")
+    if not isinstance(fmt, str) or fmt not in WEBHOOK_FORMATS:
+        c.error((*path, "format"), f"expected one of {_choices(WEBHOOK_FORMATS)}, got {fmt!r}")
+    ch["format"] = fmt
+    headers = _get(c, path, raw, "headers", dict, "a table of strings") or {}
+    for key, value in headers.items():
+        if not isinstance(value, str):
+            c.error((*path, "headers", key), f"expected a string, got {_type_name(value)}")
+    ch["headers"] = headers
+
+
+def _command(c: _Checker, path: tuple[str | int, ...], raw: dict[str, Any], ch: Channel) -> None:
+    if "argv" not in raw:
+        c.error(path, "missing key 'argv' (the program and its arguments, no shell)")
+        argv: list[str] = []
+    else:
+        argv = c.string_list((*path, "argv"), raw["argv"], nonempty=True)
+    for i, arg in enumerate(argv):
+        try:
+            templates.parse(arg, templates.ARGV_PLACEHOLDERS)
+        except ValueError as exc:
+            c.error((*path, "argv", i), str(exc))
+    ch["argv"] = argv
+
+
+def _apprise(c: _Checker, path: tuple[str | int, ...], raw: dict[str, Any], ch: Channel) -> None:
+    if "urls" not in raw:
+        c.error(path, "missing key 'urls' (Apprise service URLs)")
+        ch["urls"] = []
+    else:
+        ch["urls"] = c.string_list((*path, "urls"), raw["urls"], nonempty=True)
+
+
+_TYPE_CHECKS: dict[
+    str, Callable[[_Checker, tuple[str | int, ...], dict[str, Any], Channel], None]
+] = {
+    "desktop": _desktop,
+    "ntfy": _ntfy,
+    "webhook": _webhook,
+    "command": _command,
+    "apprise": _apprise,
+}
 
 
 def _scheme_problem(url: str) -> str:

@@ -149,49 +149,14 @@ def decide(
     deliveries: list[Delivery] = []
     for intent in intents:
         kind = intent.get("kind")
-        session = str(intent.get("session_id") or "")
         episode = intent.get("episode")
-        updates: list[str] = []
-        if kind == "resolved" and isinstance(episode, str):
-            alerted = st["episodes"].pop(episode, None)
-            if alerted:
-                updates = [
-                    name
-                    for name in alerted.get("channels", [])
-                    if name in channels_cfg
-                    and channels_cfg[name]["enabled"]
-                    and channels_cfg[name]["type"] in UPDATABLE_TYPES
-                ]
+        updates = _updates_for(intent, st, channels_cfg)
         chosen: list[str] = []
         escalate: list[Escalation] = []
         for index, rule in enumerate(cfg["rules"]):
             if kind not in rule["when"]:
                 continue
-            why = withheld(rule, intent, minute_of_day)
-            mark = f"{index}:{session}"
-            last = st["cooldown"].get(mark)
-            if (
-                why is None
-                and rule["cooldown_s"]
-                and kind != "resolved"
-                and last is not None
-                and now_ms - last < rule["cooldown_s"] * 1000
-            ):
-                why = (
-                    "cooldown_s",
-                    (
-                        f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
-                        f" {_seconds(now_ms - last)} ago"
-                    ),
-                )
-            names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
-            if why is None and not names:
-                why = "enabled", f"its channels are disabled ({', '.join(rule['channels'])})"
-            if why is None and unanswerable(intent):
-                # Local channels may show a print-mode dialog; nothing pages a phone for it.
-                names = [n for n in names if channels_cfg[n]["type"] not in REMOTE_TYPES]
-                if not names:
-                    why = "print_mode", "a print-mode dialog goes to desktop and command only"
+            names, why = _apply_rule(index, rule, intent, st, channels_cfg, now_ms, minute_of_day)
             if why is not None:
                 if skipped is not None:
                     skipped.append(
@@ -204,8 +169,6 @@ def decide(
                         }
                     )
                 continue
-            if rule["cooldown_s"]:
-                st["cooldown"][mark] = now_ms
             chosen.extend(n for n in names if n not in chosen and n not in updates)
             if (
                 rule["escalate_after_s"]
@@ -226,3 +189,63 @@ def decide(
                 {"intent": intent, "channels": chosen, "updates": updates, "escalate": escalate}
             )
     return deliveries, st
+
+
+def _updates_for(intent: Intent, st: State, channels_cfg: dict[str, Any]) -> list[str]:
+    """For a `resolved` intent: the channels whose alert on that episode can be updated in
+    place (the episode is forgotten: it is over)."""
+    episode = intent.get("episode")
+    if intent.get("kind") != "resolved" or not isinstance(episode, str):
+        return []
+    alerted = st["episodes"].pop(episode, None)
+    if not alerted:
+        return []
+    return [
+        name
+        for name in alerted.get("channels", [])
+        if name in channels_cfg
+        and channels_cfg[name]["enabled"]
+        and channels_cfg[name]["type"] in UPDATABLE_TYPES
+    ]
+
+
+def _apply_rule(
+    index: int,
+    rule: Rule,
+    intent: Intent,
+    st: State,
+    channels_cfg: dict[str, Any],
+    now_ms: int,
+    minute_of_day: int,
+) -> tuple[list[str], tuple[str, str] | None]:
+    """One rule that lists the intent's kind: the channels it sends to, or why it withholds
+    the intent (the rule key that decided, a sentence). Marks its cooldown when it sends."""
+    kind = intent.get("kind")
+    why = withheld(rule, intent, minute_of_day)
+    mark = f"{index}:{intent.get('session_id') or ''}"
+    last = st["cooldown"].get(mark)
+    if (
+        why is None
+        and rule["cooldown_s"]
+        and kind != "resolved"
+        and last is not None
+        and now_ms - last < rule["cooldown_s"] * 1000
+    ):
+        why = (
+            "cooldown_s",
+            (
+                f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
+                f" {_seconds(now_ms - last)} ago"
+            ),
+        )
+    names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
+    if why is None and not names:
+        why = "enabled", f"its channels are disabled ({', '.join(rule['channels'])})"
+    if why is None and unanswerable(intent):
+        # Local channels may show a print-mode dialog; nothing pages a phone for it.
+        names = [n for n in names if channels_cfg[n]["type"] not in REMOTE_TYPES]
+        if not names:
+            why = "print_mode", "a print-mode dialog goes to desktop and command only"
+    if why is None and rule["cooldown_s"]:
+        st["cooldown"][mark] = now_ms
+    return names, why
