@@ -8,26 +8,15 @@ import os
 import time
 from typing import Any
 
-from lookout import _jsonfast, store
+from lookout import _jsonfast, reconcile, store
 
 STALE_AFTER_S = 8 * 3600
 SHORT_ID = 8
 ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
 
 
-def pid_alive(pid: object) -> bool | None:
-    """True/False when it can be known, None when no pid was recorded."""
-    if not isinstance(pid, int) or pid <= 0:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    except OSError:
-        return None
-    return True
+# True/False when it can be known, None when no pid was recorded (the one kill(pid, 0) check).
+pid_alive = reconcile.pid_alive
 
 
 def load_sessions(
