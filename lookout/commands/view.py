@@ -99,7 +99,9 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
         "last_event": snapshot.get("last_event"),
         "updated_at": store.rfc3339(updated_ms),
         "updated_ms": updated_ms,
-        "since": store.rfc3339(shown_since(snapshot, status, updated_ms)),
+        "since": store.rfc3339(
+            waiting if waiting is not None else shown_since(snapshot, status, updated_ms)
+        ),
         "stale": now_ms - updated_ms > stale_after_s * 1000,
         "alive": alive,
         "pid": snapshot.get("pid"),
@@ -115,13 +117,8 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> dict[s
 
 
 def shown_since(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:
-    """When the shown status began: the attention episode's start (the main thread's, else the
-    blocked subagent's), the turn's start while working, else the last event."""
-    if status == "attention":
-        for actor in [snapshot.get("main"), *(snapshot.get("agents") or {}).values()]:
-            episode = actor.get("episode") if isinstance(actor, dict) else None
-            if isinstance(episode, dict) and isinstance(episode.get("since_ms"), int):
-                return int(episode["since_ms"])
+    """When a status other than attention began (attention's start is `waiting_since`): the
+    turn's start while working, else the last event."""
     if status == "working":
         turn = snapshot.get("turn")
         if isinstance(turn, dict) and isinstance(turn.get("started_ms"), int):
