@@ -185,29 +185,18 @@ def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
     if loaded.text is None:
         report.add(name, INFO, f"{where} does not exist")
         return 0, plugin
-    ours = [
-        (event, handler)
-        for event, groups in data.get("hooks", {}).items()
-        for group in groups
-        for handler in group["hooks"]
-        if settings.is_ours(handler, [str(paths.runtime_home())])
-    ]
+    ours = _ours(data)
     if not ours:
         report.add(name, INFO, f"no lookout hooks in {where}")
         return 0, plugin
-    events = {event for event, _ in ours}
-    wanted = {event for event, _, _ in hookspec.EVENTS}
-    missing = sorted(wanted - events)
-    if missing:
-        report.add(
-            name,
-            WARN,
-            f"{len(ours)} hooks in {where}, missing {len(missing)} events"
-            f" ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''})",
-            f"re-run install.py{'' if scope == 'user' else f' --scope {scope}'}",
-        )
-    else:
-        report.add(name, OK, f"{len(ours)} hooks in {where}")
+    _report_events(
+        report,
+        name,
+        where,
+        [event for event, _ in ours],
+        [event for event, _, _ in hookspec.EVENTS],
+        f"re-run install.py{'' if scope == 'user' else f' --scope {scope}'}",
+    )
     codex_style = sum(settings.handler_agent(h) == "codex" for _, h in ours)
     if codex_style:
         report.add(
@@ -245,26 +234,17 @@ def check_codex(report: Report) -> int:
     except LookoutError as exc:
         report.add(name, FAIL, str(exc), "Codex cannot use a broken hooks.json")
     else:
-        ours = [
-            (event, handler)
-            for event, groups in loaded.data.get("hooks", {}).items()
-            for group in groups
-            for handler in group["hooks"]
-            if settings.is_ours(handler, [str(paths.runtime_home())])
-        ]
+        ours = _ours(loaded.data)
     if ours:
         found += len(ours)
-        missing = sorted({e for e, _, _ in hookspec.CODEX_EVENTS} - {e for e, _ in ours})
-        if missing:
-            report.add(
-                name,
-                WARN,
-                f"{len(ours)} hooks in {where}, missing {len(missing)} events"
-                f" ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''})",
-                "re-run install.py --agent codex",
-            )
-        else:
-            report.add(name, OK, f"{len(ours)} hooks in {where}")
+        _report_events(
+            report,
+            name,
+            where,
+            [event for event, _ in ours],
+            [event for event, _, _ in hookspec.CODEX_EVENTS],
+            "re-run install.py --agent codex",
+        )
         claude_style = sum(settings.handler_agent(h) != "codex" for _, h in ours)
         if claude_style:
             report.add(
@@ -342,19 +322,45 @@ def check_agents(report: Report) -> int:
                 "copilot": hookspec.COPILOT_EVENTS,
                 "cursor": hookspec.CURSOR_EVENTS,
             }[agent]
-            missing = sorted(set(wanted) - {event for event, _ in entries})
-            if missing:
-                report.add(
-                    name,
-                    WARN,
-                    f"{len(entries)} hooks in {where}, missing {', '.join(missing[:4])}",
-                    f"re-run install.py --agent {agent}",
-                )
-            else:
-                report.add(name, OK, f"{len(entries)} hooks in {where}")
+            _report_events(
+                report,
+                name,
+                where,
+                [event for event, _ in entries],
+                list(wanted),
+                f"re-run install.py --agent {agent}",
+            )
             commands = [command for _, command in entries]
         check_commands(report, name, [{"command": c} for c in commands])
     return found
+
+
+def _ours(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """lookout's handlers in a hooks file (settings.json or hooks.json), with their events."""
+    return [
+        (event, handler)
+        for event, groups in data.get("hooks", {}).items()
+        for group in groups
+        for handler in group["hooks"]
+        if settings.is_ours(handler, [str(paths.runtime_home())])
+    ]
+
+
+def _report_events(
+    report: Report, name: str, where: str, present: list[str], wanted: list[str], hint: str
+) -> None:
+    """`N hooks in FILE`, or which of the wanted events have none of ours."""
+    missing = sorted(set(wanted) - set(present))
+    if missing:
+        report.add(
+            name,
+            WARN,
+            f"{len(present)} hooks in {where}, missing {len(missing)} events"
+            f" ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''})",
+            hint,
+        )
+    else:
+        report.add(name, OK, f"{len(present)} hooks in {where}")
 
 
 def check_plugin_python(report: Report) -> None:
