@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -23,8 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import filelock
 import pytest
+
+from tests.e2e import npm_client
 
 pytestmark = pytest.mark.e2e
 
@@ -37,70 +37,10 @@ DEAD_PROXY = "http://127.0.0.1:9"
 REPLY = "Renamed foo to bar."
 
 
-def cache_dir() -> Path:
-    root = _ENV.get("LOOKOUT_TEST_CACHE")
-    if not root:
-        xdg = _ENV.get("XDG_CACHE_HOME") or str(Path(_ENV.get("HOME") or Path.home()) / ".cache")
-        root = str(Path(xdg) / "lookout-tests")
-    return Path(root) / f"codex-{CODEX_VERSION}"
-
-
-def codex_path() -> Path:
-    return cache_dir() / "node_modules" / ".bin" / "codex"
-
-
-def installed_version(binary: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=30, env=_ENV
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    words = done.stdout.split()
-    return words[-1] if done.returncode == 0 and words else None
-
-
-def ensure_codex() -> Path:
-    """The pinned Codex, installed into the cache on first use; skip if npm is offline."""
-    binary = codex_path()
-    if installed_version(binary) == CODEX_VERSION:
-        return binary
-    npm = shutil.which("npm", path=_ENV.get("PATH"))
-    if npm is None:
-        pytest.fail("npm is not installed: the Codex e2e tests need node and npm")
-    ping = subprocess.run([npm, "ping"], capture_output=True, text=True, timeout=60, env=_ENV)
-    if ping.returncode != 0:
-        pytest.skip(f"npm registry unreachable (npm ping: {(ping.stderr or ping.stdout)[-300:]})")
-    target = cache_dir()
-    staging = target.with_name(f"{target.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        argv = [npm, "install", "--no-audit", "--no-fund", "--prefix", str(staging)]
-        done = subprocess.run(
-            [*argv, f"{PACKAGE}@{CODEX_VERSION}"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=_ENV,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm install {PACKAGE}@{CODEX_VERSION} failed:\n{done.stderr[-2000:]}")
-        # Swap in whole: an interrupted install never leaves a half-populated cache behind.
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    if installed_version(binary) != CODEX_VERSION:
-        pytest.fail(f"{binary} does not report version {CODEX_VERSION} after installing it")
-    return binary
-
-
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
-    cache_dir().parent.mkdir(parents=True, exist_ok=True)
-    with filelock.FileLock(str(cache_dir()) + ".lock", timeout=900):
-        return ensure_codex()
+    """The pinned Codex, installed into the test cache on first use; skip if npm is offline."""
+    return npm_client.ensure(PACKAGE, CODEX_VERSION, "codex", "codex")
 
 
 # --- a mock Responses API ----------------------------------------------------------------------
