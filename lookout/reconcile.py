@@ -328,6 +328,17 @@ def _finding(
 # -- through the store ---------------------------------------------------------------------------
 
 
+def quietly(state_dir: str) -> None:
+    """reconcile() for a reader: one that cannot (a hook holds the lock too long, an unreadable
+    file) still shows the snapshots as the hooks left them."""
+    from lookout.errors import LookoutError
+
+    try:
+        reconcile(state_dir)
+    except (OSError, TimeoutError, LookoutError):
+        pass
+
+
 def reconcile(
     state_dir: str, session_ids: Iterable[str] | None = None, now_ms: int | None = None
 ) -> list[Record]:

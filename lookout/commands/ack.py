@@ -7,13 +7,13 @@ from typing import Any
 
 from lookout import paths, reconcile
 from lookout.commands import view
-from lookout.commands.status import handle, reconcile_quietly
+from lookout.commands.status import handle
 from lookout.errors import LookoutError
 
 
 def ack(session: str | None) -> int:
     state_dir = paths.state_dir()
-    reconcile_quietly(state_dir)  # what a signal proves needs no ack
+    reconcile.quietly(state_dir)  # what a signal proves needs no ack
     sessions = [s for s in view.load_sessions(state_dir) if s["status"] != "ended"]
     target = _pick(session, sessions)
     name = handle(target, sessions)

@@ -91,19 +91,10 @@ def _ignored_project_files(shown: list[dict[str, Any]]) -> list[config.ProjectFi
 
 
 def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[dict[str, Any]]:
-    reconcile_quietly(state_dir)
-    return pick(view.load_sessions(state_dir, now, stale_after_s))
-
-
-def reconcile_quietly(state_dir: str) -> None:
-    """End what was answered though no hook said so. A reader that cannot (a hook holds the lock
-    too long, an unreadable file) still shows the snapshots as the hooks left them."""
     from lookout import reconcile
 
-    try:
-        reconcile.reconcile(state_dir)
-    except (OSError, TimeoutError, LookoutError):
-        pass
+    reconcile.quietly(state_dir)
+    return pick(view.load_sessions(state_dir, now, stale_after_s))
 
 
 def ack_hint(sessions: list[dict[str, Any]]) -> str | None:

@@ -40,9 +40,9 @@ class LocalSource:
         if force:
             # Once a second: end what was answered though no hook said so (issue 10's signals),
             # so the page is as true as `lookout status`; the store writes what it proves.
-            from lookout.commands.status import reconcile_quietly
+            from lookout import reconcile
 
-            reconcile_quietly(self.state_dir)
+            reconcile.quietly(self.state_dir)
         directory = os.path.join(self.state_dir, store.SESSIONS)
         try:
             st = os.stat(directory)
