@@ -553,9 +553,11 @@ def _prompt_hook(
 ) -> subprocess.CompletedProcess[bytes]:
     env = {"HOME": str(home), "LOOKOUT_STATE_DIR": str(state), "PATH": "/usr/bin:/bin"}
     body = {"session_id": "victim", "hook_event_name": "UserPromptSubmit", "prompt": "secret"}
-    python = sys.executable if uid is None else _system_python()
+    python, root = sys.executable, ROOT
+    if uid is not None:
+        python, root = _system_python(), _readable_copy(state.parent)
     return subprocess.run(
-        [python, "-I", "-S", str(ROOT / "hooks" / "user_prompt_submit.py")],
+        [python, "-I", "-S", str(root / "hooks" / "user_prompt_submit.py")],
         input=json.dumps(body).encode(),
         env=env,
         capture_output=True,
@@ -563,6 +565,22 @@ def _prompt_hook(
         check=False,
         **({"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}),
     )
+
+
+def _readable_copy(where: Path) -> Path:
+    """The hook and the package copied where another uid can read them: the checkout itself may
+    sit in a private (0700) folder, as CI's fresh clone does."""
+    import shutil
+
+    copy = where / "code"
+    if not copy.exists():
+        skip = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(ROOT / "lookout", copy / "lookout", ignore=skip)
+        (copy / "hooks").mkdir()
+        shutil.copy(ROOT / "hooks" / "user_prompt_submit.py", copy / "hooks")
+        for path in (copy, *copy.rglob("*")):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    return copy
 
 
 def _system_python() -> str:
