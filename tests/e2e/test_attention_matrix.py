@@ -330,15 +330,17 @@ escalate_to = ["pager"]
             session = pane.ready()
             pane.type("[[bash: touch killed-marker]]")
             pane.wait_screen("Do you want to proceed?")
-            _, shown = until(sandbox, session, attention("permission"), "attention", 5)
-            bus.wait_calls(1)
+            # Generous waits before the kill (a loaded box may be slow to draw and alert); the
+            # measured bound is the one after it.
+            _, shown = until(sandbox, session, attention("permission"), "attention", 20)
+            wait_for(lambda: bus.wait_calls(1, 0.5), 20, "the desktop alert")
             os.kill(int(shown["pid"]), signal.SIGKILL)
             seconds, shown = until(sandbox, session, lambda s: s["status"] == "ended", "ended")
             report("kill -9 at a dialog", seconds)
             assert seconds <= TRUE_WITHIN_S and shown["reason"] == "process_gone"
             # The escalation's wait saw it (or status did): the desktop alert is replaced.
             replaced = wait_for(
-                lambda: [c for c in bus.calls if c["replaces_id"]], 10, "the replaced alert"
+                lambda: [c for c in bus.calls if c["replaces_id"]], 20, "the replaced alert"
             )
             assert "session ended" in replaced[0]["summary"], bus.calls
             time.sleep(ESCALATE_AFTER_S + 1)
