@@ -22,6 +22,7 @@ HOOK_PATH = {
     "lookout.paths",
     "lookout.runner",
     "lookout.store",
+    "lookout.words",
 }
 # What a hook must never import, at any cost: each would cost milliseconds on every tool call.
 HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib"}
@@ -95,7 +96,7 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     # The default config alerts the desktop on a permission: the rules run, a sender is spawned.
     loaded = modules_after_hook(tmp_path, "permission_request.py", "PermissionRequest-Bash.json")
     ours = {m for m in loaded if m.startswith("lookout.")}
-    assert "lookout.notify" in ours and "lookout.notify.rules" in ours
+    assert {"lookout.notify.handle", "lookout.notify.rules", "lookout.config.cache"} <= ours
     never = ("lookout.install", "lookout.commands", "lookout.web")
     assert not {m for m in ours if m.startswith(never)}
     assert "lookout.notify.sender" not in ours  # the sender runs in its own process

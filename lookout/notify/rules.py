@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from lookout.machine import ATTENTION_KINDS
-from lookout.notify.config import REMOTE_TYPES, UPDATABLE_TYPES
+from lookout.config.notify import REMOTE_TYPES, UPDATABLE_TYPES
+from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

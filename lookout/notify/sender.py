@@ -19,9 +19,10 @@ import threading
 import time
 import traceback
 
-from lookout import notify, store
-from lookout.machine import ATTENTION_KINDS
-from lookout.notify import channels, config, templates
+from lookout import store, words
+from lookout.config import check, files
+from lookout.notify import channels, templates
+from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
         ScheduledEscalation,
     )
 
-DELIVERIES_ROTATE_BYTES = notify.DELIVERIES_ROTATE_BYTES
+DELIVERIES_ROTATE_BYTES = store.DELIVERIES_ROTATE_BYTES
 # The id of a sent alert is kept this long for an update in place (an episode rarely lasts a day).
 REFS_KEEP_MS = store.DAY_MS
 ESCALATION_FILE_PREFIX = "esc-"
@@ -135,7 +136,7 @@ def _drain_once(
     outbox: str, state_dir: str, lanes: Lanes, waiting: dict[str, dict[str, Any]]
 ) -> int | None:
     """Run every due job, re-check every waiting escalation; the earliest due time left."""
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     next_due: int | None = None
     names = _jobs(outbox)
     for name in names:
@@ -147,7 +148,7 @@ def _drain_once(
             continue
         if name not in waiting:
             job = store.read_json(path)
-            if not isinstance(job, dict) or job.get("v") != notify.JOB_VERSION:
+            if not isinstance(job, dict) or job.get("v") != words.JOB_VERSION:
                 _unlink(path)
                 continue
             waiting[name] = {"job": job, "checked_ms": 0}  # first look: at once
@@ -247,9 +248,9 @@ def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:
     raw = store.read_json(job_path)
     if not _unlink(job_path):
         return  # taken already: one attempt per job, a crash must not resend it forever
-    if not isinstance(raw, dict) or raw.get("v") != notify.JOB_VERSION:
+    if not isinstance(raw, dict) or raw.get("v") != words.JOB_VERSION:
         return  # not a job this version wrote: dropped unread rather than misread
-    job: dict[str, Any] = raw  # a Job (notify.write_job) or a ScheduledEscalation, version checked
+    job: dict[str, Any] = raw  # a Job (handle.write_job) or a ScheduledEscalation, version checked
     own = lanes is None
     lanes = Lanes(state_dir) if lanes is None else lanes
     try:
@@ -265,8 +266,8 @@ def _run(job: dict[str, Any], job_path: str, state_dir: str, lanes: Lanes) -> No
     escalation = job.get("escalation")
     deliveries = [job["delivery"]] if escalation else job["deliveries"]
     try:
-        cfg = config.load(job.get("cwd"))
-    except config.ConfigError as exc:
+        cfg = files.load(job.get("cwd"))
+    except check.ConfigError as exc:
         for d in deliveries:
             names = escalation["channels"] if escalation else d["channels"]
             for name in names:
@@ -601,7 +602,7 @@ def pane_focused(pane: object) -> bool:
 
 def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
     path = os.path.join(state_dir, store.NOTIFY_REFS)
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     with store.Locked(state_dir, store.NOTIFY_LOCK):
         data = store.read_json(path)
         table = data if isinstance(data, dict) else {}
@@ -647,7 +648,7 @@ def schedule_escalations(
             due_ms = int(created_ms + e["after_s"] * 1000)
             name = f"{ESCALATION_FILE_PREFIX}{due_ms:013d}-{os.getpid()}-{next(_escalation_seq)}"
             scheduled: ScheduledEscalation = {
-                "v": notify.JOB_VERSION,
+                "v": words.JOB_VERSION,
                 "cwd": cwd,
                 "delivery": d,
                 "escalation": e,
@@ -711,7 +712,7 @@ def record(
     detail: str,
     update: bool = False,
 ) -> None:
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     line: dict[str, Any] = {
         "ts": store.rfc3339(now_ms),
         "session_id": intent.get("session_id"),

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from lookout import notify, store
-from lookout.machine import ATTENTION_KINDS
-from lookout.notify import config, rules, sender
+from lookout import store
+from lookout.config import cache, files
+from lookout.notify import handle, rules, sender
 from lookout.shapes import Intent
+from lookout.words import ATTENTION_KINDS
 from tests.helpers import build_intent, calls, recorder, write_config
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
 
@@ -42,12 +43,12 @@ def intent(kind: str = "permission", **fields: Any) -> Intent:
 def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
     """What a hook would hand over: the rules' decision and the job file."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    cfg = config.load_cached(str(state_dir), None)
+    cfg = cache.load_cached(str(state_dir), None)
     assert cfg is not None
     now_ms = int(time.time() * 1000)
-    deliveries = notify.decide_and_remember(intents, cfg, str(state_dir), now_ms)
+    deliveries = handle.decide_and_remember(intents, cfg, str(state_dir), now_ms)
     assert deliveries
-    return notify.write_job(str(state_dir), notify.build_job(deliveries, cfg, None, now_ms))
+    return handle.write_job(str(state_dir), handle.build_job(deliveries, cfg, None, now_ms))
 
 
 def deliveries(state_dir: Path) -> list[dict[str, Any]]:
@@ -241,7 +242,7 @@ def test_update_without_a_recorded_alert_is_skipped(
         "escalate": [],
         "texts": {},
     }
-    cfg = config.load()
+    cfg = files.load()
     sender.deliver(d, cfg, str(state_dir))
     assert [(x["result"], x["detail"]) for x in deliveries(state_dir)] == [
         ("failed", "notify-send not found on PATH"),

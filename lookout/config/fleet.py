@@ -10,12 +10,17 @@ import os
 import re
 import socket
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from lookout import paths
+from lookout.config.check import Checker, choices, type_name
+from lookout.config.files import read_toml
 from lookout.errors import LookoutError
-from lookout.notify import config as notify_config
+from lookout.words import CONTENT_LEVELS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from lookout.config.check import KeyPath
 
 KEYS = (
     "mqtt",
@@ -77,53 +82,52 @@ def default_host() -> str:
 
 def load(path: str | None = None) -> FleetConfig:
     """The validated `[fleet]` of the user's config. Raises NotConfigured without one,
-    notify_config.ConfigError listing every problem otherwise."""
+    ConfigError listing every problem otherwise."""
     gpath = path or paths.config_path()
-    name = notify_config.display(gpath)
+    name = paths.tilde(gpath)
     hint = 'add [fleet] with mqtt = "mqtt://BROKER:1883" (README: "Every machine in one view")'
     if not os.path.exists(gpath):
         raise NotConfigured(f"no config file {name}, so no [fleet]", hint=hint)
-    raw = notify_config._read_toml(gpath)
+    raw = read_toml(gpath)
     if "fleet" not in raw:
         raise NotConfigured(f"{name} has no [fleet] table", hint=hint)
     return validate(raw["fleet"], name)
 
 
 def validate(raw: object, name: str = "config.toml") -> FleetConfig:
-    errors: list[str] = []
-
-    def error(key: str, text: str) -> None:
-        errors.append(f"{name}: fleet{'.' + key if key else ''}: {text}")
-
+    c = Checker(name)
+    path: KeyPath = ("fleet",)
     if not isinstance(raw, dict):
-        raise notify_config.ConfigError([f"{name}: fleet: expected a table ([fleet])"])
+        c.error(path, "expected a table ([fleet])")
+        c.done()
+    assert isinstance(raw, dict)
     for key in raw:
         if key == "password":
-            error(
-                key,
+            c.error(
+                (*path, key),
                 "a password does not belong in a config file: put it in an environment "
                 "variable and name that variable in password_env",
             )
         elif key not in KEYS:
-            error(key, f"unknown key (expected one of {', '.join(KEYS)})")
+            c.error((*path, key), f"unknown key (expected one of {choices(KEYS)})")
 
     def string(key: str) -> str | None:
         value = raw.get(key)
         if value is None:
             return None
         if not isinstance(value, str) or not value:
-            error(key, f"expected a non-empty string, got {_type(value)}")
+            c.error((*path, key), f"expected a non-empty string, got {type_name(value)}")
             return None
         return value
 
     url = string("mqtt")
     tls, broker_host, port, shown = False, "", 0, ""
     if url is None and "mqtt" not in raw:
-        error("", "missing key 'mqtt' (e.g. mqtt = \"mqtt://broker.lan:1883\")")
+        c.error(path, "missing key 'mqtt' (e.g. mqtt = \"mqtt://broker.lan:1883\")")
     elif url is not None:
         parsed = _broker(url)
         if isinstance(parsed, str):
-            error("mqtt", parsed)
+            c.error((*path, "mqtt"), parsed)
         else:
             tls, broker_host, port = parsed
             shown = f"{'mqtts' if tls else 'mqtt'}://{_bracket(broker_host)}:{port}"
@@ -132,47 +136,55 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
     if ca_file is not None:
         ca_file = os.path.expanduser(ca_file)
         if not tls and url is not None and not isinstance(_broker(url), str):
-            error("ca_file", "needs an mqtts:// URL (the CA checks the broker's TLS certificate)")
+            c.error(
+                (*path, "ca_file"),
+                "needs an mqtts:// URL (the CA checks the broker's TLS certificate)",
+            )
         elif not os.path.isfile(ca_file):
-            error("ca_file", f"no such file: {notify_config.display(ca_file)}")
+            c.error((*path, "ca_file"), f"no such file: {paths.tilde(ca_file)}")
 
     username = string("username")
     password_env = string("password_env")
     if password_env is not None:
         if not _ENV_NAME.fullmatch(password_env):
-            error("password_env", f"expected an environment variable name, got {password_env!r}")
+            c.error(
+                (*path, "password_env"),
+                f"expected an environment variable name, got {password_env!r}",
+            )
         if username is None:
-            error("password_env", "needs username (MQTT sends a password only with a user name)")
+            c.error(
+                (*path, "password_env"),
+                "needs username (MQTT sends a password only with a user name)",
+            )
 
     host = string("host")
     if host is not None and not HOST.fullmatch(host):
-        error("host", f"expected letters, digits, '.', '-' and '_' (at most 63), got {host!r}")
+        c.error(
+            (*path, "host"),
+            f"expected letters, digits, '.', '-' and '_' (at most 63), got {host!r}",
+        )
 
     prefix = string("topic_prefix")
     if prefix is not None and (problem := _prefix_problem(prefix)):
-        error("topic_prefix", problem)
+        c.error((*path, "topic_prefix"), problem)
     ha_prefix = string("home_assistant_prefix")
     if ha_prefix is not None and (problem := _prefix_problem(ha_prefix)):
-        error("home_assistant_prefix", problem)
+        c.error((*path, "home_assistant_prefix"), problem)
 
     keepalive = raw.get("keepalive_s", 30)
-    if isinstance(keepalive, bool) or not isinstance(keepalive, int):
-        error("keepalive_s", f"expected a whole number of seconds, got {_type(keepalive)}")
+    if not c.expect((*path, "keepalive_s"), keepalive, int, "a whole number of seconds"):
         keepalive = 30
     elif not 5 <= keepalive <= 65535:
-        error("keepalive_s", f"expected 5 to 65535 seconds, got {keepalive}")
+        c.error((*path, "keepalive_s"), f"expected 5 to 65535 seconds, got {keepalive}")
 
     content = raw.get("content", "summary")
-    if content not in notify_config.CONTENT_LEVELS:
-        levels = ", ".join(notify_config.CONTENT_LEVELS)
-        error("content", f"expected one of {levels}, got {content!r}")
+    if content not in CONTENT_LEVELS:
+        c.error((*path, "content"), f"expected one of {choices(CONTENT_LEVELS)}, got {content!r}")
 
     home_assistant = raw.get("home_assistant", False)
-    if not isinstance(home_assistant, bool):
-        error("home_assistant", f"expected true or false, got {_type(home_assistant)}")
+    c.expect((*path, "home_assistant"), home_assistant, bool, "true or false")
 
-    if errors:
-        raise notify_config.ConfigError(errors)
+    c.done()
     return FleetConfig(
         url=shown,
         tls=tls,
@@ -223,11 +235,6 @@ def _prefix_problem(prefix: str) -> str | None:
     if any(not level for level in prefix.split("/")):
         return f"expected levels separated by single '/', none empty, got {prefix!r}"
     return None
-
-
-def _type(value: Any) -> str:
-    names = {bool: "bool", int: "int", float: "float", str: "string", list: "array", dict: "table"}
-    return names.get(type(value), type(value).__name__)
 
 
 def warnings(cfg: FleetConfig) -> list[str]:
