@@ -12,7 +12,7 @@ from lookout.commands.view import visible
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import sender, templates
+from lookout.notify import deliver, templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,12 +146,12 @@ def test_channels(project: str, names: list[str]) -> int:
     state_dir = paths.state_dir()
     failed = 0
     for (name, _ch, _msg), (result, detail, _ref) in zip(
-        tasks, sender.run_parallel(tasks), strict=True
+        tasks, deliver.run_parallel(tasks), strict=True
     ):
         print(f"{name}: {result} ({visible(detail)})")
         failed += result != "sent"
         try:
-            sender.record(state_dir, intent, name, result, f"lookout test: {detail}")
+            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
         except OSError:
             pass  # the terminal already shows the result
     return 1 if failed else 0
