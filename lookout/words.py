@@ -1,6 +1,7 @@
 """lookout's vocabulary, defined once: the statuses, the reasons a session waits, the kinds of
-notification, the format versions, and the clock. Stdlib only and tiny: the hook path imports it.
-shapes.py holds the same words as typing Literals (tests/test_words.py keeps them equal)."""
+notification and of channel, the format versions, and the clock. Stdlib only and tiny: the hook
+path imports it. shapes.py holds the same words as typing Literals (tests/test_words.py keeps
+them equal)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ KINDS = (
     "message",
     "resolved",
 )
+
+# The kinds of channel; those that leave the machine; those that can replace an alert they sent
+# when its episode resolves.
+CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
+REMOTE_TYPES = ("ntfy", "webhook", "apprise")
+UPDATABLE_TYPES = ("desktop", "ntfy")
 
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")

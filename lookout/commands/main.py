@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from lookout.install import Options
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-# The channel types (config.notify.CHANNEL_TYPES, which the parser does not import).
+# The channel types (notify.config.CHANNEL_TYPES, which the parser does not import).
 CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
 
 

@@ -8,7 +8,13 @@ import os
 
 from lookout.config.check import Checker, choices, did_you_mean, type_name
 from lookout.notify import templates
-from lookout.words import ATTENTION_KINDS, CONTENT_LEVELS, KINDS
+from lookout.words import (
+    ATTENTION_KINDS,
+    CHANNEL_TYPES,
+    CONTENT_LEVELS,
+    KINDS,
+    REMOTE_TYPES,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,10 +26,6 @@ if TYPE_CHECKING:
 
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
 DEFAULT_QUIET_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
-CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
-REMOTE_TYPES = ("ntfy", "webhook", "apprise")
-# Channels that can replace an alert they sent when its episode resolves.
-UPDATABLE_TYPES = ("desktop", "ntfy")
 AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "cursor")
 URGENCIES = ("low", "normal", "critical")
 NTFY_PRIORITIES = ("min", "low", "default", "high", "max", "urgent")

@@ -60,4 +60,4 @@ def escalation_due(state_dir: str, intent: Intent) -> bool:
         snap = store.read_session(state_dir, session_id)
         if snap is None:
             return False
-        return snap.get("status") == "attention" and snap.get("episode") == episode
+        return snap.get("status") == words.ATTENTION and snap.get("episode") == episode

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from lookout import store
-from lookout.words import ATTENTION_KINDS
+from lookout.words import ATTENTION, ATTENTION_KINDS, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,11 +44,11 @@ def focus_mark(state_dir: str, intent: Intent) -> object | None:
 
 def resolved(state_dir: str, intent: Intent, mark: object) -> bool:
     snap = store.read_session(state_dir, str(intent.get("session_id")))
-    if snap is None or snap.get("status") == "ended":
+    if snap is None or snap.get("status") == ENDED:
         return True
     if intent.get("kind") == "done":
         return mark != ("turn", (snap.get("turn") or {}).get("started_ms"))
-    return snap.get("status") != "attention" or mark != ("episode", snap.get("episode"))
+    return snap.get("status") != ATTENTION or mark != ("episode", snap.get("episode"))
 
 
 def wait_focus(
