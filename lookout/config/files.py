@@ -133,13 +133,13 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _user_table(gpath: str) -> dict[str, Any]:
-    """The user's config file, or the embedded default without one."""
+def _user_table(gpath: str) -> tuple[dict[str, Any], str]:
+    """The user's config file and its name in messages, or the embedded default without one."""
     if os.path.exists(gpath):
-        return read_toml(gpath)
+        return read_toml(gpath), paths.tilde(gpath)
     from lookout.config.notify import DEFAULT_RAW
 
-    return DEFAULT_RAW
+    return DEFAULT_RAW, "default config"
 
 
 def resolve(
@@ -149,8 +149,7 @@ def resolve(
     the project file over it when it applies), and the project file as judged. Raises
     ConfigError listing every problem found."""
     gpath = path or paths.config_path()
-    base = _user_table(gpath)
-    base_name = paths.tilde(gpath) if os.path.exists(gpath) else "default config"
+    base, base_name = _user_table(gpath)
     ppath = project_path(cwd)
     pf: ProjectFile | None = None
     over: dict[str, Any] = {}
@@ -182,7 +181,7 @@ def project_file_strict(ppath: str) -> ProjectFile:
     """The project file at `ppath` as judged against the user's config; when it would apply
     (or be trusted), the merged config must validate. Raises ConfigError."""
     gpath = paths.config_path()
-    base = _user_table(gpath)
+    base = _user_table(gpath)[0]
     channels = base.get("channels")
     pf = read_project(ppath, channels if isinstance(channels, dict) else {}, trust_path())
     if pf.data:

@@ -18,6 +18,7 @@ _escalation_seq = iter(range(1 << 62))
 
 
 def due_ms(name: str) -> int:
+    """When an outbox file is due: an escalation's time from its name, a job's now (0)."""
     if name.startswith(ESCALATION_FILE_PREFIX):
         stamp = name[len(ESCALATION_FILE_PREFIX) :].split("-", 1)[0]
         return int(stamp) if stamp.isdigit() else 0
@@ -32,8 +33,8 @@ def schedule_escalations(
     process sleeping for each one."""
     for d in deliveries:
         for e in d.get("escalate", []):
-            due_ms = int(created_ms + e["after_s"] * 1000)
-            name = f"{ESCALATION_FILE_PREFIX}{due_ms:013d}-{os.getpid()}-{next(_escalation_seq)}"
+            due = int(created_ms + e["after_s"] * 1000)
+            name = f"{ESCALATION_FILE_PREFIX}{due:013d}-{os.getpid()}-{next(_escalation_seq)}"
             scheduled: ScheduledEscalation = {
                 "v": words.JOB_VERSION,
                 "cwd": cwd,
