@@ -110,3 +110,32 @@ def test_every_subpackage_is_shipped() -> None:
     for init in sorted((ROOT / "lookout").rglob("__init__.py")):
         name = ".".join(init.parent.relative_to(ROOT).parts)
         assert f'"{name}"' in text, f"{name} is not listed in pyproject's packages"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth (lazy imports count too)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_sender_reaches_jump_and_reconcile_through_one_module_each() -> None:
+    notify = sorted((ROOT / "lookout" / "notify").glob("*.py"))
+    for target, only in (("lookout.jump", "focus.py"), ("lookout.reconcile", "escalate.py")):
+        importers = {p.name for p in notify if target in _imports(p)}
+        assert importers == {only}, target
+
+
+@pytest.mark.parametrize("package", ["config", "notify"])
+def test_these_package_inits_hold_only_a_docstring(package: str) -> None:
+    import ast
+
+    body = ast.parse((ROOT / "lookout" / package / "__init__.py").read_text()).body
+    assert len(body) == 1 and isinstance(body[0], ast.Expr)
