@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import child_env  # noqa: E402
 from lookout import runner  # noqa: E402
-from lookout.fleet import config, watch  # noqa: E402
+from lookout.config import fleet  # noqa: E402
+from lookout.fleet import watch  # noqa: E402
 from tests.mosquitto import PASSWORD, USER, Broker  # noqa: E402
 
 PW_ENV = "LOOKOUT_BENCH_MQTT_PASSWORD"
@@ -108,7 +109,7 @@ def main() -> int:
             )
         viewer_env = dict(hosts[0][1])
         os.environ[PW_ENV] = PASSWORD
-        cfg = config.validate(
+        cfg = fleet.validate(
             {"mqtt": broker.url, "username": USER, "password_env": PW_ENV, "host": "bench"}
         )
         total = args.hosts * args.sessions
@@ -147,8 +148,8 @@ def main() -> int:
         # The watcher: each message's arrival time, by (host, session segment, status).
         arrivals: dict[tuple[str, str, str], float] = {}
         lock = threading.Lock()
-        fleet = watch.Fleet(cfg)
-        inner = fleet._on_message
+        watcher = watch.Fleet(cfg)
+        inner = watcher._on_message
 
         def on_message(c: object, u: object, msg: object) -> None:
             inner(c, u, msg)
@@ -158,8 +159,8 @@ def main() -> int:
                 with lock:
                     arrivals.setdefault((where[0], where[2] or "", status), time.perf_counter())
 
-        fleet._on_message = on_message  # type: ignore[method-assign]
-        fleet.start()
+        watcher._on_message = on_message  # type: ignore[method-assign]
+        watcher.start()
         rng = random.Random(16)
         state = {}  # (host, sid) -> current status we drive it to
         from_end: list[float] = []
@@ -200,7 +201,7 @@ def main() -> int:
             state[(name, sid)] = want
             from_end.append((seen - t1) * 1000)
             from_start.append((seen - t0) * 1000)
-        fleet.stop()
+        watcher.stop()
         print(
             f"hook -> --watch update, {args.hooks} hooks on random hosts/sessions:"
             f" from the hook's exit p50 {pct(from_end, 50):.0f} ms, p95 {pct(from_end, 95):.0f} ms,"

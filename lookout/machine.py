@@ -7,6 +7,15 @@ subagents as children whose attention is also the parent's."""
 from __future__ import annotations
 
 from lookout import hookspec
+from lookout.words import (
+    ATTENTION,
+    ATTENTION_KINDS,
+    DONE,
+    ENDED,
+    IDLE,
+    SNAPSHOT_VERSION,
+    WORKING,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,18 +23,6 @@ if TYPE_CHECKING:
 
     from lookout.events import Event
     from lookout.shapes import Actor, Episode, Intent, Record, Session
-
-# The reasons a session waits on the user; the intents of these kinds raise attention.
-ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
-
-# The snapshot's shape (shapes.Session); a snapshot of another version is read as absent.
-SNAPSHOT_VERSION = 1
-
-WORKING = "working"
-ATTENTION = "attention"
-IDLE = "idle"
-ENDED = "ended"
-DONE = "done"  # a finished subagent (children only)
 
 # The same payload again within this window is one delivery seen twice (the client has fired
 # hooks several times per event, and once per settings source that registers the same command).

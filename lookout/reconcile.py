@@ -26,7 +26,7 @@ import os
 import stat
 import time
 
-from lookout import _jsonfast, events, machine, store
+from lookout import _jsonfast, events, machine, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def _actors(session: Session) -> list[tuple[str | None, Actor]]:
 
 def observe(session: Session, now_ms: int) -> list[Finding]:
     """Every proof that an open episode (or a working turn) of `session` is over. Reads only."""
-    if session.get("status") == machine.ENDED:
+    if session.get("status") == words.ENDED:
         return []
     if pid_alive(session.get("pid")) is False:
         return [_finding("process_gone", "process", None, None, now_ms)]
@@ -261,7 +261,7 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
     commands: list[str] | None = None
     for agent_id, actor in _actors(session):
         episode = actor.get("episode")
-        if actor.get("status") != machine.ATTENTION or not isinstance(episode, dict):
+        if actor.get("status") != words.ATTENTION or not isinstance(episode, dict):
             continue
         key = episode.get("key")
         use_id = episode.get("tool_use_id") or _pending_id(actor, episode.get("tool_key"))
@@ -287,7 +287,7 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
             if summary and any(events.first_line(c) == summary for c in commands):
                 findings.append(_finding("approved", "process", agent_id, key, now_ms))
     main = session.get("main") or {}
-    if main.get("status") == machine.WORKING and not findings:
+    if main.get("status") == words.WORKING and not findings:
         path = transcript_of(session, None)
         if path and _written_since(path, int(session.get("status_ms") or 0)):
             seen = scan_transcript(path, None, CHUNK * 4)
@@ -345,7 +345,7 @@ def reconcile(
     """Look at every session that claims attention or work (or only `session_ids`), and record a
     `Reconciled` event for each proof that it is over. Returns the records written. Sends the
     episodes' `resolved` notifications like a hook would."""
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    now_ms = words.now_ms() if now_ms is None else now_ms
     if session_ids is None:
         session_ids = _open_sessions(state_dir)
     written: list[Record] = []
@@ -369,9 +369,9 @@ def _notify(state_dir: str, intents: list[Intent]) -> None:
     for intent in intents:
         intent["ts"] = store.rfc3339(intent["ts_ms"])
     try:
-        from lookout import notify
+        from lookout.notify.handle import handle
 
-        notify.handle(intents, state_dir)
+        handle(intents, state_dir)
     except Exception:
         import traceback
 
@@ -392,7 +392,7 @@ def _open_sessions(state_dir: str) -> list[str]:
         if (
             isinstance(snapshot, dict)
             and isinstance(snapshot.get("session_id"), str)
-            and snapshot.get("status") in (machine.ATTENTION, machine.WORKING, machine.IDLE)
+            and snapshot.get("status") in (words.ATTENTION, words.WORKING, words.IDLE)
         ):
             ids.append(snapshot["session_id"])
     return ids
@@ -448,7 +448,7 @@ def _shape(session: Session) -> object:
 
 def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> Record | None:
     """`lookout ack`: record the user's word that nothing waits on them in this session."""
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    now_ms = words.now_ms() if now_ms is None else now_ms
     intents: list[Intent] = []
     with store.Locked(state_dir) as st:
         session = st.read_session(session_id)
@@ -472,11 +472,11 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
     terminal). False when it was answered, the session ended or its process is gone."""
     reconcile(state_dir, [session_id])
     session = store.read_session(state_dir, session_id)
-    if session is None or session.get("status") != machine.ATTENTION:
+    if session is None or session.get("status") != words.ATTENTION:
         return False
     if pid_alive(session.get("pid")) is False:
         return False
     return session.get("episode") == episode or any(
-        actor["status"] == machine.ATTENTION and _episode_key(actor) == episode
+        actor["status"] == words.ATTENTION and _episode_key(actor) == episode
         for _, actor in _actors(session)
     )

@@ -232,9 +232,9 @@ def _record_payload(
     if intents:
         for intent in intents:
             intent["ts"] = store.rfc3339(intent["ts_ms"])
-        from lookout import notify  # only turns that end or block pay for the config
+        from lookout.notify.handle import handle  # only turns that end or block pay for it
 
-        notify.handle(intents, state_dir)
+        handle(intents, state_dir)
 
 
 def _parse(raw: bytes) -> dict[str, object] | None:

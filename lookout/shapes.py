@@ -24,17 +24,15 @@ Kind = Literal[
     "error",
     "done",
     "idle",
-    "resolved",
     "subagent_done",
     "session_start",
     "session_end",
     "message",
+    "resolved",
 ]
 Agent = str  # "claude", "codex", ...: open, since adapters add agents
 ContentLevel = Literal["full", "summary", "none"]
-
-SNAPSHOT_VERSION = 1
-JOB_VERSION = 1
+# lookout/words.py defines these words at run time (tests/test_words.py holds the two equal).
 
 # -- the state machine -----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import os
 import stat  # already loaded by `os`: free
 import time
 
-from lookout import _jsonfast
+from lookout import _jsonfast, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ BRIDGE_CURSOR = "bridge-cursor.json"
 REQUESTS = "requests"
 REQUESTS_LOCK = "requests.lock"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
+# deliveries.jsonl is rotated at this size (the sender's records and the hooks' skips).
+DELIVERIES_ROTATE_BYTES = 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
 ERROR_ENTRY_CHARS = 8192
@@ -301,7 +303,7 @@ def log_error(state_dir: str, text: str) -> None:
                 os.replace(path, path + ".1")
         except OSError:
             pass
-        stamp = rfc3339(int(time.time() * 1000))
+        stamp = rfc3339(words.now_ms())
         text = text.rstrip()
         if len(text) > ERROR_ENTRY_CHARS:  # a RecursionError traceback is ~190 KB: keep both ends
             half = ERROR_ENTRY_CHARS // 2

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import lookout
+import lookout.notify
 from lookout import adapters, runner, store
 from tests.conftest import FIXTURES, ROOT
 
@@ -24,10 +25,10 @@ T0 = 1_790_000_000_000
 @pytest.fixture
 def notified(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
-    fake = types.ModuleType("lookout.notify")
+    fake = types.ModuleType("lookout.notify.handle")
     fake.handle = lambda intents, state_dir: calls.extend(intents)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "lookout.notify", fake)
-    monkeypatch.setattr(lookout, "notify", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "lookout.notify.handle", fake)
+    monkeypatch.setattr(lookout.notify, "handle", fake, raising=False)
     return calls
 
 

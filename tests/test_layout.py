@@ -22,6 +22,7 @@ HOOK_PATH = {
     "lookout.paths",
     "lookout.runner",
     "lookout.store",
+    "lookout.words",
 }
 # What a hook must never import, at any cost: each would cost milliseconds on every tool call.
 HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib"}
@@ -95,7 +96,7 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     # The default config alerts the desktop on a permission: the rules run, a sender is spawned.
     loaded = modules_after_hook(tmp_path, "permission_request.py", "PermissionRequest-Bash.json")
     ours = {m for m in loaded if m.startswith("lookout.")}
-    assert "lookout.notify" in ours and "lookout.notify.rules" in ours
+    assert {"lookout.notify.handle", "lookout.notify.rules", "lookout.config.cache"} <= ours
     never = ("lookout.install", "lookout.commands", "lookout.web")
     assert not {m for m in ours if m.startswith(never)}
     assert "lookout.notify.sender" not in ours  # the sender runs in its own process
@@ -109,3 +110,32 @@ def test_every_subpackage_is_shipped() -> None:
     for init in sorted((ROOT / "lookout").rglob("__init__.py")):
         name = ".".join(init.parent.relative_to(ROOT).parts)
         assert f'"{name}"' in text, f"{name} is not listed in pyproject's packages"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth (lazy imports count too)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_sender_reaches_jump_and_reconcile_through_one_module_each() -> None:
+    notify = sorted((ROOT / "lookout" / "notify").glob("*.py"))
+    for target, only in (("lookout.jump", "focus.py"), ("lookout.reconcile", "escalate.py")):
+        importers = {p.name for p in notify if target in _imports(p)}
+        assert importers == {only}, target
+
+
+@pytest.mark.parametrize("package", ["config", "notify"])
+def test_these_package_inits_hold_only_a_docstring(package: str) -> None:
+    import ast
+
+    body = ast.parse((ROOT / "lookout" / package / "__init__.py").read_text()).body
+    assert len(body) == 1 and isinstance(body[0], ast.Expr)

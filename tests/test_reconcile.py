@@ -307,12 +307,12 @@ def test_transcript_paths_come_only_from_the_snapshot_and_stay_under_it() -> Non
 def test_a_failing_notification_is_logged_never_the_readers_failure(
     tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lookout import notify
+    from lookout.notify import handle
 
     def broken(intents: list[dict[str, Any]], state_dir: str) -> None:
         raise RuntimeError("no sender today")
 
-    monkeypatch.setattr(notify, "handle", broken)
+    monkeypatch.setattr(handle, "handle", broken)
     s = Session(tmp_path, state_dir, "permission-esc.jsonl")
     assert [r["outcome"] for r in reconcile.reconcile(s.state_dir)] == ["rejected"]
     assert s.snapshot["status"] == "idle"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import lookout
+import lookout.notify
 from lookout import runner, store
 from tests.helpers import PAYLOADS, ROOT
 
@@ -33,12 +34,12 @@ def events(state_dir: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def notified(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[dict[str, Any]], str]]:
-    """Replaces lookout.notify (whatever state it is in) with a recorder."""
+    """Replaces lookout.notify.handle (whatever state it is in) with a recorder."""
     calls: list[tuple[list[dict[str, Any]], str]] = []
-    fake = types.ModuleType("lookout.notify")
+    fake = types.ModuleType("lookout.notify.handle")
     fake.handle = lambda intents, state_dir: calls.append((intents, state_dir))  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "lookout.notify", fake)
-    monkeypatch.setattr(lookout, "notify", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "lookout.notify.handle", fake)
+    monkeypatch.setattr(lookout.notify, "handle", fake, raising=False)
     return calls
 
 
@@ -252,12 +253,13 @@ def test_a_failing_notify_is_logged_after_the_event_is_recorded(
     code = """
 import types
 import lookout
-fake = types.ModuleType("lookout.notify")
+import lookout.notify
+fake = types.ModuleType("lookout.notify.handle")
 def handle(intents, state_dir):
     raise OSError("notify-marker")
 fake.handle = handle
-sys.modules["lookout.notify"] = fake
-lookout.notify = fake
+sys.modules["lookout.notify.handle"] = fake
+lookout.notify.handle = fake
 from lookout import runner
 raise SystemExit(runner.run("PermissionRequest"))
 """

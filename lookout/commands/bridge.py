@@ -9,10 +9,11 @@ from lookout import paths
 
 
 def bridge(*, once: bool) -> int:
+    from lookout.config import fleet
     from lookout.fleet import bridge as fleet_bridge
-    from lookout.fleet import config, mqtt
+    from lookout.fleet import mqtt
 
-    cfg = config.load()
+    cfg = fleet.load()
     mqtt.require()
     cfg.password()  # an unset password variable is an error now, not a retry loop
     # Its progress is its output (journald keeps it under systemd); failures also go to errors.log.

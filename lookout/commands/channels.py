@@ -9,9 +9,10 @@ import time
 
 from lookout import paths, store
 from lookout.commands.view import visible
+from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import config, sender, templates
+from lookout.notify import deliver, templates
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,38 +22,38 @@ if TYPE_CHECKING:
 def check_config(project: str) -> int:
     gpath = paths.config_path()
     try:
-        cfg, pf = config.resolve(project)
-    except config.ConfigError as exc:
+        cfg, pf = files.resolve(project)
+    except check.ConfigError as exc:
         for line in exc.errors:
             print(f"error: {visible(line)}", file=sys.stderr)
         _check_fleet(set(exc.errors))
         return 1
     if os.path.exists(gpath):
         print(
-            f"{config.display(gpath)}: ok ({len(cfg['channels'])} channel(s), "
+            f"{paths.tilde(gpath)}: ok ({len(cfg['channels'])} channel(s), "
             f"{len(cfg['rules'])} rule(s))"
         )
     else:
         print(
-            f"{config.display(gpath)}: not found, using the built-in default "
+            f"{paths.tilde(gpath)}: not found, using the built-in default "
             f"(desktop alerts for attention, and for turns of 30 s or more)"
         )
     if pf is not None:
         print(project_file_line(pf))
-    for warning in config.warnings(cfg):
+    for warning in notify.warnings(cfg):
         print(f"warning: {visible(warning)}")
     return _check_fleet(set())
 
 
 def _check_fleet(shown: set[str]) -> int:
     """[fleet], when there is one: its own errors (a TOML error was already printed)."""
-    from lookout.fleet import config as fleet
+    from lookout.config import fleet
 
     try:
         cfg = fleet.load()
     except fleet.NotConfigured:
         return 0
-    except config.ConfigError as exc:
+    except check.ConfigError as exc:
         for line in exc.errors:
             if line not in shown:
                 print(f"error: {visible(line)}", file=sys.stderr)
@@ -67,14 +68,14 @@ def _check_fleet(shown: set[str]) -> int:
     return 0
 
 
-def project_file_line(pf: config.ProjectFile) -> str:
+def project_file_line(pf: files.ProjectFile) -> str:
     """What check-config (and status) say about the project file a session uses."""
-    where = visible(config.display(pf.path))
+    where = visible(paths.tilde(pf.path))
     if pf.ignored is None:
         how = "trusted: it may add to your config" if pf.trusted else "it narrows your config"
         return f"{where}: ok ({how})"
     hint = (
-        f"lookout trust {visible(config.display(os.path.dirname(os.path.dirname(pf.path))))}"
+        f"lookout trust {visible(paths.tilde(os.path.dirname(os.path.dirname(pf.path))))}"
         " shows what it adds and asks"
         if pf.adds
         else "a project file must be yours and writable only by you"
@@ -98,7 +99,7 @@ def test_intent(project: str) -> Intent:
 
 
 def test_channels(project: str, names: list[str]) -> int:
-    cfg, pf = config.resolve(project)
+    cfg, pf = files.resolve(project)
     if pf is not None and pf.ignored is not None:
         print(project_file_line(pf), file=sys.stderr)
     available = cfg["channels"]
@@ -145,12 +146,12 @@ def test_channels(project: str, names: list[str]) -> int:
     state_dir = paths.state_dir()
     failed = 0
     for (name, _ch, _msg), (result, detail, _ref) in zip(
-        tasks, sender.run_parallel(tasks), strict=True
+        tasks, deliver.run_parallel(tasks), strict=True
     ):
         print(f"{name}: {result} ({visible(detail)})")
         failed += result != "sent"
         try:
-            sender.record(state_dir, intent, name, result, f"lookout test: {detail}")
+            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
         except OSError:
             pass  # the terminal already shows the result
     return 1 if failed else 0

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from lookout import paths
+from lookout.config.check import ConfigError
+from lookout.config.files import validate
+from lookout.config.notify import DEFAULT_TEXT
 from lookout.errors import LookoutError
 from lookout.install import files
-from lookout.notify import config
 from lookout.paths import tilde
 
 NOTHING = "the config file is unchanged"
@@ -39,7 +41,7 @@ def _read() -> Current:
     exists = text is not None
     # No file means the built-in default: start from it as a file, or one new channel would
     # silently replace the default rules.
-    text = config.DEFAULT_TEXT if text is None else text
+    text = DEFAULT_TEXT if text is None else text
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -47,8 +49,8 @@ def _read() -> Current:
             f"{where}: invalid TOML: {exc}", hint=f"fix it first (lookout check-config); {NOTHING}"
         ) from None
     try:
-        config.validate(doc, where)
-    except config.ConfigError as exc:
+        validate(doc, where)
+    except ConfigError as exc:
         raise LookoutError(
             f"{where} is not valid as it is: {exc.errors[0]}",
             hint=f"fix it first (lookout check-config lists every problem); {NOTHING}",
@@ -87,8 +89,8 @@ def _commit(
             hint=f"edit the file by hand; {NOTHING}",
         )
     try:
-        config.validate(parsed, where)
-    except config.ConfigError as exc:
+        validate(parsed, where)
+    except ConfigError as exc:
         raise LookoutError("; ".join(exc.errors), hint=f"{NOTHING}; see {usage} --help") from None
     if dry_run:
         loaded = files.Loaded(cur.path, cur.text if cur.exists else None, {})

@@ -401,10 +401,10 @@ def check_plugin_python(report: Report) -> None:
 def check_config(report: Report, project: str) -> Config | None:
     path = paths.config_path()
     where = paths.tilde(path)
-    from lookout.notify import config
+    from lookout.config.files import resolve
 
     try:
-        loaded, pf = config.resolve(cwd=project)
+        loaded, pf = resolve(cwd=project)
     except LookoutError as exc:
         report.add("config", FAIL, f"invalid: {exc}", exc.hint)
         return None
@@ -632,12 +632,12 @@ def check_channels(report: Report, loaded: Config | None) -> None:
 
 def check_fleet(report: Report) -> None:
     """With a [fleet]: whether this state directory's bridge runs and the broker answers."""
+    from lookout.config import fleet
     from lookout.fleet import bridge, mqtt
-    from lookout.fleet import config as fleet_config
 
     try:
-        cfg = fleet_config.load()
-    except fleet_config.NotConfigured:
+        cfg = fleet.load()
+    except fleet.NotConfigured:
         return
     except LookoutError as exc:
         report.add("fleet", FAIL, f"invalid [fleet]: {exc}", "lookout check-config")
@@ -720,11 +720,11 @@ def diagnose(project: str) -> Report:
 def check_remote(report: Report, project: str) -> None:
     """[remote] in the config against the deciding hook in the settings: turning it on (or
     changing wait_s) needs install.py to run again, which is easy to forget."""
-    from lookout.notify import config
+    from lookout.config.files import load
     from lookout.remote.decide import TIMEOUT_MARGIN_S
 
     try:
-        remote = config.load(None)["remote"]
+        remote = load(None)["remote"]
     except LookoutError:
         return  # check_config already said what is wrong
     deciding: list[tuple[str, Any]] = []

@@ -103,11 +103,11 @@ def notifications(state_dir: str, session_id: str, last: int) -> list[dict[str, 
 
 def _why_nothing(kind: str, cwd: str | None) -> str:
     """No delivery line for a kind: what the current config says about it."""
-    from lookout.notify import config
+    from lookout.config import check, files
 
     try:
-        cfg = config.load(cwd)
-    except config.ConfigError as exc:
+        cfg = files.load(cwd)
+    except check.ConfigError as exc:
         return f"the config is invalid, so nothing is sent: {exc.errors[0]}"
     if not any(kind in rule["when"] for rule in cfg["rules"]):
         return f"no rule sends {kind}"

@@ -19,9 +19,10 @@ _UNKNOWN = "\033[35m"
 
 def fleet_status(*, fmt: str, show_all: bool, stale_after_s: int) -> int:
     """fmt: "table", "json", "line" or "watch"."""
-    from lookout.fleet import config, mqtt, watch
+    import lookout.config.fleet
+    from lookout.fleet import mqtt, watch
 
-    cfg = config.load()
+    cfg = lookout.config.fleet.load()
     mqtt.require()
     if fmt == "watch":
         return _watch(cfg, show_all, stale_after_s)

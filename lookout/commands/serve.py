@@ -47,11 +47,11 @@ def serve(
 
     source: Source = LocalSource(state_dir)
     if fleet:
-        from lookout.fleet import config as fleet_config
+        import lookout.config.fleet
         from lookout.fleet import mqtt
         from lookout.web.fleet import FleetSource
 
-        cfg = fleet_config.load()
+        cfg = lookout.config.fleet.load()
         mqtt.require()
         source = fleet_source = FleetSource(cfg)
         fleet_source.start()  # a broker that cannot be reached is an error now, with its hint

@@ -12,8 +12,8 @@ from typing import Any
 
 from lookout import paths, store
 from lookout.commands import view
+from lookout.config import files
 from lookout.errors import LookoutError
-from lookout.notify import config
 
 
 def status(
@@ -80,11 +80,11 @@ def status(
     return rc
 
 
-def _ignored_project_files(shown: list[dict[str, Any]]) -> list[config.ProjectFile]:
+def _ignored_project_files(shown: list[dict[str, Any]]) -> list[files.ProjectFile]:
     """The project files that the shown sessions' hooks ignore (untrusted, or not yours)."""
-    out: dict[str, config.ProjectFile] = {}
+    out: dict[str, files.ProjectFile] = {}
     for cwd in sorted({s["cwd"] for s in shown if isinstance(s.get("cwd"), str)}):
-        pf = config.project_file(cwd)
+        pf = files.project_file(cwd)
         if pf is not None and pf.ignored is not None:
             out.setdefault(pf.path, pf)
     return list(out.values())
@@ -146,21 +146,21 @@ def project_matches(glob: str, s: dict[str, Any]) -> bool:
 def config_errors(sessions: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(" for <project>" or "", the first error) for the global config and for each project
     override the shown sessions use: a broken one silences that project's notifications."""
-    from lookout.notify import config
+    from lookout.config import files
 
     found: list[tuple[str, str]] = []
     try:
-        config.load()
+        files.load()
     except LookoutError as exc:
         found.append(("", str(exc).splitlines()[0]))
     seen: set[str] = set()
     for s in sessions:
-        override = config.project_path(s.get("cwd"))
+        override = files.project_path(s.get("cwd"))
         if override is None or override in seen:
             continue
         seen.add(override)
         try:
-            config.load(s.get("cwd"))
+            files.load(s.get("cwd"))
         except LookoutError as exc:
             first = str(exc).splitlines()[0]
             if all(first != error for _, error in found):

@@ -1,7 +1,8 @@
 """`lookout trust [DIR]`: let one project file add what only the user's own config may set.
 
 A repository's `.claude/lookout.toml` is written by whoever wrote the repository: until the user
-trusts it, it may only narrow or quiet their config (config.needs_trust says what is beyond that).
+trusts it, it may only narrow or quiet their config (config.trust.needs_trust says what is
+beyond that).
 Trust is recorded in the user's state directory, outside the repository, as the file's path and
 the sha256 of its exact bytes: one changed byte and it is untrusted again."""
 
@@ -13,8 +14,9 @@ import time
 
 from lookout import paths, store
 from lookout.commands.view import visible
+from lookout.config.files import project_file_strict, project_path
+from lookout.config.trust import PROJECT_FILE, trust_path
 from lookout.errors import LookoutError
-from lookout.notify import config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def _table() -> dict[str, Any]:
-    data = store.read_json(config.trust_path())
+    data = store.read_json(trust_path())
     files = data.get("files") if isinstance(data, dict) else None
     return (
         {k: v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
@@ -32,14 +34,14 @@ def _table() -> dict[str, Any]:
 def _save(files: dict[str, Any]) -> None:
     state_dir = paths.state_dir()
     with store.Locked(state_dir):  # a moment, never across a prompt
-        store.write_json_atomic(config.trust_path(), {"v": 1, "files": files})
+        store.write_json_atomic(trust_path(), {"v": 1, "files": files})
 
 
 def _find(directory: str) -> str:
-    path = config.project_path(directory)
+    path = project_path(directory)
     if path is None:
         raise LookoutError(
-            f"no {config.PROJECT_FILE} in {visible(paths.tilde(directory))}"
+            f"no {PROJECT_FILE} in {visible(paths.tilde(directory))}"
             " or above it up to the repository root",
             hint="lookout trust DIR takes the project directory (the one holding .claude/)",
         )
@@ -49,7 +51,7 @@ def _find(directory: str) -> str:
 def trust(directory: str, *, yes: bool) -> int:
     path = _find(directory)
     where = visible(paths.tilde(path))
-    pf = config.project_file_strict(path)
+    pf = project_file_strict(path)
     if pf.ignored is not None and not pf.adds:
         raise LookoutError(
             f"{where}: {visible(pf.ignored)}",
@@ -88,7 +90,7 @@ def trust(directory: str, *, yes: bool) -> int:
 
 def untrust(directory: str) -> int:
     files = _table()
-    path = config.project_path(directory)
+    path = project_path(directory)
     gone = [p for p in files if p == path or os.path.dirname(os.path.dirname(p)) == directory]
     if not gone:
         raise LookoutError(

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lookout import paths, store
 from lookout.commands import view
+from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import mqtt, payload, topics
-from lookout.fleet.config import FleetConfig
 
 if TYPE_CHECKING:
     from paho.mqtt.client import Client

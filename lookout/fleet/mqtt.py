@@ -8,9 +8,9 @@ import ssl
 import threading
 from typing import TYPE_CHECKING, Any
 
+from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import topics
-from lookout.fleet.config import FleetConfig
 
 if TYPE_CHECKING:
     from paho.mqtt.client import Client

@@ -11,8 +11,8 @@ from typing import Any
 
 from lookout import __version__
 from lookout.commands import view
+from lookout.config.fleet import FleetConfig
 from lookout.fleet import topics
-from lookout.fleet.config import FleetConfig
 
 SCHEMA = 1
 SUMMARY_CHARS = 140  # the same cut as the remote notification channels' `summary` level

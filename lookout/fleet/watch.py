@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from lookout.commands import view
+from lookout.config import fleet
+from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
-from lookout.fleet import config, mqtt, topics
-from lookout.fleet.config import FleetConfig
+from lookout.fleet import mqtt, topics
 
 MAX_MESSAGE = 64 * 1024
 MAX_SESSIONS = 100_000
@@ -104,7 +105,7 @@ class Fleet:
             return
         host, kind, segment = where
         data: bytes = msg.payload
-        if not config.HOST.fullmatch(host):
+        if not fleet.HOST.fullmatch(host):
             self.ignored += 1  # a name no bridge publishes (control characters, say): not shown
             return
         with self._lock:

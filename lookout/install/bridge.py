@@ -31,11 +31,11 @@ def env_file() -> Path:
 
 def check_config() -> str:
     """The [fleet] the bridge will use, checked before anything is installed; its description."""
-    from lookout.fleet import config
+    from lookout.config import fleet
 
     try:
-        cfg = config.load()
-    except config.NotConfigured as exc:
+        cfg = fleet.load()
+    except fleet.NotConfigured as exc:
         raise LookoutError(
             f"--bridge: {exc}",
             hint=f'add to {tilde(paths.config_path())}:  [fleet]  mqtt = "mqtt://BROKER:1883"'

@@ -55,11 +55,11 @@ def remote_wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]
 
 def remote_config() -> dict[str, Any]:
     """[remote] from the global config; off when the config is missing or broken."""
-    from lookout.notify import config
+    from lookout.config import check, files
 
     try:
-        cfg = config.load(None)
-    except config.ConfigError:
+        cfg = files.load(None)
+    except check.ConfigError:
         return {"enabled": False, "broken": True}
     remote: dict[str, Any] = cfg["remote"]
     return remote

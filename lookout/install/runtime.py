@@ -261,7 +261,7 @@ def install_wrapper(python: str, home: Path, out: Out) -> None:
 def install_config(out: Out) -> None:
     """Write the default config (the built-in default, as a file to read and change) when
     there is none; never touch one that exists."""
-    from lookout.notify import config
+    from lookout.config import notify
 
     target = Path(paths.config_path())
     if target.exists() or target.is_symlink():
@@ -270,7 +270,7 @@ def install_config(out: Out) -> None:
     # May later hold webhook URLs and tokens: owner-only.
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(config.DEFAULT_TEXT.encode("utf-8"))
+        fh.write(notify.DEFAULT_TEXT.encode("utf-8"))
     out(
         f"wrote default config {tilde(target)} (desktop notifications when Claude waits for you"
         " and for turns of 30 s or more)"

@@ -16,8 +16,8 @@ import time
 import urllib.error
 import urllib.request
 
+from lookout.config.notify import redact_url
 from lookout.notify import templates
-from lookout.notify.config import redact_url
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

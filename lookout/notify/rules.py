@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import os
 
-from lookout.machine import ATTENTION_KINDS
-from lookout.notify.config import REMOTE_TYPES, UPDATABLE_TYPES
+from lookout.words import ATTENTION_KINDS, REMOTE_TYPES, UPDATABLE_TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,11 +63,6 @@ def unanswerable(intent: Intent) -> bool:
     kind = intent.get("kind")
     reason = intent.get("reason") if kind == "resolved" else kind
     return reason in UNANSWERABLE_IN_PRINT_MODE
-
-
-def rule_matches(rule: Rule, intent: Intent, minute_of_day: int) -> bool:
-    """Everything but the cooldown, which needs the state."""
-    return intent.get("kind") in rule["when"] and withheld(rule, intent, minute_of_day) is None
 
 
 def _hhmm(minute: int) -> str:

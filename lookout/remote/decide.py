@@ -116,10 +116,10 @@ def decide(
 
 
 def remote_settings(state_dir: str, cwd: object) -> dict[str, Any]:
-    """[remote] from the user's own config (never a project file; see notify.config)."""
-    from lookout.notify import config
+    """[remote] from the user's own config (never a project file; see lookout.config)."""
+    from lookout.config import cache
 
-    cfg = config.load_cached(state_dir, None)  # cwd None: the global file only
+    cfg = cache.load_cached(state_dir, None)  # cwd None: the global file only
     remote = cfg["remote"] if cfg else None
     return remote if isinstance(remote, dict) else {"enabled": False}
 

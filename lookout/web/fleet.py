@@ -13,9 +13,9 @@ import time
 from typing import Any
 
 from lookout.commands import view
+from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import watch
-from lookout.fleet.config import FleetConfig
 
 RETRY_S = 2.0
 

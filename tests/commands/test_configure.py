@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from lookout.commands import main as cli
+from lookout.config import files, notify
 from lookout.install import registry
-from lookout.notify import config
 
 COMMENTED = """\
 # my config: keep these words
@@ -62,10 +62,10 @@ def test_channel_add_without_a_config_starts_from_the_default(
         "try it: lookout test phone",
     ]
     text = config_file.read_text()
-    assert text.startswith(config.DEFAULT_TEXT + "\n[channels.phone]\n")
+    assert text.startswith(notify.DEFAULT_TEXT + "\n[channels.phone]\n")
     assert stat.S_IMODE(config_file.stat().st_mode) == 0o600
-    cfg = config.load()
-    assert cfg["rules"] == config.load(path=str(config_file.parent / "none.toml"))["rules"]
+    cfg = files.load()
+    assert cfg["rules"] == files.load(path=str(config_file.parent / "none.toml"))["rules"]
     phone = cfg["channels"]["phone"]
     assert (phone["url"], phone["token_env"]) == ("https://ntfy.sh/s3cr3t-t0pic", "NTFY_TOKEN")
 
@@ -91,7 +91,7 @@ def test_add_appends_and_keeps_every_byte_then_remove_gives_the_file_back(
     assert rc == 0
     assert out.startswith("added rules[1] to ~/.config/lookout/config.toml: done, error → team")
     assert config_file.read_text().startswith(after_channel)
-    rule = config.load()["rules"][1]
+    rule = files.load()["rules"][1]
     assert (rule["when"], rule["channels"], rule["min_duration_s"], rule["cooldown_s"]) == (
         ["done", "error"],
         ["team"],
@@ -241,7 +241,7 @@ def test_a_table_the_cut_cannot_take_out_exactly_is_refused(
     # A value line that looks like a header would end the cut early: the re-parse notices.
     text = COMMENTED + '\n[channels.odd]\ntype = "desktop"\napp_name = """\n[not a header]\n"""\n'
     put(config_file, text)
-    assert config.load()["channels"]["odd"]["app_name"] == "[not a header]\n"
+    assert files.load()["channels"]["odd"]["app_name"] == "[not a header]\n"
     rc, out, err = run(capsys, "channel", "remove", "odd")
     assert (rc, out) == (1, "")
     assert err.startswith("error: ~/.config/lookout/config.toml: channel 'odd' cannot be")

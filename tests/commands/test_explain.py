@@ -11,8 +11,7 @@ import pytest
 
 from lookout import runner
 from lookout.commands import main as cli
-from lookout.notify import sender
-from lookout.notify import spawn as dispatch
+from lookout.notify import sender, spawn
 from tests.conftest import payload, recorder, write_config
 
 SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"
@@ -21,7 +20,7 @@ SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"
 @pytest.fixture
 def sent_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     # The detached sender, run in this process so the test sees its records at once.
-    monkeypatch.setattr(dispatch, "spawn", lambda state, job: sender.main([state, job]) or 1)
+    monkeypatch.setattr(spawn, "spawn", lambda state, job: sender.main([state, job]) or 1)
 
 
 def hook(state_dir: Path, name: str, ts_ms: int, cwd: Path, **fields: object) -> None:

@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
+from lookout.config import fleet
 from lookout.errors import LookoutError
-from lookout.fleet import config, mqtt
+from lookout.fleet import mqtt
 
 
 def test_without_paho_the_error_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,7 +25,7 @@ def test_nothing_listening_is_a_transient_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    cfg = config.validate({"mqtt": f"mqtt://127.0.0.1:{port}", "host": "h"})
+    cfg = fleet.validate({"mqtt": f"mqtt://127.0.0.1:{port}", "host": "h"})
     with pytest.raises(mqtt.ConnectError) as caught:
         mqtt.connect(mqtt.new_client(cfg, "test"), cfg, timeout=2)
     assert caught.value.transient
@@ -34,6 +35,6 @@ def test_nothing_listening_is_a_transient_error() -> None:
 
 def test_client_ids_are_unique_per_process() -> None:
     # A takeover of one bridge's connection by another would fire its Last Will.
-    cfg = config.validate({"mqtt": "mqtt://b", "host": "laptop"})
+    cfg = fleet.validate({"mqtt": "mqtt://b", "host": "laptop"})
     a, b = mqtt.client_id("bridge", cfg), mqtt.client_id("bridge", cfg)
     assert a != b and a.startswith("lookout-bridge-laptop-") and len(a) <= 64

@@ -10,7 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from lookout.fleet import config, payload, topics
+from lookout.config import fleet
+from lookout.fleet import payload, topics
 from tests.conftest import FIXTURES
 
 HA = FIXTURES / "home-assistant"
@@ -45,8 +46,8 @@ def shown(**over: Any) -> dict[str, Any]:
     return {**base, **over}
 
 
-def cfg(**over: Any) -> config.FleetConfig:
-    return config.validate({"mqtt": "mqtt://127.0.0.1:1883", "host": "dev-box.lan", **over})
+def cfg(**over: Any) -> fleet.FleetConfig:
+    return fleet.validate({"mqtt": "mqtt://127.0.0.1:1883", "host": "dev-box.lan", **over})
 
 
 @pytest.mark.parametrize(

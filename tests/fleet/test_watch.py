@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from lookout.fleet import config, watch
+from lookout.config import fleet
+from lookout.fleet import watch
 from tests.fleet.conftest import Host, Spy
 from tests.mosquitto import PASSWORD, USER, Broker
 
@@ -32,9 +33,7 @@ def test_gather_gets_every_retained_message(
     # The end-of-retained probe: nothing is missed, and nobody waits for a timeout. More than
     # Mosquitto queues per client at QoS 1 (20 in flight + 1000): those would be dropped.
     monkeypatch.setenv("MQ_PW", PASSWORD)
-    c = config.validate(
-        {"mqtt": broker.url, "username": USER, "password_env": "MQ_PW", "host": "v"}
-    )
+    c = fleet.validate({"mqtt": broker.url, "username": USER, "password_env": "MQ_PW", "host": "v"})
     publish(broker, [("lookout/h1/online", b"true")])
     publish(
         broker, [(f"lookout/h1/sessions/s{i}", session(session_id=f"s{i}")) for i in range(1100)]

@@ -18,10 +18,11 @@ import pytest
 import lookout
 from lookout import hookspec, paths
 from lookout import install as installer
+from lookout.config import notify
+from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
 from lookout.install import claude as settings
 from lookout.install import files, hooks, registry, runtime
-from lookout.notify import config as notify_config
 from tests.helpers import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -436,7 +437,7 @@ def test_default_config_is_written_once(isolated_env: Path) -> None:
         "wrote default config ~/.config/lookout/config.toml (desktop notifications when Claude"
         " waits for you and for turns of 30 s or more)"
     ]
-    assert config.read_text() == notify_config.DEFAULT_TEXT
+    assert config.read_text() == notify.DEFAULT_TEXT
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     config.write_text("# mine\n")
     runtime.install_config(lines.append)
@@ -447,13 +448,13 @@ def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_
     isolated_env: Path,
 ) -> None:
     # One truth: no file, the file install writes, check-config's words and the README's.
-    without_file = notify_config.load()
+    without_file = load_config()
     runtime.install_config(lambda line: None)
-    with_file = notify_config.load()
+    with_file = load_config()
     assert with_file == without_file
-    assert tomllib.loads(notify_config.DEFAULT_TEXT) == notify_config.DEFAULT_RAW
+    assert tomllib.loads(notify.DEFAULT_TEXT) == notify.DEFAULT_RAW
     assert [r["when"] for r in with_file["rules"]] == [
-        list(notify_config.ATTENTION_KINDS),
+        list(notify.ATTENTION_KINDS),
         ["done"],
     ]
     assert with_file["rules"][1]["min_duration_s"] == 30

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from lookout.notify import channels, config, templates
+from lookout.config import files, notify
+from lookout.notify import channels, templates
 from tests.receivers import NotificationBus, ntfy_receiver, require, webhook_receiver
 
 INJECTION = "$(touch pwned) ; rm -rf ~ `id`"
@@ -24,7 +25,7 @@ TOKEN = "tk_0123456789secret"
 
 def channel(raw: dict[str, Any]) -> dict[str, Any]:
     name = "c"
-    return config.validate({"channels": {name: raw}})["channels"][name]
+    return files.validate({"channels": {name: raw}})["channels"][name]
 
 
 def msg_for(kind: str = "permission", content: str = "full", **fields: Any) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def msg_for(kind: str = "permission", content: str = "full", **fields: Any) -> d
         "agent_id": None,
         "project": "demo",
         "cwd": "/w/demo",
-        "reason": kind if kind in config.ATTENTION_KINDS else None,
+        "reason": kind if kind in notify.ATTENTION_KINDS else None,
         "tool_name": "Bash",
         "summary": "rm -rf build/",
         "message": "",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from lookout import runner, store
-from lookout.notify import channels, sender
+from lookout.notify import channels, focus, sender
 from tests.conftest import IN_CI, PAYLOADS, ROOT, payload, write_config
 from tests.jump.world import World
 from tests.receivers import NotificationBus, require
@@ -214,26 +214,26 @@ def test_focus_is_offered_while_the_episode_or_the_idle_turn_lasts(
     snap = store.read_session(str(state_dir), str(sid))
     assert snap is not None
     asked = {"kind": "permission", "session_id": sid, "episode": snap["episode"]}
-    mark = sender.focus_mark(str(state_dir), asked)
+    mark = focus.focus_mark(str(state_dir), asked)
     assert mark == ("episode", snap["episode"])
-    assert not sender.resolved(str(state_dir), asked, mark)
+    assert not focus.resolved(str(state_dir), asked, mark)
     _record(state_dir, "Stop", IN_TMUX, session_id=sid)  # the turn ended: the dialog is gone
-    assert sender.resolved(str(state_dir), asked, mark)
+    assert focus.resolved(str(state_dir), asked, mark)
 
     done = {"kind": "done", "session_id": sid}
-    turn = sender.focus_mark(str(state_dir), done)
-    assert turn is not None and not sender.resolved(str(state_dir), done, turn)
+    turn = focus.focus_mark(str(state_dir), done)
+    assert turn is not None and not focus.resolved(str(state_dir), done, turn)
     _record(state_dir, "Notification-idle_prompt", IN_TMUX, session_id=sid)  # still the same idle
-    assert not sender.resolved(str(state_dir), done, turn)
+    assert not focus.resolved(str(state_dir), done, turn)
     time.sleep(0.01)
     _record(state_dir, "UserPromptSubmit", IN_TMUX, session_id=sid, prompt="next", prompt_id="p2")
-    assert sender.resolved(str(state_dir), done, turn)
+    assert focus.resolved(str(state_dir), done, turn)
 
 
 def test_no_focus_for_sessions_lookout_cannot_reach_or_other_kinds(state_dir: Path) -> None:
     _record(state_dir, "PermissionRequest-Bash", {})  # not in tmux
     sid = payload("PermissionRequest-Bash")["session_id"]
-    assert sender.focus_mark(str(state_dir), {"kind": "permission", "session_id": sid}) is None
+    assert focus.focus_mark(str(state_dir), {"kind": "permission", "session_id": sid}) is None
     _record(state_dir, "PermissionRequest-Bash", IN_TMUX, tool_use_id="toolu_other")
-    assert sender.focus_mark(str(state_dir), {"kind": "subagent_done", "session_id": sid}) is None
-    assert sender.focus_mark(str(state_dir), {"kind": "permission", "session_id": sid}) is not None
+    assert focus.focus_mark(str(state_dir), {"kind": "subagent_done", "session_id": sid}) is None
+    assert focus.focus_mark(str(state_dir), {"kind": "permission", "session_id": sid}) is not None

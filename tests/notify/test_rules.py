@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from lookout.machine import ATTENTION_KINDS
-from lookout.notify import config, rules
+from lookout.config import check, files
+from lookout.notify import rules
 from lookout.shapes import Intent
+from lookout.words import ATTENTION_KINDS
 from tests.helpers import build_intent
 
 T0 = 1_800_000_000_000
@@ -25,7 +26,7 @@ def cfg(*rule_list: dict[str, Any], channels: dict[str, Any] | None = None) -> d
         },
         "rules": list(rule_list),
     }
-    return config.validate(raw)
+    return files.validate(raw)
 
 
 def intent(kind: str = "permission", **fields: Any) -> Intent:
@@ -234,7 +235,7 @@ def test_print_mode_dialogs_never_page_remote_channels() -> None:
 
 
 def test_print_mode_is_a_bool() -> None:
-    with pytest.raises(config.ConfigError, match=r"rules\[0\]\.print_mode: expected a bool"):
+    with pytest.raises(check.ConfigError, match=r"rules\[0\]\.print_mode: expected a bool"):
         cfg({"when": ["permission"], "channels": ["desktop"], "print_mode": "yes"})
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lookout import notify
-from lookout.notify import spawn as dispatch
+from lookout.config import cache
+from lookout.notify import handle, spawn
 from tests.helpers import PAYLOADS, recorder, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,11 +29,11 @@ def wait_for(path: Path, timeout_s: float = 10) -> str:
 
 
 def test_sender_argv_keeps_site_but_isolates() -> None:
-    argv = dispatch.sender_argv("/state", "/state/outbox/1.json")
+    argv = spawn.sender_argv("/state", "/state/outbox/1.json")
     assert argv[:3] == [sys.executable, "-I", "-c"]
     assert "-S" not in argv  # the optional apprise lives in site-packages
     assert argv[-3:] == [str(ROOT), "/state", "/state/outbox/1.json"]
-    assert dispatch.runtime_root() == str(ROOT)
+    assert spawn.runtime_root() == str(ROOT)
 
 
 def test_spawned_sender_is_detached(state_dir: Path, tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_spawned_sender_is_detached(state_dir: Path, tmp_path: Path) -> None:
         'escalate_after_s = 3\nescalate_to = ["later"]\n'
     )
     state_dir.mkdir()
-    cfg = notify.config.load_cached(str(state_dir), None)
+    cfg = cache.load_cached(str(state_dir), None)
     assert cfg is not None
     intent = {
         "kind": "permission",
@@ -59,11 +59,11 @@ def test_spawned_sender_is_detached(state_dir: Path, tmp_path: Path) -> None:
         "ts_ms": 0,
     }
     now_ms = int(time.time() * 1000)
-    deliveries = notify.decide_and_remember([intent], cfg, str(state_dir), now_ms)
-    job = notify.write_job(str(state_dir), notify.build_job(deliveries, cfg, None, now_ms))
+    deliveries = handle.decide_and_remember([intent], cfg, str(state_dir), now_ms)
+    job = handle.write_job(str(state_dir), handle.build_job(deliveries, cfg, None, now_ms))
 
     start = time.monotonic()
-    pid = dispatch.spawn(str(state_dir), job)
+    pid = spawn.spawn(str(state_dir), job)
     assert time.monotonic() - start < 0.2  # started, not waited for
     try:
         wait_for(log)  # the first send happened; the sender now sleeps until the escalation

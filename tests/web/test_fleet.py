@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from lookout.fleet import config
+from lookout.config import fleet
 from lookout.web.fleet import FleetSource
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
@@ -31,7 +31,7 @@ def fleet_dashboard(
     tmp_path: object,
 ) -> Iterator[Client]:
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
-    cfg = config.validate(
+    cfg = fleet.validate(
         {"mqtt": broker.url, "username": USER, "password_env": PASSWORD_ENV, "host": "viewer"}
     )
     source = FleetSource(cfg)

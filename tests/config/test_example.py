@@ -6,7 +6,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from lookout.notify import config, templates
+from lookout.config import files, notify, remote
+from lookout.notify import templates
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config.example.toml"
@@ -14,11 +15,11 @@ EXAMPLE = ROOT / "config.example.toml"
 
 def every_key() -> set[str]:
     keys = {"channels", "rules", "templates", "title", "message", "default"}
-    keys.update(config._COMMON_KEYS, config._RULE_KEYS)
-    for type_keys in config._TYPE_KEYS.values():
+    keys.update(notify.COMMON_KEYS, notify.RULE_KEYS)
+    for type_keys in notify.TYPE_KEYS.values():
         keys.update(type_keys)
     keys.add("remote")
-    keys.update(config.REMOTE_DEFAULTS)
+    keys.update(remote.REMOTE_DEFAULTS)
     return keys
 
 
@@ -35,9 +36,9 @@ def keys_in(node: Any, out: set[str]) -> set[str]:
 
 def test_example_parses_and_validates() -> None:
     raw = tomllib.loads(EXAMPLE.read_text())
-    cfg = config.validate(raw, "config.example.toml")
+    cfg = files.validate(raw, "config.example.toml")
     assert set(cfg["channels"]) == {"desktop", "phone", "homelab", "team", "log", "other"}
-    assert {ch["type"] for ch in cfg["channels"].values()} == set(config.CHANNEL_TYPES)
+    assert {ch["type"] for ch in cfg["channels"].values()} == set(notify.CHANNEL_TYPES)
 
 
 def test_example_shows_every_key() -> None:
@@ -47,7 +48,7 @@ def test_example_shows_every_key() -> None:
 
 def test_example_names_every_kind_and_placeholder() -> None:
     text = EXAMPLE.read_text()
-    for kind in config.KINDS:
+    for kind in notify.KINDS:
         assert kind in text, kind
     for placeholder in templates.PLACEHOLDERS:
         assert "{" + placeholder + "}" in text, placeholder
@@ -55,7 +56,7 @@ def test_example_names_every_kind_and_placeholder() -> None:
 
 def test_as_the_default_config_it_sends_nothing_off_the_machine() -> None:
     # install.py writes this file as the default config: only local channels may be on.
-    cfg = config.validate(tomllib.loads(EXAMPLE.read_text()), "config.example.toml")
+    cfg = files.validate(tomllib.loads(EXAMPLE.read_text()), "config.example.toml")
     enabled = {name for name, ch in cfg["channels"].items() if ch.get("enabled", True)}
     assert {cfg["channels"][name]["type"] for name in enabled} <= {"desktop"}
 

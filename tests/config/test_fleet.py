@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from lookout.config import fleet
+from lookout.config.check import ConfigError
 from lookout.errors import LookoutError
-from lookout.fleet import config
-from lookout.notify.config import ConfigError
 from tests.conftest import ROOT, write_config
 
 
 def errors(raw: object) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        config.validate(raw, "config.toml")
+        fleet.validate(raw, "config.toml")
     return caught.value.errors
 
 
@@ -36,7 +36,7 @@ def lookout(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def test_defaults() -> None:
-    cfg = config.validate({"mqtt": "mqtt://broker.lan"})
+    cfg = fleet.validate({"mqtt": "mqtt://broker.lan"})
     assert (cfg.broker_host, cfg.port, cfg.tls, cfg.url) == (
         "broker.lan",
         1883,
@@ -49,21 +49,21 @@ def test_defaults() -> None:
     assert cfg.home_assistant is False
     assert cfg.home_assistant_prefix == "homeassistant"
     assert cfg.username is None and cfg.password() is None
-    assert cfg.host == config.default_host()
+    assert cfg.host == fleet.default_host()
 
 
 def test_the_default_host_is_the_hostname_made_topic_safe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "gethostname", lambda: "dev box+1.lan")
-    assert config.default_host() == "dev-box-1.lan"
+    assert fleet.default_host() == "dev-box-1.lan"
     monkeypatch.setattr(socket, "gethostname", lambda: "")
-    assert config.default_host() == "localhost"
+    assert fleet.default_host() == "localhost"
 
 
 def test_every_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ca = tmp_path / "ca.crt"
     ca.write_text("x")
     monkeypatch.setenv("MQ_PASSWORD", "pw")
-    cfg = config.validate(
+    cfg = fleet.validate(
         {
             "mqtt": "mqtts://10.0.0.5:9883",
             "ca_file": str(ca),
@@ -91,7 +91,7 @@ def test_every_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "none",
     )
     assert cfg.home_assistant and cfg.home_assistant_prefix == "ha"
-    assert config.validate({"mqtt": "mqtts://b"}).port == 8883
+    assert fleet.validate({"mqtt": "mqtts://b"}).port == 8883
 
 
 @pytest.mark.parametrize(
@@ -144,19 +144,19 @@ def test_an_unset_password_variable_is_an_error_with_a_hint(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("NOPE_PW", raising=False)
-    cfg = config.validate({"mqtt": "mqtt://b", "username": "u", "password_env": "NOPE_PW"})
+    cfg = fleet.validate({"mqtt": "mqtt://b", "username": "u", "password_env": "NOPE_PW"})
     with pytest.raises(LookoutError) as caught:
         cfg.password()
     assert "NOPE_PW" in str(caught.value) and caught.value.hint
 
 
 def test_not_configured() -> None:
-    with pytest.raises(config.NotConfigured) as caught:
-        config.load()
+    with pytest.raises(fleet.NotConfigured) as caught:
+        fleet.load()
     assert "no config file" in str(caught.value) and "[fleet]" in (caught.value.hint or "")
     write_config('[channels.d]\ntype = "desktop"\n')
-    with pytest.raises(config.NotConfigured, match=r"has no \[fleet\] table"):
-        config.load()
+    with pytest.raises(fleet.NotConfigured, match=r"has no \[fleet\] table"):
+        fleet.load()
 
 
 def test_check_config_validates_fleet() -> None:
@@ -199,5 +199,5 @@ def test_a_project_file_cannot_name_a_broker(tmp_path: Path) -> None:
     out = lookout("check-config", "--project", str(project))
     assert out.returncode == 1
     assert "lookout.toml: fleet: only your own config file may name a broker" in out.stderr
-    with pytest.raises(config.NotConfigured):
-        config.load()
+    with pytest.raises(fleet.NotConfigured):
+        fleet.load()

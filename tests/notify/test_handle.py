@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from lookout import notify, store
-from lookout.notify import spawn as dispatch
+from lookout import store
+from lookout.notify import handle, spawn
 from lookout.shapes import Intent
 from tests.helpers import build_intent, write_config
 
@@ -33,7 +33,7 @@ def intent(kind: str = "permission", **fields: Any) -> Intent:
 @pytest.fixture
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     jobs: list[str] = []
-    monkeypatch.setattr(dispatch, "spawn", lambda state_dir, path: jobs.append(path) or 1)
+    monkeypatch.setattr(spawn, "spawn", lambda state_dir, path: jobs.append(path) or 1)
     return jobs
 
 
@@ -54,7 +54,7 @@ def test_matching_intent_writes_one_job_and_spawns_once(
     state_dir: Path, spawned: list[str]
 ) -> None:
     write_config(CONFIG)
-    notify.handle([intent(), intent("done")], str(state_dir))
+    handle.handle([intent(), intent("done")], str(state_dir))
     (job_path,) = spawned
     assert Path(job_path).parent == state_dir / "outbox"
     job = json.loads(Path(job_path).read_text())
@@ -65,16 +65,16 @@ def test_matching_intent_writes_one_job_and_spawns_once(
 
 def test_nothing_matching_spawns_nothing(state_dir: Path, spawned: list[str]) -> None:
     write_config(CONFIG)
-    notify.handle([intent("done")], str(state_dir))
-    notify.handle([], str(state_dir))
+    handle.handle([intent("done")], str(state_dir))
+    handle.handle([], str(state_dir))
     assert spawned == []
     assert not (state_dir / "outbox").exists()
 
 
 def test_cooldown_state_persists_between_hooks(state_dir: Path, spawned: list[str]) -> None:
     write_config(CONFIG)
-    notify.handle([intent()], str(state_dir))
-    notify.handle([intent(episode="s1:permission:2")], str(state_dir))
+    handle.handle([intent()], str(state_dir))
+    handle.handle([intent(episode="s1:permission:2")], str(state_dir))
     assert len(spawned) == 1
     state = json.loads((state_dir / store.NOTIFY_STATE).read_text())
     assert list(state["episodes"]) == ["s1:permission:1"]
@@ -83,13 +83,13 @@ def test_cooldown_state_persists_between_hooks(state_dir: Path, spawned: list[st
 def test_broken_config_sends_nothing_and_logs_once(state_dir: Path, spawned: list[str]) -> None:
     write_config("[[rules]]\nwhen = 1\n")
     for _ in range(3):
-        notify.handle([intent()], str(state_dir))
+        handle.handle([intent()], str(state_dir))
     assert spawned == []
     assert (state_dir / "errors.log").read_text().count("rules[0].when: expected") == 1
 
 
 def test_default_config_alerts_the_desktop(state_dir: Path, spawned: list[str]) -> None:
-    notify.handle([intent()], str(state_dir))
+    handle.handle([intent()], str(state_dir))
     job = json.loads(Path(spawned[0]).read_text())
     assert job["deliveries"][0]["channels"] == ["desktop"]
 
@@ -97,9 +97,10 @@ def test_default_config_alerts_the_desktop(state_dir: Path, spawned: list[str]) 
 HOOK = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
-    from lookout import notify, store
+    from lookout import store
+    from lookout.notify import handle
     start = time.perf_counter()
-    notify.handle({intents!r}, {state!r})
+    handle.handle({intents!r}, {state!r})
     elapsed = time.perf_counter() - start
     heavy = [m for m in ("subprocess", "urllib", "tomllib", "json", "typing", "threading",
                          "filelock", "fnmatch") if m in sys.modules]
@@ -159,10 +160,10 @@ def test_failed_spawn_leaves_no_job_behind(
     def fail(state_dir: str, path: str) -> int:
         raise OSError("no processes left")
 
-    monkeypatch.setattr(dispatch, "spawn", fail)
+    monkeypatch.setattr(spawn, "spawn", fail)
     write_config(CONFIG)
     with pytest.raises(OSError):
-        notify.handle([intent()], str(state_dir))
+        handle.handle([intent()], str(state_dir))
     assert list((state_dir / "outbox").iterdir()) == []
 
 
@@ -172,7 +173,7 @@ def test_a_withheld_notification_is_recorded_as_skipped(
     write_config(
         CONFIG + '\n[[rules]]\nwhen = ["done"]\nchannels = ["phone"]\nmin_duration_s = 60\n'
     )
-    notify.handle([intent("done", duration_ms=5000, episode=None, ts_ms=1_800_000_000_000)],
+    handle.handle([intent("done", duration_ms=5000, episode=None, ts_ms=1_800_000_000_000)],
                   str(state_dir))  # fmt: skip
     assert spawned == []
     (line,) = [json.loads(x) for x in (state_dir / store.DELIVERIES).read_text().splitlines()]
@@ -220,7 +221,7 @@ channels = ["hook"]
         "episode": "s1:permission:Bash:abc:",
         "ts_ms": int(time.time() * 1000),
     }
-    notify.handle([dict(intent), dict(intent, tool_name="Edit", session_id="s2")], str(state_dir))
+    handle.handle([dict(intent), dict(intent, tool_name="Edit", session_id="s2")], str(state_dir))
     (job,) = [json.loads(Path(p).read_text()) for p in spawned]
     urls = [d["intent"].get("url") for d in job["deliveries"]]
     rid = request_id("s1", None, "p1", "Bash:abc")

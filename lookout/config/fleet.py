@@ -10,12 +10,20 @@ import os
 import re
 import socket
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from lookout import paths
+from lookout.config.check import Checker, choices, type_name
+from lookout.config.files import read_toml
 from lookout.errors import LookoutError
-from lookout.notify import config as notify_config
+from lookout.words import CONTENT_LEVELS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from lookout.config.check import KeyPath
 
 KEYS = (
     "mqtt",
@@ -32,6 +40,7 @@ KEYS = (
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FLEET: KeyPath = ("fleet",)
 
 
 @dataclass(frozen=True)
@@ -77,102 +86,55 @@ def default_host() -> str:
 
 def load(path: str | None = None) -> FleetConfig:
     """The validated `[fleet]` of the user's config. Raises NotConfigured without one,
-    notify_config.ConfigError listing every problem otherwise."""
+    ConfigError listing every problem otherwise."""
     gpath = path or paths.config_path()
-    name = notify_config.display(gpath)
+    name = paths.tilde(gpath)
     hint = 'add [fleet] with mqtt = "mqtt://BROKER:1883" (README: "Every machine in one view")'
     if not os.path.exists(gpath):
         raise NotConfigured(f"no config file {name}, so no [fleet]", hint=hint)
-    raw = notify_config._read_toml(gpath)
+    raw = read_toml(gpath)
     if "fleet" not in raw:
         raise NotConfigured(f"{name} has no [fleet] table", hint=hint)
     return validate(raw["fleet"], name)
 
 
 def validate(raw: object, name: str = "config.toml") -> FleetConfig:
-    errors: list[str] = []
-
-    def error(key: str, text: str) -> None:
-        errors.append(f"{name}: fleet{'.' + key if key else ''}: {text}")
-
+    c = Checker(name)
     if not isinstance(raw, dict):
-        raise notify_config.ConfigError([f"{name}: fleet: expected a table ([fleet])"])
+        c.error(_FLEET, "expected a table ([fleet])")
+        c.done()
+    assert isinstance(raw, dict)
     for key in raw:
         if key == "password":
-            error(
-                key,
+            c.error(
+                (*_FLEET, key),
                 "a password does not belong in a config file: put it in an environment "
                 "variable and name that variable in password_env",
             )
         elif key not in KEYS:
-            error(key, f"unknown key (expected one of {', '.join(KEYS)})")
-
-    def string(key: str) -> str | None:
-        value = raw.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value:
-            error(key, f"expected a non-empty string, got {_type(value)}")
-            return None
-        return value
-
-    url = string("mqtt")
-    tls, broker_host, port, shown = False, "", 0, ""
-    if url is None and "mqtt" not in raw:
-        error("", "missing key 'mqtt' (e.g. mqtt = \"mqtt://broker.lan:1883\")")
-    elif url is not None:
-        parsed = _broker(url)
-        if isinstance(parsed, str):
-            error("mqtt", parsed)
-        else:
-            tls, broker_host, port = parsed
-            shown = f"{'mqtts' if tls else 'mqtt'}://{_bracket(broker_host)}:{port}"
-
-    ca_file = string("ca_file")
-    if ca_file is not None:
-        ca_file = os.path.expanduser(ca_file)
-        if not tls and url is not None and not isinstance(_broker(url), str):
-            error("ca_file", "needs an mqtts:// URL (the CA checks the broker's TLS certificate)")
-        elif not os.path.isfile(ca_file):
-            error("ca_file", f"no such file: {notify_config.display(ca_file)}")
-
-    username = string("username")
-    password_env = string("password_env")
-    if password_env is not None:
-        if not _ENV_NAME.fullmatch(password_env):
-            error("password_env", f"expected an environment variable name, got {password_env!r}")
-        if username is None:
-            error("password_env", "needs username (MQTT sends a password only with a user name)")
-
-    host = string("host")
-    if host is not None and not HOST.fullmatch(host):
-        error("host", f"expected letters, digits, '.', '-' and '_' (at most 63), got {host!r}")
-
-    prefix = string("topic_prefix")
-    if prefix is not None and (problem := _prefix_problem(prefix)):
-        error("topic_prefix", problem)
-    ha_prefix = string("home_assistant_prefix")
-    if ha_prefix is not None and (problem := _prefix_problem(ha_prefix)):
-        error("home_assistant_prefix", problem)
+            c.error((*_FLEET, key), f"unknown key (expected one of {choices(KEYS)})")
+    tls, broker_host, port, shown = _mqtt(c, raw)
+    ca_file = _ca_file(c, raw, tls, bool(shown))
+    username, password_env = _login(c, raw)
+    host = _string(c, raw, "host", _host_problem)
+    prefix = _string(c, raw, "topic_prefix", _prefix_problem)
+    ha_prefix = _string(c, raw, "home_assistant_prefix", _prefix_problem)
 
     keepalive = raw.get("keepalive_s", 30)
-    if isinstance(keepalive, bool) or not isinstance(keepalive, int):
-        error("keepalive_s", f"expected a whole number of seconds, got {_type(keepalive)}")
+    if not c.expect((*_FLEET, "keepalive_s"), keepalive, int, "a whole number of seconds"):
         keepalive = 30
     elif not 5 <= keepalive <= 65535:
-        error("keepalive_s", f"expected 5 to 65535 seconds, got {keepalive}")
+        c.error((*_FLEET, "keepalive_s"), f"expected 5 to 65535 seconds, got {keepalive}")
 
     content = raw.get("content", "summary")
-    if content not in notify_config.CONTENT_LEVELS:
-        levels = ", ".join(notify_config.CONTENT_LEVELS)
-        error("content", f"expected one of {levels}, got {content!r}")
+    if content not in CONTENT_LEVELS:
+        levels = choices(CONTENT_LEVELS)
+        c.error((*_FLEET, "content"), f"expected one of {levels}, got {content!r}")
 
     home_assistant = raw.get("home_assistant", False)
-    if not isinstance(home_assistant, bool):
-        error("home_assistant", f"expected true or false, got {_type(home_assistant)}")
+    c.expect((*_FLEET, "home_assistant"), home_assistant, bool, "true or false")
 
-    if errors:
-        raise notify_config.ConfigError(errors)
+    c.done()
     return FleetConfig(
         url=shown,
         tls=tls,
@@ -188,6 +150,77 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
         home_assistant=bool(home_assistant),
         home_assistant_prefix=ha_prefix or "homeassistant",
     )
+
+
+def _string(
+    c: Checker,
+    raw: dict[str, Any],
+    key: str,
+    problem: Callable[[str], str | None] | None = None,
+) -> str | None:
+    """raw[key]: absent (None), or a non-empty string without a `problem`."""
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        c.error((*_FLEET, key), f"expected a non-empty string, got {type_name(value)}")
+        return None
+    if problem is not None and (text := problem(value)):
+        c.error((*_FLEET, key), text)
+    return value
+
+
+def _mqtt(c: Checker, raw: dict[str, Any]) -> tuple[bool, str, int, str]:
+    """(tls, broker host, port, the URL as shown); an empty URL when there is none to use."""
+    url = _string(c, raw, "mqtt")
+    if url is None:
+        if "mqtt" not in raw:
+            c.error(_FLEET, "missing key 'mqtt' (e.g. mqtt = \"mqtt://broker.lan:1883\")")
+        return False, "", 0, ""
+    parsed = _broker(url)
+    if isinstance(parsed, str):
+        c.error((*_FLEET, "mqtt"), parsed)
+        return False, "", 0, ""
+    tls, broker_host, port = parsed
+    return tls, broker_host, port, f"{'mqtts' if tls else 'mqtt'}://{_bracket(broker_host)}:{port}"
+
+
+def _ca_file(c: Checker, raw: dict[str, Any], tls: bool, has_broker: bool) -> str | None:
+    ca_file = _string(c, raw, "ca_file")
+    if ca_file is None:
+        return None
+    ca_file = os.path.expanduser(ca_file)
+    if not tls and has_broker:
+        c.error(
+            (*_FLEET, "ca_file"),
+            "needs an mqtts:// URL (the CA checks the broker's TLS certificate)",
+        )
+    elif not os.path.isfile(ca_file):
+        c.error((*_FLEET, "ca_file"), f"no such file: {paths.tilde(ca_file)}")
+    return ca_file
+
+
+def _login(c: Checker, raw: dict[str, Any]) -> tuple[str | None, str | None]:
+    username = _string(c, raw, "username")
+    password_env = _string(c, raw, "password_env")
+    if password_env is not None:
+        if not _ENV_NAME.fullmatch(password_env):
+            c.error(
+                (*_FLEET, "password_env"),
+                f"expected an environment variable name, got {password_env!r}",
+            )
+        if username is None:
+            c.error(
+                (*_FLEET, "password_env"),
+                "needs username (MQTT sends a password only with a user name)",
+            )
+    return username, password_env
+
+
+def _host_problem(host: str) -> str | None:
+    if HOST.fullmatch(host):
+        return None
+    return f"expected letters, digits, '.', '-' and '_' (at most 63), got {host!r}"
 
 
 def _broker(url: str) -> tuple[bool, str, int] | str:
@@ -223,11 +256,6 @@ def _prefix_problem(prefix: str) -> str | None:
     if any(not level for level in prefix.split("/")):
         return f"expected levels separated by single '/', none empty, got {prefix!r}"
     return None
-
-
-def _type(value: Any) -> str:
-    names = {bool: "bool", int: "int", float: "float", str: "string", list: "array", dict: "table"}
-    return names.get(type(value), type(value).__name__)
 
 
 def warnings(cfg: FleetConfig) -> list[str]:

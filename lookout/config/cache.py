@@ -1,0 +1,78 @@
+"""The hook's view of the config: validated, without secrets, re-parsed only when a config file
+changed. The only part of lookout.config a hook imports; parsing and validation load lazily."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from lookout import paths
+from lookout.config.check import ConfigError
+from lookout.config.files import load, project_path
+from lookout.config.trust import trust_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from lookout.shapes import Config
+
+_CACHE_VERSION = 4  # 4: the config has `fleet` and `remote` tables
+_CACHE_ENTRIES = 16
+# Keys that can hold a secret: kept out of the hook's cache (and so out of every job file).
+SECRET_KEYS = ("url", "token", "headers", "urls", "argv")
+
+
+def _stamp(path: str | None) -> list[object]:
+    if path is None:
+        return [None]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path, None]
+    return [path, st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def public(cfg: Config) -> Config:
+    """The config without anything that can hold a secret (what the hook caches)."""
+    channels = {
+        name: {k: v for k, v in ch.items() if k not in SECRET_KEYS}
+        for name, ch in cfg["channels"].items()
+    }
+    return {**cfg, "channels": channels}
+
+
+def load_cached(state_dir: str, cwd: str | None) -> Config | None:
+    """The hook's view: the validated config without secrets, re-parsed only when a config file
+    changed. A broken config returns None and is logged to errors.log once per change.
+    One entry per project file in use, so sessions in different projects do not thrash it."""
+    from lookout import _jsonfast, store
+
+    gpath = paths.config_path()
+    ppath = project_path(cwd)
+    # The trust file counts only for a project file, but stat()ing it always keeps this simple.
+    stamps = [_stamp(gpath), _stamp(ppath), _stamp(trust_path() if ppath else None)]
+    key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], *stamps])
+    cache_file = os.path.join(state_dir, store.CONFIG_CACHE)
+    cached = store.read_json(cache_file)
+    entries = cached.get("entries") if isinstance(cached, dict) else None
+    entries = entries if isinstance(entries, list) else []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("key") == key:
+            cfg = entry.get("config")
+            # Written by this function from a validated config (the key pins the version).
+            return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
+    new: dict[str, Any] = {"key": key, "project": ppath, "config": None, "error": None}
+    try:
+        new["config"] = public(load(cwd, gpath))
+    except ConfigError as exc:
+        new["error"] = str(exc)
+        store.log_error(
+            state_dir, f"config error (notifications are off until it is fixed):\n{exc}"
+        )
+    # An older entry for the same project file is dead: its files changed.
+    kept = [e for e in entries if isinstance(e, dict) and e.get("project") != ppath]
+    store.ensure_dir(state_dir)
+    store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
+    cfg = new["config"]
+    return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]

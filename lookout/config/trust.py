@@ -1,0 +1,88 @@
+"""What a project's `.claude/lookout.toml` may set without `lookout trust`: it may narrow or
+quiet the user's config, never choose a program, a destination, a credential or what leaves the
+machine (docs/security.md has the table). Reads the trust file; never writes it."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PROJECT_FILE = os.path.join(".claude", "lookout.toml")
+
+# The rule keys an untrusted project file may set.
+PROJECT_RULE_KEYS = (
+    "when",
+    "channels",
+    "projects",
+    "agents",
+    "min_duration_s",
+    "include_subagents",
+    "cooldown_s",
+    "quiet_hours",
+    "quiet_kinds",
+)
+
+
+def _show(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def needs_trust(over: dict[str, Any], user_channels: dict[str, Any]) -> list[str]:
+    """Every `key = value` of a project file beyond narrowing or quieting the user's config."""
+    from lookout.config.notify import RULE_KEYS  # only a project file pays for the schema
+
+    out: list[str] = []
+    channels = over.get("channels")
+    if isinstance(channels, dict):
+        for name, table in channels.items():
+            if not isinstance(table, dict):
+                out.append(f"channels.{name} = {_show(table)}")
+                continue
+            new = name not in user_channels
+            for key, value in table.items():
+                if key == "enabled" and value is False and not new:
+                    continue
+                out.append(f"channels.{name}.{key} = {_show(value)}")
+            if new and not table:
+                out.append(f"channels.{name} (a new channel)")
+    rules = over.get("rules")
+    if isinstance(rules, list):
+        for i, rule in enumerate(rules):
+            if isinstance(rule, dict):
+                for key, value in rule.items():
+                    # An unknown key (a typo) is no grant: validation reports it, "did you mean".
+                    if key in RULE_KEYS and key not in PROJECT_RULE_KEYS:
+                        out.append(f"rules[{i}].{key} = {_show(value)}")
+    return out
+
+
+def trust_path() -> str:
+    from lookout import paths, store
+
+    return os.path.join(paths.state_dir(), store.TRUST)
+
+
+def trusted_hash(trust_file: str | None, path: str) -> str | None:
+    """The sha256 the user trusted for `path`, if any (read only when a file needs it)."""
+    if trust_file is None:
+        return None
+    from lookout import store
+
+    # Trust someone else could have written is no trust: the file and its directory are ours.
+    if store.unsafe_reason(os.path.dirname(trust_file)) is not None:
+        return None
+    try:
+        if os.lstat(trust_file).st_uid != os.geteuid():
+            return None
+    except OSError:
+        return None
+    table = store.read_json(trust_file)
+    files = table.get("files") if isinstance(table, dict) else None
+    entry = files.get(path) if isinstance(files, dict) else None
+    value = entry.get("sha256") if isinstance(entry, dict) else None
+    return value if isinstance(value, str) else None

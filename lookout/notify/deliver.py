@@ -1,0 +1,291 @@
+"""One delivery: its messages rendered per channel, queued on the channel's lane, sent under the
+channel's timeout, recorded in deliveries.jsonl; the ids of sent alerts kept to update them in
+place; an escalation that came due paged."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+
+from lookout import store, words
+from lookout.notify import channels, escalate, focus, templates
+from lookout.notify.lanes import QUEUED, Lanes
+from lookout.words import ATTENTION_KINDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
+    from typing import Any
+
+    Outcome = tuple[str, str, str | None]
+    Task = tuple[str, dict[str, Any], dict[str, Any]]
+
+    from lookout.shapes import Channel, Config, Delivery, Escalation, Intent
+
+
+DELIVERIES_ROTATE_BYTES = store.DELIVERIES_ROTATE_BYTES
+# The id of a sent alert is kept this long for an update in place (an episode rarely lasts a day).
+REFS_KEEP_MS = store.DAY_MS
+# A resolve can race the alert's own sender: wait this long for its notification id.
+REF_WAIT_S = 3.0
+
+
+def sequence_id(episode: str) -> str:
+    # ntfy wants [-_A-Za-z0-9]{1,64}; episode keys hold ':' and tool input digests.
+    return "lookout-" + hashlib.sha256(episode.encode()).hexdigest()[:32]
+
+
+def message(
+    d: Delivery,
+    cfg: Config,
+    ch: Channel,
+    prefix: str = "",
+    update: bool = False,
+) -> dict[str, Any]:
+    intent = d["intent"]
+    level = ch["content"]
+    texts = d.get("texts", {}).get(level) or templates.render_texts(intent, cfg["templates"], level)
+    msg = {
+        "title": prefix + texts[0],
+        "body": texts[1],
+        "kind": intent.get("kind"),
+        "intent": intent,
+        "values": templates.values(intent, level),
+        "update": update,
+    }
+    episode = intent.get("episode")
+    if isinstance(episode, str) and intent.get("kind") in ATTENTION_KINDS:
+        msg["sequence_id"] = sequence_id(episode)
+    return msg
+
+
+def deliver(d: Delivery, cfg: Config, state_dir: str, lanes: Lanes | None = None) -> None:
+    """Queue one delivery's alerts and updates on their channels' lanes (without `lanes`:
+    send them and return once all are recorded)."""
+    own = lanes is None
+    lanes = Lanes(state_dir) if lanes is None else lanes
+    intent = d["intent"]
+    # A desktop alert for a session lookout can switch to offers Focus (issue 13).
+    mark = focus.focus_mark(state_dir, intent)
+    for name in d["channels"]:
+        ch = cfg["channels"].get(name)
+        if ch is None or not ch["enabled"]:
+            record(state_dir, intent, name, "skipped", "channel no longer in the config")
+            continue
+        msg = message(d, cfg, ch)
+        if ch["type"] == "desktop" and mark is not None:
+            msg["focus"] = True
+        _queue(
+            lanes, state_dir, intent, name, _alert_work(lanes, state_dir, d, name, ch, msg, mark)
+        )
+    for name in d.get("updates", []):
+        _queue(lanes, state_dir, intent, name, _update_work(state_dir, d, cfg, name))
+    if own:
+        lanes.wait()
+        lanes.close()
+
+
+def _queue(
+    lanes: Lanes, state_dir: str, intent: Intent, name: str, work: Callable[[], None]
+) -> None:
+    if not lanes.submit(name, work):
+        record(state_dir, intent, name, "failed", f"dropped: {QUEUED} messages already wait for it")
+
+
+def _alert_work(
+    lanes: Lanes,
+    state_dir: str,
+    d: Delivery,
+    name: str,
+    ch: Channel,
+    msg: dict[str, Any],
+    mark: object | None = None,
+    detail_prefix: str = "",
+) -> Callable[[], None]:
+    def work() -> None:
+        intent = d["intent"]
+        if ch["type"] == "desktop" and ch.get("skip_when_focused") and not detail_prefix:
+            pane = intent.get("tmux_pane")
+            if focus.pane_focused(pane):
+                reason = f"focused: tmux pane {pane} is active in an attached client"
+                record(state_dir, intent, name, "skipped", reason)
+                return
+        send_one(state_dir, intent, name, ch, msg, detail_prefix)
+        if "focus_proc" in msg:  # notify-send waits for a click on Focus: a waiter takes it
+            proc, rest = msg.pop("focus_proc")
+            lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark)
+
+    return work
+
+
+def _watch_focus(
+    proc: subprocess.Popen[bytes],
+    rest: bytes,
+    intent: Intent,
+    channel: str,
+    state_dir: str,
+    mark: object,
+) -> None:
+    if focus.wait_focus(proc, rest, intent, state_dir, mark) == "default":
+        record(state_dir, intent, channel, "clicked", focus.jump_to(intent, state_dir))
+
+
+def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
+    def work() -> None:
+        intent = d["intent"]
+        episode = intent.get("episode")
+        ch = cfg["channels"].get(name)
+        ref = wait_ref(state_dir, episode, name) if isinstance(episode, str) else None
+        if ch is None or ref is None:
+            record(state_dir, intent, name, "skipped", "nothing to update")
+            return
+        msg = message(d, cfg, ch, update=True)
+        msg["ref"] = ref
+        if ch["type"] == "ntfy":
+            msg["sequence_id"] = ref
+        send_one(state_dir, intent, name, ch, msg)
+
+    return work
+
+
+def send_one(
+    state_dir: str,
+    intent: Intent,
+    name: str,
+    ch: Channel,
+    msg: dict[str, Any],
+    detail_prefix: str = "",
+) -> Outcome:
+    """Send one message under its channel's timeout, record it, remember an alert's ref."""
+    ((result, detail, ref),) = run_parallel([(name, ch, msg)])
+    update = bool(msg.get("update"))
+    record(state_dir, intent, name, result, detail_prefix + detail, update=update)
+    episode = intent.get("episode")
+    if (
+        result == "sent"
+        and ref
+        and not update
+        and isinstance(episode, str)
+        and intent.get("kind") in ATTENTION_KINDS
+    ):
+        save_refs(state_dir, episode, {name: ref})
+    return result, detail, ref
+
+
+def run_parallel(
+    tasks: list[Task],
+    send: Callable[[dict[str, Any], dict[str, Any], float], Outcome] = channels.send,
+) -> list[Outcome]:
+    """Each channel in its own thread under its own deadline: a hung one costs the others
+    nothing, and the process never outlives the slowest timeout by much."""
+    results: list[Outcome | None] = [None] * len(tasks)
+
+    def work(i: int, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> None:
+        results[i] = send(ch, msg, timeout_s)
+
+    threads = []
+    start = time.monotonic()
+    for i, (_name, ch, msg) in enumerate(tasks):
+        timeout_s = ch["timeout_ms"] / 1000
+        t = threading.Thread(target=work, args=(i, ch, msg, timeout_s), daemon=True)
+        t.start()
+        threads.append((t, timeout_s))
+    for t, timeout_s in threads:
+        t.join(max(0.0, start + timeout_s + 0.5 - time.monotonic()))
+    return [
+        r if r is not None else ("failed", f"timed out after {t_s:g}s", None)
+        for r, (_t, t_s) in zip(results, threads, strict=True)
+    ]
+
+
+def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
+    path = os.path.join(state_dir, store.NOTIFY_REFS)
+    now_ms = words.now_ms()
+    with store.Locked(state_dir, store.NOTIFY_LOCK):
+        data = store.read_json(path)
+        table = data if isinstance(data, dict) else {}
+        table = {
+            k: v
+            for k, v in table.items()
+            if isinstance(v, dict) and now_ms - int(v.get("ts_ms", 0)) < REFS_KEEP_MS
+        }
+        entry = table.get(episode) or {"ts_ms": now_ms, "refs": {}}
+        entry["refs"].update(refs)
+        table[episode] = entry
+        store.write_json_atomic(path, table)
+
+
+def load_ref(state_dir: str, episode: str, channel: str) -> str | None:
+    data = store.read_json(os.path.join(state_dir, store.NOTIFY_REFS))
+    if isinstance(data, dict):
+        ref = (data.get(episode) or {}).get("refs", {}).get(channel)
+        return ref if isinstance(ref, str) else None
+    return None
+
+
+def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAIT_S) -> str | None:
+    deadline = time.monotonic() + wait_s
+    while True:
+        ref = load_ref(state_dir, episode, channel)
+        if ref is not None or time.monotonic() >= deadline:
+            return ref
+        time.sleep(0.1)
+
+
+def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lanes: Lanes) -> None:
+    intent = d["intent"]
+    if not escalate.escalation_due(state_dir, intent):
+        skip_escalation(state_dir, {"delivery": d, "escalation": e})
+        return
+    for name in e["channels"]:
+        ch = cfg["channels"].get(name)
+        if ch is None or not ch["enabled"]:
+            record(state_dir, intent, name, "skipped", "channel no longer in the config")
+            continue
+        msg = message(d, cfg, ch, prefix=escalate.ESCALATION_PREFIX)
+        prefix = f"escalated after {e['after_s']:g}s: "
+        work = _alert_work(lanes, state_dir, d, name, ch, msg, detail_prefix=prefix)
+        _queue(lanes, state_dir, intent, name, work)
+
+
+def skip_escalation(state_dir: str, job: dict[str, Any]) -> None:
+    d, e = job["delivery"], job["escalation"]
+    for name in e["channels"]:
+        record(
+            state_dir,
+            d["intent"],
+            name,
+            "skipped",
+            f"escalation after {e['after_s']:g}s: no longer waiting",
+        )
+
+
+def record(
+    state_dir: str,
+    intent: Intent,
+    channel: str,
+    result: str,
+    detail: str,
+    update: bool = False,
+) -> None:
+    now_ms = words.now_ms()
+    line: dict[str, Any] = {
+        "ts": store.rfc3339(now_ms),
+        "session_id": intent.get("session_id"),
+        "kind": intent.get("kind"),
+        "channel": channel,
+        "result": result,
+        "detail": detail,
+    }
+    if intent.get("episode"):
+        line["episode"] = intent["episode"]
+    if isinstance(intent.get("ts_ms"), int):
+        line["event_ts"] = store.rfc3339(intent["ts_ms"])  # joins the event that raised it
+    if update:
+        line["update"] = True
+    # Its own lock: a slow disk under the senders never makes a hook wait on events.lock.
+    with store.Locked(state_dir, store.DELIVERIES_LOCK) as st:  # rotated: the log stays bounded
+        st.append(store.DELIVERIES, line, DELIVERIES_ROTATE_BYTES)

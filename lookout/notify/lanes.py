@@ -1,0 +1,75 @@
+"""Sends grouped by channel: at most IN_FLIGHT at once per channel and QUEUED waiting, so a
+hanging channel delays only its own messages and a flood costs threads, never processes."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+
+from lookout import store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from concurrent.futures import ThreadPoolExecutor
+    from typing import Any
+
+
+IN_FLIGHT = 8
+QUEUED = 64
+
+
+class Lanes:
+    """Sends grouped by channel: at most IN_FLIGHT at once per channel and QUEUED waiting. A
+    hanging channel delays only its own messages; a flood costs threads, never processes."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.state_dir = state_dir
+        self._pools: dict[str, ThreadPoolExecutor] = {}
+        self._pending: dict[str, int] = {}
+        self._waiters: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def submit(self, channel: str, work: Callable[[], None]) -> bool:
+        """Queue `work` for `channel`; False (nothing queued) when its backlog is full."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with self._lock:
+            if self._pending.get(channel, 0) >= QUEUED:
+                return False
+            pool = self._pools.get(channel)
+            if pool is None:
+                pool = self._pools[channel] = ThreadPoolExecutor(IN_FLIGHT)
+            self._pending[channel] = self._pending.get(channel, 0) + 1
+        pool.submit(self._work, channel, work)
+        return True
+
+    def _work(self, channel: str, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception:
+            store.log_error(self.state_dir, f"notification sender: {traceback.format_exc()}")
+        finally:
+            with self._lock:
+                self._pending[channel] -= 1
+
+    def watch(self, wait: Callable[..., object], *args: Any) -> None:
+        """Run `wait(*args)` in a thread of its own (a Focus click's bounded wait): the sender
+        stays up while it runs, and it holds no lane slot."""
+        waiter = threading.Thread(target=wait, args=args, daemon=True)
+        with self._lock:
+            self._waiters = [w for w in self._waiters if w.is_alive()] + [waiter]
+        waiter.start()
+
+    def busy(self) -> bool:
+        with self._lock:
+            return any(self._pending.values()) or any(w.is_alive() for w in self._waiters)
+
+    def wait(self) -> None:
+        while self.busy():
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.shutdown(wait=False)

@@ -1,0 +1,267 @@
+"""Escalations: scheduled files the sender re-checks, verified before anyone is paged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import store
+from lookout.config import cache
+from lookout.notify import deliver, handle, sender
+from lookout.shapes import Intent
+from lookout.words import ATTENTION_KINDS
+from tests.helpers import build_intent, calls, recorder, write_config
+from tests.receivers import ntfy_receiver
+
+T0 = 1_800_000_000_000
+SECRET = "tk_verysecret42"
+
+
+def intent(kind: str = "permission", **fields: Any) -> Intent:
+    return build_intent(
+        kind,
+        {
+            "cwd": "/w/demo",
+            "summary": "make deploy",
+            "ts_ms": T0,
+            "ts": "2026-11-25T22:00:00.000Z",
+            "episode": "s1:permission:1" if kind in ATTENTION_KINDS else None,
+        },
+        fields,
+    )
+
+
+def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
+    """What a hook would hand over: the rules' decision and the job file."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    cfg = cache.load_cached(str(state_dir), None)
+    assert cfg is not None
+    now_ms = int(time.time() * 1000)
+    deliveries = handle.decide_and_remember(intents, cfg, str(state_dir), now_ms)
+    assert deliveries
+    return handle.write_job(str(state_dir), handle.build_job(deliveries, cfg, None, now_ms))
+
+
+def deliveries(state_dir: Path) -> list[dict[str, Any]]:
+    path = state_dir / store.DELIVERIES
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def write_snapshot(state_dir: Path, status: str, episode: str | None) -> None:
+    (state_dir / "sessions").mkdir(parents=True, exist_ok=True)
+    store.write_json_atomic(
+        store.session_file(str(state_dir), "s1"),
+        {"session_id": "s1", "status": status, "episode": episode},
+    )
+
+
+def _escalating_config(prog: Path, after_s: float) -> None:
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        f'escalate_after_s = {after_s}\nescalate_to = ["pager"]\n'
+    )
+
+
+def _senders(state_dir: Path) -> list[int]:
+    """pids of sender processes serving `state_dir` (their argv names a job in its outbox)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"lookout.notify.sender" in b" ".join(argv) and any(
+            a.startswith(str(state_dir).encode()) for a in argv
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def _hook(name: str, session: str) -> bytes:
+    from tests.helpers import PAYLOADS
+
+    body = json.loads((PAYLOADS / f"{name}.json").read_text())
+    return json.dumps({**body, "session_id": session}).encode()
+
+
+def _run_hooks(payloads: list[bytes], parallel: int = 8) -> None:
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.helpers import ROOT
+
+    # Started like Claude Code starts it: SIGTERM ignored, which the sender must not inherit.
+    argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
+
+    def one(data: bytes) -> None:
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=60, check=False)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+    with ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(one, payloads))
+
+
+def _wait(probe: Any, seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+# -- escalation --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "episode", "escalated"),
+    [
+        ("attention", "s1:permission:1", True),
+        ("working", None, False),
+        ("attention", "s1:permission:2", False),
+    ],
+    ids=["still-waiting", "answered", "another-episode"],
+)
+def test_escalation_rechecks_the_session(
+    state_dir: Path, tmp_path: Path, status: str, episode: str | None, escalated: bool
+) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        'escalate_after_s = 0.3\nescalate_to = ["pager"]\n'
+    )
+    job = make_job(state_dir, [intent()])
+    write_snapshot(state_dir, "attention", "s1:permission:1")
+    sender.run_job(job, str(state_dir))  # the alert; the escalation becomes a scheduled file
+    (scheduled,) = (state_dir / "outbox").glob("esc-*.json")
+    write_snapshot(state_dir, status, episode)  # what happens while it waits
+    sender.serve(str(state_dir), poll_s=0.05)  # returns once nothing is left
+    assert not scheduled.exists()
+    expected = [["demo · needs permission"]]
+    if escalated:
+        expected.append(["pager", "Still waiting: demo · needs permission"])
+    assert calls(log) == expected
+    last = deliveries(state_dir)[-1]
+    assert last["channel"] == "pager"
+    if escalated:
+        assert (last["result"], last["detail"]) == ("sent", "escalated after 0.3s: record exited 0")
+    else:
+        assert (last["result"], last["detail"]) == (
+            "skipped",
+            "escalation after 0.3s: no longer waiting",
+        )
+
+
+def test_escalation_can_be_updated_when_the_episode_ends(state_dir: Path, tmp_path: Path) -> None:
+    with ntfy_receiver() as rx:
+        prog, _ = recorder(tmp_path)
+        write_config(
+            f'[channels.cmd]\ntype = "command"\nargv = ["{prog}"]\n'
+            f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+            'escalate_after_s = 0.1\nescalate_to = ["phone"]\n'
+        )
+        job = make_job(state_dir, [intent()])
+        write_snapshot(state_dir, "attention", "s1:permission:1")
+        sender.run_job(job, str(state_dir))
+        sender.serve(str(state_dir), poll_s=0.02)  # the escalation, once due
+        resolved = intent(
+            "resolved", reason="permission", duration_ms=3000, episode="s1:permission:1"
+        )
+        sender.run_job(make_job(state_dir, [resolved]), str(state_dir))
+        titles = [(m["title"], m["sequence_id"]) for m in rx.messages]
+    seq = deliver.sequence_id("s1:permission:1")
+    assert titles == [
+        ("Still waiting: demo · needs permission", seq),
+        ("demo · permission handled", seq),
+    ]
+
+
+# -- verify before paging (issue 10) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fixture", "kill"),
+    [("permission-esc.jsonl", False), ("permission-approved-running.jsonl", True)],
+    ids=["escaped-in-the-terminal", "process-killed"],
+)
+def test_escalation_verifies_before_paging_and_stops_waiting_at_once(
+    state_dir: Path, tmp_path: Path, fixture: str, kill: bool
+) -> None:
+    from tests.test_reconcile import SID, Session
+
+    prog, log = recorder(tmp_path)
+    s = Session(tmp_path, state_dir, fixture)
+    snap = s.snapshot
+    if kill:  # kill -9 of the client at the dialog: no hook ever says so
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        snap["pid"] = dead.pid
+        with store.Locked(str(state_dir)) as st:
+            st.write_session(snap)
+    _escalating_config(prog, 30)
+    episode = intent(session_id=SID, episode=snap["episode"])
+    job = make_job(state_dir, [episode])
+    sender.run_job(job, str(state_dir))  # the alert; the escalation waits in outbox/
+    started = time.monotonic()
+    sender.serve(str(state_dir), poll_s=0.02)
+    assert time.monotonic() - started < 5  # not 30 s: the first look ended the wait
+    assert calls(log) == [["demo · needs permission"]]  # the alert, never the escalation
+    last = deliveries(state_dir)[-1]
+    assert (last["channel"], last["result"]) == ("pager", "skipped")
+    outcome = "process_gone" if kill else "rejected"
+    assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == [outcome]
+
+
+def test_escalation_still_pages_while_the_dialog_is_open(state_dir: Path, tmp_path: Path) -> None:
+    from tests.test_reconcile import SID, Session
+
+    prog, log = recorder(tmp_path)
+    s = Session(tmp_path, state_dir, "permission-approved-running.jsonl")
+    _escalating_config(prog, 0.3)
+    job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
+    sender.run_job(job, str(state_dir))
+    sender.serve(str(state_dir), poll_s=0.02)  # pages once due
+    assert calls(log) == [
+        ["demo · needs permission"],
+        ["pager", "Still waiting: demo · needs permission"],
+    ]
+
+
+def test_an_answered_escalation_frees_the_sender_at_once(state_dir: Path, tmp_path: Path) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        f'[channels.pager]\ntype = "command"\nargv = ["{prog}", "pager"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+        'escalate_after_s = 3600\nescalate_to = ["pager"]\n'
+    )
+    sessions = [f"esc-{i}" for i in range(10)]
+    _run_hooks([_hook("PermissionRequest-Bash", s) for s in sessions])
+    assert _wait(lambda: len(calls(log)) == 10, 15)
+    (pid,) = _wait(lambda: _senders(state_dir), 5)  # one process waits for all ten
+    status = Path(f"/proc/{pid}/status").read_text()
+    ignored = int(next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
+    assert not ignored & (1 << 14), "the sender inherited the hook's ignored SIGTERM"  # L1
+    _run_hooks([_hook("PostToolUse-Bash", s) for s in sessions])  # every one answered
+    started = time.monotonic()
+    assert _wait(lambda: not _senders(state_dir), 5), "a sender still sleeps on an escalation"
+    assert time.monotonic() - started < 3
+    skipped = [d for d in deliveries(state_dir) if d["channel"] == "pager"]
+    assert [(d["result"], d["detail"]) for d in skipped] == [
+        ("skipped", "escalation after 3600s: no longer waiting")
+    ] * 10
+    assert not list((state_dir / "outbox").glob("*.json"))
+    assert ["pager"] not in calls(log)
