@@ -11,32 +11,65 @@ import time
 from typing import Any
 
 from lookout.commands import view
-from lookout.commands.status import colour, width
+from lookout.commands.status import Filter, colour, width
 from lookout.errors import LookoutError
 
 _UNKNOWN = "\033[35m"
 
 
-def fleet_status(*, fmt: str, show_all: bool, stale_after_s: int) -> int:
-    """fmt: "table", "json", "line" or "watch"."""
+def fleet_status(
+    *,
+    fmt: str,
+    show_all: bool,
+    stale_after_s: int,
+    attention: bool = False,
+    quiet: bool = False,
+    project: str | None = None,
+) -> int:
+    """fmt: "table", "json", "line" or "watch". With `attention`, as for this host: only the
+    sessions that need you, exit 0 if there is one and 1 if none. What the broker's ACL denies
+    this viewer is an error (exit 1): the list may then be incomplete."""
     from lookout.fleet import config, mqtt, watch
 
     cfg = config.load()
     mqtt.require()
+    pick = Filter(show_all, attention, project)
     if fmt == "watch":
-        return _watch(cfg, show_all, stale_after_s)
+        return _watch(cfg, pick, stale_after_s)
     fleet = watch.gather(cfg)
-    snap = fleet.snapshot(show_all, stale_after_s)
+    snap = _picked(fleet.snapshot(True, stale_after_s), pick)
+    rc = 1 if attention and not snap["sessions"] else 0
+    if quiet:
+        return 1 if fleet.problems else rc
     if fmt == "json":
         print(json.dumps(watch.public(snap), indent=2))
     elif fmt == "line":
         print(line(snap))
     else:
         print(table(snap, int(time.time() * 1000), colour(), width()))
-    return 0
+    for error, hint in fleet.problems:
+        print(f"error: {view.visible(error)}", file=sys.stderr)
+        print(f"hint: {view.visible(hint)}", file=sys.stderr)
+    return 1 if fleet.problems else rc
 
 
-def _watch(cfg: Any, show_all: bool, stale_after_s: int) -> int:
+def _picked(snap: dict[str, Any], pick: Filter) -> dict[str, Any]:
+    """The sessions `pick` shows; the hosts' counts stay those of what is shown."""
+    sessions = [s for s in snap["sessions"] if pick.keeps(s)]
+    hosts = [
+        {
+            **h,
+            "sessions": sum(1 for s in sessions if s["host"] == h["host"]),
+            "attention": sum(
+                1 for s in sessions if s["host"] == h["host"] and s["status"] == "attention"
+            ),
+        }
+        for h in snap["hosts"]
+    ]
+    return {"hosts": hosts, "sessions": sessions}
+
+
+def _watch(cfg: Any, pick: Filter, stale_after_s: int) -> int:
     from lookout.fleet import watch
 
     changed = threading.Event()
@@ -63,11 +96,14 @@ def _watch(cfg: Any, show_all: bool, stale_after_s: int) -> int:
                 sys.stdout.flush()
                 time.sleep(2.0)
                 continue
-            snap = fleet.snapshot(show_all, stale_after_s)
+            snap = _picked(fleet.snapshot(True, stale_after_s), pick)
             n = len(snap["hosts"])
             sys.stdout.write(
-                f"lookout fleet · {n} host{'' if n == 1 else 's'} · {stamp} · Ctrl-C to quit\n\n"
+                f"lookout fleet · {n} host{'' if n == 1 else 's'} · {stamp} · Ctrl-C to quit\n"
             )
+            for error, _hint in fleet.problems:
+                sys.stdout.write(f"error: {view.visible(error)}\n")
+            sys.stdout.write("\n")
             sys.stdout.write(table(snap, int(time.time() * 1000), colour(), width()) + "\n")
             sys.stdout.flush()
             # A change redraws at once (a burst becomes one redraw); ages tick every second.
@@ -107,6 +143,14 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
             for h in down
         )
         text += f"\n\nnot online: {names}; their sessions are shown as unknown"
+    skewed = [h for h in snap["hosts"] if h.get("clock_skew_s")]
+    if skewed:
+        clocks = ", ".join(
+            f"{h['host']} is {view.age(abs(h['clock_skew_s']) * 1000)}"
+            f" {'ahead' if h['clock_skew_s'] > 0 else 'behind'}"
+            for h in skewed
+        )
+        text += f"\n\nclock: {clocks} of this host's clock; their ages are corrected"
     return text
 
 

@@ -591,13 +591,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.fleet:
             from lookout.commands.fleet import fleet_status
 
-            if args.attention or args.quiet or args.project:
-                raise LookoutError(
-                    "--attention, -q and --project are for this host's sessions, not --fleet",
-                    hint="lookout status --fleet --json | jq to filter the fleet",
-                )
-
-            return fleet_status(fmt=fmt, show_all=args.all, stale_after_s=args.stale_after)
+            return fleet_status(
+                fmt=fmt,
+                show_all=args.all,
+                stale_after_s=args.stale_after,
+                attention=args.attention,
+                quiet=args.quiet,
+                project=args.project,
+            )
         return status(
             fmt=fmt,
             show_all=args.all,
