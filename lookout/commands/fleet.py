@@ -145,13 +145,20 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
         text += f"\n\nnot online: {names}; their sessions are shown as unknown"
     skewed = [h for h in snap["hosts"] if h.get("clock_skew_s")]
     if skewed:
-        clocks = ", ".join(
-            f"{h['host']} is {view.age(abs(h['clock_skew_s']) * 1000)}"
-            f" {'ahead' if h['clock_skew_s'] > 0 else 'behind'}"
-            for h in skewed
-        )
-        text += f"\n\nclock: {clocks} of this host's clock; their ages are corrected"
+        clocks = ", ".join(f"{h['host']} {skew(h['clock_skew_s'])}" for h in skewed)
+        text += f"\n\nclock skew: {clocks} (against this host's clock); their ages are corrected"
     return text
+
+
+def skew(seconds: int) -> str:
+    """`+10m`, `-9h00m`: to the nearest minute beyond one (the measure is good to a second or
+    two, so 599 s reads as the 10 minutes it is)."""
+    sign = "+" if seconds > 0 else "-"
+    n = abs(seconds)
+    if n < 60:
+        return f"{sign}{n}s"
+    minutes = (n + 30) // 60
+    return f"{sign}{minutes}m" if minutes < 60 else f"{sign}{minutes // 60}h{minutes % 60:02d}m"
 
 
 def line(snap: dict[str, Any]) -> str:

@@ -156,3 +156,10 @@ def test_watch_says_when_the_broker_is_gone_and_recovers(
         watcher.wait(10)
         assert watcher.stdout is not None
         watcher.stdout.close()
+
+
+def test_clock_skew_reads_to_the_minute() -> None:
+    # The measure is good to a second or two: 599 s is the 10 minutes it was set to.
+    assert [fleet.skew(s) for s in (599, 601, -7, -32399, 3600 * 25)] == [
+        "+10m", "+10m", "-7s", "-9h00m", "+25h00m",
+    ]  # fmt: skip
