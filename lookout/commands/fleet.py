@@ -176,3 +176,28 @@ def line(snap: dict[str, Any]) -> str:
     if down:
         parts.append(f"{down} host{'' if down == 1 else 's'} offline")
     return " · ".join(parts) if parts else "no sessions"
+
+
+def forget(host: str, *, force: bool, dry_run: bool) -> int:
+    """`lookout fleet forget HOST`: clear a retired host's retained topics."""
+    from lookout.fleet import config, mqtt
+    from lookout.fleet import forget as fleet_forget
+
+    cfg = config.load()
+    mqtt.require()
+    cleared = fleet_forget.forget(cfg, host, force=force, dry_run=dry_run)
+    ha = [t for t in cleared if not t.startswith(cfg.topic_prefix + "/")]
+    where = f"{cfg.topic_prefix}/{host}/..." + (
+        f" and {len(ha)} Home Assistant discovery config{'' if len(ha) == 1 else 's'}" if ha else ""
+    )
+    n = len(cleared)
+    if dry_run:
+        for topic in cleared:
+            print(f"would clear {view.visible(topic)}")
+        print(f"would forget host {host}: {n} retained topic{'' if n == 1 else 's'} ({where})")
+        return 0
+    print(
+        f"forgot host {host}: cleared {n} retained topic{'' if n == 1 else 's'} on {cfg.url}"
+        f" ({where})"
+    )
+    return 0

@@ -37,6 +37,7 @@ BACKOFF_MIN_S = 0.5
 BACKOFF_MAX_S = 30.0
 STOP_FLUSH_S = 3.0
 CLOCK_JUMP_S = 1.0
+STOP_WAIT_S = 10.0
 
 
 class Lock:
@@ -85,6 +86,35 @@ def running_pid(state_dir: str) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+def stop_running(state_dir: str, timeout: float = STOP_WAIT_S) -> int | None:
+    """Stop the bridge that holds this state directory's lock (SIGTERM: it publishes
+    `online = false` and leaves). Its pid, None when none runs; LookoutError when it does not
+    stop (or its pid is unknown)."""
+    pid = running_pid(state_dir)
+    if pid is None:
+        return None
+    where = paths.tilde(state_dir)
+    if pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            pid = 0
+    deadline = time.monotonic() + timeout
+    while pid and running_pid(state_dir) is not None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    else:
+        if pid:
+            return pid
+    raise LookoutError(
+        f"a bridge runs for {where}" + (f" (pid {pid}) and did not stop" if pid else ""),
+        hint=f"stop it (kill {pid})" if pid else f"stop the `lookout bridge` that runs for {where}",
+    )
 
 
 @dataclass

@@ -185,3 +185,21 @@ def test_publishes_the_broker_denies_are_errors(fleet_with: Callable[[str], Flee
     assert "refused to publish lookout/hostB/" in lines[-1]
     errors = (b.state / "errors.log").read_text()
     assert "bridge: the broker at mqtt://127.0.0.1:" in errors and "refused" in errors
+
+
+def test_forgetting_another_host_takes_the_admin_user(fleet_with: Callable[[str], Fleet]) -> None:
+    f = fleet_with(DOCUMENTED)
+    a, b = f.host("hostA", home_assistant=True), f.host("hostB")
+    admin = f.host("admin-laptop", user="admin")
+    a.hook("session_start", "SessionStart-startup")
+    assert a.lookout("bridge", "--once").returncode == 0
+    out = b.lookout("fleet", "forget", "--force", "hostA")
+    assert out.returncode == 1
+    assert (
+        "refused to clear lookout/hostA/" in out.stderr and "hostA is not forgotten" in out.stderr
+    )
+    assert "the ACL's `admin`" in out.stderr
+    out = admin.lookout("fleet", "forget", "--force", "hostA")
+    assert out.returncode == 0, out.stderr
+    assert "and 2 Home Assistant discovery configs" in out.stdout
+    assert not [t for t in f.retained() if "hostA" in t]
