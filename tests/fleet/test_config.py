@@ -213,4 +213,4 @@ def test_check_config_warns_when_the_user_is_not_the_host() -> None:
         " docs/fleet.md lets each user write only the host of its own name"
     ) in out.stdout.splitlines()
     write_config('[fleet]\nmqtt = "mqtt://b"\nusername = "hostB"\nhost = "hostB"\n')
-    assert "warning" not in lookout("check-config").stdout
+    assert "is not fleet.host" not in lookout("check-config").stdout
