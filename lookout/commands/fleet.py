@@ -27,8 +27,8 @@ def fleet_status(
     project: str | None = None,
 ) -> int:
     """fmt: "table", "json", "line" or "watch". With `attention`, as for this host: only the
-    sessions that need you, exit 0 if there is one and 1 if none. What the broker's ACL denies
-    this viewer is an error (exit 1): the list may then be incomplete."""
+    sessions that need you, exit 0 if there is one and 1 if none. Otherwise what the broker's
+    ACL denies this viewer is an error (exit 1): the list may then be incomplete."""
     from lookout.fleet import config, mqtt, watch
 
     cfg = config.load()
@@ -38,9 +38,10 @@ def fleet_status(
         return _watch(cfg, pick, stale_after_s)
     fleet = watch.gather(cfg)
     snap = _picked(fleet.snapshot(True, stale_after_s), pick)
-    rc = 1 if attention and not snap["sessions"] else 0
+    # A session found waiting is found, whatever else was denied; none found is 1 either way.
+    rc = (0 if snap["sessions"] else 1) if attention else (1 if fleet.problems else 0)
     if quiet:
-        return 1 if fleet.problems else rc
+        return rc
     if fmt == "json":
         print(json.dumps(watch.public(snap), indent=2))
     elif fmt == "line":
@@ -50,7 +51,7 @@ def fleet_status(
     for error, hint in fleet.problems:
         print(f"error: {view.visible(error)}", file=sys.stderr)
         print(f"hint: {view.visible(hint)}", file=sys.stderr)
-    return 1 if fleet.problems else rc
+    return rc
 
 
 def _picked(snap: dict[str, Any], pick: Filter) -> dict[str, Any]:
