@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any
 
+from lookout.errors import LookoutError
 from lookout.fleet import mqtt, topics
 from lookout.fleet.config import FleetConfig
 
@@ -37,7 +38,8 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
         client.on_message = on_message
         client.on_subscribe = lambda *_a: subscribed.set()
         client.subscribe(probe, qos=0)
-        subscribed.wait(timeout)
+        if not subscribed.wait(timeout):
+            raise LookoutError(f"the broker at {cfg.url} did not confirm a subscription")
         own = f"{cfg.topic_prefix}/{cfg.host}/#"
         ha = f"{cfg.home_assistant_prefix}/+/{topics.ha_node(cfg.host)}/#"
         tries = {f"{cfg.topic_prefix}/{cfg.host}/doctor": own}

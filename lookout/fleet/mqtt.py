@@ -99,6 +99,13 @@ def connect(client: Client, cfg: FleetConfig, timeout: float = CONNECT_TIMEOUT_S
         raise ConnectError(f"the broker at {cfg.url} did not answer within {timeout:g} s")
     client.on_connect = None
     reason = result["reason"]
+    if reason.is_failure and reason.value == 0x84:  # Unsupported Protocol Version
+        client.loop_stop()
+        raise ConnectError(
+            f"the broker at {cfg.url} does not speak MQTT 5 ({reason})",
+            hint="lookout's fleet needs MQTT 5 (Mosquitto 1.6 or later, EMQX, HiveMQ)",
+            transient=False,
+        )
     if reason.is_failure:
         client.loop_stop()
         who = f" for user {cfg.username!r}" if cfg.username else " (no username set)"
