@@ -78,7 +78,11 @@ def make_ca(directory: Path) -> None:
 
 
 class Broker:
-    def __init__(self, directory: Path) -> None:
+    """`acl`: an ACL file for the broker; `users`: more logins (name -> password)."""
+
+    def __init__(
+        self, directory: Path, acl: Path | None = None, users: dict[str, str] | None = None
+    ) -> None:
         self.dir = directory
         self.binary = require("mosquitto")
         self.port = _free_port()
@@ -92,6 +96,12 @@ class Broker:
             check=True,
             capture_output=True,
         )
+        for name, password in (users or {}).items():
+            subprocess.run(
+                [require("mosquitto_passwd"), "-b", str(passwd), name, password],
+                check=True,
+                capture_output=True,
+            )
         conf = [
             "per_listener_settings false",
             "allow_anonymous false",
@@ -106,6 +116,8 @@ class Broker:
             f"certfile {directory / 'server.crt'}",
             f"keyfile {directory / 'server.key'}",
         ]
+        if acl is not None:
+            conf.insert(3, f"acl_file {acl}")
         if os.geteuid() == 0:
             conf.insert(0, "user root")  # else it drops to `mosquitto`, who cannot read 0600 files
         self.conf = directory / "mosquitto.conf"

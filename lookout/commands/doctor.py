@@ -13,7 +13,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -633,7 +632,7 @@ def check_channels(report: Report, loaded: Config | None) -> None:
 def check_fleet(report: Report) -> None:
     """With a [fleet]: whether this state directory's bridge runs and the broker answers."""
     from lookout.config import fleet
-    from lookout.fleet import bridge, mqtt
+    from lookout.fleet import access, bridge, mqtt
 
     try:
         cfg = fleet.load()
@@ -655,17 +654,12 @@ def check_fleet(report: Report) -> None:
         )
     try:
         mqtt.require()
-        client = mqtt.new_client(cfg, "doctor")
-        start = time.monotonic()
-        mqtt.connect(client, cfg, timeout=3.0)
+        found = access.check(cfg, timeout=3.0)  # what the broker's ACL lets this host do
     except LookoutError as exc:
         report.add("fleet", FAIL, f"broker: {exc}", exc.hint)
         return
-    took = (time.monotonic() - start) * 1000
-    client.disconnect()
-    client.loop_stop()
-    who = f"as {cfg.username}" if cfg.username else "without a login"
-    report.add("fleet", OK, f"broker {cfg.url} answers ({who}, {took:.0f} ms)")
+    for ok, message, hint in found:
+        report.add("fleet", OK if ok else FAIL, message, hint)
 
 
 # --- the command -----------------------------------------------------------------------------

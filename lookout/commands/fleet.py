@@ -11,33 +11,67 @@ import time
 from typing import Any
 
 from lookout.commands import view
-from lookout.commands.status import colour, width
+from lookout.commands.status import Filter, colour, width
 from lookout.errors import LookoutError
 
 _UNKNOWN = "\033[35m"
 
 
-def fleet_status(*, fmt: str, show_all: bool, stale_after_s: int) -> int:
-    """fmt: "table", "json", "line" or "watch"."""
+def fleet_status(
+    *,
+    fmt: str,
+    show_all: bool,
+    stale_after_s: int,
+    attention: bool = False,
+    quiet: bool = False,
+    project: str | None = None,
+) -> int:
+    """fmt: "table", "json", "line" or "watch". With `attention`, as for this host: only the
+    sessions that need you, exit 0 if there is one and 1 if none. Otherwise what the broker's
+    ACL denies this viewer is an error (exit 1): the list may then be incomplete."""
     import lookout.config.fleet
     from lookout.fleet import mqtt, watch
 
     cfg = lookout.config.fleet.load()
     mqtt.require()
+    pick = Filter(show_all, attention, project)
     if fmt == "watch":
-        return _watch(cfg, show_all, stale_after_s)
+        return _watch(cfg, pick, stale_after_s)
     fleet = watch.gather(cfg)
-    snap = fleet.snapshot(show_all, stale_after_s)
+    snap = _picked(fleet.snapshot(True, stale_after_s), pick)
+    # A session found waiting is found, whatever else was denied; none found is 1 either way.
+    rc = (0 if snap["sessions"] else 1) if attention else (1 if fleet.problems else 0)
+    if quiet:
+        return rc
     if fmt == "json":
         print(json.dumps(watch.public(snap), indent=2))
     elif fmt == "line":
         print(line(snap))
     else:
         print(table(snap, int(time.time() * 1000), colour(), width()))
-    return 0
+    for error, hint in fleet.problems:
+        print(f"error: {view.visible(error)}", file=sys.stderr)
+        print(f"hint: {view.visible(hint)}", file=sys.stderr)
+    return rc
 
 
-def _watch(cfg: Any, show_all: bool, stale_after_s: int) -> int:
+def _picked(snap: dict[str, Any], pick: Filter) -> dict[str, Any]:
+    """The sessions `pick` shows; the hosts' counts stay those of what is shown."""
+    sessions = [s for s in snap["sessions"] if pick.keeps(s)]
+    hosts = [
+        {
+            **h,
+            "sessions": sum(1 for s in sessions if s["host"] == h["host"]),
+            "attention": sum(
+                1 for s in sessions if s["host"] == h["host"] and s["status"] == "attention"
+            ),
+        }
+        for h in snap["hosts"]
+    ]
+    return {"hosts": hosts, "sessions": sessions}
+
+
+def _watch(cfg: Any, pick: Filter, stale_after_s: int) -> int:
     from lookout.fleet import watch
 
     changed = threading.Event()
@@ -64,11 +98,14 @@ def _watch(cfg: Any, show_all: bool, stale_after_s: int) -> int:
                 sys.stdout.flush()
                 time.sleep(2.0)
                 continue
-            snap = fleet.snapshot(show_all, stale_after_s)
+            snap = _picked(fleet.snapshot(True, stale_after_s), pick)
             n = len(snap["hosts"])
             sys.stdout.write(
-                f"lookout fleet · {n} host{'' if n == 1 else 's'} · {stamp} · Ctrl-C to quit\n\n"
+                f"lookout fleet · {n} host{'' if n == 1 else 's'} · {stamp} · Ctrl-C to quit\n"
             )
+            for error, _hint in fleet.problems:
+                sys.stdout.write(f"error: {view.visible(error)}\n")
+            sys.stdout.write("\n")
             sys.stdout.write(table(snap, int(time.time() * 1000), colour(), width()) + "\n")
             sys.stdout.flush()
             # A change redraws at once (a burst becomes one redraw); ages tick every second.
@@ -108,7 +145,22 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
             for h in down
         )
         text += f"\n\nnot online: {names}; their sessions are shown as unknown"
+    skewed = [h for h in snap["hosts"] if h.get("clock_skew_s")]
+    if skewed:
+        clocks = ", ".join(f"{h['host']} {skew(h['clock_skew_s'])}" for h in skewed)
+        text += f"\n\nclock skew: {clocks} (against this host's clock); their ages are corrected"
     return text
+
+
+def skew(seconds: int) -> str:
+    """`+10m`, `-9h00m`: to the nearest minute beyond one (the measure is good to a second or
+    two, so 599 s reads as the 10 minutes it is)."""
+    sign = "+" if seconds > 0 else "-"
+    n = abs(seconds)
+    if n < 60:
+        return f"{sign}{n}s"
+    minutes = (n + 30) // 60
+    return f"{sign}{minutes}m" if minutes < 60 else f"{sign}{minutes // 60}h{minutes % 60:02d}m"
 
 
 def line(snap: dict[str, Any]) -> str:
@@ -126,3 +178,29 @@ def line(snap: dict[str, Any]) -> str:
     if down:
         parts.append(f"{down} host{'' if down == 1 else 's'} offline")
     return " · ".join(parts) if parts else "no sessions"
+
+
+def forget(host: str, *, force: bool, dry_run: bool) -> int:
+    """`lookout fleet forget HOST`: clear a retired host's retained topics."""
+    from lookout.config import fleet as config
+    from lookout.fleet import forget as fleet_forget
+    from lookout.fleet import mqtt
+
+    cfg = config.load()
+    mqtt.require()
+    cleared = fleet_forget.forget(cfg, host, force=force, dry_run=dry_run)
+    ha = [t for t in cleared if not t.startswith(cfg.topic_prefix + "/")]
+    where = f"{cfg.topic_prefix}/{host}/..." + (
+        f" and {len(ha)} Home Assistant discovery config{'' if len(ha) == 1 else 's'}" if ha else ""
+    )
+    n = len(cleared)
+    if dry_run:
+        for topic in cleared:
+            print(f"would clear {view.visible(topic)}")
+        print(f"would forget host {host}: {n} retained topic{'' if n == 1 else 's'} ({where})")
+        return 0
+    print(
+        f"forgot host {host}: cleared {n} retained topic{'' if n == 1 else 's'} on {cfg.url}"
+        f" ({where})"
+    )
+    return 0

@@ -179,6 +179,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--once", action="store_true", help="publish the current state and exit (cron, CI)"
     )
 
+    fleet = sub.add_parser(
+        "fleet",
+        help="manage the MQTT fleet (forget a retired host)",
+        description="Manage what the MQTT broker in [fleet] holds for the fleet.",
+    )
+    fleet_actions = fleet.add_subparsers(dest="action", metavar="ACTION", required=True)
+    forget = fleet_actions.add_parser(
+        "forget",
+        help="clear a retired host's retained topics, Home Assistant's included",
+        description="Clear every retained topic of HOST on the broker (online, summary,"
+        " sessions, Home Assistant discovery), so no viewer shows it any more. Needs a broker"
+        " user that may write that host's topics (docs/fleet.md: the broker ACL).",
+    )
+    forget.add_argument("host", metavar="HOST", help="the host name, as `status --fleet` shows it")
+    forget.add_argument(
+        "--force", action="store_true", help="even while it says it is online (`bridge --once`)"
+    )
+    forget.add_argument("--dry-run", action="store_true", help="list the topics, clear nothing")
+
     doctor = sub.add_parser(
         "doctor",
         help="check the installation, config, state directory and channels",
@@ -591,13 +610,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.fleet:
             from lookout.commands.fleet import fleet_status
 
-            if args.attention or args.quiet or args.project:
-                raise LookoutError(
-                    "--attention, -q and --project are for this host's sessions, not --fleet",
-                    hint="lookout status --fleet --json | jq to filter the fleet",
-                )
-
-            return fleet_status(fmt=fmt, show_all=args.all, stale_after_s=args.stale_after)
+            return fleet_status(
+                fmt=fmt,
+                show_all=args.all,
+                stale_after_s=args.stale_after,
+                attention=args.attention,
+                quiet=args.quiet,
+                project=args.project,
+            )
         return status(
             fmt=fmt,
             show_all=args.all,
@@ -629,6 +649,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.bridge import bridge
 
         return bridge(once=args.once)
+    if command == "fleet":
+        from lookout.commands.fleet import forget as fleet_forget
+
+        return fleet_forget(args.host, force=args.force, dry_run=args.dry_run)
     if command == "doctor":
         from lookout.commands.doctor import doctor
 

@@ -265,6 +265,16 @@ def warnings(cfg: FleetConfig) -> list[str]:
     out = []
     if cfg.password_env and not os.environ.get(cfg.password_env):
         out.append(f"fleet.password_env: environment variable {cfg.password_env} is not set")
+    if cfg.username and cfg.username != cfg.host:
+        out.append(
+            f"fleet.username ({cfg.username}) is not fleet.host ({cfg.host}): the broker ACL in"
+            " docs/fleet.md lets each user write only the host of its own name"
+        )
+    if cfg.username and cfg.username != cfg.host:
+        out.append(
+            f"fleet.username ({cfg.username}) is not fleet.host ({cfg.host}): the broker ACL in"
+            " docs/fleet.md lets each user write only the host of its own name"
+        )
     if importlib.util.find_spec("paho") is None:
         out.append(
             "fleet: the MQTT client paho-mqtt is not installed in lookout's environment "

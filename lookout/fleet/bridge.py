@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lookout import paths, store
+from lookout import jump, paths, store
 from lookout.commands import view
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
@@ -36,6 +36,8 @@ SAVE_S = 1.0  # cursor writes at most this often
 BACKOFF_MIN_S = 0.5
 BACKOFF_MAX_S = 30.0
 STOP_FLUSH_S = 3.0
+CLOCK_JUMP_S = 1.0
+STOP_WAIT_S = 10.0
 
 
 class Lock:
@@ -84,6 +86,35 @@ def running_pid(state_dir: str) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+def stop_running(state_dir: str, timeout: float = STOP_WAIT_S) -> int | None:
+    """Stop the bridge that holds this state directory's lock (SIGTERM: it publishes
+    `online = false` and leaves). Its pid, None when none runs; LookoutError when it does not
+    stop (or its pid is unknown)."""
+    pid = running_pid(state_dir)
+    if pid is None:
+        return None
+    where = paths.tilde(state_dir)
+    if pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            pid = 0
+    deadline = time.monotonic() + timeout
+    while pid and running_pid(state_dir) is not None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    else:
+        if pid:
+            return pid
+    raise LookoutError(
+        f"a bridge runs for {where}" + (f" (pid {pid}) and did not stop" if pid else ""),
+        hint=f"stop it (kill {pid})" if pid else f"stop the `lookout bridge` that runs for {where}",
+    )
 
 
 @dataclass
@@ -201,6 +232,8 @@ class Bridge:
         self.stop_event = threading.Event()
         self.lost = threading.Event()
         self.client: Client | None = None
+        self.acks: mqtt.Acks | None = None
+        self._clock = 0.0  # wall clock minus monotonic when `online` last carried our clock
         self.cursor = Cursor()
         self.follower = Follower(state_dir, self.cursor)
         self.target = f"{cfg.url} {cfg.topic_prefix}/{cfg.host}"
@@ -247,6 +280,7 @@ class Bridge:
 
     def _once(self) -> int:
         client = mqtt.new_client(self.cfg, "bridge", will=True)
+        self.acks = mqtt.Acks(client)
         mqtt.connect(client, self.cfg)  # errors go to the caller: --once says what failed
         self.client = client
         try:
@@ -259,6 +293,13 @@ class Bridge:
                     f"the broker at {self.cfg.url} did not acknowledge every message",
                     hint="run it again; the bridge republishes everything on each connect",
                 )
+            denied = self.acks.take_denied()
+            if denied:
+                # Nothing of ours may be on the bus: never "published" (and forget the cursor's
+                # claims, so the next run sends everything again).
+                self.cursor.published, self.cursor.summary = {}, ""
+                self._save(force=True)
+                raise LookoutError(*mqtt.denied_text(denied, self.cfg))
             self._save(force=True)
             self._say(
                 f"published {len(self.cursor.published)} session"
@@ -298,6 +339,7 @@ class Bridge:
         client = mqtt.new_client(self.cfg, "bridge", will=True)
         self.lost.clear()
         client.on_disconnect = lambda *_a: self.lost.set()
+        self.acks = mqtt.Acks(client)
         mqtt.connect(client, self.cfg)
         self.client = client
         if self._last_error:
@@ -308,6 +350,7 @@ class Bridge:
         try:
             self._publish_all()
             listed_at = reeval_at = time.monotonic()
+            said_denied = False
             while not self.stop_event.is_set() and not self.lost.is_set():
                 now = time.monotonic()
                 ids = self.follower.poll()
@@ -319,6 +362,13 @@ class Bridge:
                     listed_at = now
                 if ids:
                     self._publish_sessions(ids)
+                if abs(time.time() - time.monotonic() - self._clock) > CLOCK_JUMP_S:
+                    self._publish_online()  # the clock was set: viewers re-measure its skew
+                denied = self.acks.take_denied()
+                if denied and not said_denied:
+                    # Once per connection: the ACL does not change between two publishes.
+                    said_denied = True
+                    self._error(*mqtt.denied_text(denied, self.cfg))
                 self._save()
                 self._sleep(TICK_S)
             if self.lost.is_set() and not self.stop_event.is_set():
@@ -368,7 +418,7 @@ class Bridge:
         if c.target != self.target:
             c.published, c.summary, c.target = {}, "", self.target
         self.follower.to_end()  # before reading snapshots: later events are followed
-        infos = [self._publish(topics.online(cfg.topic_prefix, cfg.host), b"true")]
+        infos = [self._publish_online()]
         if cfg.home_assistant or c.home_assistant:
             for topic, config in payload.ha_discovery(cfg):
                 # Switched off: an empty retained config removes the entities from HA.
@@ -384,14 +434,20 @@ class Bridge:
         self._dirty = True
         return infos
 
-    def _publish(self, topic: str, body: bytes) -> Any:
-        assert self.client is not None
-        return self.client.publish(topic, body, qos=1, retain=True)
+    def _publish(self, topic: str, body: bytes, props: Any = None) -> Any:
+        assert self.client is not None and self.acks is not None
+        return self.acks.publish(self.client, topic, body, props=props)
+
+    def _publish_online(self) -> Any:
+        self._clock = time.time() - time.monotonic()
+        props = mqtt.clock_properties(int(time.time() * 1000))
+        return self._publish(topics.online(self.cfg.topic_prefix, self.cfg.host), b"true", props)
 
     def _publish_sessions(self, ids: set[str], clear_missing: bool = False) -> list[Any]:
         cfg, c = self.cfg, self.cursor
         now = int(time.time() * 1000)
         infos = []
+        panes: dict[str, Any] = {}  # one tmux call per server for the whole batch
         for sid in sorted(ids):
             snapshot = store.read_session(self.state_dir, sid)
             topic = topics.session(cfg.topic_prefix, cfg.host, sid)
@@ -403,6 +459,9 @@ class Bridge:
                     self._dirty = True
                 continue
             shown = view.present(dict(snapshot), now, view.STALE_AFTER_S)
+            # Where its pane is now, as `status --json` says: only this host can ask its tmux.
+            pane = jump.locate_tmux(snapshot, panes)
+            shown["tmux"] = pane.as_json() if pane else None
             body = payload.encode(payload.session_message(shown, cfg.host, cfg.content))
             d = payload.digest(body)
             self.current[sid] = shown

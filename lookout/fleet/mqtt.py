@@ -46,14 +46,15 @@ def client_id(role: str, cfg: FleetConfig) -> str:
 
 def new_client(cfg: FleetConfig, role: str, will: bool = False) -> Client:
     require()
-    from paho.mqtt.client import Client, MQTTv311
+    from paho.mqtt.client import Client, MQTTv5
     from paho.mqtt.enums import CallbackAPIVersion
 
+    # MQTT 5: the broker answers each QoS 1 publish with a reason code, so a publish its ACL
+    # denies is "Not authorized", not silence (3.1.1 acknowledges it and drops it).
     client = Client(
         CallbackAPIVersion.VERSION2,
         client_id=client_id(role, cfg),
-        clean_session=True,
-        protocol=MQTTv311,
+        protocol=MQTTv5,
         reconnect_on_failure=False,  # the bridge reconnects itself, with backoff and a log line
     )
     client.connect_timeout = CONNECT_TIMEOUT_S
@@ -77,7 +78,7 @@ def connect(client: Client, cfg: FleetConfig, timeout: float = CONNECT_TIMEOUT_S
 
     client.on_connect = on_connect
     try:
-        client.connect(cfg.broker_host, cfg.port, keepalive=cfg.keepalive_s)
+        client.connect(cfg.broker_host, cfg.port, keepalive=cfg.keepalive_s, clean_start=True)
     except ssl.SSLCertVerificationError as exc:
         raise ConnectError(
             f"TLS: the broker's certificate at {cfg.url} is not trusted ({exc.verify_message})",
@@ -98,6 +99,13 @@ def connect(client: Client, cfg: FleetConfig, timeout: float = CONNECT_TIMEOUT_S
         raise ConnectError(f"the broker at {cfg.url} did not answer within {timeout:g} s")
     client.on_connect = None
     reason = result["reason"]
+    if reason.is_failure and reason.value == 0x84:  # Unsupported Protocol Version
+        client.loop_stop()
+        raise ConnectError(
+            f"the broker at {cfg.url} does not speak MQTT 5 ({reason})",
+            hint="lookout's fleet needs MQTT 5 (Mosquitto 1.6 or later, EMQX, HiveMQ)",
+            transient=False,
+        )
     if reason.is_failure:
         client.loop_stop()
         who = f" for user {cfg.username!r}" if cfg.username else " (no username set)"
@@ -107,3 +115,93 @@ def connect(client: Client, cfg: FleetConfig, timeout: float = CONNECT_TIMEOUT_S
             + (f"${cfg.password_env}" if cfg.password_env else "fleet.password_env"),
             transient=False,
         )
+
+
+class Acks:
+    """The broker's answer to every QoS 1 publish of one client (MQTT 5 PUBACK reason codes).
+    A publish the broker's ACL denies comes back "Not authorized": collected here, by topic."""
+
+    def __init__(self, client: Client) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[int, str] = {}  # mid -> topic, until its PUBACK
+        self._early: dict[int, Any] = {}  # a PUBACK that came before publish() returned
+        self._denied: list[tuple[str, str]] = []
+        client.on_publish = self._on_publish
+
+    def _on_publish(self, _c: Any, _u: Any, mid: int, reason: Any, _props: Any) -> None:
+        with self._lock:
+            topic = self._pending.pop(mid, None)
+            if topic is None:
+                self._early[mid] = reason
+            elif reason.is_failure:
+                self._denied.append((topic, str(reason)))
+
+    def publish(
+        self, client: Client, topic: str, body: bytes, retain: bool = True, props: Any = None
+    ) -> Any:
+        info = client.publish(topic, body, qos=1, retain=retain, properties=props)
+        with self._lock:
+            reason = self._early.pop(info.mid, None)
+            if reason is None:
+                self._pending[info.mid] = topic
+            elif reason.is_failure:
+                self._denied.append((topic, str(reason)))
+        return info
+
+    def take_denied(self) -> list[tuple[str, str]]:
+        """(topic, reason) of every publish refused since the last call."""
+        with self._lock:
+            out, self._denied = self._denied, []
+        return out
+
+
+def denied_text(denied: list[tuple[str, str]], cfg: FleetConfig) -> tuple[str, str]:
+    """An error and its hint for publishes the broker refused."""
+    topic, reason = denied[0]
+    more = f" and {len(denied) - 1} more" if len(denied) > 1 else ""
+    who = f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+    text = f"the broker at {cfg.url} refused to publish {topic}{more} ({reason})"
+    hint = f"its ACL must let {who} write {cfg.topic_prefix}/{cfg.host}/#"
+    if cfg.home_assistant:
+        hint += f" and {cfg.home_assistant_prefix}/+/{topics.ha_node(cfg.host)}/#"
+    if cfg.username and cfg.username != cfg.host:
+        hint += (
+            f"; fleet.username ({cfg.username}) is not fleet.host ({cfg.host}), and the ACL"
+            " in docs/fleet.md gives each user the host of the same name"
+        )
+    else:
+        hint += " (docs/fleet.md: the broker ACL)"
+    return text, hint
+
+
+# The host's clock rides on its `online` message (MQTT 5 properties: the payload stays `true`
+# for Home Assistant). The broker counts the message expiry down while it holds the message, so a
+# viewer knows how long ago `clock_ms` was read, retained or not, and so the host's clock skew.
+CLOCK = "clock_ms"
+CLOCK_EXPIRY = "expiry_s"
+CLOCK_EXPIRY_S = 10 * 365 * 86400
+
+
+def clock_properties(now_ms: int) -> Any:
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.MessageExpiryInterval = CLOCK_EXPIRY_S
+    props.UserProperty = [(CLOCK, str(now_ms)), (CLOCK_EXPIRY, str(CLOCK_EXPIRY_S))]
+    return props
+
+
+def clock_of(props: Any) -> int | None:
+    """The publisher's clock (ms) now, by a message's clock properties; None without them."""
+    if props is None:
+        return None
+    user = dict(getattr(props, "UserProperty", None) or [])
+    left = getattr(props, "MessageExpiryInterval", None)
+    sent, expiry = user.get(CLOCK, ""), user.get(CLOCK_EXPIRY, "")
+    if not (sent.isdigit() and expiry.isdigit() and isinstance(left, int)):
+        return None
+    held_s = int(expiry) - left
+    if not 0 <= held_s <= int(expiry):
+        return None
+    return int(sent) + held_s * 1000

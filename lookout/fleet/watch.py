@@ -20,6 +20,8 @@ from lookout.fleet import mqtt, topics
 MAX_MESSAGE = 64 * 1024
 MAX_SESSIONS = 100_000
 GATHER_TIMEOUT_S = 5.0
+ECHO_GRACE_S = 1.0  # after the broker acknowledged the probe, how long its echo may take
+CLOCK_SKEW_S = 5  # a host clock this far off is shown, and its times corrected
 ORDER = {"attention": 0, "working": 1, "idle": 2, "unknown": 3, "ended": 4}
 STATUSES = ("attention", "working", "idle", "ended")
 _MAX_EXTRA = 40
@@ -34,6 +36,8 @@ class Fleet:
         self.online: dict[str, bool] = {}
         self.sessions: dict[tuple[str, str], dict[str, Any]] = {}
         self.ignored = 0  # malformed messages dropped
+        self.skew: dict[str, int] = {}  # host -> its clock minus ours (ms), when it said
+        self.problems: list[tuple[str, str]] = []  # (error, hint): what the broker denies us
         self._lock = threading.Lock()
         self._synced = threading.Event()
         self._client: Any = None
@@ -47,6 +51,8 @@ class Fleet:
         with self._lock:
             self.online.clear()
             self.sessions.clear()
+            self.skew.clear()
+        self.problems = []
         self._synced.clear()
         self.lost.clear()
         client = mqtt.new_client(self.cfg, "status")
@@ -67,10 +73,46 @@ class Fleet:
             raise LookoutError(f"the broker at {self.cfg.url} did not confirm the subscription")
         # Retained messages come before anything published after the SUBACK: our own probe,
         # coming back, marks the end of them.
-        client.publish(self._sync_topic, b"", qos=0)
-        if not self._synced.wait(timeout):
-            # The broker's ACL may forbid the probe: settle for a quiet period instead.
+        self._probe(client, timeout)
+        if not self._synced.is_set():
+            # The broker's ACL forbids the probe: settle for a quiet period instead.
             self._quiet(0.3, timeout)
+
+    def _probe(self, client: Any, timeout: float) -> None:
+        """Publish the end-of-retained probe and wait for it to come back. The broker's answer
+        (MQTT 5) tells a denied write at once; an acknowledged probe that never comes back means
+        this user may not read the tree, so other hosts are hidden from it: both are problems."""
+        acks = mqtt.Acks(client)
+        info = acks.publish(client, self._sync_topic, b"", retain=False)
+        deadline = time.monotonic() + timeout
+        prefix, topic = self.cfg.topic_prefix, self._sync_topic
+        who = f"user {self.cfg.username!r}" if self.cfg.username else "an anonymous client"
+        while not self._synced.wait(0.02):
+            denied = acks.take_denied()
+            if denied:
+                self.problems.append(
+                    (
+                        f"the broker at {self.cfg.url} refuses this viewer's end-of-retained probe"
+                        f" {topic} ({denied[0][1]}): the list may be incomplete",
+                        f"its ACL must let {who} write {prefix}/{topics.SYNC}/#"
+                        " (docs/fleet.md: the broker ACL)",
+                    )
+                )
+                return
+            if info.is_published():
+                if not self._synced.wait(ECHO_GRACE_S):
+                    self.problems.append(
+                        (
+                            f"the broker at {self.cfg.url} took this viewer's probe {topic} but"
+                            f" did not deliver it back: {who} may not read {prefix}/#, so other"
+                            " hosts are hidden from it",
+                            f"its ACL must let {who} read {prefix}/# (docs/fleet.md: the broker"
+                            " ACL)",
+                        )
+                    )
+                return
+            if time.monotonic() > deadline:
+                return
 
     def _quiet(self, quiet: float, limit: float) -> None:
         start = time.monotonic()
@@ -114,6 +156,9 @@ class Fleet:
                     self.ignored += 1
                 elif data in (b"true", b"false"):
                     self.online[host] = data == b"true"
+                    clock = mqtt.clock_of(getattr(msg, "properties", None))
+                    if clock is not None:
+                        self.skew[host] = clock - int(time.time() * 1000)
                 elif not data:
                     self.online.pop(host, None)
                 else:
@@ -147,11 +192,20 @@ class Fleet:
         with self._lock:
             online = dict(self.online)
             raw = list(self.sessions.values())
+            skew = {h: ms for h, ms in self.skew.items() if abs(ms) >= CLOCK_SKEW_S * 1000}
         now = int(time.time() * 1000)
         sessions = []
         for s in raw:
+            # The host's times on our clock: a host whose clock is off neither sorts first
+            # (ahead) nor looks stale (behind). Without its clock, never later than now.
+            off = skew.get(s["host"], 0)
+            s = {
+                **s,
+                "updated_ms": min(now, s["updated_ms"] - off) if s["updated_ms"] else 0,
+                "waiting_ms": min(now, s["waiting_ms"] - off) if s.get("waiting_ms") else None,
+            }
             if s["updated_ms"]:
-                s = {**s, "stale": now - s["updated_ms"] > stale_after_s * 1000}
+                s["stale"] = now - s["updated_ms"] > stale_after_s * 1000
             state = online.get(s["host"])
             if state is not True:
                 s = {
@@ -173,6 +227,7 @@ class Fleet:
                     "online": online.get(host),
                     "sessions": len(mine),
                     "attention": sum(1 for s in mine if s["status"] == "attention"),
+                    "clock_skew_s": round(skew[host] / 1000) if host in skew else None,
                 }
             )
         return {"hosts": hosts, "sessions": sessions}
@@ -207,6 +262,7 @@ def _session(data: bytes, host: str) -> dict[str, Any] | None:
         "alive": raw.get("alive") if isinstance(raw.get("alive"), bool) else None,
         "pid": _int(raw.get("pid")),
         "tmux_pane": _text(raw.get("tmux_pane")),
+        "tmux": _tmux(raw.get("tmux")),
         "model": _text(raw.get("model")),
         "last_turn_ms": _int(raw.get("last_turn_ms")),
         "episode": _text(raw.get("episode")),
@@ -232,7 +288,17 @@ def _session(data: bytes, host: str) -> dict[str, Any] | None:
             elif value is None or isinstance(value, (bool, int, float)):
                 out[key] = value
     out["updated_ms"] = _ms(out["updated_at"])
+    out["waiting_ms"] = _ms(out.get("waiting_since")) or None
     out["host"] = host  # the topic names the host (a broker ACL can enforce it), not the payload
+    return out
+
+
+def _tmux(value: object) -> dict[str, object] | None:
+    """Where the session's pane is on its host (its bridge asked that host's tmux), or None."""
+    if not isinstance(value, dict):
+        return None
+    out: dict[str, object] = {k: _text(value.get(k), 200) for k in ("socket", "pane", "session")}
+    out["window"] = _int(value.get("window"))
     return out
 
 

@@ -202,6 +202,8 @@ def do_uninstall(opts: Options, out: Out) -> int:
     from lookout.install import bridge
 
     bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
+    if opts.purge:
+        bridge.stop_running(opts.dry_run, out)  # one started by hand, too
     if want_codex:
         hooks.uninstall_file(codex_files[0], roots, opts.dry_run, out)
         codex.uninstall_notify(codex.load_codex_config(codex_files[1]), opts.dry_run, out)

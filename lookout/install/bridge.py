@@ -168,3 +168,33 @@ def uninstall(dry_run: bool, out: Out) -> None:
     if running:
         runtime.run(["systemctl", "--user", "daemon-reload"], timeout=30)
     out(f"removed systemd user unit {tilde(target)}" + (" (stopped)" if running else ""))
+
+
+def stop_running(dry_run: bool, out: Out) -> None:
+    """--purge: a bridge started by hand would keep publishing from a state directory (and a
+    runtime) that is about to go: stop it, or say that it runs."""
+    from lookout.fleet import bridge
+
+    state = paths.state_dir()
+    pid = bridge.running_pid(state)
+    if pid is None:
+        return
+    if dry_run:
+        out(f"would stop the bridge (pid {pid}) that runs for {tilde(state)}")
+        return
+    try:
+        bridge.stop_running(state)
+    except LookoutError as exc:
+        out(f"warning: {exc}" + (f" ({exc.hint})" if exc.hint else ""))
+        return
+    out(f"stopped the bridge (pid {pid}) that ran for {tilde(state)} (host shown offline)")
+    try:
+        from lookout.config import fleet as config
+
+        host = config.load().host
+    except LookoutError:
+        return
+    out(
+        f"note: other hosts keep showing {host} as offline; `lookout fleet forget {host}` on"
+        " one of them clears it"
+    )

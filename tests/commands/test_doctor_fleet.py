@@ -49,3 +49,18 @@ def test_no_fleet_no_fleet_check(hosts: Callable[[str], Host]) -> None:  # noqa:
     a = hosts("alpha")
     a.config.write_text("# nothing\n")
     assert fleet_checks(a) == []
+
+
+def test_doctor_tries_what_the_broker_allows(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+    broker: Broker,  # noqa: F811
+) -> None:
+    # No ACL on this broker: every area is tried for real and allowed. (tests/fleet/test_acl.py
+    # has the ACLs that deny them.)
+    a = hosts("alpha")
+    a.write_config(home_assistant=True)
+    [_bridge, check] = fleet_checks(a)
+    assert check["status"] == "ok"
+    assert check["message"].endswith(
+        "; it may write lookout/alpha/# and homeassistant/+/lookout_alpha/# and read every host"
+    )

@@ -3,17 +3,20 @@
 
 from __future__ import annotations
 
+import json
 import queue
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from lookout.commands import fleet
 from tests.conftest import ROOT, payload
 from tests.fleet.conftest import Host, broker, hosts, wait_for  # noqa: F401 - fixtures
 from tests.mosquitto import Broker
+from tests.receivers import TmuxServer
 
 
 def snap(*sessions: dict[str, object], on: list[dict[str, object]]) -> dict[str, object]:
@@ -156,3 +159,59 @@ def test_watch_says_when_the_broker_is_gone_and_recovers(
         watcher.wait(10)
         assert watcher.stdout is not None
         watcher.stdout.close()
+
+
+def test_clock_skew_reads_to_the_minute() -> None:
+    # The measure is good to a second or two: 599 s is the 10 minutes it was set to.
+    assert [fleet.skew(s) for s in (599, 601, -7, -32399, 3600 * 25)] == [
+        "+10m", "+10m", "-7s", "-9h00m", "+25h00m",
+    ]  # fmt: skip
+
+
+def test_fleet_attention_quiet_is_an_exit_code_like_local_status(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+) -> None:
+    a, viewer = hosts("alpha"), hosts("viewer")
+    a.hook("session_start", "SessionStart-startup")
+    assert a.lookout("bridge", "--once").returncode == 0
+    quiet = viewer.lookout("status", "--fleet", "--attention", "-q")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (1, "", "")  # nobody waits
+    a.hook("permission_request", "PermissionRequest-Bash")
+    assert a.lookout("bridge", "--once").returncode == 0
+    quiet = viewer.lookout("status", "--fleet", "--attention", "-q")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    shown = viewer.lookout("status", "--fleet", "--attention", "--json")
+    assert [s["status"] for s in json.loads(shown.stdout)["sessions"]] == ["attention"]
+    project = str(payload("PermissionRequest-Bash")["cwd"]).rsplit("/", 1)[-1]
+    mine = viewer.lookout("status", "--fleet", "--json", "--project", project)
+    assert {s["project"] for s in json.loads(mine.stdout)["sessions"]} == {project}
+    none = viewer.lookout("status", "--fleet", "--json", "--project", "nothing-*")
+    assert json.loads(none.stdout)["sessions"] == []
+    other = viewer.lookout("status", "--fleet", "--attention", "-q", "--project", "nothing-*")
+    assert other.returncode == 1
+    # A usage error is not "nobody waits": argparse's exit 2.
+    assert viewer.lookout("status", "--fleet", "--json", "--line").returncode == 2
+
+
+def test_fleet_json_has_the_tmux_key(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
+) -> None:
+    a, viewer = hosts("alpha"), hosts("viewer")
+    with TmuxServer() as server:
+        pane = server.tmux("display-message", "-p", "#{pane_id}")
+        socket = server.env["TMUX"].split(",")[0]
+        a.hook("session_start", "SessionStart-startup", TMUX=server.env["TMUX"], TMUX_PANE=pane)
+        a.hook("session_start", {**payload("SessionStart-startup"), "session_id": "no-tmux"})
+        assert a.lookout("bridge", "--once").returncode == 0
+        local = json.loads(a.lookout("status", "--json").stdout)["sessions"]
+        sessions = {s["session_id"]: s for s in viewer.fleet()["sessions"]}
+    here = {"socket": socket, "pane": pane, "session": "main", "window": 0}
+    assert {s["session_id"]: s["tmux"] for s in local} == {
+        payload("SessionStart-startup")["session_id"]: here,
+        "no-tmux": None,
+    }
+    assert {sid: s["tmux"] for sid, s in sessions.items()} == {
+        payload("SessionStart-startup")["session_id"]: here,
+        "no-tmux": None,
+    }

@@ -201,3 +201,16 @@ def test_a_project_file_cannot_name_a_broker(tmp_path: Path) -> None:
     assert "lookout.toml: fleet: only your own config file may name a broker" in out.stderr
     with pytest.raises(fleet.NotConfigured):
         fleet.load()
+
+
+def test_check_config_warns_when_the_user_is_not_the_host() -> None:
+    # A config copied from another host: the documented ACL denies every publish.
+    write_config('[fleet]\nmqtt = "mqtt://b"\nusername = "hostC"\nhost = "hostB"\n')
+    out = lookout("check-config")
+    assert out.returncode == 0
+    assert (
+        "warning: fleet.username (hostC) is not fleet.host (hostB): the broker ACL in"
+        " docs/fleet.md lets each user write only the host of its own name"
+    ) in out.stdout.splitlines()
+    write_config('[fleet]\nmqtt = "mqtt://b"\nusername = "hostB"\nhost = "hostB"\n')
+    assert "is not fleet.host" not in lookout("check-config").stdout

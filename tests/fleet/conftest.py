@@ -35,8 +35,12 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 
 
 class Host:
-    def __init__(self, root: Path, name: str, broker: Broker) -> None:
+    def __init__(
+        self, root: Path, name: str, broker: Broker, user: str = USER, password: str = PASSWORD
+    ) -> None:
         self.name = name
+        self.user = user
+        self.password = password
         self.root = root / f"host-{name}"
         self.state = self.root / "state"
         self.config = self.root / "config.toml"
@@ -49,7 +53,7 @@ class Host:
         lines = [
             "[fleet]",
             f'mqtt = "{self.broker.tls_url if tls else self.broker.url}"',
-            f'username = "{USER}"',
+            f'username = "{self.user}"',
             f'password_env = "{PASSWORD_ENV}"',
             f'host = "{self.name}"',
         ]
@@ -65,7 +69,7 @@ class Host:
             **os.environ,
             "LOOKOUT_STATE_DIR": str(self.state),
             "LOOKOUT_CONFIG": str(self.config),
-            PASSWORD_ENV: PASSWORD,
+            PASSWORD_ENV: self.password,
         }
 
     def hook(self, script: str, body: dict[str, Any] | str, **env: str) -> None:
@@ -144,7 +148,9 @@ def hosts(tmp_path: Path, broker: Broker) -> Iterator[Callable[[str], Host]]:
 class Spy:
     """Every message on the broker (`#`), for what the bus carries and what it retains."""
 
-    def __init__(self, broker: Broker, topic: str = "#") -> None:
+    def __init__(
+        self, broker: Broker, topic: str = "#", user: str = USER, password: str = PASSWORD
+    ) -> None:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
@@ -153,7 +159,7 @@ class Spy:
         self.client = mqtt.Client(
             CallbackAPIVersion.VERSION2, client_id=f"spy-{time.monotonic_ns()}"
         )
-        self.client.username_pw_set(USER, PASSWORD)
+        self.client.username_pw_set(user, password)
         self.client.on_message = self._on
         self.client.connect("127.0.0.1", broker.port)
         self.client.loop_start()
@@ -175,10 +181,12 @@ class Spy:
         self.client.loop_stop()
 
 
-def retained(broker: Broker, topic: str = "#") -> dict[str, bytes]:
+def retained(
+    broker: Broker, topic: str = "#", user: str = USER, password: str = PASSWORD
+) -> dict[str, bytes]:
     """What a new subscriber gets: the retained messages under `topic` (all of them: a probe
     published after the subscription comes back after the last retained message)."""
-    spy = Spy(broker, topic)
+    spy = Spy(broker, topic, user, password)
     probe = f"probe/{time.monotonic_ns()}"
     spy.client.subscribe(probe, qos=1)
     time.sleep(0.05)

@@ -84,7 +84,9 @@ def test_sigkilled_bridge_shows_offline_through_last_will(
     proc.wait()
     wait_for(lambda: online(broker, "alpha") == b"false", timeout=5)
     fleet = b.fleet()
-    assert fleet["hosts"] == [{"host": "alpha", "online": False, "sessions": 1, "attention": 0}]
+    assert fleet["hosts"] == [
+        {"host": "alpha", "online": False, "sessions": 1, "attention": 0, "clock_skew_s": None}
+    ]
     [s] = fleet["sessions"]
     assert (s["status"], s["reason"]) == ("unknown", "host_offline")
     line = b.lookout("status", "--fleet", "--line").stdout

@@ -42,7 +42,9 @@ def test_gather_gets_every_retained_message(
     snap = watch.gather(c).snapshot()
     took = time.monotonic() - start
     assert len(snap["sessions"]) == 1100
-    assert snap["hosts"] == [{"host": "h1", "online": True, "sessions": 1100, "attention": 0}]
+    assert snap["hosts"] == [
+        {"host": "h1", "online": True, "sessions": 1100, "attention": 0, "clock_skew_s": None}
+    ]
     assert took < 3.0
 
 
@@ -95,7 +97,9 @@ def test_a_host_without_online_status_is_unknown(
     viewer = hosts("viewer")
     publish(broker, [("lookout/ghost/sessions/s1", session(status="attention", reason="question"))])
     fleet = viewer.fleet()
-    assert fleet["hosts"] == [{"host": "ghost", "online": None, "sessions": 1, "attention": 0}]
+    assert fleet["hosts"] == [
+        {"host": "ghost", "online": None, "sessions": 1, "attention": 0, "clock_skew_s": None}
+    ]
     assert (fleet["sessions"][0]["status"], fleet["sessions"][0]["reason"]) == (
         "unknown",
         "host_unknown",

@@ -1,0 +1,104 @@
+"""A retired host leaves the fleet: `lookout fleet forget HOST` clears its retained topics
+(Home Assistant's discovery too), and `install.py --uninstall --purge` stops a bridge that was
+started by hand instead of leaving it publishing from a state directory that is gone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+
+from tests.conftest import ROOT
+from tests.fleet.conftest import Host, retained, wait_for
+from tests.mosquitto import Broker
+
+
+def topics_of(broker: Broker, host: str) -> set[str]:
+    return {t for t in retained(broker) if f"/{host}/" in t or f"/lookout_{host}/" in t}
+
+
+def retire(h: Host, broker: Broker) -> None:
+    """Published with Home Assistant on, then its bridge stopped cleanly (online = false)."""
+    h.write_config(home_assistant=True)
+    h.hook("session_start", "SessionStart-startup")
+    proc = h.bridge()
+    wait_for(lambda: retained(broker).get(f"lookout/{h.name}/online") == b"true")
+    proc.terminate()
+    assert proc.wait(10) == 0
+    assert retained(broker)[f"lookout/{h.name}/online"] == b"false"
+
+
+def test_forget_clears_a_retired_host(hosts: Callable[[str], Host], broker: Broker) -> None:
+    old, keep, viewer = hosts("old"), hosts("keep"), hosts("viewer")
+    retire(old, broker)
+    keep.hook("session_start", "SessionStart-startup")
+    assert keep.lookout("bridge", "--once").returncode == 0
+    assert viewer.lookout("status", "--fleet", "--line").stdout.strip().endswith("1 host offline")
+    held = topics_of(broker, "old")
+    assert {
+        "lookout/old/online",
+        "lookout/old/summary",
+        "homeassistant/binary_sensor/lookout_old/needs_you/config",
+        "homeassistant/sensor/lookout_old/attention/config",
+    } <= held and any(t.startswith("lookout/old/sessions/") for t in held)
+
+    dry = viewer.lookout("fleet", "forget", "old", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert {line.removeprefix("would clear ") for line in dry.stdout.splitlines()[:-1]} == held
+    assert topics_of(broker, "old") == held
+
+    out = viewer.lookout("fleet", "forget", "old")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == (
+        f"forgot host old: cleared {len(held)} retained topics on {broker.url}"
+        " (lookout/old/... and 2 Home Assistant discovery configs)\n"
+    )
+    assert topics_of(broker, "old") == set()
+    assert [h["host"] for h in viewer.fleet()["hosts"]] == ["keep"]
+    assert viewer.lookout("status", "--fleet", "--line").stdout.strip() == "1 idle"
+
+    again = viewer.lookout("fleet", "forget", "old")
+    assert again.returncode == 1
+    assert again.stderr.startswith(f"error: the broker at {broker.url} holds nothing for host old")
+
+
+def test_forget_refuses_a_host_that_says_it_is_online(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    cron, viewer = hosts("cron"), hosts("viewer")
+    cron.hook("session_start", "SessionStart-startup")
+    assert cron.lookout("bridge", "--once").returncode == 0  # stays online: nothing says else
+    out = viewer.lookout("fleet", "forget", "cron")
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        "error: cron says it is online: a bridge that runs would publish it all again",
+        "hint: stop its bridge first; a host that published with `bridge --once` stays online:"
+        " lookout fleet forget --force cron",
+    ]
+    assert topics_of(broker, "cron")
+    assert viewer.lookout("fleet", "forget", "--force", "cron").returncode == 0
+    assert topics_of(broker, "cron") == set()
+    bad = viewer.lookout("fleet", "forget", "a/#")
+    assert bad.returncode == 1 and bad.stderr.startswith("error: not a host name: 'a/#'")
+
+
+def test_purge_stops_a_bridge_started_by_hand(hosts: Callable[[str], Host], broker: Broker) -> None:
+    h = hosts("gone")
+    h.hook("session_start", "SessionStart-startup")
+    proc = h.bridge()
+    wait_for(lambda: retained(broker).get("lookout/gone/online") == b"true")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "install.py"), "--uninstall", "--purge"],
+        capture_output=True, text=True, env=h.env, cwd=h.root, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"stopped the bridge (pid {proc.pid}) that ran for " in out.stdout
+    assert (
+        "note: other hosts keep showing gone as offline; `lookout fleet forget gone` on one of"
+        " them clears it" in out.stdout
+    )
+    assert proc.wait(10) == 0  # it stopped cleanly: it said offline on its way out
+    assert retained(broker)["lookout/gone/online"] == b"false"
+    assert not h.state.exists()
+    assert json.loads(retained(broker)["lookout/gone/summary"])["host"] == "gone"
