@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from lookout import __version__, paths, store
+from lookout import __version__, paths
+from lookout.boundary import guarded
 from lookout.errors import LookoutError
 
 TYPE_CHECKING = False
@@ -731,37 +730,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return install.do_uninstall(_install_request(parser, args), _out)
     raise AssertionError(f"unhandled command {command!r}")  # the parser knows every command
-
-
-def guarded(command: Callable[[], int]) -> int:
-    """The one error boundary of every command line."""
-    try:
-        return command()
-    except LookoutError as exc:
-        from lookout.commands.view import visible  # messages quote paths and values
-
-        print(f"error: {visible(exc, keep_newlines=True)}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {visible(exc.hint, keep_newlines=True)}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # `lookout tail | head`: the reader left; not an error worth a traceback.
-        sys.stderr.close()
-        return 0
-    except Exception as exc:
-        state_dir = paths.state_dir()
-        store.log_error(state_dir, f"lookout {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
-        from lookout.commands.view import visible
-
-        print(f"error: unexpected {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
-        print(
-            f"hint: the details are in {paths.tilde(paths.state_dir())}/{store.ERRORS};"
-            " please report it",
-            file=sys.stderr,
-        )
-        return 3
 
 
 INSTALL_DESCRIPTION = """\
