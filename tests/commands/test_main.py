@@ -170,13 +170,6 @@ def test_bad_flags_get_a_clear_error() -> None:
     assert out.returncode == 2 and "unrecognized arguments: --bogus" in out.stderr
 
 
-@pytest.mark.parametrize(
-    ("text", "seconds"), [("7d", 604800), ("1h30m", 5400), ("45", 45), ("2w", 1209600)]
-)
-def test_parse_duration(text: str, seconds: int) -> None:
-    assert cli.parse_duration(text) == seconds
-
-
 def test_help_lists_every_command() -> None:
     out = lookout("--help").stdout
     for command in ("status", "tail", "prune", "doctor", "test", "check-config"):
