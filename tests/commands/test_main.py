@@ -388,16 +388,6 @@ def test_json_output_stays_exact(state_dir: Path) -> None:
     assert session["summary"] == f"hi {OSC52}\u202e\x9b"
 
 
-def test_visible_escapes_every_control_character() -> None:
-    from lookout.commands.view import visible
-
-    assert visible("a\x1b[31mb\x07\x00\x7f\x9b\u202e\tc\nd") == (
-        "a\\x1b[31mb\\x07\\x00\\x7f\\x9b\\u202e\\x09c\\x0ad"
-    )
-    assert visible("line1\nline2\x1b", keep_newlines=True) == "line1\nline2\\x1b"
-    assert visible("plain ünïcode · ok") == "plain ünïcode · ok"
-
-
 def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_path: Path) -> None:
     from lookout import store
 
