@@ -7,7 +7,7 @@ import os
 import time
 
 from lookout import paths, store
-from lookout.commands import view
+from lookout.boundary import visible
 from lookout.sessions import Row, load_sessions
 
 
@@ -32,8 +32,8 @@ def prune(*, older_than_s: int, dry_run: bool) -> int:
                 kept += 1
     if dry_run:
         for s in gone:
-            label = view.visible(f"{s['project'] or '?'} {s['session_id']}")
-            print(f"would forget {label} ({view.visible(str(s['reason'] or 'ended'))})")
+            label = visible(f"{s['project'] or '?'} {s['session_id']}")
+            print(f"would forget {label} ({visible(str(s['reason'] or 'ended'))})")
     verb = "would forget" if dry_run else "forgot"
     text = f"{verb} {len(gone)} ended session{'' if len(gone) == 1 else 's'}"
     if kept:

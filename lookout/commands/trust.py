@@ -12,7 +12,7 @@ import sys
 import time
 
 from lookout import paths, store
-from lookout.commands.view import visible
+from lookout.boundary import visible
 from lookout.errors import LookoutError
 from lookout.notify import config
 
