@@ -14,7 +14,7 @@ if sys.version_info < (3, 11):  # noqa: UP036 - say so instead of a SyntaxError 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from lookout.install import main
+from lookout.install.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lookout import runner
-from lookout.commands import view
+from lookout.sessions import Row, load_sessions
 from tests.helpers import ROOT
 
 THREAD = "b5f6c1c2-1111-2222-3333-444455556666"
@@ -40,8 +40,8 @@ def notify(*args: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-def sessions(state_dir: Path) -> list[dict[str, Any]]:
-    return view.load_sessions(str(state_dir))
+def sessions(state_dir: Path) -> list[Row]:
+    return load_sessions(str(state_dir))
 
 
 def lines(state_dir: Path) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Every command line README.md shows, and every subcommand's --help, run through the real entry
-points in-process (`lookout` -> commands.main.main, `python3 install.py` -> install.main), in the
-isolated HOME of conftest. A line that exits 2 (a usage error) or 3 (a crash) fails."""
+points in-process (`lookout` -> commands.main.main, `python3 install.py` -> install.cli.main), in
+the isolated HOME of conftest. A line that exits 2 (a usage error) or 3 (a crash) fails."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lookout import install
 from lookout.commands import main as cli
+from lookout.install import cli as install_cli
 from lookout.install import runtime
 from tests.helpers import ROOT
 
@@ -131,7 +131,7 @@ def test_readme_command_line_runs(
         rc = cli.main(words[1:])
     else:
         assert words[:2] == ["python3", "install.py"]
-        rc = install.main(words[2:])
+        rc = install_cli.main(words[2:])
     out, err = capsys.readouterr()
     assert rc in (0, 1), f"{line!r} exited {rc}\nstdout:\n{out}\nstderr:\n{err}"
     assert "Traceback" not in out + err
@@ -159,7 +159,7 @@ def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[s
 
 def test_install_py_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
-        install.main(["--help"])
+        install_cli.main(["--help"])
     assert done.value.code == 0
     assert "python3 install.py --dry-run" in capsys.readouterr().out
 

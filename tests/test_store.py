@@ -21,8 +21,7 @@ from pathlib import Path
 import filelock
 import pytest
 
-from lookout import store
-from lookout.commands import view
+from lookout import sessions, store
 from tests.helpers import PAYLOADS, ROOT
 
 
@@ -215,7 +214,7 @@ def test_a_line_torn_by_sigkill_is_isolated(state_dir: Path) -> None:
         st.append(store.EVENTS, {"seq": 3})
     lines = _lines(state_dir / store.EVENTS)
     assert len(lines) == 5
-    parsed = [view.parse_line(line) for line in lines]
+    parsed = [sessions.parse_line(line) for line in lines]
     assert parsed[:3] == [{"seq": 0}, {"seq": 1}, {"seq": 2}]
     assert parsed[3] is None  # the fragment, alone on its line, skipped by readers
     assert parsed[4] == {"seq": 3}
@@ -234,7 +233,7 @@ def test_writers_killed_at_random_leave_every_other_line_whole(state_dir: Path) 
     with store.Locked(str(state_dir)) as st:
         st.append(store.EVENTS, {"seq": "last"})
     lines = _lines(state_dir / store.EVENTS)
-    parsed = [view.parse_line(line) for line in lines]
+    parsed = [sessions.parse_line(line) for line in lines]
     torn = [line for line, p in zip(lines, parsed, strict=True) if p is None]
     assert len(lines) - len(torn) > kills * 5, "the writers barely wrote anything"
     assert len(torn) <= kills  # at most one fragment per kill, never a neighbour damaged

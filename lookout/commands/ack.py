@@ -3,18 +3,16 @@ answered in a way lookout cannot see). Recorded as an `Ack` event, like any othe
 
 from __future__ import annotations
 
-from typing import Any
-
 from lookout import paths, reconcile
-from lookout.commands import view
 from lookout.commands.status import handle
 from lookout.errors import LookoutError
+from lookout.sessions import Row, load_sessions
 
 
 def ack(session: str | None) -> int:
     state_dir = paths.state_dir()
     reconcile.quietly(state_dir)  # what a signal proves needs no ack
-    sessions = [s for s in view.load_sessions(state_dir) if s["status"] != "ended"]
+    sessions = [s for s in load_sessions(state_dir) if s["status"] != "ended"]
     target = _pick(session, sessions)
     name = handle(target, sessions)
     if target["status"] != "attention":
@@ -28,7 +26,7 @@ def ack(session: str | None) -> int:
     return 0
 
 
-def _pick(wanted: str | None, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+def _pick(wanted: str | None, sessions: list[Row]) -> Row:
     waiting = [s for s in sessions if s["status"] == "attention"]
     if wanted is None:
         if len(waiting) == 1:

@@ -8,7 +8,7 @@ import sys
 import time
 
 from lookout import paths, store
-from lookout.commands.view import visible
+from lookout.boundary import visible
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent

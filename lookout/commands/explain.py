@@ -13,19 +13,20 @@ from typing import Any
 from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
+from lookout.sessions import Row, load_sessions, parse_line
 
 DELIVERIES = "deliveries.jsonl"
 ROTATED = 3  # events.jsonl.1..3 (store.DEFAULT_KEEP); deliveries.jsonl rotates the same way
 
 
-def find_sessions(state_dir: str, prefix: str) -> list[dict[str, Any]]:
+def find_sessions(state_dir: str, prefix: str) -> list[Row]:
     """The recorded sessions whose id starts with `prefix`, most recent first."""
-    sessions = view.load_sessions(state_dir, int(time.time() * 1000))
+    sessions = load_sessions(state_dir, int(time.time() * 1000))
     found = [s for s in sessions if s["session_id"].startswith(prefix)]
     return sorted(found, key=lambda s: -s["updated_ms"])
 
 
-def pick_session(state_dir: str, prefix: str | None) -> dict[str, Any]:
+def pick_session(state_dir: str, prefix: str | None) -> Row:
     """The session named by a prefix, or else the latest one of the current directory, or else
     the latest one."""
     if prefix:
@@ -46,7 +47,7 @@ def pick_session(state_dir: str, prefix: str | None) -> dict[str, Any]:
         raise LookoutError("no session is recorded yet", hint="lookout doctor checks the hooks")
     here = os.getcwd()
     mine = [
-        s for s in found if s.get("cwd") and (here + "/").startswith(s["cwd"].rstrip("/") + "/")
+        s for s in found if (cwd := s["cwd"]) and (here + "/").startswith(cwd.rstrip("/") + "/")
     ]
     return (mine or found)[0]
 
@@ -60,7 +61,7 @@ def _lines(state_dir: str, name: str, marker: bytes) -> list[dict[str, Any]]:
             with open(path, "rb") as fh:
                 for raw in fh:
                     if marker in raw:  # the writer's compact JSON: skip other sessions unparsed
-                        record = view.parse_line(raw.rstrip(b"\n"))
+                        record = parse_line(raw.rstrip(b"\n"))
                         if record is not None:
                             out.append(record)
         except FileNotFoundError:
@@ -141,7 +142,7 @@ def explain(*, session: str | None, last: int, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"session_id": sid, "notifications": items}, indent=2))
         return 0
-    where = paths.tilde(chosen["cwd"]) if chosen.get("cwd") else "?"
+    where = paths.tilde(chosen["cwd"]) if chosen["cwd"] else "?"
     if not items:
         print(f"{chosen['project'] or '?'} {sid[:8]} ({where}): no notification raised yet")
         return 0

@@ -1,11 +1,11 @@
-"""`lookout jump`: switch to the pane of a session (see lookout.jump), or print where it is."""
+"""`lookout jump`: switch to the pane of a session (see jump.locate), or print where it is."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from lookout import jump as places
+from lookout.jump import locate as places
 
 
 def jump(query: str | None, *, client: str | None, print_only: bool, as_json: bool) -> int:

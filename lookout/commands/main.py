@@ -1,592 +1,245 @@
-"""The `lookout` command and install.py: one argparse parser for every command's options, and one
-error boundary. A LookoutError prints `error:` + `hint:` (exit 1); Ctrl-C exits 130; anything else
-goes with its traceback to errors.log and the user gets one line (exit 3).
-
-Commands live in their own modules as functions taking typed arguments; they are imported only
-when they run, so `lookout status` never loads the installer or the notification senders."""
+"""The `lookout` command: parse (commands/parser.py), then run the command's function under the
+one error boundary (lookout/boundary.py). Each `_cmd_<name>` turns the parsed options into a call
+of its command module, imported only when it runs, so `lookout status` never loads the
+notification senders or the dashboard."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from lookout import __version__, paths, store
+from lookout.boundary import guarded
+from lookout.commands import parser as declared
 from lookout.errors import LookoutError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from lookout.install import Options
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-# The channel types (notify.config.CHANNEL_TYPES, which the parser does not import).
-CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
+Command = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
 
 
-def parse_duration(text: str) -> int:
-    """Seconds in `7d`, `12h`, `1h30m`, `45s` or a bare number of seconds."""
-    text = text.strip().lower()
-    if text.isdigit():
-        return int(text)
-    total, number = 0, ""
-    for ch in text:
-        if ch.isdigit():
-            number += ch
-        elif ch in _UNITS and number:
-            total += int(number) * _UNITS[ch]
-            number = ""
-        else:
-            raise LookoutError(
-                f"invalid duration {text!r}", hint="use a number with a unit: 30s, 15m, 12h, 7d"
-            )
-    if number:
-        raise LookoutError(f"invalid duration {text!r}: {number} has no unit", hint="e.g. 7d")
-    return total
+def _cmd_status(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
+    if args.interval is not None and not args.watch:
+        raise LookoutError(
+            "--interval only goes with --watch", hint="lookout status --watch --interval 5"
+        )
+    if args.fleet:
+        from lookout.commands.fleet import fleet_status
 
+        return fleet_status(
+            fmt=fmt,
+            show_all=args.all,
+            stale_after_s=args.stale_after,
+            attention=args.attention,
+            quiet=args.quiet,
+            project=args.project,
+        )
+    from lookout.commands.status import status
 
-def _duration_arg(text: str) -> int:
-    try:
-        return parse_duration(text)
-    except LookoutError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _count_arg(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
-
-
-def _project_option(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "--project", metavar="DIR", default=None, help=f"{what} (default: the current directory)"
+    return status(
+        fmt=fmt,
+        show_all=args.all,
+        interval=1.0 if args.interval is None else args.interval,
+        stale_after_s=args.stale_after,
+        attention=args.attention,
+        quiet=args.quiet,
+        project=args.project,
     )
+
+
+def _cmd_tail(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.tail import tail
+
+    return tail(
+        lines=args.lines,
+        follow=args.follow,
+        as_json=args.json,
+        session=args.session,
+        deliveries=args.deliveries,
+    )
+
+
+def _cmd_prune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.prune import prune
+
+    return prune(older_than_s=args.older_than, dry_run=args.dry_run)
+
+
+def _cmd_ack(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.ack import ack
+
+    return ack(args.session)
+
+
+def _cmd_bridge(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.bridge import bridge
+
+    return bridge(once=args.once)
+
+
+def _cmd_fleet(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.fleet import forget
+
+    return forget(args.host, force=args.force, dry_run=args.dry_run)
+
+
+def _cmd_doctor(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.doctor import doctor
+
+    return doctor(project=args.project, as_json=args.json)
+
+
+def _cmd_test(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands import channels
+
+    return channels.test_channels(os.path.abspath(args.project or os.getcwd()), args.channels)
+
+
+def _cmd_check_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands import channels
+
+    return channels.check_config(os.path.abspath(args.project or os.getcwd()))
+
+
+def _cmd_answer(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.answer import answer
+
+    return answer(
+        session=args.session, decision=args.decision, options=args.option, as_json=args.json
+    )
+
+
+def _cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.serve import serve
+
+    return serve(
+        bind=args.bind,
+        port=args.port,
+        fleet=args.fleet,
+        url=args.url,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+    )
+
+
+def _cmd_jump(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.jump import jump
+
+    if args.json and not args.print:
+        parser.error("--json goes with --print")
+    return jump(args.session, client=args.client, print_only=args.print, as_json=args.json)
+
+
+def _cmd_pick(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.pick import pick
+
+    return pick(client=args.client, print_only=args.print)
+
+
+def _cmd_tmux_setup(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.tmux_setup import tmux_setup
+
+    return tmux_setup(
+        apply=args.apply,
+        remove=args.remove,
+        file=args.file,
+        jump_key=args.jump_key,
+        pick_key=args.pick_key,
+    )
+
+
+def _cmd_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.explain import explain
+
+    return explain(session=args.session, last=args.last, as_json=args.json)
+
+
+def _cmd_channel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands import configure
+
+    if args.action == "remove":
+        return configure.channel_remove(args.name, dry_run=args.dry_run)
+    return configure.channel_add(
+        args.name,
+        kind=args.type,
+        url=args.url,
+        url_env=args.url_env,
+        token_env=args.token_env,
+        fmt=args.format,
+        content=args.content,
+        command=args.argv,
+        enabled=not args.disabled,
+        dry_run=args.dry_run,
+    )
+
+
+def _cmd_rule(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands import configure
+
+    if args.action == "remove":
+        return configure.rule_remove(args.index, dry_run=args.dry_run)
+    return configure.rule_add(
+        when=args.when,
+        channels=args.channels,
+        projects=args.projects,
+        agents=args.agents,
+        min_duration_s=args.min_duration,
+        cooldown_s=args.cooldown,
+        quiet_hours=args.quiet_hours,
+        quiet_kinds=args.quiet_kinds,
+        escalate_after_s=args.escalate_after,
+        escalate_to=args.escalate_to,
+        include_subagents=args.include_subagents,
+        dry_run=args.dry_run,
+    )
+
+
+def _cmd_trust(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands import trust
+
+    if args.list:
+        return trust.list_trusted()
+    directory = os.path.abspath(args.dir or os.getcwd())
+    if args.remove:
+        return trust.untrust(directory)
+    return trust.trust(directory, yes=args.yes)
+
+
+def _cmd_uninstall(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout import install
+    from lookout.install import cli as install_cli
+
+    return install.do_uninstall(install_cli.request(parser, args), install_cli.out)
+
+
+COMMANDS: dict[str, Command] = {
+    "status": _cmd_status,
+    "tail": _cmd_tail,
+    "prune": _cmd_prune,
+    "ack": _cmd_ack,
+    "bridge": _cmd_bridge,
+    "fleet": _cmd_fleet,
+    "doctor": _cmd_doctor,
+    "test": _cmd_test,
+    "check-config": _cmd_check_config,
+    "answer": _cmd_answer,
+    "jump": _cmd_jump,
+    "pick": _cmd_pick,
+    "tmux-setup": _cmd_tmux_setup,
+    "explain": _cmd_explain,
+    "channel": _cmd_channel,
+    "rule": _cmd_rule,
+    "serve": _cmd_serve,
+    "trust": _cmd_trust,
+    "uninstall": _cmd_uninstall,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="lookout",
-        description="Which of your coding-agent sessions needs you: working, attention, idle, "
-        "ended. Without a command: lookout status.",
-        epilog=f"State: {paths.tilde(paths.state_dir())} (set LOOKOUT_STATE_DIR to change). "
-        f"Config: {paths.tilde(paths.config_path())} (LOOKOUT_CONFIG).",
-    )
-    parser.add_argument("--version", action="version", version=f"lookout {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    status = sub.add_parser(
-        "status",
-        help="show every session, the ones that need you first",
-        description="Show every recorded session, the ones waiting on you first. Ended sessions "
-        "are hidden unless --all; a session whose agent process is gone is shown as ended.",
-    )
-    shape = status.add_mutually_exclusive_group()
-    shape.add_argument("--json", action="store_true", help="machine-readable output")
-    shape.add_argument("--line", action="store_true", help="one short line for a status bar")
-    shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
-    status.add_argument("--all", action="store_true", help="include ended sessions")
-    status.add_argument(
-        "--fleet",
-        action="store_true",
-        help="every host's sessions, from the MQTT broker in [fleet] (see `lookout bridge`)",
-    )
-    status.add_argument(
-        "--attention",
-        action="store_true",
-        help="only the sessions that need you; exit 0 if there is one, 1 if none (like grep)",
-    )
-    status.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="print nothing (with --attention: exit code only)",
-    )
-    status.add_argument(
-        "--project",
-        metavar="GLOB",
-        help="only these projects: a glob on the project name (api-*), or on its path when it"
-        " has a / or starts with ~ (~/work/*)",
-    )
-    status.add_argument(
-        "--interval",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="refresh period of --watch (1)",
-    )
-    status.add_argument(
-        "--stale-after",
-        type=_duration_arg,
-        default=8 * 3600,
-        metavar="DURATION",
-        help="dim sessions with no event for this long (default 8h)",
-    )
-
-    tail = sub.add_parser(
-        "tail",
-        help="show recorded events as readable lines",
-        description="Print the last events of events.jsonl, oldest first; -f keeps following "
-        "across rotation.",
-    )
-    tail.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
-    tail.add_argument(
-        "-n", "--lines", type=_count_arg, default=20, metavar="N", help="how many (20)"
-    )
-    tail.add_argument("--json", action="store_true", help="print the stored JSON lines as they are")
-    tail.add_argument("--session", metavar="ID", help="only this session (a prefix is enough)")
-    tail.add_argument(
-        "--deliveries", action="store_true", help="show notification deliveries instead"
-    )
-
-    prune = sub.add_parser(
-        "prune",
-        help="forget ended sessions",
-        description="Remove ended sessions (and those whose process is gone) from the snapshot. "
-        "events.jsonl is left as it is; it is bounded by rotation.",
-    )
-    prune.add_argument(
-        "--older-than",
-        type=_duration_arg,
-        default=7 * 86400,
-        metavar="DURATION",
-        help="only sessions whose last event is older than this (default 7d; 0 for all)",
-    )
-    prune.add_argument("--dry-run", action="store_true", help="say what would go, remove nothing")
-
-    ack = sub.add_parser(
-        "ack",
-        help="clear an attention by hand (the dialog is gone but lookout cannot see it)",
-        description="Clear a session's attention by hand, for a dialog you answered in a way"
-        " no signal shows. Recorded as an `Ack` event. Without SESSION: the one session that"
-        " waits on you.",
-    )
-    ack.add_argument(
-        "session", nargs="?", metavar="SESSION", help="a project name or the start of a session id"
-    )
-
-    bridge = sub.add_parser(
-        "bridge",
-        help="keep this host's sessions on the MQTT broker in [fleet]",
-        description="Follow the state directory and publish each session's state to the MQTT"
-        " broker named in [fleet] (retained, one topic per session; `online` with a Last Will),"
-        " so `lookout status --fleet` on any host shows them. Runs until stopped; one bridge per"
-        " state directory. Needs paho-mqtt (python3 install.py --bridge installs it).",
-    )
-    bridge.add_argument(
-        "--once", action="store_true", help="publish the current state and exit (cron, CI)"
-    )
-
-    fleet = sub.add_parser(
-        "fleet",
-        help="manage the MQTT fleet (forget a retired host)",
-        description="Manage what the MQTT broker in [fleet] holds for the fleet.",
-    )
-    fleet_actions = fleet.add_subparsers(dest="action", metavar="ACTION", required=True)
-    forget = fleet_actions.add_parser(
-        "forget",
-        help="clear a retired host's retained topics, Home Assistant's included",
-        description="Clear every retained topic of HOST on the broker (online, summary,"
-        " sessions, Home Assistant discovery), so no viewer shows it any more. Needs a broker"
-        " user that may write that host's topics (docs/fleet.md: the broker ACL).",
-    )
-    forget.add_argument("host", metavar="HOST", help="the host name, as `status --fleet` shows it")
-    forget.add_argument(
-        "--force", action="store_true", help="even while it says it is online (`bridge --once`)"
-    )
-    forget.add_argument("--dry-run", action="store_true", help="list the topics, clear nothing")
-
-    doctor = sub.add_parser(
-        "doctor",
-        help="check the installation, config, state directory and channels",
-        description="Check lookout's installation, config, state directory and notification"
-        " channels. Changes nothing; exits 1 when something is broken.",
-    )
-    _project_option(doctor, "project whose .claude settings to check")
-    doctor.add_argument("--json", action="store_true", help="machine-readable output")
-
-    test = sub.add_parser(
-        "test",
-        help="send a test notification through each channel (or the ones named)",
-        description="Send a test notification through every enabled channel, or the ones named,"
-        " and say how each went. Exits 1 when one failed.",
-    )
-    test.add_argument(
-        "channels", nargs="*", metavar="CHANNEL", help="channel names (default: every enabled one)"
-    )
-    _project_option(test, "project directory whose .claude/lookout.toml applies")
-
-    check = sub.add_parser(
-        "check-config",
-        help="validate the config file and say what is wrong",
-        description="Validate the notification config (and the project's .claude/lookout.toml)"
-        " with errors that name the file, the key and what was expected.",
-    )
-    _project_option(check, "project directory whose .claude/lookout.toml applies")
-
-    answer = sub.add_parser(
-        "answer",
-        help="allow or deny a waiting permission request (needs [remote] enabled)",
-        description="Answer a permission request that waits for a remote answer, as the"
-        " dashboard's buttons do. Without arguments: list the requests still waiting.",
-    )
-    answer.add_argument(
-        "session",
-        nargs="?",
-        metavar="SESSION",
-        help="session id or request id (a prefix is enough)",
-    )
-    answer.add_argument(
-        "decision",
-        nargs="?",
-        choices=("allow", "deny", "always"),
-        help="allow, deny, or always (allow and don't ask again; needs [remote] allow_always)",
-    )
-    answer.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="LABEL",
-        help="a question's answer: one option label per question, in order",
-    )
-    answer.add_argument("--json", action="store_true", help="machine-readable output")
-
-    jump = sub.add_parser(
-        "jump",
-        help="switch your tmux client to a session's pane (default: the one waiting longest)",
-        description="Switch a tmux client to the pane a session runs in, across tmux sessions and"
-        " windows, on the tmux server it was started in (kitty and WezTerm windows through their"
-        " own CLIs). Without SESSION: the session that has waited longest for you, then the most"
-        " recently idle; run again to go on to the next one.",
-    )
-    jump.add_argument(
-        "session",
-        nargs="?",
-        metavar="SESSION",
-        help="a session id (a prefix is enough) or a project",
-    )
-    _client_option(jump)
-    jump.add_argument(
-        "--print",
-        action="store_true",
-        help="print the target (session:window.%%pane), switch nothing",
-    )
-    jump.add_argument("--json", action="store_true", help="with --print: the target as JSON")
-
-    pick = sub.add_parser(
-        "pick",
-        help="a tmux menu of the sessions, the ones waiting on you first",
-        description="Show a tmux menu (display-menu) of the sessions, the ones waiting on you"
-        " first, with number keys; choosing one switches the menu's client to that session's"
-        " pane. Sessions on another tmux server or outside tmux are listed but greyed out.",
-    )
-    _client_option(pick)
-    pick.add_argument("--print", action="store_true", help="print the menu instead of showing it")
-
-    setup = sub.add_parser(
-        "tmux-setup",
-        help="tmux bindings: prefix a jumps, prefix A picks; the status-right snippet",
-        description="Print the tmux bindings (prefix a: jump to the session waiting longest,"
-        " prefix A: pick one from a menu) and the status-right snippet for `status --line`;"
-        " --apply keeps them in one marked block of ~/.tmux.conf (a backup first), --remove"
-        " takes that block out again.",
-    )
-    action = setup.add_mutually_exclusive_group()
-    action.add_argument("--apply", action="store_true", help="add or update the block in the file")
-    action.add_argument("--remove", action="store_true", help="take the block out of the file")
-    setup.add_argument(
-        "--file", metavar="PATH", help="the tmux config file (default: ~/.tmux.conf)"
-    )
-    setup.add_argument("--jump-key", default="a", metavar="KEY", help="after the prefix (a)")
-    setup.add_argument("--pick-key", default="A", metavar="KEY", help="after the prefix (A)")
-
-    explain = sub.add_parser(
-        "explain",
-        help="say what a session's last notifications did, and why one was not sent",
-        description="For a session's last notifications (a permission, a finished turn...):"
-        " which channels got them, which failed, and which rule withheld one and why (quiet"
-        " hours, min_duration_s, cooldown_s, ...). SESSION is an id or its start (lookout status"
-        " shows it); without it, the latest session of the current directory, else the latest.",
-    )
-    explain.add_argument("session", nargs="?", metavar="SESSION", help="session id (or its start)")
-    explain.add_argument(
-        "-n", "--last", type=_count_arg, default=5, metavar="N", help="how many notifications (5)"
-    )
-    explain.add_argument("--json", action="store_true", help="machine-readable output")
-
-    _configure_commands(sub)
-
-    serve = sub.add_parser(
-        "serve",
-        help="the live dashboard for a browser (phone, tablet, second screen)",
-        description="Serve a live page of every session (and a small JSON API and event stream)"
-        " from the state directory. Every request needs the dashboard's token: open the login"
-        " URL it prints (or `lookout serve --url`) once in each browser.",
-    )
-    serve.add_argument(
-        "--bind",
-        default="127.0.0.1",
-        metavar="ADDRESS",
-        help="address to listen on (default 127.0.0.1; 0.0.0.0 for the network: add TLS)",
-    )
-    serve.add_argument(
-        "--port", type=int, default=8787, help="TCP port (default 8787; 0: any free port)"
-    )
-    serve.add_argument(
-        "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
-    )
-    serve.add_argument(
-        "--url", action="store_true", help="print the login URL with the token and exit"
-    )
-    serve.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate")
-    serve.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")
-
-    trust = sub.add_parser(
-        "trust",
-        help="let a project's .claude/lookout.toml add channels (shows what it adds, asks)",
-        description="A project's .claude/lookout.toml may only narrow or quiet your config"
-        " until you trust it: this shows exactly what the file adds beyond that, asks, and"
-        " records the file's path and the hash of its bytes in your state directory. A changed"
-        " file is untrusted again.",
-    )
-    trust.add_argument(
-        "dir", nargs="?", metavar="DIR", help="the project directory (default: the current one)"
-    )
-    trust.add_argument("--yes", action="store_true", help="trust without asking (for scripts)")
-    what = trust.add_mutually_exclusive_group()
-    what.add_argument("--list", action="store_true", help="list the trusted files")
-    what.add_argument("--remove", action="store_true", help="stop trusting DIR's file")
-
-    uninstall = sub.add_parser(
-        "uninstall",
-        help="remove lookout's hooks (--purge: also its runtime, state and config)",
-        description="Remove lookout's hook entries from Claude Code's settings (and another"
-        " agent's files with --agent), keeping everything else in them. The same as"
-        " `python3 install.py --uninstall`.",
-    )
-    _install_options(uninstall, uninstall=True)
+    """The declared parser, each command with its function as the `func` default."""
+    parser = declared.build_parser()
+    for name, sub in declared.subparsers(parser).items():
+        sub.set_defaults(func=COMMANDS[name])
     return parser
-
-
-def _client_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "-c",
-        "--client",
-        metavar="CLIENT",
-        help="the tmux client to switch (a name from `tmux list-clients`, e.g. /dev/pts/3;"
-        " default: the one of this terminal, else the most recently active)",
-    )
-
-
-def _names(text: str) -> list[str]:
-    """`permission,question` -> ["permission", "question"] (spaces allowed, empties dropped)."""
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _command_arg(text: str) -> list[str]:
-    import shlex
-
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"cannot split {text!r}: {exc}") from None
-    if not words:
-        raise argparse.ArgumentTypeError("expected a program and its arguments")
-    return words
-
-
-def _configure_commands(sub: Any) -> None:
-    config_file = paths.tilde(paths.config_path())
-    channel = sub.add_parser(
-        "channel",
-        help="add or remove a notification channel in the config",
-        description=f"Add or remove a [channels.NAME] table in {config_file} without editing"
-        " TOML: the rest of the file (comments, order) stays as it is, the result is checked"
-        " before it replaces the file, and an invalid change changes nothing.",
-    )
-    actions = channel.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = actions.add_parser(
-        "add",
-        help="add a channel",
-        description="Append a [channels.NAME] table. Secrets stay out of the file and your"
-        " shell history with --token-env / --url-env (the variable's name is stored).",
-        epilog="examples:\n"
-        "  lookout channel add phone --type ntfy --url https://ntfy.sh/my-long-secret-topic\n"
-        "  lookout channel add team --type webhook --url-env SLACK_WEBHOOK_URL --format slack\n"
-        "  lookout channel add log --type command --command 'logger -t lookout {title}'",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add.add_argument("name", metavar="NAME", help="the channel's name (letters, digits, - and _)")
-    add.add_argument("--type", required=True, choices=CHANNEL_TYPES, help="the kind of channel")
-    add.add_argument("--url", help="ntfy: server and topic; webhook: the URL; apprise: a URL")
-    add.add_argument("--url-env", metavar="VAR", help="webhook: the variable holding the URL")
-    add.add_argument("--token-env", metavar="VAR", help="ntfy: the variable holding a token")
-    add.add_argument("--format", choices=("json", "slack", "discord"), help="webhook: body format")
-    add.add_argument("--content", choices=("full", "summary", "none"), help="how much text to send")
-    add.add_argument(
-        "--command",
-        dest="argv",
-        type=_command_arg,
-        metavar="'PROGRAM ARGS'",
-        help="command: what to run, split like a shell would (no shell runs it)",
-    )
-    add.add_argument("--disabled", action="store_true", help="add it switched off")
-    add.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-    remove = actions.add_parser(
-        "remove", help="remove a channel", description="Cut the [channels.NAME] table out."
-    )
-    remove.add_argument("name", metavar="NAME")
-    remove.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-
-    rule = sub.add_parser(
-        "rule",
-        help="add or remove a notification rule in the config",
-        description=f"Add or remove a [[rules]] table in {config_file} (what is sent where),"
-        " checked like `channel`.",
-    )
-    actions = rule.add_subparsers(dest="action", metavar="ACTION", required=True)
-    radd = actions.add_parser(
-        "add",
-        help="add a rule",
-        description="Append a [[rules]] table: send the kinds in --when to the channels in"
-        " --channels.",
-        epilog="kinds: permission question plan elicitation input error (Claude waits for you),"
-        " done, idle, subagent_done, session_start, session_end, message, resolved",
-    )
-    radd.add_argument(
-        "--when", type=_names, required=True, metavar="KIND,...", help="the kinds to send"
-    )
-    radd.add_argument(
-        "--channels", type=_names, required=True, metavar="NAME,...", help="where to send them"
-    )
-    radd.add_argument("--projects", type=_names, metavar="GLOB,...", help="only these projects")
-    radd.add_argument("--agents", type=_names, metavar="AGENT,...", help="claude, codex")
-    radd.add_argument(
-        "--min-duration", type=_duration_arg, metavar="DURATION", help="skip shorter turns (30s)"
-    )
-    radd.add_argument(
-        "--cooldown", type=_duration_arg, metavar="DURATION", help="quiet per session after a send"
-    )
-    radd.add_argument("--quiet-hours", metavar="HH:MM-HH:MM", help="local time, may wrap midnight")
-    radd.add_argument("--quiet-kinds", type=_names, metavar="KIND,...", help="muted then")
-    radd.add_argument("--escalate-after", type=_duration_arg, metavar="DURATION")
-    radd.add_argument("--escalate-to", type=_names, metavar="NAME,...")
-    radd.add_argument(
-        "--include-subagents", action="store_true", help="also events from inside subagents"
-    )
-    radd.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-    rremove = actions.add_parser(
-        "remove",
-        help="remove a rule",
-        description="Cut rules[N] (numbered from 0 in file order) out.",
-    )
-    rremove.add_argument("index", type=int, metavar="N")
-    rremove.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-
-
-def _install_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
-    p.add_argument(
-        "--agent",
-        choices=("claude", "codex", "gemini", "copilot", "opencode", "cursor", "all"),
-        help=f"which coding agent to {'uninstall' if uninstall else 'install'} for"
-        " (default: claude)",
-    )
-    if not uninstall:
-        p.add_argument(
-            "--codex-notify",
-            action="store_true",
-            help="Codex: set the legacy `notify` program in config.toml instead of hooks"
-            " (automatic for Codex older than 0.124.0)",
-        )
-    p.add_argument(
-        "--scope",
-        choices=("user", "project", "local"),
-        help="which settings file to edit (default: user)",
-    )
-    p.add_argument(
-        "--project", metavar="DIR", help="project for --scope project|local (default: .)"
-    )
-    p.add_argument("--settings", metavar="FILE", help="edit this settings file instead of a scope")
-    if not uninstall:
-        p.add_argument(
-            "--python",
-            metavar="PATH",
-            help="run the hooks with this interpreter (it must have tomli-w)"
-            " instead of creating a virtual environment",
-        )
-    p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-    if not uninstall:
-        p.add_argument(
-            "--bridge",
-            action="store_true",
-            help="also install the MQTT client and run `lookout bridge` as a systemd user"
-            " service (needs [fleet] in the config; without systemd --user: says how to run it)",
-        )
-        p.add_argument("--uninstall", action="store_true", help="remove lookout's hook entries")
-    p.add_argument(
-        "--purge",
-        action="store_true",
-        help=("with --uninstall: " if not uninstall else "")
-        + "clear every scope and remove the runtime, state and config",
-    )
-
-
-def build_install_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="install.py",
-        description=INSTALL_DESCRIPTION,
-        epilog=INSTALL_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    _install_options(p, uninstall=False)
-    p.add_argument("--version", action="version", version=f"lookout {__version__}")
-    return p
-
-
-def _install_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Options:
-    codex_notify = getattr(args, "codex_notify", False)
-    if args.settings and (args.scope or args.project):
-        parser.error("--settings replaces --scope/--project")
-    if codex_notify and args.agent == "claude":
-        parser.error("--codex-notify goes with --agent codex or all")
-    agent = args.agent or ("codex" if codex_notify else "claude")
-    if agent not in ("claude", "all") and (args.scope or args.project or args.settings):
-        parser.error("--scope/--project/--settings are for Claude Code (--agent claude or all)")
-    from lookout.install import Options
-
-    return Options(
-        agent=agent,
-        scope=args.scope or "user",
-        project=args.project,
-        settings=args.settings,
-        python=getattr(args, "python", None),
-        codex_notify=codex_notify,
-        dry_run=args.dry_run,
-        purge=args.purge,
-        bridge=getattr(args, "bridge", False),
-    )
-
-
-def _out(line: str) -> None:
-    print(line, flush=True)
-
-
-def install_main(argv: Sequence[str] | None = None) -> int:
-    """install.py: install, or with --uninstall take lookout out again."""
-    parser = build_install_parser()
-    args = parser.parse_args(argv)
-    if args.purge and not args.uninstall:
-        parser.error("--purge only goes with --uninstall")
-    if args.bridge and args.uninstall:
-        parser.error("--uninstall always removes the bridge's unit; drop --bridge")
-    opts = _install_request(parser, args)
-    from lookout import install
-
-    if args.uninstall:
-        return guarded(lambda: install.do_uninstall(opts, _out))
-    return guarded(lambda: install.do_install(opts, _out))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -594,230 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["status"])
-    return guarded(lambda: _run(parser, args))
-
-
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    command = args.command
-    if command == "status":
-        from lookout.commands.status import status
-
-        fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
-        if args.interval is not None and not args.watch:
-            raise LookoutError(
-                "--interval only goes with --watch", hint="lookout status --watch --interval 5"
-            )
-        if args.fleet:
-            from lookout.commands.fleet import fleet_status
-
-            return fleet_status(
-                fmt=fmt,
-                show_all=args.all,
-                stale_after_s=args.stale_after,
-                attention=args.attention,
-                quiet=args.quiet,
-                project=args.project,
-            )
-        return status(
-            fmt=fmt,
-            show_all=args.all,
-            interval=1.0 if args.interval is None else args.interval,
-            stale_after_s=args.stale_after,
-            attention=args.attention,
-            quiet=args.quiet,
-            project=args.project,
-        )
-    if command == "tail":
-        from lookout.commands.tail import tail
-
-        return tail(
-            lines=args.lines,
-            follow=args.follow,
-            as_json=args.json,
-            session=args.session,
-            deliveries=args.deliveries,
-        )
-    if command == "prune":
-        from lookout.commands.prune import prune
-
-        return prune(older_than_s=args.older_than, dry_run=args.dry_run)
-    if command == "ack":
-        from lookout.commands.ack import ack
-
-        return ack(args.session)
-    if command == "bridge":
-        from lookout.commands.bridge import bridge
-
-        return bridge(once=args.once)
-    if command == "fleet":
-        from lookout.commands.fleet import forget as fleet_forget
-
-        return fleet_forget(args.host, force=args.force, dry_run=args.dry_run)
-    if command == "doctor":
-        from lookout.commands.doctor import doctor
-
-        return doctor(project=args.project, as_json=args.json)
-    if command in ("test", "check-config"):
-        from lookout.commands import channels
-
-        project = os.path.abspath(args.project or os.getcwd())
-        if command == "test":
-            return channels.test_channels(project, args.channels)
-        return channels.check_config(project)
-    if command == "answer":
-        from lookout.commands.answer import answer
-
-        return answer(
-            session=args.session, decision=args.decision, options=args.option, as_json=args.json
-        )
-    if command == "serve":
-        from lookout.commands.serve import serve
-
-        return serve(
-            bind=args.bind,
-            port=args.port,
-            fleet=args.fleet,
-            url=args.url,
-            tls_cert=args.tls_cert,
-            tls_key=args.tls_key,
-        )
-    if command == "jump":
-        from lookout.commands.jump import jump
-
-        if args.json and not args.print:
-            parser.error("--json goes with --print")
-        return jump(args.session, client=args.client, print_only=args.print, as_json=args.json)
-    if command == "pick":
-        from lookout.commands.pick import pick
-
-        return pick(client=args.client, print_only=args.print)
-    if command == "tmux-setup":
-        from lookout.commands.tmux_setup import tmux_setup
-
-        return tmux_setup(
-            apply=args.apply,
-            remove=args.remove,
-            file=args.file,
-            jump_key=args.jump_key,
-            pick_key=args.pick_key,
-        )
-    if command == "explain":
-        from lookout.commands.explain import explain
-
-        return explain(session=args.session, last=args.last, as_json=args.json)
-    if command == "channel":
-        from lookout.commands import configure
-
-        if args.action == "remove":
-            return configure.channel_remove(args.name, dry_run=args.dry_run)
-        return configure.channel_add(
-            args.name,
-            kind=args.type,
-            url=args.url,
-            url_env=args.url_env,
-            token_env=args.token_env,
-            fmt=args.format,
-            content=args.content,
-            command=args.argv,
-            enabled=not args.disabled,
-            dry_run=args.dry_run,
-        )
-    if command == "rule":
-        from lookout.commands import configure
-
-        if args.action == "remove":
-            return configure.rule_remove(args.index, dry_run=args.dry_run)
-        return configure.rule_add(
-            when=args.when,
-            channels=args.channels,
-            projects=args.projects,
-            agents=args.agents,
-            min_duration_s=args.min_duration,
-            cooldown_s=args.cooldown,
-            quiet_hours=args.quiet_hours,
-            quiet_kinds=args.quiet_kinds,
-            escalate_after_s=args.escalate_after,
-            escalate_to=args.escalate_to,
-            include_subagents=args.include_subagents,
-            dry_run=args.dry_run,
-        )
-    if command == "trust":
-        from lookout.commands import trust
-
-        if args.list:
-            return trust.list_trusted()
-        directory = os.path.abspath(args.dir or os.getcwd())
-        if args.remove:
-            return trust.untrust(directory)
-        return trust.trust(directory, yes=args.yes)
-    if command == "uninstall":
-        from lookout import install
-
-        return install.do_uninstall(_install_request(parser, args), _out)
-    raise AssertionError(f"unhandled command {command!r}")  # the parser knows every command
-
-
-def guarded(command: Callable[[], int]) -> int:
-    """The one error boundary of every command line."""
-    try:
-        return command()
-    except LookoutError as exc:
-        from lookout.commands.view import visible  # messages quote paths and values
-
-        print(f"error: {visible(exc, keep_newlines=True)}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {visible(exc.hint, keep_newlines=True)}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # `lookout tail | head`: the reader left; not an error worth a traceback.
-        sys.stderr.close()
-        return 0
-    except Exception as exc:
-        state_dir = paths.state_dir()
-        store.log_error(state_dir, f"lookout {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
-        from lookout.commands.view import visible
-
-        print(f"error: unexpected {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
-        print(
-            f"hint: the details are in {paths.tilde(paths.state_dir())}/{store.ERRORS};"
-            " please report it",
-            file=sys.stderr,
-        )
-        return 3
-
-
-INSTALL_DESCRIPTION = """\
-Install lookout: set up its runtime (a private virtual environment under
-$LOOKOUT_HOME, default ~/.local/share/lookout), put the `lookout` command in
-~/.local/bin, write a default config if there is none, and merge one hook
-entry per Claude Code event into a settings file (a backup first, an atomic
-write, everything else in the file kept as it was). With --agent codex, the
-same for OpenAI Codex: its hooks into $CODEX_HOME/hooks.json (default
-~/.codex), or, for a Codex older than 0.124.0, its `notify` program in
-$CODEX_HOME/config.toml (only that setting changes). With --agent gemini,
-copilot, opencode or cursor, the same for that agent: ~/.gemini/settings.json,
-$COPILOT_HOME/hooks/lookout.json, ~/.config/opencode/plugin/lookout.js or
-~/.cursor/hooks.json (see docs/agents.md)."""
-
-INSTALL_EPILOG = """\
-scopes:
-  user     ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json if set)
-  project  DIR/.claude/settings.json (shared with the repository)
-  local    DIR/.claude/settings.local.json (this machine only)
-
-examples:
-  python3 install.py                      install for every session of this user
-  python3 install.py --dry-run            show the settings diff, write nothing
-  python3 install.py --scope local --project ~/src/app
-  python3 install.py --agent all          Claude Code, Codex and the other agents set up here
-  python3 install.py --agent gemini       Gemini CLI only
-  python3 install.py --agent codex --codex-notify
-                                          Codex through its legacy notify setting
-  python3 install.py --bridge             also run `lookout bridge` (the fleet) as a service
-  python3 install.py --uninstall          remove lookout's hooks (keeps the runtime)
-  python3 install.py --uninstall --purge  also remove runtime, command, state and config"""
+    command: Command = args.func
+    return guarded(lambda: command(args, parser))
 
 
 if __name__ == "__main__":

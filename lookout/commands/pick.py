@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Any
 
-from lookout import jump as places
 from lookout import paths, store
-from lookout.commands import view
 from lookout.errors import LookoutError
+from lookout.jump import locate as places
 from lookout.jump import tmux
+from lookout.sessions import Row, load_sessions
 
 KEYS = "1234567890"
 LABEL_MAX = 72
@@ -31,11 +30,11 @@ def _clean(text: str) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
 
 
-def _status(s: dict[str, Any]) -> str:
+def _status(s: Row) -> str:
     return f"{s['status']} {s['reason']}" if s["status"] == "attention" else str(s["status"])
 
 
-def _label(s: dict[str, Any], project_w: int, status_w: int) -> str:
+def _label(s: Row, project_w: int, status_w: int) -> str:
     project = _clean(s["project"] or "?")[:16]
     summary = _clean(s["summary"] or s["detail"] or "")
     text = f"{project:<{project_w}}  {_status(s):<{status_w}}  {summary}".rstrip()
@@ -44,7 +43,7 @@ def _label(s: dict[str, Any], project_w: int, status_w: int) -> str:
 
 def items(state_dir: str, socket: str | None) -> list[Item]:
     """Every live session, attention first (longest waiting first), then working, then idle."""
-    sessions = [s for s in view.load_sessions(state_dir) if s["status"] != "ended"]
+    sessions = [s for s in load_sessions(state_dir) if s["status"] != "ended"]
     for s in sessions:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
     order = {"attention": 0, "working": 1, "idle": 2}
@@ -130,7 +129,7 @@ def _server_of(client: str | None) -> str | None:
     if client is None:
         return None
     state_dir = paths.state_dir()
-    for s in view.load_sessions(state_dir):
+    for s in load_sessions(state_dir):
         socket = places.where(store.read_session(state_dir, s["session_id"]) or {}).get(
             "tmux_socket"
         )

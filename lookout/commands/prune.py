@@ -7,7 +7,8 @@ import os
 import time
 
 from lookout import paths, store
-from lookout.commands import view
+from lookout.boundary import visible
+from lookout.sessions import Row, load_sessions
 
 
 def prune(*, older_than_s: int, dry_run: bool) -> int:
@@ -17,12 +18,12 @@ def prune(*, older_than_s: int, dry_run: bool) -> int:
     if not os.path.isdir(state_dir):
         print("nothing to prune (no state yet)")
         return 0
-    gone: list[dict[str, object]] = []
+    gone: list[Row] = []
     kept = 0
     # Every hook waits on this lock: hold it for the removals only, never across output (a
     # pager or Ctrl-Z would stall every session's hooks and drop their events).
     with store.Locked(state_dir):
-        for s in view.load_sessions(state_dir, now):
+        for s in load_sessions(state_dir, now):
             if s["status"] == "ended" and s["updated_ms"] <= cutoff:
                 if not dry_run:
                     store.remove_session(state_dir, s["session_id"])
@@ -31,8 +32,8 @@ def prune(*, older_than_s: int, dry_run: bool) -> int:
                 kept += 1
     if dry_run:
         for s in gone:
-            label = view.visible(f"{s['project'] or '?'} {s['session_id']}")
-            print(f"would forget {label} ({view.visible(str(s['reason'] or 'ended'))})")
+            label = visible(f"{s['project'] or '?'} {s['session_id']}")
+            print(f"would forget {label} ({visible(str(s['reason'] or 'ended'))})")
     verb = "would forget" if dry_run else "forgot"
     text = f"{verb} {len(gone)} ended session{'' if len(gone) == 1 else 's'}"
     if kept:

@@ -8,12 +8,12 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
 from lookout import paths, store
 from lookout.commands import view
 from lookout.config import files
 from lookout.errors import LookoutError
+from lookout.sessions import Row, load_sessions, public
 
 
 def status(
@@ -48,11 +48,11 @@ def status(
     config_error = errors[0][1] if errors else None
     ignored = _ignored_project_files(shown)
     if fmt == "json":
-        from lookout import jump
+        from lookout.jump import locate
 
-        jump.tmux_json(shown, state_dir)  # where each one is now, so other tools can jump too
+        locate.tmux_json(shown, state_dir)  # where each one is now, so other tools can jump too
         body = {
-            "sessions": [view.public(s) for s in shown],
+            "sessions": [public(s) for s in shown],
             "config_error": config_error,
             "ignored_project_files": [{"path": p.path, "reason": p.ignored} for p in ignored],
         }
@@ -80,24 +80,24 @@ def status(
     return rc
 
 
-def _ignored_project_files(shown: list[dict[str, Any]]) -> list[files.ProjectFile]:
+def _ignored_project_files(shown: list[Row]) -> list[files.ProjectFile]:
     """The project files that the shown sessions' hooks ignore (untrusted, or not yours)."""
     out: dict[str, files.ProjectFile] = {}
-    for cwd in sorted({s["cwd"] for s in shown if isinstance(s.get("cwd"), str)}):
+    for cwd in sorted({cwd for s in shown if isinstance(cwd := s["cwd"], str)}):
         pf = files.project_file(cwd)
         if pf is not None and pf.ignored is not None:
             out.setdefault(pf.path, pf)
     return list(out.values())
 
 
-def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[dict[str, Any]]:
+def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[Row]:
     from lookout import reconcile
 
     reconcile.quietly(state_dir)
-    return pick(view.load_sessions(state_dir, now, stale_after_s))
+    return pick(load_sessions(state_dir, now, stale_after_s))
 
 
-def ack_hint(sessions: list[dict[str, Any]]) -> str | None:
+def ack_hint(sessions: list[Row]) -> str | None:
     """How to clear an attention no signal ended, naming the first such session."""
     waiting = [s for s in sessions if s["status"] == "attention"]
     if not waiting:
@@ -105,7 +105,7 @@ def ack_hint(sessions: list[dict[str, Any]]) -> str | None:
     return f"answered already? `lookout ack {handle(waiting[0], sessions)}` clears it"
 
 
-def handle(session: dict[str, Any], sessions: list[dict[str, Any]]) -> str:
+def handle(session: Row, sessions: list[Row]) -> str:
     """The shortest name `lookout ack` takes for a session: its project, or an id prefix."""
     project = session["project"]
     if project and sum(1 for s in sessions if s["project"] == project) == 1:
@@ -121,10 +121,10 @@ class Filter:
         self.attention = attention
         self.project = project
 
-    def __call__(self, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def __call__(self, sessions: list[Row]) -> list[Row]:
         return [s for s in sessions if self.keeps(s)]
 
-    def keeps(self, s: dict[str, Any]) -> bool:
+    def keeps(self, s: Row) -> bool:
         if self.attention and s["status"] != "attention":
             return False
         if not self.show_all and not self.attention and s["status"] == "ended":
@@ -132,7 +132,7 @@ class Filter:
         return self.project is None or project_matches(self.project, s)
 
 
-def project_matches(glob: str, s: dict[str, Any]) -> bool:
+def project_matches(glob: str, s: Row) -> bool:
     """Like a rule's `projects`: the project name, or the path when the glob has a / or ~."""
     from fnmatch import fnmatchcase
 
@@ -143,7 +143,7 @@ def project_matches(glob: str, s: dict[str, Any]) -> bool:
     return fnmatchcase(str(s.get("project") or ""), glob)
 
 
-def config_errors(sessions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
     """(" for <project>" or "", the first error) for the global config and for each project
     override the shown sessions use: a broken one silences that project's notifications."""
     from lookout.config import files

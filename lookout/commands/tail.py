@@ -12,6 +12,7 @@ from typing import Any
 from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
+from lookout.sessions import parse_line
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
@@ -92,7 +93,7 @@ def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[s
         f = None
     if f is not None:
         for raw in _last_lines(f, last):
-            record = view.parse_line(raw)
+            record = parse_line(raw)
             if record is not None:
                 yield raw, record
     if not follow:
@@ -112,7 +113,7 @@ def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[s
             partial += chunk
             *complete, partial = partial.split(b"\n")
             for raw in complete:
-                record = view.parse_line(raw)
+                record = parse_line(raw)
                 if record is not None:
                     yield raw, record
             continue

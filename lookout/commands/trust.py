@@ -13,7 +13,7 @@ import sys
 import time
 
 from lookout import paths, store
-from lookout.commands.view import visible
+from lookout.boundary import visible
 from lookout.config.files import project_file_strict, project_path
 from lookout.config.trust import PROJECT_FILE, trust_path
 from lookout.errors import LookoutError

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lookout import jump, paths, store
-from lookout.commands import view
+from lookout import paths, store
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import mqtt, payload, topics
+from lookout.jump import locate
+from lookout.sessions import STALE_AFTER_S, Row, parse_line, present
 
 if TYPE_CHECKING:
     from paho.mqtt.client import Client
@@ -218,7 +219,7 @@ class Follower:
         end = data.rfind(b"\n") + 1  # whole lines only: a writer may be mid-append
         ids = set()
         for raw in data[:end].split(b"\n"):
-            record = view.parse_line(raw) if raw else None
+            record = parse_line(raw) if raw else None
             if record is not None and isinstance(record.get("session_id"), str):
                 ids.add(record["session_id"])
         return ids, offset + end
@@ -237,7 +238,7 @@ class Bridge:
         self.cursor = Cursor()
         self.follower = Follower(state_dir, self.cursor)
         self.target = f"{cfg.url} {cfg.topic_prefix}/{cfg.host}"
-        self.current: dict[str, dict[str, Any]] = {}  # session id → as presented, for the summary
+        self.current: dict[str, Row] = {}  # session id → as presented, for the summary
         self._last_error = ""
         self._dirty = False
         self._saved_pos = (0, 0)
@@ -458,9 +459,9 @@ class Bridge:
                     self.current.pop(sid, None)
                     self._dirty = True
                 continue
-            shown = view.present(dict(snapshot), now, view.STALE_AFTER_S)
+            shown = present(dict(snapshot), now, STALE_AFTER_S)
             # Where its pane is now, as `status --json` says: only this host can ask its tmux.
-            pane = jump.locate_tmux(snapshot, panes)
+            pane = locate.locate_tmux(snapshot, panes)
             shown["tmux"] = pane.as_json() if pane else None
             body = payload.encode(payload.session_message(shown, cfg.host, cfg.content))
             d = payload.digest(body)

@@ -7,12 +7,13 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from lookout import __version__
-from lookout.commands import view
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import topics
+from lookout.sessions import public
 
 SCHEMA = 1
 SUMMARY_CHARS = 140  # the same cut as the remote notification channels' `summary` level
@@ -66,11 +67,11 @@ def _home(path: object) -> object:
     return path
 
 
-def session_message(session: dict[str, Any], host: str, content: str) -> dict[str, Any]:
+def session_message(session: Mapping[str, Any], host: str, content: str) -> dict[str, Any]:
     """A session as `lookout status --json` shows it, with `host`, at a content level:
     full (everything, credentials masked), summary (one line, ≤140 characters, home as ~) or
     none (no summary, no working directory)."""
-    out = view.public(session)
+    out = public(session)
     summary = out.get("summary") or ""
     if content == "none":
         out["summary"] = ""

@@ -11,11 +11,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lookout.commands import view
+import lookout.sessions
 from lookout.config import fleet
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import mqtt, topics
+from lookout.sessions import STALE_AFTER_S
 
 MAX_MESSAGE = 64 * 1024
 MAX_SESSIONS = 100_000
@@ -185,7 +186,7 @@ class Fleet:
     # -- the view ---------------------------------------------------------------------------
 
     def snapshot(
-        self, include_ended: bool = False, stale_after_s: int = view.STALE_AFTER_S
+        self, include_ended: bool = False, stale_after_s: int = STALE_AFTER_S
     ) -> dict[str, Any]:
         """`{"hosts": [{"host", "online", "sessions", "attention"}], "sessions": [...]}`, the
         sessions of a host that is not online shown as unknown, attention first."""
@@ -335,5 +336,5 @@ def gather(cfg: FleetConfig, timeout: float = GATHER_TIMEOUT_S) -> Fleet:
 def public(snapshot: dict[str, Any]) -> dict[str, Any]:
     return {
         "hosts": snapshot["hosts"],
-        "sessions": [view.public(s) for s in snapshot["sessions"]],
+        "sessions": [lookout.sessions.public(s) for s in snapshot["sessions"]],
     }

@@ -241,7 +241,7 @@ def do_uninstall(opts: Options, out: Out) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """install.py's entry point; its options are declared with the CLI's in commands.main."""
-    from lookout.commands.main import install_main
+    """install.py's command line: see install/cli.py (which install.py calls directly)."""
+    from lookout.install import cli
 
-    return install_main(argv)
+    return cli.main(argv)

@@ -33,7 +33,7 @@ def focus_mark(state_dir: str, intent: Intent) -> object | None:
     snap = store.read_session(state_dir, str(intent.get("session_id")))
     if snap is None:
         return None
-    from lookout import jump
+    from lookout.jump import locate as jump
 
     if not jump.reachable(snap):
         return None
@@ -91,8 +91,8 @@ def wait_focus(
 
 def jump_to(intent: Intent, state_dir: str) -> str:
     """Switch to the alert's session (a click on Focus); what happened, for deliveries.jsonl."""
-    from lookout import jump
     from lookout.errors import LookoutError
+    from lookout.jump import locate as jump
 
     try:
         landed = jump.jump_to(str(intent["session_id"]), state_dir=state_dir)

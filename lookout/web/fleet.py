@@ -12,16 +12,16 @@ import threading
 import time
 from typing import Any
 
-from lookout.commands import view
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import watch
+from lookout.sessions import STALE_AFTER_S, public
 
 RETRY_S = 2.0
 
 
 class FleetSource:
-    def __init__(self, cfg: FleetConfig, stale_after_s: int = view.STALE_AFTER_S) -> None:
+    def __init__(self, cfg: FleetConfig, stale_after_s: int = STALE_AFTER_S) -> None:
         self.stale_after_s = stale_after_s
         self._changed = threading.Event()
         self.fleet = watch.Fleet(cfg, on_change=self._changed.set)
@@ -53,7 +53,7 @@ class FleetSource:
         snap = self.fleet.snapshot(True, self.stale_after_s)
         out = {}
         for s in snap["sessions"]:
-            shown = view.public(s)
+            shown = public(s)
             if self.fleet.lost.is_set():
                 shown.update(status="unknown", reason="broker_unreachable", detail=None)
             out[f"{s['host']}/{s['session_id']}"] = shown

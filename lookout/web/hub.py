@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from lookout.commands import view
+from lookout.sessions import ORDER
 
 POLL_S = 0.05  # how often the source is asked for changes: a change reaches a page within ~this
 REFRESH_S = 1.0  # every session presented again: its process's liveness, stale
@@ -53,14 +53,14 @@ class Subscription:
 
 
 def ordered(sessions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """As `lookout status` orders them (view.order, on the public fields): attention first, the
+    """As `lookout status` orders them (order, on the public fields): attention first, the
     one waiting longest on top; then by status, the most recent first."""
     by_recent = sorted(sessions.values(), key=lambda s: s["updated_at"] or "", reverse=True)
 
     def key(s: dict[str, Any]) -> tuple[int, str]:
         if s["status"] == "attention":  # RFC 3339 UTC strings sort as the times they name
             return 0, s.get("waiting_since") or s["updated_at"] or ""
-        return view.ORDER.get(s["status"], 9), ""
+        return ORDER.get(s["status"], 9), ""
 
     return sorted(by_recent, key=key)
 

@@ -1,6 +1,6 @@
 """The dashboard's remote-answer routes (issue 15): the permission requests waiting for an answer
 and the one way to answer them. Both need the dashboard's token; the POST also needs the
-dashboard's own origin when it comes with the cookie (server.route does both).
+dashboard's own origin when it comes with the cookie (the server checks both).
 
 An answer is accepted once, only with the request's nonce, only while the request is pending
 (lookout.remote.requests.answer); wrong nonces and unknown ids count as failures per source
@@ -12,8 +12,10 @@ import threading
 import time
 
 from lookout.remote import requests
-from lookout.web.server import Request, Response, error, json_response, route
+from lookout.web.routing import Request, Response, Routes, error, json_response
 
+ROUTES = Routes()
+route = ROUTES.route
 FAIL_LIMIT = 10
 FAIL_WINDOW_S = 300.0
 

@@ -1,7 +1,7 @@
 """The dashboard's routes: the page, the login URL, the JSON API and the event stream.
 
 To add one, decorate a function `(Request) -> Response` with `@route(METHOD, PATH)`; see
-server.route for what a route gets for free (authentication, Origin check, JSON body)."""
+routing.Routes.route for what a route gets for free (authentication, Origin check, JSON body)."""
 
 from __future__ import annotations
 
@@ -13,18 +13,20 @@ from urllib.parse import unquote
 
 from lookout.web import auth
 from lookout.web.hub import Message
-from lookout.web.server import (
-    HEARTBEAT_S,
-    STATIC_DIR,
-    STATIC_TYPES,
-    Request,
-    Response,
-    error,
-    json_response,
-    route,
-)
+from lookout.web.routing import Request, Response, Routes, error, json_response
 
 PAGE_LIMIT_MAX = 200
+HEARTBEAT_S = 15.0
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+ROUTES = Routes()
+route = ROUTES.route
 
 
 @route("GET", "/", auth=False)
@@ -66,9 +68,9 @@ def sessions(request: Request) -> Response:
     """The `lookout status --json` object (`?all=1`: ended sessions too)."""
     include_ended = request.query.get("all") in ("1", "true", "yes")
     body = request.app.hub.snapshot(include_ended)
-    from lookout import jump
+    from lookout.jump import locate
 
-    jump.tmux_json(body["sessions"], request.app.state_dir)  # live, as status --json has it
+    locate.tmux_json(body["sessions"], request.app.state_dir)  # live, as status --json has it
     body["host"] = request.app.host_name
     return json_response(body)
 
@@ -92,12 +94,12 @@ def events(request: Request) -> Response:
 def jump(request: Request) -> Response:
     """Switch this machine's most recently active tmux client (or kitty/WezTerm window) to the
     session's pane: what `lookout jump SESSION` does, for the page's Jump button."""
-    from lookout import jump
     from lookout.errors import LookoutError
+    from lookout.jump import locate
 
     session_id = unquote(request.params["session_id"])
     try:
-        landed = jump.jump_to(session_id, state_dir=request.app.state_dir)
+        landed = locate.jump_to(session_id, state_dir=request.app.state_dir)
     except LookoutError as exc:
         status = 404 if str(exc).startswith("no session ") else 409
         return error(status, str(exc), exc.hint)
@@ -156,6 +158,3 @@ def _send(write: object, message: Message) -> None:
     name, data = message
     payload = json.dumps(data, separators=(",", ":"))
     write(f"event: {name}\ndata: {payload}\n\n".encode())  # type: ignore[operator]
-
-
-from lookout.web import remote  # noqa: E402, F401 - registers the remote-answer routes (issue 15)

@@ -7,14 +7,10 @@ authenticated by the cookie. Payload text only ever leaves here as JSON."""
 from __future__ import annotations
 
 import json
-import os
-import re
 import socket
 import ssl
 import threading
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,82 +18,21 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from lookout import store
-from lookout.web import auth
+from lookout.web import auth, remote, routes
 from lookout.web.hub import Hub
+from lookout.web.routing import Request, Response, Route, error
 
-STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
-STATIC_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-HEARTBEAT_S = 15.0
 MAX_STREAMS = 64
 MAX_BODY = 64 * 1024
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
-@dataclass
-class Request:
-    method: str
-    path: str
-    params: dict[str, str]  # from the route's pattern
-    query: dict[str, str]
-    headers: Any  # http.client.HTTPMessage
-    app: Dashboard
-    conn: RequestHandler  # the connection, for a route that streams
-    body: Any = None  # the parsed JSON body of a POST
-
-
-@dataclass
-class Response:
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def json_response(value: object, status: int = 200) -> Response:
-    return Response(status, json.dumps(value).encode("utf-8"))
-
-
-def error(status: int, message: str, hint: str | None = None) -> Response:
-    body: dict[str, str] = {"error": message}
-    if hint:
-        body["hint"] = hint
-    return json_response(body, status)
-
-
-Handler = Callable[[Request], Response | None]
-
-
-@dataclass
-class Route:
-    method: str
-    pattern: re.Pattern[str]
-    handler: Handler
-    auth: bool
-
-
-ROUTES: list[Route] = []
-
-
-def route(method: str, path: str, *, auth: bool = True) -> Callable[[Handler], Handler]:
-    """Register a handler for METHOD and a path pattern (`{name}` matches one path segment).
-    Handlers get a Request and return a Response; POST handlers get the parsed JSON body and
-    run only for same-origin (or Bearer-authenticated) requests."""
-
-    def register(handler: Handler) -> Handler:
-        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", path)
-        ROUTES.append(Route(method, re.compile(f"^{regex}$"), handler, auth))
-        return handler
-
-    return register
+# Every route the dashboard serves: the page and its API, then the remote answers (issue 15).
+ROUTES: list[Route] = [*routes.ROUTES, *remote.ROUTES]
 
 
 class Dashboard(ThreadingHTTPServer):
@@ -116,8 +51,6 @@ class Dashboard(ThreadingHTTPServer):
         tls: ssl.SSLContext | None = None,
         host_name: str | None = None,
     ) -> None:
-        from lookout.web import routes  # noqa: F401 - registers the routes
-
         self.address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
         self.hub = hub
         self.state_dir = state_dir

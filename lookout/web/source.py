@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lookout import _jsonfast, store
-from lookout.commands import view
+from lookout.sessions import STALE_AFTER_S, parse_line, present, public
 
 BLOCK = 256 * 1024
 QUIET_S = 1.0
@@ -23,7 +23,7 @@ class LocalSource:
 
     Not thread-safe: the dashboard's hub is its only caller."""
 
-    def __init__(self, state_dir: str, stale_after_s: int = view.STALE_AFTER_S) -> None:
+    def __init__(self, state_dir: str, stale_after_s: int = STALE_AFTER_S) -> None:
         self.state_dir = state_dir
         self.stale_after_s = stale_after_s
         # snapshot file name -> (identity of the file, parsed snapshot)
@@ -88,7 +88,7 @@ class LocalSource:
         """Every session (ended included) by id, in the shape of `lookout status --json`."""
         now_ms = int(time.time() * 1000)
         return {
-            snapshot["session_id"]: view.public(view.present(snapshot, now_ms, self.stale_after_s))
+            snapshot["session_id"]: public(present(snapshot, now_ms, self.stale_after_s))
             for _, snapshot in self._files.values()
         }
 
@@ -110,7 +110,7 @@ def session_events(
         for raw in _lines_backwards(path):
             if needle not in raw:
                 continue
-            record = view.parse_line(raw)
+            record = parse_line(raw)
             if record is None or record.get("session_id") != session_id:
                 continue
             seq = record.get("seq")

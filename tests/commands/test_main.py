@@ -170,13 +170,6 @@ def test_bad_flags_get_a_clear_error() -> None:
     assert out.returncode == 2 and "unrecognized arguments: --bogus" in out.stderr
 
 
-@pytest.mark.parametrize(
-    ("text", "seconds"), [("7d", 604800), ("1h30m", 5400), ("45", 45), ("2w", 1209600)]
-)
-def test_parse_duration(text: str, seconds: int) -> None:
-    assert cli.parse_duration(text) == seconds
-
-
 def test_help_lists_every_command() -> None:
     out = lookout("--help").stdout
     for command in ("status", "tail", "prune", "doctor", "test", "check-config"):
@@ -393,16 +386,6 @@ def test_json_output_stays_exact(state_dir: Path) -> None:
     session = json.loads(lookout("status", "--json").stdout)["sessions"][0]
     assert session["cwd"] == f"/w/proj{CSI}"
     assert session["summary"] == f"hi {OSC52}\u202e\x9b"
-
-
-def test_visible_escapes_every_control_character() -> None:
-    from lookout.commands.view import visible
-
-    assert visible("a\x1b[31mb\x07\x00\x7f\x9b\u202e\tc\nd") == (
-        "a\\x1b[31mb\\x07\\x00\\x7f\\x9b\\u202e\\x09c\\x0ad"
-    )
-    assert visible("line1\nline2\x1b", keep_newlines=True) == "line1\nline2\\x1b"
-    assert visible("plain ünïcode · ok") == "plain ünïcode · ok"
 
 
 def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_path: Path) -> None:

@@ -43,11 +43,11 @@ def fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, works: bool)
 
 def run(*argv: str) -> tuple[int, list[str]]:
     lines: list[str] = []
-    from lookout.commands import main as cli
+    from lookout.install import cli
 
-    opts = cli._install_request(
-        cli.build_install_parser(),
-        cli.build_install_parser().parse_args(["--python", sys.executable, *argv]),
+    opts = cli.request(
+        cli.build_parser(),
+        cli.build_parser().parse_args(["--python", sys.executable, *argv]),
     )
     try:
         rc = (installer.do_uninstall if "--uninstall" in argv else installer.do_install)(

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from lookout import jump as places
 from lookout import runner
 from lookout.errors import LookoutError
+from lookout.jump import locate as places
 from tests.conftest import payload
 from tests.jump.world import World, lookout
 

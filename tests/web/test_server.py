@@ -277,12 +277,12 @@ def test_the_page_needs_nothing_from_elsewhere() -> None:
     elsewhere = re.compile(
         rf"(?:src|href)\s*=\s*{absolute}|url\(\s*{absolute}|(?:fetch|EventSource)\(\s*{absolute}"
     )
-    for path in Path(server.STATIC_DIR).iterdir():
+    for path in Path(routes.STATIC_DIR).iterdir():
         text = path.read_text(encoding="utf-8")
         assert not elsewhere.search(text), path.name
         assert "innerHTML" not in text and "insertAdjacentHTML" not in text
         assert "eval(" not in text and "document.write" not in text
-    page = (Path(server.STATIC_DIR) / "index.html").read_text()
+    page = (Path(routes.STATIC_DIR) / "index.html").read_text()
     assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
         "/static/icon.svg", "/static/app.css", "/static/app.js",
         "/static/remote.css", "/static/remote.js",  # the remote answers (issue 15)

@@ -1,0 +1,61 @@
+"""The one error boundary of every command line (`lookout` and install.py), like pre-commit's
+error_handler: a LookoutError prints `error:` + `hint:` (exit 1); Ctrl-C exits 130; a closed pipe
+exits 0; anything else goes with its traceback to errors.log and the user gets one line (exit 3).
+Never on the hook path, which fails open instead (runner._fail_open)."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+
+from lookout import paths, store
+from lookout.errors import LookoutError
+
+# Text from payloads, paths and servers must never reach a terminal as control characters (an OSC
+# 52 sequence in a prompt would set the clipboard): C0, DEL, C1 and the bidi overrides that
+# reorder what is shown become visible escapes. `--json` output is exact and never goes through it.
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (
+        *range(0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+}
+_ESCAPES_KEEP_NEWLINES = {k: v for k, v in _ESCAPES.items() if k != 0x0A}
+
+
+def visible(text: object, keep_newlines: bool = False) -> str:
+    """`text` safe to print to a terminal: every control character shown as `\\x1b`-style text."""
+    return str(text).translate(_ESCAPES_KEEP_NEWLINES if keep_newlines else _ESCAPES)
+
+
+def guarded(command: Callable[[], int]) -> int:
+    """Run `command`, turning every way it can fail into a message and an exit code."""
+    try:
+        return command()
+    except LookoutError as exc:
+        # messages quote paths and values
+        print(f"error: {visible(exc, keep_newlines=True)}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {visible(exc.hint, keep_newlines=True)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `lookout tail | head`: the reader left; not an error worth a traceback.
+        sys.stderr.close()
+        return 0
+    except Exception as exc:
+        state_dir = paths.state_dir()
+        store.log_error(state_dir, f"lookout {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
+        print(f"error: unexpected {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
+        print(
+            f"hint: the details are in {paths.tilde(paths.state_dir())}/{store.ERRORS};"
+            " please report it",
+            file=sys.stderr,
+        )
+        return 3

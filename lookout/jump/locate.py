@@ -1,0 +1,337 @@
+"""Getting the user to a session: which session (`lookout jump [SESSION]`), where it lives now
+(its tmux pane on its own server, resolved live; a kitty window; a WezTerm pane), and the switch.
+
+Used by `lookout jump`/`pick`, `status --json`, the desktop alert's Focus action and the dashboard.
+Never imported by a hook. Every failure is a LookoutError (message + hint)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lookout import paths, store
+from lookout.errors import LookoutError
+from lookout.jump import tmux
+from lookout.jump.tmux import Pane
+from lookout.sessions import Row, load_sessions
+
+TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Landed:
+    """Where a jump went (or, with print_only, would go)."""
+
+    session_id: str
+    project: str
+    via: str  # tmux | kitty | wezterm
+    target: str  # tmux: session:window.%pane; kitty: window id; wezterm: pane id
+    client: str | None = None  # the tmux client that was switched
+    socket: str | None = None
+
+
+def printable(text: str) -> str:
+    """Payload-derived text (a project is a directory name) for a terminal: no control chars."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def name(session: Mapping[str, Any]) -> str:
+    """How messages name a session: `demo (cf0b6c18)`."""
+    return printable(f"{session.get('project') or '?'} ({str(session['session_id'])[:8]})")
+
+
+# -- which session ---------------------------------------------------------------------------
+
+
+def attention_since(snapshot: Mapping[str, Any] | None) -> int:
+    """When the session's open attention episode started (0 when unknown)."""
+    if not snapshot:
+        return 0
+    key = snapshot.get("episode")
+    actors = [snapshot.get("main") or {}, *(snapshot.get("agents") or {}).values()]
+    for actor in actors:
+        episode = actor.get("episode") if isinstance(actor, dict) else None
+        if isinstance(episode, dict) and episode.get("key") == key:
+            return int(episode.get("since_ms") or 0)
+    return int(snapshot.get("status_ms") or 0)
+
+
+def candidates(state_dir: str, query: str | None) -> list[Row]:
+    """The sessions `query` names, best first, each with its snapshot under "snapshot".
+    Without a query: those waiting in attention, longest first, then the idle ones, most
+    recently idle first."""
+    sessions = load_sessions(state_dir)
+    for s in sessions:
+        s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
+    if query is None:
+        waiting = [s for s in sessions if s["status"] == "attention"]
+        waiting.sort(key=lambda s: attention_since(s["snapshot"]))
+        idle = [s for s in sessions if s["status"] == "idle"]
+        idle.sort(key=lambda s: -s["updated_ms"])
+        if not waiting and not idle:
+            raise LookoutError(
+                "no session needs you and none is idle",
+                hint="`lookout status` lists them all; name one: lookout jump SESSION",
+            )
+        return waiting + idle
+    exact = [s for s in sessions if s["session_id"] == query]
+    if exact:
+        return exact
+    by_id = [s for s in sessions if s["session_id"].startswith(query)]
+    if len(by_id) > 1:
+        shown = ", ".join(name(s) for s in sorted(by_id, key=lambda s: s["session_id"])[:5])
+        raise LookoutError(
+            f"{query!r} is the start of {len(by_id)} session ids: {shown}",
+            hint="give more of the id",
+        )
+    by_project = [s for s in sessions if s["project"] == query]
+    found = by_id or by_project
+    live = [s for s in found if s["status"] != "ended"]
+    if not found:
+        raise LookoutError(
+            f"no session matches {query!r}",
+            hint="give a session id (a prefix is enough) or a project name; `lookout status`"
+            " lists them",
+        )
+    return live or found
+
+
+# -- where it lives --------------------------------------------------------------------------
+
+
+def where(snapshot: Mapping[str, object]) -> dict[str, str]:
+    recorded = snapshot.get("where")
+    return (
+        {k: v for k, v in recorded.items() if isinstance(v, str)}
+        if isinstance(recorded, dict)
+        else {}
+    )
+
+
+def locate_tmux(
+    snapshot: Mapping[str, object], cache: dict[str, dict[str, Pane] | None] | None = None
+) -> Pane | None:
+    """The session's tmux pane as its server knows it now; None when there is no recorded pane,
+    the server is gone or the pane is. `cache` (socket -> panes) saves a call per session."""
+    place = where(snapshot)
+    socket, pane = place.get("tmux_socket"), place.get("tmux_pane")
+    if not socket or not pane:
+        return None
+    cache = {} if cache is None else cache
+    if socket not in cache:
+        try:
+            cache[socket] = tmux.panes(socket)
+        except (tmux.ServerGone, LookoutError):
+            cache[socket] = None
+    found = cache[socket]
+    return found.get(pane) if found else None
+
+
+def _require_tmux_pane(session: Mapping[str, Any]) -> Pane:
+    place = where(session["snapshot"])
+    socket, pane = place["tmux_socket"], place["tmux_pane"]
+    try:
+        found = tmux.panes(socket)
+    except tmux.ServerGone:
+        raise LookoutError(
+            f"{name(session)}: its tmux server is not running ({paths.tilde(socket)})",
+            hint="the tmux server it ran in has exited; the session is gone with it",
+        ) from None
+    if pane not in found:
+        raise LookoutError(
+            f"{name(session)}: tmux pane {pane} is gone",
+            hint="its pane was closed; `lookout status` shows where the others are",
+        )
+    return found[pane]
+
+
+def choose_client(socket: str, explicit: str | None, caller: bool) -> tmux.Client:
+    """`explicit`, else (caller) the client showing the calling pane's session, else the most
+    recently active client of that server."""
+    attached = tmux.clients(socket)
+    if explicit is not None:
+        for c in attached:
+            if c.name == explicit:
+                return c
+        raise LookoutError(
+            f"tmux client {explicit} is not attached to the server at {paths.tilde(socket)}",
+            hint=f"`tmux -S {paths.tilde(socket)} list-clients` shows the attached clients",
+        )
+    if not attached:
+        raise LookoutError(
+            f"no tmux client is attached to the server at {paths.tilde(socket)}",
+            hint=f"attach one first: tmux -S {paths.tilde(socket)} attach",
+        )
+    if caller:
+        own = os.environ.get("TMUX", "").split(",", 1)[0]
+        pane = os.environ.get("TMUX_PANE")
+        if own and pane and tmux.same_server(own, socket):
+            showing = tmux.sessions_showing(socket, pane)
+            for c in attached:
+                if c.session_id in showing:
+                    return c
+    return attached[0]
+
+
+# -- the jump ---------------------------------------------------------------------------------
+
+
+def reachable(snapshot: Mapping[str, object]) -> bool:
+    place = where(snapshot)
+    return bool(
+        ("tmux_socket" in place and "tmux_pane" in place)
+        or "kitty_window" in place
+        or "wezterm_pane" in place
+    )
+
+
+def jump(
+    query: str | None = None,
+    *,
+    client: str | None = None,
+    caller: bool = True,
+    print_only: bool = False,
+    state_dir: str | None = None,
+) -> Landed:
+    """Bring a tmux client (or kitty/WezTerm) to the session `query` names (a session id, a
+    prefix of one, or a project), or to the one that has waited longest. `caller`: prefer the
+    tmux client of the calling terminal (False for a desktop click). Raises LookoutError."""
+    state_dir = state_dir or paths.state_dir()
+    found = candidates(state_dir, query)
+    usable = [s for s in found if reachable(s["snapshot"])]
+    if not usable:
+        raise _nowhere(found[0])
+    if query is None and len(usable) > 1 and not print_only:
+        usable = _next_after_current(usable, client, caller)
+    return _go(usable[0], client, caller, print_only)
+
+
+def jump_to(session_id: str, *, client: str | None = None, state_dir: str | None = None) -> Landed:
+    """The dashboard's and the Focus action's entry: this exact session, on the most recently
+    active client (or `client`). Raises LookoutError."""
+    state_dir = state_dir or paths.state_dir()
+    snapshot = store.read_session(state_dir, session_id)
+    if snapshot is None:
+        raise LookoutError(f"no session {session_id!r}", hint="`lookout status` lists them")
+    session = {
+        "session_id": session_id,
+        "project": snapshot.get("project") or "",
+        "snapshot": snapshot,
+    }
+    if not reachable(snapshot):
+        raise _nowhere(session)
+    return _go(session, client, False, False)
+
+
+def _nowhere(session: Mapping[str, Any]) -> LookoutError:
+    place = where(session["snapshot"])
+    if "zellij_session" in place:
+        return LookoutError(
+            f"{name(session)} runs in zellij session {place['zellij_session']!r}, which lookout"
+            " cannot switch to from outside",
+            hint=f"zellij attach {place['zellij_session']}",
+        )
+    return LookoutError(
+        f"{name(session)} was not started inside tmux (no pane recorded)",
+        hint="start your agents inside tmux (or kitty/WezTerm with remote control) to jump to them",
+    )
+
+
+def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> list[Row]:
+    """Pressing `prefix a` again goes on to the next session instead of staying put."""
+    first = where(usable[0]["snapshot"])
+    socket = first.get("tmux_socket")
+    if not socket:
+        return usable
+    try:
+        current = choose_client(socket, client, caller).pane
+    except (LookoutError, tmux.ServerGone):
+        return usable
+    for i, s in enumerate(usable):
+        place = where(s["snapshot"])
+        if place.get("tmux_pane") == current and tmux.same_server(
+            place.get("tmux_socket", ""), socket
+        ):
+            return usable[i + 1 :] + usable[: i + 1]
+    return usable
+
+
+def _go(session: Mapping[str, Any], client: str | None, caller: bool, print_only: bool) -> Landed:
+    place = where(session["snapshot"])
+    sid, project = session["session_id"], session.get("project") or ""
+    if "tmux_socket" in place and "tmux_pane" in place:
+        pane = _require_tmux_pane(session)
+        if print_only:
+            return Landed(sid, project, "tmux", pane.target, None, pane.socket)
+        try:
+            chosen = choose_client(pane.socket, client, caller)
+            landed = tmux.switch(pane.socket, chosen.name, pane.pane)
+        except tmux.ServerGone:
+            _require_tmux_pane(session)  # says whether the server or the pane went away
+            raise LookoutError(f"the tmux server at {paths.tilde(pane.socket)} exited") from None
+        if landed != pane.pane:
+            raise LookoutError(
+                f"tmux client {chosen.name} is on {landed or 'no pane'}, not {pane.pane}",
+                hint="another command moved it at the same time; run the jump again",
+            )
+        return Landed(sid, project, "tmux", pane.target, chosen.name, pane.socket)
+    if "kitty_window" in place:
+        return _kitty(sid, project, place, print_only)
+    return _wezterm(sid, project, place, print_only)
+
+
+def _terminal_cli(argv: list[str], what: str) -> None:
+    try:
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT_S, check=False
+        )
+    except FileNotFoundError:
+        raise LookoutError(
+            f"{argv[0]} not found on PATH", hint=f"lookout focuses {what} through its own CLI"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise LookoutError(f"{argv[0]} did not answer in {TIMEOUT_S:g}s") from None
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise LookoutError(
+            f"{' '.join(argv[:3])} failed: {err[-1][:200] if err else f'exit {done.returncode}'}",
+            hint=f"is remote control enabled in {what}?",
+        )
+
+
+def _kitty(sid: str, project: str, place: dict[str, str], print_only: bool) -> Landed:
+    window = place["kitty_window"]
+    listen = place.get("kitty_listen_on", "")
+    if not listen.startswith(("unix:", "tcp:127.0.0.1:", "tcp:localhost:")):
+        raise LookoutError(
+            f"{name({'project': project, 'session_id': sid})} runs in kitty window {window},"
+            " but kitty's remote control"
+            " address was not recorded (or is not local)",
+            hint="set `allow_remote_control yes` and `listen_on unix:/tmp/kitty` in kitty.conf,"
+            " then restart the session",
+        )
+    if not print_only:
+        _terminal_cli(
+            ["kitty", "@", "--to", listen, "focus-window", "--match", f"id:{window}"], "kitty"
+        )
+    return Landed(sid, project, "kitty", window)
+
+
+def _wezterm(sid: str, project: str, place: dict[str, str], print_only: bool) -> Landed:
+    pane = place["wezterm_pane"]
+    if not print_only:
+        _terminal_cli(["wezterm", "cli", "activate-pane", "--pane-id", pane], "WezTerm")
+    return Landed(sid, project, "wezterm", pane)
+
+
+def tmux_json(sessions: Sequence[Row] | Sequence[dict[str, Any]], state_dir: str) -> None:
+    """Add `tmux` ({socket, pane, session, window} resolved live, or None) to each session of
+    `lookout status --json`: one tmux call per server."""
+    cache: dict[str, dict[str, Pane] | None] = {}
+    for s in sessions:
+        snapshot = store.read_session(state_dir, s["session_id"])
+        pane = locate_tmux(snapshot, cache) if snapshot else None
+        s["tmux"] = pane.as_json() if pane else None

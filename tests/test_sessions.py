@@ -1,0 +1,118 @@
+"""lookout.sessions, the read model: computed properties (alive, stale), ordering, `since`, and
+events.jsonl's lines."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from lookout import sessions, store
+from lookout.commands import view
+
+NOW = 1_800_000_000_000
+
+
+def snapshot(sid: str, status: str = "idle", **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": sid,
+        "status": status,
+        "reason": None,
+        "detail": None,
+        "summary": "",
+        "project": "demo",
+        "updated_ms": NOW - 1000,
+        "agents": {},
+        **extra,
+    }
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_dead_claude_process_shows_the_session_as_ended() -> None:
+    shown = sessions.present(snapshot("s", "working", pid=dead_pid()), NOW, 3600)
+    assert (shown["status"], shown["reason"], shown["alive"]) == ("ended", "process_gone", False)
+
+
+def test_a_live_process_keeps_its_status() -> None:
+    shown = sessions.present(
+        snapshot("s", "attention", reason="permission", pid=os.getpid()), NOW, 3600
+    )
+    assert (shown["status"], shown["reason"], shown["alive"]) == ("attention", "permission", True)
+    assert sessions.present(snapshot("s"), NOW, 3600)["alive"] is None
+
+
+def test_stale_after() -> None:
+    old = snapshot("s", updated_ms=NOW - 9 * 3600 * 1000)
+    assert sessions.present(old, NOW, 8 * 3600)["stale"] is True
+    assert sessions.present(snapshot("t"), NOW, 8 * 3600)["stale"] is False
+
+
+def test_attention_first_then_most_recent(tmp_path: Any) -> None:
+    from lookout import store
+
+    for sid, status, age in (
+        ("a", "idle", 1),
+        ("b", "attention", 50),
+        ("c", "working", 5),
+        ("d", "working", 2),
+    ):
+        with store.Locked(str(tmp_path)) as st:
+            st.write_session(snapshot(sid, status, updated_ms=NOW - age * 1000))
+    (tmp_path / "sessions" / "garbage.json").write_text("{torn")
+    order = [s["session_id"] for s in sessions.load_sessions(str(tmp_path), NOW)]
+    assert order == ["b", "d", "c", "a"]
+
+
+def episode(since_ms: int) -> dict[str, Any]:
+    return {"key": f"k{since_ms}", "reason": "permission", "since_ms": since_ms}
+
+
+def test_the_longest_waiting_attention_comes_first_whatever_happened_since(tmp_path: Any) -> None:
+    from lookout import store
+
+    # "late" started waiting first; a later duplicate Notification touched it most recently.
+    rows = (
+        ("early", NOW - 10_000, {"main": {"episode": episode(NOW - 20_000)}}),
+        ("late", NOW - 1_000, {"main": {"episode": episode(NOW - 90_000)}}),
+        ("child", NOW - 5_000, {"agents": {"a1": {"episode": episode(NOW - 60_000)}}}),
+    )
+    for sid, updated, extra in rows:
+        with store.Locked(str(tmp_path)) as st:
+            st.write_session(snapshot(sid, "attention", updated_ms=updated, **extra))
+    shown = sessions.load_sessions(str(tmp_path), NOW)
+    assert [s["session_id"] for s in shown] == ["late", "child", "early"]
+    assert shown[0]["waiting_since"] == store.rfc3339(NOW - 90_000)
+    assert "waiting_ms" not in sessions.public(shown[0])
+    table = view.table(shown, NOW, colour=False).splitlines()
+    ages = [line.split()[3] for line in table[1:] if not line.startswith(" ")]
+    assert ages == ["1m", "1m", "20s"]  # AGE: how long each has waited
+
+
+def test_parse_line_skips_torn_and_foreign_lines() -> None:
+    assert sessions.parse_line(b'{"event":"Stop"}') == {"event": "Stop"}
+    assert sessions.parse_line(b'{"event":"St') is None
+    assert sessions.parse_line(b"\xff\xfe") is None
+    assert sessions.parse_line(b"[1,2]") is None
+
+
+def test_since_is_when_the_shown_status_began() -> None:
+    episode = {"key": "k", "reason": "permission", "since_ms": NOW - 192_000}
+    waiting = snapshot("s", "attention", main={"status": "attention", "episode": episode})
+    assert sessions.present(waiting, NOW, 3600)["since"] == store.rfc3339(NOW - 192_000)
+    # A subagent's dialog: the child's episode is the session's.
+    child = {"status": "attention", "episode": {**episode, "since_ms": NOW - 5000}}
+    nested = snapshot("s", "attention", main={"status": "working"}, agents={"a1": child})
+    assert sessions.present(nested, NOW, 3600)["since"] == store.rfc3339(NOW - 5000)
+    working = snapshot("s", "working", turn={"started_ms": NOW - 60_000})
+    assert sessions.present(working, NOW, 3600)["since"] == store.rfc3339(NOW - 60_000)
+    # Idle, ended, or an old snapshot without these keys: the last event.
+    assert sessions.present(snapshot("s", "idle"), NOW, 3600)["since"] == store.rfc3339(NOW - 1000)
+    assert sessions.present(snapshot("s", "attention"), NOW, 3600)["since"] == store.rfc3339(
+        NOW - 1000
+    )
