@@ -8,391 +8,27 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import stat
-import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from lookout import hookspec, paths, store
+from lookout.agents.registry import AGENTS
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
-from lookout.install import codex as codex_config
 from lookout.install import files
+from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report, our_script
+
+__all__ = ["FAIL", "INFO", "OK", "WARN", "Check", "Report", "diagnose", "doctor", "render"]
 
 if TYPE_CHECKING:
     from lookout.shapes import Config
 
-OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 _LABEL = {OK: "ok  ", INFO: "--  ", WARN: "warn", FAIL: "FAIL"}
-
-
-@dataclass
-class Check:
-    check: str
-    status: str
-    message: str
-    hint: str | None = None
-
-
-class Report:
-    def __init__(self) -> None:
-        self.checks: list[Check] = []
-
-    def add(self, check: str, status: str, message: str, hint: str | None = None) -> None:
-        self.checks.append(Check(check, status, message, hint))
-
-    @property
-    def problems(self) -> int:
-        return sum(c.status == FAIL for c in self.checks)
-
-
-# --- hooks -----------------------------------------------------------------------------------
-
-
-def _our_script(handler: dict[str, Any]) -> str | None:
-    words: list[str] = []
-    command = handler.get("command")
-    if isinstance(command, str):
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
-    for word in words:
-        path = PurePosixPath(word)
-        if path.name in settings.OUR_SCRIPTS and path.parent.name == "hooks":
-            return word
-    return None
-
-
-def _interpreter(handler: dict[str, Any]) -> str | None:
-    command = handler.get("command")
-    try:
-        words = settings.command_words(command) if isinstance(command, str) else []
-    except ValueError:
-        return None
-    return words[0] if words else None
-
-
-def import_probe(python: str, runtime: str) -> str | None:
-    """None if `python -I -S` can import the hook runner from `runtime`, else what went wrong."""
-    code = f"import sys; sys.path.insert(0, {runtime!r}); import lookout.runner"
-    try:
-        done = subprocess.run(
-            [python, "-I", "-S", "-B", "-c", code], capture_output=True, text=True, timeout=30
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    if done.returncode == 0:
-        return None
-    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
-    return lines[-1] if lines else f"exit {done.returncode}"
-
-
-def check_commands(
-    report: Report,
-    name: str,
-    handlers: list[dict[str, Any]],
-    runnable: set[tuple[str, str]] | None = None,
-) -> None:
-    """Check that each command can run. The import probe runs an interpreter with a runtime on
-    its path, so it runs only for the (interpreter, runtime) pairs in `runnable`: the ones the
-    user chose (their installed runtime, their own settings). None: these handlers are the
-    user's own; everything is probed. A repository's settings are inspected, never executed."""
-    probed: dict[tuple[str, str], str | None] = {}
-    broken: list[str] = []
-    from_path: set[str] = set()
-    not_run = 0
-    for handler in handlers:
-        python = _interpreter(handler)
-        script = _our_script(handler)
-        if python is None or script is None:
-            broken.append(f"cannot parse {handler.get('command')!r}")
-            continue
-        resolved = python if os.path.isabs(python) else shutil.which(python)
-        if not os.path.isabs(python):
-            from_path.add(python)
-        if resolved is None or not os.access(resolved, os.X_OK):
-            broken.append(f"interpreter {python} not found")
-            continue
-        if not os.path.isfile(script):
-            broken.append(f"script {paths.tilde(script)} is missing")
-            continue
-        runtime = str(Path(script).parent.parent)
-        key = (os.path.realpath(resolved), os.path.realpath(runtime))
-        if runnable is not None and key not in runnable:
-            not_run += 1
-            continue
-        if key not in probed:
-            probed[key] = import_probe(resolved, runtime)
-        if probed[key] is not None:
-            broken.append(f"{paths.tilde(resolved)} cannot import the runner: {probed[key]}")
-    if broken:
-        shown = "; ".join(sorted(set(broken))[:3])
-        report.add(
-            name,
-            FAIL,
-            f"{len(broken)} hook commands cannot run: {shown}",
-            "run python3 install.py again from a lookout checkout",
-        )
-    elif not_run:
-        report.add(
-            name,
-            OK,
-            f"all {len(handlers)} hook commands resolve; {not_run} of them use an interpreter or"
-            " runtime the repository chose: found, not run (doctor never runs what a repository"
-            " chose)",
-        )
-    else:
-        report.add(name, OK, f"all {len(handlers)} hook commands resolve and import the runner")
-    if runnable is None:
-        _user_chosen.update(probed)
-    if from_path:
-        report.add(
-            name,
-            WARN,
-            f"commands run {', '.join(sorted(from_path))} from PATH (slower, may change)",
-            "re-run install.py: it pins an absolute interpreter",
-        )
-
-
-# (interpreter, runtime) pairs from the user's own settings, filled by the user scope (which
-# diagnose checks first): a project's commands are probed only when they run exactly these.
-_user_chosen: set[tuple[str, str]] = set()
-
-
-def check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
-    """Report one settings file; returns (our hook count, lookout plugin enabled there)."""
-    name = f"hooks ({scope})"
-    where = paths.tilde(path)
-    try:
-        loaded = files.load_settings(path)
-    except LookoutError as exc:
-        report.add(name, FAIL, str(exc), "Claude Code ignores a broken settings file whole")
-        return 0, False
-    data = loaded.data
-    plugins = data.get("enabledPlugins")
-    plugin = isinstance(plugins, dict) and any(
-        k.split("@")[0] == "lookout" and v is True for k, v in plugins.items()
-    )
-    if plugin:
-        report.add(f"plugin ({scope})", OK, f"the lookout plugin is enabled in {where}")
-    if loaded.text is None:
-        report.add(name, INFO, f"{where} does not exist")
-        return 0, plugin
-    ours = _ours(data)
-    if not ours:
-        report.add(name, INFO, f"no lookout hooks in {where}")
-        return 0, plugin
-    _report_events(
-        report,
-        name,
-        where,
-        [event for event, _ in ours],
-        [event for event, _, _ in hookspec.EVENTS],
-        f"re-run install.py{'' if scope == 'user' else f' --scope {scope}'}",
-    )
-    codex_style = sum(settings.handler_agent(h) == "codex" for _, h in ours)
-    if codex_style:
-        report.add(
-            name,
-            WARN,
-            f"{codex_style} of them are Codex commands (LOOKOUT_AGENT=codex): Claude Code"
-            " sessions would be recorded as Codex ones",
-            f"re-run install.py{'' if scope == 'user' else f' --scope {scope}'}",
-        )
-    if data.get("disableAllHooks") is True:
-        report.add(name, WARN, f"{where} sets disableAllHooks: true: no hook runs")
-    runnable = None if scope == "user" else _runnable()
-    check_commands(report, name, [handler for _, handler in ours], runnable)
-    return len(ours), plugin
-
-
-def _runnable() -> set[tuple[str, str]]:
-    home = paths.runtime_home()
-    own = (os.path.realpath(paths.venv_python(home)), os.path.realpath(home))
-    return {*_user_chosen, own}
-
-
-def check_codex(report: Report) -> int:
-    """Codex's hooks.json and its config.toml `notify`; returns how many lookout entries they
-    hold. Says nothing on a machine without a Codex home."""
-    if not paths.codex_home().is_dir():
-        return 0
-    name = "hooks (codex)"
-    found = 0
-    hooks_path = paths.codex_hooks_path()
-    where = paths.tilde(hooks_path)
-    ours: list[tuple[str, dict[str, Any]]] = []
-    try:
-        loaded = files.load_settings(hooks_path)
-    except LookoutError as exc:
-        report.add(name, FAIL, str(exc), "Codex cannot use a broken hooks.json")
-    else:
-        ours = _ours(loaded.data)
-    if ours:
-        found += len(ours)
-        _report_events(
-            report,
-            name,
-            where,
-            [event for event, _ in ours],
-            [event for event, _, _ in hookspec.CODEX_EVENTS],
-            "re-run install.py --agent codex",
-        )
-        claude_style = sum(settings.handler_agent(h) != "codex" for _, h in ours)
-        if claude_style:
-            report.add(
-                name,
-                WARN,
-                f"{claude_style} of them lack LOOKOUT_AGENT=codex: Codex sessions may be"
-                " recorded as Claude Code ones",
-                "re-run install.py --agent codex",
-            )
-        check_commands(report, name, [handler for _, handler in ours])
-        report.add(
-            name,
-            INFO,
-            "Codex runs new or changed hooks only once trusted: type /hooks in codex to check",
-        )
-    config_path = paths.codex_config_path()
-    try:
-        config = codex_config.load_codex_config(config_path)
-    except LookoutError as exc:
-        report.add("notify (codex)", FAIL, str(exc), "Codex will not start with a broken config")
-        return found
-    argv = codex_config.notify_value(config.data)
-    if codex_config.is_ours(argv):
-        assert argv is not None
-        found += 1
-        python, script = argv[0], next(a for a in argv if codex_config.is_ours([a]))
-        where = paths.tilde(config_path)
-        if not (os.path.isabs(python) and os.access(python, os.X_OK)):
-            report.add("notify (codex)", FAIL, f"notify in {where}: interpreter {python} not found")
-        elif not os.path.isfile(script):
-            report.add(
-                "notify (codex)", FAIL, f"notify in {where}: {paths.tilde(script)} is missing"
-            )
-        else:
-            report.add("notify (codex)", OK, f"notify in {where} runs {paths.tilde(script)}")
-        if ours:
-            report.add(
-                "notify (codex)",
-                WARN,
-                "Codex has both lookout's hooks and its notify: a Codex with hooks records each"
-                " turn twice",
-                "re-run install.py --agent codex (it keeps one of the two)",
-            )
-    return found
-
-
-def check_agents(report: Report) -> int:
-    """Gemini CLI, Copilot CLI, Cursor and OpenCode: lookout's entries in each one's file, and
-    whether their commands run. Says nothing about an agent not set up on this machine."""
-    from lookout.install import agents
-
-    roots = [str(paths.runtime_home())]
-    found = 0
-    for agent in agents.AGENTS:
-        if not agents.present(agent):
-            continue
-        name = f"hooks ({agent})"
-        where = paths.tilde(agents.target(agent))
-        try:
-            entries = agents.installed_commands(agent, roots)
-        except LookoutError as exc:
-            report.add(name, FAIL, str(exc), f"{agents.NAMES[agent]} cannot use a broken file")
-            continue
-        if not entries:
-            report.add(name, INFO, f"not installed (python3 install.py --agent {agent})")
-            continue
-        found += len(entries)
-        if agent == "opencode":
-            python, script = agents.plugin_paths(entries[0][1])
-            report.add(name, OK, f"lookout's plugin {where}")
-            commands = [f"{shlex.quote(python)} -I -S {shlex.quote(script)}"]
-        else:
-            wanted = {
-                "gemini": hookspec.GEMINI_EVENTS,
-                "copilot": hookspec.COPILOT_EVENTS,
-                "cursor": hookspec.CURSOR_EVENTS,
-            }[agent]
-            _report_events(
-                report,
-                name,
-                where,
-                [event for event, _ in entries],
-                list(wanted),
-                f"re-run install.py --agent {agent}",
-            )
-            commands = [command for _, command in entries]
-        check_commands(report, name, [{"command": c} for c in commands])
-    return found
-
-
-def _ours(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """lookout's handlers in a hooks file (settings.json or hooks.json), with their events."""
-    return [
-        (event, handler)
-        for event, groups in data.get("hooks", {}).items()
-        for group in groups
-        for handler in group["hooks"]
-        if settings.is_ours(handler, [str(paths.runtime_home())])
-    ]
-
-
-def _report_events(
-    report: Report, name: str, where: str, present: list[str], wanted: list[str], hint: str
-) -> None:
-    """`N hooks in FILE`, or which of the wanted events have none of ours."""
-    missing = sorted(set(wanted) - set(present))
-    if missing:
-        report.add(
-            name,
-            WARN,
-            f"{len(present)} hooks in {where}, missing {len(missing)} events"
-            f" ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''})",
-            hint,
-        )
-    else:
-        report.add(name, OK, f"{len(present)} hooks in {where}")
-
-
-def check_plugin_python(report: Report) -> None:
-    # The plugin's hooks.json runs `python3 -I -S`: whatever python3 the PATH gives Claude Code.
-    found = shutil.which("python3")
-    if found is None:
-        report.add(
-            "plugin",
-            FAIL,
-            "no python3 on PATH: the plugin's hooks cannot start",
-            "install Python 3.11 or newer as python3",
-        )
-        return
-    try:
-        done = subprocess.run(
-            [found, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        version = done.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        version = ""
-    if tuple(int(x) for x in version.split(".") if x.isdigit()) < (3, 11):
-        report.add(
-            "plugin",
-            FAIL,
-            f"python3 on PATH ({found}) is {version or 'broken'}; lookout needs 3.11+",
-            "put Python 3.11 or newer first on PATH as python3, or use python3 install.py instead",
-        )
-    else:
-        report.add("plugin", OK, f"plugin hooks run {found} (Python {version})")
 
 
 # --- config, state, channels -------------------------------------------------------------------
@@ -673,40 +309,18 @@ def check_fleet(report: Report) -> None:
 
 def diagnose(project: str) -> Report:
     report = Report()
-    _user_chosen.clear()
     home = paths.runtime_home()
     if (home / "hooks").is_dir():
         report.add("runtime", OK, f"{paths.tilde(home)}")
     else:
         report.add("runtime", INFO, f"{paths.tilde(home)} not installed (plugin or checkout?)")
-    total = 0
-    plugin = False
-    seen: set[str] = set()
-    for scope in ("user", "project", "local"):
-        path = paths.scope_path(scope, project)
-        if os.path.realpath(path) in seen:  # the project is the home directory
-            continue
-        seen.add(os.path.realpath(path))
-        count, enabled = check_scope(report, scope, path)
-        total += count
-        plugin |= enabled
-    codex = check_codex(report)
-    codex += check_agents(report)
-    if not total and not plugin and not codex:
+    found = sum(agent.check(report, project) for agent in AGENTS.values())
+    if not found:
         report.add(
             "hooks",
             FAIL,
             "lookout's hooks are not installed in any scope",
             "python3 install.py (or install the plugin: see the README)",
-        )
-    if plugin:
-        check_plugin_python(report)
-    if total and plugin:
-        report.add(
-            "hooks",
-            WARN,
-            "installed both as a plugin and in settings: every hook runs twice",
-            "keep one: python3 install.py --uninstall, or claude plugin uninstall",
         )
     loaded = check_config(report, project)
     check_remote(report, project)
@@ -736,7 +350,7 @@ def check_remote(report: Report, project: str) -> None:
             continue
         for group in data.get("hooks", {}).get(hookspec.REMOTE_EVENT, []):
             for handler in group["hooks"]:
-                script = _our_script(handler) if isinstance(handler, dict) else None
+                script = our_script(handler) if isinstance(handler, dict) else None
                 if script and PurePosixPath(script).name == hookspec.REMOTE_SCRIPT:
                     deciding.append((scope, handler.get("timeout")))
     if not remote["enabled"]:

@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from lookout import hookspec
+from lookout.agents import registry
 
 Handler = dict[str, Any]
 Settings = dict[str, Any]
@@ -24,7 +25,7 @@ Wanted = Sequence[tuple[str, Handler]]
 OUR_SCRIPTS = frozenset(
     {script for _, script, _ in hookspec.EVENTS}
     | {hookspec.GENERIC_SCRIPT, hookspec.REMOTE_SCRIPT}
-    | set(hookspec.AGENT_SCRIPTS.values())
+    | set(registry.SCRIPTS)
 )
 
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
@@ -78,8 +79,8 @@ def wanted_handlers(
     command_for: Callable[[str], str],
     events: Sequence[tuple[str, str, bool]] = hookspec.EVENTS,
 ) -> list[tuple[str, Handler]]:
-    """One command handler per event (hookspec.EVENTS, or CODEX_EVENTS); command_for maps a
-    script to a command."""
+    """One command handler per event (hookspec.EVENTS, or another agent's subset of it);
+    command_for maps a script to a command."""
     out: list[tuple[str, Handler]] = []
     for event, script, is_async in events:
         handler: Handler = {
@@ -172,8 +173,8 @@ def is_ours(handler: object, roots: Sequence[str] = ()) -> bool:
 
 
 def handler_agent(handler: object) -> str:
-    """Which agent one of our handlers was installed for: Codex commands declare themselves
-    with a leading `LOOKOUT_AGENT=codex` (see installer.hook_command)."""
+    """Which agent one of our handlers was installed for: another agent's commands declare
+    themselves with a leading `LOOKOUT_AGENT=<agent>` (see hooks.hook_command)."""
     if isinstance(handler, dict):
         command = handler.get("command")
         try:
@@ -181,8 +182,9 @@ def handler_agent(handler: object) -> str:
         except ValueError:
             words = []
         for word in words:
-            if word == f"{AGENT_VAR}=codex":
-                return "codex"
+            name, _, value = word.partition("=")
+            if name == AGENT_VAR and value in registry.NAMES:
+                return value
             if "=" not in word:
                 break  # past the environment assignments: the interpreter
     return "claude"

@@ -1,5 +1,6 @@
-"""OpenAI Codex: which way to wire it (hooks.json or the legacy `notify`), and the top-level
-`notify` setting of its config.toml, edited in the file's text so that the user's comments, key
+"""OpenAI Codex's install side (lookout.agents.codex imports it only to install, uninstall or
+check): which way to wire it (hooks.json or the legacy `notify`), and the top-level `notify`
+setting of its config.toml, edited in the file's text so that the user's comments, key
 order and formatting survive (a TOML writer would drop them).
 
 The text edits are pure (str -> str). Never changes anything but that one setting; every edit is
@@ -18,10 +19,10 @@ import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lookout import hookspec, paths
+from lookout import paths
+from lookout.agents import codex
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
-from lookout.install import files, hooks, runtime
+from lookout.install import files, hooks, runtime, settings
 from lookout.install.files import NOTHING_CHANGED, Loaded, Out
 from lookout.paths import tilde
 
@@ -77,7 +78,7 @@ def is_ours(argv: list[str] | None) -> bool:
 def _script_index(argv: list[str] | None) -> int | None:
     for i, word in enumerate(argv or ()):
         path = PurePosixPath(word)
-        if path.name == hookspec.CODEX_NOTIFY_SCRIPT and path.parent.name == "hooks":
+        if path.name == codex.NOTIFY_SCRIPT and path.parent.name == "hooks":
             return i
     return None
 
@@ -252,7 +253,7 @@ def codex_version(binary: str | None = None) -> tuple[str | None, tuple[int, int
 
 def codex_mode(force_notify: bool, out: Out) -> str:
     """'hooks' or 'notify': which way Codex is wired, said in one line."""
-    hooks, config = tilde(paths.codex_hooks_path()), tilde(paths.codex_config_path())
+    hooks, config = tilde(codex.hooks_path()), tilde(codex.config_path())
     since = ".".join(str(n) for n in CODEX_HOOKS_SINCE)
     if force_notify:
         out(f"codex: --codex-notify: using notify in {config}")
@@ -328,7 +329,7 @@ def install_notify(loaded: Loaded, python: str, home: Path, dry_run: bool, out: 
     path = loaded.path
     current = notify_value(loaded.data)
     previous = chained(current)
-    script = str(home / "hooks" / hookspec.CODEX_NOTIFY_SCRIPT)
+    script = str(home / "hooks" / codex.NOTIFY_SCRIPT)
     argv = notify_argv(python, script, previous)
     if current == argv:
         out(f"already installed: notify in {tilde(path)}")
@@ -388,10 +389,11 @@ def uninstall_notify(loaded: Loaded, dry_run: bool, out: Out) -> bool:
 
 
 def install_codex(mode: str, python: str, home: Path, dry_run: bool, out: Out) -> None:
-    hooks_file = files.load_settings(paths.codex_hooks_path())
-    config = load_codex_config(paths.codex_config_path())
+    hooks_file = files.load_settings(codex.hooks_path())
+    config = load_codex_config(codex.config_path())
     if mode == "hooks":
-        changed = hooks.install_into(hooks_file, python, home, dry_run, out, agent="codex")
+        handlers = codex.wanted(python, home)
+        changed = hooks.install_into(hooks_file, python, home, dry_run, out, codex.NAME, handlers)
         if is_ours(notify_value(config.data)):
             # Upgraded from a Codex without hooks: both would record every turn.
             uninstall_notify(config, dry_run, out)
@@ -399,7 +401,7 @@ def install_codex(mode: str, python: str, home: Path, dry_run: bool, out: Out) -
             out(
                 "note: Codex runs new or changed hooks only once you trust them:"
                 " start codex, type /hooks and trust lookout's"
-                f" {len(hookspec.CODEX_EVENTS)} hooks"
+                f" {len(codex.EVENTS)} hooks"
             )
         return
     install_notify(config, python, home, dry_run, out)

@@ -1,0 +1,161 @@
+"""`python3 install.py` and `lookout uninstall`: set up lookout's runtime and put each chosen
+agent's hooks into its own files (lookout.agents.*), or take them out again. Every file is read
+(and a broken one refused) before anything changes. The one documented writer of someone else's
+files: it writes one only atomically, after a backup, and never one it could not parse."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from lookout import __version__, paths
+from lookout.agents.registry import AGENTS
+from lookout.errors import LookoutError
+from lookout.install import files, registry, runtime
+from lookout.install.files import Out
+from lookout.paths import tilde
+
+
+@dataclass(frozen=True)
+class Options:
+    """What install.py and `lookout uninstall` were asked to do (already checked for conflicts)."""
+
+    agent: str = "claude"  # claude | codex | gemini | copilot | opencode | cursor | all
+    scope: str = "user"  # user | project | local
+    project: str | None = None
+    settings: str | None = None
+    python: str | None = None
+    codex_notify: bool = False
+    dry_run: bool = False
+    purge: bool = False
+    bridge: bool = False  # also the MQTT client and `lookout bridge` as a service
+
+
+def do_install(opts: Options, out: Out) -> int:
+    # Nothing install writes (venv, hook scripts, settings.json, their directories) may be
+    # writable by others, whatever the umask: whoever can write them runs code in every session.
+    os.umask(os.umask(0o022) | 0o022)
+    steps = [step for agent in AGENTS.values() if (step := agent.plan_install(opts, out))]
+    if opts.bridge:
+        from lookout.install import bridge
+
+        out(f"bridge: {bridge.check_config()}")  # a missing [fleet] stops here, nothing changed
+    home = paths.runtime_home()
+    if opts.dry_run:
+        python = opts.python or str(paths.venv_python(home))
+        out(f"dry run: would install the runtime into {tilde(home)}; nothing is written")
+    else:
+        python = runtime.ensure_interpreter(home, opts.python, out)
+        changed = runtime.install_code(home, python)
+        if changed:
+            out(f"installed runtime {__version__} into {tilde(home)} (hooks run {tilde(python)})")
+        else:
+            out(f"runtime {tilde(home)} is up to date")
+        runtime.install_wrapper(python, home, out)
+        runtime.install_config(out)
+    for step in steps:
+        step(python, home)
+    if opts.bridge:
+        if not opts.dry_run:
+            bridge.ensure_client(python, opts.python is None, out)
+        bridge.install(python, home, opts.dry_run, out)
+    return 0
+
+
+def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
+    home = Path(os.path.expanduser("~")).resolve()
+    real = path.resolve()
+    if real == Path("/") or real == home or real in home.parents:
+        out(f"warning: not removing {what} {tilde(path)}: refusing a home or root directory")
+        return
+    if not path.exists():
+        return
+    out(f"{'would remove' if dry_run else 'removing'} {what} {tilde(path)}")
+    if not dry_run:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+# Before backups moved into the runtime, install wrote them next to the file it changed.
+_LEGACY_BACKUP = re.compile(r"\.bak-\d{8}T\d{6}(?:-\d+)?")
+
+
+def remove_legacy_backups(targets: list[Path], dry_run: bool, out: Out) -> None:
+    """Purge: the `<file>.bak-YYYYmmddTHHMMSS` copies an older lookout left next to the files
+    it changed (they hold settings, perhaps secrets, and lookout's old hook commands)."""
+    for target in targets:
+        real = Path(os.path.realpath(target))
+        try:
+            names = os.listdir(real.parent)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.startswith(real.name) and _LEGACY_BACKUP.fullmatch(name[len(real.name) :]):
+                old = real.parent / name
+                if old.is_file() and not old.is_symlink():
+                    out(f"{'would remove' if dry_run else 'removing'} old backup {tilde(old)}")
+                    if not dry_run:
+                        old.unlink()
+
+
+def load_all(targets: list[Path]) -> None:
+    """Parse every file first: one that cannot be read stops the uninstall before any change,
+    and the error lists them all (a purge that left hooks behind would break those sessions)."""
+    broken: list[LookoutError] = []
+    for f in targets:
+        try:
+            files.load_settings(f)
+        except LookoutError as exc:
+            broken.append(exc)
+    if len(broken) == 1:
+        raise broken[0]
+    if broken:
+        raise LookoutError(
+            f"{len(broken)} settings files with lookout's hooks cannot be read:\n  "
+            + "\n  ".join(str(e) for e in broken),
+            hint=f"fix or move them, then run the command again; {files.NOTHING_CHANGED}",
+        )
+
+
+def do_uninstall(opts: Options, out: Out) -> int:
+    home = paths.runtime_home()
+    steps = [step for agent in AGENTS.values() if (step := agent.plan_uninstall(opts, out))]
+    for step in steps:
+        step([str(home)])
+    from lookout.install import bridge
+
+    bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
+    if opts.purge:
+        _purge(home, opts.dry_run, out)
+    return 0
+
+
+def _purge(home: Path, dry_run: bool, out: Out) -> None:
+    """The runtime, lookout's backups and record, its command, state and config."""
+    for sub in ("venv", "lookout", "hooks", "bin"):
+        _remove_tree(home / sub, "runtime", dry_run, out)
+    if registry.backups_root().exists() or registry.registry_path().exists():
+        out(
+            f"{'would remove' if dry_run else 'removing'} lookout's backups and record"
+            f" of installed files in {tilde(home)}"
+        )
+        if not dry_run:
+            registry.remove_all()
+    if not dry_run and home.is_dir() and not any(home.iterdir()):
+        home.rmdir()
+    wrapper = paths.bin_dir() / "lookout"
+    try:
+        ours = runtime.WRAPPER_MARK in wrapper.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if ours:
+        _remove_tree(wrapper, "command", dry_run, out)
+    verb = "would also remove" if dry_run else "also removing"
+    out(f"{verb} lookout's state and config:")
+    _remove_tree(Path(paths.state_dir()), "state", dry_run, out)
+    config = Path(paths.config_path())
+    _remove_tree(config, "config", dry_run, out)
+    if not dry_run and config.parent.is_dir() and not any(config.parent.iterdir()):
+        config.parent.rmdir()
