@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.install import claude as settings
+from lookout.install import settings
 from lookout.install import hooks
 
 from .harness import Sandbox

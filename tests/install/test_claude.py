@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from lookout import hookspec
-from lookout.install import claude as settings
+from lookout.install import settings
 from lookout.install import hooks
 from tests.helpers import ROOT
 

@@ -16,8 +16,8 @@ import pytest
 
 from lookout import hookspec, paths
 from lookout import install as installer
-from lookout.install import claude as settings
-from lookout.install import codex as codex_config
+from lookout.install import settings
+from lookout.agents import codex, codex_config
 from lookout.install import files, hooks, registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
 HOME_RT = Path("/home/dev/.local/share/lookout")
 DEV_PY = sys.executable
-N = len(hookspec.CODEX_EVENTS)
+N = len(codex.EVENTS)
 NOTIFY = [PY, "-I", "-S", str(HOME_RT / "hooks" / "codex_notify.py"), "--"]
 
 
@@ -87,8 +87,8 @@ def test_no_file_gets_one_entry_per_codex_event(codex_env: Path) -> None:
     ]
     data = json.loads(hooks_file(codex_env).read_text())
     assert list(data) == ["hooks"]
-    assert list(data["hooks"]) == [event for event, _, _ in hookspec.CODEX_EVENTS]
-    for event, script, _ in hookspec.CODEX_EVENTS:
+    assert list(data["hooks"]) == [event for event, _, _ in codex.EVENTS]
+    for event, script, _ in codex.EVENTS:
         assert data["hooks"][event] == [
             {"hooks": [{"type": "command", "command": command(script), "timeout": 10}]}
         ]
@@ -539,7 +539,7 @@ def test_doctor_flags_codex_commands_in_claude_settings(
     isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     claude = isolated_env / ".claude" / "settings.json"
-    codex_style = {"hooks": dict(settings.merge({}, hooks.wanted(PY, HOME_RT, "codex"))["hooks"])}
+    codex_style = {"hooks": dict(settings.merge({}, codex.wanted(PY, HOME_RT))["hooks"])}
     put(claude, json.dumps(codex_style))
     checks = doctor_checks(capsys, "hooks (user)")
     assert (

@@ -19,7 +19,7 @@ import lookout
 from lookout import hookspec, paths
 from lookout import install as installer
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
+from lookout.install import settings
 from lookout.install import files, hooks, registry, runtime
 from lookout.notify import config as notify_config
 from tests.helpers import write_config
@@ -554,8 +554,8 @@ def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env
     assert runtime.install_code(rt, DEV_PY, checkout) > 0
     (rt / "lookout" / "gone.py").write_text("")  # from an older version: removed on upgrade
     shutil.rmtree(checkout / "lookout" / "__pycache__", ignore_errors=True)
-    (checkout / "lookout" / "install" / "claude.py").write_text(
-        (ROOT / "lookout" / "install" / "claude.py").read_text() + "\n"
+    (checkout / "lookout" / "install" / "settings.py").write_text(
+        (ROOT / "lookout" / "install" / "settings.py").read_text() + "\n"
     )
     assert runtime.install_code(rt, DEV_PY, checkout) == 2
     assert not (rt / "lookout" / "gone.py").exists()
