@@ -1,6 +1,7 @@
-"""lookout.agents.<agent>.translate through runner.record_agent: each agent's payloads (real Gemini CLI 0.61.0 and
-OpenCode 1.18.33 captures; Copilot CLI and Cursor fixtures from their published schemas) become
-the statuses a person expects, under the agent's name; what an agent cannot say is never made up."""
+"""lookout.agents.<agent>.translate through runner.record_agent: each agent's payloads (real
+Gemini CLI 0.61.0 and OpenCode 1.18.33 captures; Copilot CLI and Cursor fixtures from their
+published schemas) become the statuses a person expects, under the agent's name; what an agent
+cannot say is never made up."""
 
 from __future__ import annotations
 

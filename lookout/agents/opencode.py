@@ -78,7 +78,7 @@ FACTS: Facts = {
     "failed_turn": True,
     "outcome_question": True,
     "ended": True,  # `opencode run` only: quitting the TUI fires nothing
-    "subagents": False,  # their dialogs count for the parent
+    "subagents": True,  # their dialogs count for the parent
 }
 # Where the plugin's body is (the runtime ships lookout/agents/*.js).
 PLUGIN_BODY = "opencode_plugin.js"

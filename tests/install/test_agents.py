@@ -1,7 +1,8 @@
-"""lookout.install.hookfiles (with each agent's module) through install.py: Gemini CLI's settings.json, Copilot CLI's hooks file,
-Cursor's hooks.json and OpenCode's plugin. The guarantees of Claude Code's installer: a broken or
-foreign file refused with nothing changed, every foreign entry kept in place, a backup, writes
-through symlinks, idempotent, a diff for --dry-run, an uninstall that gives the file back."""
+"""lookout.install.hookfiles and the agents' modules through install.py: Gemini CLI's
+settings.json, Copilot CLI's hooks file, Cursor's hooks.json and OpenCode's plugin. The
+guarantees of Claude Code's installer: a broken or foreign file refused with nothing changed,
+every foreign entry kept in place, a backup, writes through symlinks, idempotent, a diff for
+--dry-run, an uninstall that gives the file back."""
 
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lookout import hookspec
 from lookout.agents import copilot, cursor, gemini, opencode
-from lookout.install import hookfiles
-from lookout.install import settings
+from lookout.install import hookfiles, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV_PY = sys.executable

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.agents import codex, codex_config
+from lookout.agents import codex_config
 from lookout.agents.codex_config import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"

@@ -16,9 +16,8 @@ import pytest
 
 from lookout import hookspec, paths
 from lookout import install as installer
-from lookout.install import settings
 from lookout.agents import codex, codex_config
-from lookout.install import files, hooks, registry
+from lookout.install import files, hooks, registry, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"

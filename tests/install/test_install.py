@@ -19,8 +19,7 @@ import lookout
 from lookout import hookspec, paths
 from lookout import install as installer
 from lookout.errors import LookoutError
-from lookout.install import settings
-from lookout.install import files, hooks, registry, runtime
+from lookout.install import files, hooks, registry, runtime, settings
 from lookout.notify import config as notify_config
 from tests.helpers import write_config
 
