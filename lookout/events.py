@@ -437,7 +437,8 @@ def _remote(payload: dict[str, object]) -> dict[str, object] | None:
     return {k: one_line(remote.get(k)) for k in keys if isinstance(remote.get(k), str)}
 
 
-# Every agent lookout knows (lookout.adapters translates the others' payloads).
+# Every agent lookout knows: lookout.agents.registry's names (a hook may not import it; a test
+# keeps the two equal).
 AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "cursor")
 
 

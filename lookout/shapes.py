@@ -30,7 +30,7 @@ Kind = Literal[
     "session_end",
     "message",
 ]
-Agent = str  # "claude", "codex", ...: open, since adapters add agents
+Agent = str  # a lookout.agents.registry name: open, since agents get added
 ContentLevel = Literal["full", "summary", "none"]
 
 SNAPSHOT_VERSION = 1
