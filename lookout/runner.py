@@ -50,24 +50,24 @@ def _looks_like_cursor(raw: bytes) -> bool:
     )
 
 
-def run_codex_notify(argv: list[str]) -> int:
-    """Entry point of hooks/codex_notify.py, Codex's legacy `notify` program: the JSON comes as
-    the last argument. Arguments after a leading `--` are the notify program the user had
-    before; it still runs (detached), with the same JSON."""
+def run_notify(agent: str, argv: list[str]) -> int:
+    """Entry point of a notify program (hooks/codex_notify.py: Codex's legacy `notify`): the JSON
+    comes as the last argument. Arguments after a leading `--` are the notify program the user
+    had before; it still runs (detached), with the same JSON."""
     ts_ms = int(time.time() * 1000)
     chain = argv[1:-1] if len(argv) >= 2 and argv[0] == "--" else []
     raw = argv[-1] if argv and argv[-1] != "--" else ""
 
     def work(state_dir: str) -> None:
         try:
-            record_codex_notify(raw, ts_ms, state_dir, os.environ)
+            record_notify(agent, raw, ts_ms, state_dir, os.environ)
         finally:
             if chain:
                 from lookout.notify import spawn
 
                 spawn.spawn_detached([*chain, raw])
 
-    return _fail_open("codex notify", work)
+    return _fail_open(f"{agent} notify", work)
 
 
 def _agent(name: str) -> Agent:
@@ -162,20 +162,21 @@ def _keep_stdout() -> int:
         return -1
 
 
-def record_codex_notify(raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
-    """A Codex `notify` delivery, translated by lookout.agents.codex."""
+def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
+    """A notify program's argument, translated by the agent's module, recorded as a Claude-shaped
+    payload of that agent."""
     data = _parse(raw.encode("utf-8", "replace"))
     if data is None:
         store.log_error(
-            state_dir, f"codex notify: argument is not a JSON object ({len(raw)} chars)"
+            state_dir, f"{agent} notify: argument is not a JSON object ({len(raw)} chars)"
         )
         return
-    payload = _agent("codex").translate(data, None)
+    payload = _agent(agent).translate(data, None)
     if payload is None:
         return
-    codex_env = {**env, "LOOKOUT_AGENT": "codex"}
-    codex_env.pop("CLAUDE_PID", None)  # a notify program's parent is Codex, not Claude
-    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, codex_env)
+    agent_env = {**env, "LOOKOUT_AGENT": agent}
+    agent_env.pop("CLAUDE_PID", None)  # a notify program's parent is that agent, not Claude
+    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, agent_env)
 
 
 def _silence() -> None:

@@ -95,7 +95,7 @@ def chained(argv: list[str] | None) -> list[str]:
 
 
 def notify_argv(python: str, script: str, previous: list[str]) -> list[str]:
-    # runner.run_codex_notify: everything between "--" and the JSON Codex appends is chained.
+    # runner.run_notify: everything between "--" and the JSON Codex appends is chained.
     return [python, "-I", "-S", script, "--", *previous]
 
 
