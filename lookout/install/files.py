@@ -1,5 +1,5 @@
-"""Reading and writing files someone else owns (Claude Code's settings.json, Codex's hooks.json
-and config.toml): strict parse or refuse, backup, atomic write through symlinks, read-back.
+"""Reading and writing files someone else owns (Claude Code's settings.json, the other agents'
+files): strict parse or refuse, backup, atomic write through symlinks, read-back.
 
 Never writes a file it could not parse; never replaces a symlink, only its target."""
 

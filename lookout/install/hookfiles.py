@@ -1,5 +1,5 @@
 """lookout's entries in an agent's own file, for the agents that keep their hooks in one file
-(lookout.agents.gemini, copilot, cursor, opencode describe theirs with a Spec), with the
+(their lookout.agents module describes it with a Spec), with the
 guarantees of Claude Code's (install.files: strict parse or refuse, backup, atomic write through
 symlinks, read-back; every foreign entry kept in place; idempotent; a diff for --dry-run; an
 uninstall that takes out exactly what was put in).
@@ -82,7 +82,7 @@ class Spec:
         return check(self, report)
 
 
-# -- flat hooks files (Copilot CLI, Cursor): {"version": 1, "hooks": {event: [handler, ...]}} --
+# -- flat hooks files: {"version": 1, "hooks": {event: [handler, ...]}} ------------------------
 
 
 def _command_of(handler: Handler) -> str | None:

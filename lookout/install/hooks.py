@@ -20,8 +20,8 @@ def hook_command(python: str, home: Path, script: str, agent: str = "claude") ->
     # The client runs it through a shell: quote each path, pin the interpreter (no PATH lookup).
     path = shlex.quote(str(home / "hooks" / script))
     command = f"{shlex.quote(python)} -I -S {path}"
-    # Another agent running Claude Code's scripts (Codex: payloads much like Claude Code's):
-    # its commands say which agent runs them.
+    # Another agent running Claude Code's scripts (its payloads much like Claude Code's): its
+    # commands say which agent runs them.
     if agent != "claude":
         return settings.guarded(path, f"{settings.AGENT_VAR}={agent} {command}", term_guard=False)
     return settings.guarded(path, command)
@@ -35,8 +35,8 @@ def wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
 
 def remote_wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
     """The deciding hook, only with `[remote] enabled = true` in the user's own config: a second
-    PermissionRequest entry, synchronous, whose timeout follows wait_s. (Not for Codex: its
-    PermissionRequest hooks run before its prompt, so a waiting hook would block the terminal.)"""
+    PermissionRequest entry, synchronous, whose timeout follows wait_s. Claude Code's only (in
+    Codex, PermissionRequest hooks run before its prompt: a waiting hook would block it)."""
     remote = remote_config()
     if not remote.get("enabled"):
         return []

@@ -23,12 +23,12 @@ from lookout.paths import tilde
 class Options:
     """What install.py and `lookout uninstall` were asked to do (already checked for conflicts)."""
 
-    agent: str = "claude"  # claude | codex | gemini | copilot | opencode | cursor | all
+    agent: str = "claude"  # a name in lookout.agents.registry, or "all"
     scope: str = "user"  # user | project | local
     project: str | None = None
     settings: str | None = None
     python: str | None = None
-    codex_notify: bool = False
+    codex_notify: bool = False  # --codex-notify (its agent module reads it)
     dry_run: bool = False
     purge: bool = False
     bridge: bool = False  # also the MQTT client and `lookout bridge` as a service

@@ -110,8 +110,8 @@ def _kind(value: object) -> str:
 
 def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings:
     """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept.
-    `config_keys` are keys of `hooks` that are settings, not events (Gemini CLI's `enabled`,
-    `disabled`, `notifications`): kept as they are, never merged into."""
+    `config_keys` are keys of `hooks` that are settings, not events (in another agent's file of
+    this shape): kept as they are, never merged into."""
     if not isinstance(settings, dict):
         raise ShapeError(f"expected a JSON object at the top level, got {_kind(settings)}")
     hooks = settings.get("hooks")
@@ -215,7 +215,7 @@ def _strip(
     match-all groups are replaced, in order, by keep[event]'s handlers where they stand (so a
     re-install is byte-identical); what replaced one leaves `keep`. Containers that a removal
     empties are dropped, except an event (and the `hooks` key) that `keep` is about to fill
-    again, so it stays where it was. `config_keys` are settings beside the events (Gemini's)."""
+    again, so it stays where it was. `config_keys` are settings beside the events."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return
