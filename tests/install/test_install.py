@@ -580,6 +580,9 @@ def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path
         assert (rt / "lookout" / "web" / "static" / name).read_bytes() == (
             static / name
         ).read_bytes()
+    # An agent's plugin body, which its module writes out from the runtime (OpenCode's).
+    plugin = rt / "lookout" / "agents" / "opencode_plugin.js"
+    assert plugin.read_bytes() == (ROOT / "lookout" / "agents" / "opencode_plugin.js").read_bytes()
     (checkout / "lookout" / "web" / "static" / "icon.svg").unlink()  # gone in a newer version
     assert runtime.install_code(rt, DEV_PY, checkout) == 1
     assert not (rt / "lookout" / "web" / "static" / "icon.svg").exists()
