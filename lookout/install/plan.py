@@ -43,6 +43,18 @@ def do_install(opts: Options, out: Out) -> int:
         from lookout.install import bridge
 
         out(f"bridge: {bridge.check_config()}")  # a missing [fleet] stops here, nothing changed
+    python, home = _runtime(opts, out)
+    for step in steps:
+        step(python, home)
+    if opts.bridge:
+        if not opts.dry_run:
+            bridge.ensure_client(python, opts.python is None, out)
+        bridge.install(python, home, opts.dry_run, out)
+    return 0
+
+
+def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
+    """The interpreter the hooks run and the runtime directory, installed (or, dry, named)."""
     home = paths.runtime_home()
     if opts.dry_run:
         python = opts.python or str(paths.venv_python(home))
@@ -56,13 +68,7 @@ def do_install(opts: Options, out: Out) -> int:
             out(f"runtime {tilde(home)} is up to date")
         runtime.install_wrapper(python, home, out)
         runtime.install_config(out)
-    for step in steps:
-        step(python, home)
-    if opts.bridge:
-        if not opts.dry_run:
-            bridge.ensure_client(python, opts.python is None, out)
-        bridge.install(python, home, opts.dry_run, out)
-    return 0
+    return python, home
 
 
 def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
