@@ -5,7 +5,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lookout.runner import run_codex_notify
+from lookout.runner import run_notify
 
 if __name__ == "__main__":
-    raise SystemExit(run_codex_notify(sys.argv[1:]))
+    raise SystemExit(run_notify("codex", sys.argv[1:]))

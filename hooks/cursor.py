@@ -1,4 +1,4 @@
-"""Cursor hook: records the agent's event (stdin JSON), translated by lookout.adapters."""
+"""Cursor hook: records the agent's event (stdin JSON), translated by lookout.agents.cursor."""
 
 import os
 import sys

@@ -1,4 +1,4 @@
-"""Gemini CLI hook: records the agent's event (stdin JSON), translated by lookout.adapters."""
+"""Gemini CLI hook: records the agent's event (stdin JSON), translated by lookout.agents.gemini."""
 
 import os
 import sys

@@ -95,6 +95,37 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+# -- for the agent modules' translate (lookout.agents.*): shaping a Claude-like payload ---------
+
+
+def nonempty(value: object) -> str | None:
+    """A non-empty string, else None."""
+    return _str(value)
+
+
+def first(data: dict[str, object], *keys: str) -> object:
+    """The value of the first of `keys` that is present and not null."""
+    for key in keys:
+        if key in data and data[key] is not None:
+            return data[key]
+    return None
+
+
+def tool_args(value: object) -> object:
+    """Tool arguments: an object, or a JSON string of one (Copilot's toolArgs, Cursor's MCP)."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            return _jsonfast.loads(value)
+        except ValueError:
+            return {}
+    return value
+
+
+def base_payload(name: str, session_id: object, cwd: object) -> dict[str, object]:
+    """The start of a translated payload: its event, session and project."""
+    return {"hook_event_name": name, "session_id": _str(session_id) or "", "cwd": _str(cwd) or ""}
+
+
 def _strip_url(url: str) -> str:
     # Query strings and fragments often carry tokens: keep scheme, host and path only.
     for sep in ("?", "#"):
@@ -406,7 +437,8 @@ def _remote(payload: dict[str, object]) -> dict[str, object] | None:
     return {k: one_line(remote.get(k)) for k in keys if isinstance(remote.get(k), str)}
 
 
-# Every agent lookout knows (lookout.adapters translates the others' payloads).
+# Every agent lookout knows: lookout.agents.registry's names (a hook may not import it; a test
+# keeps the two equal).
 AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "cursor")
 
 

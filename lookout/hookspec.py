@@ -1,4 +1,5 @@
-"""Which Claude Code events lookout listens to, and how each is registered.
+"""Which Claude Code events lookout listens to, and how each is registered (another agent's own
+events are in its module, lookout.agents.<name>).
 
 The one table the installer, the plugin's hooks.json and the tests read. Pure data, no imports.
 """
@@ -37,74 +38,6 @@ EVENTS: tuple[tuple[str, str, bool], ...] = (
     ("SessionEnd", "session_end.py", True),
 )
 
-# OpenAI Codex's Claude-compatible hooks (~/.codex/hooks.json): the same scripts. Codex runs
-# matching hooks concurrently and its async semantics differ, so every entry is synchronous.
-CODEX_EVENTS: tuple[tuple[str, str, bool], ...] = tuple(
-    (name, script, False)
-    for name, script, _ in EVENTS
-    if name
-    in (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "PreCompact",
-        "PostCompact",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "StopFailure",
-    )
-)
-
-# Other agents run one script each (lookout.adapters translates their payloads); these are the
-# events registered for each. Gemini CLI: PreCompress is left out on purpose (0.61.0 fires it
-# before every model request, compressing or not), so are the per-model-call events.
-AGENT_SCRIPTS = {
-    "gemini": "gemini.py",
-    "copilot": "copilot.py",
-    "cursor": "cursor.py",
-    "opencode": "opencode.py",
-}
-GEMINI_EVENTS = (
-    "SessionStart",
-    "SessionEnd",
-    "BeforeAgent",
-    "AfterAgent",
-    "BeforeTool",
-    "AfterTool",
-    "Notification",
-)
-# Copilot CLI: permissionRequest fires before its rules and auto-approval (it is not "waiting");
-# preCompact has no end event. Copilot's hooks get the event name as an argument.
-COPILOT_EVENTS = (
-    "sessionStart",
-    "sessionEnd",
-    "userPromptSubmitted",
-    "preToolUse",
-    "postToolUse",
-    "postToolUseFailure",
-    "notification",
-    "agentStop",
-    "subagentStart",
-    "subagentStop",
-    "errorOccurred",
-)
-# Cursor: not beforeShellExecution / beforeMCPExecution, permission gates whose verdict Cursor
-# reads from stdout (a no-op answer there is not documented, a wrong one blocks every command);
-# the after* events say the same tool ran and expect nothing.
-CURSOR_EVENTS = (
-    "sessionStart",
-    "sessionEnd",
-    "beforeSubmitPrompt",
-    "afterShellExecution",
-    "afterMCPExecution",
-    "stop",
-)
-# The program for Codex's legacy `notify` setting (JSON as its last argument, not on stdin).
-CODEX_NOTIFY_SCRIPT = "codex_notify.py"
-
 # Any other event (newer clients keep adding them) can be recorded with this script.
 GENERIC_SCRIPT = "event.py"
 
@@ -115,4 +48,3 @@ REMOTE_EVENT = "PermissionRequest"
 
 # Seconds. Hooks finish in milliseconds; a short timeout bounds the damage of a stuck disk.
 TIMEOUT_S = 10
-GEMINI_TIMEOUT_MS = TIMEOUT_S * 1000  # Gemini CLI counts hook timeouts in milliseconds

@@ -1,5 +1,6 @@
-"""Where lookout and the agents it watches keep their files, from the environment (env overrides
-first, then XDG), and tilde() to show them. Pure lookups: never creates anything.
+"""Where lookout and Claude Code keep their files (another agent's: its lookout.agents module),
+from the environment (env overrides first, then XDG), and tilde() to show them. Pure lookups:
+never creates anything.
 
 On the hook path: only `os` is imported; pathlib is loaded by the functions that return a Path,
 which no hook calls."""
@@ -35,9 +36,12 @@ def default_state_dir() -> str:
 
 
 def config_path() -> str:
-    return os.environ.get("LOOKOUT_CONFIG") or os.path.join(
-        _xdg("XDG_CONFIG_HOME", ".config"), "lookout", "config.toml"
-    )
+    return os.environ.get("LOOKOUT_CONFIG") or os.path.join(config_home(), "lookout", "config.toml")
+
+
+def config_home() -> str:
+    """$XDG_CONFIG_HOME, or ~/.config (where lookout's and other agents' configs live)."""
+    return _xdg("XDG_CONFIG_HOME", ".config")
 
 
 def data_dir() -> str:
@@ -74,18 +78,6 @@ def scope_path(scope: str, project: str | None = None) -> Path:
     return root / ".claude" / name
 
 
-def codex_home() -> Path:
-    return _path(os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"))
-
-
-def codex_hooks_path() -> Path:
-    return codex_home() / "hooks.json"
-
-
-def codex_config_path() -> Path:
-    return codex_home() / "config.toml"
-
-
 def runtime_home() -> Path:
     return _path(os.path.abspath(data_dir()))
 
@@ -96,22 +88,3 @@ def venv_python(home: Path) -> Path:
 
 def bin_dir() -> Path:
     return _path(os.path.expanduser("~")) / ".local" / "bin"
-
-
-def gemini_settings_path() -> Path:
-    return _path(os.path.expanduser("~")) / ".gemini" / "settings.json"
-
-
-def copilot_hooks_path() -> Path:
-    """A hooks file of lookout's own among Copilot CLI's user-level hook files."""
-    home = os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
-    return _path(home) / "hooks" / "lookout.json"
-
-
-def cursor_hooks_path() -> Path:
-    return _path(os.path.expanduser("~")) / ".cursor" / "hooks.json"
-
-
-def opencode_plugin_path() -> Path:
-    """lookout's plugin among OpenCode's global plugins."""
-    return _path(_xdg("XDG_CONFIG_HOME", ".config")) / "opencode" / "plugin" / "lookout.js"

@@ -16,10 +16,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from lookout.agents.base import Agent
+
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
-# An OpenCode stamp further than this from the hook's own clock is not believed (a stamp from
-# the future would make every later event look late).
+# An agent's stamp (agents/<name>.STAMPED) further than this from the hook's own clock is not
+# believed (a stamp from the future would make every later event look late).
 STAMP_SKEW_MS = 10 * 60 * 1000
 
 
@@ -48,29 +50,36 @@ def _looks_like_cursor(raw: bytes) -> bool:
     )
 
 
-def run_codex_notify(argv: list[str]) -> int:
-    """Entry point of hooks/codex_notify.py, Codex's legacy `notify` program: the JSON comes as
-    the last argument. Arguments after a leading `--` are the notify program the user had
-    before; it still runs (detached), with the same JSON."""
+def run_notify(agent: str, argv: list[str]) -> int:
+    """Entry point of a notify program (hooks/codex_notify.py: Codex's legacy `notify`): the JSON
+    comes as the last argument. Arguments after a leading `--` are the notify program the user
+    had before; it still runs (detached), with the same JSON."""
     ts_ms = int(time.time() * 1000)
     chain = argv[1:-1] if len(argv) >= 2 and argv[0] == "--" else []
     raw = argv[-1] if argv and argv[-1] != "--" else ""
 
     def work(state_dir: str) -> None:
         try:
-            record_codex_notify(raw, ts_ms, state_dir, os.environ)
+            record_notify(agent, raw, ts_ms, state_dir, os.environ)
         finally:
             if chain:
                 from lookout.notify import spawn
 
                 spawn.spawn_detached([*chain, raw])
 
-    return _fail_open("codex notify", work)
+    return _fail_open(f"{agent} notify", work)
+
+
+def _agent(name: str) -> Agent:
+    """lookout/agents/<name>.py, and only that one: a hook never loads the registry."""
+    __import__(f"lookout.agents.{name}")
+    module: Agent = sys.modules[f"lookout.agents.{name}"]
+    return module
 
 
 def run_agent(agent: str, argv: list[str]) -> int:
-    """Entry point of hooks/<agent>.py (Gemini CLI, Copilot CLI, Cursor, OpenCode's plugin): the
-    agent's JSON on stdin (or after `--json`), translated by lookout.adapters. The first argument,
+    """Entry point of hooks/<agent>.py (an agent with a script of its own): the agent's JSON on
+    stdin (or after `--json`), translated by its module in lookout.agents. The first argument,
     if any, names the event (Copilot's camelCase payloads do not)."""
     ts_ms = int(time.time() * 1000)
     try:
@@ -81,11 +90,10 @@ def run_agent(agent: str, argv: list[str]) -> int:
         # OpenCode's plugin at exit: a pipe written then may never be flushed, argv always is.
         raw, argv = argv[1].encode("utf-8", "replace"), []
     name = argv[0] if argv else None
-    answer = b""
-    if agent == "cursor":
-        # Cursor parses every hook's stdout as JSON (an empty one is an error): `{}` decides
-        # nothing; a prompt hook says to go on, which is what it would do without lookout.
-        answer = b'{"continue": true}\n' if b'"beforeSubmitPrompt"' in raw else b"{}\n"
+    try:
+        answer = _agent(agent).answer(raw)
+    except Exception:
+        answer = b""  # recorded below, where the same import fails inside the boundary
     return _fail_open(
         f"{agent} hook {name or ''}".rstrip(),
         lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ),
@@ -96,22 +104,20 @@ def run_agent(agent: str, argv: list[str]) -> int:
 def record_agent(
     agent: str, raw: bytes, name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
 ) -> None:
-    from lookout import adapters
-
     data = _parse(raw)
     if data is None:
         store.log_error(
             state_dir, f"{agent} hook {name}: stdin is not a JSON object ({len(raw)} bytes)"
         )
         return
-    translate = adapters.TRANSLATORS[agent]
-    payload = translate(data, name)
+    module = _agent(agent)
+    payload = module.translate(data, name)
     if payload is None:
         return  # an event lookout does not track
     ts = data.get("ts")
-    if agent == "opencode" and isinstance(ts, int) and abs(ts - ts_ms) < STAMP_SKEW_MS:
-        # The plugin stamps each bus event (strictly increasing) and starts one process per
-        # event without waiting: records are ordered by that stamp, not by when a hook ran.
+    if module.STAMPED and isinstance(ts, int) and abs(ts - ts_ms) < STAMP_SKEW_MS:
+        # The agent stamps each event (strictly increasing) and starts one process per event
+        # without waiting: records are ordered by that stamp, not by when a hook ran.
         ts_ms = ts
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
@@ -156,29 +162,21 @@ def _keep_stdout() -> int:
         return -1
 
 
-def record_codex_notify(raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
-    """A completed Codex turn (`agent-turn-complete`, kebab-case keys, several of them optional)
-    becomes the Stop of that thread's session."""
+def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
+    """A notify program's argument, translated by the agent's module, recorded as a Claude-shaped
+    payload of that agent."""
     data = _parse(raw.encode("utf-8", "replace"))
     if data is None:
         store.log_error(
-            state_dir, f"codex notify: argument is not a JSON object ({len(raw)} chars)"
+            state_dir, f"{agent} notify: argument is not a JSON object ({len(raw)} chars)"
         )
         return
-    kind = data.get("type")
-    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else ""
-    thread = data.get("thread-id")
-    payload: dict[str, object] = {
-        "session_id": thread if isinstance(thread, str) and thread else f"codex:{cwd or 'unknown'}",
-        "cwd": cwd,
-        "hook_event_name": "Stop" if kind == "agent-turn-complete" else f"CodexNotify:{kind}",
-        "last_assistant_message": data.get("last-assistant-message") or "",
-    }
-    if isinstance(data.get("turn-id"), str):
-        payload["turn_id"] = data["turn-id"]
-    codex_env = {**env, "LOOKOUT_AGENT": "codex"}
-    codex_env.pop("CLAUDE_PID", None)  # a notify program's parent is Codex, not Claude
-    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, codex_env)
+    payload = _agent(agent).translate(data, None)
+    if payload is None:
+        return
+    agent_env = {**env, "LOOKOUT_AGENT": agent}
+    agent_env.pop("CLAUDE_PID", None)  # a notify program's parent is that agent, not Claude
+    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, agent_env)
 
 
 def _silence() -> None:

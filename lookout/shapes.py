@@ -30,7 +30,7 @@ Kind = Literal[
     "message",
     "resolved",
 ]
-Agent = str  # "claude", "codex", ...: open, since adapters add agents
+Agent = str  # a lookout.agents.registry name: open, since agents get added
 ContentLevel = Literal["full", "summary", "none"]
 # lookout/words.py defines these words at run time (tests/test_words.py holds the two equal).
 

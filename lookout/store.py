@@ -53,7 +53,7 @@ DELIVERIES_ROTATE_BYTES = 1024 * 1024
 DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
 ERROR_ENTRY_CHARS = 8192
-# A hook ignores SIGTERM (see install.claude.guarded), so it must never wait on a lock forever:
+# A hook ignores SIGTERM (see install.settings.guarded), so it must never wait on a lock forever:
 # a holder that hangs costs one record (logged), not a stuck process.
 LOCK_WAIT_S = 5.0
 

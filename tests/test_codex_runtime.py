@@ -201,9 +201,9 @@ def test_codex_hook_payloads_give_the_same_statuses(state_dir: Path) -> None:
     assert lines(state_dir)[3]["summary"] == "cargo test"
 
 
-def test_record_codex_notify_in_process(state_dir: Path) -> None:
-    runner.record_codex_notify(
-        json.dumps(TURN), 1_800_000_000_000, str(state_dir), {"CLAUDE_PID": "1"}
+def test_record_notify_in_process(state_dir: Path) -> None:
+    runner.record_notify(
+        "codex", json.dumps(TURN), 1_800_000_000_000, str(state_dir), {"CLAUDE_PID": "1"}
     )
     (record,) = lines(state_dir)
     assert record["pid"] is None  # Codex's notify child is not a Claude process

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from lookout import hookspec, store
+from lookout.agents import codex_config, registry
 from tests.helpers import PAYLOADS, ROOT
 
 _SESSION = "5e55-1011-hook-test"
@@ -72,11 +73,11 @@ def quiet_config() -> Path:
 
 def test_every_registered_event_has_a_script_and_a_payload() -> None:
     scripts = {p.name for p in (ROOT / "hooks").glob("*.py")}
-    # codex_notify.py takes its JSON as an argument, not on stdin: tests/test_codex.py.
+    # codex_notify.py takes its JSON as an argument, not on stdin: tests/test_codex_runtime.py.
     # remote_answer.py is the deciding hook (answers on stdout): tests/remote/test_decide.py.
-    # The other agents' scripts (one per agent): tests/test_adapters.py.
-    others = set(hookspec.AGENT_SCRIPTS.values())
-    extra = {hookspec.CODEX_NOTIFY_SCRIPT, hookspec.REMOTE_SCRIPT} | others
+    # The other agents' scripts (one per agent): tests/agents/test_translate.py.
+    others = set(registry.SCRIPTS)
+    extra = {codex_config.NOTIFY_SCRIPT, hookspec.REMOTE_SCRIPT} | others
     assert {script for _, script in SCRIPTS} | extra == scripts
     for event, _ in SCRIPTS:
         assert (PAYLOADS / f"{event}.json").exists() or event in _SYNTHETIC, event

@@ -5,6 +5,7 @@ commands/ and the optional servers never load in a hook."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -45,10 +46,14 @@ def modules_after_hook(tmp_path: Path, script: str, payload: str, answer: bytes 
     """sys.modules at the exit of a real hook script run as the installed command runs it."""
     out = tmp_path / "modules.txt"
     code = PROBE.format(out=str(out), script=str(ROOT / "hooks" / script))
-    source = FIXTURES / payload if "/" in payload else PAYLOADS / payload
+    name, _, line = payload.partition(":")  # FILE:N: line N of a .jsonl
+    source = FIXTURES / name if "/" in name else PAYLOADS / name
+    data = source.read_bytes()
+    if line:
+        data = data.splitlines()[int(line) - 1]
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", code],
-        input=source.read_bytes(),
+        input=data,
         capture_output=True,
         env=os.environ.copy(),
         timeout=30,
@@ -72,23 +77,57 @@ def test_a_recording_hook_imports_only_the_hook_path(
     assert (state_dir / "events.jsonl").exists()  # it did record
 
 
-@pytest.mark.parametrize(
-    ("script", "payload"),
-    [
-        ("gemini.py", "gemini/BeforeTool.json"),
-        ("cursor.py", "cursor/afterShellExecution.json"),
-        ("copilot.py", "copilot/preToolUse-bash.json"),
-    ],
-)
-def test_another_agents_hook_adds_only_the_adapters(
-    tmp_path: Path, state_dir: Path, script: str, payload: str
+AGENT_HOOKS = [
+    ("gemini", "gemini/BeforeTool.json"),
+    ("cursor", "cursor/afterShellExecution.json"),
+    ("copilot", "copilot/preToolUse-bash.json"),
+    ("opencode", "opencode/plugin-tui-allow.jsonl:3"),  # its tool.start
+]
+
+
+@pytest.mark.parametrize(("agent", "payload"), AGENT_HOOKS)
+def test_another_agents_hook_adds_only_its_own_module(
+    tmp_path: Path, state_dir: Path, agent: str, payload: str
 ) -> None:
     write_config("# no rules\n")
-    answer = b"{}\n" if script == "cursor.py" else b""  # Cursor needs JSON on stdout
-    loaded = modules_after_hook(tmp_path, script, payload, answer)
+    answer = b"{}\n" if agent == "cursor" else b""  # Cursor needs JSON on stdout
+    loaded = modules_after_hook(tmp_path, f"{agent}.py", payload, answer)
     ours = {m for m in loaded if m == "lookout" or m.startswith("lookout.")}
-    assert ours == HOOK_PATH | {"lookout.adapters"}
+    # Never the registry, nor another agent's module: each would cost every hook of this agent.
+    others = {f"lookout.agents.{a}" for a, _ in AGENT_HOOKS if a != agent}
+    others |= {"lookout.agents.codex", "lookout.agents.claude"}
+    assert not (ours & (others | {"lookout.agents.registry", "lookout.agents.base"}))
+    assert ours == HOOK_PATH | {"lookout.agents", f"lookout.agents.{agent}"}
     assert not (loaded & HEAVY_STDLIB)
+
+
+def test_a_codex_notify_hook_adds_only_the_codex_module(tmp_path: Path, state_dir: Path) -> None:
+    write_config("# no rules\n")
+    out = tmp_path / "modules.txt"
+    script = str(ROOT / "hooks" / "codex_notify.py")
+    code = PROBE.format(out=str(out), script=script).replace(
+        f"sys.argv = [{script!r}]", f"sys.argv = [{script!r}, sys.stdin.read()]"
+    )
+    turn = {"type": "agent-turn-complete", "thread-id": "t1", "cwd": "/tmp"}
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code],
+        input=json.dumps(turn).encode(),
+        capture_output=True,
+        env=os.environ.copy(),
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    loaded = set(out.read_text().split("\n"))
+    ours = {m for m in loaded if m == "lookout" or m.startswith("lookout.")}
+    # A turn ended, so notify loaded too (as for any Stop); of the agents, only Codex's module.
+    assert ours >= HOOK_PATH
+    assert {m for m in ours if m.startswith("lookout.agents")} == {
+        "lookout.agents",
+        "lookout.agents.codex",
+    }
+    assert not {m for m in ours if m.startswith(("lookout.install", "lookout.commands"))}
+    assert not (loaded & {"json", "subprocess", "urllib", "threading"})
+    assert (state_dir / "events.jsonl").exists()  # it did record
 
 
 def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
@@ -147,12 +186,6 @@ def test_these_package_inits_hold_only_a_docstring(package: str) -> None:
 PACKAGE = ROOT / "lookout"
 # `python -m lookout` is the CLI's entry point: the one module outside commands/ that may import it.
 ENTRY_POINTS = {"lookout.__main__"}
-# Circles that issue 20's install move removes (do_install leaves install/__init__.py for a module
-# install/cli.py imports; registry.backup stops calling files). Delete each entry with its circle.
-CIRCLES_BEING_REMOVED = [
-    {"lookout.install", "lookout.install.cli"},
-    {"lookout.install.files", "lookout.install.registry"},
-]
 
 
 def _module_name(path: Path) -> str:
@@ -255,15 +288,9 @@ def test_nothing_outside_the_cli_imports_it() -> None:
 
 def test_no_import_circle() -> None:
     found = circles(GRAPH)
-    new = [sorted(c) for c in found if c not in CIRCLES_BEING_REMOVED]
-    assert not new, f"import circles: {new}"
+    assert not found, f"import circles: {[sorted(c) for c in found]}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="install/__init__.py still holds the installer; issue 20's install move empties it,"
-    " and then this passes (strict: delete this marker then)",
-)
 def test_the_cli_loads_no_installer_until_one_runs() -> None:
     # `lookout uninstall` shares install.py's options (install/cli.py): declaring them must not
     # cost every `lookout status --line` in a status bar the installer's imports.

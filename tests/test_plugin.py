@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from lookout import __version__, hookspec
-from lookout.install import claude as settings
+from lookout.install import settings
 from tests.e2e.client import CLAUDE_CODE_VERSION, claude_path, installed_version, offline_env
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -205,8 +205,8 @@ def _cmd_trust(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def _cmd_uninstall(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout import install
     from lookout.install import cli as install_cli
+    from lookout.install import plan as install
 
     return install.do_uninstall(install_cli.request(parser, args), install_cli.out)
 

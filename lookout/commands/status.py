@@ -177,28 +177,29 @@ def notifications_off() -> str | None:
 def hooks_note() -> str | None:
     """A note when no lookout hook is installed where Claude Code or Codex would run it: the
     statuses shown are then what was recorded before, not what happens now."""
-    from lookout.install import claude, codex, files, registry
+    from lookout.agents import codex, codex_config
+    from lookout.install import files, registry, settings
 
     if registry.load():
         return None  # install.py wrote hooks somewhere (perhaps another project)
     roots = [str(paths.runtime_home())]
     places = [paths.user_settings_path(), paths.scope_path("project"), paths.scope_path("local")]
-    for place in [*places, paths.codex_hooks_path()]:
+    for place in [*places, codex.hooks_path()]:
         try:
             data = files.load_settings(place).data
         except LookoutError:
             return None  # a file we cannot read: doctor says more; claim nothing
         plugins = data.get("enabledPlugins")
-        if claude.count_ours(data, roots) or (
+        if settings.count_ours(data, roots) or (
             isinstance(plugins, dict)
             and any(k.split("@")[0] == "lookout" and v is True for k, v in plugins.items())
         ):
             return None
     try:
-        notify = codex.notify_value(codex.load_codex_config(paths.codex_config_path()).data)
+        notify = codex_config.notify_value(codex_config.load_codex_config(codex.config_path()).data)
     except LookoutError:
         return None
-    if codex.is_ours(notify):
+    if codex_config.is_ours(notify):
         return None
     return (
         f"note: no lookout hooks are installed (not in {paths.tilde(places[0])} nor in this"

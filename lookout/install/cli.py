@@ -12,7 +12,7 @@ from lookout.boundary import guarded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from lookout.install import Options
+    from lookout.install.options import Options
 
 INSTALL_DESCRIPTION = """\
 Install lookout: set up its runtime (a private virtual environment under
@@ -114,7 +114,7 @@ def request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Option
     agent = args.agent or ("codex" if codex_notify else "claude")
     if agent not in ("claude", "all") and (args.scope or args.project or args.settings):
         parser.error("--scope/--project/--settings are for Claude Code (--agent claude or all)")
-    from lookout.install import Options
+    from lookout.install.options import Options
 
     return Options(
         agent=agent,
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.bridge and args.uninstall:
         parser.error("--uninstall always removes the bridge's unit; drop --bridge")
     opts = request(parser, args)
-    from lookout import install
+    from lookout.install import plan as install
 
     if args.uninstall:
         return guarded(lambda: install.do_uninstall(opts, out))

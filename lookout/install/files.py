@@ -1,5 +1,5 @@
-"""Reading and writing files someone else owns (Claude Code's settings.json, Codex's hooks.json
-and config.toml): strict parse or refuse, backup, atomic write through symlinks, read-back.
+"""Reading and writing files someone else owns (Claude Code's settings.json, the other agents'
+files): strict parse or refuse, backup, atomic write through symlinks, read-back.
 
 Never writes a file it could not parse; never replaces a symlink, only its target."""
 
@@ -8,17 +8,19 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import stat
-import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
-from lookout.install import registry
+from lookout.install import atomic, registry, settings
+from lookout.install.atomic import atomic_write, make_dirs
 from lookout.paths import tilde
+
+__all__ = ["atomic_write", "make_dirs"]  # the writes every installer module uses, from here
 
 NOTHING_CHANGED = "lookout changed nothing"
 
@@ -108,54 +110,6 @@ def load_settings(
     return Loaded(path, text, data)
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def make_dirs(path: Path, mode: int = 0o755) -> None:
-    """mkdir -p where every created directory is at most `mode` (the umask can only take bits
-    away): under umask 000 Path.mkdir would make them 0777, writable by every user."""
-    missing = []
-    while not path.exists():
-        missing.append(path)
-        path = path.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode)
-        except FileExistsError:
-            continue
-
-
-def atomic_write(path: Path, data: bytes, mode: int, expect: bytes | None = None) -> None:
-    """Temp file in the target's directory, fsync, keep the mode, replace; through a symlink.
-    With `expect`, the target must still hold exactly those bytes right before the replace."""
-    real = Path(os.path.realpath(path))
-    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".lookout-tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        if expect is not None and real.read_bytes() != expect:
-            # Written by someone else while we made the backup and the temp file: theirs wins.
-            raise LookoutError(
-                f"{tilde(path)}: changed while lookout was writing it",
-                hint="run the command again; the file is as the other program left it",
-            )
-        os.replace(tmp, real)
-        dir_fd = os.open(real.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> Path | None:
     """Write new_text over the file (a backup first when it exists); return the backup path."""
     path = loaded.path
@@ -184,7 +138,7 @@ def write_settings(loaded: Loaded, new_text: str, now: float | None = None) -> P
         else:
             # Never writable by others, whatever the umask (000 would make it 0666): anyone who
             # can write settings.json chooses the commands every session runs.
-            mode = 0o644 & ~_umask()
+            mode = 0o644 & ~atomic.umask()
             make_dirs(real.parent)
         expect = None if loaded.text is None else loaded.text.encode("utf-8")
         atomic_write(path, data, mode, expect)
@@ -225,3 +179,44 @@ def written_note(details: list[str], backup: Path | None, loaded: Loaded) -> str
 
 def suffix(backup: Path | None) -> str:
     return f" (backup: {tilde(backup)})" if backup else ""
+
+
+# Before backups moved into the runtime, install wrote them next to the file it changed.
+_LEGACY_BACKUP = re.compile(r"\.bak-\d{8}T\d{6}(?:-\d+)?")
+
+
+def remove_legacy_backups(targets: list[Path], dry_run: bool, out: Out) -> None:
+    """Purge: the `<file>.bak-YYYYmmddTHHMMSS` copies an older lookout left next to the files
+    it changed (they hold settings, perhaps secrets, and lookout's old hook commands)."""
+    for target in targets:
+        real = Path(os.path.realpath(target))
+        try:
+            names = os.listdir(real.parent)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.startswith(real.name) and _LEGACY_BACKUP.fullmatch(name[len(real.name) :]):
+                old = real.parent / name
+                if old.is_file() and not old.is_symlink():
+                    out(f"{'would remove' if dry_run else 'removing'} old backup {tilde(old)}")
+                    if not dry_run:
+                        old.unlink()
+
+
+def load_all(targets: list[Path]) -> None:
+    """Parse every file first: one that cannot be read stops the uninstall before any change,
+    and the error lists them all (a purge that left hooks behind would break those sessions)."""
+    broken: list[LookoutError] = []
+    for f in targets:
+        try:
+            load_settings(f)
+        except LookoutError as exc:
+            broken.append(exc)
+    if len(broken) == 1:
+        raise broken[0]
+    if broken:
+        raise LookoutError(
+            f"{len(broken)} settings files with lookout's hooks cannot be read:\n  "
+            + "\n  ".join(str(e) for e in broken),
+            hint=f"fix or move them, then run the command again; {NOTHING_CHANGED}",
+        )

@@ -1,4 +1,5 @@
-"""lookout's entries in a hooks file (Claude Code's settings.json, Codex's hooks.json: one shape):
+"""lookout's entries in a hooks file of Claude Code's shape (its settings.json, and the same shape
+in another agent's file):
 the commands they run, and merging them in or taking them out through files' safe writes."""
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from typing import Any
 
 from lookout import hookspec
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
-from lookout.install import files, registry
+from lookout.install import files, registry, settings
 from lookout.install.files import Loaded, Out
 from lookout.paths import tilde
 
@@ -20,26 +20,23 @@ def hook_command(python: str, home: Path, script: str, agent: str = "claude") ->
     # The client runs it through a shell: quote each path, pin the interpreter (no PATH lookup).
     path = shlex.quote(str(home / "hooks" / script))
     command = f"{shlex.quote(python)} -I -S {path}"
-    # Codex's payloads look much like Claude Code's: its commands say which agent runs them.
-    if agent == "codex":
-        return settings.guarded(path, f"{settings.AGENT_VAR}=codex {command}", term_guard=False)
+    # Another agent running Claude Code's scripts (its payloads much like Claude Code's): its
+    # commands say which agent runs them.
+    if agent != "claude":
+        return settings.guarded(path, f"{settings.AGENT_VAR}={agent} {command}", term_guard=False)
     return settings.guarded(path, command)
 
 
-def wanted(python: str, home: Path, agent: str = "claude") -> list[tuple[str, settings.Handler]]:
-    events = hookspec.CODEX_EVENTS if agent == "codex" else hookspec.EVENTS
-    handlers = settings.wanted_handlers(
-        lambda script: hook_command(python, home, script, agent), events
-    )
-    if agent == "claude":
-        handlers += remote_wanted(python, home)
-    return handlers
+def wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
+    """Claude Code's entries: one per event, and the deciding hook when [remote] is on."""
+    handlers = settings.wanted_handlers(lambda script: hook_command(python, home, script))
+    return handlers + remote_wanted(python, home)
 
 
 def remote_wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
     """The deciding hook, only with `[remote] enabled = true` in the user's own config: a second
-    PermissionRequest entry, synchronous, whose timeout follows wait_s. (Not for Codex: its
-    PermissionRequest hooks run before its prompt, so a waiting hook would block the terminal.)"""
+    PermissionRequest entry, synchronous, whose timeout follows wait_s. Claude Code's only (in
+    Codex, PermissionRequest hooks run before its prompt: a waiting hook would block it)."""
     remote = remote_config()
     if not remote.get("enabled"):
         return []
@@ -66,13 +63,21 @@ def remote_config() -> dict[str, Any]:
 
 
 def install_into(
-    loaded: Loaded, python: str, home: Path, dry_run: bool, out: Out, agent: str = "claude"
+    loaded: Loaded,
+    python: str,
+    home: Path,
+    dry_run: bool,
+    out: Out,
+    agent: str = "claude",
+    handlers: list[tuple[str, settings.Handler]] | None = None,
 ) -> bool:
-    """Merge our entries into one settings file (Claude Code's settings.json or Codex's
-    hooks.json, the same shape); True if the file changed (or would)."""
+    """Merge our entries (`handlers`; Claude Code's by default) into one settings file (Claude
+    Code's settings.json, or another agent's file of the same shape); True if the file changed
+    (or would)."""
     target = loaded.path
     roots = [str(home)]
-    handlers = wanted(python, home, agent)
+    if handlers is None:
+        handlers = wanted(python, home)
     new = settings.merge(loaded.data, handlers, roots)
     text = settings.dumps(new, loaded.text)
     count = len(handlers)

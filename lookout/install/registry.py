@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lookout import paths
+from lookout.install.atomic import atomic_write
 
 REGISTRY = "installed.json"
 BACKUPS = "backups"
@@ -80,8 +81,6 @@ def load() -> dict[str, Entry]:
 
 
 def _save(entries: dict[str, Entry]) -> None:
-    from lookout.install import files
-
     target = registry_path()
     if not entries:
         if target.exists():
@@ -89,7 +88,7 @@ def _save(entries: dict[str, Entry]) -> None:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     doc = {"v": 1, "files": [asdict(e) for e in entries.values()]}
-    files.atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode("utf-8"), 0o600)
+    atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode("utf-8"), 0o600)
 
 
 def get(path: Path) -> Entry | None:

@@ -192,15 +192,13 @@ if __name__ == "__main__":
 
 def _shipped(directory: Path) -> set[Path]:
     """What the runtime holds of a tree: its modules, the dashboard's page (HTML, CSS, JS and an
-    icon that lookout/web reads at run time; there is no build step) and the OpenCode plugin
-    that install/agents.py writes out."""
+    icon that lookout/web reads at run time; there is no build step) and the plugins an agent
+    module writes out (lookout/agents/*.js)."""
     found = {p.relative_to(directory) for p in directory.rglob("*.py")}
     static = directory / "web" / "static"
     if static.is_dir():
         found |= {p.relative_to(directory) for p in static.iterdir() if p.is_file()}
-    plugin = directory / "install" / "opencode_plugin.js"
-    if plugin.is_file():
-        found.add(plugin.relative_to(directory))
+    found |= {p.relative_to(directory) for p in directory.glob("agents/*.js") if p.is_file()}
     return found
 
 

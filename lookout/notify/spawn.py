@@ -52,7 +52,7 @@ def spawn_detached(argv: list[str]) -> int:
     ]
     spawner = os.posix_spawn if os.sep in argv[0] else os.posix_spawnp
     try:
-        # SIGTERM back to its default: the hook ignores it (install.claude.guarded), and what
+        # SIGTERM back to its default: the hook ignores it (install.settings.guarded), and what
         # it starts must not, or a logout waits for it until SIGKILL.
         return spawner(
             argv[0],

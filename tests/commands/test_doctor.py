@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from lookout import hookspec
-from lookout import install as installer
 from lookout.commands import doctor
 from lookout.commands.main import main as cli_main
+from lookout.install import cli as install_cli
 
 N = len(hookspec.EVENTS)
 
@@ -38,7 +38,7 @@ def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def install(capsys: pytest.CaptureFixture[str], *argv: str) -> None:
-    assert installer.main(["--python", sys.executable, *argv]) == 0
+    assert install_cli.main(["--python", sys.executable, *argv]) == 0
     capsys.readouterr()
 
 

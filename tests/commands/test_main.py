@@ -292,7 +292,7 @@ def test_status_notes_when_no_hooks_are_installed(
     monkeypatch.setattr(runtime, "install_code", lambda home, python: 0)
     monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
     monkeypatch.setenv("LOOKOUT_PROC_DIR", str(recorded / "no-proc"))
-    from lookout import install
+    from lookout.install import cli as install
 
     assert install.main([]) == 0
     capsys.readouterr()

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from lookout import hookspec
-from lookout.install import claude as settings_lib
 from lookout.install import hooks as install_hooks
+from lookout.install import settings as settings_lib
 from lookout.remote import requests
 from tests.web.conftest import start_serve
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.install import claude as settings
-from lookout.install import hooks
+from lookout.install import hooks, settings
 
 from .harness import Sandbox
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from lookout import install as installer
 from lookout import paths
 from lookout.install import bridge
+from lookout.install import cli as install_cli
+from lookout.install import plan as installer
 from tests.conftest import calls, write_config
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n'
@@ -137,6 +138,6 @@ def test_unit_quoting() -> None:
 
 def test_bridge_and_uninstall_do_not_mix(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
-        installer.main(["--uninstall", "--bridge"])
+        install_cli.main(["--uninstall", "--bridge"])
     assert done.value.code == 2
     assert "--uninstall always removes the bridge's unit" in capsys.readouterr().err

@@ -15,17 +15,16 @@ from typing import Any
 import pytest
 
 from lookout import hookspec, paths
-from lookout import install as installer
-from lookout.install import claude as settings
-from lookout.install import codex as codex_config
-from lookout.install import files, hooks, registry
+from lookout.agents import codex, codex_config
+from lookout.install import cli as install_cli
+from lookout.install import files, hooks, registry, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
 HOME_RT = Path("/home/dev/.local/share/lookout")
 DEV_PY = sys.executable
-N = len(hookspec.CODEX_EVENTS)
+N = len(codex.EVENTS)
 NOTIFY = [PY, "-I", "-S", str(HOME_RT / "hooks" / "codex_notify.py"), "--"]
 
 
@@ -57,12 +56,12 @@ def put(path: Path, text: str) -> Path:
 
 def install(mode: str = "hooks", dry_run: bool = False) -> list[str]:
     lines: list[str] = []
-    codex_config.install_codex(mode, PY, HOME_RT, dry_run, lines.append)
+    codex.install(mode, PY, HOME_RT, dry_run, lines.append)
     return lines
 
 
 def main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = installer.main(list(argv))
+    rc = install_cli.main(list(argv))
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -87,8 +86,8 @@ def test_no_file_gets_one_entry_per_codex_event(codex_env: Path) -> None:
     ]
     data = json.loads(hooks_file(codex_env).read_text())
     assert list(data) == ["hooks"]
-    assert list(data["hooks"]) == [event for event, _, _ in hookspec.CODEX_EVENTS]
-    for event, script, _ in hookspec.CODEX_EVENTS:
+    assert list(data["hooks"]) == [event for event, _, _ in codex.EVENTS]
+    for event, script, _ in codex.EVENTS:
         assert data["hooks"][event] == [
             {"hooks": [{"type": "command", "command": command(script), "timeout": 10}]}
         ]
@@ -215,10 +214,10 @@ def test_agent_all_installs_both(
 
 def test_agent_flags_that_do_not_go_together(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        installer.main(["--agent", "codex", "--scope", "local"])
+        install_cli.main(["--agent", "codex", "--scope", "local"])
     assert "--scope/--project/--settings are for Claude Code" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        installer.main(["--agent", "claude", "--codex-notify"])
+        install_cli.main(["--agent", "claude", "--codex-notify"])
     assert "--codex-notify goes with --agent codex or all" in capsys.readouterr().err
 
 
@@ -384,14 +383,23 @@ def test_the_codex_version_picks_the_way(
     binary = fake_codex(tmp_path, version)
     monkeypatch.setenv("LOOKOUT_CODEX", binary)
     lines: list[str] = []
-    assert codex_config.codex_mode(False, lines.append) == mode
+    assert (
+        codex_config.codex_mode(False, lines.append, codex.hooks_path(), codex.config_path())
+        == mode
+    )
     assert lines == [line.format(bin=binary)]
 
 
 def test_no_codex_and_forced_notify(monkeypatch: pytest.MonkeyPatch) -> None:
     lines: list[str] = []
-    assert codex_config.codex_mode(False, lines.append) == "hooks"
-    assert codex_config.codex_mode(True, lines.append) == "notify"
+    assert (
+        codex_config.codex_mode(False, lines.append, codex.hooks_path(), codex.config_path())
+        == "hooks"
+    )
+    assert (
+        codex_config.codex_mode(True, lines.append, codex.hooks_path(), codex.config_path())
+        == "notify"
+    )
     assert lines == [
         "codex: codex not found on PATH: using hooks in ~/.codex/hooks.json (Codex 0.124.0+;"
         " for an older Codex add --codex-notify)",
@@ -539,7 +547,7 @@ def test_doctor_flags_codex_commands_in_claude_settings(
     isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     claude = isolated_env / ".claude" / "settings.json"
-    codex_style = {"hooks": dict(settings.merge({}, hooks.wanted(PY, HOME_RT, "codex"))["hooks"])}
+    codex_style = {"hooks": dict(settings.merge({}, codex.wanted(PY, HOME_RT))["hooks"])}
     put(claude, json.dumps(codex_style))
     checks = doctor_checks(capsys, "hooks (user)")
     assert (

@@ -17,12 +17,11 @@ import pytest
 
 import lookout
 from lookout import hookspec, paths
-from lookout import install as installer
 from lookout.config import notify
 from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
-from lookout.install import files, hooks, registry, runtime
+from lookout.install import cli as install_cli
+from lookout.install import files, hooks, registry, runtime, settings
 from tests.helpers import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +216,7 @@ def test_an_unwritable_directory_is_an_error_naming_it(isolated_env: Path) -> No
 
 
 def main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = installer.main(list(argv))
+    rc = install_cli.main(list(argv))
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -263,7 +262,7 @@ def test_explicit_settings_file(
     rc, out, _ = main(capsys, "--settings", str(target))
     assert rc == 0 and target.exists() and str(target) in out
     with pytest.raises(SystemExit) as info:
-        installer.main(["--settings", str(target), "--scope", "local"])
+        install_cli.main(["--settings", str(target), "--scope", "local"])
     assert info.value.code == 2
     assert "--settings replaces --scope/--project" in capsys.readouterr().err
 
@@ -392,7 +391,7 @@ def test_disable_all_hooks_is_warned_about(
 
 def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
-        installer.main(["--help"])
+        install_cli.main(["--help"])
     out = capsys.readouterr().out
     assert info.value.code == 0
     for word in ("--scope", "--dry-run", "--uninstall", "--purge", "--python", "CLAUDE_CONFIG_DIR"):
@@ -555,8 +554,8 @@ def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env
     assert runtime.install_code(rt, DEV_PY, checkout) > 0
     (rt / "lookout" / "gone.py").write_text("")  # from an older version: removed on upgrade
     shutil.rmtree(checkout / "lookout" / "__pycache__", ignore_errors=True)
-    (checkout / "lookout" / "install" / "claude.py").write_text(
-        (ROOT / "lookout" / "install" / "claude.py").read_text() + "\n"
+    (checkout / "lookout" / "install" / "settings.py").write_text(
+        (ROOT / "lookout" / "install" / "settings.py").read_text() + "\n"
     )
     assert runtime.install_code(rt, DEV_PY, checkout) == 2
     assert not (rt / "lookout" / "gone.py").exists()
@@ -582,6 +581,9 @@ def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path
         assert (rt / "lookout" / "web" / "static" / name).read_bytes() == (
             static / name
         ).read_bytes()
+    # An agent's plugin body, which its module writes out from the runtime (OpenCode's).
+    plugin = rt / "lookout" / "agents" / "opencode_plugin.js"
+    assert plugin.read_bytes() == (ROOT / "lookout" / "agents" / "opencode_plugin.js").read_bytes()
     (checkout / "lookout" / "web" / "static" / "icon.svg").unlink()  # gone in a newer version
     assert runtime.install_code(rt, DEV_PY, checkout) == 1
     assert not (rt / "lookout" / "web" / "static" / "icon.svg").exists()

@@ -16,8 +16,7 @@ import jsonschema
 import pytest
 
 from lookout import hookspec
-from lookout.install import claude as settings
-from lookout.install import hooks
+from lookout.install import hooks, settings
 from tests.helpers import ROOT
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

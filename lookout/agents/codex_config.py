@@ -1,5 +1,6 @@
-"""OpenAI Codex: which way to wire it (hooks.json or the legacy `notify`), and the top-level
-`notify` setting of its config.toml, edited in the file's text so that the user's comments, key
+"""OpenAI Codex's install side (lookout.agents.codex imports it only to install, uninstall or
+check): which way to wire it (hooks.json or the legacy `notify`), and the top-level `notify`
+setting of its config.toml, edited in the file's text so that the user's comments, key
 order and formatting survive (a TOML writer would drop them).
 
 The text edits are pure (str -> str). Never changes anything but that one setting; every edit is
@@ -18,15 +19,15 @@ import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lookout import hookspec, paths
+from lookout import paths
 from lookout.errors import LookoutError
-from lookout.install import claude as settings
-from lookout.install import files, hooks, runtime
+from lookout.install import files, runtime
 from lookout.install.files import NOTHING_CHANGED, Loaded, Out
 from lookout.paths import tilde
 
 # The first Codex release with hooks on by default; older ones only have `notify`.
 CODEX_HOOKS_SINCE = (0, 124, 0)
+NOTIFY_SCRIPT = "codex_notify.py"  # in hooks/: the program for the legacy `notify` setting
 
 # Where a top-level `notify = ...` may start; the parser decides which candidate is the real one.
 _NOTIFY_LINE = re.compile(r"""^[ \t]*(?:notify|"notify"|'notify')[ \t]*=""")
@@ -77,7 +78,7 @@ def is_ours(argv: list[str] | None) -> bool:
 def _script_index(argv: list[str] | None) -> int | None:
     for i, word in enumerate(argv or ()):
         path = PurePosixPath(word)
-        if path.name == hookspec.CODEX_NOTIFY_SCRIPT and path.parent.name == "hooks":
+        if path.name == NOTIFY_SCRIPT and path.parent.name == "hooks":
             return i
     return None
 
@@ -94,7 +95,7 @@ def chained(argv: list[str] | None) -> list[str]:
 
 
 def notify_argv(python: str, script: str, previous: list[str]) -> list[str]:
-    # runner.run_codex_notify: everything between "--" and the JSON Codex appends is chained.
+    # runner.run_notify: everything between "--" and the JSON Codex appends is chained.
     return [python, "-I", "-S", script, "--", *previous]
 
 
@@ -250,9 +251,9 @@ def codex_version(binary: str | None = None) -> tuple[str | None, tuple[int, int
     return binary, (major, minor, patch)
 
 
-def codex_mode(force_notify: bool, out: Out) -> str:
+def codex_mode(force_notify: bool, out: Out, hooks_file: Path, config_file: Path) -> str:
     """'hooks' or 'notify': which way Codex is wired, said in one line."""
-    hooks, config = tilde(paths.codex_hooks_path()), tilde(paths.codex_config_path())
+    hooks, config = tilde(hooks_file), tilde(config_file)
     since = ".".join(str(n) for n in CODEX_HOOKS_SINCE)
     if force_notify:
         out(f"codex: --codex-notify: using notify in {config}")
@@ -328,7 +329,7 @@ def install_notify(loaded: Loaded, python: str, home: Path, dry_run: bool, out: 
     path = loaded.path
     current = notify_value(loaded.data)
     previous = chained(current)
-    script = str(home / "hooks" / hookspec.CODEX_NOTIFY_SCRIPT)
+    script = str(home / "hooks" / NOTIFY_SCRIPT)
     argv = notify_argv(python, script, previous)
     if current == argv:
         out(f"already installed: notify in {tilde(path)}")
@@ -385,24 +386,3 @@ def uninstall_notify(loaded: Loaded, dry_run: bool, out: Out) -> bool:
     what = "restored your previous notify in" if previous else "removed lookout's notify from"
     out(f"{what} {tilde(path)}{files.suffix(backup)}")
     return True
-
-
-def install_codex(mode: str, python: str, home: Path, dry_run: bool, out: Out) -> None:
-    hooks_file = files.load_settings(paths.codex_hooks_path())
-    config = load_codex_config(paths.codex_config_path())
-    if mode == "hooks":
-        changed = hooks.install_into(hooks_file, python, home, dry_run, out, agent="codex")
-        if is_ours(notify_value(config.data)):
-            # Upgraded from a Codex without hooks: both would record every turn.
-            uninstall_notify(config, dry_run, out)
-        if changed and not dry_run:
-            out(
-                "note: Codex runs new or changed hooks only once you trust them:"
-                " start codex, type /hooks and trust lookout's"
-                f" {len(hookspec.CODEX_EVENTS)} hooks"
-            )
-        return
-    install_notify(config, python, home, dry_run, out)
-    if settings.count_ours(hooks_file.data, [str(home)]):
-        # One way only: with both, a Codex that has hooks would record every turn twice.
-        hooks.uninstall_file(hooks_file.path, [str(home)], dry_run, out)

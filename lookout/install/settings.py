@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from lookout import hookspec
+from lookout import events, hookspec
 
 Handler = dict[str, Any]
 Settings = dict[str, Any]
@@ -24,7 +24,8 @@ Wanted = Sequence[tuple[str, Handler]]
 OUR_SCRIPTS = frozenset(
     {script for _, script, _ in hookspec.EVENTS}
     | {hookspec.GENERIC_SCRIPT, hookspec.REMOTE_SCRIPT}
-    | set(hookspec.AGENT_SCRIPTS.values())
+    # An agent with one script of its own names it after itself (hooks/gemini.py).
+    | {f"{agent}.py" for agent in events.AGENTS}
 )
 
 # The variable that tells the runtime which agent runs a hook (events.agent_of reads it).
@@ -78,8 +79,8 @@ def wanted_handlers(
     command_for: Callable[[str], str],
     events: Sequence[tuple[str, str, bool]] = hookspec.EVENTS,
 ) -> list[tuple[str, Handler]]:
-    """One command handler per event (hookspec.EVENTS, or CODEX_EVENTS); command_for maps a
-    script to a command."""
+    """One command handler per event (hookspec.EVENTS, or another agent's subset of it);
+    command_for maps a script to a command."""
     out: list[tuple[str, Handler]] = []
     for event, script, is_async in events:
         handler: Handler = {
@@ -109,8 +110,8 @@ def _kind(value: object) -> str:
 
 def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings:
     """Raise ShapeError unless settings is an object whose `hooks` Claude Code would accept.
-    `config_keys` are keys of `hooks` that are settings, not events (Gemini CLI's `enabled`,
-    `disabled`, `notifications`): kept as they are, never merged into."""
+    `config_keys` are keys of `hooks` that are settings, not events (in another agent's file of
+    this shape): kept as they are, never merged into."""
     if not isinstance(settings, dict):
         raise ShapeError(f"expected a JSON object at the top level, got {_kind(settings)}")
     hooks = settings.get("hooks")
@@ -172,8 +173,8 @@ def is_ours(handler: object, roots: Sequence[str] = ()) -> bool:
 
 
 def handler_agent(handler: object) -> str:
-    """Which agent one of our handlers was installed for: Codex commands declare themselves
-    with a leading `LOOKOUT_AGENT=codex` (see installer.hook_command)."""
+    """Which agent one of our handlers was installed for: another agent's commands declare
+    themselves with a leading `LOOKOUT_AGENT=<agent>` (see hooks.hook_command)."""
     if isinstance(handler, dict):
         command = handler.get("command")
         try:
@@ -181,8 +182,9 @@ def handler_agent(handler: object) -> str:
         except ValueError:
             words = []
         for word in words:
-            if word == f"{AGENT_VAR}=codex":
-                return "codex"
+            name, _, value = word.partition("=")
+            if name == AGENT_VAR and value in events.AGENTS:
+                return value
             if "=" not in word:
                 break  # past the environment assignments: the interpreter
     return "claude"
@@ -213,7 +215,7 @@ def _strip(
     match-all groups are replaced, in order, by keep[event]'s handlers where they stand (so a
     re-install is byte-identical); what replaced one leaves `keep`. Containers that a removal
     empties are dropped, except an event (and the `hooks` key) that `keep` is about to fill
-    again, so it stays where it was. `config_keys` are settings beside the events (Gemini's)."""
+    again, so it stays where it was. `config_keys` are settings beside the events."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return

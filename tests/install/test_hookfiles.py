@@ -1,7 +1,8 @@
-"""lookout.install.agents through install.py: Gemini CLI's settings.json, Copilot CLI's hooks file,
-Cursor's hooks.json and OpenCode's plugin. The guarantees of Claude Code's installer: a broken or
-foreign file refused with nothing changed, every foreign entry kept in place, a backup, writes
-through symlinks, idempotent, a diff for --dry-run, an uninstall that gives the file back."""
+"""lookout.install.hookfiles and the agents' modules through install.py: Gemini CLI's
+settings.json, Copilot CLI's hooks file, Cursor's hooks.json and OpenCode's plugin. The
+guarantees of Claude Code's installer: a broken or foreign file refused with nothing changed,
+every foreign entry kept in place, a backup, writes through symlinks, idempotent, a diff for
+--dry-run, an uninstall that gives the file back."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lookout import hookspec
-from lookout.install import agents
-from lookout.install import claude as settings
+from lookout.agents import copilot, cursor, gemini, opencode
+from lookout.install import hookfiles, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV_PY = sys.executable
@@ -114,7 +114,7 @@ def test_gemini_install_keeps_everything_and_uninstall_gives_the_file_back(
     ours = after[1]["hooks"][0]
     assert ours["timeout"] == 10000  # Gemini counts milliseconds
     assert ours["command"].endswith("/hooks/gemini.py")
-    assert set(data["hooks"]) - {"enabled", "disabled"} == set(hookspec.GEMINI_EVENTS)
+    assert set(data["hooks"]) - {"enabled", "disabled"} == set(gemini.EVENTS)
     assert "PreCompress" not in data["hooks"]
     again = install("--agent", "gemini").stdout
     assert "already installed: 7 hooks for Gemini CLI in ~/.gemini/settings.json" in again
@@ -133,7 +133,7 @@ def test_cursor_install_keeps_foreign_handlers_in_place(isolated_env: Path) -> N
     assert data["hooks"]["stop"][0] == {"command": "./audit.sh"}
     assert data["hooks"]["stop"][1]["command"].endswith("/hooks/cursor.py")
     assert data["hooks"]["beforeReadFile"] == [{"command": "./guard.sh"}]
-    assert set(data["hooks"]) == set(hookspec.CURSOR_EVENTS) | {"beforeReadFile"}
+    assert set(data["hooks"]) == set(cursor.EVENTS) | {"beforeReadFile"}
     uninstall("--agent", "cursor")
     assert path.read_text() == CURSOR
 
@@ -148,7 +148,7 @@ def test_copilot_gets_a_hooks_file_of_its_own_with_the_event_in_each_command(
     assert f"installed 11 hooks for Copilot CLI into {path} (new file)" in out
     data = json.loads(path.read_text())
     assert data["version"] == 1
-    for event in hookspec.COPILOT_EVENTS:
+    for event in copilot.EVENTS:
         (handler,) = data["hooks"][event]
         assert handler["type"] == "command" and handler["timeoutSec"] == 10
         assert handler["bash"].endswith(f"/hooks/copilot.py {event}")
@@ -162,8 +162,8 @@ def test_opencode_plugin_is_written_whole_and_removed(isolated_env: Path) -> Non
     out = install("--agent", "opencode").stdout
     assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
     text = path.read_text()
-    assert text.startswith(agents.PLUGIN_MARK)
-    python, script = agents.plugin_paths(text)
+    assert text.startswith(hookfiles.plugin_mark(opencode.TITLE))
+    python, script = opencode.plugin_paths(text)
     assert python == DEV_PY and script.endswith("/hooks/opencode.py")
     assert "already installed: the plugin for OpenCode" in install("--agent", "opencode").stdout
     assert not list(path.parent.glob("*.bak-*"))  # lookout's own file: nothing to back up
@@ -250,10 +250,10 @@ def test_purge_removes_every_agents_entries(isolated_env: Path) -> None:
 def test_flat_merge_replaces_an_old_entry_where_it_stands() -> None:
     old = {"command": "/old/lookout/hooks/cursor.py", "timeout": 5}
     data = {"version": 1, "hooks": {"stop": [{"command": "a"}, old, {"command": "b"}]}}
-    new = agents.merge_flat(data, [("stop", {"command": "NEW"})], "cursor", [])
+    new = hookfiles.merge_flat(data, [("stop", {"command": "NEW"})], cursor.SCRIPT, [])
     assert new["hooks"]["stop"] == [{"command": "a"}, {"command": "NEW"}, {"command": "b"}]
-    assert agents.count_flat(new, "cursor", []) == 0  # "NEW" is not a lookout command
-    assert agents.unmerge_flat(data, "cursor", []) == {
+    assert hookfiles.count_flat(new, cursor.SCRIPT, []) == 0  # "NEW" is not a lookout command
+    assert hookfiles.unmerge_flat(data, cursor.SCRIPT, []) == {
         "version": 1,
         "hooks": {"stop": [{"command": "a"}, {"command": "b"}]},
     }
@@ -263,7 +263,7 @@ def test_gemini_config_keys_are_never_taken_for_events() -> None:
     data = json.loads(GEMINI)
     with pytest.raises(settings.ShapeError):
         settings.check_shape(data)  # Claude Code's shape: `enabled` is not an event
-    assert settings.check_shape(data, agents.GEMINI_CONFIG_KEYS) is data
+    assert settings.check_shape(data, gemini.CONFIG_KEYS) is data
 
 
 def test_installed_hook_commands_run_through_a_shell(isolated_env: Path, tmp_path: Path) -> None:

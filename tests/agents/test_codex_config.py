@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lookout.install import codex as codex_config
-from lookout.install.codex import ConfigError
+from lookout.agents import codex_config
+from lookout.agents.codex_config import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 # The editable ones (config-broken and config-notify-string are refused, tested below).

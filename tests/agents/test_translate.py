@@ -1,6 +1,7 @@
-"""lookout.adapters through runner.record_agent: each agent's payloads (real Gemini CLI 0.61.0 and
-OpenCode 1.18.33 captures; Copilot CLI and Cursor fixtures from their published schemas) become
-the statuses a person expects, under the agent's name; what an agent cannot say is never made up."""
+"""lookout.agents.<agent>.translate through runner.record_agent: each agent's payloads (real
+Gemini CLI 0.61.0 and OpenCode 1.18.33 captures; Copilot CLI and Cursor fixtures from their
+published schemas) become the statuses a person expects, under the agent's name; what an agent
+cannot say is never made up."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import pytest
 
 import lookout
 import lookout.notify
-from lookout import adapters, runner, store
+from lookout import runner, store
+from lookout.agents import gemini
 from tests.conftest import FIXTURES, ROOT
 
 T0 = 1_790_000_000_000
@@ -85,7 +87,7 @@ def test_gemini_events_lookout_does_not_register_are_ignored(state_dir: Path) ->
 
 def test_gemini_payload_keeps_no_transcript_path_or_tool_output() -> None:
     data = json.loads(fixture("gemini", "AfterTool"))
-    out = adapters.gemini(data, None)
+    out = gemini.translate(data, None)
     assert out is not None
     assert "transcript_path" not in out and "tool_response" not in out
     assert out["hook_event_name"] == "PostToolUse"

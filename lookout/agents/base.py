@@ -1,0 +1,84 @@
+"""What every agent module provides (like pre-commit's lang_base.Language): the hook side (its
+payload -> lookout's Claude-shaped payload, its stdout answer), the install side (where its
+configuration lives; install, uninstall and doctor), and what it can and cannot express.
+
+Imported by the registry, the installer and doctor; never by a hook (typing, dataclasses)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from lookout.install.checks import Report
+    from lookout.install.files import Out
+    from lookout.install.options import Options
+
+Payload = dict[str, object]
+# What install runs for one agent once every file has been read: (interpreter, runtime home).
+Install = Callable[[str, Path], object]
+# What uninstall runs for one agent: (the runtime roots whose hooks are lookout's).
+Uninstall = Callable[[list[str]], object]
+
+
+class Facts(TypedDict):
+    """What the agent's events can and cannot express (docs/agents.md's table, as data)."""
+
+    checked_against: str  # "real client 0.61.0", "published schema only"
+    permission: bool  # a dialog on screen -> attention permission
+    question: bool  # attention question
+    elicitation: bool
+    failed_turn: bool  # attention error
+    outcome_question: bool  # the turn's text can end with a question
+    ended: bool  # a session end is signalled
+    subagents: bool
+
+
+class Agent(Protocol):
+    """A module (lookout/agents/<name>.py), as pre-commit's languages are."""
+
+    @property
+    def NAME(self) -> str: ...  # --agent, LOOKOUT_AGENT, a session's `agent`
+
+    @property
+    def TITLE(self) -> str: ...  # how the user knows it
+
+    @property
+    def SCRIPT(self) -> str | None: ...  # the one hook script its own file runs (in hooks/)
+
+    @property
+    def STAMPED(self) -> bool: ...  # its payloads carry a `ts` to order records by (runner)
+
+    @property
+    def FACTS(self) -> Facts | None: ...  # None: Claude Code, the shape lookout's events have
+
+    # -- hook side: stdlib only; the module imports nothing at load but lookout.events ---------
+
+    def translate(self, data: Payload, name: str | None) -> Payload | None:
+        """The agent's payload (`name`: the event its script was given) -> a Claude-shaped
+        payload for events.parse; None for a delivery lookout does not track."""
+        ...
+
+    def answer(self, raw: bytes) -> bytes:
+        """What the hook writes on stdout, whatever happens (most: nothing)."""
+        ...
+
+    # -- install side: imports the installer inside each function ---------------------------
+
+    def home(self) -> Path:
+        """The agent's own directory (`--agent all` skips an agent without one)."""
+        ...
+
+    def plan_install(self, opts: Options, out: Out) -> Install | None:
+        """Read (and so check) every file this agent's install would change: a broken one
+        raises before anything changes. None: not chosen, nothing to do."""
+        ...
+
+    def plan_uninstall(self, opts: Options, out: Out) -> Uninstall | None:
+        """As plan_install, for `lookout uninstall` (with --purge: wherever the runtime is)."""
+        ...
+
+    def check(self, report: Report, project: str) -> int:
+        """doctor: report this agent's hooks; returns how many of lookout's entries it found."""
+        ...

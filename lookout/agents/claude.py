@@ -1,0 +1,232 @@
+"""Claude Code: lookout's per-event scripts (hookspec.EVENTS) merged into a settings.json scope
+(user, project, local, or --settings FILE), or the plugin (.claude-plugin/, hooks/hooks.json).
+
+Its payloads are the shape lookout's events are read in, so its hooks run runner.run and never
+import this module: it is the install and doctor side only, importing the installer lazily as
+the other agents' modules do."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.install.checks import Report
+    from lookout.install.files import Out
+    from lookout.install.options import Options
+
+NAME = "claude"
+TITLE = "Claude Code"
+STAMPED = False  # records are ordered by when the hook ran
+SCRIPT = None  # one script per event: hookspec.EVENTS
+FACTS: Facts | None = None  # lookout's own events are Claude Code's
+SCOPES = ("user", "project", "local")
+
+
+def translate(data: Payload, name: str | None) -> Payload | None:
+    return data  # already the shape events.parse reads
+
+
+def answer(raw: bytes) -> bytes:
+    return b""  # Claude Code reads a hook's stdout into the model's context: nothing
+
+
+# -- install and doctor ---------------------------------------------------------------------------
+
+
+def home() -> Path:
+    from lookout import paths
+
+    return paths.user_settings_path().parent
+
+
+def targets(opts: Options) -> list[Path]:
+    """The settings file install writes: --settings FILE, or the scope's."""
+    from pathlib import Path
+
+    from lookout import paths
+
+    if opts.settings:
+        return [Path(os.path.abspath(opts.settings))]
+    return [paths.scope_path(opts.scope, opts.project)]
+
+
+def plan_install(opts: Options, out: Out) -> Install | None:
+    if opts.agent not in (NAME, "all"):
+        return None
+    from lookout.install import files, hooks, runtime
+    from lookout.paths import tilde
+
+    (target,) = targets(opts)
+    loaded = files.load_settings(target)  # refuse a broken file before touching anything else
+
+    def install(python: str, runtime_home: Path) -> None:
+        changed = hooks.install_into(loaded, python, runtime_home, opts.dry_run, out)
+        if opts.dry_run:
+            return
+        if loaded.data.get("disableAllHooks") is True:
+            out(f"warning: {tilde(target)} sets disableAllHooks: true, so no hook runs")
+        if opts.scope == "project" and not opts.settings:
+            out(
+                "note: .claude/settings.json is usually committed, and these commands hold this"
+                " machine's paths: --scope local keeps them out of git"
+            )
+        if changed:
+            runtime.warn_running(out)
+
+    return install
+
+
+def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
+    from pathlib import Path
+
+    from lookout import paths
+    from lookout.install import files, hooks, registry, runtime
+
+    chosen = opts.agent in (NAME, "all")
+    found = targets(opts) if chosen else []
+    if opts.purge:
+        # The runtime goes away: hooks anywhere that point at it would fail, so clear every file
+        # install ever wrote to (any project), and the scopes of this one.
+        found += [Path(e.path) for e in registry.load().values() if e.agent == NAME]
+        found += [paths.scope_path(s, opts.project) for s in SCOPES]
+    unique: list[Path] = []
+    for f in found:
+        if all(os.path.realpath(f) != os.path.realpath(u) for u in unique):
+            unique.append(f)
+    files.load_all(unique)  # refuse a broken file before changing anything
+    if not unique:
+        return None
+
+    def uninstall(roots: list[str]) -> None:
+        if opts.purge:
+            files.remove_legacy_backups(unique, opts.dry_run, out)
+        changed = False
+        for target in unique:
+            changed |= hooks.uninstall_file(target, roots, opts.dry_run, out)
+        if changed and chosen:
+            runtime.warn_running(out)
+
+    return uninstall
+
+
+def check(report: Report, project: str) -> int:
+    """Every settings scope, and the plugin; returns how many of lookout's entries they hold
+    (the plugin counts one)."""
+    from lookout import paths
+    from lookout.install import checks
+
+    total = 0
+    plugin = False
+    seen: set[str] = set()
+    for scope in SCOPES:
+        path = paths.scope_path(scope, project)
+        if os.path.realpath(path) in seen:  # the project is the home directory
+            continue
+        seen.add(os.path.realpath(path))
+        count, enabled = _check_scope(report, scope, path)
+        total += count
+        plugin |= enabled
+    if plugin:
+        _check_plugin_python(report)
+    if total and plugin:
+        report.add(
+            "hooks",
+            checks.WARN,
+            "installed both as a plugin and in settings: every hook runs twice",
+            "keep one: python3 install.py --uninstall, or claude plugin uninstall",
+        )
+    return total + int(plugin)
+
+
+def _check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
+    """Report one settings file; returns (our hook count, lookout plugin enabled there)."""
+    from lookout import hookspec
+    from lookout.errors import LookoutError
+    from lookout.install import checks, files, settings
+    from lookout.paths import tilde
+
+    name = f"hooks ({scope})"
+    where = tilde(path)
+    try:
+        loaded = files.load_settings(path)
+    except LookoutError as exc:
+        report.add(name, checks.FAIL, str(exc), "Claude Code ignores a broken settings file whole")
+        return 0, False
+    data = loaded.data
+    plugins = data.get("enabledPlugins")
+    plugin = isinstance(plugins, dict) and any(
+        k.split("@")[0] == "lookout" and v is True for k, v in plugins.items()
+    )
+    if plugin:
+        report.add(f"plugin ({scope})", checks.OK, f"the lookout plugin is enabled in {where}")
+    if loaded.text is None:
+        report.add(name, checks.INFO, f"{where} does not exist")
+        return 0, plugin
+    ours = checks.ours(data)
+    if not ours:
+        report.add(name, checks.INFO, f"no lookout hooks in {where}")
+        return 0, plugin
+    again = f"re-run install.py{'' if scope == 'user' else f' --scope {scope}'}"
+    checks.report_events(
+        report,
+        name,
+        where,
+        [event for event, _ in ours],
+        [event for event, _, _ in hookspec.EVENTS],
+        again,
+    )
+    declared = sum(settings.handler_agent(h) != NAME for _, h in ours)
+    if declared:
+        report.add(
+            name,
+            checks.WARN,
+            f"{declared} of them are Codex commands (LOOKOUT_AGENT=codex): Claude Code"
+            " sessions would be recorded as Codex ones",
+            again,
+        )
+    if data.get("disableAllHooks") is True:
+        report.add(name, checks.WARN, f"{where} sets disableAllHooks: true: no hook runs")
+    runnable = None if scope == "user" else checks.runnable(report)
+    checks.check_commands(report, name, [handler for _, handler in ours], runnable)
+    return len(ours), plugin
+
+
+def _check_plugin_python(report: Report) -> None:
+    # The plugin's hooks.json runs `python3 -I -S`: whatever python3 the PATH gives Claude Code.
+    import shutil
+    import subprocess
+
+    from lookout.install import checks
+
+    found = shutil.which("python3")
+    if found is None:
+        report.add(
+            "plugin",
+            checks.FAIL,
+            "no python3 on PATH: the plugin's hooks cannot start",
+            "install Python 3.11 or newer as python3",
+        )
+        return
+    try:
+        done = subprocess.run(
+            [found, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        version = done.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        version = ""
+    if tuple(int(x) for x in version.split(".") if x.isdigit()) < (3, 11):
+        report.add(
+            "plugin",
+            checks.FAIL,
+            f"python3 on PATH ({found}) is {version or 'broken'}; lookout needs 3.11+",
+            "put Python 3.11 or newer first on PATH as python3, or use python3 install.py instead",
+        )
+    else:
+        report.add("plugin", checks.OK, f"plugin hooks run {found} (Python {version})")

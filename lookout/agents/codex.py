@@ -1,0 +1,237 @@
+"""OpenAI Codex: Claude Code's per-event scripts in $CODEX_HOME/hooks.json (their commands declare
+LOOKOUT_AGENT=codex), or, for a Codex without hooks, the legacy `notify` program in its
+config.toml, which gets a completed turn's JSON as its last argument.
+
+Hook side first: stdlib only, all that hooks/codex_notify.py loads. The install and doctor side
+below imports codex_config (TOML editing) and the installer inside each function."""
+
+from __future__ import annotations
+
+import os
+
+from lookout import hookspec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.install.checks import Report
+    from lookout.install.files import Out
+    from lookout.install.options import Options
+
+NAME = "codex"
+TITLE = "Codex"
+STAMPED = False  # records are ordered by when the hook ran
+SCRIPT = None  # Claude Code's per-event scripts
+# Codex's Claude-compatible hooks: the same scripts. Codex runs matching hooks concurrently and
+# its async semantics differ, so every entry is synchronous.
+EVENTS: tuple[tuple[str, str, bool], ...] = tuple(
+    (name, script, False)
+    for name, script, _ in hookspec.EVENTS
+    if name
+    in (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "PreCompact",
+        "PostCompact",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "StopFailure",
+    )
+)
+
+
+def translate(data: Payload, name: str | None) -> Payload | None:
+    """A `notify` delivery: a completed turn (`agent-turn-complete`, kebab-case keys, several of
+    them optional) becomes the Stop of that thread's session."""
+    kind = data.get("type")
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else ""
+    thread = data.get("thread-id")
+    payload: Payload = {
+        "session_id": thread if isinstance(thread, str) and thread else f"codex:{cwd or 'unknown'}",
+        "cwd": cwd,
+        "hook_event_name": "Stop" if kind == "agent-turn-complete" else f"CodexNotify:{kind}",
+        "last_assistant_message": data.get("last-assistant-message") or "",
+    }
+    if isinstance(data.get("turn-id"), str):
+        payload["turn_id"] = data["turn-id"]
+    return payload
+
+
+def answer(raw: bytes) -> bytes:
+    return b""
+
+
+# -- install and doctor ---------------------------------------------------------------------------
+
+FACTS: Facts | None = None  # Claude Code's events, through the same scripts (see the README)
+
+
+def home() -> Path:
+    from pathlib import Path
+
+    return Path(os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"))
+
+
+def hooks_path() -> Path:
+    return home() / "hooks.json"
+
+
+def config_path() -> Path:
+    return home() / "config.toml"
+
+
+def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
+    from lookout.install import hooks, settings
+
+    return settings.wanted_handlers(
+        lambda script: hooks.hook_command(python, runtime, script, NAME), EVENTS
+    )
+
+
+def plan_install(opts: Options, out: Out) -> Install | None:
+    if opts.agent not in (NAME, "all"):
+        return None
+    from lookout.agents import codex_config
+    from lookout.install import files
+
+    files.load_settings(hooks_path())
+    codex_config.load_codex_config(config_path())
+    mode = codex_config.codex_mode(opts.codex_notify, out, hooks_path(), config_path())
+    return lambda python, runtime: install(mode, python, runtime, opts.dry_run, out)
+
+
+def install(mode: str, python: str, home: Path, dry_run: bool, out: Out) -> None:
+    """Codex's hooks ("hooks") or its legacy notify program ("notify"): one way only."""
+    from lookout.agents import codex_config as cc
+    from lookout.install import files, hooks, settings
+
+    hooks_file = files.load_settings(hooks_path())
+    config = cc.load_codex_config(config_path())
+    if mode == "hooks":
+        changed = hooks.install_into(
+            hooks_file, python, home, dry_run, out, NAME, wanted(python, home)
+        )
+        if cc.is_ours(cc.notify_value(config.data)):
+            # Upgraded from a Codex without hooks: both would record every turn.
+            cc.uninstall_notify(config, dry_run, out)
+        if changed and not dry_run:
+            out(
+                "note: Codex runs new or changed hooks only once you trust them:"
+                f" start codex, type /hooks and trust lookout's {len(EVENTS)} hooks"
+            )
+        return
+    cc.install_notify(config, python, home, dry_run, out)
+    if settings.count_ours(hooks_file.data, [str(home)]):
+        # One way only: with both, a Codex that has hooks would record every turn twice.
+        hooks.uninstall_file(hooks_file.path, [str(home)], dry_run, out)
+
+
+def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
+    from lookout.agents import codex_config
+    from lookout.install import files, hooks
+
+    both = [hooks_path(), config_path()]
+    # With --purge the runtime goes away: Codex's hooks and notify must not point at it either.
+    chosen = opts.agent in (NAME, "all") or (opts.purge and any(map(os.path.lexists, both)))
+    if chosen:
+        # Before changing anything: a broken file stops the whole uninstall.
+        files.load_settings(both[0])
+        codex_config.load_codex_config(both[1])
+    if not (chosen or opts.purge):
+        return None
+
+    def uninstall(roots: list[str]) -> None:
+        if opts.purge:
+            files.remove_legacy_backups(both, opts.dry_run, out)
+        if chosen:
+            hooks.uninstall_file(both[0], roots, opts.dry_run, out)
+            config = codex_config.load_codex_config(both[1])
+            codex_config.uninstall_notify(config, opts.dry_run, out)
+
+    return uninstall
+
+
+def check(report: Report, project: str) -> int:
+    """Codex's hooks.json and its config.toml `notify`; returns how many lookout entries they
+    hold. Says nothing on a machine without a Codex home."""
+    if not home().is_dir():
+        return 0
+    from lookout.agents import codex_config
+    from lookout.errors import LookoutError
+    from lookout.install import checks, files, settings
+    from lookout.paths import tilde
+
+    name = "hooks (codex)"
+    found = 0
+    where = tilde(hooks_path())
+    ours: list[tuple[str, dict[str, Any]]] = []
+    try:
+        loaded = files.load_settings(hooks_path())
+    except LookoutError as exc:
+        report.add(name, checks.FAIL, str(exc), "Codex cannot use a broken hooks.json")
+    else:
+        ours = checks.ours(loaded.data)
+    if ours:
+        found += len(ours)
+        checks.report_events(
+            report,
+            name,
+            where,
+            [event for event, _ in ours],
+            [event for event, _, _ in EVENTS],
+            "re-run install.py --agent codex",
+        )
+        claude_style = sum(settings.handler_agent(h) != NAME for _, h in ours)
+        if claude_style:
+            report.add(
+                name,
+                checks.WARN,
+                f"{claude_style} of them lack LOOKOUT_AGENT=codex: Codex sessions may be"
+                " recorded as Claude Code ones",
+                "re-run install.py --agent codex",
+            )
+        checks.check_commands(report, name, [handler for _, handler in ours])
+        report.add(
+            name,
+            checks.INFO,
+            "Codex runs new or changed hooks only once trusted: type /hooks in codex to check",
+        )
+    try:
+        config = codex_config.load_codex_config(config_path())
+    except LookoutError as exc:
+        report.add(
+            "notify (codex)", checks.FAIL, str(exc), "Codex will not start with a broken config"
+        )
+        return found
+    argv = codex_config.notify_value(config.data)
+    if codex_config.is_ours(argv):
+        assert argv is not None
+        found += 1
+        python, script = argv[0], next(a for a in argv if codex_config.is_ours([a]))
+        where = tilde(config_path())
+        if not (os.path.isabs(python) and os.access(python, os.X_OK)):
+            report.add(
+                "notify (codex)", checks.FAIL, f"notify in {where}: interpreter {python} not found"
+            )
+        elif not os.path.isfile(script):
+            report.add(
+                "notify (codex)", checks.FAIL, f"notify in {where}: {tilde(script)} is missing"
+            )
+        else:
+            report.add("notify (codex)", checks.OK, f"notify in {where} runs {tilde(script)}")
+        if ours:
+            report.add(
+                "notify (codex)",
+                checks.WARN,
+                "Codex has both lookout's hooks and its notify: a Codex with hooks records each"
+                " turn twice",
+                "re-run install.py --agent codex (it keeps one of the two)",
+            )
+    return found

@@ -1,0 +1,172 @@
+"""GitHub Copilot CLI: a hooks file of lookout's own, $COPILOT_HOME/hooks/lookout.json (`version:
+1`, camelCase events; each command passes the event name, which its payloads do not carry).
+
+Hook side first: stdlib only, all that hooks/copilot.py loads. The install and doctor side below
+imports the installer inside each function, so a hook never pays for it."""
+
+from __future__ import annotations
+
+import os
+
+from lookout import events
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.install import hookfiles
+    from lookout.install.checks import Report
+    from lookout.install.files import Out
+    from lookout.install.options import Options
+
+NAME = "copilot"
+TITLE = "Copilot CLI"
+STAMPED = False  # records are ordered by when the hook ran
+SCRIPT = "copilot.py"  # in hooks/: its one script, for every event
+# permissionRequest fires before its rules and auto-approval (it is not "waiting"); preCompact
+# has no end event.
+EVENTS = (
+    "sessionStart",
+    "sessionEnd",
+    "userPromptSubmitted",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "notification",
+    "agentStop",
+    "subagentStart",
+    "subagentStop",
+    "errorOccurred",
+)
+
+_EVENTS = {
+    "sessionStart": "SessionStart",
+    "sessionEnd": "SessionEnd",
+    "userPromptSubmitted": "UserPromptSubmit",
+    "preToolUse": "PreToolUse",
+    "postToolUse": "PostToolUse",
+    "postToolUseFailure": "PostToolUseFailure",
+    "agentStop": "Stop",
+    "subagentStart": "SubagentStart",
+    "subagentStop": "SubagentStop",
+    "errorOccurred": "ErrorOccurred",
+    "notification": "Notification",
+    # The VS Code-compatible PascalCase names (snake_case payloads).
+    "SessionStart": "SessionStart",
+    "SessionEnd": "SessionEnd",
+    "UserPromptSubmit": "UserPromptSubmit",
+    "PreToolUse": "PreToolUse",
+    "PostToolUse": "PostToolUse",
+    "PostToolUseFailure": "PostToolUseFailure",
+    "Stop": "Stop",
+    "SubagentStop": "SubagentStop",
+    "ErrorOccurred": "ErrorOccurred",
+    "Notification": "Notification",
+}
+
+
+def translate(data: Payload, name: str | None) -> Payload | None:
+    # camelCase payloads carry no event name (the notification's does): the command passes it.
+    event = name or events.nonempty(data.get("hook_event_name")) or ""
+    mapped = _EVENTS.get(event)
+    if mapped is None:
+        return None
+    out = events.base_payload(
+        mapped, events.first(data, "sessionId", "session_id"), data.get("cwd")
+    )
+    if mapped in ("SessionStart", "SessionEnd"):
+        out["source"] = events.first(data, "source", "reason")
+    elif mapped == "UserPromptSubmit":
+        out["prompt"] = data.get("prompt")
+    elif mapped in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        out["tool_name"] = events.first(data, "toolName", "tool_name")
+        out["tool_input"] = events.tool_args(events.first(data, "toolArgs", "tool_input"))
+        if mapped == "PostToolUseFailure":
+            out["error"] = data.get("error")
+    elif mapped in ("SubagentStart", "SubagentStop"):
+        agent = events.nonempty(events.first(data, "agentName", "agent_name"))
+        if agent is None:
+            return None
+        # Copilot names its subagents but gives them no id: one child per name.
+        out["agent_id"] = f"copilot:{agent}"
+        out["agent_type"] = agent
+    elif mapped == "ErrorOccurred":
+        error = data.get("error")
+        text = events.first(error, "message") if isinstance(error, dict) else error
+        if data.get("recoverable") is False:
+            # The turn is over: a failed turn, like Claude Code's StopFailure.
+            out["hook_event_name"] = "StopFailure"
+            context = events.first(data, "errorContext", "error_context")
+            out["error"] = events.nonempty(context) or "error"
+            out["last_assistant_message"] = text
+        else:
+            out["message"] = text
+    elif mapped == "Notification":
+        out["notification_type"] = data.get("notification_type")
+        out["message"] = events.first(data, "message", "title")
+    return out
+
+
+def answer(raw: bytes) -> bytes:
+    return b""
+
+
+# -- install and doctor ---------------------------------------------------------------------------
+
+FACTS: Facts = {
+    "checked_against": "published schema only",
+    "permission": True,
+    "question": True,
+    "elicitation": True,
+    "failed_turn": True,
+    "outcome_question": False,
+    "ended": True,
+    "subagents": True,
+}
+
+
+def home() -> Path:
+    from pathlib import Path
+
+    return Path(os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot"))
+
+
+def config_path() -> Path:
+    """A hooks file of lookout's own among Copilot CLI's user-level hook files."""
+    return home() / "hooks" / "lookout.json"
+
+
+def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
+    from lookout.install import hookfiles
+
+    return [
+        (
+            event,
+            {
+                "type": "command",
+                "bash": hookfiles.command(python, runtime, SCRIPT, event),
+                "timeoutSec": hookfiles.TIMEOUT_S,
+            },
+        )
+        for event in EVENTS
+    ]
+
+
+def _spec() -> hookfiles.Spec:
+    from lookout.install import hookfiles
+
+    return hookfiles.Spec(NAME, TITLE, SCRIPT, "flat", config_path(), home(), EVENTS, wanted)
+
+
+def plan_install(opts: Options, out: Out) -> Install | None:
+    return _spec().plan_install(opts, out)
+
+
+def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
+    return _spec().plan_uninstall(opts, out)
+
+
+def check(report: Report, project: str) -> int:
+    return _spec().check(report)

@@ -1,0 +1,140 @@
+"""Gemini CLI: its hooks in ~/.gemini/settings.json (Claude Code's matcher groups, timeouts in ms).
+
+Hook side first: stdlib only, all that hooks/gemini.py loads. The install and doctor side below
+imports the installer inside each function, so a hook never pays for it."""
+
+from __future__ import annotations
+
+from lookout import events
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.install import hookfiles
+    from lookout.install.checks import Report
+    from lookout.install.files import Out
+    from lookout.install.options import Options
+
+NAME = "gemini"
+TITLE = "Gemini CLI"
+STAMPED = False  # records are ordered by when the hook ran
+SCRIPT = "gemini.py"  # in hooks/: its one script, for every event
+# The events registered. PreCompress is left out on purpose (0.61.0 fires it before every model
+# request, compressing or not), so are the per-model-call events.
+EVENTS = (
+    "SessionStart",
+    "SessionEnd",
+    "BeforeAgent",
+    "AfterAgent",
+    "BeforeTool",
+    "AfterTool",
+    "Notification",
+)
+# Keys of Gemini CLI's `hooks` object that are settings, not events.
+CONFIG_KEYS = ("enabled", "disabled", "notifications")
+
+_EVENTS = {
+    "SessionStart": "SessionStart",
+    "SessionEnd": "SessionEnd",
+    "BeforeAgent": "UserPromptSubmit",
+    "AfterAgent": "Stop",
+    "BeforeTool": "PreToolUse",
+    "AfterTool": "PostToolUse",
+    "Notification": "Notification",
+}
+
+
+def translate(data: Payload, name: str | None) -> Payload | None:
+    event = events.nonempty(data.get("hook_event_name")) or name or ""
+    mapped = _EVENTS.get(event)
+    if mapped is None:
+        return None
+    out = events.base_payload(mapped, data.get("session_id"), data.get("cwd"))
+    if mapped in ("SessionStart", "SessionEnd"):
+        out["source"] = events.first(data, "source", "reason")
+    elif mapped == "UserPromptSubmit":
+        out["prompt"] = data.get("prompt")
+    elif mapped == "Stop":
+        out["last_assistant_message"] = data.get("prompt_response")
+    elif mapped in ("PreToolUse", "PostToolUse"):
+        out["tool_name"] = data.get("tool_name")
+        out["tool_input"] = data.get("tool_input")
+    else:
+        # The only type Gemini sends: a tool confirmation dialog is on screen.
+        kind = events.nonempty(data.get("notification_type"))
+        out["notification_type"] = "permission_prompt" if kind == "ToolPermission" else kind
+        details = data.get("details")
+        what = None
+        if isinstance(details, dict):
+            what = events.first(details, "command", "filePath", "fileName", "url", "title")
+        out["message"] = what if isinstance(what, str) else data.get("message")
+    return out
+
+
+def answer(raw: bytes) -> bytes:
+    return b""
+
+
+# -- install and doctor ---------------------------------------------------------------------------
+
+FACTS: Facts = {
+    "checked_against": "real client 0.61.0",
+    "permission": True,
+    "question": False,
+    "elicitation": False,
+    "failed_turn": False,
+    "outcome_question": True,
+    "ended": True,
+    "subagents": False,
+}
+
+
+def home() -> Path:
+    import os
+    from pathlib import Path
+
+    return Path(os.path.expanduser("~")) / ".gemini"
+
+
+def config_path() -> Path:
+    return home() / "settings.json"
+
+
+def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
+    from lookout.install import hookfiles
+
+    return [
+        (
+            event,
+            {
+                "name": f"lookout-{event}",
+                "type": "command",
+                "command": hookfiles.command(python, runtime, SCRIPT),
+                "timeout": hookfiles.TIMEOUT_S * 1000,  # Gemini CLI counts milliseconds
+            },
+        )
+        for event in EVENTS
+    ]
+
+
+def _spec() -> hookfiles.Spec:
+    from lookout.install import hookfiles
+
+    return hookfiles.Spec(
+        NAME, TITLE, SCRIPT, "groups", config_path(), home(), EVENTS, wanted, CONFIG_KEYS
+    )
+
+
+def plan_install(opts: Options, out: Out) -> Install | None:
+    return _spec().plan_install(opts, out)
+
+
+def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
+    return _spec().plan_uninstall(opts, out)
+
+
+def check(report: Report, project: str) -> int:
+    return _spec().check(report)

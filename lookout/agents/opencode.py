@@ -1,0 +1,165 @@
+"""OpenCode: lookout's plugin, ${XDG_CONFIG_HOME:-~/.config}/opencode/plugin/lookout.js (a file of
+lookout's own), forwards trimmed bus events to hooks/opencode.py, stamped in bus order.
+
+Hook side first: stdlib only, all that hooks/opencode.py loads. The install and doctor side below
+imports the installer inside each function, so a hook never pays for it."""
+
+from __future__ import annotations
+
+from lookout import events
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.install import hookfiles
+    from lookout.install.checks import Report
+    from lookout.install.files import Out
+    from lookout.install.options import Options
+
+NAME = "opencode"
+TITLE = "OpenCode"
+SCRIPT = "opencode.py"  # in hooks/: what the plugin runs, for every event
+# The plugin stamps each bus event (strictly increasing) and starts one process per event without
+# waiting: records are ordered by that stamp, not by when a hook ran (see runner.record_agent).
+STAMPED = True
+
+
+def translate(data: Payload, name: str | None) -> Payload | None:
+    """The plugin already tracked what needs memory (turn edges, the last assistant text, which
+    tool a permission or question belongs to); this maps its `type` to lookout's events."""
+    kind = events.nonempty(data.get("type")) or name or ""
+    session = data.get("sessionID")
+    cwd = data.get("directory")
+    base = events.base_payload
+    tool: Payload = {"tool_name": data.get("tool"), "tool_input": data.get("input")}
+    if data.get("callID") is not None:
+        tool["tool_use_id"] = data.get("callID")
+    if kind == "session.created":
+        return {**base("SessionStart", session, cwd), "source": "startup"}
+    if kind == "lookout.resume":
+        return {**base("SessionStart", session, cwd), "source": "resume"}
+    if kind == "lookout.exit":
+        return {**base("SessionEnd", session, cwd), "source": "exit"}
+    if kind == "turn.start":
+        return {**base("UserPromptSubmit", session, cwd), "prompt": data.get("prompt")}
+    if kind == "turn.end":
+        return {**base("Stop", session, cwd), "last_assistant_message": data.get("text")}
+    if kind == "session.error":
+        out = base("StopFailure", session, cwd)
+        out["error"] = events.nonempty(data.get("error")) or "error"
+        out["last_assistant_message"] = data.get("message")
+        return out
+    if kind == "tool.start":
+        return {**base("PreToolUse", session, cwd), **tool}
+    if kind in ("tool.end", "tool.error"):
+        name = "PostToolUse" if kind == "tool.end" else "PostToolUseFailure"
+        return {**base(name, session, cwd), **tool}
+    if kind in ("permission.asked", "question.asked"):
+        return {**base("PermissionRequest", session, cwd), **tool}
+    if kind in ("permission.replied", "question.replied", "question.rejected"):
+        return {**base("PermissionReplied", session, cwd), **tool}
+    return None
+
+
+def answer(raw: bytes) -> bytes:
+    return b""
+
+
+# -- install and doctor ---------------------------------------------------------------------------
+
+FACTS: Facts = {
+    "checked_against": "real client 1.18.33",
+    "permission": True,
+    "question": True,
+    "elicitation": False,
+    "failed_turn": True,
+    "outcome_question": True,
+    "ended": True,  # `opencode run` only: quitting the TUI fires nothing
+    "subagents": True,  # their dialogs count for the parent
+}
+# Where the plugin's body is (the runtime ships lookout/agents/*.js).
+PLUGIN_BODY = "opencode_plugin.js"
+
+
+def home() -> Path:
+    from pathlib import Path
+
+    from lookout import paths
+
+    return Path(paths.config_home()) / "opencode"
+
+
+def config_path() -> Path:
+    """lookout's plugin among OpenCode's global plugins."""
+    return home() / "plugin" / "lookout.js"
+
+
+def plugin_text(python: str, runtime: Path) -> str:
+    import json
+    from pathlib import Path
+
+    from lookout.install import hookfiles
+
+    script = str(runtime / "hooks" / SCRIPT)
+    body = Path(__file__).with_name(PLUGIN_BODY).read_text(encoding="utf-8")
+    # json.dumps: a valid JS string literal (ASCII only, so no U+2028 surprises).
+    return (
+        f"{hookfiles.plugin_mark(TITLE)}\n"
+        f"const PYTHON = {json.dumps(python)};\n"
+        f"const SCRIPT = {json.dumps(script)};\n"
+        f"{body}"
+    )
+
+
+def plugin_paths(text: str) -> tuple[str, str]:
+    """(interpreter, script) a plugin file written by plugin_text runs; ("", "") if unreadable."""
+    import json
+
+    found: dict[str, str] = {}
+    for line in text.splitlines()[1:3]:
+        for name in ("PYTHON", "SCRIPT"):
+            prefix = f"const {name} = "
+            if line.startswith(prefix) and line.endswith(";"):
+                try:
+                    value = json.loads(line[len(prefix) : -1])
+                except ValueError:
+                    continue
+                if isinstance(value, str):
+                    found[name] = value
+    return found.get("PYTHON", ""), found.get("SCRIPT", "")
+
+
+def _wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
+    return []  # no hooks file: the plugin is the whole install
+
+
+def _spec() -> hookfiles.Spec:
+    from lookout.install import hookfiles
+
+    return hookfiles.Spec(
+        NAME,
+        TITLE,
+        SCRIPT,
+        "plugin",
+        config_path(),
+        home(),
+        (),
+        _wanted,
+        plugin=plugin_text,
+        plugin_paths=plugin_paths,
+    )
+
+
+def plan_install(opts: Options, out: Out) -> Install | None:
+    return _spec().plan_install(opts, out)
+
+
+def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
+    return _spec().plan_uninstall(opts, out)
+
+
+def check(report: Report, project: str) -> int:
+    return _spec().check(report)

@@ -1,0 +1,108 @@
+"""doctor: the optional features, the fleet's bridge and broker and remote answers."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from lookout import hookspec, paths
+from lookout.errors import LookoutError
+from lookout.install import files
+from lookout.install.checks import FAIL, INFO, OK, WARN, Report, our_script
+
+if TYPE_CHECKING:
+    pass
+
+
+def check_fleet(report: Report) -> None:
+    """With a [fleet]: whether this state directory's bridge runs and the broker answers."""
+    from lookout.config import fleet
+    from lookout.fleet import access, bridge, mqtt
+
+    try:
+        cfg = fleet.load()
+    except fleet.NotConfigured:
+        return
+    except LookoutError as exc:
+        report.add("fleet", FAIL, f"invalid [fleet]: {exc}", "lookout check-config")
+        return
+    state = paths.tilde(paths.state_dir())
+    pid = bridge.running_pid(paths.state_dir())
+    if pid is not None:
+        report.add("fleet", OK, f"bridge runs (pid {pid}) for {state} as host {cfg.host}")
+    else:
+        report.add(
+            "fleet",
+            WARN,
+            f"no bridge runs for {state}: other hosts see {cfg.host} as offline",
+            "lookout bridge (python3 install.py --bridge runs it as a service)",
+        )
+    try:
+        mqtt.require()
+        found = access.check(cfg, timeout=3.0)  # what the broker's ACL lets this host do
+    except LookoutError as exc:
+        report.add("fleet", FAIL, f"broker: {exc}", exc.hint)
+        return
+    for ok, message, hint in found:
+        report.add("fleet", OK if ok else FAIL, message, hint)
+
+
+def check_remote(report: Report, project: str) -> None:
+    """[remote] in the config against the deciding hook in the settings: turning it on (or
+    changing wait_s) needs install.py to run again, which is easy to forget."""
+    from lookout.config.files import load
+    from lookout.remote.decide import TIMEOUT_MARGIN_S
+
+    try:
+        remote = load(None)["remote"]
+    except LookoutError:
+        return  # check_config already said what is wrong
+    deciding: list[tuple[str, Any]] = []
+    for scope in ("user", "project", "local"):
+        path = paths.scope_path(scope, project)
+        try:
+            data = files.load_settings(path).data
+        except LookoutError:
+            continue
+        for group in data.get("hooks", {}).get(hookspec.REMOTE_EVENT, []):
+            for handler in group["hooks"]:
+                script = our_script(handler) if isinstance(handler, dict) else None
+                if script and PurePosixPath(script).name == hookspec.REMOTE_SCRIPT:
+                    deciding.append((scope, handler.get("timeout")))
+    if not remote["enabled"]:
+        if deciding:
+            report.add(
+                "remote",
+                WARN,
+                "the deciding hook is registered but [remote] is off (it exits at once)",
+                "re-run python3 install.py to take it out",
+            )
+        return
+    if not deciding:
+        report.add(
+            "remote",
+            WARN,
+            "[remote] enabled = true, but the deciding hook is not registered: nothing waits"
+            " for a remote answer",
+            "re-run python3 install.py",
+        )
+        return
+    want = int(remote["wait_s"]) + TIMEOUT_MARGIN_S
+    wrong = [f"{scope}: {timeout}" for scope, timeout in deciding if timeout != want]
+    if wrong:
+        report.add(
+            "remote",
+            WARN,
+            f"the deciding hook's timeout ({', '.join(wrong)} s) does not follow wait_s"
+            f" = {remote['wait_s']} (want {want} s)",
+            "re-run python3 install.py",
+        )
+        return
+    tools = ", ".join(remote["tools"])
+    report.add(
+        "remote",
+        OK,
+        f"remote answers are on: requests wait up to {remote['wait_s']} s (tools: {tools})",
+    )
+    if not remote["url"]:
+        report.add("remote", INFO, "alerts carry no link to the request (set [remote] url)")

@@ -1,0 +1,130 @@
+"""doctor: the config, the state directory and the sender's deliveries."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lookout import paths, store
+from lookout.errors import LookoutError
+from lookout.install.checks import FAIL, INFO, OK, WARN, Report
+from lookout.sessions import parse_line
+
+if TYPE_CHECKING:
+    from lookout.shapes import Config
+
+
+def check_config(report: Report, project: str) -> Config | None:
+    path = paths.config_path()
+    where = paths.tilde(path)
+    from lookout.config.files import resolve
+
+    try:
+        loaded, pf = resolve(cwd=project)
+    except LookoutError as exc:
+        report.add("config", FAIL, f"invalid: {exc}", exc.hint)
+        return None
+    source = where if os.path.exists(path) else f"built-in defaults ({where} does not exist)"
+    channels = loaded.get("channels", {})
+    rules = loaded.get("rules", [])
+    report.add("config", OK, f"{source}: {_n(len(channels), 'channel')}, {_n(len(rules), 'rule')}")
+    if pf is not None and pf.ignored is not None:
+        directory = paths.tilde(os.path.dirname(os.path.dirname(pf.path)))
+        report.add(
+            "config",
+            WARN,
+            f"{paths.tilde(pf.path)}: ignored: {pf.ignored}",
+            f"lookout trust {directory} shows what it adds and asks"
+            if pf.adds
+            else "a project file must be yours and writable only by you",
+        )
+    return loaded
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def check_state(report: Report) -> None:
+    state = Path(paths.state_dir())
+    where = paths.tilde(state)
+    if not state.exists():
+        parent = next((p for p in state.parents if p.exists()), Path("/"))
+        if os.access(parent, os.W_OK):
+            report.add("state", INFO, f"{where} does not exist yet (the first hook creates it)")
+        else:
+            report.add("state", FAIL, f"{where} cannot be created: {parent} is not writable")
+        return
+    unsafe = store.unsafe_reason(str(state))
+    if unsafe is not None:
+        report.add(
+            "state",
+            FAIL,
+            f"refused: {unsafe}: hooks record nothing there",
+            "point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
+        )
+        return
+    if not state.is_dir():
+        report.add("state", FAIL, f"{where} is not a directory")
+        return
+    mode = stat.S_IMODE(state.stat().st_mode)
+    if not os.access(state, os.W_OK | os.X_OK):
+        report.add("state", FAIL, f"{where} is not writable by this user")
+    elif mode & 0o077:
+        report.add(
+            "state",
+            WARN,
+            f"{where} has mode {mode:04o}: others can read your prompts",
+            f"chmod 700 {where}",
+        )
+    else:
+        report.add("state", OK, f"{where} (mode {mode:04o})")
+    loose = [
+        p.name
+        for p in state.rglob("*")
+        if p.is_file() and not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077
+    ]
+    if loose:
+        report.add(
+            "state",
+            WARN,
+            f"{len(loose)} files readable by others ({', '.join(sorted(loose)[:3])})",
+            f"chmod -R go= {where}",
+        )
+    errors = state / store.ERRORS
+    if errors.is_file() and errors.stat().st_size:
+        with open(errors, encoding="utf-8", errors="replace") as fh:
+            lines = [ln.rstrip() for ln in fh if ln.strip()]
+        last = next((ln for ln in reversed(lines) if not ln.startswith((" ", "\t"))), "")
+        report.add(
+            "state",
+            WARN,
+            f"errors.log has {len(lines)} lines; last: {last[:160]}",
+            f"read {paths.tilde(errors)}; delete it once the cause is fixed",
+        )
+
+
+def check_deliveries(report: Report, last: int = 50) -> None:
+    """What the background sender recorded: the last failures are usually the whole story."""
+    path = Path(paths.state_dir()) / store.DELIVERIES
+    if not path.is_file():
+        report.add("deliveries", INFO, "no notification sent yet")
+        return
+    with open(path, "rb") as fh:
+        lines = fh.read().splitlines()[-last:]
+    records = [r for r in (parse_line(raw) for raw in lines) if r is not None]
+    failed = [r for r in records if r.get("result") == "failed"]
+    sent = sum(1 for r in records if r.get("result") == "sent")
+    if not failed:
+        report.add("deliveries", OK, f"last {len(records)}: {sent} sent, none failed")
+        return
+    worst = failed[-1]
+    report.add(
+        "deliveries",
+        WARN,
+        f"last {len(records)}: {len(failed)} failed; latest: {worst.get('channel')} "
+        f"({worst.get('kind')}) at {worst.get('ts')}: {worst.get('detail')}",
+        "lookout tail --deliveries; lookout test CHANNEL",
+    )

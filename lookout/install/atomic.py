@@ -1,0 +1,61 @@
+"""Writing a file atomically (temp file beside it, fsync, keep the mode, replace; through a
+symlink) and making directories no wider than asked, whatever the umask. The bottom of the
+installer: imports nothing of it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from lookout.errors import LookoutError
+from lookout.paths import tilde
+
+
+def umask() -> int:
+    """The process umask (reading it means setting it: set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def make_dirs(path: Path, mode: int = 0o755) -> None:
+    """mkdir -p where every created directory is at most `mode` (the umask can only take bits
+    away): under umask 000 Path.mkdir would make them 0777, writable by every user."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode)
+        except FileExistsError:
+            continue
+
+
+def atomic_write(path: Path, data: bytes, mode: int, expect: bytes | None = None) -> None:
+    """Temp file in the target's directory, fsync, keep the mode, replace; through a symlink.
+    With `expect`, the target must still hold exactly those bytes right before the replace."""
+    real = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".lookout-tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        if expect is not None and real.read_bytes() != expect:
+            # Written by someone else while we made the backup and the temp file: theirs wins.
+            raise LookoutError(
+                f"{tilde(path)}: changed while lookout was writing it",
+                hint="run the command again; the file is as the other program left it",
+            )
+        os.replace(tmp, real)
+        dir_fd = os.open(real.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,111 @@
+"""`python3 install.py` and `lookout uninstall`: set up lookout's runtime and put each chosen
+agent's hooks into its own files (lookout.agents.*), or take them out again. Every file is read
+(and a broken one refused) before anything changes. The one documented writer of someone else's
+files: it writes one only atomically, after a backup, and never one it could not parse."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from lookout import __version__, paths
+from lookout.agents.registry import AGENTS
+from lookout.install import registry, runtime
+from lookout.install.files import Out
+from lookout.install.options import Options
+from lookout.paths import tilde
+
+
+def do_install(opts: Options, out: Out) -> int:
+    # Nothing install writes (venv, hook scripts, settings.json, their directories) may be
+    # writable by others, whatever the umask: whoever can write them runs code in every session.
+    os.umask(os.umask(0o022) | 0o022)
+    steps = [step for agent in AGENTS.values() if (step := agent.plan_install(opts, out))]
+    if opts.bridge:
+        from lookout.install import bridge
+
+        out(f"bridge: {bridge.check_config()}")  # a missing [fleet] stops here, nothing changed
+    python, home = _runtime(opts, out)
+    for step in steps:
+        step(python, home)
+    if opts.bridge:
+        if not opts.dry_run:
+            bridge.ensure_client(python, opts.python is None, out)
+        bridge.install(python, home, opts.dry_run, out)
+    return 0
+
+
+def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
+    """The interpreter the hooks run and the runtime directory, installed (or, dry, named)."""
+    home = paths.runtime_home()
+    if opts.dry_run:
+        python = opts.python or str(paths.venv_python(home))
+        out(f"dry run: would install the runtime into {tilde(home)}; nothing is written")
+    else:
+        python = runtime.ensure_interpreter(home, opts.python, out)
+        changed = runtime.install_code(home, python)
+        if changed:
+            out(f"installed runtime {__version__} into {tilde(home)} (hooks run {tilde(python)})")
+        else:
+            out(f"runtime {tilde(home)} is up to date")
+        runtime.install_wrapper(python, home, out)
+        runtime.install_config(out)
+    return python, home
+
+
+def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
+    home = Path(os.path.expanduser("~")).resolve()
+    real = path.resolve()
+    if real == Path("/") or real == home or real in home.parents:
+        out(f"warning: not removing {what} {tilde(path)}: refusing a home or root directory")
+        return
+    if not path.exists():
+        return
+    out(f"{'would remove' if dry_run else 'removing'} {what} {tilde(path)}")
+    if not dry_run:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def do_uninstall(opts: Options, out: Out) -> int:
+    home = paths.runtime_home()
+    steps = [step for agent in AGENTS.values() if (step := agent.plan_uninstall(opts, out))]
+    for step in steps:
+        step([str(home)])
+    from lookout.install import bridge
+
+    bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
+    if opts.purge:
+        bridge.stop_running(opts.dry_run, out)  # one started by hand, too
+    if opts.purge:
+        _purge(home, opts.dry_run, out)
+    return 0
+
+
+def _purge(home: Path, dry_run: bool, out: Out) -> None:
+    """The runtime, lookout's backups and record, its command, state and config."""
+    for sub in ("venv", "lookout", "hooks", "bin"):
+        _remove_tree(home / sub, "runtime", dry_run, out)
+    if registry.backups_root().exists() or registry.registry_path().exists():
+        out(
+            f"{'would remove' if dry_run else 'removing'} lookout's backups and record"
+            f" of installed files in {tilde(home)}"
+        )
+        if not dry_run:
+            registry.remove_all()
+    if not dry_run and home.is_dir() and not any(home.iterdir()):
+        home.rmdir()
+    wrapper = paths.bin_dir() / "lookout"
+    try:
+        ours = runtime.WRAPPER_MARK in wrapper.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if ours:
+        _remove_tree(wrapper, "command", dry_run, out)
+    verb = "would also remove" if dry_run else "also removing"
+    out(f"{verb} lookout's state and config:")
+    _remove_tree(Path(paths.state_dir()), "state", dry_run, out)
+    config = Path(paths.config_path())
+    _remove_tree(config, "config", dry_run, out)
+    if not dry_run and config.parent.is_dir() and not any(config.parent.iterdir()):
+        config.parent.rmdir()
