@@ -642,6 +642,9 @@ def check_fleet(report: Report) -> None:
     except LookoutError as exc:
         report.add("fleet", FAIL, f"invalid [fleet]: {exc}", "lookout check-config")
         return
+    plain = fleet_config.cleartext(cfg)
+    if plain:
+        report.add("fleet", WARN, plain, 'a broker with TLS: mqtt = "mqtts://..."')
     state = paths.tilde(paths.state_dir())
     pid = bridge.running_pid(paths.state_dir())
     if pid is not None:

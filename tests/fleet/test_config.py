@@ -201,3 +201,48 @@ def test_a_project_file_cannot_name_a_broker(tmp_path: Path) -> None:
     assert "lookout.toml: fleet: only your own config file may name a broker" in out.stderr
     with pytest.raises(config.NotConfigured):
         config.load()
+
+
+@pytest.mark.parametrize(
+    ("mqtt", "login", "expected"),
+    [
+        ("mqtt://broker.example.org:1883", True, "the broker login (fleet-user, password from"),
+        ("mqtt://broker.example.org:1883", False, "every session's text crosses the network"),
+        ("mqtt://192.168.1.5", False, "every session's text crosses the network"),
+        ("mqtt://127.0.0.1:1883", True, None),
+        ("mqtt://[::1]:1883", True, None),
+        ("mqtt://localhost", True, None),
+        ("mqtts://broker.example.org", True, None),
+    ],
+)
+def test_check_config_warns_of_a_cleartext_broker_off_this_machine(
+    mqtt: str, login: bool, expected: str | None
+) -> None:
+    # N7 (security-2.md): a password over plain mqtt:// to another machine got "fleet: ok".
+    extra = 'username = "fleet-user"\npassword_env = "FLEET_PW"\n' if login else ""
+    write_config(f'[fleet]\nmqtt = "{mqtt}"\nhost = "box"\n{extra}')
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    warned = [x for x in out.stdout.splitlines() if x.startswith("warning: fleet.mqtt:")]
+    if expected is None:
+        assert warned == []
+    else:
+        (line,) = warned
+        assert "is not encrypted" in line and expected in line and "mqtts://" in line
+
+
+def test_doctor_warns_of_a_cleartext_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lookout.commands import doctor
+    from lookout.fleet import mqtt
+
+    def offline() -> None:
+        raise LookoutError("no client")  # never reach for the network in a test
+
+    monkeypatch.setattr(mqtt, "require", offline)
+    write_config(
+        '[fleet]\nmqtt = "mqtt://broker.example.org"\nusername = "u"\npassword_env = "P"\n'
+    )
+    report = doctor.Report()
+    doctor.check_fleet(report)
+    warn = [c for c in report.checks if c.status == doctor.WARN and "not encrypted" in c.message]
+    assert len(warn) == 1 and "mqtts://" in (warn[0].hint or "")
