@@ -124,4 +124,5 @@ def line(snap: dict[str, Any]) -> str:
     down = sum(1 for h in snap["hosts"] if h["online"] is not True)
     if down:
         parts.append(f"{down} host{'' if down == 1 else 's'} offline")
-    return " · ".join(parts) if parts else "no sessions"
+    # `#` doubled: tmux expands formats and styles in #() output (N9); a host's names must not.
+    return " · ".join(parts).replace("#", "##") if parts else "no sessions"

@@ -156,3 +156,9 @@ def test_watch_says_when_the_broker_is_gone_and_recovers(
         watcher.wait(10)
         assert watcher.stdout is not None
         watcher.stdout.close()
+
+
+def test_line_doubles_hash_so_a_host_cannot_restyle_the_tmux_bar() -> None:
+    # N9: a project name from another host reaches tmux's #() output too.
+    text = fleet.line(snap(row("alpha", "#[fg=red]x#{host}", "attention", "permission"), on=[]))
+    assert text == "! alpha/##[fg=red]x##{host}:permission"

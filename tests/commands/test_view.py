@@ -192,3 +192,33 @@ def test_since_is_when_the_shown_status_began() -> None:
     # Idle, ended, or an old snapshot without these keys: the last event.
     assert view.present(snapshot("s", "idle"), NOW, 3600)["since"] == store.rfc3339(NOW - 1000)
     assert view.present(snapshot("s", "attention"), NOW, 3600)["since"] == store.rfc3339(NOW - 1000)
+
+
+def test_status_line_cannot_restyle_the_tmux_bar(tmp_path: Any) -> None:
+    # N9 (security-2.md): tmux expands formats and styles in #() output; a directory name must
+    # come out literally (`#` doubled, as `pick` does for menu labels).
+    from tests.conftest import ROOT
+
+    cwd = f"{os.environ['HOME']}/#[fg=colour235,bg=colour235]hidden#{{host}}"
+    payload = (
+        '{"session_id":"tm1","hook_event_name":"Notification",'
+        '"notification_type":"permission_prompt","message":"m","cwd":"' + cwd + '"}'
+    )
+    env = {**os.environ}
+    hook = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "notification.py")],
+        input=payload.encode(),
+        capture_output=True,
+        env=env,
+        timeout=30,
+    )
+    assert hook.returncode == 0
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "status", "--line"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=30,
+    )
+    assert out.stdout.strip() == "! ##[fg=colour235,bg=colour235]hidden##{host}:permission"
