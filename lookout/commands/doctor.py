@@ -26,6 +26,7 @@ from lookout.install import codex as codex_config
 from lookout.install import files
 
 if TYPE_CHECKING:
+    from lookout.fleet.config import FleetConfig
     from lookout.shapes import Config
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
@@ -669,6 +670,25 @@ def check_fleet(report: Report) -> None:
     client.loop_stop()
     who = f"as {cfg.username}" if cfg.username else "without a login"
     report.add("fleet", OK, f"broker {cfg.url} answers ({who}, {took:.0f} ms)")
+    check_fleet_limits(report, cfg)
+
+
+def check_fleet_limits(report: Report, cfg: FleetConfig) -> None:
+    """N6: what a viewer of this fleet drops to stay bounded (a host flooding the bus)."""
+    from lookout.fleet import limits, watch
+
+    try:
+        dropped = watch.gather(cfg, timeout=3.0).budget.report()
+    except LookoutError as exc:
+        report.add("fleet", WARN, f"cannot read the fleet: {exc}", exc.hint)
+        return
+    for line in limits.describe(dropped):
+        report.add(
+            "fleet",
+            WARN,
+            f"viewers drop what is over the fleet limits: {line}",
+            "a host publishing this is not a lookout bridge: remove its retained messages",
+        )
 
 
 # --- the command -----------------------------------------------------------------------------

@@ -107,6 +107,11 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
             for h in down
         )
         text += f"\n\nnot online: {names}; their sessions are shown as unknown"
+    if snap.get("dropped"):
+        from lookout.fleet import limits
+
+        lines = limits.describe(snap["dropped"])
+        text += "\n\nnote: over the fleet limits, not shown:\n  " + "\n  ".join(lines)
     return text
 
 

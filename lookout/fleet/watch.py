@@ -13,11 +13,11 @@ from typing import Any
 
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.fleet import config, mqtt, topics
+from lookout.fleet import config, limits, mqtt, topics
 from lookout.fleet.config import FleetConfig
 
-MAX_MESSAGE = 64 * 1024
-MAX_SESSIONS = 100_000
+MAX_MESSAGE = limits.MAX_MESSAGE
+MAX_SESSIONS = limits.TOTAL_SESSIONS
 GATHER_TIMEOUT_S = 5.0
 ORDER = {"attention": 0, "working": 1, "idle": 2, "unknown": 3, "ended": 4}
 STATUSES = ("attention", "working", "idle", "ended")
@@ -33,6 +33,7 @@ class Fleet:
         self.online: dict[str, bool] = {}
         self.sessions: dict[tuple[str, str], dict[str, Any]] = {}
         self.ignored = 0  # malformed messages dropped
+        self.budget = limits.Budget()  # N6: what one host may cost this viewer, and the drops
         self._lock = threading.Lock()
         self._synced = threading.Event()
         self._client: Any = None
@@ -46,6 +47,7 @@ class Fleet:
         with self._lock:
             self.online.clear()
             self.sessions.clear()
+            self.budget.clear()
         self._synced.clear()
         self.lost.clear()
         client = mqtt.new_client(self.cfg, "status")
@@ -107,10 +109,15 @@ class Fleet:
         if not config.HOST.fullmatch(host):
             self.ignored += 1  # a name no bridge publishes (control characters, say): not shown
             return
+        if kind == topics.SESSIONS and len(data) > limits.MAX_MESSAGE:
+            self.ignored += 1  # dropped unread: parsing it is the cost a flood wants to cause
+            self.budget.drop(host, "too_big")
+            return
         with self._lock:
             if kind == topics.ONLINE:
-                if host not in self.online and len(self.online) >= MAX_SESSIONS:
+                if host not in self.online and len(self.online) >= limits.MAX_HOSTS:
                     self.ignored += 1
+                    self.budget.drop(host, "hosts")
                 elif data in (b"true", b"false"):
                     self.online[host] = data == b"true"
                 elif not data:
@@ -122,12 +129,14 @@ class Fleet:
                 key = (host, segment)
                 if not data:
                     self.sessions.pop(key, None)
+                    self.budget.forget(key)
                 else:
                     session = _session(data, host)
                     if session is None:
                         self.ignored += 1
+                        self.budget.drop(host, "malformed")
                         return
-                    if key not in self.sessions and len(self.sessions) >= MAX_SESSIONS:
+                    if self.budget.admit(host, key, len(data)) is not None:
                         self.ignored += 1
                         return
                     self.sessions[key] = session
@@ -174,7 +183,11 @@ class Fleet:
                     "attention": sum(1 for s in mine if s["status"] == "attention"),
                 }
             )
-        return {"hosts": hosts, "sessions": sessions}
+        out: dict[str, Any] = {"hosts": hosts, "sessions": sessions}
+        dropped = self.budget.report()
+        if dropped:
+            out["dropped"] = dropped  # N6: what the limits kept out, by host and reason
+        return out
 
 
 def _session(data: bytes, host: str) -> dict[str, Any] | None:
@@ -266,7 +279,10 @@ def gather(cfg: FleetConfig, timeout: float = GATHER_TIMEOUT_S) -> Fleet:
 
 
 def public(snapshot: dict[str, Any]) -> dict[str, Any]:
-    return {
+    out = {
         "hosts": snapshot["hosts"],
         "sessions": [view.public(s) for s in snapshot["sessions"]],
     }
+    if snapshot.get("dropped"):
+        out["dropped"] = snapshot["dropped"]
+    return out
