@@ -33,21 +33,35 @@ def run(event_name: str | None = None) -> int:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
         raw = b""
-    # Cursor runs Claude Code's hooks too (third-party configs) and reads their stdout as a JSON
-    # verdict: nothing at all is invalid JSON to it, which can block the tool call. `{}` decides
-    # nothing. Claude Code never sends these keys, so it never sees the answer.
-    answer = b"{}\n" if _looks_like_cursor(raw) else b""
-    return _fail_open(
-        f"hook {event_name}",
-        lambda state_dir: record(raw, event_name, ts_ms, state_dir, os.environ),
-        answer,
-    )
+    payload, answer = _parse_for_answer(raw)
+
+    def work(state_dir: str) -> None:
+        if payload is None:
+            record(raw, event_name, ts_ms, state_dir, os.environ)  # logs why it is not one
+        else:
+            record_parsed(payload, raw, event_name, ts_ms, state_dir, os.environ)
+
+    return _fail_open(f"hook {event_name}", work, answer)
 
 
-def _looks_like_cursor(raw: bytes) -> bool:
-    return b'"cursor_version"' in raw or (
-        b'"conversation_id"' in raw and b'"workspace_roots"' in raw
-    )
+def _parse_for_answer(raw: bytes) -> tuple[dict[str, object] | None, bytes]:
+    """The payload (parsed once) and what stdout must say. Cursor runs Claude Code's hooks too
+    (third-party configs) and reads their stdout as a JSON verdict: nothing at all is invalid JSON
+    to it, which can block the tool call, and `{}` decides nothing. Decided by the parsed
+    top-level keys only (N11): a Cursor key inside a Claude payload's tool output changes
+    nothing. Never raises: this runs before the fail-open boundary."""
+    try:
+        payload = _parse(raw)
+    except Exception:
+        return None, b""
+    if payload is None:
+        # Too big to parse (or not JSON): only a Cursor payload's own first keys tell.
+        head = raw[:4096]
+        cursor = b'"cursor_version"' in head or (
+            b'"conversation_id"' in head and b'"workspace_roots"' in head
+        )
+        return None, b"{}\n" if cursor and len(raw) > MAX_PARSE_BYTES else b""
+    return payload, b"{}\n" if events.is_cursor(payload) else b""
 
 
 def run_notify(agent: str, argv: list[str]) -> int:
@@ -200,6 +214,17 @@ def record(
             state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
         )
         return
+    record_parsed(payload, raw, event_name, ts_ms, state_dir, env)
+
+
+def record_parsed(
+    payload: dict[str, object],
+    raw: bytes,
+    event_name: str | None,
+    ts_ms: int,
+    state_dir: str,
+    env: Mapping[str, str],
+) -> None:
     if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
         # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
         # (install.py --agent cursor) report that session; a Claude session would be a lie.

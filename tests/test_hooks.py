@@ -248,3 +248,35 @@ def test_a_damaged_snapshot_does_not_stop_recording(state_dir: Path) -> None:
     _run("pre_tool_use.py", raw)
     (record,) = _events(state_dir)
     assert record["event"] == "PreToolUse"
+
+
+def test_a_cursor_key_inside_a_claude_payload_keeps_stdout_empty(state_dir: Path) -> None:
+    # N11 (security-2.md): an MCP tool's structured result with a "cursor_version" key made a
+    # Claude Code hook print `{}`. Only the parsed top-level keys decide.
+    payload = {
+        "session_id": "cv1",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "mcp__x__y",
+        "tool_input": {"q": "a", "conversation_id": "c", "workspace_roots": ["/w"]},
+        "tool_response": {"structuredContent": {"cursor_version": "1"}},
+        "cwd": "/w",
+    }
+    _run("post_tool_use.py", json.dumps(payload).encode())
+    assert [e["session_id"] for e in _events(state_dir)] == ["cv1"]
+
+
+@pytest.mark.parametrize(
+    "top", [{"cursor_version": "1.7"}, {"conversation_id": "c", "workspace_roots": ["/w"]}]
+)
+def test_cursor_running_a_claude_hook_still_gets_its_answer(
+    state_dir: Path, top: dict[str, object]
+) -> None:
+    payload = {"session_id": "cu1", "hook_event_name": "PostToolUse", "cwd": "/w", **top}
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "post_tool_use.py")],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=hookspec.TIMEOUT_S,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"{}\n", b"")
+    assert _events(state_dir) == []  # lookout's own Cursor hooks report that session

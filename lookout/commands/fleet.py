@@ -68,7 +68,8 @@ def _picked(snap: dict[str, Any], pick: Filter) -> dict[str, Any]:
         }
         for h in snap["hosts"]
     ]
-    return {"hosts": hosts, "sessions": sessions}
+    # What the limits dropped stays with the snapshot (N6): a filter never hides a flood.
+    return {**snap, "hosts": hosts, "sessions": sessions}
 
 
 def _watch(cfg: Any, pick: Filter, stale_after_s: int) -> int:
@@ -149,6 +150,11 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
     if skewed:
         clocks = ", ".join(f"{h['host']} {skew(h['clock_skew_s'])}" for h in skewed)
         text += f"\n\nclock skew: {clocks} (against this host's clock); their ages are corrected"
+    if snap.get("dropped"):
+        from lookout.fleet import limits
+
+        lines = limits.describe(snap["dropped"])
+        text += "\n\nnote: over the fleet limits, not shown:\n  " + "\n  ".join(lines)
     return text
 
 
@@ -177,7 +183,8 @@ def line(snap: dict[str, Any]) -> str:
     down = sum(1 for h in snap["hosts"] if h["online"] is not True)
     if down:
         parts.append(f"{down} host{'' if down == 1 else 's'} offline")
-    return " · ".join(parts) if parts else "no sessions"
+    # `#` doubled: tmux expands formats and styles in #() output (N9); a host's names must not.
+    return " · ".join(parts).replace("#", "##") if parts else "no sessions"
 
 
 def forget(host: str, *, force: bool, dry_run: bool) -> int:

@@ -118,7 +118,8 @@ def line(sessions: Sequence[Mapping[str, Any]]) -> str:
     if waiting:
         parts.append("! " + " ".join(waiting))
     parts.extend(f"{n} {k}" for k, n in counts.items() if n and k != "attention")
-    return visible(" · ".join(parts)) if parts else "no sessions"
+    # `#` doubled: tmux expands formats and styles in #() output (N9), a project name must not.
+    return visible(" · ".join(parts)).replace("#", "##") if parts else "no sessions"
 
 
 # -- events.jsonl ------------------------------------------------------------------------------

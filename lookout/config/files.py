@@ -88,6 +88,11 @@ def read_project(path: str, user_channels: dict[str, Any], trust_file: str | Non
         raw = f.read()
     pf.sha256 = hashlib.sha256(raw).hexdigest()
     pf.data = parse_toml(raw, path)
+    from lookout import programs  # N2: what a project file's command channel may run
+
+    refused = programs.project_errors(pf.data, path, paths.tilde(path))
+    if refused:
+        raise ConfigError(refused)
     pf.adds = needs_trust(pf.data, user_channels)
     if pf.adds:
         pf.trusted = trusted_hash(trust_file, path) == pf.sha256

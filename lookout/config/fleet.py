@@ -263,6 +263,9 @@ def warnings(cfg: FleetConfig) -> list[str]:
     import importlib.util
 
     out = []
+    plain = cleartext(cfg)
+    if plain:
+        out.append(plain)
     if cfg.password_env and not os.environ.get(cfg.password_env):
         out.append(f"fleet.password_env: environment variable {cfg.password_env} is not set")
     if cfg.username and cfg.username != cfg.host:
@@ -281,3 +284,30 @@ def warnings(cfg: FleetConfig) -> list[str]:
             "(python3 install.py --bridge installs it)"
         )
     return out
+
+
+def cleartext(cfg: FleetConfig) -> str | None:
+    """The warning for a plain mqtt:// connection that leaves this machine (N7), or None. A name
+    is not resolved (check-config never waits on DNS): only `localhost` and loopback addresses
+    count as this machine."""
+    import ipaddress
+
+    if cfg.tls:
+        return None
+    name = cfg.broker_host.strip("[]").lower()
+    try:
+        local = ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        local = name == "localhost" or name.endswith(".localhost")
+    if local:
+        return None
+    if cfg.username or cfg.password_env:
+        return (
+            f"fleet.mqtt: {cfg.url} is not encrypted: the broker login "
+            f"({cfg.username or 'password'}, password from {cfg.password_env or 'nowhere'}) and "
+            "every session's text cross the network in clear text (use mqtts://)"
+        )
+    return (
+        f"fleet.mqtt: {cfg.url} is not encrypted: every session's text crosses the network in "
+        "clear text (use mqtts://)"
+    )

@@ -6,11 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from lookout import __version__
+from lookout import __version__, mask
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import topics
 from lookout.sessions import public
@@ -18,33 +17,13 @@ from lookout.sessions import public
 SCHEMA = 1
 SUMMARY_CHARS = 140  # the same cut as the remote notification channels' `summary` level
 
-# Credential shapes that show up in command lines. Masked at every content level: a command is
-# the session's summary, and the bus is read by other machines.
-_SECRETS = [
-    re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\"]+"),
-    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
-    re.compile(
-        r"(?i)(\b[A-Z0-9_]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|"
-        r"private[_-]?key|credentials?)[A-Z0-9_]*\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s'\"]+)"
-    ),
-    re.compile(r"(?i)(\s--?(?:password|passwd|pass|token|secret|api-key|apikey)[=\s]\s*)[^\s'\"]+"),
-    re.compile(r"(\s-p)[^\s'\"]{3,}"),  # mysql -pSECRET
-]
-_USERINFO = re.compile(r"(://[^/\s:@]+:)[^/\s@]+@")
-_TOKENS = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
-    r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|tk_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
-    r"AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
-)
-MASK = "…"
+MASK = mask.MASK
 
 
 def scrub(text: str) -> str:
-    """`text` with the credential-looking parts replaced by …"""
-    text = _USERINFO.sub(r"\1" + MASK + "@", text)
-    for pattern in _SECRETS:
-        text = pattern.sub(r"\1" + MASK, text)
-    return _TOKENS.sub(MASK, text)
+    """`text` with the credential-looking parts replaced by … (the one shared masker: the bus
+    is read by other machines, and a command is the session's summary)."""
+    return mask.mask(text)
 
 
 def _first_line(text: str) -> str:

@@ -15,11 +15,11 @@ import lookout.sessions
 from lookout.config import fleet
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
-from lookout.fleet import mqtt, topics
+from lookout.fleet import limits, mqtt, topics
 from lookout.sessions import STALE_AFTER_S
 
-MAX_MESSAGE = 64 * 1024
-MAX_SESSIONS = 100_000
+MAX_MESSAGE = limits.MAX_MESSAGE
+MAX_SESSIONS = limits.TOTAL_SESSIONS
 GATHER_TIMEOUT_S = 5.0
 ECHO_GRACE_S = 1.0  # after the broker acknowledged the probe, how long its echo may take
 CLOCK_SKEW_S = 5  # a host clock this far off is shown, and its times corrected
@@ -39,6 +39,7 @@ class Fleet:
         self.ignored = 0  # malformed messages dropped
         self.skew: dict[str, int] = {}  # host -> its clock minus ours (ms), when it said
         self.problems: list[tuple[str, str]] = []  # (error, hint): what the broker denies us
+        self.budget = limits.Budget()  # N6: what one host may cost this viewer, and the drops
         self._lock = threading.Lock()
         self._synced = threading.Event()
         self._client: Any = None
@@ -53,6 +54,7 @@ class Fleet:
             self.online.clear()
             self.sessions.clear()
             self.skew.clear()
+            self.budget.clear()
         self.problems = []
         self._synced.clear()
         self.lost.clear()
@@ -151,10 +153,15 @@ class Fleet:
         if not fleet.HOST.fullmatch(host):
             self.ignored += 1  # a name no bridge publishes (control characters, say): not shown
             return
+        if kind == topics.SESSIONS and len(data) > limits.MAX_MESSAGE:
+            self.ignored += 1  # dropped unread: parsing it is the cost a flood wants to cause
+            self.budget.drop(host, "too_big")
+            return
         with self._lock:
             if kind == topics.ONLINE:
-                if host not in self.online and len(self.online) >= MAX_SESSIONS:
+                if host not in self.online and len(self.online) >= limits.MAX_HOSTS:
                     self.ignored += 1
+                    self.budget.drop(host, "hosts")
                 elif data in (b"true", b"false"):
                     self.online[host] = data == b"true"
                     clock = mqtt.clock_of(getattr(msg, "properties", None))
@@ -169,12 +176,14 @@ class Fleet:
                 key = (host, segment)
                 if not data:
                     self.sessions.pop(key, None)
+                    self.budget.forget(key)
                 else:
                     session = _session(data, host)
                     if session is None:
                         self.ignored += 1
+                        self.budget.drop(host, "malformed")
                         return
-                    if key not in self.sessions and len(self.sessions) >= MAX_SESSIONS:
+                    if self.budget.admit(host, key, len(data)) is not None:
                         self.ignored += 1
                         return
                     self.sessions[key] = session
@@ -231,7 +240,11 @@ class Fleet:
                     "clock_skew_s": round(skew[host] / 1000) if host in skew else None,
                 }
             )
-        return {"hosts": hosts, "sessions": sessions}
+        out: dict[str, Any] = {"hosts": hosts, "sessions": sessions}
+        dropped = self.budget.report()
+        if dropped:
+            out["dropped"] = dropped  # N6: what the limits kept out, by host and reason
+        return out
 
 
 def _session(data: bytes, host: str) -> dict[str, Any] | None:
@@ -334,7 +347,10 @@ def gather(cfg: FleetConfig, timeout: float = GATHER_TIMEOUT_S) -> Fleet:
 
 
 def public(snapshot: dict[str, Any]) -> dict[str, Any]:
-    return {
+    out = {
         "hosts": snapshot["hosts"],
         "sessions": [lookout.sessions.public(s) for s in snapshot["sessions"]],
     }
+    if snapshot.get("dropped"):
+        out["dropped"] = snapshot["dropped"]
+    return out

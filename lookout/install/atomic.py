@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from lookout.errors import LookoutError
+from lookout.install import swap
 from lookout.paths import tilde
 
 
@@ -44,13 +45,21 @@ def atomic_write(path: Path, data: bytes, mode: int, expect: bytes | None = None
             fh.flush()
             os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        if expect is not None and real.read_bytes() != expect:
-            # Written by someone else while we made the backup and the temp file: theirs wins.
-            raise LookoutError(
-                f"{tilde(path)}: changed while lookout was writing it",
-                hint="run the command again; the file is as the other program left it",
-            )
-        os.replace(tmp, real)
+        changed = LookoutError(
+            f"{tilde(path)}: changed while lookout was writing it",
+            hint="run the command again; the file is as the other program left it",
+        )
+        if expect is not None and swap.exchange(tmp, str(real)):
+            # L8: the switch is atomic and `tmp` now names what was there; a write that came
+            # after our read is traded back into place, never lost.
+            with open(tmp, "rb") as old:
+                if old.read() != expect:
+                    swap.exchange(tmp, str(real))
+                    raise changed
+        else:
+            if expect is not None and real.read_bytes() != expect:
+                raise changed  # written by someone else while we worked: theirs wins
+            os.replace(tmp, real)
         dir_fd = os.open(real.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)

@@ -140,7 +140,8 @@ def _original_text(entry: registry.Entry | None) -> str | None:
     if entry is None or entry.original is None:
         return None
     try:
-        original = Path(entry.original).read_text(encoding="utf-8")
+        # Bytes, not read_text: universal newlines would turn a CRLF original into LF (L14).
+        original = Path(entry.original).read_bytes().decode("utf-8")
         files.load_settings_text(original)  # a backup that does not parse is not given back
     except (OSError, UnicodeDecodeError, ValueError):
         return None

@@ -296,4 +296,7 @@ def dumps(settings: Settings, like: str | None = None) -> str:
         newline = like.endswith("\n")
         ensure_ascii = like.isascii() and "\\u" in like
     text = json.dumps(settings, indent=indent, ensure_ascii=ensure_ascii)
-    return text + "\n" if newline else text
+    text = text + "\n" if newline else text
+    # L14: a CRLF file stays CRLF (JSON strings never hold a raw newline, so every one is ours).
+    crlf = like is not None and "\r\n" in like and like.count("\n") == like.count("\r\n")
+    return text.replace("\n", "\r\n") if crlf else text

@@ -227,6 +227,7 @@ def _run(argv: list[str], timeout_s: float, env: dict[str, str] | None = None) -
             capture_output=True,
             timeout=timeout_s,
             env=env,
+            cwd="/",  # N2: never a session's directory, also for `lookout test` run in a clone
             check=False,
         )
     except FileNotFoundError:

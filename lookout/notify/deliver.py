@@ -9,7 +9,7 @@ import os
 import threading
 import time
 
-from lookout import store, words
+from lookout import mask, store, words
 from lookout.notify import channels, escalate, focus, templates
 from lookout.notify.lanes import QUEUED, Lanes
 from lookout.words import ATTENTION_KINDS
@@ -47,13 +47,15 @@ def message(
 ) -> dict[str, Any]:
     intent = d["intent"]
     level = ch["content"]
-    texts = d.get("texts", {}).get(level) or templates.render_texts(intent, cfg["templates"], level)
+    # Every text that leaves goes through the one masker (N7), before it is cut to its level:
+    # rendered here from the intent, not taken from the job, so a cut never splits a secret.
+    title, body = templates.render_texts(intent, cfg["templates"], level, mask.mask)
     msg = {
-        "title": prefix + texts[0],
-        "body": texts[1],
+        "title": prefix + title,
+        "body": body,
         "kind": intent.get("kind"),
         "intent": intent,
-        "values": templates.values(intent, level),
+        "values": templates.values(intent, level, mask.mask),
         "update": update,
     }
     episode = intent.get("episode")

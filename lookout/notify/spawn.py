@@ -7,11 +7,16 @@ import os
 import signal
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 # The sender runs with site-packages (optional apprise lives there) but isolated (-I) from the
 # user's PYTHON* variables and cwd, so it is told where the lookout package is.
+# It serves every session's jobs, so it runs in no session's directory (N2): chdir to / first.
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); from lookout.notify.sender import main; "
-    "raise SystemExit(main(sys.argv[2:]))"
+    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
+    "from lookout.notify.sender import main; raise SystemExit(main(sys.argv[2:]))"
 )
 
 
@@ -21,6 +26,7 @@ def runtime_root() -> str:
 
 
 def sender_argv(state_dir: str, job_path: str, lock_fd: int | None = None) -> list[str]:
+    state_dir, job_path = os.path.abspath(state_dir), os.path.abspath(job_path)  # it leaves cwd
     argv = [sys.executable, "-I", "-c", _BOOT, runtime_root(), state_dir, job_path]
     return argv if lock_fd is None else [*argv, str(lock_fd)]
 
@@ -38,12 +44,38 @@ def spawn(state_dir: str, job_path: str) -> int | None:
     # this one starts up (a flock belongs to the open file, which the child shares).
     try:
         os.set_inheritable(fd, True)
-        return spawn_detached(sender_argv(state_dir, job_path, fd))
+        return spawn_detached(sender_argv(state_dir, job_path, fd), sender_env(os.environ))
     finally:
         os.close(fd)
 
 
-def spawn_detached(argv: list[str]) -> int:
+def sender_env(environ: Mapping[str, str], cwd: str | None = None) -> dict[str, str]:
+    """The environment the shared sender gets (N2): the hook's, without what belongs to the
+    project the hook ran in: PWD/OLDPWD, and PATH entries that are relative or inside the hook's
+    directory (a repository's `bin/` or `node_modules/.bin`), which would otherwise choose the
+    program behind a bare name for every later session's notification."""
+    try:
+        here = os.path.realpath(cwd if cwd is not None else os.getcwd())
+    except OSError:
+        here = "/"
+    home = os.path.realpath(os.path.expanduser("~"))
+    # A hook run from / or the home directory (or above it) names no project.
+    project = here not in ("/", home) and not home.startswith(here.rstrip("/") + "/")
+    env = {k: v for k, v in environ.items() if k not in ("PWD", "OLDPWD")}
+    kept = []
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if project and (real == here or real.startswith(here.rstrip("/") + "/")):
+            continue
+        kept.append(entry)
+    if "PATH" in environ:
+        env["PATH"] = os.pathsep.join(kept)
+    return env
+
+
+def spawn_detached(argv: list[str], env: Mapping[str, str] | None = None) -> int:
     """Start `argv` (no shell) in a new session with stdio on /dev/null; never wait for it.
     A bare program name is looked up on PATH."""
     actions = [
@@ -57,7 +89,7 @@ def spawn_detached(argv: list[str]) -> int:
         return spawner(
             argv[0],
             argv,
-            os.environ,
+            os.environ if env is None else env,
             file_actions=actions,
             setsid=True,
             setsigdef=(signal.SIGTERM,),
@@ -70,5 +102,6 @@ def spawn_detached(argv: list[str]) -> int:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=env,
             start_new_session=True,
         ).pid

@@ -9,7 +9,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 PLACEHOLDERS = frozenset(
     {
@@ -174,12 +174,19 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def values(intent: Mapping[str, object], content: str = "full") -> dict[str, str]:
-    """Placeholder values for one intent at one content level (full / summary / none)."""
+def values(
+    intent: Mapping[str, object],
+    content: str = "full",
+    clean: Callable[[str], str] | None = None,
+) -> dict[str, str]:
+    """Placeholder values for one intent at one content level (full / summary / none).
+    `clean` (lookout.mask.mask in the sender) runs on each text before it is cut."""
 
     def s(key: str) -> str:
         v = intent.get(key)
-        return v if isinstance(v, str) else ""
+        if not isinstance(v, str):
+            return ""
+        return clean(v) if clean is not None else v
 
     cwd = s("cwd")
     project = s("project") or (os.path.basename(cwd.rstrip("/")) if cwd else "") or "claude"
@@ -216,14 +223,17 @@ def values(intent: Mapping[str, object], content: str = "full") -> dict[str, str
 
 
 def render_texts(
-    intent: Mapping[str, object], tmpl: Mapping[str, Mapping[str, str]], content: str = "full"
+    intent: Mapping[str, object],
+    tmpl: Mapping[str, Mapping[str, str]],
+    content: str = "full",
+    clean: Callable[[str], str] | None = None,
 ) -> tuple[str, str]:
     """(title, body) for an intent, from the config's templates (defaults for missing kinds)."""
     kind = intent.get("kind")
     kind = kind if isinstance(kind, str) else "message"
     default = DEFAULTS.get(kind, DEFAULTS["message"])
     t = tmpl.get(kind, default)
-    vals = values(intent, content)
+    vals = values(intent, content, clean)
     title_t = t.get("title", default["title"])
     body_t = t.get("message", default["message"])
     ended_by = _RESOLVED_BY.get(str(intent.get("outcome"))) if kind == "resolved" else None

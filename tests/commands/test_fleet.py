@@ -215,3 +215,9 @@ def test_fleet_json_has_the_tmux_key(
         payload("SessionStart-startup")["session_id"]: here,
         "no-tmux": None,
     }
+
+
+def test_line_doubles_hash_so_a_host_cannot_restyle_the_tmux_bar() -> None:
+    # N9: a project name from another host reaches tmux's #() output too.
+    text = fleet.line(snap(row("alpha", "#[fg=red]x#{host}", "attention", "permission"), on=[]))
+    assert text == "! alpha/##[fg=red]x##{host}:permission"

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from typing import Any
+
 from lookout.commands import view
 from lookout.sessions import present
 from tests.test_sessions import NOW, snapshot
@@ -84,3 +89,33 @@ def test_age() -> None:
     assert view.age(90 * 60 * 1000) == "1h30m"
     assert view.age(4_000) == "4s"
     assert view.age(3 * 86400 * 1000) == "3d"
+
+
+def test_status_line_cannot_restyle_the_tmux_bar(tmp_path: Any) -> None:
+    # N9 (security-2.md): tmux expands formats and styles in #() output; a directory name must
+    # come out literally (`#` doubled, as `pick` does for menu labels).
+    from tests.conftest import ROOT
+
+    cwd = f"{os.environ['HOME']}/#[fg=colour235,bg=colour235]hidden#{{host}}"
+    payload = (
+        '{"session_id":"tm1","hook_event_name":"Notification",'
+        '"notification_type":"permission_prompt","message":"m","cwd":"' + cwd + '"}'
+    )
+    env = {**os.environ}
+    hook = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "notification.py")],
+        input=payload.encode(),
+        capture_output=True,
+        env=env,
+        timeout=30,
+    )
+    assert hook.returncode == 0
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "status", "--line"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=30,
+    )
+    assert out.stdout.strip() == "! ##[fg=colour235,bg=colour235]hidden##{host}:permission"

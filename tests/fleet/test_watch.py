@@ -34,16 +34,24 @@ def test_gather_gets_every_retained_message(
     # Mosquitto queues per client at QoS 1 (20 in flight + 1000): those would be dropped.
     monkeypatch.setenv("MQ_PW", PASSWORD)
     c = fleet.validate({"mqtt": broker.url, "username": USER, "password_env": "MQ_PW", "host": "v"})
-    publish(broker, [("lookout/h1/online", b"true")])
+    # Three hosts of 400: one host may hold at most fleet.limits.HOST_SESSIONS (N6).
+    names = ("h1", "h2", "h3")
+    publish(broker, [(f"lookout/{h}/online", b"true") for h in names])
     publish(
-        broker, [(f"lookout/h1/sessions/s{i}", session(session_id=f"s{i}")) for i in range(1100)]
+        broker,
+        [
+            (f"lookout/{h}/sessions/s{i}", session(session_id=f"s{i}"))
+            for h in names
+            for i in range(400)
+        ],
     )
     start = time.monotonic()
     snap = watch.gather(c).snapshot()
     took = time.monotonic() - start
-    assert len(snap["sessions"]) == 1100
+    assert len(snap["sessions"]) == 1200
     assert snap["hosts"] == [
-        {"host": "h1", "online": True, "sessions": 1100, "attention": 0, "clock_skew_s": None}
+        {"host": h, "online": True, "sessions": 400, "attention": 0, "clock_skew_s": None}
+        for h in names
     ]
     assert took < 3.0
 

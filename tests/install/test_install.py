@@ -21,7 +21,7 @@ from lookout.config import notify
 from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.install import files, hooks, registry, runtime, settings
+from lookout.install import files, hooks, registry, runtime, settings, swap
 from tests.helpers import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,6 +144,7 @@ def test_a_crash_before_the_replace_leaves_the_original(
         raise OSError(5, "simulated crash")
 
     monkeypatch.setattr(files.os, "replace", crash)
+    monkeypatch.setattr(swap, "exchange", crash)  # the final switch where there is one
     rc, _, err = run_install(target)
     (backup,) = backups(target)
     assert rc == 1
@@ -752,17 +753,27 @@ def test_uninstall_keeps_a_created_directory_that_holds_something_else(
         '{\n\t"model": "opus",\n\t"permissions": {"allow": ["Bash(ls:*)", "Read"]}\n}\n',
         '{"env": {"GREETING": "caf\\u00e9"}, "hooks": {"Stop": []}}',
         "",
+        '{\r\n  "model": "x"\r\n}\r\n',  # L14: the review's CRLF file
+        '{"model": "x", "permissions": {"allow": ["Read"]}}\n',  # L14: a single line
     ],
-    ids=["tabs-and-compact-arrays", "ascii-escapes-and-an-empty-event", "empty-file"],
+    ids=[
+        "tabs-and-compact-arrays",
+        "ascii-escapes-and-an-empty-event",
+        "empty-file",
+        "crlf",
+        "single-line",
+    ],
 )
 def test_uninstall_gives_back_the_original_bytes(
     text: str, isolated_env: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
 ) -> None:
     target = settings_file(isolated_env)
     target.parent.mkdir()
-    target.write_text(text)
+    target.write_bytes(text.encode())
     main(capsys)
-    assert target.read_text() != text
+    assert target.read_bytes() != text.encode()
+    if "\r\n" in text:  # L14: what install writes keeps the file's line endings
+        assert target.read_bytes().count(b"\n") == target.read_bytes().count(b"\r\n")
     rc, out, _ = main(capsys, "--uninstall")
     assert rc == 0 and out.startswith(f"removed {N} hooks from ~/.claude/settings.json")
     assert target.read_bytes() == text.encode()
@@ -941,6 +952,55 @@ def test_a_write_racing_the_install_is_kept_not_clobbered(
         files.write_settings(loaded, '{"hooks": {}}\n')
     assert str(exc.value).endswith("changed while lookout was writing it")
     assert json.loads(target.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+
+
+def test_a_write_racing_the_final_switch_is_kept_not_clobbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # L8 (security-2.md): a second writer between the re-check and the replace was lost (install
+    # exit 0, `final allow: []`). Now the old file is checked after an atomic exchange.
+    from lookout.install import swap
+
+    target = tmp_path / "settings.json"
+    target.write_text('{"permissions": {"allow": []}}\n')
+    loaded = files.load_settings(target)
+    real_exchange, real_replace = swap.exchange, os.replace
+    raced: list[bool] = []
+
+    def rival() -> None:
+        if not raced:  # another program renames its version into place at the last moment
+            raced.append(True)
+            theirs = tmp_path / "theirs.json"
+            theirs.write_text('{"permissions": {"allow": ["Bash(npm test)"]}}\n')
+            real_replace(theirs, target)
+
+    def exchange(a: str, b: str) -> bool:
+        rival()
+        return real_exchange(a, b)
+
+    def replace(a: object, b: object) -> None:  # the final step where there is no exchange
+        rival()
+        real_replace(a, b)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(swap, "exchange", exchange)
+    monkeypatch.setattr(files.os, "replace", replace)
+    with pytest.raises(LookoutError) as exc:
+        files.write_settings(loaded, '{"hooks": {}}\n')
+    assert str(exc.value).endswith("changed while lookout was writing it")
+    assert json.loads(target.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".lookout-tmp")]  # none left
+
+
+def test_without_an_atomic_exchange_the_write_falls_back_to_a_replace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout.install import swap
+
+    target = tmp_path / "settings.json"
+    target.write_text("{}\n")
+    monkeypatch.setattr(swap, "exchange", lambda a, b: False)  # macOS, old libc, some mounts
+    files.write_settings(files.load_settings(target), '{"model": "x"}\n')
+    assert target.read_text() == '{"model": "x"}\n'
 
 
 def test_a_failed_settings_write_speaks_for_that_file_only(

@@ -11,7 +11,7 @@ from lookout.install import files
 from lookout.install.checks import FAIL, INFO, OK, WARN, Report, our_script
 
 if TYPE_CHECKING:
-    pass
+    from lookout.config.fleet import FleetConfig
 
 
 def check_fleet(report: Report) -> None:
@@ -26,6 +26,9 @@ def check_fleet(report: Report) -> None:
     except LookoutError as exc:
         report.add("fleet", FAIL, f"invalid [fleet]: {exc}", "lookout check-config")
         return
+    plain = fleet.cleartext(cfg)
+    if plain:
+        report.add("fleet", WARN, plain, 'a broker with TLS: mqtt = "mqtts://..."')
     state = paths.tilde(paths.state_dir())
     pid = bridge.running_pid(paths.state_dir())
     if pid is not None:
@@ -45,6 +48,25 @@ def check_fleet(report: Report) -> None:
         return
     for ok, message, hint in found:
         report.add("fleet", OK if ok else FAIL, message, hint)
+    check_fleet_limits(report, cfg)
+
+
+def check_fleet_limits(report: Report, cfg: FleetConfig) -> None:
+    """N6: what a viewer of this fleet drops to stay bounded (a host flooding the bus)."""
+    from lookout.fleet import limits, watch
+
+    try:
+        dropped = watch.gather(cfg, timeout=3.0).budget.report()
+    except LookoutError as exc:
+        report.add("fleet", WARN, f"cannot read the fleet: {exc}", exc.hint)
+        return
+    for line in limits.describe(dropped):
+        report.add(
+            "fleet",
+            WARN,
+            f"viewers drop what is over the fleet limits: {line}",
+            "a host publishing this is not a lookout bridge: remove its retained messages",
+        )
 
 
 def check_remote(report: Report, project: str) -> None:
