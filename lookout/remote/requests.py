@@ -292,7 +292,10 @@ def answer(
         expected = str(rec.get("nonce") or "")
         given = nonce if isinstance(nonce, str) else ""
         # Constant time: the comparison must not tell how much of a guess was right.
-        if not (expected and hmac.compare_digest(given.encode(), expected.encode())):
+        if not (
+            expected
+            and hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+        ):
             raise Refused(403, "wrong nonce for this request")
         status = str(rec.get("status"))
         if status == PENDING and now_ms >= int(rec.get("expires_ms") or 0):

@@ -6,6 +6,7 @@ authenticated by the cookie. Payload text only ever leaves here as JSON."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -125,6 +126,11 @@ class Dashboard(ThreadingHTTPServer):
         self.tls = tls
         self.host_name = host_name or socket.gethostname()
         self.loopback_only = is_loopback(bind)
+        # The names a browser may call this server by (DNS rebinding: any other name is a page
+        # of someone else's that resolves to this address).
+        self.names = {
+            n.lower().rstrip(".") for n in (self.host_name, socket.gethostname(), bind) if n
+        }
         self.streams = threading.BoundedSemaphore(MAX_STREAMS)
         super().__init__((bind, port), RequestHandler)
 
@@ -145,7 +151,21 @@ class Dashboard(ThreadingHTTPServer):
 
 
 def is_loopback(host: str) -> bool:
-    return host in LOOPBACK_NAMES or host.startswith("127.")
+    """`localhost` or a loopback address literal: never a name that merely starts with "127."."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 class RequestHandler(BaseHTTPRequestHandler):
@@ -212,14 +232,21 @@ class RequestHandler(BaseHTTPRequestHandler):
         return error(404, "not found")
 
     def _host_allowed(self) -> bool:
-        """On a loopback bind, only loopback names: a DNS-rebinding page at another name gets
-        nothing (it could not send the cookie anyway)."""
-        if not self.server.loopback_only:
-            return True
+        """Only the names this server answers to: `localhost` and loopback addresses, and on
+        another bind also its own address, host name and any address literal (a rebinding page
+        always has a name of its own). A DNS-rebinding page at another name gets nothing."""
         host = self.headers.get("Host", "")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        name = name.strip("[]")
-        return is_loopback(name)
+        if host.startswith("["):
+            name = host[1:].split("]", 1)[0] if "]" in host else ""
+        else:
+            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        if not name:
+            return False
+        if is_loopback(name):
+            return True
+        if self.server.loopback_only:
+            return False
+        return _is_address(name) or name.lower().rstrip(".") in self.server.names
 
     def _authenticate(self, request: Request) -> Response | None:
         token = self.server.token

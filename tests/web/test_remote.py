@@ -131,3 +131,22 @@ def test_the_page_ships_the_answer_script(dashboard: Client) -> None:
     status, headers, js = dashboard.request("GET", "/static/remote.js", auth=None)
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")
     assert b"innerHTML" not in js  # session text reaches the page as text only
+
+
+def test_a_malformed_nonce_is_a_counted_403_without_a_traceback(
+    dashboard: Client, state_dir: Path
+) -> None:
+    # N10: a lone surrogate (valid JSON, not encodable UTF-8) once gave 500 and a traceback.
+    rec = pending(state_dir)
+    raw = b'{"decision": "allow", "nonce": "\\ud800"}'
+    for _ in range(remote.FAIL_LIMIT):
+        status, _, body = dashboard.request(
+            "POST",
+            f"/api/requests/{rec['id']}",
+            headers={"Content-Type": "application/json"},
+            body=raw,
+        )
+        assert (status, json.loads(body)["error"]) == (403, "wrong nonce for this request")
+    assert post(dashboard, rec["id"], {"decision": "allow", "nonce": rec["nonce"]})[0] == 429
+    assert not (state_dir / "errors.log").exists()
+    assert requests.load(str(state_dir), rec["id"])["status"] == "pending"

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from lookout.web import routes, server
+from lookout.web.hub import Hub
+from lookout.web.server import Dashboard
+from lookout.web.source import LocalSource
 from tests.jump.world import lookout
 from tests.web import seed
 from tests.web.conftest import TOKEN, Client, read_event
@@ -113,6 +116,42 @@ def test_a_foreign_host_name_is_refused_on_a_loopback_bind(dashboard: Client) ->
     assert status == 421
     for host in ["localhost:1", "127.0.0.1", "[::1]:8787"]:
         assert dashboard.request("GET", "/", headers={"Host": host}, auth=None)[0] == 200
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.evil.example:8787", "127.0.0.1.nip.io", "localhost.evil.example", "127.1", "", "[::1"],
+)
+def test_names_that_only_look_like_loopback_are_refused(dashboard: Client, host: str) -> None:
+    # N8: a DNS-rebinding name such as 127.attacker.tld resolves to loopback but is not ours.
+    assert dashboard.request("GET", "/", headers={"Host": host}, auth=None)[0] == 421
+
+
+def test_a_network_bind_checks_the_host_too(state_dir: Path, no_notifications: None) -> None:
+    # N8: on another bind only the names it answers to (its address, host name) pass. Tests
+    # stay on loopback, so this is a loopback socket judged as a network bind would be.
+    hub = Hub(LocalSource(str(state_dir)), lambda: None)
+    server = Dashboard("127.0.0.2", 0, hub, TOKEN, str(state_dir), host_name="box.example")
+    server.loopback_only = False
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        for host, expected in [
+            (f"127.0.0.2:{port}", 200),
+            (f"192.0.2.7:{port}", 200),  # an address literal cannot be a rebinding name
+            (f"box.example:{port}", 200),
+            (f"BOX.example.:{port}", 200),
+            (f"evil.example:{port}", 421),
+            (f"127.evil.example:{port}", 421),
+        ]:
+            conn = http.client.HTTPConnection("127.0.0.2", port, timeout=10)
+            conn.request("GET", "/", headers={"Host": host})
+            assert conn.getresponse().status == expected, host
+            conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_post_with_the_cookie_must_come_from_the_page_itself(dashboard: Client) -> None:
