@@ -319,7 +319,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
     )
     serve.add_argument(
-        "--url", action="store_true", help="print the login URL with the token and exit"
+        "--url", action="store_true", help="print a one-time sign-in link (5 minutes) and exit"
+    )
+    serve.add_argument(
+        "--token", action="store_true", help="print the API token for scripts' Bearer header"
+    )
+    serve.add_argument(
+        "--rotate", action="store_true", help="new token: sign out every browser, void every link"
     )
     serve.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate")
     serve.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")
@@ -656,6 +662,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             url=args.url,
             tls_cert=args.tls_cert,
             tls_key=args.tls_key,
+            token_only=args.token,
+            rotate=args.rotate,
         )
     if command == "jump":
         from lookout.commands.jump import jump

@@ -1,8 +1,9 @@
 """The dashboard's HTTP server: routes, authentication, security headers, the event stream.
 
-Every route but the page itself and its static files needs the token (Bearer or the login
-cookie); a route that changes anything (POST) also needs a same-origin request when it is
-authenticated by the cookie. Payload text only ever leaves here as JSON."""
+Every route but the page itself, its static files and the login exchange needs `Authorization:
+Bearer` with the token (scripts) or a session secret (the page; see lookout.web.auth). No cookie
+is ever read: a browser attaches cookies by itself, also for other ports' pages, a header only
+our own page's script sends. Payload text only ever leaves here as JSON."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ import re
 import socket
 import ssl
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -90,8 +91,7 @@ ROUTES: list[Route] = []
 
 def route(method: str, path: str, *, auth: bool = True) -> Callable[[Handler], Handler]:
     """Register a handler for METHOD and a path pattern (`{name}` matches one path segment).
-    Handlers get a Request and return a Response; POST handlers get the parsed JSON body and
-    run only for same-origin (or Bearer-authenticated) requests."""
+    Handlers get a Request and return a Response; POST handlers get the parsed JSON body."""
 
     def register(handler: Handler) -> Handler:
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", path)
@@ -122,7 +122,7 @@ class Dashboard(ThreadingHTTPServer):
         self.address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
         self.hub = hub
         self.state_dir = state_dir
-        self.token = token
+        self.keys = auth.Keys(state_dir, token)
         self.tls = tls
         self.host_name = host_name or socket.gethostname()
         self.loopback_only = is_loopback(bind)
@@ -133,6 +133,10 @@ class Dashboard(ThreadingHTTPServer):
         }
         self.streams = threading.BoundedSemaphore(MAX_STREAMS)
         super().__init__((bind, port), RequestHandler)
+
+    @property
+    def token(self) -> str:
+        return self.keys.token
 
     @property
     def scheme(self) -> str:
@@ -176,7 +180,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     timeout = 30  # a request must arrive within this; an idle stream's writes too
 
     def log_message(self, format: str, *args: Any) -> None:
-        pass  # request lines carry the login token: never log them
+        pass  # request lines are nobody's business: never log them
 
     def do_GET(self) -> None:
         self._dispatch("GET")
@@ -249,41 +253,16 @@ class RequestHandler(BaseHTTPRequestHandler):
         return _is_address(name) or name.lower().rstrip(".") in self.server.names
 
     def _authenticate(self, request: Request) -> Response | None:
-        token = self.server.token
         header = self.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            if auth.matches(token, header[len("Bearer ") :].strip()):
-                return None
-            return _unauthorized("the token is not this dashboard's")
-        cookie = self._cookie()
-        if cookie is None:
+        if not header.startswith("Bearer "):
             return _unauthorized("this request carries no token")
-        if not auth.matches(token, cookie):
-            return _unauthorized("the login cookie is from another token")
-        if request.method != "GET" and not self._same_origin():
-            # The cookie rides along on cross-site requests a browser would make for another
-            # page; only our own page may change anything with it.
-            return error(403, "cross-origin request refused", "use the dashboard's own page")
-        return None
-
-    def _cookie(self) -> str | None:
-        raw = self.headers.get("Cookie")
-        if not raw:
+        offered = header[len("Bearer ") :].strip()
+        token = self.server.token
+        if auth.matches(token, offered):
             return None
-        jar = SimpleCookie()
-        try:
-            jar.load(raw)
-        except CookieError:
+        if auth.session_valid(token, offered, int(time.time() * 1000)):
             return None
-        morsel = jar.get(auth.COOKIE)
-        return morsel.value if morsel is not None else None
-
-    def _same_origin(self) -> bool:
-        origin = self.headers.get("Origin")
-        site = self.headers.get("Sec-Fetch-Site")
-        if site is not None and site != "same-origin":
-            return False
-        return origin == f"{self.server.scheme}://{self.headers.get('Host', '')}"
+        return _unauthorized("the token or sign-in is not (any more) valid")
 
     def _read_json(self) -> object:
         if self.headers.get_content_type() != "application/json":
@@ -330,7 +309,10 @@ class RequestHandler(BaseHTTPRequestHandler):
 
 def _unauthorized(message: str) -> Response:
     response = error(
-        401, message, "run `lookout serve --url` on the machine that serves it and open the link"
+        401,
+        message,
+        "run `lookout serve --url` on the machine that serves it and open the link"
+        " (it works once, within 5 minutes)",
     )
     response.headers["WWW-Authenticate"] = 'Bearer realm="lookout"'
     return response

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lookout.web import auth as web_auth
 from lookout.web import routes, server
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
@@ -73,17 +74,71 @@ def test_bearer_gets_the_status_json_object(dashboard: Client, state_dir: Path) 
     )
 
 
-def test_login_sets_an_httponly_strict_cookie_and_redirects_to_the_page(
-    dashboard: Client,
+def sign_in(client: Client, code: str) -> tuple[int, dict[str, str], dict[str, object]]:
+    status, headers, body = client.request(
+        "POST",
+        "/api/login",
+        auth=None,
+        headers={"Content-Type": "application/json"},
+        body=json.dumps({"code": code}).encode(),
+    )
+    return status, headers, json.loads(body)
+
+
+def test_a_login_code_works_once_and_gives_a_session_secret_not_a_cookie(
+    dashboard: Client, state_dir: Path
 ) -> None:
-    status, headers, _ = dashboard.request("GET", f"/login?token={TOKEN}", auth=None)
-    assert status == 303 and headers["Location"] == "/"
-    assert headers["Set-Cookie"] == f"lookout_token={TOKEN}; Path=/; HttpOnly; SameSite=Strict"
-    assert dashboard.json("/api/sessions", auth="cookie")[0] == 200
-    status, headers, body = dashboard.request("GET", "/login?token=nope", auth=None)
+    # N1: the login link's code is single-use; what the page gets is no cookie and not the token.
+    code = web_auth.new_code(str(state_dir), int(time.time() * 1000))
+    status, headers, body = sign_in(dashboard, code)
+    assert status == 200 and "Set-Cookie" not in headers
+    secret = body["session"]
+    assert isinstance(secret, str) and TOKEN not in secret
+    assert code not in (state_dir / "serve.codes").read_text()  # only its hash is kept
+    bearer = {"Authorization": f"Bearer {secret}"}
+    assert dashboard.json("/api/sessions", auth=None, headers=bearer)[0] == 200
+    status, headers, again = sign_in(dashboard, code)  # from the browser's history, say
     assert status == 401 and "Set-Cookie" not in headers
-    assert b"lookout serve --url" in body
-    assert dashboard.request("GET", "/login", auth=None)[0] == 401
+    assert again["error"] == "this sign-in link was used already or has expired"
+    assert sign_in(dashboard, "x" * 32)[0] == 401
+    status, headers, page = dashboard.request("GET", "/login", auth=None)
+    assert status == 200 and "Set-Cookie" not in headers and b"app.js" in page
+
+
+def test_a_login_code_expires_within_minutes(dashboard: Client, state_dir: Path) -> None:
+    then = int(time.time() * 1000) - web_auth.CODE_S * 1000 - 1
+    assert web_auth.CODE_S <= 600
+    assert sign_in(dashboard, web_auth.new_code(str(state_dir), then))[0] == 401
+
+
+def test_a_session_secret_expires_and_is_bound_to_the_token(dashboard: Client) -> None:
+    now = int(time.time() * 1000)
+    old, _ = web_auth.new_session(TOKEN, now - web_auth.SESSION_S * 1000 - 1)
+    other, _ = web_auth.new_session("o" * 43, now)
+    fresh, _ = web_auth.new_session(TOKEN, now)
+    forged = fresh.rsplit(".", 1)[0] + ".AAAA"
+    for secret in [old, other, forged, fresh.replace("ls1.", "ls1.9")]:
+        bearer = {"Authorization": f"Bearer {secret}"}
+        assert dashboard.json("/api/sessions", auth=None, headers=bearer)[0] == 401, secret
+    bearer = {"Authorization": f"Bearer {fresh}"}
+    assert dashboard.json("/api/sessions", auth=None, headers=bearer)[0] == 200
+
+
+def test_a_cookie_carries_no_authority(dashboard: Client, state_dir: Path) -> None:
+    # N1: a browser sends cookies to every port of this host; whatever one holds (the old
+    # login cookie was the token itself), it reads nothing and changes nothing.
+    own = f"http://127.0.0.1:{dashboard.port}"
+    same = {"Content-Type": "application/json", "Origin": own, "Sec-Fetch-Site": "same-origin"}
+    secret, _ = web_auth.new_session(TOKEN, int(time.time() * 1000))
+    for cookie in [f"lookout_token={TOKEN}", f"lookout_session={secret}"]:
+        for path in ["/api/sessions", "/api/requests", "/api/stream"]:
+            headers = {"Cookie": cookie}
+            assert dashboard.request("GET", path, auth=None, headers=headers)[0] == 401, path
+        status, _, _ = dashboard.request(
+            "POST", "/api/sessions/s1/jump", auth=None, headers={**same, "Cookie": cookie},
+            body=b"{}",
+        )  # fmt: skip
+        assert status == 401
 
 
 def test_every_response_carries_a_strict_csp(dashboard: Client) -> None:
@@ -154,29 +209,12 @@ def test_a_network_bind_checks_the_host_too(state_dir: Path, no_notifications: N
         server.server_close()
 
 
-def test_a_post_with_the_cookie_must_come_from_the_page_itself(dashboard: Client) -> None:
+def test_a_script_with_the_token_needs_no_origin(dashboard: Client) -> None:
     path = "/api/sessions/s1/jump"
-    own = f"http://127.0.0.1:{dashboard.port}"
     json_body = {"Content-Type": "application/json"}
-    for headers in [
-        {},  # no Origin: refused (fail closed)
-        {"Origin": "http://attacker.example"},
-        {"Origin": "null"},
-        {"Origin": own, "Sec-Fetch-Site": "cross-site"},
-        {"Origin": own, "Sec-Fetch-Site": "same-site"},
-    ]:
-        status, _, body = dashboard.request(
-            "POST", path, auth="cookie", headers={**json_body, **headers}, body=b"{}"
-        )
-        assert status == 403, headers
-        assert json.loads(body)["error"] == "cross-origin request refused"
-    same = {**json_body, "Origin": own, "Sec-Fetch-Site": "same-origin"}
-    status, _, _ = dashboard.request("POST", path, auth="cookie", headers=same, body=b"{}")
-    assert status not in (401, 403)
-    # A script with the token needs no Origin: a browser never adds a Bearer header by itself.
     status, _, _ = dashboard.request("POST", path, headers=json_body, body=b"{}")
     assert status not in (401, 403)
-    assert dashboard.request("POST", path, auth=None, headers=same, body=b"{}")[0] == 401
+    assert dashboard.request("POST", path, auth=None, headers=json_body, body=b"{}")[0] == 401
 
 
 def test_post_bodies_are_small_json(dashboard: Client) -> None:

@@ -1,6 +1,6 @@
 // lookout dashboard: permission requests that may be answered from here ([remote] enabled).
 // Text from the session (commands, diffs, questions) reaches the page through textContent only.
-// An answer is a same-origin POST with the request's nonce; the dialog in the terminal stays up
+// An answer is a POST with the page's session secret (app.js) and the request's nonce; the dialog in the terminal stays up
 // until one answer wins, so a late tap is told "answered in the terminal".
 "use strict";
 (() => {
@@ -48,7 +48,7 @@
   }
 
   async function load() {
-    const response = await fetch("/api/requests?all=1", { cache: "no-store" }).catch(() => null);
+    const response = await window.lookout.api("/api/requests?all=1").catch(() => null);
     if (!response || !response.ok) return; // 401: app.js shows how to sign in
     const date = Date.parse(response.headers.get("Date") || "");
     if (!Number.isNaN(date)) R.offset = 0; // expiry is computed from the server's timestamps
@@ -69,8 +69,8 @@
     render();
     const body = { decision, nonce: r.nonce };
     if (answers) body.answers = answers;
-    const response = await fetch(`/api/requests/${encodeURIComponent(r.id)}`, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), cache: "no-store",
+    const response = await window.lookout.api(`/api/requests/${encodeURIComponent(r.id)}`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     }).catch(() => null);
     R.sending.delete(r.id);
     const reply = response ? await response.json().catch(() => ({})) : {};
@@ -169,7 +169,8 @@
     }
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
+  document.addEventListener("DOMContentLoaded", async () => {
+    await window.lookout.ready; // a sign-in link is exchanged first
     window.addEventListener("hashchange", fromHash);
     fromHash();
     load();
