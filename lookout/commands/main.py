@@ -211,13 +211,15 @@ def build_parser() -> argparse.ArgumentParser:
         "answer",
         help="allow or deny a waiting permission request (needs [remote] enabled)",
         description="Answer a permission request that waits for a remote answer, as the"
-        " dashboard's buttons do. Without arguments: list the requests still waiting.",
+        " dashboard's buttons do. Without arguments: list the requests still waiting, each with"
+        " its id and everything that would run.",
     )
     answer.add_argument(
         "session",
         nargs="?",
-        metavar="SESSION",
-        help="session id or request id (a prefix is enough)",
+        metavar="REQUEST_ID",
+        help="the request's id as listed; on a terminal also a session id (prefix) or project"
+        " name, after showing the request and asking",
     )
     answer.add_argument(
         "decision",
@@ -232,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="a question's answer: one option label per question, in order",
     )
-    answer.add_argument("--json", action="store_true", help="machine-readable output")
+    answer.add_argument(
+        "--json", action="store_true", help="machine-readable: a list with each full tool input"
+    )
 
     jump = sub.add_parser(
         "jump",
