@@ -39,7 +39,14 @@ CSP = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 HEARTBEAT_S = 15.0
+# Connections served at once (one thread each; an open stream holds one): more are closed at
+# once, so a flood of idle connections can neither take the user's process quota nor keep the
+# page down once it stops.
+MAX_CONNECTIONS = 96
 MAX_STREAMS = 64
+# A request (its line, headers and body; on TLS the handshake too) must arrive within this, in
+# total: a client that sends a header line every few seconds is cut, not waited for.
+REQUEST_DEADLINE_S = 10.0
 MAX_BODY = 64 * 1024
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
@@ -102,7 +109,8 @@ def route(method: str, path: str, *, auth: bool = True) -> Callable[[Handler], H
 
 
 class Dashboard(ThreadingHTTPServer):
-    """The server: one thread per connection (an open stream holds one), all sharing the hub."""
+    """The server: one thread per connection, at most MAX_CONNECTIONS (an open stream holds
+    one), all sharing the hub; one watchdog thread cuts requests past their deadline."""
 
     daemon_threads = True  # open streams never keep the process from exiting
     request_queue_size = 64
@@ -132,7 +140,12 @@ class Dashboard(ThreadingHTTPServer):
             n.lower().rstrip(".") for n in (self.host_name, socket.gethostname(), bind) if n
         }
         self.streams = threading.BoundedSemaphore(MAX_STREAMS)
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._deadlines: dict[int, tuple[float, Any]] = {}  # thread id -> (deadline, socket)
+        self._deadlines_lock = threading.Lock()
+        self._closing = threading.Event()
         super().__init__((bind, port), RequestHandler)
+        threading.Thread(target=self._watchdog, name="lookout-deadlines", daemon=True).start()
 
     @property
     def token(self) -> str:
@@ -141,6 +154,59 @@ class Dashboard(ThreadingHTTPServer):
     @property
     def scheme(self) -> str:
         return "https" if self.tls else "http"
+
+    # -- bounded connections, bounded time ------------------------------------------------------
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)  # full: closed at once, never queued on a thread
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            self.arm(request)
+            super().process_request_thread(request, client_address)
+        finally:
+            self.disarm()
+            self.slots.release()
+
+    def arm(self, sock: Any) -> None:
+        """This thread's request must be read by REQUEST_DEADLINE_S from now."""
+        with self._deadlines_lock:
+            self._deadlines[threading.get_ident()] = (time.monotonic() + REQUEST_DEADLINE_S, sock)
+
+    def disarm(self) -> None:
+        with self._deadlines_lock:
+            self._deadlines.pop(threading.get_ident(), None)
+
+    def _watchdog(self) -> None:
+        while not self._closing.wait(0.2):
+            now = time.monotonic()
+            with self._deadlines_lock:
+                late = [k for k, (due, _) in self._deadlines.items() if due <= now]
+                socks = [self._deadlines.pop(k)[1] for k in late]
+            for sock in socks:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+                except OSError:
+                    pass
+
+    def server_close(self) -> None:
+        self._closing.set()
+        super().server_close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            return  # a client that went away (reset, broken pipe, cut at its deadline)
+        store.log_error(self.state_dir, f"lookout serve: {traceback.format_exc()}")
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         # The TLS handshake runs here, in the connection's own thread, so a slow or silent
@@ -182,7 +248,13 @@ class RequestHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # request lines are nobody's business: never log them
 
+    def handle_one_request(self) -> None:
+        # Each request on a kept-alive connection gets its own deadline, waiting included.
+        self.server.arm(self.connection)
+        super().handle_one_request()
+
     def do_GET(self) -> None:
+        self.server.disarm()  # the request is read: a stream may now stay open
         self._dispatch("GET")
 
     def do_POST(self) -> None:
@@ -275,6 +347,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             return error(413, f"the body is over {MAX_BODY} bytes")
         raw = self.rfile.read(length)
         self._body_read = True
+        self.server.disarm()
         try:
             return json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError):

@@ -382,3 +382,74 @@ def test_a_refused_post_never_leaves_its_body_for_the_next_request(dashboard: Cl
     assert response.getheader("Connection") == "close"
     response.read()
     conn.close()
+
+
+def _get_page(port: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", "/", headers={"Host": f"127.0.0.1:{port}"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def test_a_burst_of_idle_connections_is_bounded_and_the_page_answers_right_after(
+    dashboard: Client, state_dir: Path
+) -> None:
+    # N5: 600 unauthenticated connections that never finish their request once took one
+    # thread each (the user's process quota with them) and kept the page down for minutes.
+    import socket
+
+    from tests.web.test_browser import run_hook
+
+    before = threading.active_count()
+    held: list[socket.socket] = []
+    most = before
+    try:
+        for _ in range(600):
+            s = socket.create_connection(("127.0.0.1", dashboard.port), timeout=10)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # ... and never the end
+            held.append(s)
+            most = max(most, threading.active_count())
+        most = max(most, threading.active_count())
+        assert most <= before + server.MAX_CONNECTIONS + 2
+        # The hook path is a process of its own and never waits on the dashboard.
+        run_hook("user_prompt_submit.py", {"session_id": "burst", "hook_event_name":
+                 "UserPromptSubmit", "prompt": "hi", "cwd": "/w/burst"})  # fmt: skip
+    finally:
+        for s in held:
+            s.close()
+    closed = time.monotonic()
+    assert _get_page(dashboard.port) == 200
+    assert time.monotonic() - closed < 1.0
+
+
+def test_a_slow_client_is_cut_at_the_request_deadline(
+    dashboard: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # N5: a header line every little while once held a thread forever (30 s per recv).
+    import socket
+
+    monkeypatch.setattr(server, "REQUEST_DEADLINE_S", 1.0)
+    s = socket.create_connection(("127.0.0.1", dashboard.port), timeout=10)
+    try:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        cut = False
+        for _ in range(40):  # 40 lines, 0.25 s apart: 10 s if never cut
+            try:
+                s.sendall(b"X-a: b\r\n")
+                s.settimeout(0.25)
+                if s.recv(1) == b"":
+                    cut = True
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                cut = True
+                break
+        assert cut
+    finally:
+        s.close()
+    assert _get_page(dashboard.port) == 200
