@@ -307,8 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="the live dashboard for a browser (phone, tablet, second screen)",
         description="Serve a live page of every session (and a small JSON API and event stream)"
-        " from the state directory. Every request needs the dashboard's token: open the login"
-        " URL it prints (or `lookout serve --url`) once in each browser.",
+        " from the state directory. Every request needs a sign-in: open a link it prints (or"
+        " `lookout serve --url`) in each browser; a link works once, within 5 minutes.",
     )
     serve.add_argument(
         "--bind",
