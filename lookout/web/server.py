@@ -13,6 +13,7 @@ import os
 import re
 import socket
 import ssl
+import sys
 import threading
 import time
 import traceback
@@ -48,7 +49,6 @@ MAX_STREAMS = 64
 # total: a client that sends a header line every few seconds is cut, not waited for.
 REQUEST_DEADLINE_S = 10.0
 MAX_BODY = 64 * 1024
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
 @dataclass
@@ -201,8 +201,6 @@ class Dashboard(ThreadingHTTPServer):
         super().server_close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
         error = sys.exc_info()[1]
         if isinstance(error, OSError):
             return  # a client that went away (reset, broken pipe, cut at its deadline)
