@@ -185,6 +185,13 @@ function tick() {
     node.textContent = sinceText(node.dataset.status, Number(node.dataset.since));
   }
   if (state.stream && Date.now() - state.lastMessage > 35000) setLive("reconnecting");
+  if (state.stream && Date.now() - state.lastMessage > 50000) {
+    // A stream silent past three heartbeats is dead (a fetch does not reconnect by itself).
+    const dead = state.stream;
+    state.stream = null;
+    dead.abort();
+    connect();
+  }
 }
 
 // -- notifications ------------------------------------------------------------------------------
