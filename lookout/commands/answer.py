@@ -1,8 +1,15 @@
-"""`lookout answer [SESSION allow|deny]`: answer a permission request from a shell (over SSH, say)
-the way the dashboard's buttons do. Without arguments it lists the requests still waiting.
+"""`lookout answer [REQUEST_ID allow|deny|always]`: answer a permission request from a shell (over
+SSH, say) the way the dashboard's buttons do. Without arguments it lists the requests still
+waiting, each with its id and everything that would run.
 
-Whoever can run this can read the state directory, so the nonce is taken from the record; the
-answer goes through the same compare-and-set as the dashboard's (once, only while it is open)."""
+An answer is bound to what was shown: REQUEST_ID names one request (its id depends on the session
+and the whole tool input), and one that has ended is refused. A session id (or prefix) or a
+project name is taken only on a terminal, after the full request was shown and confirmed; a key
+is never matched against another session's request ids. Every text goes through the same
+escaping as `status` (plus invisible format characters): a command cannot redraw the screen.
+
+Whoever can run this can read the state directory, so the nonce is taken from the record as it
+was shown; the answer goes through the same compare-and-set as the dashboard's."""
 
 from __future__ import annotations
 
@@ -10,32 +17,48 @@ import getpass
 import json
 import os
 import socket
+import sys
 import time
+import unicodedata
 from typing import Any
 
 from lookout import paths
+from lookout.boundary import visible
 from lookout.errors import LookoutError
 from lookout.remote import requests
 
 DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
+_INVISIBLE = ("Cf", "Zl", "Zp")
 
 
 def answer(*, session: str | None, decision: str | None, options: list[str], as_json: bool) -> int:
     state_dir = paths.state_dir()
     now_ms = int(time.time() * 1000)
-    waiting = [r for r in requests.load_all(state_dir) if requests.is_open(r, now_ms)]
+    records = requests.load_all(state_dir)
+    waiting = [r for r in records if requests.is_open(r, now_ms)]
     if session is None:
         return _list(waiting, now_ms, as_json)
     if decision is None:
         raise LookoutError("say allow or deny", hint=f"lookout answer {session} allow  (or deny)")
-    rec = _pick(waiting, session, state_dir, now_ms)
-    answers = _answers(rec, options) if decision != "deny" else None
+    rec = next((r for r in records if r["id"] == session), None)
+    if rec is not None:
+        if not requests.is_open(rec, now_ms):
+            reason = requests.public(rec, now_ms)["reason"] or "not waiting"
+            raise LookoutError(
+                f"request {rec['id']} is {reason}; nothing was answered",
+                hint="lookout answer lists what is still waiting",
+            )
+        answers = _answers(rec, options) if decision != "deny" else None
+    else:
+        rec = _by_session(waiting, records, session, now_ms)
+        answers = _answers(rec, options) if decision != "deny" else None
+        _confirm(rec, decision, now_ms)
     try:
         done = requests.answer(
             state_dir,
             rec["id"],
             DECISIONS[decision],
-            rec["nonce"],
+            rec["nonce"],  # the nonce of the record shown: a replaced request is refused
             by=_who(),
             source=_source(),
             user_agent="lookout answer",
@@ -43,8 +66,10 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
             answers=answers,
         )
     except requests.Refused as exc:
+        why = "it was replaced since it was shown" if exc.status == 403 else str(exc)
         raise LookoutError(
-            f"not answered: {exc}", hint="lookout answer lists what is still waiting"
+            f"request {rec['id']} not answered: {why}",
+            hint="lookout answer lists what is still waiting",
         ) from None
     if as_json:
         print(json.dumps(requests.public(done, now_ms)))
@@ -54,49 +79,98 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
     return 0
 
 
+def shown(text: object, keep_newlines: bool = False) -> str:
+    """`text` safe for a terminal: `status`'s escaping, and invisible format characters
+    (zero-width, bidi marks and isolates) as `\\uXXXX` too."""
+    return "".join(
+        f"\\u{ord(c):04x}" if unicodedata.category(c) in _INVISIBLE else c
+        for c in visible(text, keep_newlines)
+    )
+
+
 def _label(rec: dict[str, Any]) -> str:
-    what = " ".join(x for x in (rec.get("tool_name"), rec.get("summary")) if x)
-    return f"{what} (session {rec['session_id'][:8]}, {rec.get('project') or '?'})"
+    where = f"session {rec['session_id'][:8]}, {rec.get('project') or '?'}"
+    return shown(f"{rec['id']} {rec.get('tool_name') or '?'} ({where})")
+
+
+def _show(rec: dict[str, Any], now_ms: int) -> None:
+    """One request in full: its id, tool, session and project, every input field, its flags."""
+    left = max(0, (int(rec["expires_ms"]) - now_ms) // 1000)
+    where = f"session {rec['session_id'][:8]}, {rec.get('project') or '?'}"
+    print(shown(f"{rec['id']}  {rec.get('tool_name') or '?'}  {where}  ({left} s left)"))
+    detail = rec.get("detail") or rec.get("summary") or ""
+    for line in str(detail).split("\n"):
+        print("    " + shown(line))
+    flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
+    if flags:
+        names = [f"! {f['name']} (risky)" if f.get("risky") else str(f.get("name")) for f in flags]
+        print("    flags: " + shown(", ".join(names)))
+    for q in rec.get("questions") or []:
+        print(shown(f"    {q['question']}  options: {' | '.join(q['options'])}"))
 
 
 def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"requests": [requests.public(r, now_ms) for r in waiting]}, indent=2))
+        print(json.dumps([requests.public(r, now_ms) for r in waiting], indent=2))
         return 0
     if not waiting:
         print("no permission request is waiting for an answer")
         return 0
     for rec in waiting:
-        left = max(0, (int(rec["expires_ms"]) - now_ms) // 1000)
-        print(f"{rec['session_id'][:8]}  {_label(rec)}  ({left} s left)")
-        for q in rec.get("questions") or []:
-            print(f"    {q['question']}  options: {' | '.join(q['options'])}")
-    print("answer with: lookout answer SESSION allow|deny")
+        _show(rec, now_ms)
+    print("answer with: lookout answer REQUEST_ID allow|deny")
     return 0
 
 
-def _pick(waiting: list[dict[str, Any]], key: str, state_dir: str, now_ms: int) -> dict[str, Any]:
-    found = [r for r in waiting if r["session_id"].startswith(key) or str(r["id"]).startswith(key)]
+def _by_session(
+    waiting: list[dict[str, Any]], records: list[dict[str, Any]], key: str, now_ms: int
+) -> dict[str, Any]:
+    """The one request waiting in the session `key` names (an id or a prefix of one) or in the
+    project named `key`. Request ids are never matched here."""
+
+    def names(r: dict[str, Any]) -> bool:
+        return str(r.get("session_id") or "").startswith(key) or r.get("project") == key
+
+    found = [r for r in waiting if names(r)]
     if len(found) == 1:
         return found[0]
     if found:
-        ids = ", ".join(f"{r['id'][:10]} ({r.get('tool_name')})" for r in found)
+        ids = ", ".join(shown(f"{r['id']} ({r.get('tool_name')})") for r in found)
         raise LookoutError(
-            f"{len(found)} requests wait in {key!r}: {ids}",
-            hint="give the request id (or a longer prefix) instead of the session",
+            f"{len(found)} requests wait in {shown(key)!r}: {ids}",
+            hint="give the request id: lookout answer REQUEST_ID allow|deny",
         )
-    # Say why, when the request exists but no longer takes an answer.
-    for rec in reversed(requests.load_all(state_dir)):
-        if rec["session_id"].startswith(key) or str(rec["id"]).startswith(key):
+    for rec in reversed(records):  # say why, when the request exists but takes no answer
+        if names(rec):
             reason = requests.public(rec, now_ms)["reason"] or "not waiting"
             raise LookoutError(
-                f"the last request in {key!r} ({rec.get('tool_name')}) is {reason}",
+                f"the last request in {shown(key)!r} ({shown(rec.get('tool_name'))}) is {reason}",
                 hint="lookout answer lists what is still waiting",
             )
     raise LookoutError(
-        f"no permission request is waiting in session {key!r}",
+        f"no permission request is waiting in session {shown(key)!r}",
         hint="lookout answer lists them; remote answers need [remote] enabled = true",
     )
+
+
+def _confirm(rec: dict[str, Any], decision: str, now_ms: int) -> None:
+    """Answering by session: only on a terminal, after the whole request was shown, with y."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise LookoutError(
+            "answering by session or project needs a terminal, to show the request and ask",
+            hint="lookout answer lists each request's id; then: lookout answer REQUEST_ID "
+            + decision,
+        )
+    _show(rec, now_ms)
+    word = {"allow": "allow", "deny": "deny", "always": "always allow"}[decision]
+    try:
+        reply = input(f"{word} this request? [y/N] ")
+    except EOFError:
+        reply = ""
+    if reply.strip().lower() not in ("y", "yes"):
+        raise LookoutError(
+            "not answered", hint=f"nothing was sent; request {rec['id']} still waits"
+        )
 
 
 def _answers(rec: dict[str, Any], options: list[str]) -> dict[str, Any] | None:
@@ -108,7 +182,7 @@ def _answers(rec: dict[str, Any], options: list[str]) -> dict[str, Any] | None:
     if len(options) != len(questions):
         listing = "; ".join(f"{q['question']} ({' | '.join(q['options'])})" for q in questions)
         raise LookoutError(
-            f"this request asks {len(questions)} question(s): {listing}",
+            f"this request asks {len(questions)} question(s): {shown(listing)}",
             hint="give one --option LABEL per question, in order (a,b for several)",
         )
     out: dict[str, Any] = {}
@@ -118,8 +192,8 @@ def _answers(rec: dict[str, Any], options: list[str]) -> dict[str, Any] | None:
         for label in labels:
             if label not in q["options"]:
                 raise LookoutError(
-                    f"{label!r} is not an option of {q['question']!r}",
-                    hint="options: " + " | ".join(q["options"]),
+                    f"{shown(label)!r} is not an option of {shown(q['question'])!r}",
+                    hint="options: " + shown(" | ".join(q["options"])),
                 )
     return out
 

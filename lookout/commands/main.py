@@ -118,6 +118,8 @@ def _cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         url=args.url,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        token_only=args.token,
+        rotate=args.rotate,
     )
 
 

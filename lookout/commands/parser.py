@@ -219,13 +219,15 @@ def build_parser() -> argparse.ArgumentParser:
         "answer",
         help="allow or deny a waiting permission request (needs [remote] enabled)",
         description="Answer a permission request that waits for a remote answer, as the"
-        " dashboard's buttons do. Without arguments: list the requests still waiting.",
+        " dashboard's buttons do. Without arguments: list the requests still waiting, each with"
+        " its id and everything that would run.",
     )
     answer.add_argument(
         "session",
         nargs="?",
-        metavar="SESSION",
-        help="session id or request id (a prefix is enough)",
+        metavar="REQUEST_ID",
+        help="the request's id as listed; on a terminal also a session id (prefix) or project"
+        " name, after showing the request and asking",
     )
     answer.add_argument(
         "decision",
@@ -240,7 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="a question's answer: one option label per question, in order",
     )
-    answer.add_argument("--json", action="store_true", help="machine-readable output")
+    answer.add_argument(
+        "--json", action="store_true", help="machine-readable: a list with each full tool input"
+    )
 
     jump = sub.add_parser(
         "jump",
@@ -311,8 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="the live dashboard for a browser (phone, tablet, second screen)",
         description="Serve a live page of every session (and a small JSON API and event stream)"
-        " from the state directory. Every request needs the dashboard's token: open the login"
-        " URL it prints (or `lookout serve --url`) once in each browser.",
+        " from the state directory. Every request needs a sign-in: open a link it prints (or"
+        " `lookout serve --url`) in each browser; a link works once, within 5 minutes.",
     )
     serve.add_argument(
         "--bind",
@@ -327,7 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
     )
     serve.add_argument(
-        "--url", action="store_true", help="print the login URL with the token and exit"
+        "--url", action="store_true", help="print a one-time sign-in link (5 minutes) and exit"
+    )
+    serve.add_argument(
+        "--token", action="store_true", help="print the API token for scripts' Bearer header"
+    )
+    serve.add_argument(
+        "--rotate", action="store_true", help="new token: sign out every browser, void every link"
     )
     serve.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate")
     serve.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")

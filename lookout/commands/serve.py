@@ -1,7 +1,8 @@
-"""`lookout serve`: the live dashboard for a browser (lookout/web), or with --url the login URL.
+"""`lookout serve`: the live dashboard for a browser (lookout/web); with --url a one-time sign-in
+link, with --token the scripts' API token, with --rotate a new token that signs everyone out.
 
 Binds to loopback unless told otherwise, warns when it is reachable from the network without
-TLS, and never writes session state (only its own token file)."""
+TLS, and never writes session state (only its own token and login-code files)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def serve(
     url: bool,
     tls_cert: str | None,
     tls_key: str | None,
+    token_only: bool = False,
+    rotate: bool = False,
 ) -> int:
     if not 0 <= port <= 65535:
         raise LookoutError(f"--port {port} is not a TCP port", hint="use 1-65535 (0: any free one)")
@@ -32,12 +35,23 @@ def serve(
 
     tls = _tls_context(tls_cert, tls_key)
     state_dir = paths.state_dir()
+    if rotate:
+        auth.rotate(state_dir)
+        print(
+            "rotated the dashboard token: every signed-in browser, sign-in link and script token"
+            " no longer works"
+        )
+        print("hint: `lookout serve --url` for a new sign-in link, `--token` for scripts")
+        return 0
     token = auth.load_or_create(state_dir)
+    if token_only:
+        print(token)  # for `Authorization: Bearer`; never part of a URL
+        return 0
     scheme = "https" if tls else "http"
     if url:
         if port == 0:
             raise LookoutError("--url needs the port the dashboard runs on", hint="--port 8787")
-        print(f"{scheme}://{_url_host(bind)}:{port}/login?token={token}")
+        print(_login_url(f"{scheme}://{_url_host(bind)}:{port}", state_dir))
         return 0
 
     from lookout.commands.status import notifications_off
@@ -75,7 +89,12 @@ def serve(
     try:  # Ctrl-C is how a server stops: at any moment from here on, a clean exit 0
         hub.start()
         print(f"serving the dashboard at {base}/ (Ctrl-C to stop)")
-        print(f"sign in: {base}/login?token={token}", flush=True)
+        print(f"sign in: {_login_url(base, state_dir)}")
+        print(
+            "(the link works once, within 5 minutes; another: `lookout serve --url`;"
+            " sign every browser out: `lookout serve --rotate`)"
+        )
+        sys.stdout.flush()
         server.serve_forever()
     except KeyboardInterrupt:
         pass
@@ -83,6 +102,15 @@ def serve(
         hub.stop()
         server.server_close()
     return 0
+
+
+def _login_url(base: str, state_dir: str) -> str:
+    """A one-time sign-in link: the code rides in the fragment, which the browser never sends."""
+    import time
+
+    from lookout.web import auth
+
+    return f"{base}/login#code={auth.new_code(state_dir, int(time.time() * 1000))}"
 
 
 def _tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:

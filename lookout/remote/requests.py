@@ -43,7 +43,14 @@ NOT_PENDING = {
     EXPIRED: "expired: the terminal's dialog decides now",
     ABANDONED: "no longer waiting (the agent stopped asking)",
 }
-DETAIL_MAX = 4000
+# The largest input an Allow is taken for (its JSON): beyond it the request is shown clipped, with
+# that said, and only the terminal's dialog may allow it.
+INPUT_MAX = 256 * 1024
+# Input switches that widen what a tool call may do: highlighted wherever a request is shown.
+RISKY_FLAGS = frozenset(
+    ("dangerouslyDisableSandbox", "replace_all", "run_in_background", "force", "recursive")
+)
+TOO_LARGE = "too large to show in full here: answer it in the terminal"
 KEEP_DONE_S = 24 * 3600  # finished records stay a day (the page shows how they ended)
 KEEP_MAX = 500
 
@@ -56,26 +63,49 @@ def request_id(session_id: str, agent_id: str | None, prompt_id: str | None, key
 
 
 def _detail(tool_name: str, tool_input: object) -> str:
-    """What to show before someone approves: the whole command, the edit, the file written."""
+    """What to show before someone approves: every field of the input, in full. The command,
+    the edit or the file written first, then each other field as `key: value` (an MCP tool's
+    arguments, not only its model-written description; flags; timeouts). Nothing is clipped: a
+    request too large to show is refused an Allow instead (INPUT_MAX)."""
     if not isinstance(tool_input, dict):
-        return ""
+        return "" if tool_input is None else _jsonfast.dumps(tool_input)
     parts: list[str] = []
+    shown: set[str] = set()
     if tool_name == "AskUserQuestion":
-        return events.question_text(tool_input)
+        parts.append(events.question_text(tool_input))
+        shown.add("questions")
     for key in ("command", "file_path", "notebook_path", "url", "pattern", "plan"):
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
-            parts.append(value.strip())
+            parts.append(value)
+            shown.add(key)
     old, new = tool_input.get("old_string"), tool_input.get("new_string")
     if isinstance(old, str) and isinstance(new, str):
         parts += ["".join("- " + line for line in old.splitlines(True)).rstrip("\n")]
         parts += ["".join("+ " + line for line in new.splitlines(True)).rstrip("\n")]
+        shown.update(("old_string", "new_string"))
     content = tool_input.get("content")
     if isinstance(content, str):
         parts.append(content)
-    if not parts and isinstance(tool_input.get("description"), str):
-        parts.append(tool_input["description"])
-    return events.clip("\n".join(parts), DETAIL_MAX)
+        shown.add("content")
+    for key, value in tool_input.items():
+        if key in shown:
+            continue
+        text = value if isinstance(value, str) else _jsonfast.dumps(value)
+        parts.append(f"{key}: {text}")
+    return "\n".join(parts)
+
+
+def flags(tool_input: object) -> list[dict[str, Any]]:
+    """The input's switches that are on (true booleans), risky ones marked: the page and the CLI
+    show them apart, so `dangerouslyDisableSandbox` is never a line lost in a long input."""
+    if not isinstance(tool_input, dict):
+        return []
+    return [
+        {"name": str(key), "risky": key in RISKY_FLAGS}
+        for key, value in tool_input.items()
+        if value is True
+    ]
 
 
 def _questions(tool_input: object) -> list[dict[str, Any]] | None:
@@ -117,7 +147,12 @@ def new_record(
     agent_id = payload.get("agent_id") if isinstance(payload.get("agent_id"), str) else None
     prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
     key = events.tool_key(tool_name, tool_input) or ""
-    digest = hashlib.sha256(_jsonfast.dumps(tool_input).encode("utf-8", "surrogatepass"))
+    raw_input = _jsonfast.dumps(tool_input)
+    digest = hashlib.sha256(raw_input.encode("utf-8", "surrogatepass"))
+    too_large = len(raw_input) > INPUT_MAX
+    detail = _detail(tool_name, tool_input)
+    if too_large:
+        detail = detail[:INPUT_MAX] + f"\n[{TOO_LARGE}]"
     cwd = str(payload["cwd"]) if isinstance(payload.get("cwd"), str) else ""
     claude_pid = env.get("CLAUDE_PID", "")
     questions = _questions(tool_input) if tool_name == "AskUserQuestion" else None
@@ -132,7 +167,10 @@ def new_record(
         "tool_name": tool_name,
         "tool_key": key,
         "summary": events.tool_summary(tool_name, tool_input),
-        "detail": _detail(tool_name, tool_input),
+        "detail": detail,
+        "tool_input": None if too_large else tool_input,
+        "flags": flags(tool_input),
+        "too_large": too_large,
         "questions": questions,
         "input_hash": digest.hexdigest(),
         "allow_always": bool(allow_always and always_rules(tool_name, tool_input)),
@@ -257,10 +295,17 @@ def resolve(state_dir: str, rid: str, status: str, now_ms: int) -> Record | None
         rec = load(state_dir, rid)
         if rec is None or rec.get("status") != PENDING:
             return rec
-        rec["status"] = status
-        rec["resolved_ms"] = now_ms
+        _close(rec, status, now_ms)
         store.write_json_atomic(_path(state_dir, rid), rec)
         return rec
+
+
+def _close(rec: Record, status: str, now_ms: int) -> None:
+    """pending -> `status`. The full input is kept only while it may be approved: a finished
+    record keeps what the page showed (`detail`), not a second copy of every field."""
+    rec["status"] = status
+    rec["resolved_ms"] = now_ms
+    rec.pop("tool_input", None)
 
 
 class Refused(Exception):
@@ -292,7 +337,10 @@ def answer(
         expected = str(rec.get("nonce") or "")
         given = nonce if isinstance(nonce, str) else ""
         # Constant time: the comparison must not tell how much of a guess was right.
-        if not (expected and hmac.compare_digest(given.encode(), expected.encode())):
+        if not (
+            expected
+            and hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+        ):
             raise Refused(403, "wrong nonce for this request")
         status = str(rec.get("status"))
         if status == PENDING and now_ms >= int(rec.get("expires_ms") or 0):
@@ -301,12 +349,13 @@ def answer(
             status = ABANDONED
         if status != PENDING:
             if rec.get("status") == PENDING:
-                rec["status"], rec["resolved_ms"] = status, now_ms
+                _close(rec, status, now_ms)
                 store.write_json_atomic(_path(state_dir, rid), rec)
             raise Refused(409, NOT_PENDING.get(status, status))
         behavior, picked = _check_decision(rec, decision, answers)
-        rec["status"] = ALLOWED if behavior.startswith("allow") else DENIED
-        rec["resolved_ms"] = now_ms
+        if behavior.startswith("allow") and rec.get("too_large"):
+            raise Refused(409, TOO_LARGE)
+        _close(rec, ALLOWED if behavior.startswith("allow") else DENIED, now_ms)
         rec["decision"] = {
             "behavior": behavior,
             "answers": picked,
@@ -365,6 +414,9 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
         "tool_name": rec.get("tool_name"),
         "summary": rec.get("summary"),
         "detail": rec.get("detail"),
+        "tool_input": rec.get("tool_input"),
+        "flags": rec.get("flags") or [],
+        "too_large": bool(rec.get("too_large")),
         "questions": rec.get("questions"),
         "allow_always": bool(rec.get("allow_always")),
         "created_at": rfc3339(int(rec.get("created_ms") or 0)),

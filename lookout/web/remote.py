@@ -1,6 +1,6 @@
 """The dashboard's remote-answer routes (issue 15): the permission requests waiting for an answer
-and the one way to answer them. Both need the dashboard's token; the POST also needs the
-dashboard's own origin when it comes with the cookie (the server checks both).
+and the one way to answer them. Both need the dashboard's token or a signed-in page's session
+secret (server.route checks it).
 
 An answer is accepted once, only with the request's nonce, only while the request is pending
 (lookout.remote.requests.answer); wrong nonces and unknown ids count as failures per source

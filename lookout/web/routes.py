@@ -50,17 +50,34 @@ def _static(name: str) -> Response:
 
 
 @route("GET", "/login", auth=False)
+def login_page(request: Request) -> Response:
+    """The sign-in link's page: its script reads the code from the fragment (`#code=`), which no
+    request line, log or Referer carries, and exchanges it at /api/login."""
+    return _static("index.html")
+
+
+@route("POST", "/api/login", auth=False)
 def login(request: Request) -> Response:
-    if not auth.matches(request.app.token, request.query.get("token")):
-        return Response(
+    """A one-time login code for a session secret (the page keeps it in origin-scoped storage
+    and sends it as `Authorization: Bearer`). Never a cookie: see lookout.web.auth."""
+    from lookout.web.remote import FAIL_WINDOW_S, FAILURES
+
+    source = str(request.conn.client_address[0])
+    if FAILURES.limited(source):
+        response = error(429, "too many failed sign-ins from this address", "wait a few minutes")
+        response.headers["Retry-After"] = str(int(FAIL_WINDOW_S))
+        return response
+    code = request.body.get("code") if isinstance(request.body, dict) else None
+    now_ms = int(time.time() * 1000)
+    if not auth.redeem(request.app.state_dir, code, now_ms):
+        FAILURES.add(source)
+        return error(
             401,
-            b"<!doctype html><title>lookout</title><p>This login link is not valid (any more). "
-            b"Run <code>lookout serve --url</code> for the current one.</p>",
-            "text/html; charset=utf-8",
+            "this sign-in link was used already or has expired",
+            "run `lookout serve --url` for a new one (it works once, within 5 minutes)",
         )
-    secure = "; Secure" if request.app.tls is not None else ""
-    cookie = f"{auth.COOKIE}={request.app.token}; Path=/; HttpOnly; SameSite=Strict{secure}"
-    return Response(303, b"", "text/plain", {"Set-Cookie": cookie, "Location": "/"})
+    secret, expires_ms = auth.new_session(request.app.token, now_ms)
+    return json_response({"session": secret, "expires_ms": expires_ms})
 
 
 @route("GET", "/api/sessions")

@@ -1,18 +1,21 @@
 """The dashboard's HTTP server: routes, authentication, security headers, the event stream.
 
-Every route but the page itself and its static files needs the token (Bearer or the login
-cookie); a route that changes anything (POST) also needs a same-origin request when it is
-authenticated by the cookie. Payload text only ever leaves here as JSON."""
+Every route but the page itself, its static files and the login exchange needs `Authorization:
+Bearer` with the token (scripts) or a session secret (the page; see lookout.web.auth). No cookie
+is ever read: a browser attaches cookies by itself, also for other ports' pages, a header only
+our own page's script sends. Payload text only ever leaves here as JSON."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import ssl
+import sys
 import threading
+import time
 import traceback
 from http import HTTPStatus
-from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -26,9 +29,15 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
+# Connections served at once (one thread each; an open stream holds one): more are closed at
+# once, so a flood of idle connections can neither take the user's process quota nor keep the
+# page down once it stops.
+MAX_CONNECTIONS = 96
 MAX_STREAMS = 64
+# A request (its line, headers and body; on TLS the handshake too) must arrive within this, in
+# total: a client that sends a header line every few seconds is cut, not waited for.
+REQUEST_DEADLINE_S = 10.0
 MAX_BODY = 64 * 1024
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
 # Every route the dashboard serves: the page and its API, then the remote answers (issue 15).
@@ -36,7 +45,8 @@ ROUTES: list[Route] = [*routes.ROUTES, *remote.ROUTES]
 
 
 class Dashboard(ThreadingHTTPServer):
-    """The server: one thread per connection (an open stream holds one), all sharing the hub."""
+    """The server: one thread per connection, at most MAX_CONNECTIONS (an open stream holds
+    one), all sharing the hub; one watchdog thread cuts requests past their deadline."""
 
     daemon_threads = True  # open streams never keep the process from exiting
     request_queue_size = 64
@@ -54,16 +64,81 @@ class Dashboard(ThreadingHTTPServer):
         self.address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
         self.hub = hub
         self.state_dir = state_dir
-        self.token = token
+        self.keys = auth.Keys(state_dir, token)
         self.tls = tls
         self.host_name = host_name or socket.gethostname()
         self.loopback_only = is_loopback(bind)
+        # The names a browser may call this server by (DNS rebinding: any other name is a page
+        # of someone else's that resolves to this address).
+        self.names = {
+            n.lower().rstrip(".") for n in (self.host_name, socket.gethostname(), bind) if n
+        }
         self.streams = threading.BoundedSemaphore(MAX_STREAMS)
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._deadlines: dict[int, tuple[float, Any]] = {}  # thread id -> (deadline, socket)
+        self._deadlines_lock = threading.Lock()
+        self._closing = threading.Event()
         super().__init__((bind, port), RequestHandler)
+        threading.Thread(target=self._watchdog, name="lookout-deadlines", daemon=True).start()
+
+    @property
+    def token(self) -> str:
+        return self.keys.token
 
     @property
     def scheme(self) -> str:
         return "https" if self.tls else "http"
+
+    # -- bounded connections, bounded time ------------------------------------------------------
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)  # full: closed at once, never queued on a thread
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            self.arm(request)
+            super().process_request_thread(request, client_address)
+        finally:
+            self.disarm()
+            self.slots.release()
+
+    def arm(self, sock: Any) -> None:
+        """This thread's request must be read by REQUEST_DEADLINE_S from now."""
+        with self._deadlines_lock:
+            self._deadlines[threading.get_ident()] = (time.monotonic() + REQUEST_DEADLINE_S, sock)
+
+    def disarm(self) -> None:
+        with self._deadlines_lock:
+            self._deadlines.pop(threading.get_ident(), None)
+
+    def _watchdog(self) -> None:
+        while not self._closing.wait(0.2):
+            now = time.monotonic()
+            with self._deadlines_lock:
+                late = [k for k, (due, _) in self._deadlines.items() if due <= now]
+                socks = [self._deadlines.pop(k)[1] for k in late]
+            for sock in socks:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+                except OSError:
+                    pass
+
+    def server_close(self) -> None:
+        self._closing.set()
+        super().server_close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            return  # a client that went away (reset, broken pipe, cut at its deadline)
+        store.log_error(self.state_dir, f"lookout serve: {traceback.format_exc()}")
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         # The TLS handshake runs here, in the connection's own thread, so a slow or silent
@@ -78,7 +153,21 @@ class Dashboard(ThreadingHTTPServer):
 
 
 def is_loopback(host: str) -> bool:
-    return host in LOOPBACK_NAMES or host.startswith("127.")
+    """`localhost` or a loopback address literal: never a name that merely starts with "127."."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 class RequestHandler(BaseHTTPRequestHandler):
@@ -89,9 +178,15 @@ class RequestHandler(BaseHTTPRequestHandler):
     timeout = 30  # a request must arrive within this; an idle stream's writes too
 
     def log_message(self, format: str, *args: Any) -> None:
-        pass  # request lines carry the login token: never log them
+        pass  # request lines are nobody's business: never log them
+
+    def handle_one_request(self) -> None:
+        # Each request on a kept-alive connection gets its own deadline, waiting included.
+        self.server.arm(self.connection)
+        super().handle_one_request()
 
     def do_GET(self) -> None:
+        self.server.disarm()  # the request is read: a stream may now stay open
         self._dispatch("GET")
 
     def do_POST(self) -> None:
@@ -145,51 +240,33 @@ class RequestHandler(BaseHTTPRequestHandler):
         return error(404, "not found")
 
     def _host_allowed(self) -> bool:
-        """On a loopback bind, only loopback names: a DNS-rebinding page at another name gets
-        nothing (it could not send the cookie anyway)."""
-        if not self.server.loopback_only:
-            return True
+        """Only the names this server answers to: `localhost` and loopback addresses, and on
+        another bind also its own address, host name and any address literal (a rebinding page
+        always has a name of its own). A DNS-rebinding page at another name gets nothing."""
         host = self.headers.get("Host", "")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        name = name.strip("[]")
-        return is_loopback(name)
+        if host.startswith("["):
+            name = host[1:].split("]", 1)[0] if "]" in host else ""
+        else:
+            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        if not name:
+            return False
+        if is_loopback(name):
+            return True
+        if self.server.loopback_only:
+            return False
+        return _is_address(name) or name.lower().rstrip(".") in self.server.names
 
     def _authenticate(self, request: Request) -> Response | None:
-        token = self.server.token
         header = self.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            if auth.matches(token, header[len("Bearer ") :].strip()):
-                return None
-            return _unauthorized("the token is not this dashboard's")
-        cookie = self._cookie()
-        if cookie is None:
+        if not header.startswith("Bearer "):
             return _unauthorized("this request carries no token")
-        if not auth.matches(token, cookie):
-            return _unauthorized("the login cookie is from another token")
-        if request.method != "GET" and not self._same_origin():
-            # The cookie rides along on cross-site requests a browser would make for another
-            # page; only our own page may change anything with it.
-            return error(403, "cross-origin request refused", "use the dashboard's own page")
-        return None
-
-    def _cookie(self) -> str | None:
-        raw = self.headers.get("Cookie")
-        if not raw:
+        offered = header[len("Bearer ") :].strip()
+        token = self.server.token
+        if auth.matches(token, offered):
             return None
-        jar = SimpleCookie()
-        try:
-            jar.load(raw)
-        except CookieError:
+        if auth.session_valid(token, offered, int(time.time() * 1000)):
             return None
-        morsel = jar.get(auth.COOKIE)
-        return morsel.value if morsel is not None else None
-
-    def _same_origin(self) -> bool:
-        origin = self.headers.get("Origin")
-        site = self.headers.get("Sec-Fetch-Site")
-        if site is not None and site != "same-origin":
-            return False
-        return origin == f"{self.server.scheme}://{self.headers.get('Host', '')}"
+        return _unauthorized("the token or sign-in is not (any more) valid")
 
     def _read_json(self) -> object:
         if self.headers.get_content_type() != "application/json":
@@ -202,6 +279,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             return error(413, f"the body is over {MAX_BODY} bytes")
         raw = self.rfile.read(length)
         self._body_read = True
+        self.server.disarm()
         try:
             return json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError):
@@ -236,7 +314,10 @@ class RequestHandler(BaseHTTPRequestHandler):
 
 def _unauthorized(message: str) -> Response:
     response = error(
-        401, message, "run `lookout serve --url` on the machine that serves it and open the link"
+        401,
+        message,
+        "run `lookout serve --url` on the machine that serves it and open the link"
+        " (it works once, within 5 minutes)",
     )
     response.headers["WWW-Authenticate"] = 'Bearer realm="lookout"'
     return response

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import signal
 import socket
 import ssl
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ import pytest
 
 from lookout.commands import main
 from lookout.web import server
-from tests.conftest import require_binary
+from tests.conftest import ROOT, require_binary
 from tests.web.conftest import Served, start_serve
 
 
@@ -34,20 +36,84 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_url_prints_the_login_url_and_exits(
+def sign_in(base: str, code: str) -> tuple[int, dict[str, Any]]:
+    port = int(base.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(
+            "POST", "/api/login", body=json.dumps({"code": code}).encode(),
+            headers={"Content-Type": "application/json"},
+        )  # fmt: skip
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def get(base: str, path: str, bearer: str) -> int:
+    port = int(base.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {bearer}"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def test_url_prints_a_one_time_sign_in_link_without_the_token(
     capsys: pytest.CaptureFixture[str], state_dir: Path
 ) -> None:
     code, out, err = run(capsys, "--url")
     token = (state_dir / "serve.token").read_text().strip()
-    assert (code, out, err) == (0, f"http://127.0.0.1:8787/login?token={token}\n", "")
-    assert run(capsys, "--url", "--bind", "::1", "--port", "9000")[1] == (
-        f"http://[::1]:9000/login?token={token}\n"
-    )
+    assert (code, err) == (0, "")
+    assert re.fullmatch(r"http://127\.0\.0\.1:8787/login#code=[A-Za-z0-9_-]{32}\n", out)
+    assert token not in out
+    other = run(capsys, "--url", "--bind", "::1", "--port", "9000")[1]
+    assert other.startswith("http://[::1]:9000/login#code=") and other != out
+
+
+def test_token_prints_the_api_token(capsys: pytest.CaptureFixture[str], state_dir: Path) -> None:
+    code, out, err = run(capsys, "--token")
+    assert (code, out, err) == (0, (state_dir / "serve.token").read_text(), "")
 
 
 def test_url_of_a_wildcard_bind_names_this_host(capsys: pytest.CaptureFixture[str]) -> None:
     out = run(capsys, "--url", "--bind", "0.0.0.0")[1]
-    assert out.startswith(f"http://{socket.gethostname()}:8787/login?token=")
+    assert out.startswith(f"http://{socket.gethostname()}:8787/login#code=")
+
+
+def test_rotate_signs_out_every_browser_link_and_script(running: Served) -> None:
+    # N1: the dashboard's authority can be revoked, in a server that keeps running.
+    link = running.new_login()
+    status, body = sign_in(running.base, link.split("#code=")[1])
+    assert status == 200
+    session = body["session"]
+    unused = running.new_login().split("#code=")[1]
+    assert get(running.base, "/api/sessions", session) == 200
+    assert get(running.base, "/api/sessions", running.token) == 200
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "serve", "--rotate"],
+        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "rotated the dashboard token: every signed-in browser, sign-in link and script token no"
+        " longer works\nhint: `lookout serve --url` for a new sign-in link, `--token` for scripts\n"
+    )
+    assert get(running.base, "/api/sessions", session) == 401
+    assert get(running.base, "/api/sessions", running.token) == 401
+    assert sign_in(running.base, unused)[0] == 401
+    assert sign_in(running.base, running.login.split("#code=")[1])[0] == 401
+    fresh = running.new_login().split("#code=")[1]
+    status, body = sign_in(running.base, fresh)
+    assert status == 200 and get(running.base, "/api/sessions", body["session"]) == 200
+    token = subprocess.run(
+        [sys.executable, "-m", "lookout", "serve", "--token"],
+        cwd=ROOT, capture_output=True, text=True, timeout=30, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert token != running.token and get(running.base, "/api/sessions", token) == 200
 
 
 def test_fleet_without_a_fleet_config_says_how_to_add_one(
@@ -151,11 +217,10 @@ def test_tls(tmp_path: Path, state_dir: Path, no_notifications: None) -> None:
         port = int(served.base.rsplit(":", 1)[1])
         context = ssl.create_default_context(cafile=str(cert))
         conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
-        conn.request("GET", f"/login?token={served.token}")
+        conn.request("GET", "/login")
         response = conn.getresponse()
         response.read()
-        assert response.status == 303
-        assert response.getheader("Set-Cookie").endswith("; HttpOnly; SameSite=Strict; Secure")
+        assert response.status == 200 and response.getheader("Set-Cookie") is None
         assert response.getheader("Strict-Transport-Security") == "max-age=31536000"
         conn.request("GET", "/api/sessions", headers={"Authorization": f"Bearer {served.token}"})
         response = conn.getresponse()

@@ -1,5 +1,5 @@
 """The whole remote answer, for real: Claude Code interactive in tmux shows its permission dialog,
-`lookout serve` serves the request, a real headless Chromium (signed in with the login link)
+`lookout serve` serves the request, a real headless Chromium (signed in with the one-time link)
 clicks Allow, and the dialog in the terminal goes away as the tool runs. And the other order:
 answered in the terminal first, the page says so and a late POST gets 409."""
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import start_serve
+from tests.web.conftest import browser_sign_in, start_serve
 
 from .harness import ClaudePane, Sandbox, wait_for
 from .test_remote_answer import COMMAND, enable_remote, pending
@@ -70,7 +70,7 @@ def test_clicking_allow_in_chromium_closes_the_dialog_and_runs_the_tool(
             pane.wait_screen("Do you want to proceed?")
             rec = pending(interactive)
             phone(browser)
-            browser.get(served.login)  # sets the HttpOnly cookie, then the page
+            browser_sign_in(browser, served, served.login)  # the one-time link, then the page
             browser.get(f"{served.base}/#request={rec['id']}")
             card = css(browser, f'[data-request-id="{rec["id"]}"][data-status="pending"]')
             assert COMMAND in card.text and "Bash" in card.text
@@ -108,7 +108,7 @@ def test_answered_in_the_terminal_first_the_page_says_so_and_a_post_gets_409(
             pane.type(f"[[bash: {COMMAND}]]")
             pane.wait_screen("Do you want to proceed?")
             rec = pending(interactive)
-            browser.get(served.login)
+            browser_sign_in(browser, served, served.login)
             browser.get(f"{served.base}/#request={rec['id']}")
             css(browser, f'[data-request-id="{rec["id"]}"] button[data-decision="allow"]')
             pane.keys("Enter")  # "1. Yes" in the terminal
@@ -146,7 +146,7 @@ def test_a_question_answered_with_an_option_button(interactive: Sandbox, browser
             pane.wait_screen("Enter to select")
             rec = pending(interactive)
             assert rec["tool_name"] == "AskUserQuestion"
-            browser.get(served.login)
+            browser_sign_in(browser, served, served.login)
             browser.get(f"{served.base}/#request={rec['id']}")
             card = css(browser, f'[data-request-id="{rec["id"]}"][data-status="pending"]')
             assert "Which colour?" in card.text

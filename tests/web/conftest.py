@@ -104,13 +104,23 @@ def dashboard(state_dir: Path, no_notifications: None) -> Iterator[Client]:
 @dataclass
 class Served:
     base: str  # http://127.0.0.1:PORT
-    login: str  # the login URL, token included
-    token: str
+    login: str  # the one-time sign-in link (http://127.0.0.1:PORT/login#code=...)
+    token: str  # the API token, as `lookout serve --token` prints it
     process: subprocess.Popen[str]
+    env: dict[str, str] | None = None
 
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(10)
+
+    def new_login(self) -> str:
+        """Another one-time sign-in link, as `lookout serve --url` prints it."""
+        port = self.base.rsplit(":", 1)[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "lookout", "serve", "--url", "--port", port],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=30, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
 
 
 def start_serve(*args: str, env: dict[str, str] | None = None) -> Served:
@@ -134,7 +144,25 @@ def start_serve(*args: str, env: dict[str, str] | None = None) -> Served:
         process.kill()
         _, err = process.communicate(timeout=10)
         raise AssertionError(f"lookout serve did not start: {err}")
-    return Served(login.split("/login")[0], login, login.split("token=")[1], process)
+    token = subprocess.run(
+        [sys.executable, "-m", "lookout", "serve", "--token"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=30, check=True,
+    ).stdout.strip()  # fmt: skip
+    return Served(login.split("/login")[0], login, token, process, env)
+
+
+def browser_sign_in(driver: Any, served: Served, link: str | None = None) -> None:
+    """Open a one-time sign-in link (a fresh one from `lookout serve --url` unless given) and
+    wait until the page has exchanged it for its session secret."""
+    import time
+
+    driver.get(link or served.new_login())
+    deadline = time.monotonic() + 10
+    script = "return location.pathname === '/' && Boolean(localStorage.getItem('lookout.session'))"
+    while not driver.execute_script(script):
+        if time.monotonic() > deadline:
+            raise AssertionError("the page did not sign in with the link")
+        time.sleep(0.01)
 
 
 @pytest.fixture

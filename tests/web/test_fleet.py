@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from lookout.config import fleet
+from lookout.web import auth
 from lookout.web.fleet import FleetSource
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
@@ -124,7 +125,8 @@ def test_the_page_shows_each_host_and_drops_a_pruned_session(
     b.hook("session_start", "SessionStart-startup")
     wait_for(lambda: len(fleet_dashboard.json("/api/sessions")[1]["sessions"]) == 2)
     base = f"http://127.0.0.1:{fleet_dashboard.port}"
-    browser.get(f"{base}/login?token={TOKEN}")  # type: ignore[attr-defined]
+    code = auth.new_code(fleet_dashboard.server.state_dir, int(time.time() * 1000))  # type: ignore[union-attr]
+    browser.get(f"{base}/login#code={code}")  # type: ignore[attr-defined]
 
     def metas() -> list[str]:
         # One read in the page: render() replaces the cards on every change.

@@ -100,15 +100,15 @@ def test_expired_is_refused(dashboard: Client, state_dir: Path) -> None:
     assert status == 409 and body["error"].startswith("expired")
 
 
-def test_the_cookie_alone_does_not_answer_cross_site(dashboard: Client, state_dir: Path) -> None:
+def test_the_old_login_cookie_answers_nothing(dashboard: Client, state_dir: Path) -> None:
+    # N1: a dev server on another port receives every cookie of 127.0.0.1; none has authority,
+    # not even with the dashboard's own Origin.
     rec = pending(state_dir)
-    body = {"decision": "deny", "nonce": rec["nonce"]}
-    assert post(dashboard, rec["id"], body, auth="cookie")[0] == 403  # no Origin
-    evil = {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}
-    assert post(dashboard, rec["id"], body, auth="cookie", **evil)[0] == 403
-    assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
+    body = {"decision": "allow", "nonce": rec["nonce"]}
     ours = {"Origin": f"http://127.0.0.1:{dashboard.port}", "Sec-Fetch-Site": "same-origin"}
-    assert post(dashboard, rec["id"], body, auth="cookie", **ours)[0] == 200
+    assert post(dashboard, rec["id"], body, auth="cookie", **ours)[0] == 401
+    assert dashboard.json("/api/requests", auth="cookie")[0] == 401
+    assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
 
 
 def test_too_many_failures_from_one_address_get_429(dashboard: Client, state_dir: Path) -> None:
@@ -131,3 +131,22 @@ def test_the_page_ships_the_answer_script(dashboard: Client) -> None:
     status, headers, js = dashboard.request("GET", "/static/remote.js", auth=None)
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")
     assert b"innerHTML" not in js  # session text reaches the page as text only
+
+
+def test_a_malformed_nonce_is_a_counted_403_without_a_traceback(
+    dashboard: Client, state_dir: Path
+) -> None:
+    # N10: a lone surrogate (valid JSON, not encodable UTF-8) once gave 500 and a traceback.
+    rec = pending(state_dir)
+    raw = b'{"decision": "allow", "nonce": "\\ud800"}'
+    for _ in range(remote.FAIL_LIMIT):
+        status, _, body = dashboard.request(
+            "POST",
+            f"/api/requests/{rec['id']}",
+            headers={"Content-Type": "application/json"},
+            body=raw,
+        )
+        assert (status, json.loads(body)["error"]) == (403, "wrong nonce for this request")
+    assert post(dashboard, rec["id"], {"decision": "allow", "nonce": rec["nonce"]})[0] == 429
+    assert not (state_dir / "errors.log").exists()
+    assert requests.load(str(state_dir), rec["id"])["status"] == "pending"

@@ -25,6 +25,44 @@ const state = {
 
 const $ = (id) => document.getElementById(id);
 
+// -- signing in ---------------------------------------------------------------------------------
+// The page's authority is a session secret from a one-time sign-in link (#code=...). It lives in
+// this origin's localStorage (scheme, host and port: never readable by a page on another port)
+// and travels as an Authorization header, which no browser adds by itself. No cookie: a browser
+// would send one to every port of this host, a repository's dev server included.
+const SESSION_KEY = "lookout.session";
+
+function secret() {
+  try { return localStorage.getItem(SESSION_KEY); } catch (err) { return null; }
+}
+
+function forget() {
+  try { localStorage.removeItem(SESSION_KEY); } catch (err) { /* nothing stored */ }
+}
+
+function api(path, options = {}) {
+  const headers = new Headers(options.headers || {});
+  const s = secret();
+  if (s) headers.set("Authorization", `Bearer ${s}`);
+  return fetch(path, { cache: "no-store", ...options, headers });
+}
+
+let signInFailed = false;
+async function signIn() {
+  const match = /^#code=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!match) return;
+  history.replaceState(null, "", "/"); // the used code leaves the address bar at once
+  const response = await fetch("/api/login", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ code: match[1] }), cache: "no-store",
+  }).catch(() => null);
+  const body = response && response.ok ? await response.json().catch(() => null) : null;
+  if (body && body.session) { forget(); localStorage.setItem(SESSION_KEY, body.session); }
+  else signInFailed = true;
+}
+
+window.lookout = { api, ready: signIn() };
+
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -147,6 +185,13 @@ function tick() {
     node.textContent = sinceText(node.dataset.status, Number(node.dataset.since));
   }
   if (state.stream && Date.now() - state.lastMessage > 35000) setLive("reconnecting");
+  if (state.stream && Date.now() - state.lastMessage > 50000) {
+    // A stream silent past three heartbeats is dead (a fetch does not reconnect by itself).
+    const dead = state.stream;
+    state.stream = null;
+    dead.abort();
+    connect();
+  }
 }
 
 // -- notifications ------------------------------------------------------------------------------
@@ -179,12 +224,14 @@ function setupNotify() {
 function setLive(text) { const live = $("live"); live.dataset.state = text; live.textContent = text; }
 
 function showLogin() {
+  forget();
   $("login").hidden = false;
+  $("login-failed").hidden = !signInFailed;
   $("notify").hidden = true; // nothing to be notified of until signed in
   $("groups").replaceChildren();
   $("empty").hidden = true;
   setLive("signed out");
-  if (state.stream) { state.stream.close(); state.stream = null; }
+  if (state.stream) { state.stream.abort(); state.stream = null; }
 }
 
 // The server's key for a session: its id, or host/id when it serves a fleet (two hosts may
@@ -206,42 +253,68 @@ function applySnapshot(data) {
   render();
 }
 
-function connect() {
-  const stream = new EventSource("/api/stream");
-  state.stream = stream;
-  stream.addEventListener("open", () => { state.lastMessage = Date.now(); setLive("live"); });
-  stream.addEventListener("snapshot", (e) => { state.lastMessage = Date.now(); applySnapshot(JSON.parse(e.data)); });
-  stream.addEventListener("session", (e) => {
-    state.lastMessage = Date.now();
-    const data = JSON.parse(e.data);
+function onMessage(name, data) {
+  state.lastMessage = Date.now();
+  if (name === "snapshot") { applySnapshot(data); setLive("live"); return; }
+  if (name === "session") {
     state.offset = data.now_ms - Date.now();
     state.sessions.set(keyOf(data.session), data.session);
     announce(data.session);
     render();
     if (state.open === data.session.session_id) refreshTimeline();
-  });
-  stream.addEventListener("removed", (e) => {
-    state.lastMessage = Date.now();
-    state.sessions.delete(JSON.parse(e.data).session_id);
+  } else if (name === "removed") {
+    state.sessions.delete(data.session_id);
     render();
-  });
-  stream.addEventListener("heartbeat", (e) => {
-    state.lastMessage = Date.now();
-    state.offset = JSON.parse(e.data).now_ms - Date.now();
+  } else if (name === "heartbeat") {
+    state.offset = data.now_ms - Date.now();
     setLive("live");
-  });
-  stream.addEventListener("error", async () => {
-    setLive("reconnecting");
-    if (stream.readyState !== EventSource.CLOSED) return; // the browser retries by itself
-    state.stream = null;
-    const probe = await fetch("/api/sessions", { cache: "no-store" }).catch(() => null);
-    if (probe && probe.status === 401) { showLogin(); return; }
-    setTimeout(connect, 2000);
-  });
+  }
+}
+
+// Server-Sent Events read with fetch (EventSource cannot send the Authorization header).
+async function connect() {
+  const controller = new AbortController();
+  state.stream = controller;
+  const response = await api("/api/stream", { signal: controller.signal }).catch(() => null);
+  if (state.stream !== controller) return;
+  if (response && response.status === 401) { showLogin(); return; }
+  if (response && response.ok && response.body) {
+    state.lastMessage = Date.now();
+    setLive("live");
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          let name = "message";
+          const data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event: ")) name = line.slice(7);
+            else if (line.startsWith("data: ")) data.push(line.slice(6));
+          }
+          if (data.length) onMessage(name, JSON.parse(data.join("\n")));
+        }
+      }
+    } catch (err) {
+      // the network went away, or the stream was stopped: reconnect below unless stopped
+    }
+  }
+  if (state.stream !== controller) return;
+  state.stream = null;
+  setLive("reconnecting");
+  setTimeout(connect, 2000);
 }
 
 async function start() {
-  const response = await fetch("/api/sessions?all=1", { cache: "no-store" }).catch(() => null);
+  await window.lookout.ready;
+  const response = await api("/api/sessions?all=1").catch(() => null);
   if (!response) { setLive("offline"); setTimeout(start, 3000); return; }
   if (response.status === 401) { showLogin(); return; }
   setupNotify();
@@ -276,7 +349,7 @@ function eventItem(r) {
 async function loadEvents(id, before) {
   const query = new URLSearchParams({ limit: String(PAGE) });
   if (before !== null && before !== undefined) query.set("before", String(before));
-  const response = await fetch(`/api/sessions/${encodeURIComponent(id)}/events?${query}`, { cache: "no-store" });
+  const response = await api(`/api/sessions/${encodeURIComponent(id)}/events?${query}`);
   if (response.status === 401) { showLogin(); return null; }
   if (!response.ok) return null;
   return response.json();
@@ -338,8 +411,8 @@ function toast(text) {
 }
 
 async function jumpTo(s) {
-  const response = await fetch(`/api/sessions/${encodeURIComponent(s.session_id)}/jump`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: "{}", cache: "no-store",
+  const response = await api(`/api/sessions/${encodeURIComponent(s.session_id)}/jump`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: "{}",
   }).catch(() => null);
   if (!response) { toast("lookout is not reachable"); return; }
   if (response.status === 401) { showLogin(); return; }

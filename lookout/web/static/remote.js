@@ -1,6 +1,6 @@
 // lookout dashboard: permission requests that may be answered from here ([remote] enabled).
 // Text from the session (commands, diffs, questions) reaches the page through textContent only.
-// An answer is a same-origin POST with the request's nonce; the dialog in the terminal stays up
+// An answer is a POST with the page's session secret (app.js) and the request's nonce; the dialog in the terminal stays up
 // until one answer wins, so a late tap is told "answered in the terminal".
 "use strict";
 (() => {
@@ -10,7 +10,14 @@
     answered_locally: "answered in the terminal", ended: "session ended",
     expired: "expired: the terminal decides", abandoned: "no longer waiting",
   };
-  const R = { list: [], focus: null, sending: new Set(), picked: new Map(), offset: 0 };
+  const R = { list: [], focus: null, sending: new Set(), picked: new Map(), offset: 0, unfolded: new Set() };
+  // A detail this long is shown folded: Allow waits until it was unfolded, so no part of what
+  // would run is ever out of sight when it is approved.
+  const FOLD_LINES = 14;
+  const FOLD_CHARS = 1200;
+  // Controls, bidi overrides and isolates, zero-width and other invisible characters: shown as
+  // visible \u{...} escapes (they could hide or reorder what a command really says).
+  const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0\ufe00-\ufe0f]/u;
 
   function node(tag, attrs, ...children) {
     const n = document.createElement(tag);
@@ -48,7 +55,7 @@
   }
 
   async function load() {
-    const response = await fetch("/api/requests?all=1", { cache: "no-store" }).catch(() => null);
+    const response = await window.lookout.api("/api/requests?all=1").catch(() => null);
     if (!response || !response.ok) return; // 401: app.js shows how to sign in
     const date = Date.parse(response.headers.get("Date") || "");
     if (!Number.isNaN(date)) R.offset = 0; // expiry is computed from the server's timestamps
@@ -69,8 +76,8 @@
     render();
     const body = { decision, nonce: r.nonce };
     if (answers) body.answers = answers;
-    const response = await fetch(`/api/requests/${encodeURIComponent(r.id)}`, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), cache: "no-store",
+    const response = await window.lookout.api(`/api/requests/${encodeURIComponent(r.id)}`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     }).catch(() => null);
     R.sending.delete(r.id);
     const reply = response ? await response.json().catch(() => ({})) : {};
@@ -121,13 +128,48 @@
     return out;
   }
 
+  // The text as nodes: plain runs as text, each invisible character as a marked escape.
+  function visibleText(text) {
+    const out = [];
+    let run = "";
+    for (const ch of text) {
+      if (ch !== "\n" && INVISIBLE.test(ch)) {
+        if (run) { out.push(document.createTextNode(run)); run = ""; }
+        const code = ch.codePointAt(0).toString(16).padStart(4, "0");
+        out.push(node("span", { class: "esc", text: `\\u{${code}}`, title: "an invisible character" }));
+      } else run += ch;
+    }
+    if (run) out.push(document.createTextNode(run));
+    return out;
+  }
+
+  function detailBlock(r) {
+    const text = r.detail || r.summary || "";
+    const lines = text.split("\n").length;
+    const long = lines > FOLD_LINES || text.length > FOLD_CHARS;
+    const folded = long && !R.unfolded.has(r.id);
+    const pre = node("pre", { class: folded ? "req-detail folded" : "req-detail" }, ...visibleText(text));
+    const out = [];
+    if (r.flags && r.flags.length) {
+      out.push(node("div", { class: "req-flags" }, ...r.flags.map((f) =>
+        node("span", { class: f.risky ? "req-flag risky" : "req-flag", text: f.risky ? `⚠ ${f.name}` : f.name, "data-flag": f.name }))));
+    }
+    out.push(pre);
+    if (folded) {
+      const more = node("button", { type: "button", class: "req-more", text: `Show all of it (${lines} lines, ${text.length} characters) before answering` });
+      more.addEventListener("click", () => { R.unfolded.add(r.id); render(); });
+      out.push(more);
+    }
+    return { nodes: out, folded };
+  }
+
   function card(r) {
     const open = r.status === "pending";
     const head = node("div", { class: "req-head" },
       node("span", { class: "req-tool", text: r.tool_name || "?" }),
       node("span", { class: "req-project", text: [r.project || "?", (r.session_id || "").slice(0, 8)].join(" · ") }),
       node("span", { class: open ? "req-left" : `req-state ${r.status}`, text: open ? `answer within ${left(r)}` : (r.reason || WORDS[r.status] || r.status), "data-expires": r.expires_at }));
-    const what = node("pre", { class: "req-detail", text: r.detail || r.summary || "" });
+    const what = detailBlock(r);
     const actions = node("div", { class: "req-actions" });
     if (open && r.questions) {
       actions.append(...questionBlock(r));
@@ -135,12 +177,13 @@
       deny.addEventListener("click", () => send(r, "deny"));
       actions.append(deny);
     } else if (open) {
-      const allow = node("button", { type: "button", class: "allow", text: "Allow", "data-decision": "allow", disabled: R.sending.has(r.id) });
+      const blocked = r.too_large || what.folded;
+      const allow = node("button", { type: "button", class: "allow", text: "Allow", "data-decision": "allow", disabled: R.sending.has(r.id) || blocked, title: r.too_large ? "too large to show in full here: answer it in the terminal" : (what.folded ? "show all of it first" : null) });
       allow.addEventListener("click", () => send(r, "allow"));
       const deny = node("button", { type: "button", class: "deny", text: "Deny", "data-decision": "deny", disabled: R.sending.has(r.id) });
       deny.addEventListener("click", () => send(r, "deny"));
       actions.append(allow, deny);
-      if (r.allow_always) {
+      if (r.allow_always && !blocked) {
         const always = node("button", { type: "button", class: "always", text: "Allow always", "data-decision": "allow_always", disabled: R.sending.has(r.id) });
         always.addEventListener("click", () => send(r, "allow_always"));
         actions.append(always);
@@ -149,7 +192,7 @@
       actions.append(node("div", { class: "req-by", text: `${r.decision === "deny" ? "denied" : "allowed"} by ${r.decided_by}` }));
     }
     return node("article", { class: `request ${open ? "open" : "closed"}${r.id === R.focus ? " focus" : ""}`, "data-request-id": r.id, "data-status": r.status },
-      head, what, actions, node("div", { class: "req-result", role: "status" }));
+      head, ...what.nodes, actions, node("div", { class: "req-result", role: "status" }));
   }
 
   function render() {
@@ -169,7 +212,8 @@
     }
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
+  document.addEventListener("DOMContentLoaded", async () => {
+    await window.lookout.ready; // a sign-in link is exchanged first
     window.addEventListener("hashchange", fromHash);
     fromHash();
     load();
