@@ -297,6 +297,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--json", action="store_true", help="machine-readable output")
 
+    # issue 26: the waiting ledger and the allow rules it suggests (commands/report, suggest)
+    report = sub.add_parser(
+        "report",
+        help="how long sessions waited on you: episodes, total, median, p95, by project...",
+        description="The waiting ledger: every dialog that waited on you (permission, question,"
+        " plan, error...) and how long until it was answered, by project, reason, tool and agent;"
+        " and how long sessions sat idle after finishing. Reads the rotated history too.",
+    )
+    report.add_argument(
+        "--since", type=_duration_arg, default=7 * 86400, metavar="AGE", help="how far back (7d)"
+    )
+    report.add_argument("--project", metavar="GLOB", help="only projects matching GLOB")
+    report.add_argument("--json", action="store_true", help="machine-readable output")
+    suggest = sub.add_parser(
+        "suggest",
+        help="allow rules for the permission requests you approve again and again",
+        description="Each Claude Code permission rule that would have spared you dialogs you"
+        " approved (never wider than what you approved, never for destructive commands), with"
+        " the asks and the waiting it would have removed. --apply ID adds one to a settings file"
+        " (backup, atomic); --revert ID takes it out again.",
+    )
+    suggest.add_argument(
+        "--since", type=_duration_arg, default=30 * 86400, metavar="AGE", help="how far back (30d)"
+    )
+    suggest.add_argument("--json", action="store_true", help="machine-readable output")
+    suggest_do = suggest.add_mutually_exclusive_group()
+    suggest_do.add_argument("--apply", metavar="ID", help="add suggestion ID to permissions.allow")
+    suggest_do.add_argument("--revert", metavar="ID", help="remove the rule --apply ID added")
+    suggest.add_argument(
+        "--scope",
+        choices=("user", "project"),
+        default="user",
+        help="with --apply: ~/.claude/settings.json (user, default) or ./.claude/settings.json",
+    )
+
     _configure_commands(sub)
 
     serve = sub.add_parser(
@@ -681,6 +716,20 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from lookout.commands.explain import explain
 
         return explain(session=args.session, last=args.last, as_json=args.json)
+    if command == "report":
+        from lookout.commands.report import report
+
+        return report(since_s=args.since, project=args.project, as_json=args.json)
+    if command == "suggest":
+        from lookout.commands.suggest import suggest
+
+        return suggest(
+            since_s=args.since,
+            as_json=args.json,
+            apply=args.apply,
+            revert=args.revert,
+            scope=args.scope,
+        )
     if command == "channel":
         from lookout.commands import configure
 

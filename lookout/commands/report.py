@@ -1,0 +1,169 @@
+"""`lookout report`: how long sessions waited on the user (the waiting ledger), in total and by
+project, reason, tool and agent, and how long they sat idle after finishing. Reads only."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from lookout import ledger, paths
+from lookout.commands.view import visible
+
+DIMENSIONS = (("by_project", "project"), ("by_reason", "reason"), ("by_tool", "tool"), ("by_agent", "agent"))
+
+
+def p50(values: list[float]) -> float:
+    """The median (the mean of the two middle values for an even count); 0 for none."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def p95(values: list[float]) -> float:
+    """The nearest-rank 95th percentile: the smallest value at least 95 % of them do not exceed."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[max(0, math.ceil(0.95 * len(s)) - 1)]
+
+
+def _secs(ms: int) -> float:
+    return round(ms / 1000, 3)
+
+
+def _stats(waits: list[ledger.Wait]) -> dict[str, Any]:
+    values = [w.wait_ms / 1000 for w in waits]
+    return {
+        "episodes": len(waits),
+        "wait_s": round(sum(values), 3),
+        "p50_s": round(p50(values), 3),
+        "p95_s": round(p95(values), 3),
+    }
+
+
+def _group(waits: list[ledger.Wait], name: str, key: Callable[[ledger.Wait], str | None]) -> list[dict[str, Any]]:
+    groups: dict[str | None, list[ledger.Wait]] = {}
+    for w in waits:
+        groups.setdefault(key(w), []).append(w)
+    rows = [{name: k, **_stats(v)} for k, v in groups.items()]
+    rows.sort(key=lambda r: (-r["wait_s"], -r["episodes"], str(r[name])))
+    return rows
+
+
+def summarize(history: ledger.History, since_ms: int, until_ms: int) -> dict[str, Any]:
+    """The report's JSON (docs/report.md)."""
+    waits = history.waits
+    out: dict[str, Any] = {"since": since_ms, "until": until_ms, **_stats(waits)}
+    keys: dict[str, Callable[[ledger.Wait], str | None]] = {
+        "project": lambda w: w.project,
+        "reason": lambda w: w.reason,
+        "tool": lambda w: w.tool,
+        "agent": lambda w: w.agent,
+    }
+    for field, name in DIMENSIONS:
+        out[field] = _group(waits, name, keys[name])
+    longest = max(waits, key=lambda w: (w.wait_ms, -w.start_ms), default=None)
+    out["longest"] = (
+        None
+        if longest is None
+        else {
+            "session_id": longest.session_id,
+            "project": longest.project,
+            "reason": longest.reason,
+            "tool": longest.tool,
+            "summary": longest.summary,
+            "since": longest.start_ms,
+            "wait_s": _secs(longest.wait_ms),
+        }
+    )
+    idle = [(i.end_ms - i.start_ms) / 1000 for i in history.idles]
+    out["idle"] = {
+        "gaps": len(idle),
+        "idle_s": round(sum(idle), 3),
+        "p50_s": round(p50(idle), 3),
+        "p95_s": round(p95(idle), 3),
+    }
+    return out
+
+
+def collect(
+    state_dir: str, since_ms: int, until_ms: int, project: str | None = None
+) -> dict[str, Any]:
+    history = ledger.read(state_dir, since_ms, until_ms)
+    if project is not None:
+        history = ledger.History(
+            [w for w in history.waits if fnmatch.fnmatchcase(w.project, project)],
+            [i for i in history.idles if fnmatch.fnmatchcase(i.project, project)],
+        )
+    return summarize(history, since_ms, until_ms)
+
+
+def duration(seconds: float) -> str:
+    """1h 02m, 4m 10s, 31s, 0.4s: what a person reads at a glance."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    whole = int(round(seconds))
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    if h:
+        return f"{h}h {m:02d}m"
+    return f"{m}m {s:02d}s" if m else f"{s}s"
+
+
+def render(data: dict[str, Any]) -> list[str]:
+    day = lambda ms: time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))  # noqa: E731
+    lines = [f"waiting on you, {day(data['since'])} .. {day(data['until'])}"]
+    if not data["episodes"]:
+        lines.append("no dialog waited on you in this period")
+    else:
+        lines.append(
+            f"{data['episodes']} episodes, {duration(data['wait_s'])} in all;"
+            f" time to unblock: median {duration(data['p50_s'])}, p95 {duration(data['p95_s'])}"
+        )
+        lg = data["longest"]
+        what = " ".join(x for x in (lg["reason"], lg["tool"] or "", lg["summary"]) if x)
+        lines.append(
+            f"longest: {duration(lg['wait_s'])} {lg['project'] or '-'} ({what}) at {day(lg['since'])}"
+        )
+    idle = data["idle"]
+    if idle["gaps"]:
+        lines.append(
+            f"idle after finishing: {idle['gaps']} times, {duration(idle['idle_s'])} in all,"
+            f" median {duration(idle['p50_s'])}"
+        )
+    for field, name in DIMENSIONS:
+        rows = data[field]
+        if not rows:
+            continue
+        lines.append("")
+        lines.append(f"{('by ' + name).upper():<24} {'EPISODES':>8} {'WAIT':>8} {'MEDIAN':>8} {'P95':>8}")
+        for row in rows:
+            label = visible(row[name] if row[name] is not None else "-")[:24]
+            lines.append(
+                f"{label:<24} {row['episodes']:>8} {duration(row['wait_s']):>8}"
+                f" {duration(row['p50_s']):>8} {duration(row['p95_s']):>8}"
+            )
+    return lines
+
+
+def report(*, since_s: int, project: str | None, as_json: bool, now_ms: int | None = None) -> int:
+    until_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    data = collect(paths.state_dir(), until_ms - since_s * 1000, until_ms, project)
+    if as_json:
+        print(json.dumps(data))
+    else:
+        _print(render(data))
+    return 0
+
+
+def _print(lines: Iterable[str]) -> None:
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
