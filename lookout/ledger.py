@@ -17,7 +17,7 @@ from lookout import _jsonfast, store
 
 ATTENTION = frozenset(("permission", "question", "plan", "elicitation", "input", "error"))
 # A turn's outcome, not a dialog: Stop raises `question` when the last message asks something.
-_OUTCOME_EVENTS = frozenset(("Stop", "SubagentStop"))
+_OUTCOME_EVENTS = frozenset((b"Stop", b"SubagentStop"))
 # How a permission dialog ended, from the event that ended it.
 _RAN = frozenset(("PostToolUse", "PostToolUseFailure"))  # the call ran: the user said yes
 _APPROVED = frozenset(("approved", "answered"))  # Reconciled: the command ran / returned
@@ -105,21 +105,71 @@ def ts_ms(ts: bytes) -> int | None:
     base = _DAYS.get(day)
     try:
         if base is None:
-            base = calendar.timegm(time.strptime(day.decode("ascii"), "%Y-%m-%d")) * 1000
-            _DAYS[day] = base
-        return (
-            base
-            + int(ts[11:13]) * 3_600_000
-            + int(ts[14:16]) * 60_000
-            + int(ts[17:19]) * 1000
-            + int(ts[20:23])
-        )
+            parsed = time.strptime(day.decode("ascii"), "%Y-%m-%d")
+            base = _DAYS[day] = calendar.timegm(parsed) * 1000
+        clock = int(ts[11:13] + ts[14:16] + ts[17:19] + ts[20:23])  # HHMMSSmmm
     except ValueError:
         return None
+    hours, rest = divmod(clock, 10_000_000)
+    minutes, millis = divmod(rest, 100_000)
+    return base + hours * 3_600_000 + minutes * 60_000 + millis
 
 
-def records(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Iterator[dict]:  # type: ignore[type-arg]
-    """The records that can open or close an episode or an idle gap, in the order written."""
+def _raw(line: bytes, key: bytes) -> bytes | None:
+    """The still-escaped text of a string field of one record line, None for null or absent.
+    The writer's compact JSON puts every key as `"key":` and escapes every quote inside a
+    string, so the first `"key":` is the key itself."""
+    at = line.find(key)
+    if at == -1:
+        return None
+    start = at + len(key)
+    if line[start : start + 1] != b'"':
+        return None
+    end = line.find(b'"', start + 1)
+    while end != -1 and line[end - 1 : end] == b"\\":
+        # An escaped quote, unless the backslash is itself escaped: count them.
+        n = 1
+        while line[end - 1 - n : end - n] == b"\\":
+            n += 1
+        if n % 2 == 0:
+            break
+        end = line.find(b'"', end + 1)
+    return None if end == -1 else line[start + 1 : end]
+
+
+def _text(value: bytes | None) -> str | None:
+    if value is None:
+        return None
+    if b"\\" not in value:
+        return value.decode("utf-8", "replace")
+    try:
+        text = _jsonfast.loads('"' + value.decode("utf-8", "replace") + '"')
+    except ValueError:
+        return None
+    return text if isinstance(text, str) else None
+
+
+_K_SESSION = b'"session_id":'
+_K_AGENT = b'"agent":'
+_K_EVENT = b'"event":'
+_K_STATUS = b'"status":'
+_K_DETAIL = b'"detail":'
+_K_AGENT_ID = b'"agent_id":'
+_K_PROJECT = b'"project":'
+_K_TOOL = b'"tool_name":'
+_K_SOURCE = b'"source":'
+_K_SUMMARY = b'"summary":'
+_K_NOTIFY = b'"notify":['
+_K_RULE = b'"rule":'
+_K_OUTCOME = b'"outcome":'
+_K_DECISION = b'"decision":'
+_K_SESSION_Q = b'"session_id":"'
+_K_EVENT_Q = b'"event":"'
+
+
+def lines(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Iterator[bytes]:
+    """The lines that can open or close an episode or an idle gap, in the order written, within
+    [since_ms, until_ms) by their ts."""
     since = store.rfc3339(since_ms).encode("ascii")
     until = store.rfc3339(until_ms).encode("ascii") if until_ms is not None else b"~"
     for path in log_files(state_dir):
@@ -135,15 +185,8 @@ def records(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> I
                 if _NO_NOTIFY in raw and _PROMPT not in raw:
                     continue  # nothing opened or closed here (most lines)
                 stamp = raw[_TS_AT]
-                if stamp < since or stamp >= until:
-                    continue
-                try:
-                    record = _jsonfast.loads(raw.decode("utf-8", "replace"))
-                except ValueError:
-                    continue  # a line torn by a writer killed mid-write
-                if isinstance(record, dict):
-                    record["_ms"] = ts_ms(stamp)
-                    yield record
+                if since <= stamp < until and raw.endswith(b"}\n"):  # a torn line: skipped
+                    yield raw
 
 
 def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> History:
@@ -151,92 +194,93 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
     length: it is left out, never guessed), and the idle gaps likewise."""
     waits: list[Wait] = []
     idles: list[Idle] = []
-    # session -> actor ("" for the main thread) -> the open episode's fields
-    open_: dict[str, dict[str, list[object]]] = {}
-    finished: dict[str, int] = {}  # session -> when its last turn ended with nothing running
-    for r in records(state_dir, since_ms, until_ms):
-        at = r["_ms"]
-        if not isinstance(at, int):
+    # session -> actor ("" for the main thread) -> the open episode's line and fields
+    open_: dict[bytes, dict[bytes, tuple[int, str, bytes]]] = {}
+    finished: dict[bytes, int] = {}  # session -> when its last turn ended with nothing running
+    for raw in lines(state_dir, since_ms, until_ms):
+        at = ts_ms(raw[_TS_AT])
+        # Ids and event names hold no quote: two finds each instead of _raw's general case.
+        i = raw.find(_K_SESSION_Q)
+        j = raw.find(b'"', i + len(_K_SESSION_Q))
+        k = raw.find(_K_EVENT_Q, j)
+        if at is None or i == -1 or k == -1:
             continue
-        session = str(r.get("session_id") or "")
-        kinds = r.get("notify") or []
-        event = r.get("event")
-        actors = open_.setdefault(session, {})
-        if event == "UserPromptSubmit" and r.get("source") != "task-notification":
+        session = raw[i + len(_K_SESSION_Q) : j]
+        event = raw[k + len(_K_EVENT_Q) : raw.find(b'"', k + len(_K_EVENT_Q))]
+        kinds_at = raw.find(_K_NOTIFY)
+        kinds_end = raw.find(b"]", kinds_at)
+        kinds = raw[kinds_at + len(_K_NOTIFY) : kinds_end].split(b",") if kinds_at != -1 else []
+        if event == b"UserPromptSubmit" and _raw(raw, _K_SOURCE) != b"task-notification":
             done_at = finished.pop(session, None)
             if done_at is not None:
-                idles.append(Idle(session, _str(r.get("project")), _agent(r), done_at, at))
+                idles.append(Idle(session.decode(), _project(raw), _agent(raw), done_at, at))
+        actors = open_.get(session)
         for kind in kinds:
-            if kind == "resolved":
-                _close(r, at, actors, waits)
-            elif kind in ATTENTION and event not in _OUTCOME_EVENTS:
-                actors[str(r.get("agent_id") or "")] = [
-                    at,
-                    kind,
-                    _tool(r),
-                    _str(r.get("summary")),
-                    r.get("rule") if isinstance(r.get("rule"), str) else None,
-                    _str(r.get("project")),
-                    _agent(r),
-                ]
-            elif kind in ("done", "question") and event == "Stop":
+            if kind == b'"resolved"':
+                if actors:
+                    waits.append(_close(raw, at, actors))
+            elif kind in _ATTENTION_KINDS and event not in _OUTCOME_EVENTS:
+                if actors is None:
+                    actors = open_[session] = {}
+                actors[_raw(raw, _K_AGENT_ID) or b""] = (at, kind[1:-1].decode(), raw)
+            elif kind in (b'"done"', b'"question"') and event == b"Stop":
                 finished[session] = at
-        if event in ("SessionEnd", "SessionStart") or r.get("status") == "ended":
+        if event in (b"SessionEnd", b"SessionStart") or _raw(raw, _K_STATUS) == b"ended":
             finished.pop(session, None)
     return History(waits, idles)
 
 
-def _close(r: dict, at: int, actors: dict[str, list[object]], waits: list[Wait]) -> None:  # type: ignore[type-arg]
+_ATTENTION_KINDS = frozenset(b'"' + k.encode() + b'"' for k in ATTENTION)
+
+
+def _close(raw: bytes, at: int, actors: dict[bytes, tuple[int, str, bytes]]) -> Wait:
     """One `resolved`: the event's own actor first, then the main thread, then the others."""
-    if not actors:
-        return
-    own = str(r.get("agent_id") or "")
-    key = own if own in actors else "" if "" in actors else next(iter(actors))
-    start, reason, tool, summary, rule, project, agent = actors.pop(key)
-    waits.append(
-        Wait(
-            session_id=str(r.get("session_id") or ""),
-            project=str(project) or _str(r.get("project")),
-            agent=str(agent),
-            reason=str(reason),
-            tool=tool if isinstance(tool, str) else None,
-            start_ms=int(start),  # type: ignore[call-overload]
-            end_ms=at,
-            summary=str(summary),
-            answer=_answer(r, tool) if reason == "permission" else "unknown",
-            rule=rule if isinstance(rule, str) else None,
-        )
+    own = _raw(raw, _K_AGENT_ID) or b""
+    key = own if own in actors else b"" if b"" in actors else next(iter(actors))
+    start, reason, opened = actors.pop(key)
+    tool = _tool(opened)
+    return Wait(
+        session_id=_text(_raw(opened, _K_SESSION)) or "",
+        project=_project(opened),
+        agent=_agent(opened),
+        reason=reason,
+        tool=tool,
+        start_ms=start,
+        end_ms=at,
+        summary=_text(_raw(opened, _K_SUMMARY)) or "",
+        answer=_answer(raw, tool) if reason == "permission" else "unknown",
+        rule=_text(_raw(opened, _K_RULE)),
     )
 
 
-def _answer(r: dict, tool: object) -> str:  # type: ignore[type-arg]
+def _answer(raw: bytes, tool: str | None) -> str:
     """approved: the call ran (or the user allowed it from afar); denied: the user refused it;
     unknown: the turn or the session ended some other way (`claude -p`, Esc, a crash)."""
-    event = r.get("event")
+    event = _text(_raw(raw, _K_EVENT))
     if event in _RAN:
-        return "approved" if r.get("tool_name") == tool else "unknown"
+        return "approved" if _text(_raw(raw, _K_TOOL)) == tool else "unknown"
     if event == "Reconciled":
-        outcome = r.get("outcome")
+        outcome = _text(_raw(raw, _K_OUTCOME))
         return "approved" if outcome in _APPROVED else "denied" if outcome in _DENIED else "unknown"
     if event == "RemoteDecision":
-        said = str((r.get("remote") or {}).get("decision") or "")
+        said = _text(_raw(raw, _K_DECISION)) or ""
         return "approved" if said.startswith("allow") else "denied" if said == "deny" else "unknown"
     return "unknown"
 
 
-def _tool(r: dict) -> str | None:  # type: ignore[type-arg]
-    tool = r.get("tool_name")
-    if isinstance(tool, str) and tool:
+def _tool(raw: bytes) -> str | None:
+    tool = _text(_raw(raw, _K_TOOL))
+    if tool:
         return tool
-    detail = r.get("detail")  # a Notification-opened dialog: the pending call's tool
-    if isinstance(detail, str) and detail and r.get("status") == "attention":
+    detail = _text(_raw(raw, _K_DETAIL))  # a Notification-opened dialog: the pending call's tool
+    if detail and _raw(raw, _K_STATUS) == b"attention":
         return detail.rpartition(": ")[2] or None
     return None
 
 
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
+def _project(raw: bytes) -> str:
+    return _text(_raw(raw, _K_PROJECT)) or ""
 
 
-def _agent(r: dict) -> str:  # type: ignore[type-arg]
-    return _str(r.get("agent")) or "claude"
+def _agent(raw: bytes) -> str:
+    return _text(_raw(raw, _K_AGENT)) or "claude"

@@ -1,0 +1,121 @@
+"""The waiting ledger at a year of history: wall time of `lookout report --json --since 365d`
+over 1,000,000 recorded events spread over events.jsonl and three rotated files. Target: <= 2 s.
+
+The events are the recorded week of tests/fixtures/ledger (what the real hook runner wrote),
+copied with fresh session ids and shifted clocks until the year holds --events lines; the
+report's episode count must be the week's times the copies. Writes only to a temporary dir."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from _common import child_env
+
+ROOT = Path(__file__).resolve().parent.parent
+WEEK = ROOT / "tests" / "fixtures" / "ledger" / "state"
+YEAR_MS = 365 * 86400 * 1000
+FILES = ("events.jsonl.3", "events.jsonl.2", "events.jsonl.1", "events.jsonl")  # oldest first
+
+
+def week_lines() -> list[bytes]:
+    lines: list[bytes] = []
+    for name in ("events.jsonl.2", "events.jsonl.1", "events.jsonl"):
+        lines += [raw for raw in (WEEK / name).read_bytes().split(b"\n") if raw]
+    return lines
+
+
+def build(state_dir: str, events: int, now_ms: int) -> int:
+    """Write the year; return how many copies of the week it holds."""
+    sys.path.insert(0, str(ROOT))
+    from lookout import ledger, store
+
+    lines = week_lines()
+    parsed = [(raw[7:31], raw[31:]) for raw in lines]  # (ts, the rest)
+    first = min(ledger.ts_ms(ts) or 0 for ts, _ in parsed)
+    copies = max(1, events // len(lines))
+    span = YEAR_MS - 9 * 86400 * 1000  # every copy (a day before its week, too) in the year
+    start = now_ms - YEAR_MS + 2 * 86400 * 1000
+    os.makedirs(state_dir, exist_ok=True)
+    per_file = -(-copies // len(FILES))
+    handles = [open(os.path.join(state_dir, name), "wb") for name in FILES]  # noqa: SIM115
+    try:
+        for k in range(copies):
+            shift = start + span * k // copies - first
+            tag = f"-{k:04x}-4000-8000-".encode() if k < 0x10000 else None
+            assert tag is not None, "too many copies for distinct session ids"
+            out = handles[min(k // per_file, len(FILES) - 1)]
+            chunk = []
+            for ts, rest in parsed:
+                at = (ledger.ts_ms(ts) or 0) + shift
+                chunk.append(b'{"ts":"' + store.rfc3339(at).encode() + rest.replace(b"-0000-4000-8000-", tag))
+            out.write(b"\n".join(chunk) + b"\n")
+    finally:
+        for fh in handles:
+            fh.close()
+    return copies
+
+
+def run_report(env: dict[str, str]) -> tuple[float, dict[str, object]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "report", "--json", "--since", "365d"],
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+        check=True,
+    )
+    return time.perf_counter() - start, json.loads(done.stdout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--max-s", type=float, default=2.0, help="target median (2.0 s)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from lookout import ledger
+
+    per_week = len(ledger.read(str(WEEK)).waits)
+    with tempfile.TemporaryDirectory() as tmp:
+        state = os.path.join(tmp, "state")
+        now_ms = int(time.time() * 1000)
+        copies = build(state, args.events, now_ms)
+        lines = sum(1 for name in FILES for _ in open(os.path.join(state, name), "rb"))  # noqa: SIM115
+        size = sum(os.path.getsize(os.path.join(state, n)) for n in FILES) / 1e6
+        env = child_env(tmp, state)
+        env["PYTHONPATH"] = str(ROOT)
+        subprocess.run(  # pre-compile, so the first run is not the one paying for it
+            [sys.executable, "-m", "compileall", "-q", str(ROOT / "lookout")], check=True, env=env
+        )
+        times = []
+        data: dict[str, object] = {}
+        for _ in range(args.runs):
+            elapsed, data = run_report(env)
+            times.append(elapsed)
+        median = statistics.median(times)
+        print(f"{lines} events in {len(FILES)} files ({size:.0f} MB), {copies} copies of the week")
+        print(f"lookout report --since 365d: median {median:.2f} s over {args.runs} runs")
+        expected = per_week * copies
+        if data.get("episodes") != expected:
+            print(f"FAIL: {data.get('episodes')} episodes, expected {expected}")
+            return 1
+        if median > args.max_s:
+            print(f"FAIL: {median:.2f} s > {args.max_s:.2f} s")
+            return 1
+        print(f"ok: {median:.2f} s <= {args.max_s:.2f} s")
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
