@@ -19,11 +19,12 @@ ATTENTION = frozenset(("permission", "question", "plan", "elicitation", "input",
 # A turn's outcome, not a dialog: Stop raises `question` when the last message asks something.
 _OUTCOME_EVENTS = frozenset((b"Stop", b"SubagentStop"))
 # How a permission dialog ended, from the event that ended it.
-_RAN = frozenset(("PostToolUse", "PostToolUseFailure"))  # the call ran: the user said yes
+_RAN = frozenset((b"PostToolUse", b"PostToolUseFailure"))  # the call ran: the user said yes
 _APPROVED = frozenset(("approved", "answered"))  # Reconciled: the command ran / returned
 _DENIED = frozenset(("rejected", "denied"))  # Reconciled: No / Esc
-# The writer's compact JSON: a record that raised nothing has exactly this.
-_NO_NOTIFY = b'"notify":[]'
+# The writer's compact JSON: a record that raised an intent has this (most have `[]`).
+_SOME_NOTIFY = b'"notify":["'
+BLOCK = 4 * 1024 * 1024
 _PROMPT = b'"event":"UserPromptSubmit"'
 _TS_AT = slice(7, 31)  # every line starts `{"ts":"2026-11-26T06:36:55.123Z",`
 
@@ -169,7 +170,8 @@ _K_EVENT_Q = b'"event":"'
 
 def lines(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Iterator[bytes]:
     """The lines that can open or close an episode or an idle gap, in the order written, within
-    [since_ms, until_ms) by their ts."""
+    [since_ms, until_ms) by their ts. Blocks are searched for the two markers in C (bytes.find):
+    the lines around the hits are all Python ever touches."""
     since = store.rfc3339(since_ms).encode("ascii")
     until = store.rfc3339(until_ms).encode("ascii") if until_ms is not None else b"~"
     for path in log_files(state_dir):
@@ -181,12 +183,37 @@ def lines(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Ite
         except FileNotFoundError:
             continue
         with fh:
-            for raw in fh:
-                if _NO_NOTIFY in raw and _PROMPT not in raw:
-                    continue  # nothing opened or closed here (most lines)
-                stamp = raw[_TS_AT]
-                if since <= stamp < until and raw.endswith(b"}\n"):  # a torn line: skipped
-                    yield raw
+            carry = b""
+            while True:
+                block = fh.read(BLOCK)
+                if not block:
+                    break
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:
+                    carry += block
+                    continue
+                data, carry = carry + block[:cut], block[cut:]
+                for raw in _hits(data):
+                    stamp = raw[_TS_AT]
+                    if since <= stamp < until and raw.endswith(b"}\n"):  # a torn line: skipped
+                        yield raw
+
+
+def _hits(data: bytes) -> Iterator[bytes]:
+    """The whole lines of `data` (whole lines) that raised an intent or are a prompt."""
+    pos = 0
+    notify = data.find(_SOME_NOTIFY)
+    prompt = data.find(_PROMPT)
+    while notify != -1 or prompt != -1:
+        hit = notify if prompt == -1 or (notify != -1 and notify < prompt) else prompt
+        start = data.rfind(b"\n", pos, hit) + 1 or pos
+        end = data.find(b"\n", hit) + 1 or len(data)
+        yield data[start:end]
+        pos = end
+        if notify != -1 and notify < end:
+            notify = data.find(_SOME_NOTIFY, end)
+        if prompt != -1 and prompt < end:
+            prompt = data.find(_PROMPT, end)
 
 
 def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> History:
@@ -210,22 +237,25 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
         kinds_at = raw.find(_K_NOTIFY)
         kinds_end = raw.find(b"]", kinds_at)
         kinds = raw[kinds_at + len(_K_NOTIFY) : kinds_end].split(b",") if kinds_at != -1 else []
-        if event == b"UserPromptSubmit" and _raw(raw, _K_SOURCE) != b"task-notification":
-            done_at = finished.pop(session, None)
-            if done_at is not None:
-                idles.append(Idle(session.decode(), _project(raw), _agent(raw), done_at, at))
+        if (
+            event == b"UserPromptSubmit"
+            and session in finished
+            and _raw(raw, _K_SOURCE) != b"task-notification"  # the client's, not the user's
+        ):
+            done_at = finished.pop(session)
+            idles.append(Idle(session.decode(), _project(raw), _agent(raw), done_at, at))
         actors = open_.get(session)
         for kind in kinds:
             if kind == b'"resolved"':
                 if actors:
-                    waits.append(_close(raw, at, actors))
+                    waits.append(_close(raw, event, at, actors))
             elif kind in _ATTENTION_KINDS and event not in _OUTCOME_EVENTS:
                 if actors is None:
                     actors = open_[session] = {}
                 actors[_raw(raw, _K_AGENT_ID) or b""] = (at, kind[1:-1].decode(), raw)
             elif kind in (b'"done"', b'"question"') and event == b"Stop":
                 finished[session] = at
-        if event in (b"SessionEnd", b"SessionStart") or _raw(raw, _K_STATUS) == b"ended":
+        if event == b"SessionStart" or b'"session_end"' in kinds:  # incl. the process gone
             finished.pop(session, None)
     return History(waits, idles)
 
@@ -233,7 +263,7 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
 _ATTENTION_KINDS = frozenset(b'"' + k.encode() + b'"' for k in ATTENTION)
 
 
-def _close(raw: bytes, at: int, actors: dict[bytes, tuple[int, str, bytes]]) -> Wait:
+def _close(raw: bytes, event: bytes, at: int, actors: dict[bytes, tuple[int, str, bytes]]) -> Wait:
     """One `resolved`: the event's own actor first, then the main thread, then the others."""
     own = _raw(raw, _K_AGENT_ID) or b""
     key = own if own in actors else b"" if b"" in actors else next(iter(actors))
@@ -248,21 +278,20 @@ def _close(raw: bytes, at: int, actors: dict[bytes, tuple[int, str, bytes]]) -> 
         start_ms=start,
         end_ms=at,
         summary=_text(_raw(opened, _K_SUMMARY)) or "",
-        answer=_answer(raw, tool) if reason == "permission" else "unknown",
+        answer=_answer(raw, event, tool) if reason == "permission" else "unknown",
         rule=_text(_raw(opened, _K_RULE)),
     )
 
 
-def _answer(raw: bytes, tool: str | None) -> str:
+def _answer(raw: bytes, event: bytes, tool: str | None) -> str:
     """approved: the call ran (or the user allowed it from afar); denied: the user refused it;
     unknown: the turn or the session ended some other way (`claude -p`, Esc, a crash)."""
-    event = _text(_raw(raw, _K_EVENT))
     if event in _RAN:
         return "approved" if _text(_raw(raw, _K_TOOL)) == tool else "unknown"
-    if event == "Reconciled":
+    if event == b"Reconciled":
         outcome = _text(_raw(raw, _K_OUTCOME))
         return "approved" if outcome in _APPROVED else "denied" if outcome in _DENIED else "unknown"
-    if event == "RemoteDecision":
+    if event == b"RemoteDecision":
         said = _text(_raw(raw, _K_DECISION)) or ""
         return "approved" if said.startswith("allow") else "denied" if said == "deny" else "unknown"
     return "unknown"
