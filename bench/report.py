@@ -83,7 +83,9 @@ def build(state_dir: str, events: int, now_ms: int, padding: int = 0) -> int:
             chunk = []
             for ms, rest in parsed:
                 at = ms + shift
-                chunk.append(b'{"ts":"' + store.rfc3339(at).encode() + rest.replace(b"-0000-4000-8000-", tag))
+                chunk.append(
+                    b'{"ts":"' + store.rfc3339(at).encode() + rest.replace(b"-0000-4000-8000-", tag)
+                )
             out.write(b"\n".join(chunk) + b"\n")
     finally:
         for fh in handles:

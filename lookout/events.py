@@ -318,9 +318,10 @@ _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
 
 
 def permission_rule(tool_name: str | None, tool_input: object) -> str | None:
-    """The exact Claude Code permission rule that allows this call and nothing else (docs/report.md),
-    or None when there is none. A Bash command is kept only when it is no longer than a summary
-    (so a record holds no more of it than its summary does) and a rule can state it literally."""
+    """The exact Claude Code permission rule that allows this call and nothing else, or None
+    when there is none (docs/report.md). A Bash command is kept only when it is no longer than
+    a summary (a record holds no more of it than its summary does) and a rule states it
+    literally."""
     if tool_name is None or not isinstance(tool_input, dict):
         return None
     if tool_name == "Bash":
@@ -346,9 +347,9 @@ def permission_rule(tool_name: str | None, tool_input: object) -> str | None:
         if not host or not set(host) <= _HOST_CHARS:
             return None
         return f"WebFetch(domain:{host})"
-    if tool_name.startswith("mcp__") and len(tool_name) <= SUMMARY_MAX:
-        if all(c.isascii() and (c.isalnum() or c in "_-") for c in tool_name):
-            return tool_name
+    named = all(c.isascii() and (c.isalnum() or c in "_-") for c in tool_name)
+    if tool_name.startswith("mcp__") and len(tool_name) <= SUMMARY_MAX and named:
+        return tool_name
     return None
 
 

@@ -949,8 +949,9 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
     }
     if event.get("remote"):
         record["remote"] = event["remote"]
-    if event.get("rule"):  # PermissionRequest: the exact rule that allows it (lookout suggest)
-        record["rule"] = event["rule"]
+    rule = event.get("rule")
+    if rule:  # PermissionRequest: the exact rule that allows it (lookout suggest)
+        record["rule"] = rule
     if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
         record["outcome"] = event["outcome"]
     return record

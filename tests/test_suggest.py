@@ -140,7 +140,11 @@ def test_ids_are_stable_and_the_order_is_by_waiting_saved() -> None:
         ("Bash", {"command": "npm test\nrm -rf /"}, None),
         ("Bash", {"command": "npm  test"}, None),  # the summary folds it: not kept exactly
         ("Bash", {"command": "x" * 201}, None),  # longer than a summary
-        ("WebFetch", {"url": "https://u:p@Docs.Python.org:443/3/?q=1"}, "WebFetch(domain:docs.python.org)"),
+        (
+            "WebFetch",
+            {"url": "https://u:p@Docs.Python.org:443/3/?q=1"},
+            "WebFetch(domain:docs.python.org)",
+        ),
         ("WebFetch", {"url": "file:///etc/passwd"}, None),
         ("mcp__github__search_repositories", {}, "mcp__github__search_repositories"),
         ("Write", {"file_path": "/x"}, None),

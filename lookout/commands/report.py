@@ -14,7 +14,12 @@ from typing import Any
 from lookout import ledger, paths
 from lookout.commands.view import visible
 
-DIMENSIONS = (("by_project", "project"), ("by_reason", "reason"), ("by_tool", "tool"), ("by_agent", "agent"))
+DIMENSIONS = (
+    ("by_project", "project"),
+    ("by_reason", "reason"),
+    ("by_tool", "tool"),
+    ("by_agent", "agent"),
+)
 
 
 def p50(values: list[float]) -> float:
@@ -48,7 +53,9 @@ def _stats(waits: list[ledger.Wait]) -> dict[str, Any]:
     }
 
 
-def _group(waits: list[ledger.Wait], name: str, key: Callable[[ledger.Wait], str | None]) -> list[dict[str, Any]]:
+def _group(
+    waits: list[ledger.Wait], name: str, key: Callable[[ledger.Wait], str | None]
+) -> list[dict[str, Any]]:
     groups: dict[str | None, list[ledger.Wait]] = {}
     for w in waits:
         groups.setdefault(key(w), []).append(w)
@@ -109,7 +116,7 @@ def duration(seconds: float) -> str:
     """1h 02m, 4m 10s, 31s, 0.4s: what a person reads at a glance."""
     if seconds < 10:
         return f"{seconds:.1f}s"
-    whole = int(round(seconds))
+    whole = round(seconds)
     h, rest = divmod(whole, 3600)
     m, s = divmod(rest, 60)
     if h:
@@ -118,7 +125,10 @@ def duration(seconds: float) -> str:
 
 
 def render(data: dict[str, Any]) -> list[str]:
-    day = lambda ms: time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))  # noqa: E731
+
+    def day(ms: int) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
+
     lines = [f"waiting on you, {day(data['since'])} .. {day(data['until'])}"]
     if not data["episodes"]:
         lines.append("no dialog waited on you in this period")
@@ -129,9 +139,8 @@ def render(data: dict[str, Any]) -> list[str]:
         )
         lg = data["longest"]
         what = " ".join(x for x in (lg["reason"], lg["tool"] or "", lg["summary"]) if x)
-        lines.append(
-            f"longest: {duration(lg['wait_s'])} {lg['project'] or '-'} ({what}) at {day(lg['since'])}"
-        )
+        project = lg["project"] or "-"
+        lines.append(f"longest: {duration(lg['wait_s'])} {project} ({what}) at {day(lg['since'])}")
     idle = data["idle"]
     if idle["gaps"]:
         lines.append(
@@ -143,7 +152,9 @@ def render(data: dict[str, Any]) -> list[str]:
         if not rows:
             continue
         lines.append("")
-        lines.append(f"{('by ' + name).upper():<24} {'EPISODES':>8} {'WAIT':>8} {'MEDIAN':>8} {'P95':>8}")
+        lines.append(
+            f"{('by ' + name).upper():<24} {'EPISODES':>8} {'WAIT':>8} {'MEDIAN':>8} {'P95':>8}"
+        )
         for row in rows:
             label = visible(row[name] if row[name] is not None else "-")[:24]
             lines.append(
@@ -165,5 +176,3 @@ def report(*, since_s: int, project: str | None, as_json: bool, now_ms: int | No
 
 def _print(lines: Iterable[str]) -> None:
     sys.stdout.write("".join(line + "\n" for line in lines))
-
-

@@ -88,12 +88,12 @@ def _render(loaded: Any, data: dict[str, Any]) -> str:
     """The new text, or a refusal when the file's own style would not survive a rewrite."""
     from lookout.install import claude
 
-    if loaded.text is not None and loaded.text.strip():
-        if claude.dumps(loaded.data, like=loaded.text) != loaded.text:
-            raise LookoutError(
-                f"{paths.tilde(loaded.path)}: lookout cannot change it without reformatting it",
-                hint="add the rule to permissions.allow yourself; the file is unchanged",
-            )
+    text = loaded.text
+    if text is not None and text.strip() and claude.dumps(loaded.data, like=text) != text:
+        raise LookoutError(
+            f"{paths.tilde(loaded.path)}: lookout cannot change it without reformatting it",
+            hint="add the rule to permissions.allow yourself; the file is unchanged",
+        )
     return claude.dumps(data, like=loaded.text)
 
 
@@ -188,5 +188,3 @@ def _revert(state_dir: str, rule_id: str) -> int:
     del entries[rule_id]
     _save_applied(state_dir, entries)
     return 0
-
-

@@ -43,7 +43,12 @@ def test_the_committed_week_is_what_the_runner_records(tmp_path: Path) -> None:
 def test_the_week_matches_the_hand_count(week: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys)
     assert data["since"] == build.BASE_MS and data["until"] == UNTIL_MS
-    assert (data["episodes"], data["wait_s"], data["p50_s"], data["p95_s"]) == (20, 613.1, 9.5, 90.0)
+    assert (data["episodes"], data["wait_s"], data["p50_s"], data["p95_s"]) == (
+        20,
+        613.1,
+        9.5,
+        90.0,
+    )
     assert data["by_project"] == [
         {"project": "web", "episodes": 7, "wait_s": 493.0, "p50_s": 25.0, "p95_s": 300.0},
         {"project": "api", "episodes": 12, "wait_s": 105.1, "p50_s": 6.5, "p95_s": 30.0},
@@ -105,7 +110,12 @@ def test_nothing_recorded_is_a_report_of_nothing(
     assert cli.main(["report"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "no dialog waited on you in this period"
     data = run_json(capsys)
-    assert (data["episodes"], data["wait_s"], data["by_project"], data["longest"]) == (0, 0, [], None)
+    assert (data["episodes"], data["wait_s"], data["by_project"], data["longest"]) == (
+        0,
+        0,
+        [],
+        None,
+    )
 
 
 def test_a_bad_since_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,7 +141,14 @@ def test_a_torn_line_and_a_subagent_dialog(state_dir: Path) -> None:
     hook(2, "PermissionRequest", agent_id="a1", agent_type="Explore", **build.bash("ls src"))
     with open(state_dir / "events.jsonl", "ab") as fh:
         fh.write(b'{"ts":"2026-11-16T09:00:02.500Z","seq":9,"notify":["resol')
-    hook(5, "PostToolUse", agent_id="a1", agent_type="Explore", tool_use_id="t1", **build.bash("ls src"))
+    hook(
+        5,
+        "PostToolUse",
+        agent_id="a1",
+        agent_type="Explore",
+        tool_use_id="t1",
+        **build.bash("ls src"),
+    )
     hook(9, "PostToolUse", tool_use_id="t2", **build.bash("npm test"))
     waits = ledger.read(str(state_dir)).waits
     assert [(w.tool, w.summary, w.wait_ms, w.answer) for w in waits] == [

@@ -151,9 +151,7 @@ def test_apply_creates_what_is_missing_and_revert_takes_it_away(
     assert settings.read_text() == '{\n  "model": "opus"\n}\n'
 
 
-def test_apply_writes_through_a_symlink(
-    week: Path, isolated_env: Path, tmp_path: Path
-) -> None:
+def test_apply_writes_through_a_symlink(week: Path, isolated_env: Path, tmp_path: Path) -> None:
     real = tmp_path / "dotfiles" / "settings.json"
     real.parent.mkdir()
     real.write_text(SETTINGS)
@@ -174,14 +172,20 @@ def test_revert_removes_only_that_rule_when_the_file_changed_since(
     data["permissions"]["allow"].append("Bash(make)")
     user_settings.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
-    assert json.loads(user_settings.read_text())["permissions"]["allow"] == ["Bash(ls)", "Bash(make)"]
+    assert json.loads(user_settings.read_text())["permissions"]["allow"] == [
+        "Bash(ls)",
+        "Bash(make)",
+    ]
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ('{"permissions": {"allow": "Bash(ls)"}', "invalid JSON"),
-        ('{"permissions": {"allow": "Bash(ls)"}}', "permissions.allow: expected an array of strings"),
+        (
+            '{"permissions": {"allow": "Bash(ls)"}}',
+            "permissions.allow: expected an array of strings",
+        ),
         ('{"permissions": []}', "permissions: expected an object"),
         ('{"a": 1, "a": 2}', "duplicate key"),
         ('{"model":"opus"}', "cannot change it without reformatting it"),
@@ -202,7 +206,10 @@ def test_apply_refuses_what_it_cannot_keep(
 
 
 def test_apply_refuses_a_file_changed_while_it_writes(
-    week: Path, user_settings: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    week: Path,
+    user_settings: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from lookout.install import files
 
