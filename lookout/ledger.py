@@ -25,6 +25,7 @@ _DENIED = frozenset(("rejected", "denied"))  # Reconciled: No / Esc
 # The writer's compact JSON: a record that raised an intent has this (most have `[]`).
 _SOME_NOTIFY = b'"notify":["'
 BLOCK = 4 * 1024 * 1024
+LOOKBACK_MS = 86_400_000  # before --since: how far back open episodes are followed
 _PROMPT = b'"event":"UserPromptSubmit"'
 _TS_AT = slice(7, 31)  # every line starts `{"ts":"2026-11-26T06:36:55.123Z",`
 
@@ -224,7 +225,9 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
     # session -> actor ("" for the main thread) -> the open episode's line and fields
     open_: dict[bytes, dict[bytes, tuple[int, str, bytes]]] = {}
     finished: dict[bytes, int] = {}  # session -> when its last turn ended with nothing running
-    for raw in lines(state_dir, since_ms, until_ms):
+    # Episodes open when the window starts are followed (not counted), so that each `resolved`
+    # in the window closes the episode it belongs to.
+    for raw in lines(state_dir, max(0, since_ms - LOOKBACK_MS), until_ms):
         at = ts_ms(raw[_TS_AT])
         # Ids and event names hold no quote: two finds each instead of _raw's general case.
         i = raw.find(_K_SESSION_Q)
@@ -243,12 +246,15 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
             and _raw(raw, _K_SOURCE) != b"task-notification"  # the client's, not the user's
         ):
             done_at = finished.pop(session)
-            idles.append(Idle(session.decode(), _project(raw), _agent(raw), done_at, at))
+            if done_at >= since_ms:
+                idles.append(Idle(session.decode(), _project(raw), _agent(raw), done_at, at))
         actors = open_.get(session)
         for kind in kinds:
             if kind == b'"resolved"':
                 if actors:
-                    waits.append(_close(raw, event, at, actors))
+                    wait = _close(raw, event, at, actors)
+                    if wait.start_ms >= since_ms:
+                        waits.append(wait)
             elif kind in _ATTENTION_KINDS and event not in _OUTCOME_EVENTS:
                 if actors is None:
                     actors = open_[session] = {}

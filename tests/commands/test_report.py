@@ -162,3 +162,27 @@ def test_percentiles_are_the_documented_ones() -> None:
     values = list(range(1, 21))
     assert report.p95(values) == 19 and report.p95([7]) == 7
     assert report.p95(list(range(1, 101))) == 95
+
+
+def test_an_episode_open_when_the_window_starts_is_followed_not_counted(state_dir: Path) -> None:
+    sid = "f0000000-0000-4000-8000-000000000002"
+    base = build.BASE_MS
+
+    def hook(t: float, name: str, **fields: object) -> None:
+        data = {**build.payload("api1", name, dict(fields), 1), "session_id": sid}
+        runner.record(json.dumps(data).encode(), name, base + int(t * 1000), str(state_dir), {})
+
+    hook(0, "UserPromptSubmit", prompt="go")
+    hook(1, "PermissionRequest", **build.bash("npm test"))  # before the window
+    hook(10, "PermissionRequest", agent_id="a1", agent_type="Explore", **build.bash("ls src"))
+    hook(15, "PostToolUse", tool_use_id="t2", **build.bash("npm test"))  # ends the main one
+    hook(
+        30,
+        "PostToolUse",
+        agent_id="a1",
+        agent_type="Explore",
+        tool_use_id="t1",
+        **build.bash("ls src"),
+    )
+    waits = ledger.read(str(state_dir), base + 5000).waits
+    assert [(w.summary, w.wait_ms) for w in waits] == [("ls src", 20000)]
