@@ -159,3 +159,4 @@ def _send(write: object, message: Message) -> None:
 
 
 from lookout.web import remote  # noqa: E402, F401 - registers the remote-answer routes (issue 15)
+from lookout.web import report as _report  # noqa: E402, F401 - GET /api/report (issue 26)
