@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from _common import child_env
+from _common import child_env, quiet_config
 
 ROOT = Path(__file__).resolve().parent.parent
 WEEK = ROOT / "tests" / "fixtures" / "ledger" / "state"
@@ -42,6 +42,7 @@ def traffic(tmp: str, count: int) -> list[bytes]:
     an allow rule let through (no dialog), each call's PostToolBatch, the assistant's text."""
     from lookout import runner
 
+    os.environ["LOOKOUT_CONFIG"] = quiet_config(tmp)  # none of these raise an intent; still
     state = os.path.join(tmp, "traffic")
     payloads = ROOT / "tests" / "fixtures" / "payloads"
     names = ("PreToolUse-Bash", "PostToolUse-Bash", "PostToolBatch", "MessageDisplay")
