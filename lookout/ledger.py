@@ -3,7 +3,9 @@ idle gap after a finished turn, read back from events.jsonl and its rotated file
 
 The episodes are the state machine's own: a record's `notify` lists the intents that event
 raised, so an attention kind opens an episode of the event's actor and `resolved` closes one.
-Streaming and cheap: a line that can matter is found by substring before it is parsed."""
+Streaming and cheap: the files are searched in blocks for the lines that can matter, and only
+the fields needed are read out of those (the writer's compact JSON, keys in a fixed form), never
+a whole line parsed."""
 
 from __future__ import annotations
 
@@ -153,7 +155,6 @@ def _text(value: bytes | None) -> str | None:
 
 _K_SESSION = b'"session_id":'
 _K_AGENT = b'"agent":'
-_K_EVENT = b'"event":'
 _K_STATUS = b'"status":'
 _K_DETAIL = b'"detail":'
 _K_AGENT_ID = b'"agent_id":'
