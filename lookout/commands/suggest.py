@@ -53,14 +53,21 @@ def suggest(
     if not found:
         print("no suggestion: no permission request was approved often enough to make a rule")
         return 0
+    applied = _applied(state_dir)
     for s in found:
         what = f"{s.count} asks, {s.wait_ms / 1000:.0f}s waited"
         where = ", ".join(p or "-" for p in s.projects)
-        print(visible(f"{s.id}  {s.rule}  ({what}; {where})"))
+        done = f" [applied to {_where(applied[s.id])}]" if s.id in applied else ""
+        print(visible(f"{s.id}  {s.rule}  ({what}; {where}){done}"))
         for example in s.examples:
             print(visible(f"        e.g. {example}"))
     print("apply one: lookout suggest --apply ID [--scope user|project]")
     return 0
+
+
+def _where(entry: object) -> str:
+    path = entry.get("path") if isinstance(entry, dict) else None
+    return paths.tilde(path) if isinstance(path, str) else "?"
 
 
 # -- the settings file ---------------------------------------------------------------------------

@@ -127,6 +127,12 @@ def test_apply_then_revert_restores_every_byte(
     # Applying it again changes nothing.
     assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
     assert "already allowed" in capsys.readouterr().out
+    assert cli.main(["suggest"]) == 0
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[0]
+        .endswith("(4 asks, 110s waited; api) [applied to ~/.claude/settings.json]")
+    )
     assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
     assert user_settings.read_bytes() == before
     assert cli.main(["suggest", "--revert", NPM_TEST]) == 1
