@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from lookout import ledger, runner
 from lookout.commands import main as cli
 from lookout.commands import report
 from tests.fixtures.ledger import build
@@ -125,64 +124,8 @@ def test_a_bad_since_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> Non
     assert "invalid duration" in capsys.readouterr().err
 
 
-def test_a_torn_line_and_a_subagent_dialog(state_dir: Path) -> None:
-    """A torn line is skipped; a subagent's dialog is the subagent's episode, closed by its own
-    tool's completion while the main thread's stays open."""
-    sid = "f0000000-0000-4000-8000-000000000001"
-    base = build.BASE_MS
-
-    def hook(t: float, name: str, **fields: object) -> None:
-        data = {**build.payload("api1", name, dict(fields), 1), "session_id": sid}
-        runner.record(json.dumps(data).encode(), name, base + int(t * 1000), str(state_dir), {})
-
-    (state_dir).mkdir(parents=True, exist_ok=True)
-    hook(0, "UserPromptSubmit", prompt="go")
-    hook(1, "PermissionRequest", **build.bash("npm test"))
-    hook(2, "PermissionRequest", agent_id="a1", agent_type="Explore", **build.bash("ls src"))
-    with open(state_dir / "events.jsonl", "ab") as fh:
-        fh.write(b'{"ts":"2026-11-16T09:00:02.500Z","seq":9,"notify":["resol')
-    hook(
-        5,
-        "PostToolUse",
-        agent_id="a1",
-        agent_type="Explore",
-        tool_use_id="t1",
-        **build.bash("ls src"),
-    )
-    hook(9, "PostToolUse", tool_use_id="t2", **build.bash("npm test"))
-    waits = ledger.read(str(state_dir)).waits
-    assert [(w.tool, w.summary, w.wait_ms, w.answer) for w in waits] == [
-        ("Bash", "ls src", 3000, "approved"),
-        ("Bash", "npm test", 8000, "approved"),
-    ]
-
-
 def test_percentiles_are_the_documented_ones() -> None:
     assert report.p50([]) == 0 and report.p50([3, 1]) == 2 and report.p50([5, 1, 3]) == 3
     values = list(range(1, 21))
     assert report.p95(values) == 19 and report.p95([7]) == 7
     assert report.p95(list(range(1, 101))) == 95
-
-
-def test_an_episode_open_when_the_window_starts_is_followed_not_counted(state_dir: Path) -> None:
-    sid = "f0000000-0000-4000-8000-000000000002"
-    base = build.BASE_MS
-
-    def hook(t: float, name: str, **fields: object) -> None:
-        data = {**build.payload("api1", name, dict(fields), 1), "session_id": sid}
-        runner.record(json.dumps(data).encode(), name, base + int(t * 1000), str(state_dir), {})
-
-    hook(0, "UserPromptSubmit", prompt="go")
-    hook(1, "PermissionRequest", **build.bash("npm test"))  # before the window
-    hook(10, "PermissionRequest", agent_id="a1", agent_type="Explore", **build.bash("ls src"))
-    hook(15, "PostToolUse", tool_use_id="t2", **build.bash("npm test"))  # ends the main one
-    hook(
-        30,
-        "PostToolUse",
-        agent_id="a1",
-        agent_type="Explore",
-        tool_use_id="t1",
-        **build.bash("ls src"),
-    )
-    waits = ledger.read(str(state_dir), base + 5000).waits
-    assert [(w.summary, w.wait_ms) for w in waits] == [("ls src", 20000)]
