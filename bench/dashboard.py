@@ -143,9 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return 1
             login = login.split()[-1]
             port = int(login.split(":")[2].split("/")[0])
-            streams = [
-                Stream(port, login.split("token=")[1]) for _ in range(args.streams - browser)
-            ]
+            token = subprocess.run(
+                [sys.executable, "-m", "lookout", "serve", "--token"],
+                cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+            ).stdout.strip()  # fmt: skip
+            streams = [Stream(port, token) for _ in range(args.streams - browser)]
             for stream in streams:
                 stream.start()
             for stream in streams:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         outcome: str | None
         episode: str | None
         observed_ms: int | None
+        rule: str | None
 
 
 SUMMARY_MAX = 200
@@ -336,7 +337,51 @@ def parse(
         "outcome": None,
         "episode": None,
         "observed_ms": None,
+        # `lookout suggest` replays approvals against rules: the exact one this dialog needed.
+        "rule": permission_rule(tool_name, tool_input) if name == "PermissionRequest" else None,
     }
+
+
+# Characters a Bash rule's specifier cannot hold literally: `*` is a wildcard, `\` its escape,
+# parentheses end the rule; control characters have no business in a rule.
+_RULE_UNSAFE = frozenset("*()\\") | frozenset(chr(c) for c in (*range(0x20), 0x7F))
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def permission_rule(tool_name: str | None, tool_input: object) -> str | None:
+    """The exact Claude Code permission rule that allows this call and nothing else, or None
+    when there is none (docs/report.md). A Bash command is kept only when it is no longer than
+    a summary (a record holds no more of it than its summary does) and a rule states it
+    literally."""
+    if tool_name is None or not isinstance(tool_input, dict):
+        return None
+    if tool_name == "Bash":
+        command = tool_input.get("command")
+        if (
+            not isinstance(command, str)
+            or not command
+            or len(command) > SUMMARY_MAX
+            or command != command.strip()
+            or "  " in command
+            or any(c in _RULE_UNSAFE for c in command)
+        ):
+            return None
+        return f"Bash({command})"
+    if tool_name == "WebFetch":
+        url = tool_input.get("url")
+        if not isinstance(url, str) or "://" not in url:
+            return None
+        host = url.split("://", 1)[1]
+        for sep in "/?#":
+            host = host.split(sep, 1)[0]
+        host = host.rsplit("@", 1)[-1].split(":", 1)[0].lower().rstrip(".")
+        if not host or not set(host) <= _HOST_CHARS:
+            return None
+        return f"WebFetch(domain:{host})"
+    named = all(c.isascii() and (c.isalnum() or c in "_-") for c in tool_name)
+    if tool_name.startswith("mcp__") and len(tool_name) <= SUMMARY_MAX and named:
+        return tool_name
+    return None
 
 
 # -- what each event contributes to the texts (parse runs the steps listed for its name) -------
@@ -514,4 +559,5 @@ def observed(
         "outcome": outcome,
         "episode": episode,
         "observed_ms": observed_ms,
+        "rule": None,
     }

@@ -946,6 +946,9 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
     }
     if event.get("remote"):
         record["remote"] = event["remote"]
+    rule = event.get("rule")
+    if rule:  # PermissionRequest: the exact rule that allows it (lookout suggest)
+        record["rule"] = rule
     if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
         record["outcome"] = event["outcome"]
     return record

@@ -140,6 +140,7 @@ class Record(TypedDict):
     ts: NotRequired[str]
     outcome: NotRequired[str | None]  # Reconciled: what proved the answer
     remote: NotRequired[dict[str, Any] | None]  # RemoteDecision: who answered what, from where
+    rule: NotRequired[str]  # PermissionRequest: the exact permission rule allowing it
 
 
 class Intent(TypedDict):

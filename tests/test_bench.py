@@ -30,6 +30,13 @@ def test_hook_latency_within_2x() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 
+def test_the_report_reads_a_long_history_quickly() -> None:
+    # 50,000 events (the full run is 1,000,000 <= 2 s); the count is checked, not only the time.
+    out = bench("report.py", "--events", "50000", "--runs", "3", "--max-s", "2.0")
+    assert "copies of the week" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
 @pytest.mark.slow
 def test_concurrent_writers_lose_nothing() -> None:
     out = bench("concurrency.py", "--writers", "8", "--events", "15")

@@ -20,6 +20,8 @@ from lookout.install import runtime
 from tests.helpers import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# docs pages whose command lines run here too
+DOCS = [(ROOT / "docs" / "report.md").read_text(encoding="utf-8")]
 # `lookout status --watch` / `tail -f` run until Ctrl-C; the test presses it after a moment.
 RUNS_UNTIL_CTRL_C = ("--watch", " -f", "--follow")
 # Not lookout's command lines (they are tested elsewhere): the test command itself, benchmarks,
@@ -28,11 +30,11 @@ OURS = re.compile(r"^(?:[A-Z_]+=\S+ )*(?:lookout|python3 install\.py)(?: |$)")
 PLACEHOLDER = re.compile(r"\[|\.\.\.|<|\b[A-Z]{2,}\b(?!=)|\|")
 
 
-def readme_commands() -> list[str]:
+def readme_commands(text: str = README) -> list[str]:
     found: list[str] = []
     in_block = False
     lang = ""
-    for line in README.splitlines():
+    for line in text.splitlines():
         if line.startswith("```"):
             in_block = not in_block
             lang = line[3:].strip()
@@ -52,6 +54,7 @@ def readme_commands() -> list[str]:
 
 
 COMMANDS = readme_commands()
+COMMANDS += [c for doc in DOCS for c in readme_commands(doc) if c not in COMMANDS]
 
 
 def test_the_readme_shows_the_commands_this_test_runs() -> None:

@@ -155,6 +155,24 @@ def _cmd_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     return explain(session=args.session, last=args.last, as_json=args.json)
 
 
+def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.report import report
+
+    return report(since_s=args.since, project=args.project, as_json=args.json)
+
+
+def _cmd_suggest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.suggest import suggest
+
+    return suggest(
+        since_s=args.since,
+        as_json=args.json,
+        apply=args.apply,
+        revert=args.revert,
+        scope=args.scope,
+    )
+
+
 def _cmd_channel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from lookout.commands import configure
 
@@ -228,6 +246,8 @@ COMMANDS: dict[str, Command] = {
     "pick": _cmd_pick,
     "tmux-setup": _cmd_tmux_setup,
     "explain": _cmd_explain,
+    "report": _cmd_report,
+    "suggest": _cmd_suggest,
     "channel": _cmd_channel,
     "rule": _cmd_rule,
     "serve": _cmd_serve,

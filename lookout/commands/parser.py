@@ -311,6 +311,41 @@ def build_parser() -> argparse.ArgumentParser:
 
     _configure_commands(sub)
 
+    # issue 26: the waiting ledger and the allow rules it suggests (commands/report, suggest)
+    report = sub.add_parser(
+        "report",
+        help="how long sessions waited on you: episodes, total, median, p95, by project...",
+        description="The waiting ledger: every dialog that waited on you (permission, question,"
+        " plan, error...) and how long until it was answered, by project, reason, tool and agent;"
+        " and how long sessions sat idle after finishing. Reads the rotated history too.",
+    )
+    report.add_argument(
+        "--since", type=_duration_arg, default=7 * 86400, metavar="AGE", help="how far back (7d)"
+    )
+    report.add_argument("--project", metavar="GLOB", help="only projects matching GLOB")
+    report.add_argument("--json", action="store_true", help="machine-readable output")
+    suggest = sub.add_parser(
+        "suggest",
+        help="allow rules for the permission requests you approve again and again",
+        description="Each Claude Code permission rule that would have spared you dialogs you"
+        " approved (never wider than what you approved, never for destructive commands), with"
+        " the asks and the waiting it would have removed. --apply ID adds one to a settings file"
+        " (backup, atomic); --revert ID takes it out again.",
+    )
+    suggest.add_argument(
+        "--since", type=_duration_arg, default=30 * 86400, metavar="AGE", help="how far back (30d)"
+    )
+    suggest.add_argument("--json", action="store_true", help="machine-readable output")
+    suggest_do = suggest.add_mutually_exclusive_group()
+    suggest_do.add_argument("--apply", metavar="ID", help="add suggestion ID to permissions.allow")
+    suggest_do.add_argument("--revert", metavar="ID", help="remove the rule --apply ID added")
+    suggest.add_argument(
+        "--scope",
+        choices=("user", "project"),
+        default="user",
+        help="with --apply: ~/.claude/settings.json (user, default) or ./.claude/settings.json",
+    )
+
     serve = sub.add_parser(
         "serve",
         help="the live dashboard for a browser (phone, tablet, second screen)",

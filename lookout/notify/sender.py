@@ -36,7 +36,7 @@ RECHECK_S = 1.0
 def main(argv: Sequence[str] | None = None) -> int:
     """`sender STATE_DIR JOB [LOCK_FD]`: serve the state directory; LOCK_FD holds its
     sender.lock already (taken by the hook that started us)."""
-    # A hook ignores SIGTERM (install.claude.guarded); the sender and its children must not
+    # A hook ignores SIGTERM (install.settings.guarded); the sender and its children must not
     # inherit that, or a logout waits for them until SIGKILL.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     args = list(argv or [])

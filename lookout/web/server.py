@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from lookout import store
-from lookout.web import auth, remote, routes
+from lookout.web import auth, remote, report, routes
 from lookout.web.hub import Hub
 from lookout.web.routing import Request, Response, Route, error
 
@@ -41,7 +41,7 @@ MAX_BODY = 64 * 1024
 
 
 # Every route the dashboard serves: the page and its API, then the remote answers (issue 15).
-ROUTES: list[Route] = [*routes.ROUTES, *remote.ROUTES]
+ROUTES: list[Route] = [*routes.ROUTES, *remote.ROUTES, *report.ROUTES]
 
 
 class Dashboard(ThreadingHTTPServer):

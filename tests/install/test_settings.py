@@ -1,4 +1,4 @@
-"""lookout.install.claude: the pure merge / unmerge, checked against golden before/after files.
+"""lookout.install.settings: the pure merge / unmerge, checked against golden before/after files.
 
 LOOKOUT_UPDATE_GOLDEN=1 rewrites the after.json / uninstalled.json files (then review the diff).
 """

@@ -1,0 +1,93 @@
+"""`lookout report`: how long sessions waited on the user (the waiting ledger), in total and by
+project, reason, tool and agent, and how long they sat idle after finishing. Reads only."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from lookout import ledger, paths
+from lookout.boundary import visible
+from lookout.ledger import DIMENSIONS, summarize
+
+
+def collect(
+    state_dir: str, since_ms: int, until_ms: int, project: str | None = None
+) -> dict[str, Any]:
+    history = ledger.read(state_dir, since_ms, until_ms)
+    if project is not None:
+        history = ledger.History(
+            [w for w in history.waits if fnmatch.fnmatchcase(w.project, project)],
+            [i for i in history.idles if fnmatch.fnmatchcase(i.project, project)],
+        )
+    return summarize(history, since_ms, until_ms)
+
+
+def duration(seconds: float) -> str:
+    """1h 02m, 4m 10s, 31s, 0.4s: what a person reads at a glance."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    whole = round(seconds)
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    if h:
+        return f"{h}h {m:02d}m"
+    return f"{m}m {s:02d}s" if m else f"{s}s"
+
+
+def render(data: dict[str, Any]) -> list[str]:
+
+    def day(ms: int) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
+
+    lines = [f"waiting on you, {day(data['since'])} .. {day(data['until'])}"]
+    if not data["episodes"]:
+        lines.append("no dialog waited on you in this period")
+    else:
+        lines.append(
+            f"{data['episodes']} episodes, {duration(data['wait_s'])} in all;"
+            f" time to unblock: median {duration(data['p50_s'])}, p95 {duration(data['p95_s'])}"
+        )
+        lg = data["longest"]
+        what = " ".join(x for x in (lg["reason"], lg["tool"] or "", lg["summary"]) if x)
+        project = lg["project"] or "-"
+        lines.append(f"longest: {duration(lg['wait_s'])} {project} ({what}) at {day(lg['since'])}")
+    idle = data["idle"]
+    if idle["gaps"]:
+        lines.append(
+            f"idle after finishing: {idle['gaps']} times, {duration(idle['idle_s'])} in all,"
+            f" median {duration(idle['p50_s'])}"
+        )
+    for field, name in DIMENSIONS:
+        rows = data[field]
+        if not rows:
+            continue
+        lines.append("")
+        lines.append(
+            f"{('by ' + name).upper():<24} {'EPISODES':>8} {'WAIT':>8} {'MEDIAN':>8} {'P95':>8}"
+        )
+        for row in rows:
+            label = visible(row[name] if row[name] is not None else "-")[:24]
+            lines.append(
+                f"{label:<24} {row['episodes']:>8} {duration(row['wait_s']):>8}"
+                f" {duration(row['p50_s']):>8} {duration(row['p95_s']):>8}"
+            )
+    return lines
+
+
+def report(*, since_s: int, project: str | None, as_json: bool, now_ms: int | None = None) -> int:
+    until_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    data = collect(paths.state_dir(), until_ms - since_s * 1000, until_ms, project)
+    if as_json:
+        print(json.dumps(data))
+    else:
+        _print(render(data))
+    return 0
+
+
+def _print(lines: Iterable[str]) -> None:
+    sys.stdout.write("".join(line + "\n" for line in lines))

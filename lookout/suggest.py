@@ -1,0 +1,249 @@
+"""Suggested allow rules: the Claude Code permission rules that would have spared the user the
+dialogs they approved again and again, each replayed against the history it came from.
+
+Pure: waits in (lookout.ledger), suggestions out. Never wider than what was approved, never
+for what destroys, escalates or fetches and runs (DENY_WORDS, DENY_PREFIXES: docs/report.md),
+never from a denied or auto-approved request (auto-approved ones open no dialog at all)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from lookout.ledger import Wait
+
+MIN_COUNT = 2  # approvals of the very same request before its exact rule is suggested
+MIN_DISTINCT = 3  # distinct approved commands that must share a prefix rule (`Bash(p:*)`)
+EXAMPLES = 3
+# Agents whose permission rules this module writes: Claude Code's syntax (docs/agents.md).
+AGENTS = frozenset({"claude"})
+
+# A command holding any of these is never suggested: it chains, pipes, redirects or expands
+# (Claude Code checks each part of a compound command on its own; a rule for the whole string
+# would promise what it does not do).
+SHELL_SYNTAX = frozenset(";&|<>`$\n\r")
+# Words that destroy, escalate or run what was fetched: a command with one of them anywhere is
+# never suggested (so `xargs rm`, `docker rm`, `find -delete` are out with `rm` itself).
+DENY_WORDS = frozenset(
+    {
+        # destroy
+        "rm", "rmdir", "shred", "unlink", "dd", "mkfs", "fdisk", "parted", "wipefs", "truncate",
+        "-delete", "prune", "destroy", "dropdb", "kill", "killall", "pkill", "shutdown",
+        "reboot", "halt", "poweroff",
+        # escalate
+        "sudo", "su", "doas", "pkexec", "runas", "chmod", "chown", "chgrp", "chattr", "setcap",
+        # run what is not on the line
+        "eval", "exec", "source", ".", "-exec", "-execdir", "sh", "bash", "zsh", "fish", "dash",
+        "ksh", "pwsh", "iex",
+    }
+)  # fmt: skip
+# Word sequences that destroy or rewrite history; a command starting with one is never
+# suggested, and neither is a prefix that one could extend (`git:*`, `git push:*`).
+DENY_PREFIXES = (
+    ("git", "push", "--force"),
+    ("git", "push", "-f"),
+    ("git", "push", "--force-with-lease"),
+    ("git", "push", "--delete"),
+    ("git", "push", "--mirror"),
+    ("git", "reset", "--hard"),
+    ("git", "clean"),
+    ("git", "checkout", "--"),
+    ("git", "restore"),
+    ("git", "branch", "-D"),
+    ("git", "branch", "--delete"),
+    ("git", "stash", "drop"),
+    ("git", "stash", "clear"),
+    ("git", "filter-branch"),
+    ("git", "filter-repo"),
+    ("git", "reflog", "expire"),
+    ("git", "update-ref", "-d"),
+    ("curl",),  # fetches: piping it into a shell is already out (SHELL_SYNTAX); a prefix never
+    ("wget",),
+    ("npm", "publish"),
+    ("npm", "unpublish"),
+    ("docker", "system"),
+    ("kubectl", "delete"),
+    ("terraform", "apply"),
+)
+# A prefix made of these alone would run anything: shells, interpreters, package runners.
+RUNNERS = frozenset(
+    {
+        ("sh",), ("bash",), ("zsh",), ("fish",), ("dash",), ("ksh",), ("pwsh",), ("cmd",),
+        ("python",), ("python3",), ("python2",), ("node",), ("deno",), ("bun",), ("ruby",),
+        ("perl",), ("php",), ("lua",), ("java",), ("Rscript",),
+        ("npx",), ("pnpx",), ("bunx",), ("uvx",), ("pipx",), ("npm",), ("pnpm",), ("yarn",),
+        ("uv",), ("make",), ("just",), ("env",), ("xargs",), ("time",), ("nohup",), ("nice",),
+        ("timeout",), ("watch",), ("command",), ("git",), ("docker",), ("kubectl",),
+        ("npm", "run"), ("npm", "exec"), ("npm", "run-script"), ("pnpm", "run"),
+        ("pnpm", "exec"), ("pnpm", "dlx"), ("yarn", "run"), ("yarn", "exec"), ("yarn", "dlx"),
+        ("bun", "run"), ("bun", "x"), ("uv", "run"), ("uv", "tool"), ("poetry", "run"),
+        ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"), ("cargo", "run"), ("go", "run"),
+        ("bundle", "exec"), ("python", "-m"), ("python3", "-m"), ("docker", "run"),
+        ("docker", "exec"), ("docker", "compose"), ("kubectl", "exec"), ("deno", "run"),
+        ("deno", "task"),
+    }
+)  # fmt: skip
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@+,-")
+
+
+@dataclass
+class Suggestion:
+    id: str
+    rule: str
+    count: int = 0
+    wait_ms: int = 0
+    examples: list[str] = field(default_factory=list)
+    projects: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "rule": self.rule,
+            "count": self.count,
+            "wait_s": round(self.wait_ms / 1000, 3),
+            "examples": self.examples,
+            "projects": self.projects,
+        }
+
+
+def rule_id(rule: str) -> str:
+    """A short id that stays the same for the same rule (so --apply ID works a day later)."""
+    return hashlib.sha256(rule.encode("utf-8")).hexdigest()[:6]
+
+
+def bash_command(rule: str | None) -> str | None:
+    if rule is not None and rule.startswith("Bash(") and rule.endswith(")"):
+        return rule[5:-1]
+    return None
+
+
+def is_simple(command: str) -> bool:
+    """One plain command: nothing chained, piped, redirected or expanded."""
+    return bool(command) and not any(c in SHELL_SYNTAX for c in command)
+
+
+def is_denied_command(command: str) -> bool:
+    """Whether a command destroys, escalates or fetches and runs (the documented lists)."""
+    if not is_simple(command):
+        return True
+    words = command.split()
+    names = {w.rsplit("/", 1)[-1] for w in words}
+    if names & DENY_WORDS or any(n.startswith("mkfs.") for n in names):
+        return True
+    return any(tuple(words[: len(p)]) == p for p in DENY_PREFIXES)
+
+
+def prefix_allowed(words: tuple[str, ...]) -> bool:
+    """A prefix rule `Bash(<words>:*)` may be suggested: two words at least, plain words only,
+    not a runner on its own (nor a runner and an option: `python -c`), and no deny-listed
+    command starts with it."""
+    if len(words) < 2 or any(not set(w) <= _WORD for w in words):
+        return False
+    for n in range(len(words), 0, -1):
+        if words[:n] in RUNNERS:
+            rest = words[n:]
+            if not rest or rest[0].startswith("-"):
+                return False
+            break
+    if any(p[: len(words)] == words or words[: len(p)] == p for p in DENY_PREFIXES):
+        return False
+    return not is_denied_command(" ".join(words))
+
+
+def prefix_matches(prefix: str, command: str) -> bool:
+    """`Bash(prefix:*)` as lookout counts it: the prefix itself, or it and more words."""
+    return command == prefix or command.startswith(prefix + " ")
+
+
+def suggest(waits: Iterable[Wait]) -> list[Suggestion]:
+    """The suggestions for these episodes, most waiting saved first."""
+    approved: list[Wait] = []
+    refused: list[str] = []  # the rules of requests the user said No to
+    for w in waits:
+        if w.reason != "permission" or w.rule is None or w.agent not in AGENTS:
+            continue
+        if w.answer == "approved":
+            approved.append(w)
+        elif w.answer == "denied":
+            refused.append(w.rule)
+    refused_commands = [c for c in map(bash_command, refused) if c is not None]
+    candidates: dict[str, list[Wait]] = {}
+    for w in approved:
+        command = bash_command(w.rule)
+        if command is not None and is_denied_command(command):
+            continue
+        candidates.setdefault(w.rule or "", []).append(w)
+    out = [
+        _suggestion(rule, hits)
+        for rule, hits in candidates.items()
+        if len(hits) >= MIN_COUNT and rule not in refused
+    ]
+    out += _prefixes(candidates, refused_commands)
+    out.sort(key=lambda s: (-s.wait_ms, -s.count, s.rule))
+    return out
+
+
+def _prefixes(candidates: dict[str, list[Wait]], refused: list[str]) -> list[Suggestion]:
+    commands = {c: hits for r, hits in candidates.items() if (c := bash_command(r)) is not None}
+    covers: dict[tuple[str, ...], frozenset[str]] = {}
+    for command in commands:
+        words = tuple(command.split())
+        for n in range(2, len(words) + 1):
+            prefix = words[:n]
+            if prefix in covers or not prefix_allowed(prefix):
+                continue
+            text = " ".join(prefix)
+            # Counted only when every reading of `:*` agrees: a plain string prefix
+            # (`npm run lint` of `npm run lint:ci`) would reach an approved or refused command
+            # that lookout's word-wise count leaves out.
+            loose = [c for c in commands if c.startswith(text)]
+            if any(not prefix_matches(text, c) for c in loose):
+                continue
+            if any(c.startswith(text) for c in refused):
+                continue
+            covers[prefix] = frozenset(loose)
+    out = []
+    for prefix, covered in covers.items():
+        if len(covered) < MIN_DISTINCT:
+            continue
+        longer = [
+            q for q, cq in covers.items() if len(q) > len(prefix) and q[: len(prefix)] == prefix
+        ]
+        if any(covers[q] == covered for q in longer):
+            continue  # a narrower prefix allows the same approved commands
+        hits = [w for c in sorted(covered) for w in commands[c]]
+        hits.sort(key=lambda w: w.start_ms)
+        out.append(_suggestion(f"Bash({' '.join(prefix)}:*)", hits))
+    return out
+
+
+def _suggestion(rule: str, hits: list[Wait]) -> Suggestion:
+    s = Suggestion(rule_id(rule), rule)
+    for w in hits:
+        s.count += 1
+        s.wait_ms += w.wait_ms
+        example = bash_command(w.rule) or w.summary or w.rule or ""
+        if example not in s.examples and len(s.examples) < EXAMPLES:
+            s.examples.append(example)
+        if w.project not in s.projects:
+            s.projects.append(w.project)
+    return s
+
+
+def replay(rule: str, waits: Iterable[Wait]) -> int:
+    """How many approved dialogs of `waits` the rule would have allowed (the count's check)."""
+    prefix = bash_command(rule)
+    n = 0
+    for w in waits:
+        if w.answer != "approved" or w.reason != "permission" or w.rule is None:
+            continue
+        if w.agent not in AGENTS:
+            continue
+        if w.rule == rule:
+            n += 1
+        elif prefix is not None and prefix.endswith(":*"):
+            command = bash_command(w.rule)
+            if command is not None and prefix_matches(prefix[:-2], command):
+                n += 1
+    return n

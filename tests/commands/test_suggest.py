@@ -1,0 +1,239 @@
+"""`lookout suggest` through the real entry point over the recorded week (tests/fixtures/ledger),
+and `--apply ID` / `--revert ID` on real settings files: the installer's guarantees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lookout import suggest as rules
+from lookout.commands import main as cli
+from lookout.commands import suggest as command
+from lookout.install import registry
+from tests.fixtures.ledger import build
+from tests.helpers import FIXTURES
+
+WEEK = FIXTURES / "ledger" / "state"
+UNTIL_MS = build.BASE_MS + 7 * 86400 * 1000
+NPM_TEST = rules.rule_id("Bash(npm test)")
+SETTINGS = """{
+  "model": "opus",
+  "permissions": {
+    "allow": [
+      "Bash(ls)"
+    ],
+    "deny": [
+      "Read(./.env)"
+    ]
+  },
+  "env": {
+    "X": "\u00e9"
+  }
+}
+"""
+
+
+@pytest.fixture
+def week(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(WEEK, state_dir)
+    monkeypatch.setattr(command.time, "time", lambda: UNTIL_MS / 1000)
+    return state_dir
+
+
+@pytest.fixture
+def user_settings(isolated_env: Path) -> Path:
+    path = isolated_env / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(SETTINGS, encoding="utf-8")
+    return path
+
+
+def test_the_week_suggests_exactly_these(week: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["suggest", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == {
+        "suggestions": [
+            {
+                "id": NPM_TEST,
+                "rule": "Bash(npm test)",
+                "count": 4,  # 3 in the week, 1 the day before (30 days back)
+                "wait_s": 110.0,
+                "examples": ["npm test"],
+                "projects": ["api"],
+            },
+            {
+                "id": rules.rule_id("mcp__github__search_repositories"),
+                "rule": "mcp__github__search_repositories",
+                "count": 2,
+                "wait_s": 40.0,
+                "examples": ["lookout"],
+                "projects": ["web"],
+            },
+            {
+                "id": rules.rule_id("Bash(npm run lint:*)"),
+                "rule": "Bash(npm run lint:*)",
+                "count": 3,
+                "wait_s": 20.0,
+                "examples": ["npm run lint", "npm run lint -- --fix", "npm run lint src"],
+                "projects": ["api"],
+            },
+            {
+                "id": rules.rule_id("WebFetch(domain:docs.python.org)"),
+                "rule": "WebFetch(domain:docs.python.org)",
+                "count": 2,
+                "wait_s": 18.0,
+                "examples": [
+                    "https://docs.python.org/3/library/json.html",
+                    "https://docs.python.org/3/library/os.html",
+                ],
+                "projects": ["web"],
+            },
+        ]
+    }
+    # Shorter window: the day before the week drops out of the replay.
+    assert cli.main(["suggest", "--json", "--since", "7d"]) == 0
+    first = json.loads(capsys.readouterr().out)["suggestions"][0]
+    assert (first["rule"], first["count"], first["wait_s"]) == ("Bash(npm test)", 3, 60.0)
+
+
+def test_the_list_in_words(week: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["suggest"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{NPM_TEST}  Bash(npm test)  (4 asks, 110s waited; api)"
+    assert out[-1] == "apply one: lookout suggest --apply ID [--scope user|project]"
+
+
+def test_apply_then_revert_restores_every_byte(
+    week: Path, user_settings: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = user_settings.read_bytes()
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("added Bash(npm test) to permissions.allow of ~/.claude/settings.json")
+    assert out.rstrip().endswith(f"undo: lookout suggest --revert {NPM_TEST}")
+    after = json.loads(user_settings.read_text(encoding="utf-8"))
+    assert after["permissions"]["allow"] == ["Bash(ls)", "Bash(npm test)"]
+    assert user_settings.read_text(encoding="utf-8") == SETTINGS.replace(
+        '"Bash(ls)"\n', '"Bash(ls)",\n      "Bash(npm test)"\n'
+    )
+    # The private, bounded backup holds the original bytes.
+    backups = registry.backups_of(user_settings)
+    assert backups and backups[-1].read_bytes() == before
+    assert oct(backups[-1].stat().st_mode & 0o777) in ("0o600", "0o644")
+    # Applying it again changes nothing.
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    assert "already allowed" in capsys.readouterr().out
+    assert cli.main(["suggest"]) == 0
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[0]
+        .endswith("(4 asks, 110s waited; api) [applied to ~/.claude/settings.json]")
+    )
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert user_settings.read_bytes() == before
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 1
+    assert "no rule" in capsys.readouterr().err
+
+
+def test_apply_creates_what_is_missing_and_revert_takes_it_away(
+    week: Path, isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    settings = project / ".claude" / "settings.json"
+    assert cli.main(["suggest", "--apply", NPM_TEST, "--scope", "project"]) == 0
+    assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert not settings.exists()
+    # A file with other keys: only the keys it created go.
+    settings.write_text('{\n  "model": "opus"\n}\n')
+    assert cli.main(["suggest", "--apply", NPM_TEST, "--scope", "project"]) == 0
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert settings.read_text() == '{\n  "model": "opus"\n}\n'
+
+
+def test_apply_writes_through_a_symlink(week: Path, isolated_env: Path, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text(SETTINGS)
+    link = isolated_env / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    assert link.is_symlink() and "Bash(npm test)" in real.read_text()
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert link.is_symlink() and real.read_text() == SETTINGS
+
+
+def test_revert_removes_only_that_rule_when_the_file_changed_since(
+    week: Path, user_settings: Path
+) -> None:
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    data = json.loads(user_settings.read_text())
+    data["permissions"]["allow"].append("Bash(make)")
+    user_settings.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert json.loads(user_settings.read_text())["permissions"]["allow"] == [
+        "Bash(ls)",
+        "Bash(make)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"permissions": {"allow": "Bash(ls)"}', "invalid JSON"),
+        (
+            '{"permissions": {"allow": "Bash(ls)"}}',
+            "permissions.allow: expected an array of strings",
+        ),
+        ('{"permissions": []}', "permissions: expected an object"),
+        ('{"a": 1, "a": 2}', "duplicate key"),
+        ('{"model":"opus"}', "cannot change it without reformatting it"),
+    ],
+)
+def test_apply_refuses_what_it_cannot_keep(
+    week: Path,
+    user_settings: Path,
+    text: str,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    user_settings.write_text(text)
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "hint:" in err
+    assert user_settings.read_text() == text
+
+
+def test_apply_refuses_a_file_changed_while_it_writes(
+    week: Path,
+    user_settings: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from lookout.install import files
+
+    real_backup = registry.backup
+
+    def racing_backup(*args: object, **kwargs: object) -> object:
+        user_settings.write_text(SETTINGS.replace("opus", "haiku"))  # Claude Code wrote it
+        return real_backup(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files.registry, "backup", racing_backup)
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 1
+    assert "changed while lookout was writing it" in capsys.readouterr().err
+    assert user_settings.read_text() == SETTINGS.replace("opus", "haiku")
+
+
+def test_an_unknown_id_is_a_clear_error(week: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["suggest", "--apply", "zzzzzz"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: no suggestion 'zzzzzz' in the last 30 days")
+    assert "hint: lookout suggest lists them" in err
+    assert not os.path.exists(Path(os.environ["HOME"]) / ".claude" / "settings.json")
