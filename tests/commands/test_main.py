@@ -14,7 +14,7 @@ import pytest
 
 from lookout import runner
 from lookout.commands import main as cli
-from tests.helpers import ROOT, payload
+from tests.helpers import ROOT, Output, payload, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 
@@ -200,18 +200,27 @@ def test_status_watch_refreshes_until_ctrl_c(recorded: Path) -> None:
     import signal
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lookout", "status", "--watch", "--interval", "0.2"],
+        [sys.executable, "-m", "lookout", "status", "--watch", "--interval", "0.1"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    assert proc.stdout is not None and proc.stderr is not None
+    printed = Output(proc.stdout)
+
+    def frames() -> list[str]:  # the frames printed whole: each one followed by the next
+        return printed.text().split("lookout · ")[1:-1]
+
+    first = wait_for(frames, what="a first frame")[0]
     deliver(recorded, dict(payload("UserPromptSubmit"), session_id="late-arrival"))
-    time.sleep(1.0)
+    wait_for(
+        lambda: len(frames()) >= 3 and frames()[-1].count("working") > first.count("working"),
+        what="a frame with the late arrival",
+    )
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=10)
-    assert proc.returncode == 0, err
+    assert proc.wait(timeout=20) == 0, proc.stderr.read()
+    out, err = printed.rest(), proc.stderr.read()
     assert "Traceback" not in err
     frames = out.split("lookout · ")
     assert len(frames) >= 4  # refreshed several times
