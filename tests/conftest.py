@@ -7,18 +7,7 @@ from pathlib import Path
 
 import pytest
 
-# Re-exported: older test modules import these from conftest; new ones use tests.helpers.
-from tests.helpers import (  # noqa: F401
-    FIXTURES,
-    IN_CI,
-    PAYLOADS,
-    ROOT,
-    calls,
-    payload,
-    recorder,
-    require_binary,
-    write_config,
-)
+from tests.helpers import write_config
 
 
 @pytest.fixture(autouse=True)

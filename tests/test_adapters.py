@@ -16,7 +16,7 @@ import pytest
 
 import lookout
 from lookout import adapters, runner, store
-from tests.conftest import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT
 
 T0 = 1_790_000_000_000
 

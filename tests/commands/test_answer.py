@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, payload, write_config
+from tests.helpers import ROOT, payload, write_config
 from tests.remote.test_decide import finish, start, waiting
 
 

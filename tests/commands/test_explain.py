@@ -13,7 +13,7 @@ from lookout import runner
 from lookout.commands import main as cli
 from lookout.notify import sender
 from lookout.notify import spawn as dispatch
-from tests.conftest import payload, recorder, write_config
+from tests.helpers import payload, recorder, write_config
 
 SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lookout import runner
-from tests.conftest import payload
+from tests.helpers import payload
 from tests.jump.world import World, lookout
 
 pytestmark = pytest.mark.usefixtures("no_notifications")

@@ -17,7 +17,7 @@ import pytest
 
 from lookout.commands import main
 from lookout.web import server
-from tests.conftest import require_binary
+from tests.helpers import require_binary
 from tests.web.conftest import Served, start_serve
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT
 from tests.mosquitto import PASSWORD, USER, Broker
 
 PASSWORD_ENV = "LOOKOUT_TEST_MQTT_PASSWORD"

@@ -14,7 +14,7 @@ import pytest
 from lookout.errors import LookoutError
 from lookout.fleet import config
 from lookout.notify.config import ConfigError
-from tests.conftest import ROOT, write_config
+from tests.helpers import ROOT, write_config
 
 
 def errors(raw: object) -> list[str]:

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from lookout.fleet import config, payload, topics
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 HA = FIXTURES / "home-assistant"
 # homeassistant/components/mqtt/discovery.py TOPIC_MATCHER, after the discovery prefix.

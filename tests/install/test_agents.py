@@ -16,8 +16,8 @@ import pytest
 from lookout import hookspec
 from lookout.install import agents
 from lookout.install import claude as settings
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEV_PY = sys.executable
 
 # A user's Gemini settings: other keys, hooks settings (not events) and a hook of their own.

@@ -15,7 +15,7 @@ import pytest
 from lookout import install as installer
 from lookout import paths
 from lookout.install import bridge
-from tests.conftest import calls, write_config
+from tests.helpers import calls, write_config
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n'
 

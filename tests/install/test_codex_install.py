@@ -20,7 +20,6 @@ from lookout.install import claude as settings
 from lookout.install import codex as codex_config
 from lookout.install import files, hooks, registry
 
-ROOT = Path(__file__).resolve().parents[2]
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
 HOME_RT = Path("/home/dev/.local/share/lookout")

@@ -16,7 +16,7 @@ import pytest
 from lookout import jump as places
 from lookout import runner
 from lookout.errors import LookoutError
-from tests.conftest import payload
+from tests.helpers import payload
 from tests.jump.world import World, lookout
 
 pytestmark = pytest.mark.usefixtures("no_notifications")

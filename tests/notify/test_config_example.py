@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 from typing import Any
 
 from lookout.notify import config, templates
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config.example.toml"
 
 

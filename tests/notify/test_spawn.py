@@ -14,9 +14,7 @@ import pytest
 
 from lookout import notify
 from lookout.notify import spawn as dispatch
-from tests.helpers import PAYLOADS, recorder, write_config
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import PAYLOADS, ROOT, recorder, write_config
 
 
 def wait_for(path: Path, timeout_s: float = 10) -> str:

@@ -21,7 +21,7 @@ import pytest
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
 from lookout.web.source import LocalSource
-from tests.conftest import IN_CI, ROOT
+from tests.helpers import IN_CI, ROOT
 
 TOKEN = "t" * 43
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.jump.world import World
 from tests.web import seed
 from tests.web.conftest import Served, start_serve
