@@ -445,7 +445,7 @@ def test_default_config_is_written_once(isolated_env: Path) -> None:
 def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_says(
     isolated_env: Path,
 ) -> None:
-    # One truth: no file, the file install writes, check-config's words and the README's.
+    # One truth: no file, the file install writes, check-config's words and the docs'.
     without_file = notify_config.load()
     runtime.install_config(lambda line: None)
     with_file = notify_config.load()
@@ -456,7 +456,7 @@ def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_
         ["done"],
     ]
     assert with_file["rules"][1]["min_duration_s"] == 30
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "notifications.md").read_text().split())
     assert (
         "Without any config, and with the default config install.py writes, you get desktop"
         " notifications for every attention reason and for turns of 30 s or more" in readme
