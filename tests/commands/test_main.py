@@ -427,6 +427,16 @@ def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_pat
         assert "\\x1b" in text, text
 
 
+def _pipe_full(pipe: Any) -> bool:
+    """Whether a pipe holds so much unread that its writer's next write blocks (Linux)."""
+    import fcntl
+    import struct
+    import termios
+
+    queued = struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+    return bool(queued >= fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) - 4096)
+
+
 def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) -> None:
     # Output larger than a pipe's buffer, nobody reading it: prune blocks in print (M4).
     from lookout import store
@@ -443,7 +453,7 @@ def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) 
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(2.0)  # long enough to fill the pipe and block
+        wait_for(lambda: _pipe_full(pruning.stdout), what="prune's output filling the pipe")
         assert pruning.poll() is None, "prune finished: the output did not fill the pipe"
         started = time.monotonic()
         done = subprocess.run(

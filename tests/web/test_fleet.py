@@ -39,7 +39,7 @@ def fleet_dashboard(
     hub = Hub(source, lambda: None)
     hub.start()
     server = Dashboard("127.0.0.1", 0, hub, TOKEN, str(tmp_path))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     try:
         yield Client(server.server_address[1], TOKEN, server)
     finally:
