@@ -134,11 +134,17 @@ def test_tail_follow_prints_new_events(recorded: Path) -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
+    printed = Output(proc.stdout)
     try:
-        time.sleep(0.5)
-        deliver(recorded, dict(payload("UserPromptSubmit"), session_id="followed"))
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        assert json.loads(line)["session_id"] == "followed"
+        # Nothing shows when tail -f is ready: deliver until it prints (the first one may come
+        # before it has found the end of the file).
+        def delivered_and_printed() -> str:
+            deliver(recorded, dict(payload("UserPromptSubmit"), session_id="followed"))
+            return printed.text()
+
+        line = wait_for(delivered_and_printed, what="tail -f printing", every=0.1)
+        assert json.loads(line.splitlines()[0])["session_id"] == "followed"
     finally:
         proc.kill()
         proc.wait()
