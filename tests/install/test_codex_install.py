@@ -420,6 +420,7 @@ def lookout_status(home: Path, env: dict[str, str]) -> dict[str, object]:
     return result
 
 
+@pytest.mark.real  # a real runtime (copied, byte-compiled) whose hooks run
 def test_real_install_records_codex_sessions_through_sh(
     tmp_path: Path,
     isolated_env: Path,

@@ -477,6 +477,7 @@ def payload_file() -> Path:
     return FIXTURES / "payloads" / "Stop.json"
 
 
+@pytest.mark.real  # a real runtime (copied, byte-compiled) whose hooks run
 @pytest.mark.parametrize("home_name", ["plain", "with space", 'it\'s "quoted" $HOME'])
 def test_real_install_runs_hooks_through_sh(
     tmp_path: Path,
@@ -541,6 +542,7 @@ def test_real_install_runs_hooks_through_sh(
     assert done.returncode == 0 and "0.1.0" in done.stdout
 
 
+@pytest.mark.real
 def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env: Path) -> None:
     checkout = tmp_path / "checkout"
     shutil.copytree(
@@ -569,6 +571,7 @@ def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env
     assert runtime.install_code(rt, DEV_PY, ROOT) > 0
 
 
+@pytest.mark.real
 def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path) -> None:
     checkout = tmp_path / "checkout"
     shutil.copytree(ROOT / "lookout", checkout / "lookout", ignore=shutil.ignore_patterns("__py*"))
@@ -585,6 +588,7 @@ def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path
     assert not (rt / "lookout" / "web" / "static" / "icon.svg").exists()
 
 
+@pytest.mark.real
 def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_env: Path) -> None:
     # Before the subpackages, the runtime held lookout/cli.py, installer.py, sender.py ... and
     # bin/lookout imported lookout.cli. An upgrade must leave no old module that could shadow or
