@@ -183,7 +183,8 @@ def test_parse_duration(text: str, seconds: int) -> None:
     assert cli.parse_duration(text) == seconds
 
 
-def test_help_lists_every_command() -> None:
+def test_help_lists_every_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse breaks a path longer than the line
     out = lookout("--help").stdout
     for command in ("status", "tail", "prune", "doctor", "test", "check-config"):
         assert command in out
