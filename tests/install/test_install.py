@@ -22,9 +22,8 @@ from lookout.errors import LookoutError
 from lookout.install import claude as settings
 from lookout.install import files, hooks, registry, runtime
 from lookout.notify import config as notify_config
-from tests.helpers import ROOT, write_config
+from tests.helpers import FIXTURES, ROOT, write_config
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = FIXTURES / "settings"
 SCHEMA = json.loads((FIXTURES / "claude-code-settings.schema.json").read_text())
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
