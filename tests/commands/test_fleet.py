@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 
 from lookout.commands import fleet
-from tests.fleet.conftest import Host, broker, hosts, wait_for  # noqa: F401 - fixtures
-from tests.helpers import ROOT, payload
+from tests.fleet.conftest import Host, broker, hosts  # noqa: F401 - fixtures
+from tests.helpers import ROOT, payload, wait_for
 from tests.mosquitto import Broker
 
 

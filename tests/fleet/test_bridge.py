@@ -7,8 +7,8 @@ import signal
 import time
 from collections.abc import Callable
 
-from tests.fleet.conftest import PASSWORD_ENV, Host, Spy, retained, wait_for
-from tests.helpers import payload
+from tests.fleet.conftest import PASSWORD_ENV, Host, Spy, retained
+from tests.helpers import payload, wait_for
 from tests.mosquitto import PASSWORD, USER, Broker
 
 SID = payload("PermissionRequest-Bash")["session_id"]

@@ -16,8 +16,8 @@ from lookout.fleet import config
 from lookout.web.fleet import FleetSource
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
-from tests.fleet.conftest import PASSWORD_ENV, Host, broker, hosts, wait_for  # noqa: F401
-from tests.helpers import payload
+from tests.fleet.conftest import PASSWORD_ENV, Host, broker, hosts  # noqa: F401
+from tests.helpers import payload, wait_for
 from tests.mosquitto import PASSWORD, USER, Broker
 from tests.web.conftest import TOKEN, Client, read_event, start_serve
 
