@@ -7,18 +7,17 @@ from pathlib import Path
 
 import pytest
 
-# Re-exported: older test modules import these from conftest; new ones use tests.helpers.
-from tests.helpers import (  # noqa: F401
-    FIXTURES,
-    IN_CI,
-    PAYLOADS,
-    ROOT,
-    calls,
-    payload,
-    recorder,
-    require_binary,
-    write_config,
-)
+from tests.helpers import write_config
+
+# Fixtures that start a real part costing seconds (an MQTT broker, a tmux server with clients
+# attached, a browser): a test using one is marked `real`, which `bash tests/run --fast` skips.
+REAL_PARTS = {"broker", "world", "chromium"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if REAL_PARTS & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.real)
 
 
 @pytest.fixture(autouse=True)

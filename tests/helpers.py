@@ -1,5 +1,6 @@
 """Helpers the tests share (fixtures live in conftest.py): captured payloads, the test's config
-file, a recording program, and intents built the way the state machine builds them."""
+file, a recording program, intents built the way the state machine builds them, and waiting on a
+condition instead of sleeping."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import os
 import shutil
 import stat
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeVar
 
 import pytest
 
@@ -20,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PAYLOADS = FIXTURES / "payloads"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+T = TypeVar("T")
 
 
 def payload(name: str) -> dict[str, object]:
@@ -68,3 +74,40 @@ def build_intent(kind: str, defaults: dict[str, Any], fields: dict[str, Any]) ->
     built = make_intent(kind, values.pop("session_id", "s1"), values.pop("ts_ms", 0), **values)
     built.update(after)  # type: ignore[typeddict-item] # only Intent keys
     return built
+
+
+def wait_for(
+    predicate: Callable[[], T], timeout: float = 20.0, what: str = "", every: float = 0.01
+) -> T:
+    """Poll `predicate` until it returns something true, and return that; fail the test after
+    `timeout` seconds. The timeout is a ceiling for a stuck test, never the expected wait."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout} s for {what or predicate}")
+        time.sleep(every)
+
+
+class Output:
+    """What a child process writes to one pipe, collected by a thread so that a test can wait
+    for a line without blocking on the pipe."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self._parts: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        for line in iter(pipe.readline, ""):
+            self._parts.append(line)
+
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def rest(self, timeout: float = 20.0) -> str:
+        """Everything, once the pipe is closed (the process has exited)."""
+        self._thread.join(timeout)
+        return self.text()

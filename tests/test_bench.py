@@ -24,6 +24,7 @@ def bench(name: str, *args: str) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_hook_latency_within_2x() -> None:
     out = bench("hook_latency.py", "--runs", "15", "--max-ratio", "2.0")
     assert "ratio hook / python -c pass" in out

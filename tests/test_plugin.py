@@ -16,8 +16,8 @@ import pytest
 from lookout import __version__, hookspec
 from lookout.install import settings
 from tests.e2e.client import CLAUDE_CODE_VERSION, claude_path, installed_version, offline_env
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "tests" / "fixtures" / "claude-code-settings.schema.json").read_text())
 HOOKS_JSON = ROOT / "hooks" / "hooks.json"
 

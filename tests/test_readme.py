@@ -1,6 +1,7 @@
-"""Every command line README.md shows, and every subcommand's --help, run through the real entry
-points in-process (`lookout` -> commands.main.main, `python3 install.py` -> install.cli.main), in
-the isolated HOME of conftest. A line that exits 2 (a usage error) or 3 (a crash) fails."""
+"""Every command line README.md and docs/*.md show, and every subcommand's --help, run through the
+real entry points in-process (`lookout` -> commands.main.main, `python3 install.py` ->
+install.main), in the isolated HOME of conftest. A line that exits 2 (a usage error) or 3 (a crash)
+fails. Every relative link in them (and its #anchor) leads somewhere."""
 
 from __future__ import annotations
 
@@ -19,9 +20,8 @@ from lookout.install import cli as install_cli
 from lookout.install import runtime
 from tests.helpers import ROOT
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-# docs pages whose command lines run here too
-DOCS = [(ROOT / "docs" / "report.md").read_text(encoding="utf-8")]
+# The front door and the manual behind it.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # `lookout status --watch` / `tail -f` run until Ctrl-C; the test presses it after a moment.
 RUNS_UNTIL_CTRL_C = ("--watch", " -f", "--follow")
 # Not lookout's command lines (they are tested elsewhere): the test command itself, benchmarks,
@@ -30,8 +30,14 @@ OURS = re.compile(r"^(?:[A-Z_]+=\S+ )*(?:lookout|python3 install\.py)(?: |$)")
 PLACEHOLDER = re.compile(r"\[|\.\.\.|<|\b[A-Z]{2,}\b(?!=)|\|")
 
 
-def readme_commands(text: str = README) -> list[str]:
+def readme_commands() -> list[str]:
     found: list[str] = []
+    for page in PAGES:
+        page_commands(page.read_text(encoding="utf-8"), found)
+    return found
+
+
+def page_commands(text: str, found: list[str]) -> None:
     in_block = False
     lang = ""
     for line in text.splitlines():
@@ -50,11 +56,9 @@ def readme_commands(text: str = README) -> list[str]:
             runnable = OURS.match(text) and not PLACEHOLDER.search(text.split(" ", 1)[-1])
             if runnable and text not in found:
                 found.append(text)
-    return found
 
 
 COMMANDS = readme_commands()
-COMMANDS += [c for doc in DOCS for c in readme_commands(doc) if c not in COMMANDS]
 
 
 def test_the_readme_shows_the_commands_this_test_runs() -> None:
@@ -62,6 +66,56 @@ def test_the_readme_shows_the_commands_this_test_runs() -> None:
     assert "lookout status" in COMMANDS
     assert "python3 install.py" in COMMANDS
     assert any(c.startswith("lookout doctor") for c in COMMANDS)
+    assert "lookout tmux-setup --remove" in COMMANDS  # from docs/jump.md
+    assert len(relative_links()) > 30
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)|\bsrc=\"([^\"]+)\"")
+
+
+def anchors(page: Path) -> set[str]:
+    """The #anchors GitHub gives a page's headings (lower case, punctuation dropped, - for
+    spaces, -1, -2... for repeats)."""
+    seen: set[str] = set()
+    in_block = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_block = not in_block
+        if in_block or not line.startswith("#"):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        base, n = slug, 0
+        while slug in seen:
+            n += 1
+            slug = f"{base}-{n}"
+        seen.add(slug)
+    return seen
+
+
+def relative_links() -> list[tuple[str, str]]:
+    found = []
+    for page in PAGES:
+        for match in LINK.finditer(page.read_text(encoding="utf-8")):
+            target = match.group(1) or match.group(2)
+            if not re.match(r"^[a-z]+:", target):  # http:, https:, mailto: are not ours
+                found.append((str(page.relative_to(ROOT)), target))
+    return found
+
+
+def test_the_docs_index_lists_every_page() -> None:
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for page in PAGES[1:]:
+        if page.name != "README.md":
+            assert f"]({page.name})" in index, page.name
+
+
+@pytest.mark.parametrize(("page", "target"), relative_links())
+def test_every_relative_link_resolves(page: str, target: str) -> None:
+    path, _, anchor = target.partition("#")
+    file = (ROOT / page).parent / path if path else ROOT / page
+    assert file.exists(), f"{page}: {target}: no such file"
+    if anchor:
+        assert anchor in anchors(file), f"{page}: {target}: no such heading"
 
 
 def _press_ctrl_c_soon(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +158,13 @@ def _stop_brokers() -> Iterator[None]:
         request_cleanup.pop()()
 
 
-@pytest.mark.parametrize("line", COMMANDS)
+def _needs_broker(line: str) -> bool:
+    return any(word in shlex.split(line) for word in ("--fleet", "bridge", "--bridge"))
+
+
+@pytest.mark.parametrize(
+    "line", [pytest.param(c, marks=pytest.mark.real) if _needs_broker(c) else c for c in COMMANDS]
+)
 def test_readme_command_line_runs(
     line: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -116,7 +176,7 @@ def test_readme_command_line_runs(
     # tests/install/test_install.py; here the runtime uses this interpreter.
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
     monkeypatch.chdir(tmp_path)
-    if any(word in words for word in ("--fleet", "bridge", "--bridge")):
+    if _needs_broker(line):
         _fleet_config(tmp_path, monkeypatch)
     if any(flag in line for flag in RUNS_UNTIL_CTRL_C) or (
         words[:2] == ["lookout", "bridge"] and ("--once" not in words)

@@ -19,7 +19,7 @@ import lookout
 import lookout.notify
 from lookout import runner, store
 from lookout.agents import gemini
-from tests.conftest import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT
 
 T0 = 1_790_000_000_000
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from lookout.remote import requests
-from tests.conftest import ROOT, payload, write_config
+from tests.helpers import ROOT, payload, write_config
 from tests.remote.test_decide import finish, start, waiting
 
 

@@ -459,7 +459,7 @@ def test_doctor_says_a_project_file_is_ignored_and_why(
 def test_remote_answers_need_the_installer_to_run_again(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from tests.conftest import write_config
+    from tests.helpers import write_config
 
     install(capsys)
     write_config("[remote]\nenabled = true\n")

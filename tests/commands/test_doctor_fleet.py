@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tests.fleet.conftest import Host, broker, hosts, wait_for  # noqa: F401 - fixtures
+from tests.fleet.conftest import Host, broker, hosts  # noqa: F401 - fixtures
+from tests.helpers import wait_for
 from tests.mosquitto import Broker
 
 

@@ -12,7 +12,7 @@ import pytest
 from lookout import runner
 from lookout.commands import main as cli
 from lookout.notify import sender, spawn
-from tests.conftest import payload, recorder, write_config
+from tests.helpers import payload, recorder, write_config
 
 SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lookout.commands import fleet
-from tests.conftest import ROOT, payload
-from tests.fleet.conftest import Host, broker, hosts, wait_for  # noqa: F401 - fixtures
+from tests.fleet.conftest import Host, broker, hosts  # noqa: F401 - fixtures
+from tests.helpers import ROOT, payload, wait_for
 from tests.mosquitto import Broker
 from tests.receivers import TmuxServer
 

@@ -14,7 +14,7 @@ import pytest
 
 from lookout import runner
 from lookout.commands import main as cli
-from tests.helpers import ROOT, payload
+from tests.helpers import ROOT, Output, payload, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 
@@ -134,11 +134,17 @@ def test_tail_follow_prints_new_events(recorded: Path) -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
+    printed = Output(proc.stdout)
     try:
-        time.sleep(0.5)
-        deliver(recorded, dict(payload("UserPromptSubmit"), session_id="followed"))
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        assert json.loads(line)["session_id"] == "followed"
+        # Nothing shows when tail -f is ready: deliver until it prints (the first one may come
+        # before it has found the end of the file).
+        def delivered_and_printed() -> str:
+            deliver(recorded, dict(payload("UserPromptSubmit"), session_id="followed"))
+            return printed.text()
+
+        line = wait_for(delivered_and_printed, what="tail -f printing", every=0.1)
+        assert json.loads(line.splitlines()[0])["session_id"] == "followed"
     finally:
         proc.kill()
         proc.wait()
@@ -170,7 +176,8 @@ def test_bad_flags_get_a_clear_error() -> None:
     assert out.returncode == 2 and "unrecognized arguments: --bogus" in out.stderr
 
 
-def test_help_lists_every_command() -> None:
+def test_help_lists_every_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse breaks a path longer than the line
     out = lookout("--help").stdout
     for command in ("status", "tail", "prune", "doctor", "test", "check-config"):
         assert command in out
@@ -193,18 +200,27 @@ def test_status_watch_refreshes_until_ctrl_c(recorded: Path) -> None:
     import signal
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lookout", "status", "--watch", "--interval", "0.2"],
+        [sys.executable, "-m", "lookout", "status", "--watch", "--interval", "0.1"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    assert proc.stdout is not None and proc.stderr is not None
+    printed = Output(proc.stdout)
+
+    def frames() -> list[str]:  # the frames printed whole: each one followed by the next
+        return printed.text().split("lookout · ")[1:-1]
+
+    first = wait_for(frames, what="a first frame")[0]
     deliver(recorded, dict(payload("UserPromptSubmit"), session_id="late-arrival"))
-    time.sleep(1.0)
+    wait_for(
+        lambda: len(frames()) >= 3 and frames()[-1].count("working") > first.count("working"),
+        what="a frame with the late arrival",
+    )
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=10)
-    assert proc.returncode == 0, err
+    assert proc.wait(timeout=20) == 0, proc.stderr.read()
+    out, err = printed.rest(), proc.stderr.read()
     assert "Traceback" not in err
     frames = out.split("lookout · ")
     assert len(frames) >= 4  # refreshed several times
@@ -401,6 +417,16 @@ def test_doctor_and_check_config_escape_what_they_quote(state_dir: Path, tmp_pat
         assert "\\x1b" in text, text
 
 
+def _pipe_full(pipe: Any) -> bool:
+    """Whether a pipe holds so much unread that its writer's next write blocks (Linux)."""
+    import fcntl
+    import struct
+    import termios
+
+    queued = struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+    return bool(queued >= fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) - 4096)
+
+
 def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) -> None:
     # Output larger than a pipe's buffer, nobody reading it: prune blocks in print (M4).
     from lookout import store
@@ -417,7 +443,7 @@ def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) 
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(2.0)  # long enough to fill the pipe and block
+        wait_for(lambda: _pipe_full(pruning.stdout), what="prune's output filling the pipe")
         assert pruning.poll() is None, "prune finished: the output did not fill the pipe"
         started = time.monotonic()
         done = subprocess.run(

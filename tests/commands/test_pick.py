@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lookout import runner
-from tests.conftest import payload
+from tests.helpers import payload, wait_for
 from tests.jump.world import World, lookout
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
@@ -31,13 +31,6 @@ def world(tmp_path: Path) -> Iterator[World]:
         w.hook(w.api, tmp_path, "PermissionRequest-Bash", session_id=API, cwd="/w/api")  # type: ignore[attr-defined]
         w.hook(w.web, tmp_path, "Stop", session_id=WEB, cwd="/w/web")  # type: ignore[attr-defined]
         yield w
-
-
-def wait_for(check: object, timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def test_print_lists_attention_first_with_number_keys(world: World, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from lookout.commands import main
 from lookout.web import server
-from tests.conftest import ROOT, require_binary
+from tests.helpers import ROOT, require_binary
 from tests.web.conftest import Served, start_serve
 
 
@@ -197,6 +197,8 @@ def test_a_network_bind_without_tls_warns(
 
 def test_serve_runs_until_ctrl_c(running: Served) -> None:
     assert running.login.startswith("http://127.0.0.1:")
+    # Ready: `running` returns once serve printed its sign-in line, which it prints inside the
+    # try that turns Ctrl-C into exit 0 (no sleep; a request now would race its handler thread).
     running.process.send_signal(signal.SIGINT)
     _, err = running.process.communicate(timeout=20)
     assert (running.process.returncode, err) == (0, "")

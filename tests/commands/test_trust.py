@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import ROOT
 
 
@@ -64,6 +66,7 @@ def appears(marker: Path, seconds: float) -> bool:
     return marker.exists()
 
 
+@pytest.mark.slow  # proving that nothing runs means waiting out the detached sender, twice
 def test_a_cloned_repository_cannot_run_a_command_until_trusted(tmp_path: Path) -> None:
     repo, marker = hostile_repo(tmp_path)
     session_start(repo)

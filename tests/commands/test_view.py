@@ -94,7 +94,7 @@ def test_age() -> None:
 def test_status_line_cannot_restyle_the_tmux_bar(tmp_path: Any) -> None:
     # N9 (security-2.md): tmux expands formats and styles in #() output; a directory name must
     # come out literally (`#` doubled, as `pick` does for menu labels).
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
 
     cwd = f"{os.environ['HOME']}/#[fg=colour235,bg=colour235]hidden#{{host}}"
     payload = (

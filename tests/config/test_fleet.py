@@ -14,7 +14,7 @@ import pytest
 from lookout.config import fleet
 from lookout.config.check import ConfigError
 from lookout.errors import LookoutError
-from tests.conftest import ROOT, write_config
+from tests.helpers import ROOT, write_config
 
 
 def errors(raw: object) -> list[str]:

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tests.helpers import ROOT
+
 from .client import DUMMY_API_KEY, offline_env
 
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = ROOT
 T = TypeVar("T")
 
 

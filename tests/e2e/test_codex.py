@@ -25,12 +25,13 @@ from typing import Any
 import pytest
 
 from tests.e2e import npm_client
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e
 
 CODEX_VERSION = "0.169.0"
 PACKAGE = "@openai/codex"
-CHECKOUT = Path(__file__).resolve().parent.parent.parent
+CHECKOUT = ROOT
 # Read at import, before the autouse fixture points HOME and XDG_* at a temporary directory.
 _ENV = dict(os.environ)
 DEAD_PROXY = "http://127.0.0.1:9"

@@ -19,12 +19,14 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import ROOT
+
 from . import npm_client
 
 pytestmark = pytest.mark.e2e
 
 VERSION = "0.61.0"
-CHECKOUT = Path(__file__).resolve().parent.parent.parent
+CHECKOUT = ROOT
 REPLY = "OK from mock"
 MODEL = "gemini-2.5-flash"
 

@@ -20,12 +20,14 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import ROOT
+
 from . import npm_client
 
 pytestmark = pytest.mark.e2e
 
 VERSION = "1.18.33"
-CHECKOUT = Path(__file__).resolve().parent.parent.parent
+CHECKOUT = ROOT
 REPLY = "OK from mock"
 COMMAND = "echo hi-from-tool"
 QUESTION = "Which database should I use?"

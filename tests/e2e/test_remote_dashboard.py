@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import ROOT
 from tests.web.conftest import browser_sign_in, start_serve
 
 from .harness import ClaudePane, Sandbox, wait_for
@@ -22,7 +23,7 @@ from .test_remote_answer import COMMAND, enable_remote, pending
 
 pytestmark = pytest.mark.e2e
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = ROOT / "docs"
 
 
 @pytest.fixture

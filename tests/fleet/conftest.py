@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT, wait_for
 from tests.mosquitto import PASSWORD, USER, Broker
 
 PASSWORD_ENV = "LOOKOUT_TEST_MQTT_PASSWORD"
@@ -194,14 +194,3 @@ def retained(
     wait_for(lambda: spy.last(probe) is not None)
     spy.close()
     return {t: data for t, data, r in spy.messages if r and t != probe}
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, every: float = 0.02) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout:g} s")
-        time.sleep(every)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lookout.fleet import watch
-from tests.conftest import ROOT
 from tests.fleet.conftest import Host, retained, wait_for
+from tests.helpers import ROOT
 from tests.mosquitto import Broker
 
 DOCUMENTED = (ROOT / "tests" / "fixtures" / "mosquitto" / "acl").read_text()

@@ -7,8 +7,8 @@ import signal
 import time
 from collections.abc import Callable
 
-from tests.conftest import payload
-from tests.fleet.conftest import PASSWORD_ENV, Host, Spy, retained, wait_for
+from tests.fleet.conftest import PASSWORD_ENV, Host, Spy, retained
+from tests.helpers import payload, wait_for
 from tests.mosquitto import PASSWORD, USER, Broker
 
 SID = payload("PermissionRequest-Bash")["session_id"]
@@ -62,7 +62,8 @@ def test_broker_restart_while_hooks_record_converges(
     for sid in ids:
         a.hook("session_start", dict(payload("SessionStart-startup"), session_id=sid))
     a.hook("permission_request", "PermissionRequest-Bash")
-    time.sleep(1.0)
+    log = a.state / "errors.log"
+    wait_for(lambda: log.exists() and "bridge:" in log.read_text())  # the bridge saw the outage
     broker.start()  # no persistence: every retained message is gone
     fleet = wait_for(lambda: (f := b.fleet()) and len(sessions(f, "alpha")) == 7 and f, timeout=40)
     mine = sessions(fleet, "alpha")

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from tests.conftest import PAYLOADS, ROOT
 from tests.fleet.conftest import Host
+from tests.helpers import PAYLOADS, ROOT
 from tests.mosquitto import Broker
 
 # time.time() shifted by argv[1] seconds, then the script argv[2] (a hook) or `-m lookout`.

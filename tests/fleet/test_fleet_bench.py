@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.mosquitto import require
 from tests.test_bench import bench
 
 
+@pytest.mark.real  # a benchmark against a real Mosquitto
 def test_fleet_scale_quick() -> None:
     require("mosquitto")
     out = bench(

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from tests.conftest import ROOT
 from tests.fleet.conftest import Host, retained, wait_for
+from tests.helpers import ROOT
 from tests.mosquitto import Broker
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_config
+from tests.helpers import write_config
 from tests.test_layout import HOOK_PATH, modules_after_hook
 
 

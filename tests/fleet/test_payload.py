@@ -12,7 +12,7 @@ import pytest
 
 from lookout.config import fleet
 from lookout.fleet import payload, topics
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 HA = FIXTURES / "home-assistant"
 # homeassistant/components/mqtt/discovery.py TOPIC_MATCHER, after the discovery prefix.

@@ -16,7 +16,7 @@ from lookout import paths
 from lookout.install import bridge
 from lookout.install import cli as install_cli
 from lookout.install import plan as installer
-from tests.conftest import calls, write_config
+from tests.helpers import calls, write_config
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n'
 

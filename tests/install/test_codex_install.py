@@ -19,7 +19,6 @@ from lookout.agents import codex, codex_config
 from lookout.install import cli as install_cli
 from lookout.install import files, hooks, registry, settings
 
-ROOT = Path(__file__).resolve().parents[2]
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
 HOME_RT = Path("/home/dev/.local/share/lookout")
@@ -429,6 +428,7 @@ def lookout_status(home: Path, env: dict[str, str]) -> dict[str, object]:
     return result
 
 
+@pytest.mark.real  # a real runtime (copied, byte-compiled) whose hooks run
 def test_real_install_records_codex_sessions_through_sh(
     tmp_path: Path,
     isolated_env: Path,

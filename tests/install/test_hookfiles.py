@@ -16,8 +16,8 @@ import pytest
 
 from lookout.agents import copilot, cursor, gemini, opencode
 from lookout.install import hookfiles, settings
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEV_PY = sys.executable
 
 # A user's Gemini settings: other keys, hooks settings (not events) and a hook of their own.

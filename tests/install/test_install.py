@@ -22,10 +22,8 @@ from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
 from lookout.install import files, hooks, registry, runtime, settings, swap
-from tests.helpers import write_config
+from tests.helpers import FIXTURES, ROOT, write_config
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = FIXTURES / "settings"
 SCHEMA = json.loads((FIXTURES / "claude-code-settings.schema.json").read_text())
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
@@ -447,7 +445,7 @@ def test_default_config_is_written_once(isolated_env: Path) -> None:
 def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_says(
     isolated_env: Path,
 ) -> None:
-    # One truth: no file, the file install writes, check-config's words and the README's.
+    # One truth: no file, the file install writes, check-config's words and the docs'.
     without_file = load_config()
     runtime.install_config(lambda line: None)
     with_file = load_config()
@@ -458,7 +456,7 @@ def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_
         ["done"],
     ]
     assert with_file["rules"][1]["min_duration_s"] == 30
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "notifications.md").read_text().split())
     assert (
         "Without any config, and with the default config install.py writes, you get desktop"
         " notifications for every attention reason and for turns of 30 s or more" in readme
@@ -479,6 +477,7 @@ def payload_file() -> Path:
     return FIXTURES / "payloads" / "Stop.json"
 
 
+@pytest.mark.real  # a real runtime (copied, byte-compiled) whose hooks run
 @pytest.mark.parametrize("home_name", ["plain", "with space", 'it\'s "quoted" $HOME'])
 def test_real_install_runs_hooks_through_sh(
     tmp_path: Path,
@@ -543,6 +542,7 @@ def test_real_install_runs_hooks_through_sh(
     assert done.returncode == 0 and "0.1.0" in done.stdout
 
 
+@pytest.mark.real
 def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env: Path) -> None:
     checkout = tmp_path / "checkout"
     shutil.copytree(
@@ -571,6 +571,7 @@ def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env
     assert runtime.install_code(rt, DEV_PY, ROOT) > 0
 
 
+@pytest.mark.real
 def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path) -> None:
     checkout = tmp_path / "checkout"
     shutil.copytree(ROOT / "lookout", checkout / "lookout", ignore=shutil.ignore_patterns("__py*"))
@@ -590,6 +591,7 @@ def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path
     assert not (rt / "lookout" / "web" / "static" / "icon.svg").exists()
 
 
+@pytest.mark.real
 def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_env: Path) -> None:
     # Before the subpackages, the runtime held lookout/cli.py, installer.py, sender.py ... and
     # bin/lookout imported lookout.cli. An upgrade must leave no old module that could shadow or

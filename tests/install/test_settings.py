@@ -17,9 +17,8 @@ import pytest
 
 from lookout import hookspec
 from lookout.install import hooks, settings
-from tests.helpers import ROOT
+from tests.helpers import FIXTURES, ROOT
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = FIXTURES / "settings"
 SCHEMA = json.loads((FIXTURES / "claude-code-settings.schema.json").read_text())
 UPDATE = os.environ.get("LOOKOUT_UPDATE_GOLDEN") == "1"

@@ -16,7 +16,7 @@ import pytest
 from lookout import runner
 from lookout.errors import LookoutError
 from lookout.jump import locate as places
-from tests.conftest import payload
+from tests.helpers import payload, wait_for
 from tests.jump.world import World, lookout
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
@@ -84,9 +84,18 @@ def test_jump_without_a_session_goes_to_the_longest_waiting_then_on(world: World
     assert world.where(client) == f"beta:1.{world.panes_by_name['api']}"
 
 
+def _next_second(world: World, client: str) -> None:
+    """Wait until a client attached now is more recently active than `client` (tmux's
+    client_activity counts whole seconds)."""
+    fmt = "#{client_name} #{client_activity}"
+    lines = world.tmux("list-clients", "-F", fmt).splitlines()
+    activity = next(int(line.split()[1]) for line in lines if line.split()[0] == client)
+    wait_for(lambda: time.time() >= activity + 1, what="the next second")
+
+
 def test_the_most_recently_active_client_moves_unless_told(world: World) -> None:
     old = world.attach("beta")
-    time.sleep(1.1)  # client_activity has a one-second resolution
+    _next_second(world, old)  # client_activity has a one-second resolution
     new = world.attach("alpha")
     world.tmux("select-window", "-t", "beta:0")
     before = world.where(old)
@@ -99,7 +108,7 @@ def test_the_most_recently_active_client_moves_unless_told(world: World) -> None
 
 def test_inside_tmux_the_calling_terminals_client_moves(world: World, tmp_path: Path) -> None:
     mine = world.attach("alpha")  # shows alpha:0, where the command runs
-    time.sleep(1.1)
+    _next_second(world, mine)
     other = world.attach("beta")  # more recently active, but not this terminal's
     other_before = world.where(other)
     caller = world.pane("alpha:0.0")

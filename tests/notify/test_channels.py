@@ -439,7 +439,7 @@ def test_a_redirect_is_refused_and_the_token_never_reaches_the_other_origin() ->
                 pass
 
         server = HTTPServer(("127.0.0.1", 0), Redirect)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}/mytopic"
             ch = channel({"type": "ntfy", "url": url, "token": TOKEN})

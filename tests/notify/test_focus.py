@@ -18,7 +18,7 @@ import pytest
 
 from lookout import runner, store
 from lookout.notify import channels, focus, sender
-from tests.conftest import IN_CI, PAYLOADS, ROOT, payload, write_config
+from tests.helpers import IN_CI, PAYLOADS, ROOT, payload, write_config
 from tests.jump.world import World
 from tests.receivers import NotificationBus, require
 

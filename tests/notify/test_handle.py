@@ -17,9 +17,7 @@ import pytest
 from lookout import store
 from lookout.notify import handle, spawn
 from lookout.shapes import Intent
-from tests.helpers import build_intent, write_config
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT, build_intent, write_config
 
 
 def intent(kind: str = "permission", **fields: Any) -> Intent:

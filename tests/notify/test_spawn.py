@@ -14,9 +14,7 @@ import pytest
 
 from lookout.config import cache
 from lookout.notify import handle, spawn
-from tests.helpers import PAYLOADS, recorder, write_config
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import PAYLOADS, ROOT, recorder, write_config
 
 
 def wait_for(path: Path, timeout_s: float = 10) -> str:

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from lookout.remote import decide, requests
-
-from ..conftest import ROOT, payload, write_config
+from tests.helpers import ROOT, payload, write_config
 
 ON = "[remote]\nenabled = true\nwait_s = 30\n"
 

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from lookout.remote import requests
-
-from ..conftest import payload
+from tests.helpers import payload
 
 NOW = 1_800_000_000_000
 

@@ -21,7 +21,7 @@ import pytest
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
 from lookout.web.source import LocalSource
-from tests.conftest import IN_CI, ROOT
+from tests.helpers import IN_CI, ROOT
 
 TOKEN = "t" * 43
 
@@ -88,7 +88,8 @@ def dashboard(state_dir: Path, no_notifications: None) -> Iterator[Client]:
     hub = Hub(LocalSource(str(state_dir)), lambda: None)
     hub.start()
     server = Dashboard("127.0.0.1", 0, hub, TOKEN, str(state_dir))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for it (the default 0.5 s, at every test's end).
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield Client(server.server_address[1], TOKEN, server)

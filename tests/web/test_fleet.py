@@ -17,8 +17,8 @@ from lookout.web import auth
 from lookout.web.fleet import FleetSource
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
-from tests.conftest import payload
-from tests.fleet.conftest import PASSWORD_ENV, Host, broker, hosts, wait_for  # noqa: F401
+from tests.fleet.conftest import PASSWORD_ENV, Host, broker, hosts  # noqa: F401
+from tests.helpers import payload, wait_for
 from tests.mosquitto import PASSWORD, USER, Broker
 from tests.web.conftest import TOKEN, Client, read_event, start_serve
 
@@ -40,7 +40,7 @@ def fleet_dashboard(
     hub = Hub(source, lambda: None)
     hub.start()
     server = Dashboard("127.0.0.1", 0, hub, TOKEN, str(tmp_path))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     try:
         yield Client(server.server_address[1], TOKEN, server)
     finally:

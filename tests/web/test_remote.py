@@ -12,7 +12,7 @@ import pytest
 
 from lookout.remote import requests
 from lookout.web import remote
-from tests.conftest import payload
+from tests.helpers import payload
 
 from .conftest import Client
 
