@@ -157,10 +157,30 @@ def _ts_ms(row: dict[str, Any]) -> float:
     return datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp() * 1000
 
 
+def _sync(event: str) -> bool:
+    from lookout import hookspec
+
+    return any(name == event and not is_async for name, _, is_async in hookspec.EVENTS)
+
+
 def client_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows in the order the client fired them: ts order, except that a back-to-back pair
-    whose async first half started within a few ms after its second half is put back."""
+    """Rows in the order the client fired them: ts order, with two corrections.
+
+    The client waits for a sync hook to finish before it fires anything else, so a record that
+    got its seq before a sync record's was fired before it, however late its interpreter came
+    up (on a loaded box an async PreToolUse can start after the whole tool ran). And a
+    back-to-back pair whose async first half started within a few ms after its second half is
+    put back."""
     rows = list(rows)
+    moved = True
+    while moved:
+        moved = False
+        for i in range(len(rows) - 1):
+            a, b = rows[i], rows[i + 1]
+            same = a.get("session_id") == b.get("session_id")  # seq counts per session
+            if same and _sync(a["event"]) and b.get("seq", 0) < a.get("seq", 0):
+                rows[i], rows[i + 1] = b, a
+                moved = True
     for i in range(len(rows) - 1):
         a, b = rows[i], rows[i + 1]
         if (a["event"], b["event"]) in _BACK_TO_BACK and _ts_ms(b) - _ts_ms(a) <= _BACK_TO_BACK_MS:
