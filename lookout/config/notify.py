@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from lookout import events
 from lookout.config.check import Checker, choices, did_you_mean, type_name
 from lookout.notify import templates
 from lookout.words import (
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
 DEFAULT_QUIET_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
-AGENTS = ("claude", "codex", "gemini", "copilot", "opencode", "cursor")
 URGENCIES = ("low", "normal", "critical")
 NTFY_PRIORITIES = ("min", "low", "default", "high", "max", "urgent")
 WEBHOOK_FORMATS = ("json", "slack", "discord")
@@ -360,7 +360,7 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
     if "projects" in raw:
         rule["projects"] = c.string_list((*path, "projects"), raw["projects"])
     if "agents" in raw:
-        rule["agents"] = c.string_list((*path, "agents"), raw["agents"], AGENTS)
+        rule["agents"] = c.string_list((*path, "agents"), raw["agents"], events.AGENTS)
     if "min_duration_s" in raw:
         rule["min_duration_s"] = c.number((*path, "min_duration_s"), raw["min_duration_s"], 0)
     if "include_subagents" in raw and c.expect(

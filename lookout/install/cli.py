@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from lookout import __version__
+from lookout import __version__, events
 from lookout.boundary import guarded
 
 TYPE_CHECKING = False
@@ -49,7 +49,7 @@ examples:
 def add_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
     p.add_argument(
         "--agent",
-        choices=("claude", "codex", "gemini", "copilot", "opencode", "cursor", "all"),
+        choices=(*events.AGENTS, "all"),  # the hook path's copy of the registry's names
         help=f"which coding agent to {'uninstall' if uninstall else 'install'} for"
         " (default: claude)",
     )
