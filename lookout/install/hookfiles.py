@@ -78,6 +78,12 @@ class Spec:
         load(self)
         return lambda roots: uninstall(self, roots, opts.dry_run, out)
 
+    def installed(self) -> bool:
+        try:
+            return bool(installed_commands(self, [str(paths.runtime_home())]))
+        except LookoutError:
+            return True  # unreadable: claim nothing
+
     def check(self, report: checks.Report) -> int:
         return check(self, report)
 
