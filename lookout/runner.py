@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from lookout import _jsonfast, events, machine, paths, store
+from lookout import _jsonfast, events, machine, paths, procs, store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -247,6 +247,11 @@ def _record_payload(
     if not event["session_id"]:
         store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")
         return
+    if event["name"] != "SessionEnd":
+        # The agent's process, for readers to tell a session that died at a dialog (kill -9, a
+        # closed terminal) from one that waits. Not at SessionEnd: the agent may be gone already.
+        pid, start = procs.of_hook(event["agent"], event["pid"])
+        event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
     with store.Locked(state_dir) as st:
         session, line, intents = machine.apply(st.read_session(event["session_id"]), event)
         # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
