@@ -91,9 +91,7 @@ def test_an_agent_killed_at_a_dialog_ends_the_session(
 ) -> None:
     argv, payload = CASES[case]
     path = payload or opencode_permission(tmp_path)
-    agent = subprocess.Popen(
-        [PY, "-c", AGENT, *argv, str(path)], stdout=subprocess.PIPE, text=True
-    )
+    agent = subprocess.Popen([PY, "-c", AGENT, *argv, str(path)], stdout=subprocess.PIPE, text=True)
     try:
         assert agent.stdout is not None and agent.stdout.readline() == "hooked\n"
         (shown,) = status()
@@ -127,7 +125,7 @@ def test_copilot_and_cursor_sessions_keep_no_pid(
 def test_a_reused_pid_is_not_the_agent() -> None:
     found = procs.stat(os.getpid())
     assert found is not None
-    name, state, parent, start = found
+    _, state, parent, start = found
     assert parent == os.getppid() and state in ("R", "S")
     assert procs.alive(os.getpid(), start) is True
     assert procs.alive(os.getpid(), None) is True  # no start recorded: the pid alone
