@@ -190,7 +190,10 @@ def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping
         return
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # a notify program's parent is that agent, not Claude
-    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, agent_env)
+    raw_payload = _jsonfast.dumps(payload).encode("ascii")
+    # No pid: the agent does not wait for its notify program, which may outlive it (its parent
+    # then is whoever adopted it).
+    _record_payload(payload, raw_payload, None, ts_ms, state_dir, agent_env, find_process=False)
 
 
 def _silence() -> None:
@@ -239,6 +242,7 @@ def _record_payload(
     ts_ms: int,
     state_dir: str,
     env: Mapping[str, str],
+    find_process: bool = True,
 ) -> None:
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
@@ -247,11 +251,13 @@ def _record_payload(
     if not event["session_id"]:
         store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")
         return
-    if event["name"] != "SessionEnd":
-        # The agent's process, for readers to tell a session that died at a dialog (kill -9, a
-        # closed terminal) from one that waits. Not at SessionEnd: the agent may be gone already.
+    # The agent's process, for readers to tell a session that died at a dialog (kill -9, a
+    # closed terminal) from one that waits. Not at SessionEnd (the agent may be gone already):
+    # the session keeps the one recorded before.
+    pid, start = (0, None)
+    if find_process and event["name"] != "SessionEnd":
         pid, start = procs.of_hook(event["agent"], event["pid"])
-        event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
+    event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
     with store.Locked(state_dir) as st:
         session, line, intents = machine.apply(st.read_session(event["session_id"]), event)
         # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
