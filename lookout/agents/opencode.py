@@ -77,7 +77,7 @@ FACTS: Facts = {
     "elicitation": False,
     "failed_turn": True,
     "outcome_question": True,
-    "ended": True,  # `opencode run` only: quitting the TUI fires nothing
+    "ended": True,  # `opencode run`; a quit TUI fires nothing, its process is then gone
     "subagents": True,  # their dialogs count for the parent
 }
 # Where the plugin's body is (the runtime ships lookout/agents/*.js).
