@@ -166,3 +166,36 @@ def test_a_name_with_spaces_and_parentheses_is_read_whole(tmp_path: Path) -> Non
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_claude_session_whose_pid_was_reused_is_over(
+    isolated_env: Path, no_notifications: None, state_dir: Path
+) -> None:
+    # Claude Code names its process (CLAUDE_PID); its start time is kept beside it, so a pid the
+    # system hands to another process later is not taken for the agent.
+    stand_in = subprocess.Popen([PY, "-c", "import time; time.sleep(600)"])
+    try:
+        payload = (PAYLOADS / "Notification-permission_prompt.json").read_bytes()
+        env = {**os.environ, "CLAUDE_PID": str(stand_in.pid)}
+        done = subprocess.run(
+            ["sh", "-c", hook("notification.py")], input=payload, env=env, timeout=60
+        )
+        assert done.returncode == 0
+        (shown,) = status()
+        assert (shown["status"], shown["pid"], shown["alive"]) == ("attention", stand_in.pid, True)
+        (path,) = (state_dir / "sessions").glob("*.json")
+        snapshot = json.loads(path.read_text())
+        found = procs.stat(stand_in.pid)
+        assert found is not None and snapshot["pid_start"] == found[3]
+        # The same pid, another process: what a reused pid looks like from the snapshot's side.
+        snapshot["pid_start"] = found[3] - 1
+        path.write_text(json.dumps(snapshot))
+        (shown,) = status()
+        assert (shown["status"], shown["reason"], shown["alive"]) == (
+            "ended",
+            "process_gone",
+            False,
+        )
+    finally:
+        stand_in.kill()
+        stand_in.wait()
