@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         prompt_id: str | None
         ts_ms: int
         pid: int | None
+        pid_start: int | None  # its start time (procs.stat): a reused pid is not the agent
         tmux_pane: str | None
         where: dict[str, str] | None
         digest: str
@@ -313,6 +314,7 @@ def parse(
         "prompt_id": _str(payload.get("prompt_id")) or _str(payload.get("turn_id")),
         "ts_ms": ts_ms,
         "pid": _pid(env.get("CLAUDE_PID")),
+        "pid_start": None,  # the runner reads it from /proc
         "tmux_pane": tmux_pane(env),
         "where": where(env),
         "digest": digest,
@@ -538,6 +540,7 @@ def observed(
         "prompt_id": None,
         "ts_ms": ts_ms,
         "pid": None,
+        "pid_start": None,
         "tmux_pane": None,
         "digest": f"{name}:{episode or ''}:{outcome}:{ts_ms}",
         "tool_name": tool_name,

@@ -166,6 +166,8 @@ def _touch(s: Session, event: Event) -> None:
     for key in ("pid", "tmux_pane", "model", "transcript", "entrypoint"):
         if event[key] is not None:
             s[key] = event[key]
+    if event["pid"] is not None:
+        s["pid_start"] = event["pid_start"]  # one process: never one pid with another's start
     if event["where"] is not None:  # a resumed session may live somewhere else now
         s["where"] = event["where"]
     if event["project"] and not s.get("project"):

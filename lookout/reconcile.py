@@ -15,7 +15,7 @@ Signals (2.1.332):
   after at most TAIL_MAX_BYTES: a 50 MB transcript costs what its last lines cost.
 - process: an approved Bash command runs as a child of CLAUDE_PID,
   `bash -c "source …/shell-snapshots/snapshot-….sh … eval '<command>' < /dev/null …"`.
-- the process is gone: kill(pid, 0) fails.
+- the process is gone: no process with the recorded pid and start time (procs.alive).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import os
 import stat
 import time
 
-from lookout import _jsonfast, events, machine, store, words
+from lookout import _jsonfast, events, machine, procs, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -224,19 +224,10 @@ def running_commands(pid: int) -> list[str]:
     return commands
 
 
-def pid_alive(pid: object) -> bool | None:
-    """True/False when it can be known, None when no pid was recorded."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    except OSError:
-        return None
-    return True
+def pid_alive(session: Session) -> bool | None:
+    """Whether the session's agent process runs: True/False when it can be known, None when no
+    pid was recorded. Pid-reuse safe (procs.alive: the recorded start time must match)."""
+    return procs.alive(session.get("pid"), session.get("pid_start"))
 
 
 # -- what it proves ------------------------------------------------------------------------------
@@ -255,7 +246,7 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
     """Every proof that an open episode (or a working turn) of `session` is over. Reads only."""
     if session.get("status") == words.ENDED:
         return []
-    if pid_alive(session.get("pid")) is False:
+    if pid_alive(session) is False:
         return [_finding("process_gone", "process", None, None, now_ms)]
     findings: list[Finding] = []
     commands: list[str] | None = None
@@ -474,7 +465,7 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
     session = store.read_session(state_dir, session_id)
     if session is None or session.get("status") != words.ATTENTION:
         return False
-    if pid_alive(session.get("pid")) is False:
+    if pid_alive(session) is False:
         return False
     return session.get("episode") == episode or any(
         actor["status"] == words.ATTENTION and _episode_key(actor) == episode

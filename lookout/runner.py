@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from lookout import _jsonfast, events, machine, paths, store
+from lookout import _jsonfast, events, machine, paths, procs, store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def run(event_name: str | None = None) -> int:
         if payload is None:
             record(raw, event_name, ts_ms, state_dir, os.environ)  # logs why it is not one
         else:
-            record_parsed(payload, raw, event_name, ts_ms, state_dir, os.environ)
+            record_parsed(payload, raw, event_name, ts_ms, state_dir, os.environ, True)
 
     return _fail_open(f"hook {event_name}", work, answer)
 
@@ -110,13 +110,19 @@ def run_agent(agent: str, argv: list[str]) -> int:
         answer = b""  # recorded below, where the same import fails inside the boundary
     return _fail_open(
         f"{agent} hook {name or ''}".rstrip(),
-        lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ),
+        lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ, True),
         answer,
     )
 
 
 def record_agent(
-    agent: str, raw: bytes, name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
+    agent: str,
+    raw: bytes,
+    name: str | None,
+    ts_ms: int,
+    state_dir: str,
+    env: Mapping[str, str],
+    find_process: bool = False,
 ) -> None:
     data = _parse(raw)
     if data is None:
@@ -135,7 +141,7 @@ def record_agent(
         ts_ms = ts
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
-    _record_payload(payload, raw, name, ts_ms, state_dir, agent_env)
+    _record_payload(payload, raw, name, ts_ms, state_dir, agent_env, find_process)
 
 
 def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> int:
@@ -190,6 +196,8 @@ def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping
         return
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # a notify program's parent is that agent, not Claude
+    # No pid (find_process): the agent does not wait for its notify program, which may outlive
+    # it (its parent then is whoever adopted it).
     record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, agent_env)
 
 
@@ -224,12 +232,13 @@ def record_parsed(
     ts_ms: int,
     state_dir: str,
     env: Mapping[str, str],
+    find_process: bool = False,
 ) -> None:
     if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
         # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
         # (install.py --agent cursor) report that session; a Claude session would be a lie.
         return
-    _record_payload(payload, raw, event_name, ts_ms, state_dir, env)
+    _record_payload(payload, raw, event_name, ts_ms, state_dir, env, find_process)
 
 
 def _record_payload(
@@ -239,7 +248,10 @@ def _record_payload(
     ts_ms: int,
     state_dir: str,
     env: Mapping[str, str],
+    find_process: bool = False,
 ) -> None:
+    """`find_process`: the caller is a hook its agent started (not a notify program, a test or
+    a fixture builder calling in): the agent is the hook's parent process."""
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")
@@ -247,6 +259,14 @@ def _record_payload(
     if not event["session_id"]:
         store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")
         return
+    if find_process:
+        # The agent's process, for readers to tell a session that died at a dialog (kill -9, a
+        # closed terminal) from one that waits. Not at SessionEnd (the agent may be gone
+        # already): the session keeps the one recorded before.
+        pid, start = (0, None)
+        if event["name"] != "SessionEnd":
+            pid, start = procs.of_hook(event["agent"], event["pid"])
+        event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
     with store.Locked(state_dir) as st:
         session, line, intents = machine.apply(st.read_session(event["session_id"]), event)
         # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.

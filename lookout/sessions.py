@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from lookout import _jsonfast, reconcile, store
+from lookout import _jsonfast, procs, store
 
 STALE_AFTER_S = 8 * 3600
 ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
@@ -106,8 +106,8 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
     status = snapshot.get("status") or "idle"
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
-    # True/False when it can be known, None when no pid was recorded (one kill(pid, 0) check).
-    alive = reconcile.pid_alive(snapshot.get("pid"))
+    # True/False when it can be known, None when no pid was recorded (one read of /proc).
+    alive = procs.alive(snapshot.get("pid"), snapshot.get("pid_start"))
     if alive is False and status != "ended":
         # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
         status, reason, detail = "ended", "process_gone", None

@@ -109,6 +109,7 @@ class Session(TypedDict):
     entrypoint: NotRequired[str | None]  # CLAUDE_CODE_ENTRYPOINT: cli, sdk-cli (print mode)
     since_ms: NotRequired[int | None]  # when the shown episode began
     where: NotRequired[dict[str, str] | None]  # terminal location ids (events.where)
+    pid_start: NotRequired[int | None]  # the pid's start time (procs.stat): reuse-safe liveness
 
 
 class Record(TypedDict):

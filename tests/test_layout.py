@@ -22,6 +22,7 @@ HOOK_PATH = {
     "lookout.hookspec",
     "lookout.machine",
     "lookout.paths",
+    "lookout.procs",
     "lookout.runner",
     "lookout.store",
     "lookout.words",

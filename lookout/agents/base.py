@@ -79,6 +79,11 @@ class Agent(Protocol):
         """As plan_install, for `lookout uninstall` (with --purge: wherever the runtime is)."""
         ...
 
+    def installed(self, project: str) -> bool:
+        """Whether lookout's hooks are in this agent's files (`lookout status`'s note). A file
+        it cannot read counts as installed: the note claims nothing it does not know."""
+        ...
+
     def check(self, report: Report, project: str) -> int:
         """doctor: report this agent's hooks; returns how many of lookout's entries it found."""
         ...

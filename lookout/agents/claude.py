@@ -113,6 +113,27 @@ def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
     return uninstall
 
 
+def installed(project: str) -> bool:
+    """lookout's hooks in a settings scope of this project, or the plugin enabled there."""
+    from lookout import paths
+    from lookout.errors import LookoutError
+    from lookout.install import files, settings
+
+    roots = [str(paths.runtime_home())]
+    for scope in SCOPES:
+        try:
+            data = files.load_settings(paths.scope_path(scope, project)).data
+        except LookoutError:
+            return True  # a file we cannot read: doctor says more; claim nothing
+        plugins = data.get("enabledPlugins")
+        if settings.count_ours(data, roots) or (
+            isinstance(plugins, dict)
+            and any(k.split("@")[0] == "lookout" and v is True for k, v in plugins.items())
+        ):
+            return True
+    return False
+
+
 def check(report: Report, project: str) -> int:
     """Every settings scope, and the plugin; returns how many of lookout's entries they hold
     (the plugin counts one)."""

@@ -100,7 +100,12 @@ def plan_install(opts: Options, out: Out) -> Install | None:
         return None
     from lookout.agents import codex_config
     from lookout.install import files
+    from lookout.paths import tilde
 
+    if opts.agent == "all" and not home().is_dir() and not codex_config.codex_binary():
+        # As for the other agents: `all` installs where the agent is, and creates no home.
+        out(f"{TITLE}: not set up here ({tilde(home())} does not exist, no codex on PATH): skipped")
+        return None
     files.load_settings(hooks_path())
     codex_config.load_codex_config(config_path())
     mode = codex_config.codex_mode(opts.codex_notify, out, hooks_path(), config_path())
@@ -156,6 +161,22 @@ def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
             codex_config.uninstall_notify(config, opts.dry_run, out)
 
     return uninstall
+
+
+def installed(project: str) -> bool:
+    """lookout's hooks in Codex's hooks.json, or its notify in config.toml."""
+    from lookout import paths
+    from lookout.agents import codex_config
+    from lookout.errors import LookoutError
+    from lookout.install import files, settings
+
+    try:
+        if settings.count_ours(files.load_settings(hooks_path()).data, [str(paths.runtime_home())]):
+            return True
+        config = codex_config.load_codex_config(config_path())
+    except LookoutError:
+        return True  # a file we cannot read: claim nothing
+    return codex_config.is_ours(codex_config.notify_value(config.data))
 
 
 def check(report: Report, project: str) -> int:

@@ -233,11 +233,15 @@ def load_codex_config(path: Path) -> Loaded:
     return Loaded(path, text, data)
 
 
+def codex_binary() -> str:
+    """$LOOKOUT_CODEX names the binary (empty: none), else `codex` on PATH ("" if none)."""
+    return os.environ.get("LOOKOUT_CODEX", shutil.which("codex") or "")
+
+
 def codex_version(binary: str | None = None) -> tuple[str | None, tuple[int, int, int] | None]:
-    """(the codex binary, its version), from `codex --version`; None where unknown.
-    $LOOKOUT_CODEX names the binary (empty: none), else `codex` on PATH."""
+    """(the codex binary, its version), from `codex --version`; None where unknown."""
     if binary is None:
-        binary = os.environ.get("LOOKOUT_CODEX", shutil.which("codex") or "")
+        binary = codex_binary()
     if not binary:
         return None, None
     try:

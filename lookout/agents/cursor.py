@@ -129,5 +129,9 @@ def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
     return _spec().plan_uninstall(opts, out)
 
 
+def installed(project: str) -> bool:
+    return _spec().installed()
+
+
 def check(report: Report, project: str) -> int:
     return _spec().check(report)

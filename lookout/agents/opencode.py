@@ -77,7 +77,7 @@ FACTS: Facts = {
     "elicitation": False,
     "failed_turn": True,
     "outcome_question": True,
-    "ended": True,  # `opencode run` only: quitting the TUI fires nothing
+    "ended": True,  # `opencode run`; a quit TUI fires nothing, its process is then gone
     "subagents": True,  # their dialogs count for the parent
 }
 # Where the plugin's body is (the runtime ships lookout/agents/*.js).
@@ -159,6 +159,10 @@ def plan_install(opts: Options, out: Out) -> Install | None:
 
 def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
     return _spec().plan_uninstall(opts, out)
+
+
+def installed(project: str) -> bool:
+    return _spec().installed()
 
 
 def check(report: Report, project: str) -> int:

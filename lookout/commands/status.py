@@ -175,36 +175,21 @@ def notifications_off() -> str | None:
 
 
 def hooks_note() -> str | None:
-    """A note when no lookout hook is installed where Claude Code or Codex would run it: the
-    statuses shown are then what was recorded before, not what happens now."""
-    from lookout.agents import codex, codex_config
-    from lookout.install import files, registry, settings
+    """A note when no agent lookout knows has its hooks installed (each agent's own files,
+    lookout.agents.registry): the statuses shown are then what was recorded before, not what
+    happens now."""
+    from lookout.agents.registry import AGENTS
+    from lookout.install import registry
 
     if registry.load():
         return None  # install.py wrote hooks somewhere (perhaps another project)
-    roots = [str(paths.runtime_home())]
-    places = [paths.user_settings_path(), paths.scope_path("project"), paths.scope_path("local")]
-    for place in [*places, codex.hooks_path()]:
-        try:
-            data = files.load_settings(place).data
-        except LookoutError:
-            return None  # a file we cannot read: doctor says more; claim nothing
-        plugins = data.get("enabledPlugins")
-        if settings.count_ours(data, roots) or (
-            isinstance(plugins, dict)
-            and any(k.split("@")[0] == "lookout" and v is True for k, v in plugins.items())
-        ):
-            return None
-    try:
-        notify = codex_config.notify_value(codex_config.load_codex_config(codex.config_path()).data)
-    except LookoutError:
-        return None
-    if codex_config.is_ours(notify):
+    project = os.getcwd()
+    if any(agent.installed(project) for agent in AGENTS.values()):
         return None
     return (
-        f"note: no lookout hooks are installed (not in {paths.tilde(places[0])} nor in this"
-        " project's settings): these statuses may be out of date; python3 install.py installs"
-        " them, lookout doctor checks"
+        f"note: no lookout hooks are installed (not in {paths.tilde(paths.user_settings_path())},"
+        " this project's settings nor any other agent's files): these statuses may be out of"
+        " date; python3 install.py installs them, lookout doctor checks"
     )
 
 

@@ -14,24 +14,18 @@ import tempfile
 from pathlib import Path
 
 from lookout.errors import LookoutError
+from lookout.install import tmuxconf
+from lookout.install.tmuxconf import (
+    ABOUT,
+    BEGIN,
+    CREATED_NOTE,
+    END,
+    NEWLINE_NOTE,
+    NOTHING_CHANGED,
+    default_file,
+    find_block,
+)
 from lookout.paths import tilde
-
-BEGIN = "# >>> lookout >>>"
-END = "# <<< lookout <<<"
-ABOUT = "# Added by `lookout tmux-setup --apply`; `lookout tmux-setup --remove` takes it out."
-# Notes on the first line, so that --remove restores the file exactly: a final newline lookout
-# had to add, or a file lookout created.
-NEWLINE_NOTE = " (lookout ended the line above)"
-CREATED_NOTE = " (lookout created this file)"
-NOTHING_CHANGED = "lookout changed nothing"
-
-
-def default_file() -> Path:
-    """~/.tmux.conf, or tmux's XDG location when only that one exists."""
-    home = Path(os.path.expanduser("~"))
-    classic = home / ".tmux.conf"
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "tmux" / "tmux.conf"
-    return xdg if not classic.exists() and not classic.is_symlink() and xdg.exists() else classic
 
 
 def lookout_command() -> str:
@@ -80,26 +74,6 @@ def _key(key: str) -> str:
 
 
 # -- the file ----------------------------------------------------------------------------------
-
-
-def find_block(text: str, where: str) -> tuple[int, int, str] | None:
-    """(start, end) character offsets of lookout's block (end after its END line) and the note
-    on its first line; None when there is none. Refuses a damaged block."""
-    lines = text.splitlines(keepends=True)
-    begins = [i for i, line in enumerate(lines) if line.rstrip("\r\n").startswith(BEGIN)]
-    ends = [i for i, line in enumerate(lines) if line.rstrip("\r\n") == END]
-    if not begins and not ends:
-        return None
-    if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
-        raise LookoutError(
-            f"{where}: lookout's block is damaged ({len(begins)} start and {len(ends)} end"
-            " marker(s))",
-            hint=f"fix or delete the lines between {BEGIN!r} and {END!r} by hand;"
-            f" {NOTHING_CHANGED}",
-        )
-    start = sum(len(line) for line in lines[: begins[0]])
-    end = sum(len(line) for line in lines[: ends[0] + 1])
-    return start, end, lines[begins[0]].rstrip("\r\n")[len(BEGIN) :]
 
 
 def check_outside(text: str, where: str) -> None:
@@ -174,19 +148,6 @@ def with_block(text: str | None, new_block: str, where: str) -> str:
     return text + new_block
 
 
-def without_block(text: str, where: str) -> str | None:
-    """The text without lookout's block, exactly as it was before; "" for a file lookout created
-    and nobody wrote to since; None when there is no block."""
-    found = find_block(text, where)
-    if found is None:
-        return None
-    start, end, note = found
-    before = text[:start]
-    if note == NEWLINE_NOTE and before.endswith("\n"):
-        before = before[:-1]  # the newline lookout added to end the user's last line
-    return before + text[end:]
-
-
 # -- the command -------------------------------------------------------------------------------
 
 
@@ -205,20 +166,8 @@ def tmux_setup(*, apply: bool, remove: bool, file: str | None, jump_key: str, pi
     text = files.read_text(path)
     loaded = files.Loaded(path, text, {})
     if remove:
-        new_text = without_block(text, where) if text is not None else None
-        if new_text is None:
+        if not tmuxconf.remove_block(path, False, print):
             print(f"nothing to remove: {where} has no lookout block")
-            return 0
-        found = find_block(text or "", where)
-        created = found is not None and found[2] == CREATED_NOTE
-        if new_text == "" and created and not path.is_symlink():
-            backup = files.write_settings(loaded, new_text)  # the same backup as any removal
-            path.unlink()
-            print(f"removed {where}, which lookout had created{files.suffix(backup)}")
-            return 0
-        backup = files.write_settings(loaded, new_text)
-        print(f"removed lookout's tmux block from {where}{files.suffix(backup)}")
-        print(f"reload tmux: tmux source-file {where}")
         return 0
     check_with_tmux(new_block)
     had_block = text is not None and find_block(text, where) is not None

@@ -68,12 +68,14 @@ def read_text(path: Path) -> str | None:
         raise LookoutError(f"{where}: not UTF-8 text (byte {exc.start})", hint=hint) from exc
 
 
-def load_settings_text(text: str) -> settings.Settings:
+def load_settings_text(
+    text: str, config_keys: Collection[str] = (), check: Callable[[object], object] | None = None
+) -> object:
     """Settings text parsed as strictly as load_settings does (ValueError if it is not)."""
     if not text.strip():
         return {}
     data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-    return settings.check_shape(data)
+    return settings.check_shape(data, config_keys) if check is None else check(data)
 
 
 def load_settings(

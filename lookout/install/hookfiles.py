@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from lookout import hookspec, paths
 from lookout.errors import LookoutError
-from lookout.install import checks, files, settings
+from lookout.install import checks, files, hooks, registry, settings
 from lookout.install.files import NOTHING_CHANGED, Loaded, Out
 from lookout.paths import tilde
 
@@ -77,6 +77,12 @@ class Spec:
             return None
         load(self)
         return lambda roots: uninstall(self, roots, opts.dry_run, out)
+
+    def installed(self) -> bool:
+        try:
+            return bool(installed_commands(self, [str(paths.runtime_home())]))
+        except LookoutError:
+            return True  # unreadable: claim nothing
 
     def check(self, report: checks.Report) -> int:
         return check(self, report)
@@ -257,12 +263,15 @@ def install(spec: Spec, python: str, home: Path, dry_run: bool, out: Out) -> boo
     if dry_run:
         out(files.unified_diff(loaded, text).rstrip("\n"))
         return True
+    created_dirs = registry.missing_dirs(loaded.path) if loaded.text is None else []
     if spec.shape == "plugin":
         # A file of lookout's own (load_plugin refused anything else): no backup to keep.
         write_plugin(loaded.path, text)
         backup = None
     else:
         backup = files.write_settings(loaded, text)
+    # What uninstall gives back (the original bytes) or removes (a file and folders it created).
+    registry.remember(loaded.path, spec.name, loaded.text, text, backup, created_dirs)
     note = files.written_note([], backup, loaded)
     out(f"installed {_what(spec, count)} for {spec.title} into {where}{note}")
     return True
@@ -277,28 +286,53 @@ def _ours(spec: Spec, loaded: Loaded, roots: list[str]) -> int:
 
 
 def uninstall(spec: Spec, roots: list[str], dry_run: bool, out: Out) -> bool:
+    """Take lookout's entries out, as for Claude Code (hooks.uninstall_file): the original bytes
+    when nothing else changed the file since; no file (nor the folders made for it) when
+    install created it and only lookout's entries are in it."""
     loaded = load(spec)
     where = tilde(loaded.path)
     found = _ours(spec, loaded, roots)
+    entry = registry.get(loaded.path)
     if not found:
         out(f"nothing to uninstall for {spec.title} in {where}")
+        if entry is not None and not dry_run:
+            registry.forget(loaded.path)
         return False
     if spec.shape == "plugin":
         out(f"{'would remove' if dry_run else 'removed'} lookout's plugin {where}")
         if not dry_run:
             os.unlink(loaded.path)
+            hooks.remove_created_dirs(entry)
+            registry.forget(loaded.path)
         return not dry_run
     if spec.shape == "groups":
         new = settings.unmerge(loaded.data, roots, spec.config_keys)
     else:
         new = unmerge_flat(loaded.data, spec.script, roots)
-    text = settings.dumps(new, loaded.text)
+    assert loaded.text is not None
+    if entry is not None and entry.created and _empty(new) and not loaded.path.is_symlink():
+        return hooks.remove_created(loaded, entry, found, dry_run, out)
+    unchanged = entry is not None and entry.written == registry.digest(loaded.text)
+    check = check_flat if spec.shape == "flat" else None
+    original = hooks.original_text(entry, spec.config_keys, check) if unchanged else None
+    text = settings.dumps(new, loaded.text) if original is None else original
     if dry_run:
         out(files.unified_diff(loaded, text).rstrip("\n"))
         return False
     backup = files.write_settings(loaded, text)
+    registry.forget(loaded.path)
     out(f"removed {found} hooks for {spec.title} from {where}{files.suffix(backup)}")
     return True
+
+
+def _empty(data: dict[str, Any]) -> bool:
+    """Nothing left but the shell lookout wrote around its entries (`version: 1`, `hooks: {}`)."""
+    rest = {
+        k: v
+        for k, v in data.items()
+        if not (k == "version" and v == 1) and not (k == "hooks" and v == {})
+    }
+    return not rest
 
 
 def installed_commands(spec: Spec, roots: list[str]) -> list[tuple[str, str]]:

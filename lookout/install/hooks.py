@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +123,8 @@ def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> b
     data = settings.unmerge(loaded.data, roots)
     unchanged = entry is not None and entry.written == registry.digest(loaded.text)
     if entry is not None and entry.created and not data and not target.is_symlink():
-        return _remove_created(loaded, entry, found, dry_run, out)
-    original = _original_text(entry) if unchanged else None
+        return remove_created(loaded, entry, found, dry_run, out)
+    original = original_text(entry) if unchanged else None
     text = settings.dumps(data, loaded.text) if original is None else original
     if dry_run:
         out(files.unified_diff(loaded, text).rstrip("\n"))
@@ -134,7 +135,11 @@ def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> b
     return True
 
 
-def _original_text(entry: registry.Entry | None) -> str | None:
+def original_text(
+    entry: registry.Entry | None,
+    config_keys: Collection[str] = (),
+    check: Callable[[object], object] | None = None,
+) -> str | None:
     """The file as it was before lookout (its own formatting, escapes and key order), when the
     file still holds exactly what lookout last wrote."""
     if entry is None or entry.original is None:
@@ -142,13 +147,14 @@ def _original_text(entry: registry.Entry | None) -> str | None:
     try:
         # Bytes, not read_text: universal newlines would turn a CRLF original into LF (L14).
         original = Path(entry.original).read_bytes().decode("utf-8")
-        files.load_settings_text(original)  # a backup that does not parse is not given back
+        # A backup that does not parse (as the file's own shape) is not given back.
+        files.load_settings_text(original, config_keys, check)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return original
 
 
-def _remove_created(
+def remove_created(
     loaded: Loaded, entry: registry.Entry, found: int, dry_run: bool, out: Out
 ) -> bool:
     """Install created this file and only our entries are in it: remove it, and the
@@ -166,11 +172,17 @@ def _remove_created(
         )
     registry.backup(loaded.path, text, 0o600)
     os.unlink(loaded.path)
-    for directory in entry.created_dirs:
-        try:
-            os.rmdir(directory)  # only if empty: anything else in it is someone else's
-        except OSError:
-            break
+    remove_created_dirs(entry)
     registry.forget(loaded.path)
     out(f"removed {where} ({found} hooks; install had created it)")
     return True
+
+
+def remove_created_dirs(entry: registry.Entry | None) -> None:
+    """The directories install created for a file it has just removed, innermost first, each
+    only if empty: anything else in one is someone else's."""
+    for directory in entry.created_dirs if entry is not None else []:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            break

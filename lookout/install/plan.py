@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lookout import __version__, paths
 from lookout.agents.registry import AGENTS
-from lookout.install import registry, runtime
+from lookout.install import registry, runtime, tmuxconf
 from lookout.install.files import Out
 from lookout.install.options import Options
 from lookout.paths import tilde
@@ -69,6 +69,10 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
 
 def do_uninstall(opts: Options, out: Out) -> int:
     home = paths.runtime_home()
+    # Purge takes lookout's tmux block too (its bindings would run a command that is gone): a
+    # damaged block stops it here, before anything changed.
+    tmux_conf = tmuxconf.default_file()
+    tmux_block = opts.purge and tmuxconf.has_block(tmux_conf)
     steps = [step for agent in AGENTS.values() if (step := agent.plan_uninstall(opts, out))]
     for step in steps:
         step([str(home)])
@@ -77,6 +81,8 @@ def do_uninstall(opts: Options, out: Out) -> int:
     bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
     if opts.purge:
         bridge.stop_running(opts.dry_run, out)  # one started by hand, too
+    if tmux_block:  # before the purge, which takes the backup along with the others
+        tmuxconf.remove_block(tmux_conf, opts.dry_run, out)
     if opts.purge:
         _purge(home, opts.dry_run, out)
     return 0

@@ -38,6 +38,7 @@ def test_each_agent_implements_the_interface(name: str) -> None:
         "home",
         "plan_install",
         "plan_uninstall",
+        "installed",
         "check",
     }
     for member in members:

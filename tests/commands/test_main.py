@@ -300,9 +300,9 @@ def test_status_notes_when_no_hooks_are_installed(
 
     _, _, err = run_cli(capsys, "status")
     assert err == (
-        "note: no lookout hooks are installed (not in ~/.claude/settings.json nor in this"
-        " project's settings): these statuses may be out of date; python3 install.py installs"
-        " them, lookout doctor checks\n"
+        "note: no lookout hooks are installed (not in ~/.claude/settings.json, this project's"
+        " settings nor any other agent's files): these statuses may be out of date; python3"
+        " install.py installs them, lookout doctor checks\n"
     )
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
     monkeypatch.setattr(runtime, "install_code", lambda home, python: 0)
@@ -314,6 +314,33 @@ def test_status_notes_when_no_hooks_are_installed(
     capsys.readouterr()
     assert run_cli(capsys, "status")[2] == ""
     assert install.main(["--uninstall"]) == 0
+    capsys.readouterr()
+    assert run_cli(capsys, "status")[2].startswith("note: no lookout hooks are installed")
+
+
+@pytest.mark.parametrize(("agent", "home"), [("gemini", ".gemini"), ("opencode", ".config")])
+def test_status_asks_every_agent_whether_hooks_are_installed(
+    recorded: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    home: str,
+) -> None:
+    # A Gemini-only or OpenCode-only install is an install (issue 22 #18).
+    from lookout.install import registry, runtime
+
+    monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
+    monkeypatch.setattr(runtime, "install_code", lambda home, python: 0)
+    monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
+    monkeypatch.setenv("LOOKOUT_PROC_DIR", str(recorded / "no-proc"))
+    (Path.home() / home).mkdir(exist_ok=True)
+    from lookout.install import cli as install
+
+    assert install.main(["--agent", agent]) == 0
+    capsys.readouterr()
+    registry.remove_all()  # the note must not rest on install's record alone
+    assert run_cli(capsys, "status")[2] == ""
+    assert install.main(["--agent", agent, "--uninstall"]) == 0
     capsys.readouterr()
     assert run_cli(capsys, "status")[2].startswith("note: no lookout hooks are installed")
 

@@ -183,3 +183,33 @@ def test_real_tmux_reads_the_block_and_sourcing_twice_adds_the_status_once(
     assert len(bound) == 2 and all("run-shell -b" in line for line in bound)
     assert " jump --client '#{client_name}'" in bound[-1] or " jump --client" in bound[0]
     assert status.count("status --line)") == 1 and status.startswith("mine #(")
+
+
+@pytest.mark.parametrize("theirs", [USER_CONF, None], ids=["their-file", "created"])
+def test_purge_takes_the_block_out_exactly(isolated_env: Path, theirs: bytes | None) -> None:
+    # issue 22 #20: `uninstall --purge` left the block, binding a command it had just removed.
+    if theirs is not None:
+        conf(isolated_env).write_bytes(theirs)
+    assert lookout("tmux-setup", "--apply").returncode == 0
+    assert tmux_setup.BEGIN.encode() in conf(isolated_env).read_bytes()
+    done = lookout("uninstall", "--purge")
+    assert done.returncode == 0, done.stderr
+    assert "lookout's tmux block" in done.stdout or "which lookout had created" in done.stdout
+    if theirs is None:
+        assert not conf(isolated_env).exists()
+    else:
+        assert conf(isolated_env).read_bytes() == theirs
+    assert not (isolated_env / ".local" / "share" / "lookout").exists()  # no backup left behind
+
+
+def test_purge_refuses_a_damaged_block_before_changing_anything(isolated_env: Path) -> None:
+    text = USER_CONF + tmux_setup.BEGIN.encode() + b"\nbind-key a run-shell true\n"
+    conf(isolated_env).write_bytes(text)
+    config = Path(paths.config_path())
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("# mine\n")
+    done = lookout("uninstall", "--purge")
+    assert done.returncode == 1
+    assert "lookout's block is damaged" in done.stderr and "hint: " in done.stderr
+    assert conf(isolated_env).read_bytes() == text
+    assert config.read_text() == "# mine\n"  # nothing else went either

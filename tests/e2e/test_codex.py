@@ -250,7 +250,11 @@ def test_a_codex_turn_through_hooks(machine: Machine) -> None:
     # Codex runs only hooks the user trusted (/hooks in the TUI); a test vets them itself.
     done = machine.codex_exec("rename foo to bar", "--dangerously-bypass-hook-trust")
     session = session_id_of(done)
-    shown = machine.wait_session(session, "idle")
+    # Codex has no session end event; its hooks run as children of the codex process, whose pid
+    # lookout keeps: `codex exec` has exited, so the session is over (issue 22 #7).
+    shown = machine.wait_session(session, "ended")
+    assert (shown["reason"], shown["alive"]) == ("process_gone", False)
+    assert isinstance(shown["pid"], int) and shown["pid"] != os.getpid()
     assert shown["agent"] == "codex"
     assert shown["cwd"] == str(machine.project)
     assert machine.api.requests, "codex never asked the mock model"

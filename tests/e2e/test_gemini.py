@@ -8,6 +8,8 @@ Gemini CLI is pinned here (VERSION) and installed from npm into the test cache."
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -252,6 +254,33 @@ def test_a_gemini_permission_dialog_raises_attention_until_allowed(machine: Mach
         time.sleep(1)
         screen.keys("Enter")
         machine.wait("ended")
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
+
+
+def test_a_gemini_killed_at_a_permission_dialog_ends_the_session(machine: Machine) -> None:
+    # issue 22 #7: kill -9 of the CLI while its dialog is on screen. The hooks run as its
+    # children (`bash -c <command>`): the session keeps that process's pid and start time, and
+    # once it is gone the status says so instead of waiting 8 hours to turn stale.
+    screen = npm_client.Tmux(machine.root, "gemini")
+    machine.install()
+    try:
+        screen.start([str(machine.gemini), "-m", MODEL], machine.env(), machine.project)
+        screen.wait_for("Type your message")
+        time.sleep(2)  # the input box takes keys only once the session has started
+        screen.text("USE_TOOL now")
+        time.sleep(1)  # typed text arriving with its Enter reads as a paste
+        screen.keys("Enter")
+        screen.wait_for("Allow execution")
+        shown = machine.wait("attention", "permission")
+        pid = shown["pid"]
+        assert isinstance(pid, int) and shown["alive"] is True
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert any(b"gemini" in word for word in argv), argv  # the CLI's node, not a shell
+        os.kill(pid, signal.SIGKILL)
+        shown = machine.wait("ended", timeout=10)
+        assert (shown["reason"], shown["alive"], shown["pid"]) == ("process_gone", False, pid)
     finally:
         screen.kill()
     assert machine.errors() == ""

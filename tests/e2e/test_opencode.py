@@ -300,6 +300,12 @@ def test_opencode_tui_permission_is_attention_until_answered(machine: Machine) -
         assert shown["summary"] == REPLY
         kinds = [k for r in machine.records() for k in r["notify"]]
         assert kinds.count("permission") == 1 and kinds.count("resolved") == 1
+        # The plugin's hooks run as children of OpenCode's process: quitting the TUI (which
+        # fires no event) leaves it gone, and the status says so (issue 22 #7).
+        assert isinstance(shown["pid"], int) and shown["alive"] is True
+        screen.keys("C-c")
+        shown = machine.wait("ended", timeout=30)
+        assert (shown["reason"], shown["alive"]) == ("process_gone", False)
     finally:
         screen.kill()
     assert machine.errors() == ""

@@ -199,6 +199,7 @@ def test_codex_and_claude_entries_are_told_apart(isolated_env: Path, codex_env: 
 def test_agent_all_installs_both(
     isolated_env: Path, codex_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    codex_env.mkdir()  # Codex is set up here
     rc, out, err = main(capsys, "--agent", "all", "--python", DEV_PY)
     assert (rc, err) == (0, "")
     assert f"installed {len(hookspec.EVENTS)} hooks into ~/.claude/settings.json (new file)" in out
@@ -209,6 +210,28 @@ def test_agent_all_installs_both(
     assert f"removed ~/.codex/hooks.json ({N} hooks; install had created it)" in out
     assert not (isolated_env / ".claude" / "settings.json").exists()
     assert not hooks_file(codex_env).exists()
+
+
+def test_agent_all_skips_codex_where_it_is_not(
+    isolated_env: Path,
+    codex_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No ~/.codex, no codex on PATH: like every other agent, `all` leaves it alone (issue 22 #18).
+    rc, out, err = main(capsys, "--agent", "all", "--python", DEV_PY)
+    assert (rc, err) == (0, "")
+    assert "Codex: not set up here (~/.codex does not exist, no codex on PATH): skipped" in out
+    assert "codex:" not in out
+    assert not codex_env.exists()
+    # A codex on PATH without its directory yet (never started): installed.
+    fake = tmp_path / "bin" / "codex"
+    put(fake, "#!/bin/sh\necho 'codex-cli 0.169.0'\n").chmod(0o755)
+    monkeypatch.setenv("LOOKOUT_CODEX", str(fake))
+    rc, out, err = main(capsys, "--agent", "all", "--python", DEV_PY)
+    assert (rc, err) == (0, "")
+    assert f"installed {N} hooks into ~/.codex/hooks.json (new file)" in out
 
 
 def test_agent_flags_that_do_not_go_together(capsys: pytest.CaptureFixture[str]) -> None:

@@ -154,7 +154,8 @@ def test_copilot_gets_a_hooks_file_of_its_own_with_the_event_in_each_command(
         assert handler["bash"].endswith(f"/hooks/copilot.py {event}")
     assert "permissionRequest" not in data["hooks"]  # fires before policy: not "waiting"
     uninstall("--agent", "copilot")
-    assert json.loads(path.read_text()) == {"version": 1, "hooks": {}}
+    # install created the file and its folders: uninstall takes them all (issue 22 #9).
+    assert not path.exists() and not copilot_home.exists()
 
 
 def test_opencode_plugin_is_written_whole_and_removed(isolated_env: Path) -> None:
@@ -170,6 +171,7 @@ def test_opencode_plugin_is_written_whole_and_removed(isolated_env: Path) -> Non
     out = uninstall("--agent", "opencode").stdout
     assert "removed lookout's plugin ~/.config/opencode/plugin/lookout.js" in out
     assert not path.exists()
+    assert not (isolated_env / ".config" / "opencode").exists()  # install made the folders
 
 
 def test_a_foreign_plugin_file_is_refused(isolated_env: Path) -> None:
@@ -233,7 +235,9 @@ def test_all_installs_only_the_agents_set_up_here(isolated_env: Path) -> None:
     assert "installed 6 hooks for Cursor into ~/.cursor/hooks.json (new file)" in out
     assert not (isolated_env / ".gemini").exists()
     out = uninstall("--agent", "all").stdout
-    assert "removed 6 hooks for Cursor" in out
+    assert "removed ~/.cursor/hooks.json (6 hooks; install had created it)" in out
+    assert not (isolated_env / ".cursor" / "hooks.json").exists()
+    assert (isolated_env / ".cursor").is_dir()  # the user's: install did not create it
 
 
 def test_purge_removes_every_agents_entries(isolated_env: Path) -> None:
@@ -280,3 +284,98 @@ def test_installed_hook_commands_run_through_a_shell(isolated_env: Path, tmp_pat
     line = json.loads(events.splitlines()[-1])
     shown = (line["agent"], line["event"], line["status"])
     assert shown == ("gemini", "UserPromptSubmit", "working")
+
+
+# The user's own files as they wrote them: one-line objects, their own spacing (issue 22 #9).
+COMPACT = {
+    "gemini": (
+        ".gemini/settings.json",
+        '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "ui":{"theme":"dark"}}\n',
+    ),
+    "cursor": (
+        ".cursor/hooks.json",
+        '{"version":1,"hooks":{"stop":[{"command":"echo user-stop"}]}}',
+    ),
+}
+
+
+@pytest.mark.parametrize("agent", list(COMPACT))
+def test_uninstall_gives_back_the_exact_bytes(isolated_env: Path, agent: str) -> None:
+    rel, text = COMPACT[agent]
+    path = isolated_env / rel
+    path.parent.mkdir()
+    path.write_text(text)
+    install("--agent", agent)
+    assert path.read_text() != text and json.loads(path.read_text())
+    uninstall("--agent", agent)
+    assert path.read_text() == text
+
+
+def test_uninstall_after_the_user_changed_the_file_keeps_their_change(isolated_env: Path) -> None:
+    rel, text = COMPACT["cursor"]
+    path = isolated_env / rel
+    path.parent.mkdir()
+    path.write_text(text)
+    install("--agent", "cursor")
+    data = json.loads(path.read_text())
+    data["hooks"]["sessionEnd"].insert(0, {"command": "echo mine"})
+    path.write_text(json.dumps(data, indent=2))
+    uninstall("--agent", "cursor")
+    assert json.loads(path.read_text()) == {
+        "version": 1,
+        "hooks": {
+            "stop": [{"command": "echo user-stop"}],
+            "sessionEnd": [{"command": "echo mine"}],
+        },
+    }
+
+
+def test_uninstall_removes_the_files_and_folders_install_created(isolated_env: Path) -> None:
+    # --agent cursor with no ~/.cursor: install makes both; uninstall leaves no empty shell.
+    install("--agent", "cursor")
+    install("--agent", "gemini")
+    assert (isolated_env / ".cursor" / "hooks.json").exists()
+    out = uninstall("--agent", "cursor").stdout
+    assert "removed ~/.cursor/hooks.json (6 hooks; install had created it)" in out
+    assert not (isolated_env / ".cursor").exists()
+    uninstall("--agent", "gemini")
+    assert not (isolated_env / ".gemini").exists()
+
+
+def test_a_created_file_the_user_added_to_stays_without_lookouts_entries(
+    isolated_env: Path,
+) -> None:
+    install("--agent", "cursor")
+    path = isolated_env / ".cursor" / "hooks.json"
+    data = json.loads(path.read_text())
+    data["hooks"]["stop"].append({"command": "echo mine"})
+    path.write_text(json.dumps(data))
+    uninstall("--agent", "cursor")
+    assert json.loads(path.read_text()) == {
+        "version": 1,
+        "hooks": {"stop": [{"command": "echo mine"}]},
+    }
+
+
+def test_all_then_uninstall_all_leaves_every_home_as_it_was(isolated_env: Path) -> None:
+    # The review's run: every agent's directory there, the user's own files in two of them.
+    for rel, text in COMPACT.values():
+        (isolated_env / rel).parent.mkdir(parents=True)
+        (isolated_env / rel).write_text(text)
+    for home in (".copilot", ".config/opencode"):
+        (isolated_env / home).mkdir(parents=True)
+
+    def tree() -> dict[str, bytes | None]:
+        return {
+            str(p.relative_to(isolated_env)): p.read_bytes() if p.is_file() else None
+            for p in sorted(isolated_env.rglob("*"))
+            # Not lookout's own runtime and config (`--purge` takes those).
+            if ".local" not in p.parts and "lookout" not in p.parts
+        }
+
+    before = tree()
+    install("--agent", "all")
+    assert tree() != before
+    uninstall("--agent", "all")
+    after = tree()
+    assert after == before

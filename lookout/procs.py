@@ -1,0 +1,84 @@
+"""The agent's process: which one a hook runs under (hook side: a few reads of /proc/<pid>/stat,
+nothing imported beyond os) and whether it still runs (readers). A pid is kept with its start
+time, so a pid the system reused for another process never passes for the agent.
+
+Linux /proc; elsewhere the start time is unknown and only kill(pid, 0) tells."""
+
+from __future__ import annotations
+
+import os
+
+PROC = "/proc"
+# Agents whose hooks run as children of their own process, with at most a shell in between,
+# checked with the real clients (docs/agents.md): Gemini CLI runs `bash -c <command>`, Codex
+# `sh -c`, OpenCode's plugin spawns the interpreter itself. Claude Code names itself
+# (CLAUDE_PID). Copilot CLI and Cursor are unverified: their sessions keep no pid.
+CHILD_HOOKS = frozenset({"codex", "gemini", "opencode"})
+# What a client starts a hook command with: never the agent itself.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
+_DEPTH = 3
+
+
+def stat(pid: int) -> tuple[str, str, int, int] | None:
+    """(name, state, parent pid, start time in clock ticks after boot) of a process; None when
+    /proc has no such process (or cannot say)."""
+    try:
+        with open(f"{PROC}/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The name is in parentheses and may hold spaces or parentheses itself: split after the last.
+    close = data.rfind(b")")
+    fields = data[close + 2 :].split()
+    try:
+        name = data[data.find(b"(") + 1 : close].decode("utf-8", "replace")
+        return name, fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def of_hook(agent: str, claude_pid: int | None) -> tuple[int, int | None]:
+    """(pid, start time) of the agent process a hook runs under, (0, None) when unknown.
+    Claude Code says which (CLAUDE_PID); for CHILD_HOOKS it is the hook's parent, past shells."""
+    if agent == "claude":
+        if claude_pid is None:
+            return 0, None
+        found = stat(claude_pid)
+        return claude_pid, found[3] if found else None
+    if agent not in CHILD_HOOKS:
+        return 0, None
+    pid = os.getppid()
+    for _ in range(_DEPTH):
+        if pid <= 1:
+            return 0, None  # orphaned (the agent is gone already): init is nobody's agent
+        found = stat(pid)
+        if found is None:
+            return 0, None
+        name, _, parent, start = found
+        if name not in SHELLS:
+            return pid, start
+        pid = parent
+    return 0, None
+
+
+def alive(pid: object, start: object = None) -> bool | None:
+    """True/False when it can be known, None when no pid was recorded. A pid whose start time
+    differs from the recorded one is another process now: the agent's is gone."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    found = stat(pid)
+    if found is not None:
+        if found[1] in ("Z", "X"):
+            return False  # killed, not yet reaped
+        return not (isinstance(start, int) and found[3] != start)
+    if os.path.isdir(f"{PROC}/self"):
+        return False  # /proc answers for this process but not that one: it is gone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return None
+    return True
