@@ -109,6 +109,10 @@ class Session(TypedDict):
     entrypoint: NotRequired[str | None]  # CLAUDE_CODE_ENTRYPOINT: cli, sdk-cli (print mode)
     since_ms: NotRequired[int | None]  # when the shown episode began
     where: NotRequired[dict[str, str] | None]  # terminal location ids (events.where)
+    hooks: NotRequired[bool]  # False: known only from the client's registry (no hook fired)
+    evidence: NotRequired[str]  # what proved the status: hook | client | transcript | process | user
+    name: NotRequired[str | None]  # the client's display name (its registry's `name`)
+    name_source: NotRequired[str | None]  # `derived` (from the folder), or set by the user/client
 
 
 class Record(TypedDict):
