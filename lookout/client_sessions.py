@@ -134,15 +134,17 @@ def believe(raw: object, path: str) -> Entry | None:
     if recorded is not None and str(recorded) != now:
         return None  # the pid was reused by another process
     status = raw.get("status")
-    waiting_for = raw.get("waitingFor")
+    if status is not None and status not in STATUSES:
+        return None  # another format (a newer client's word): the whole file is no signal
+    waiting_for = _text(raw.get("waitingFor"), 80)
     status_ms = raw.get("statusUpdatedAt")
     tmux = raw.get("tmux")
     pane = tmux.rpartition(".")[2] if isinstance(tmux, str) else ""
     return {
         "session_id": session_id,
         "pid": pid,
-        "status": status if status in STATUSES else None,
-        "waiting_for": waiting_for if isinstance(waiting_for, str) else None,
+        "status": status if isinstance(status, str) else None,
+        "waiting_for": waiting_for,
         "status_ms": status_ms if isinstance(status_ms, int) and status_ms > 0 else None,
         "name": _text(raw.get("name")),
         "name_source": _text(raw.get("nameSource")),
@@ -182,6 +184,14 @@ def read(env: dict[str, str] | None = None) -> dict[str, Entry]:
     return found
 
 
+def _newer(version: str, than: str) -> bool:
+    def parts(text: str) -> tuple[int, ...]:
+        head = text.split("-")[0].split("+")[0]
+        return tuple(int(p) if p.isdigit() else 0 for p in head.split("."))
+
+    return parts(version) > parts(than)
+
+
 def survey(env: dict[str, str] | None = None) -> dict[str, Any]:
     """For `doctor`: the directory, how many files it holds, how many are believed, and the
     files that could not be read or are of a format this version does not know."""
@@ -210,7 +220,13 @@ def survey(env: dict[str, str] | None = None) -> dict[str, Any]:
         if status is not None and status not in STATUSES:
             report["notes"].append(
                 f"{name}: status {str(status)[:40]!r} is unknown to this lookout "
-                f"(checked with Claude Code {CHECKED_VERSION}): that status is not used"
+                f"(checked with Claude Code {CHECKED_VERSION}): the file is ignored"
+            )
+        version = raw.get("version")
+        if isinstance(version, str) and _newer(version, CHECKED_VERSION):
+            report["notes"].append(
+                f"{name}: written by Claude Code {version[:40]}, newer than {CHECKED_VERSION} "
+                "(the version lookout was checked with): only the fields it knows are read"
             )
         if believe(raw, path) is not None:
             report["live"] += 1
