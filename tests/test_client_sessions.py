@@ -232,3 +232,28 @@ def test_an_unreadable_or_future_file_changes_nothing_but_a_doctor_note(
     assert "99.json: unreadable" in notes
     assert "status 'thinking-hard' is unknown" in notes
     assert "newer than 2.1.332" in notes
+
+
+def doctor_says(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str]]:
+    cli_main(["doctor", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    return [(c["status"], c["message"]) for c in doc["checks"] if c["check"] == "client registry"]
+
+
+def test_doctor_names_the_client_versions_bad_files_and_sessions_without_hooks(
+    state_dir: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (status, message), = doctor_says(capsys)
+    assert status == "info" and "no session files" in message and "2.1.332" in message
+    project = tmp_path / "demo"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text('{"disableAllHooks": true}')
+    write_entry(capture("busy", cwd=str(project), statusUpdatedAt=int(time.time() * 1000)))
+    (registry_dir() / "77.json").write_text("{")
+    status_json(capsys)  # a reader adopts the session
+    said = doctor_says(capsys)
+    assert said[0][0] == "ok" and "1 of 2 session files" in said[0][1]
+    assert ("warn", f"{registry_dir()}/77.json: unreadable (not a JSON object): ignored".replace(
+        os.environ["HOME"], "~")) in said
+    (hookless,) = [m for s, m in said if "without lookout's hooks" in m]
+    assert hookless.startswith("session 'project-76' (465dbd21") and "sets disableAllHooks" in hookless
