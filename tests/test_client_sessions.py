@@ -257,3 +257,16 @@ def test_doctor_names_the_client_versions_bad_files_and_sessions_without_hooks(
         os.environ["HOME"], "~")) in said
     (hookless,) = [m for s, m in said if "without lookout's hooks" in m]
     assert hookless.startswith("session 'project-76' (465dbd21") and "sets disableAllHooks" in hookless
+
+
+def test_status_evidence_shows_what_proved_each_status(
+    state_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    write_entry(capture("busy", statusUpdatedAt=int(time.time() * 1000), name="triage"))
+    assert cli_main(["status", "--evidence"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    assert header.split() == ["SESSION", "ID", "STATUS", "EVIDENCE", "DETAIL", "AGE", "SUMMARY"]
+    assert row.split()[:5] == ["triage", SID[:8], "working", "client,", "no"]
+    assert cli_main(["status"]) == 0
+    assert "EVIDENCE" not in capsys.readouterr().out
