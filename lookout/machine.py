@@ -942,6 +942,7 @@ def make_intent(
     pid: int | None = None,
     print_mode: bool = False,
     outcome: str | None = None,
+    title: str | None = None,
 ) -> Intent:
     """The one builder of an Intent (the machine's, `lookout test`'s, the tests'): every key."""
     intent: Intent = {
@@ -967,6 +968,8 @@ def make_intent(
     }
     if outcome is not None:
         intent["outcome"] = outcome
+    if title:  # the client's display name for the session (lookout.client_sessions)
+        intent["title"] = title
     return intent
 
 
@@ -987,6 +990,7 @@ def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
         "pid": s.get("pid"),
         # `claude -p` (and SDK programs): nobody is at a terminal to answer a dialog.
         "print_mode": str(s.get("entrypoint") or "").startswith("sdk-"),
+        "title": s.get("name"),
     }
     fields.update(extra)
     return make_intent(kind, s["session_id"], event["ts_ms"], **fields)

@@ -56,6 +56,8 @@ CHUNK = 64 * 1024
 # end while the status still claims a dialog (every later step would have fired hooks).
 TAIL_MAX_BYTES = 1024 * 1024
 INTERRUPT_MARK = "[Request interrupted by user"
+# Who may report attention that pages someone (docs/state-model.md): never a reader's inference.
+REPORTED = frozenset({"hook", "client"})
 _SNAPSHOT_MARK = "/shell-snapshots/snapshot-"
 _EVAL = "eval '"
 _EVAL_END = "' < /dev/null"
@@ -575,6 +577,8 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
         return False
     if pid_alive(session.get("pid")) is False:
         return False
+    if session.get("evidence", "hook") not in REPORTED:
+        return False  # pages go out only for attention a hook or the client itself reported
     return session.get("episode") == episode or any(
         actor["status"] == words.ATTENTION and _episode_key(actor) == episode
         for _, actor in _actors(session)

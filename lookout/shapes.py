@@ -171,6 +171,7 @@ class Intent(TypedDict):
     ts: NotRequired[str]
     print_mode: NotRequired[bool]  # raised in `claude -p`: nobody can answer it
     outcome: NotRequired[str | None]  # on resolved: how it ended (None: a hook ended it)
+    title: NotRequired[str]  # the client's display name for the session, when it has one
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
 
