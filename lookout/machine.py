@@ -291,6 +291,7 @@ def _raise(
         "tool_use_id": tool_use_id,
         "since_ms": event["ts_ms"],
         "summary": text,
+        "by": _evidence(event),  # who reported it: only hook/client attention pages anyone
     }
     actor["status"] = ATTENTION
     actor["reason"] = reason

@@ -577,9 +577,9 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
         return False
     if pid_alive(session.get("pid")) is False:
         return False
-    if session.get("evidence", "hook") not in REPORTED:
-        return False  # pages go out only for attention a hook or the client itself reported
-    return session.get("episode") == episode or any(
-        actor["status"] == words.ATTENTION and _episode_key(actor) == episode
-        for _, actor in _actors(session)
-    )
+    for _, actor in _actors(session):
+        open_episode = actor.get("episode")
+        if actor.get("status") == words.ATTENTION and _episode_key(actor) == episode:
+            # Pages go out only for attention a hook or the client itself reported.
+            return (open_episode or {}).get("by", "hook") in REPORTED
+    return session.get("episode") == episode

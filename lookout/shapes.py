@@ -47,6 +47,7 @@ class Episode(TypedDict):
     tool_use_id: str | None
     since_ms: int
     summary: str
+    by: NotRequired[str]  # who reported it: hook | client (docs/state-model.md)
 
 
 class Actor(TypedDict):
