@@ -525,7 +525,9 @@ def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
         intents.append(_intent(s, event, "message"))
 
 
-def _open_dialog(s: Session, actor: Actor, event: Event, reason: str, intents: list[Intent]) -> None:
+def _open_dialog(
+    s: Session, actor: Actor, event: Event, reason: str, intents: list[Intent]
+) -> None:
     """A dialog that no PermissionRequest announced (the auto-mode classifier fallback, seen by
     its Notification or by the client's registry): it asks about the pending call, whose
     PreToolUse said what it does."""

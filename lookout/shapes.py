@@ -111,9 +111,10 @@ class Session(TypedDict):
     since_ms: NotRequired[int | None]  # when the shown episode began
     where: NotRequired[dict[str, str] | None]  # terminal location ids (events.where)
     hooks: NotRequired[bool]  # False: known only from the client's registry (no hook fired)
-    evidence: NotRequired[str]  # what proved the status: hook | client | transcript | process | user
+    # What proved the status: hook | client | transcript | process | user.
+    evidence: NotRequired[str]
     name: NotRequired[str | None]  # the client's display name (its registry's `name`)
-    name_source: NotRequired[str | None]  # `derived` (from the folder), or set by the user/client
+    name_source: NotRequired[str | None]  # `derived` (from the folder), else user/client-set
 
 
 class Record(TypedDict):

@@ -86,7 +86,9 @@ def test_every_captured_file_is_read(name: str) -> None:
     assert entry["tmux_pane"] == "%0"
 
 
-def test_the_directory_follows_claude_config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_directory_follows_claude_config_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     assert client_sessions.directory() == str(registry_dir())
     monkeypatch.delenv("CLAUDE_CONFIG_DIR")
     assert client_sessions.directory() == os.path.join(os.environ["HOME"], ".claude", "sessions")
@@ -170,7 +172,11 @@ def test_an_approved_long_tool_is_working_and_a_later_hook_wins(state_dir: Path)
     assert reconcile.reconcile(str(state_dir)) == []
     write_entry(capture("busy", statusUpdatedAt=t + 2000))  # "Yes"
     (line,) = reconcile.reconcile(str(state_dir))
-    assert (line["status"], line["detail"], line["source"]) == ("working", "mcp__sleeper__sleep", "client")
+    assert (line["status"], line["detail"], line["source"]) == (
+        "working",
+        "mcp__sleeper__sleep",
+        "client",
+    )
     assert line["notify"] == ["resolved"]
     feed(state_dir, "PostToolUse", t + 22000, tool_use_id="toolu_1", **tool)
     feed(state_dir, "Stop", t + 22100, last_assistant_message="done")
@@ -184,7 +190,11 @@ def test_a_session_without_hooks_is_listed_from_the_client(
     state_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     now = int(time.time() * 1000)
-    write_entry(capture("waiting-input", statusUpdatedAt=now - 1000, name="fix the parser", nameSource="user"))
+    write_entry(
+        capture(
+            "waiting-input", statusUpdatedAt=now - 1000, name="fix the parser", nameSource="user"
+        )
+    )
     (row,) = status_json(capsys)
     assert row["session_id"] == SID
     assert (row["status"], row["reason"], row["evidence"], row["hooks"]) == (
@@ -243,7 +253,7 @@ def doctor_says(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str]]:
 def test_doctor_names_the_client_versions_bad_files_and_sessions_without_hooks(
     state_dir: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    (status, message), = doctor_says(capsys)
+    ((status, message),) = doctor_says(capsys)
     assert status == "info" and "no session files" in message and "2.1.332" in message
     project = tmp_path / "demo"
     (project / ".claude").mkdir(parents=True)
@@ -253,10 +263,16 @@ def test_doctor_names_the_client_versions_bad_files_and_sessions_without_hooks(
     status_json(capsys)  # a reader adopts the session
     said = doctor_says(capsys)
     assert said[0][0] == "ok" and "1 of 2 session files" in said[0][1]
-    assert ("warn", f"{registry_dir()}/77.json: unreadable (not a JSON object): ignored".replace(
-        os.environ["HOME"], "~")) in said
+    assert (
+        "warn",
+        f"{registry_dir()}/77.json: unreadable (not a JSON object): ignored".replace(
+            os.environ["HOME"], "~"
+        ),
+    ) in said
     (hookless,) = [m for s, m in said if "without lookout's hooks" in m]
-    assert hookless.startswith("session 'project-76' (465dbd21") and "sets disableAllHooks" in hookless
+    assert (
+        hookless.startswith("session 'project-76' (465dbd21") and "sets disableAllHooks" in hookless
+    )
 
 
 def test_status_evidence_shows_what_proved_each_status(
