@@ -286,3 +286,19 @@ def test_status_evidence_shows_what_proved_each_status(
     assert row.split()[:5] == ["triage", SID[:8], "working", "client,", "no"]
     assert cli_main(["status"]) == 0
     assert "EVIDENCE" not in capsys.readouterr().out
+
+
+def test_the_fleet_payload_carries_title_evidence_and_hooks(state_dir: Path) -> None:
+    from lookout.fleet.payload import session_message
+    from lookout.sessions import load_sessions
+
+    write_entry(
+        capture(
+            "busy", statusUpdatedAt=int(time.time() * 1000), name="secret plan", nameSource="user"
+        )
+    )
+    reconcile.reconcile(str(state_dir))
+    (row,) = load_sessions(str(state_dir))
+    full = session_message(row, "laptop", "full")
+    assert (full["title"], full["evidence"], full["hooks"]) == ("secret plan", "client", False)
+    assert session_message(row, "laptop", "none")["title"] == "project"
