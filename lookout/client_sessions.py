@@ -83,12 +83,20 @@ def proc_start(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
+def _host_ids() -> set[str]:
+    """This machine's ids as `pidDomain` may carry them: 2.1.332 writes /etc/machine-id (seen on
+    Linux, though the reference called it the boot id); the boot id is accepted too. Dashes and
+    case do not count."""
+    ids = set()
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id", "/proc/sys/kernel/random/boot_id"):
+        try:
+            with open(path) as f:
+                text = f.read().strip().replace("-", "").lower()
+        except OSError:
+            continue
+        if text:
+            ids.add(text)
+    return ids
 
 
 def _pid_ns() -> str | None:
@@ -99,14 +107,14 @@ def _pid_ns() -> str | None:
 
 
 def same_domain(pid_domain: object) -> bool:
-    """Whether `pidDomain` ("linux:<boot id>:pid:[<ns inode>]") names this boot and this pid
-    namespace: only then does its pid mean a process we can look at. Unknown shapes pass (the
-    procStart check still guards), a different boot or namespace does not."""
+    """Whether `pidDomain` ("linux:<machine id>:pid:[<ns inode>]") names this machine and this
+    pid namespace: only then does its pid mean a process we can look at (a home directory shared
+    with another machine holds its files too). Unknown shapes pass (procStart still guards)."""
     if not isinstance(pid_domain, str) or not pid_domain.startswith("linux:"):
         return True
-    boot, _, namespace = pid_domain[len("linux:") :].partition(":")
-    mine = _boot_id()
-    if mine and boot and boot != mine:
+    host, _, namespace = pid_domain[len("linux:") :].partition(":")
+    mine = _host_ids()
+    if mine and host and host.replace("-", "").lower() not in mine:
         return False
     ns = _pid_ns()
     return not (ns and namespace and namespace != ns)

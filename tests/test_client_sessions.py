@@ -37,8 +37,9 @@ def capture(fixture: str, pid: int | None = None, **changes: Any) -> dict[str, A
     data: dict[str, Any] = json.loads((FIXTURES / f"2.1.332-{fixture}.json").read_text())
     pid = os.getpid() if pid is None else pid
     data.update(pid=pid, procStart=client_sessions.proc_start(pid), sessionId=SID)
-    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    data["pidDomain"] = f"linux:{boot}:{os.readlink('/proc/self/ns/pid')}"
+    # As the client writes it (2.1.332, Linux): the machine id, then the pid namespace.
+    host = Path("/etc/machine-id").read_text().strip()
+    data["pidDomain"] = f"linux:{host}:{os.readlink('/proc/self/ns/pid')}"
     data.update(changes)
     return data
 
