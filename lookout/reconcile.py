@@ -579,8 +579,8 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
         return False
     for _, actor in _actors(session):
         open_episode = actor.get("episode")
-        if actor.get("status") == words.ATTENTION and open_episode is not None:
-            if open_episode["key"] == episode:
-                # Pages go out only for attention a hook or the client itself reported.
-                return open_episode.get("by", "hook") in REPORTED
+        open_now = actor.get("status") == words.ATTENTION and open_episode is not None
+        if open_now and open_episode is not None and open_episode["key"] == episode:
+            # Pages go out only for attention a hook or the client itself reported.
+            return open_episode.get("by", "hook") in REPORTED
     return session.get("episode") == episode

@@ -303,3 +303,23 @@ def test_the_fleet_payload_carries_title_evidence_and_hooks(state_dir: Path) -> 
     full = session_message(row, "laptop", "full")
     assert (full["title"], full["evidence"], full["hooks"]) == ("secret plan", "client", False)
     assert session_message(row, "laptop", "none")["title"] == "project"
+
+
+def test_escalations_page_only_for_attention_a_hook_or_the_client_reported(state_dir: Path) -> None:
+    t = int(time.time() * 1000) - 5000
+    feed(state_dir, "SessionStart", t, source="startup")
+    feed(state_dir, "UserPromptSubmit", t + 100, prompt="go")
+    tool = {"tool_name": "Bash", "tool_input": {"command": "touch x"}}
+    feed(state_dir, "PreToolUse", t + 200, tool_use_id="toolu_1", **tool)
+    write_entry(capture("waiting-permission", statusUpdatedAt=t + 300))
+    reconcile.reconcile(str(state_dir))
+    snap = store.read_session(str(state_dir), SID)
+    assert snap is not None and snap["main"]["episode"] is not None
+    key = snap["main"]["episode"]["key"]
+    assert snap["main"]["episode"]["by"] == "client"
+    assert reconcile.still_waiting(str(state_dir), SID, key) is True
+    # An episode no hook and no client reported (a reader's guess) never pages anyone.
+    snap["main"]["episode"]["by"] = "transcript"
+    with store.Locked(str(state_dir)) as st:
+        st.write_session(snap)
+    assert reconcile.still_waiting(str(state_dir), SID, key) is False
