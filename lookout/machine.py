@@ -87,7 +87,25 @@ def new_session(event: Event) -> Session:
         "transcript": None,
         "entrypoint": None,
         "since_ms": None,
+        # Whether lookout's hooks report this session (False: known from the client's own
+        # registry alone), and what proved its current status (docs/state-model.md).
+        "hooks": event["name"] not in _OBSERVED,
+        "evidence": _evidence(event),
     }
+
+
+# Events no hook delivered: a reader's proof (`Reconciled`, with its source) or the user's word.
+_OBSERVED = frozenset({"Reconciled", "Ack"})
+
+
+def _evidence(event: Event) -> str:
+    """What an event proves a status with: `hook`, or a reader's source (`client`, `transcript`,
+    `process`), or `user` for `lookout ack`."""
+    if event["name"] == "Reconciled":
+        return event["source"] or "process"
+    if event["name"] == "Ack":
+        return "user"
+    return "hook"
 
 
 def _actor(status: str, detail: str | None = None) -> Actor:
@@ -124,9 +142,14 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
         if actor is not None:
             _bind_call(actor, event)  # bookkeeping only: the status stays as it is
     if not inert:
+        shown = (s["status"], s["reason"], s["detail"], s["episode"])
         _touch(s, event)
         _dispatch(s, event, intents)
         _derive(s)
+        if event["name"] not in _OBSERVED:
+            s["hooks"] = True
+        if shown != (s["status"], s["reason"], s["detail"], s["episode"]) or not s.get("evidence"):
+            s["evidence"] = _evidence(event)
         if event["name"] not in ("CwdChanged",):
             s["status_ms"] = max(int(s.get("status_ms", 0)), event["ts_ms"])
     s["updated_ms"] = max(int(s.get("updated_ms", 0)), event["ts_ms"])
@@ -270,6 +293,7 @@ def _raise(
         "tool_use_id": tool_use_id,
         "since_ms": event["ts_ms"],
         "summary": text,
+        "by": _evidence(event),  # who reported it: only hook/client attention pages anyone
     }
     actor["status"] = ATTENTION
     actor["reason"] = reason
@@ -488,28 +512,7 @@ def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
     if reason is not None:
         if reason == "permission" and _any_attention(s):
             return  # the dialog whose PermissionRequest (main or child) already opened the episode
-        tool_key = None
-        use_id = None
-        tool_name = None
-        summary = None
-        if reason == "permission" and actor["pending"]:
-            # A dialog with no PermissionRequest (the auto-mode classifier fallback): it asks
-            # about the pending call, whose PreToolUse said what it does.
-            use_id, tool_key = next(reversed(actor["pending"].items()))
-            tool_name = tool_key.rpartition(":")[0] if tool_key else None
-            if tool_name and actor["detail"] == tool_name and actor["summary"]:
-                summary = actor["summary"]
-        _raise(
-            s,
-            actor,
-            event,
-            reason,
-            intents,
-            tool_key=tool_key,
-            tool_use_id=use_id,
-            summary=summary,
-            tool_name=tool_name,
-        )
+        _open_dialog(s, actor, event, reason, intents)
     elif kind == "idle_prompt":
         main = s["main"]
         if main["status"] != ATTENTION:
@@ -522,6 +525,34 @@ def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
             intents.append(_intent(s, event, "idle"))
     elif kind == "push_notification":
         intents.append(_intent(s, event, "message"))
+
+
+def _open_dialog(
+    s: Session, actor: Actor, event: Event, reason: str, intents: list[Intent]
+) -> None:
+    """A dialog that no PermissionRequest announced (the auto-mode classifier fallback, seen by
+    its Notification or by the client's registry): it asks about the pending call, whose
+    PreToolUse said what it does."""
+    tool_key = None
+    use_id = None
+    tool_name = None
+    summary = None
+    if reason == "permission" and actor["pending"]:
+        use_id, tool_key = next(reversed(actor["pending"].items()))
+        tool_name = tool_key.rpartition(":")[0] if tool_key else None
+        if tool_name and actor["detail"] == tool_name and actor["summary"]:
+            summary = actor["summary"]
+    _raise(
+        s,
+        actor,
+        event,
+        reason,
+        intents,
+        tool_key=tool_key,
+        tool_use_id=use_id,
+        summary=summary,
+        tool_name=tool_name,
+    )
 
 
 def _any_attention(s: Session) -> bool:
@@ -719,6 +750,9 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
     if outcome == "process_gone":
         _end(s, event, intents, "process_gone")
         return
+    if event["source"] == "client":
+        _client_status(s, event, intents)
+        return
     agent_id = event["agent_id"]
     actor = s["agents"].get(agent_id) if agent_id else s["main"]
     if actor is None:
@@ -740,6 +774,53 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
         _interrupted(s, actor)  # "No" / Esc ends the turn: the prompt is back
     else:  # answered (the tool already returned), or refused and the agent goes on
         _set(actor, WORKING, "Thinking")
+
+
+# What the client's `waitingFor` says a dialog is (2.1.332); any other text is still a dialog.
+_WAITING_FOR = {"permission prompt": "permission", "input needed": "question"}
+# Episodes the client's own status can end: dialogs it draws (an API error is no dialog).
+_CLIENT_CLEARED = frozenset({"permission", "question", "plan"})
+
+
+def _client_status(s: Session, event: Event, intents: list[Intent]) -> None:
+    """The client's registry says busy / waiting / idle as of `observed_ms`: only what is newer
+    than lookout's own knowledge changes anything (a hook that came later wins)."""
+    outcome = event["outcome"]
+    observed = event["observed_ms"] or 0
+    main = s["main"]
+    newer = observed > int(s.get("status_ms", 0))
+    if outcome == "waiting":
+        if newer and not _any_attention(s):
+            reason = _WAITING_FOR.get(event["notification_type"] or "", "input")
+            _open_dialog(s, main, event, reason, intents)
+        return
+    if outcome not in ("busy", "idle"):
+        return  # a status this lookout does not know: no signal
+    # No dialog is open: every dialog that opened before this status was answered.
+    for agent_id, actor in [(None, main), *s["agents"].items()]:
+        episode = actor.get("episode")
+        if episode is None or episode["reason"] not in _CLIENT_CLEARED:
+            continue
+        if int(episode["since_ms"]) >= observed:
+            continue
+        how = "approved" if outcome == "busy" else "rejected"
+        _resolve(s, actor, event, intents, how)
+        if outcome == "busy":
+            # The approved tool runs (an MCP call, a WebFetch: no hook until it returns).
+            _set(actor, WORKING, episode.get("tool_name"), episode.get("summary") or "")
+        elif agent_id is None:
+            _interrupted(s, actor)
+        else:
+            _set(actor, WORKING, "Thinking")
+    if not newer or main["status"] == ATTENTION:
+        return
+    if outcome == "busy" and main["status"] == IDLE:
+        _set(main, WORKING)  # a turn runs (a session without lookout's hooks: no prompt hook)
+    elif outcome == "idle" and main["status"] == WORKING:
+        # The turn is over; its outcome is still Stop's to decide when a hook reports it.
+        main["status"] = IDLE
+        main["reason"] = None
+        main["detail"] = None
 
 
 def _interrupted(s: Session, main: Actor) -> None:
@@ -866,6 +947,7 @@ def make_intent(
     pid: int | None = None,
     print_mode: bool = False,
     outcome: str | None = None,
+    title: str | None = None,
 ) -> Intent:
     """The one builder of an Intent (the machine's, `lookout test`'s, the tests'): every key."""
     intent: Intent = {
@@ -891,6 +973,8 @@ def make_intent(
     }
     if outcome is not None:
         intent["outcome"] = outcome
+    if title:  # the client's display name for the session (lookout.client_sessions)
+        intent["title"] = title
     return intent
 
 
@@ -911,6 +995,7 @@ def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
         "pid": s.get("pid"),
         # `claude -p` (and SDK programs): nobody is at a terminal to answer a dialog.
         "print_mode": str(s.get("entrypoint") or "").startswith("sdk-"),
+        "title": s.get("name"),
     }
     fields.update(extra)
     return make_intent(kind, s["session_id"], event["ts_ms"], **fields)

@@ -16,6 +16,10 @@ Signals (2.1.332):
 - process: an approved Bash command runs as a child of CLAUDE_PID,
   `bash -c "source …/shell-snapshots/snapshot-….sh … eval '<command>' < /dev/null …"`.
 - the process is gone: no process with the recorded pid and start time (procs.alive).
+- client: Claude Code's own registry, `~/.claude/sessions/<pid>.json` (lookout.client_sessions):
+  `busy` / `waiting` / `idle` as of `statusUpdatedAt`. It raises a dialog no hook announced (the
+  plan-mode fallback), ends one answered in the terminal whatever the tool, and lists sessions
+  whose hooks never fire (`"hooks": false`).
 """
 
 from __future__ import annotations
@@ -26,21 +30,25 @@ import os
 import stat
 import time
 
-from lookout import _jsonfast, events, machine, procs, store, words
+from lookout import _jsonfast, client_sessions, events, machine, procs, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any, TypedDict
 
+    from lookout.client_sessions import Entry
     from lookout.shapes import Actor, Intent, Record, Session
 
     class Finding(TypedDict):
-        outcome: str  # approved | answered | rejected | denied | interrupted | process_gone
-        source: str  # transcript | process
+        # transcript/process: approved | answered | rejected | denied | interrupted |
+        # process_gone; client: the client's own status, busy | waiting | idle
+        outcome: str
+        source: str  # transcript | process | client
         agent_id: str | None
         episode: str | None
         observed_ms: int
+        waiting_for: str | None  # client `waiting`: "permission prompt", "input needed"
 
 
 CHUNK = 64 * 1024
@@ -48,6 +56,8 @@ CHUNK = 64 * 1024
 # end while the status still claims a dialog (every later step would have fired hooks).
 TAIL_MAX_BYTES = 1024 * 1024
 INTERRUPT_MARK = "[Request interrupted by user"
+# Who may report attention that pages someone (docs/state-model.md): never a reader's inference.
+REPORTED = frozenset({"hook", "client"})
 _SNAPSHOT_MARK = "/shell-snapshots/snapshot-"
 _EVAL = "eval '"
 _EVAL_END = "' < /dev/null"
@@ -242,8 +252,9 @@ def _actors(session: Session) -> list[tuple[str | None, Actor]]:
     return actors
 
 
-def observe(session: Session, now_ms: int) -> list[Finding]:
-    """Every proof that an open episode (or a working turn) of `session` is over. Reads only."""
+def observe(session: Session, now_ms: int, client: Entry | None = None) -> list[Finding]:
+    """Every proof that an open episode (or a working turn) of `session` is over, and what the
+    client's registry entry (`client`) says when nothing else proves anything. Reads only."""
     if session.get("status") == words.ENDED:
         return []
     if pid_alive(session) is False:
@@ -285,7 +296,45 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
             at = seen["interrupt_ms"]
             if seen["conversation"] == "user" and at and at > int(session.get("status_ms") or 0):
                 findings.append(_finding("interrupted", "transcript", None, None, at))
+    if not findings and client is not None:
+        said = _client_finding(session, client)
+        if said is not None and _changes(session, said):
+            findings.append(said)
     return findings
+
+
+def _client_finding(session: Session, client: Entry) -> Finding | None:
+    """The client's status as a finding, if the entry is this session's process."""
+    pid = session.get("pid")
+    if client["status"] is None or client["status_ms"] is None:
+        return None  # a fresh file, or a status this lookout does not know: no signal
+    if isinstance(pid, int) and pid != client["pid"]:
+        return None  # another process of the same session id (a resume elsewhere)
+    found = _finding(client["status"], "client", None, None, client["status_ms"])
+    found["waiting_for"] = client["waiting_for"]
+    return found
+
+
+def _event(session_id: str, f: Finding) -> dict[str, Any]:
+    event = events.observed(
+        "Reconciled",
+        session_id,
+        f["observed_ms"],
+        source=f["source"],
+        outcome=f["outcome"],
+        agent_id=f["agent_id"],
+        episode=f["episode"],
+        observed_ms=f["observed_ms"],
+    )
+    event["notification_type"] = f.get("waiting_for")
+    return dict(event)
+
+
+def _changes(session: Session, f: Finding) -> bool:
+    """Whether the finding would change what the session shows (a pure trial on a copy)."""
+    event: Any = _event(session["session_id"], f)
+    after, _, _ = machine.apply(copy.deepcopy(session), event)
+    return _shape(after) != _shape(session)
 
 
 def _pending_id(actor: Actor, tool_key: object) -> str | None:
@@ -313,6 +362,7 @@ def _finding(
         "agent_id": agent_id,
         "episode": episode,
         "observed_ms": at,
+        "waiting_for": None,
     }
 
 
@@ -337,6 +387,8 @@ def reconcile(
     `Reconciled` event for each proof that it is over. Returns the records written. Sends the
     episodes' `resolved` notifications like a hook would."""
     now_ms = words.now_ms() if now_ms is None else now_ms
+    registry = client_sessions.read()
+    everything = session_ids is None
     if session_ids is None:
         session_ids = _open_sessions(state_dir)
     written: list[Record] = []
@@ -345,11 +397,61 @@ def reconcile(
         snapshot = store.read_session(state_dir, session_id)
         if snapshot is None:
             continue
-        findings = observe(snapshot, now_ms)
-        if findings:
-            written += _apply(state_dir, session_id, findings, intents)
+        entry = registry.get(session_id)
+        findings = observe(snapshot, now_ms, entry)
+        meta = _meta(snapshot, entry) if entry is not None else {}
+        if findings or meta:
+            written += _apply(state_dir, session_id, findings, intents, meta)
+    if everything:
+        # Sessions lookout's hooks never reported (started before install, hooks disabled,
+        # `--settings` of their own): known from the client alone.
+        for session_id, entry in sorted(registry.items()):
+            if not os.path.exists(store.session_file(state_dir, session_id)):
+                written += _adopt(state_dir, entry, now_ms, intents)
     _notify(state_dir, intents)
     return written
+
+
+def _meta(session: Session, entry: Entry) -> dict[str, Any]:
+    """What the registry tells about the session besides its status: the display name (a name
+    the user or the client set wins over one derived from the folder) and, for a session no
+    hook reports, its pane."""
+    meta: dict[str, Any] = {}
+    name, source = entry["name"], entry["name_source"]
+    if name and (name, source) != (session.get("name"), session.get("name_source")):
+        kept = session.get("name_source")
+        if not (kept and kept != "derived" and source == "derived" and session.get("name")):
+            meta["name"], meta["name_source"] = name, source
+    if session.get("hooks") is False and entry["tmux_pane"] != session.get("tmux_pane"):
+        meta["tmux_pane"] = entry["tmux_pane"]
+    return meta
+
+
+def _adopt(state_dir: str, entry: Entry, now_ms: int, intents: list[Intent]) -> list[Record]:
+    """Record a session seen only in the client's registry, with its status."""
+    cwd = entry["cwd"] or ""
+    event: Any = _event(
+        entry["session_id"],
+        _finding(entry["status"] or "seen", "client", None, None, entry["status_ms"] or now_ms),
+    )
+    event["notification_type"] = entry["waiting_for"]
+    event.update(
+        cwd=cwd,
+        project=os.path.basename(cwd.rstrip("/")) or cwd,
+        pid=entry["pid"],
+        tmux_pane=entry["tmux_pane"],
+        entrypoint=entry["entrypoint"],
+    )
+    with store.Locked(state_dir) as st:
+        if st.read_session(entry["session_id"]) is not None:
+            return []  # its first hook got there first
+        session, line, new = machine.apply(None, event)
+        session["name"], session["name_source"] = entry["name"], entry["name_source"]
+        st.write_session(session)
+        line = {"ts": store.rfc3339(event["ts_ms"]), **line}
+        st.append(store.EVENTS, line, store.rotate_bytes())
+    intents += new
+    return [line]
 
 
 def _notify(state_dir: str, intents: list[Intent]) -> None:
@@ -390,26 +492,25 @@ def _open_sessions(state_dir: str) -> list[str]:
 
 
 def _apply(
-    state_dir: str, session_id: str, findings: list[Finding], intents: list[Intent]
+    state_dir: str,
+    session_id: str,
+    findings: list[Finding],
+    intents: list[Intent],
+    meta: dict[str, Any] | None = None,
 ) -> list[Record]:
     """Apply the findings under the lock, to the snapshot as it is then: a finding that no longer
-    changes anything (a hook or another reader got there first) writes nothing."""
+    changes anything (a hook or another reader got there first) writes nothing. `meta` (the
+    client's display name) is written with the snapshot, as no event."""
     written = []
     with store.Locked(state_dir) as st:
         session = st.read_session(session_id)
+        if session is not None and meta:
+            session.update(meta)  # type: ignore[typeddict-item]
+            st.write_session(session)
         for f in findings:
             if session is None:
                 break
-            event = events.observed(
-                "Reconciled",
-                session_id,
-                f["observed_ms"],
-                source=f["source"],
-                outcome=f["outcome"],
-                agent_id=f["agent_id"],
-                episode=f["episode"],
-                observed_ms=f["observed_ms"],
-            )
+            event: Any = _event(session_id, f)
             before = _shape(session)
             after, line, new = machine.apply(copy.deepcopy(session), event)
             if _shape(after) == before:
@@ -467,7 +568,10 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
         return False
     if pid_alive(session) is False:
         return False
-    return session.get("episode") == episode or any(
-        actor["status"] == words.ATTENTION and _episode_key(actor) == episode
-        for _, actor in _actors(session)
-    )
+    for _, actor in _actors(session):
+        open_episode = actor.get("episode")
+        open_now = actor.get("status") == words.ATTENTION and open_episode is not None
+        if open_now and open_episode is not None and open_episode["key"] == episode:
+            # Pages go out only for attention a hook or the client itself reported.
+            return open_episode.get("by", "hook") in REPORTED
+    return session.get("episode") == episode

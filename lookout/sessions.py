@@ -38,6 +38,12 @@ class Row(TypedDict):
     summary: str
     cwd: str | None
     project: str
+    # The client's display name (its registry's `name`) when it has one, else the project.
+    title: str
+    # What proved `status`: hook | client (Claude Code's registry) | transcript | process | user
+    evidence: str
+    # False: no lookout hook ever reported this session (known from the client's registry).
+    hooks: bool
     last_event: str | None
     updated_at: str
     updated_ms: int
@@ -108,9 +114,11 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
     detail = snapshot.get("detail")
     # True/False when it can be known, None when no pid was recorded (one read of /proc).
     alive = procs.alive(snapshot.get("pid"), snapshot.get("pid_start"))
+    hooks = snapshot.get("hooks") is not False
+    evidence = snapshot.get("evidence") or ("hook" if hooks else "client")
     if alive is False and status != "ended":
         # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
-        status, reason, detail = "ended", "process_gone", None
+        status, reason, detail, evidence = "ended", "process_gone", None, "process"
     # How long it has waited on you: the episode's start (kept by the machine; for an older
     # snapshot, the oldest open episode's), not its latest event.
     waiting = None
@@ -137,6 +145,9 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         "summary": snapshot.get("summary") or "",
         "cwd": snapshot.get("cwd"),
         "project": snapshot.get("project") or "",
+        "title": title_of(snapshot),
+        "evidence": evidence,
+        "hooks": hooks,
         "last_event": snapshot.get("last_event"),
         "updated_at": store.rfc3339(updated_ms),
         "updated_ms": updated_ms,
@@ -155,6 +166,15 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
         "agents": agents,
     }
+
+
+def title_of(snapshot: Mapping[str, Any]) -> str:
+    """The client's display name when it has one, else the project (else the folder)."""
+    name = snapshot.get("name")
+    if isinstance(name, str) and name:
+        return name
+    cwd = snapshot.get("cwd") or ""
+    return str(snapshot.get("project") or os.path.basename(str(cwd).rstrip("/")) or "")
 
 
 def shown_since(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:

@@ -47,6 +47,7 @@ class Episode(TypedDict):
     tool_use_id: str | None
     since_ms: int
     summary: str
+    by: NotRequired[str]  # who reported it: hook | client (docs/state-model.md)
 
 
 class Actor(TypedDict):
@@ -110,6 +111,11 @@ class Session(TypedDict):
     since_ms: NotRequired[int | None]  # when the shown episode began
     where: NotRequired[dict[str, str] | None]  # terminal location ids (events.where)
     pid_start: NotRequired[int | None]  # the pid's start time (procs.stat): reuse-safe liveness
+    hooks: NotRequired[bool]  # False: known only from the client's registry (no hook fired)
+    # What proved the status: hook | client | transcript | process | user.
+    evidence: NotRequired[str]
+    name: NotRequired[str | None]  # the client's display name (its registry's `name`)
+    name_source: NotRequired[str | None]  # `derived` (from the folder), else user/client-set
 
 
 class Record(TypedDict):
@@ -168,6 +174,7 @@ class Intent(TypedDict):
     ts: NotRequired[str]
     print_mode: NotRequired[bool]  # raised in `claude -p`: nobody can answer it
     outcome: NotRequired[str | None]  # on resolved: how it ended (None: a hook ended it)
+    title: NotRequired[str]  # the client's display name for the session, when it has one
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
 

@@ -37,7 +37,11 @@ def _pick(wanted: str | None, sessions: list[Row]) -> Row:
         raise LookoutError(
             f"{len(waiting)} sessions wait on you: {names}", hint="name one: lookout ack SESSION"
         )
-    matches = [s for s in sessions if s["session_id"].startswith(wanted) or s["project"] == wanted]
+    matches = [
+        s
+        for s in sessions
+        if s["session_id"].startswith(wanted) or wanted in (s["project"], s["title"])
+    ]
     if len(matches) == 1:
         return matches[0]
     if not matches:

@@ -43,6 +43,7 @@ def _cmd_status(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         attention=args.attention,
         quiet=args.quiet,
         project=args.project,
+        evidence=args.evidence,
     )
 
 

@@ -78,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
     status.add_argument("--all", action="store_true", help="include ended sessions")
     status.add_argument(
+        "--evidence",
+        action="store_true",
+        help="add an EVIDENCE column: what proved each status (hook, client, transcript,"
+        " process, user) and `no hooks` for a session known from Claude Code's registry alone",
+    )
+    status.add_argument(
         "--fleet",
         action="store_true",
         help="every host's sessions, from the MQTT broker in [fleet] (see `lookout bridge`)",

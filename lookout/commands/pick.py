@@ -35,7 +35,7 @@ def _status(s: Row) -> str:
 
 
 def _label(s: Row, project_w: int, status_w: int) -> str:
-    project = _clean(s["project"] or "?")[:16]
+    project = _clean(s["title"] or s["project"] or "?")[:16]
     summary = _clean(s["summary"] or s["detail"] or "")
     text = f"{project:<{project_w}}  {_status(s):<{status_w}}  {summary}".rstrip()
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
@@ -56,7 +56,9 @@ def items(state_dir: str, socket: str | None) -> list[Item]:
         )
     )
     cache: dict[str, dict[str, tmux.Pane] | None] = {}
-    project_w = max((len(_clean(s["project"] or "?")[:16]) for s in sessions), default=0)
+    project_w = max(
+        (len(_clean(s["title"] or s["project"] or "?")[:16]) for s in sessions), default=0
+    )
     status_w = max((len(_status(s)) for s in sessions), default=0)
     out = []
     for i, s in enumerate(sessions):

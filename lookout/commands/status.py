@@ -25,6 +25,7 @@ def status(
     attention: bool = False,
     quiet: bool = False,
     project: str | None = None,
+    evidence: bool = False,
 ) -> int:
     """fmt: "table", "json", "line" or "watch". With `attention`, only the sessions that need
     you, and the exit code says whether there is one (0) or not (1), like grep."""
@@ -37,7 +38,7 @@ def status(
         )
     pick = Filter(show_all, attention, project)
     if fmt == "watch":
-        return _watch(state_dir, pick, interval, stale_after_s)
+        return _watch(state_dir, pick, interval, stale_after_s, evidence)
     now = int(time.time() * 1000)
     shown = _shown(state_dir, now, pick, stale_after_s)
     rc = 1 if attention and not shown else 0
@@ -61,7 +62,7 @@ def status(
     if fmt == "line":
         print(view.line(shown) + (" · config error" if config_error else ""))
         return rc
-    print(view.table(shown, now, colour(), width()))
+    print(view.table(shown, now, colour(), width(), evidence))
     hint = ack_hint(shown)
     if hint:
         print(_dim(hint))
@@ -193,7 +194,9 @@ def hooks_note() -> str | None:
     )
 
 
-def _watch(state_dir: str, pick: Filter, interval: float, stale_after_s: int) -> int:
+def _watch(
+    state_dir: str, pick: Filter, interval: float, stale_after_s: int, evidence: bool = False
+) -> int:
     try:
         while True:
             now = int(time.time() * 1000)
@@ -202,7 +205,7 @@ def _watch(state_dir: str, pick: Filter, interval: float, stale_after_s: int) ->
             # Home + clear-to-end keeps the screen from flickering on every refresh.
             sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")
             sys.stdout.write(f"lookout · {stamp} · Ctrl-C to quit\n\n")
-            sys.stdout.write(view.table(shown, now, colour(), width()) + "\n")
+            sys.stdout.write(view.table(shown, now, colour(), width(), evidence) + "\n")
             hint = ack_hint(shown)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")

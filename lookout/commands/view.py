@@ -39,17 +39,29 @@ def _status_text(status: str, reason: object) -> str:
     return f"{status} {reason}" if status == "attention" and reason else status
 
 
+def evidence_text(s: Mapping[str, Any]) -> str:
+    """What proved the status (`status --evidence`), and whether lookout's hooks report it."""
+    text = str(s.get("evidence") or "")
+    return text if s.get("hooks", True) else f"{text}, no hooks"
+
+
 def table(
-    sessions: Sequence[Mapping[str, Any]], now_ms: int, colour: bool, width: int = 120
+    sessions: Sequence[Mapping[str, Any]],
+    now_ms: int,
+    colour: bool,
+    width: int = 120,
+    evidence: bool = False,
 ) -> str:
-    """The status table. ID (the session id's start, what `explain`/`tail --session` take) tells
-    two sessions of one project apart; AGE of a session that waits is how long it has waited."""
+    """The status table. SESSION is the session's title (the client's name for it, else the
+    project); ID (the session id's start, what `explain`/`tail --session` take) tells two
+    sessions apart; AGE of a session that waits is how long it has waited. With `evidence`, a
+    column says what proved each status (docs/state-model.md)."""
     if not sessions:
         return "no sessions"
-    # (project, id, status text, status, detail, age, summary, stale)
-    rows: list[tuple[str, str, str, str, str, str, str, bool]] = []
+    # (title, id, status text, status, detail, age, summary, stale, evidence)
+    rows: list[tuple[str, str, str, str, str, str, str, bool, str]] = []
     for s in sessions:
-        label = visible(s["project"] or "?")
+        label = visible(s.get("title") or s["project"] or "?")
         if s["agent"] != "claude":
             label = f"{label} ({visible(s['agent'])})"
         since = s.get("waiting_ms") or s["updated_ms"]
@@ -63,6 +75,7 @@ def table(
                 age(now_ms - since),
                 visible(s["summary"]),
                 s["stale"],
+                visible(evidence_text(s)),
             )
         )
         for child in s["agents"]:
@@ -78,21 +91,18 @@ def table(
                     "",
                     "",
                     s["stale"],
+                    "",
                 )
             )
-    header = ("PROJECT", "ID", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in (0, 1, 2, 4, 5)]
+    header = ("SESSION", "ID", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False, "EVIDENCE")
+    columns = (0, 1, 2, 8, 4, 5) if evidence else (0, 1, 2, 4, 5)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in columns]
     used = sum(widths) + 2 * len(widths)
     room = max(10, width - used)
     lines = []
     for r in [header, *rows]:
-        cells = [
-            r[0].ljust(widths[0]),
-            r[1].ljust(widths[1]),
-            r[2].ljust(widths[2]),
-            r[4].ljust(widths[3]),
-            r[5].rjust(widths[4]),
-        ]
+        cells = [str(r[i]).ljust(w) for i, w in zip(columns[:-1], widths[:-1], strict=True)]
+        cells.append(str(r[5]).rjust(widths[-1]))
         summary = r[6] if len(r[6]) <= room else r[6][: room - 1] + "…"
         if colour and r is not header:
             start = _COLOURS.get(r[3], "")
@@ -113,7 +123,7 @@ def line(sessions: Sequence[Mapping[str, Any]]) -> str:
         if s["status"] in counts:
             counts[s["status"]] += 1
         if s["status"] == "attention":
-            waiting.append(f"{s['project'] or '?'}:{s['reason'] or '?'}")
+            waiting.append(f"{s.get('title') or s['project'] or '?'}:{s['reason'] or '?'}")
     parts = []
     if waiting:
         parts.append("! " + " ".join(waiting))

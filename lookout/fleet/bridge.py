@@ -32,6 +32,9 @@ LOCK = store.BRIDGE_LOCK
 CURSOR = store.BRIDGE_CURSOR
 TICK_S = 0.05  # how often events.jsonl is looked at: the hook → bus delay is at most this
 LISTING_S = 0.5  # how often sessions/ is listed (a prune writes no event)
+# How often the bridge reconciles (lookout.reconcile: the client's registry, transcripts,
+# processes), as the dashboard does: what it proves is written to events.jsonl, then published.
+RECONCILE_S = 0.5
 REEVAL_S = 5.0  # how often every session is re-presented (a process gone, stale after 8 h)
 SAVE_S = 1.0  # cursor writes at most this often
 BACKOFF_MIN_S = 0.5
@@ -350,10 +353,15 @@ class Bridge:
             self._say(f"bridge: connected to {self.cfg.url}")
         try:
             self._publish_all()
-            listed_at = reeval_at = time.monotonic()
+            listed_at = reeval_at = reconciled_at = time.monotonic()
             said_denied = False
             while not self.stop_event.is_set() and not self.lost.is_set():
                 now = time.monotonic()
+                if now - reconciled_at >= RECONCILE_S:
+                    from lookout import reconcile
+
+                    reconcile.quietly(self.state_dir)
+                    reconciled_at = now
                 ids = self.follower.poll()
                 if ids is None or now - reeval_at >= REEVAL_S:
                     ids = self._on_disk() | set(self.cursor.published)

@@ -55,6 +55,7 @@ def session_message(session: Mapping[str, Any], host: str, content: str) -> dict
     if content == "none":
         out["summary"] = ""
         out["cwd"] = None
+        out["title"] = out.get("project") or ""  # a name the user typed may say what they do
     elif content == "summary":
         out["summary"] = _short(scrub(_first_line(summary)), SUMMARY_CHARS)
         out["cwd"] = _home(out.get("cwd"))

@@ -16,7 +16,7 @@ from lookout import paths, store
 from lookout.errors import LookoutError
 from lookout.jump import tmux
 from lookout.jump.tmux import Pane
-from lookout.sessions import Row, load_sessions
+from lookout.sessions import Row, load_sessions, title_of
 
 TIMEOUT_S = 5.0
 
@@ -39,8 +39,10 @@ def printable(text: str) -> str:
 
 
 def name(session: Mapping[str, Any]) -> str:
-    """How messages name a session: `demo (cf0b6c18)`."""
-    return printable(f"{session.get('project') or '?'} ({str(session['session_id'])[:8]})")
+    """How messages name a session: `demo (cf0b6c18)` (its title: the client's name, else the
+    project)."""
+    label = session.get("title") or session.get("project") or "?"
+    return printable(f"{label} ({str(session['session_id'])[:8]})")
 
 
 # -- which session ---------------------------------------------------------------------------
@@ -87,14 +89,15 @@ def candidates(state_dir: str, query: str | None) -> list[Row]:
             f"{query!r} is the start of {len(by_id)} session ids: {shown}",
             hint="give more of the id",
         )
-    by_project = [s for s in sessions if s["project"] == query]
+    # A project name, or a session's title (the client's display name for it).
+    by_project = [s for s in sessions if query in (s["project"], s.get("title"))]
     found = by_id or by_project
     live = [s for s in found if s["status"] != "ended"]
     if not found:
         raise LookoutError(
             f"no session matches {query!r}",
-            hint="give a session id (a prefix is enough) or a project name; `lookout status`"
-            " lists them",
+            hint="give a session id (a prefix is enough), a title or a project name;"
+            " `lookout status` lists them",
         )
     return live or found
 
@@ -219,6 +222,7 @@ def jump_to(session_id: str, *, client: str | None = None, state_dir: str | None
     session = {
         "session_id": session_id,
         "project": snapshot.get("project") or "",
+        "title": title_of(snapshot),
         "snapshot": snapshot,
     }
     if not reachable(snapshot):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 PLACEHOLDERS = frozenset(
     {
         "project",
+        "session",
         "kind",
         "reason",
         "tool_name",
@@ -29,26 +30,26 @@ PLACEHOLDERS = frozenset(
 ARGV_PLACEHOLDERS = PLACEHOLDERS | {"title", "body"}
 
 DEFAULTS: dict[str, dict[str, str]] = {
-    "permission": {"title": "{project} · needs permission", "message": "{summary}"},
-    "question": {"title": "{project} · has a question", "message": "{question}"},
-    "plan": {"title": "{project} · plan to approve", "message": "{summary}"},
-    "elicitation": {"title": "{project} · needs input (MCP)", "message": "{message}"},
-    "input": {"title": "{project} · waiting for input", "message": "{message}"},
-    "error": {"title": "{project} · turn failed", "message": "{message}"},
-    "done": {"title": "{project} · done in {duration}", "message": "{message}"},
-    "idle": {"title": "{project} · waiting for your next prompt", "message": "{message}"},
-    "subagent_done": {"title": "{project} · subagent finished", "message": "{summary}"},
-    "session_start": {"title": "{project} · session started", "message": "{cwd}"},
-    "session_end": {"title": "{project} · session ended", "message": "{reason}"},
-    "message": {"title": "{project}", "message": "{message}"},
-    "resolved": {"title": "{project} · {reason} handled", "message": "after {duration}"},
+    "permission": {"title": "{session} · needs permission", "message": "{summary}"},
+    "question": {"title": "{session} · has a question", "message": "{question}"},
+    "plan": {"title": "{session} · plan to approve", "message": "{summary}"},
+    "elicitation": {"title": "{session} · needs input (MCP)", "message": "{message}"},
+    "input": {"title": "{session} · waiting for input", "message": "{message}"},
+    "error": {"title": "{session} · turn failed", "message": "{message}"},
+    "done": {"title": "{session} · done in {duration}", "message": "{message}"},
+    "idle": {"title": "{session} · waiting for your next prompt", "message": "{message}"},
+    "subagent_done": {"title": "{session} · subagent finished", "message": "{summary}"},
+    "session_start": {"title": "{session} · session started", "message": "{cwd}"},
+    "session_end": {"title": "{session} · session ended", "message": "{reason}"},
+    "message": {"title": "{session}", "message": "{message}"},
+    "resolved": {"title": "{session} · {reason} handled", "message": "after {duration}"},
 }
 # Used instead of a default title whose {duration} is unknown ("done in " reads badly).
-_NO_DURATION = {"done": "{project} · done", "resolved": "{project} · {reason} handled"}
+_NO_DURATION = {"done": "{session} · done", "resolved": "{session} · {reason} handled"}
 # A resolved episode the user did not answer: the default texts say what ended it instead.
 _RESOLVED_BY = {
-    "ended": {"title": "{project} · session ended", "message": "it was waiting: {summary}"},
-    "ack": {"title": "{project} · {reason} cleared", "message": "by lookout ack"},
+    "ended": {"title": "{session} · session ended", "message": "it was waiting: {summary}"},
+    "ack": {"title": "{session} · {reason} cleared", "message": "by lookout ack"},
 }
 
 FULL_CHARS = 600
@@ -201,6 +202,8 @@ def values(
         cwd = "~" + cwd[len(home) :]
     out = {
         "project": project,
+        # The session's title: the client's display name when it has one, else the project.
+        "session": s("title") or project,
         "kind": s("kind"),
         "reason": s("reason"),
         "tool_name": tool,

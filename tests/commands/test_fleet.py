@@ -47,7 +47,7 @@ def test_table_has_a_host_column_and_names_the_hosts_not_online() -> None:
         colour=False,
     )
     lines = text.splitlines()
-    assert lines[0].split() == ["HOST", "PROJECT", "ID", "STATUS", "DETAIL", "AGE", "SUMMARY"]
+    assert lines[0].split() == ["HOST", "SESSION", "ID", "STATUS", "DETAIL", "AGE", "SUMMARY"]
     assert lines[1].split()[:5] == ["alpha", "api", "alpha-ap", "attention", "permission"]
     assert lines[3].split()[:4] == ["gamma", "db", "gamma-db", "unknown"]
     assert lines[-1] == "not online: gamma (offline); their sessions are shown as unknown"

@@ -88,7 +88,7 @@ def test_status_hides_ended_sessions_unless_all(recorded: Path) -> None:
 
 def test_status_table_and_line(recorded: Path) -> None:
     table = lookout("status").stdout
-    assert table.splitlines()[0].startswith("PROJECT")
+    assert table.splitlines()[0].startswith("SESSION")
     assert "attention permission" in table.splitlines()[1]
     assert "\033[" not in table  # not a TTY
     assert lookout("status", "--line").stdout.strip() == "! demo:permission · 1 working · 1 idle"

@@ -40,7 +40,7 @@ def test_table_nests_subagents_and_colours_only_when_asked() -> None:
     sessions = [present(parent, NOW, 3600)]
     plain = view.table(sessions, NOW, colour=False)
     lines = plain.splitlines()
-    assert lines[0].split() == ["PROJECT", "ID", "STATUS", "DETAIL", "AGE", "SUMMARY"]
+    assert lines[0].split() == ["SESSION", "ID", "STATUS", "DETAIL", "AGE", "SUMMARY"]
     assert "attention permission" in lines[1] and "curl example.test" in lines[1]
     assert lines[2].lstrip().startswith("└ Explore")
     assert "\033[" not in plain

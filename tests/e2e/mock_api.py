@@ -51,6 +51,8 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
         }
     if kind == "plan":
         return "ExitPlanMode", {"plan": arg}
+    if kind == "mcp":  # the sleeper server of tests/e2e/sleeper_mcp.py: `[[mcp: 20]]` sleeps 20 s
+        return "mcp__sleeper__sleep", {"seconds": float(arg)}
     if kind == "agent":
         return "Agent", {
             "description": "mock sub task",
@@ -61,7 +63,7 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
     raise ValueError(f"unknown tool directive {kind!r}")
 
 
-TOOL_DIRECTIVES = ("bash", "write", "ask", "plan", "agent")
+TOOL_DIRECTIVES = ("bash", "write", "ask", "plan", "agent", "mcp")
 
 # A subagent prompt containing this answers slowly, so that the parent's turn ends (Stop lists
 # the agent as a running background task) before the agent finishes: `[[agent: hi (slow)]]`.

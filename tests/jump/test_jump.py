@@ -149,8 +149,8 @@ def test_unknown_session(world: World) -> None:
         1,
         [
             "error: no session matches 'nosuch'",
-            "hint: give a session id (a prefix is enough) or a project name; `lookout status`"
-            " lists them",
+            "hint: give a session id (a prefix is enough), a title or a project name;"
+            " `lookout status` lists them",
         ],
     )
 

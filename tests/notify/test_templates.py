@@ -48,7 +48,7 @@ def test_double_braces_are_literal() -> None:
         (
             "{nope}",
             "unknown placeholder {nope} (expected one of {cwd}, {duration}, {kind}, "
-            "{message}, {project}, {question}, {reason}, {session_id}, {summary}, "
+            "{message}, {project}, {question}, {reason}, {session}, {session_id}, {summary}, "
             "{tool_name})",
         ),
         ("{project.__class__}", "unknown placeholder {project.__class__}"),

@@ -64,6 +64,9 @@ def test_bearer_gets_the_status_json_object(dashboard: Client, state_dir: Path) 
     # Exactly what `lookout status --json` prints (without ?all=1: no ended session) ...
     printed = json.loads(lookout("status", "--json").stdout)
     assert body["sessions"] == printed["sessions"]
+    # How each status is known, and the title (issue 24), in every JSON view.
+    assert all({"evidence", "title", "hooks"} <= set(row) for row in body["sessions"])
+    assert {row["evidence"] for row in body["sessions"]} <= {"hook", "process"}
     assert body["config_error"] is None
     # ... plus the server's clock and name, for the page.
     assert isinstance(body["now_ms"], int) and body["host"]

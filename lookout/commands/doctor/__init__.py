@@ -15,7 +15,7 @@ from lookout import paths
 from lookout.agents.registry import AGENTS
 from lookout.boundary import visible
 from lookout.commands.doctor.channels import check_channels
-from lookout.commands.doctor.features import check_fleet, check_remote
+from lookout.commands.doctor.features import check_client_registry, check_fleet, check_remote
 from lookout.commands.doctor.state import check_config, check_deliveries, check_state
 from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report
 
@@ -45,6 +45,7 @@ def diagnose(project: str) -> Report:
     check_channels(report, loaded)
     check_deliveries(report)
     check_fleet(report)
+    check_client_registry(report)
     return report
 
 

@@ -128,3 +128,66 @@ def check_remote(report: Report, project: str) -> None:
     )
     if not remote["url"]:
         report.add("remote", INFO, "alerts carry no link to the request (set [remote] url)")
+
+
+def check_client_registry(report: Report) -> None:
+    """Claude Code's own session registry (lookout.client_sessions): whether this client writes
+    it, files lookout cannot use, and sessions that run without lookout's hooks (and why)."""
+    from lookout import client_sessions
+    from lookout.sessions import load_sessions
+
+    survey = client_sessions.survey()
+    where = paths.tilde(survey["directory"])
+    provided = (
+        f"written by Claude Code {client_sessions.CHECKED_VERSION} (the version lookout was "
+        "checked with) and later; older clients write none, and lookout then relies on hooks, "
+        "transcripts and processes alone"
+    )
+    if not survey["files"]:
+        report.add("client registry", INFO, f"{where}: no session files ({provided})")
+    else:
+        report.add(
+            "client registry",
+            OK,
+            f"{where}: {survey['live']} of {survey['files']} session files describe a running "
+            f"client ({provided})",
+        )
+    for note in survey["notes"]:
+        report.add(
+            "client registry",
+            WARN,
+            f"{where}/{note}",
+            "nothing else changes: lookout falls back to hooks, transcripts and processes",
+        )
+    for row in load_sessions(paths.state_dir()):
+        if row["hooks"] or row["status"] == "ended":
+            continue
+        report.add(
+            "client registry",
+            WARN,
+            f"session {row['title']!r} ({row['session_id'][:8]}, {row['cwd'] or '?'}) runs "
+            f"without lookout's hooks: {_why_no_hooks(row['cwd'])}",
+            "lookout shows it from the client's registry alone (evidence: client); "
+            "restart it after `lookout doctor` shows the hooks installed",
+        )
+
+
+def _why_no_hooks(cwd: str | None) -> str:
+    """The likely reason a running Claude Code session fires none of lookout's hooks."""
+    import json
+
+    candidates = [str(paths.user_settings_path())]
+    if cwd:
+        candidates += [f"{cwd}/.claude/settings.json", f"{cwd}/.claude/settings.local.json"]
+    for path in candidates:
+        try:
+            with open(path, encoding="utf-8") as f:
+                settings = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(settings, dict) and settings.get("disableAllHooks") is True:
+            return f"{paths.tilde(path)} sets disableAllHooks"
+    return (
+        "it was started before lookout's hooks were installed, or with `--settings` / "
+        "`--setting-sources` that leave them out, or a managed policy allows only managed hooks"
+    )

@@ -101,8 +101,10 @@ function statusLabel(status, reason) {
 function sessionCard(s) {
   const since = Date.parse(s.since || s.updated_at);
   const who = el("div", { class: "who" },
-    el("div", { class: "project", text: s.project || "?" }),
-    el("div", { class: "meta", text: [s.agent !== "claude" ? s.agent : "", s.host || state.host, s.session_id.slice(0, 8)].filter(Boolean).join(" · ") }));
+    el("div", { class: "project", text: s.title || s.project || "?", title: s.project || "" }),
+    el("div", { class: "meta", text: [s.agent !== "claude" ? s.agent : "", s.host || state.host, s.session_id.slice(0, 8)].filter(Boolean).join(" · ") }),
+    // What proved the status (shown with the Evidence button): hook, client, transcript, process.
+    el("div", { class: "evidence", text: `evidence: ${s.evidence || "?"}${s.hooks === false ? " · no hooks" : ""}` }));
   const stateBox = el("div", { class: "state" },
     el("span", { class: `pill ${s.status}`, text: statusLabel(s.status, s.reason) }),
     el("span", { class: "since", "data-since": String(since), "data-status": s.status, text: sinceText(s.status, since) }));
@@ -137,7 +139,7 @@ function sessionCard(s) {
 // or a text selection survives an update of another session).
 const cards = new Map(); // session id -> {key, node}
 function cardFor(s) {
-  const key = JSON.stringify([s.project, s.agent, s.host, s.status, s.reason, s.since,
+  const key = JSON.stringify([s.title, s.evidence, s.hooks, s.project, s.agent, s.host, s.status, s.reason, s.since,
     s.updated_at, s.detail, s.summary, s.stale, s.tmux_pane, s.agents]);
   const known = cards.get(s.session_id);
   if (known && known.key === key) return known.node;
@@ -200,7 +202,7 @@ function announce(s) {
   if (s.status !== "attention" || !s.episode || state.seen.has(s.episode)) return;
   state.seen.add(s.episode);
   if (!state.primed || !("Notification" in window) || Notification.permission !== "granted") return;
-  const title = `${s.project || "?"} · ${statusLabel(s.status, s.reason)}`;
+  const title = `${s.title || s.project || "?"} · ${statusLabel(s.status, s.reason)}`;
   try {
     const note = new Notification(title, { body: s.summary || s.detail || "", tag: s.episode });
     note.onclick = () => { window.focus(); openTimeline(s.session_id); };
@@ -360,7 +362,7 @@ async function openTimeline(id, push = true) {
   state.open = id;
   state.oldest = null;
   const s = state.sessions.get(id);
-  $("tl-title").textContent = s ? `${s.project || "?"} · ${statusLabel(s.status, s.reason)}` : id;
+  $("tl-title").textContent = s ? `${s.title || s.project || "?"} · ${statusLabel(s.status, s.reason)}` : id;
   $("tl-sub").textContent = [id, s && s.cwd].filter(Boolean).join(" · ");
   $("tl-events").replaceChildren();
   $("timeline").hidden = false;
@@ -381,7 +383,7 @@ async function refreshTimeline() {
   const fresh = page.events.filter((r) => r.seq > top);
   list.prepend(...fresh.map(eventItem));
   const s = state.sessions.get(id);
-  if (s) $("tl-title").textContent = `${s.project || "?"} · ${statusLabel(s.status, s.reason)}`;
+  if (s) $("tl-title").textContent = `${s.title || s.project || "?"} · ${statusLabel(s.status, s.reason)}`;
 }
 
 async function olderEvents() {
@@ -427,3 +429,20 @@ document.addEventListener("DOMContentLoaded", () => {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.open) closeTimeline(); });
   start();
 });
+
+// -- evidence on request ------------------------------------------------------------------------
+// The Evidence button shows, on every card, what proved its status (docs/state-model.md).
+(function evidenceToggle() {
+  const button = $("evidence");
+  if (!button) return;
+  const show = (on) => {
+    document.body.classList.toggle("show-evidence", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+  };
+  try { show(localStorage.getItem("lookout.evidence") === "1"); } catch (err) { show(false); }
+  button.addEventListener("click", () => {
+    const on = !document.body.classList.contains("show-evidence");
+    try { localStorage.setItem("lookout.evidence", on ? "1" : "0"); } catch (err) { /* not kept */ }
+    show(on);
+  });
+})();
