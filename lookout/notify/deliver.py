@@ -10,7 +10,7 @@ import threading
 import time
 
 from lookout import mask, store, words
-from lookout.notify import channels, escalate, focus, hold, templates
+from lookout.notify import channels, escalate, focus, templates
 from lookout.notify.lanes import QUEUED, Lanes
 from lookout.words import ATTENTION_KINDS
 
@@ -148,8 +148,6 @@ def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callabl
         ref = wait_ref(state_dir, episode, name) if isinstance(episode, str) else None
         if ch is None or ref is None:
             record(state_dir, intent, name, "skipped", "nothing to update")
-            return
-        if hold.update_digest(state_dir, d, cfg, name, ref):
             return
         msg = message(d, cfg, ch, update=True)
         msg["ref"] = ref

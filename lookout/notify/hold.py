@@ -18,9 +18,11 @@ import threading
 
 from lookout import mask, store, words
 from lookout.notify import escalate, templates
+from lookout.notify.deliver import _queue, deliver, message, record, save_refs, send_one
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from lookout.notify.lanes import Lanes
@@ -55,8 +57,6 @@ def _digest_files(outbox: str, channel: str) -> list[str]:
 def _hold_line(
     state_dir: str, intent: Intent, channel: str, result: str, hold: Hold, detail: str
 ) -> None:
-    from lookout.notify.deliver import record
-
     record(
         state_dir,
         intent,
@@ -212,8 +212,6 @@ def _still_waiting(state_dir: str, job: dict[str, Any]) -> list[dict[str, Any]]:
 
 def send_grace(job: dict[str, Any], cfg: Config, state_dir: str, lanes: Lanes) -> None:
     """A grace file came due: one last check, then the held channels' alerts."""
-    from lookout.notify.deliver import deliver
-
     if not escalate.escalation_due(state_dir, job["delivery"]["intent"]):
         _answered_in_grace(state_dir, job)
         return
@@ -264,8 +262,6 @@ def digest_message(items: list[dict[str, Any]], level: str, ident: str) -> dict[
 
 def send_digest(job: dict[str, Any], path: str, cfg: Config, state_dir: str, lanes: Lanes) -> None:
     """A digest came due: the items still waiting, as one message on its channel."""
-    from lookout.notify.deliver import _queue, record, save_refs, send_one
-
     h = job["digest"]
     channel = h["channels"][0]
     items = _still_waiting(state_dir, job)
@@ -314,40 +310,52 @@ def _lock(ident: str) -> threading.Lock:
         return _digest_locks.setdefault(ident, threading.Lock())
 
 
-def update_digest(state_dir: str, d: Delivery, cfg: Config, channel: str, ref: str) -> bool:
-    """A resolve whose alert went out in a digest: replace the digest with the sessions left
-    (or with the episode's "handled" note when none is). False: not a digest's alert."""
-    from lookout.notify.deliver import message, send_one
-
+def take_updates(state_dir: str, d: Delivery, cfg: Config, lanes: Lanes) -> None:
+    """A `resolved` delivery whose alert went out in a digest: instead of the episode's own
+    update, the digest is replaced with the sessions left (or with the episode's "handled" note
+    when none is)."""
     episode = d["intent"].get("episode")
-    path = os.path.join(state_dir, DIGESTS)
-    found = None
-    table = store.read_json(path)
+    if d["intent"].get("kind") != "resolved" or not isinstance(episode, str):
+        return
+    table = store.read_json(os.path.join(state_dir, DIGESTS))
     for ident, entry in (table if isinstance(table, dict) else {}).items():
-        if isinstance(entry, dict) and entry.get("channel") == channel and entry.get("ref") == ref:
-            found = ident
-    if found is None:
-        return False
-    ch = cfg["channels"].get(channel)
-    if ch is None:
-        return False
-    with _lock(found):
-        with store.Locked(state_dir, store.NOTIFY_LOCK):
-            table = store.read_json(path)
-            entry = table.get(found) if isinstance(table, dict) else None
-            if not isinstance(entry, dict):
-                return False
-            left = [i for i in entry["items"] if i["intent"].get("episode") != episode]
-            entry["items"] = left
-            store.write_json_atomic(path, table)
-        if left:
-            msg = digest_message(left, ch["content"], found)
-        else:
-            msg = message(d, cfg, ch)
-            msg["sequence_id"] = found
-        msg["update"] = True
-        msg["ref"] = ref
-        if ch["type"] == "ntfy":
-            msg["sequence_id"] = ref
-        send_one(state_dir, d["intent"], channel, ch, msg, "digest: " if left else "")
-    return True
+        if not isinstance(entry, dict) or entry.get("channel") not in d["updates"]:
+            continue
+        if any(i["intent"].get("episode") == episode for i in entry.get("items", [])):
+            channel = str(entry["channel"])
+            d["updates"] = [n for n in d["updates"] if n != channel]
+            work = _digest_update_work(state_dir, d, cfg, ident, channel, str(entry["ref"]))
+            _queue(lanes, state_dir, d["intent"], channel, work)
+
+
+def _digest_update_work(
+    state_dir: str, d: Delivery, cfg: Config, ident: str, channel: str, ref: str
+) -> Callable[[], None]:
+    def work() -> None:
+        episode = d["intent"].get("episode")
+        ch = cfg["channels"].get(channel)
+        if ch is None or not ch["enabled"]:
+            record(state_dir, d["intent"], channel, "skipped", "channel no longer in the config")
+            return
+        path = os.path.join(state_dir, DIGESTS)
+        with _lock(ident):
+            with store.Locked(state_dir, store.NOTIFY_LOCK):
+                table = store.read_json(path)
+                if not isinstance(table, dict) or not isinstance(table.get(ident), dict):
+                    return
+                entry = table[ident]
+                left = [i for i in entry["items"] if i["intent"].get("episode") != episode]
+                if left:
+                    entry["items"] = left
+                else:
+                    del table[ident]
+                store.write_json_atomic(path, table)
+            # The sessions left, or the last one's "handled" note.
+            msg = digest_message(left, ch["content"], ident) if left else message(d, cfg, ch)
+            msg["update"] = True
+            msg["ref"] = ref
+            if ch["type"] == "ntfy":
+                msg["sequence_id"] = ref
+            send_one(state_dir, d["intent"], channel, ch, msg, "digest: " if left else "")
+
+    return work

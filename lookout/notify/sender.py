@@ -257,6 +257,7 @@ def _run(job: dict[str, Any], job_path: str, state_dir: str, lanes: Lanes) -> No
     outbox = os.path.dirname(job_path)
     for d in deliveries:
         hold.drop_pending(state_dir, outbox, d)
+        hold.take_updates(state_dir, d, cfg, lanes)
         deliver(d, cfg, state_dir, lanes)
         hold.schedule(job["created_ms"], job.get("cwd"), d, outbox, state_dir)
     escalate.schedule_escalations(job["created_ms"], job.get("cwd"), deliveries, outbox)

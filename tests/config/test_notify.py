@@ -457,7 +457,10 @@ def test_timeout_ms_has_an_upper_bound(cfg_file: Path) -> None:
     ]
 
 
-_HOLD_RULE = '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n[[rules]]\nwhen = ["permission"]\nchannels = ["p"]\n'
+_HOLD_RULE = (
+    '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n'
+    '[[rules]]\nwhen = ["permission"]\nchannels = ["p"]\n'
+)
 
 
 @pytest.mark.parametrize(
