@@ -261,5 +261,7 @@ class DeliveryLine(TypedDict):
     kind: str
     episode: str | None
     channel: str
-    result: str  # sent | failed | skipped | ...
+    result: str  # sent | failed | skipped | merged (into a digest) | clicked
     detail: str
+    rule: NotRequired[int]  # a rule that withheld or merged it: its index ...
+    reason: NotRequired[str]  # ... and the key that decided (quiet_hours, grace_s, digest_s...)
