@@ -118,6 +118,9 @@ def drop_pending(state_dir: str, outbox: str, d: Delivery) -> None:
     episode = d["intent"].get("episode")
     if d["intent"].get("kind") != "resolved" or not isinstance(episode, str):
         return
+    if d["updates"]:  # a hold the sender's own re-check dropped already
+        dropped = _dropped(state_dir, episode)
+        d["updates"] = [n for n in d["updates"] if n not in dropped]
     try:
         names = sorted(os.listdir(outbox))
     except FileNotFoundError:
@@ -162,17 +165,42 @@ def _rewrite(path: str, job: dict[str, Any], items: list[dict[str, Any]]) -> Non
 
 def _answered_in_grace(state_dir: str, job: dict[str, Any]) -> None:
     h = job["grace"]
+    intent = job["delivery"]["intent"]
+    _mark_dropped(state_dir, intent, h["channels"])
     for channel in h["channels"]:
-        _hold_line(
-            state_dir, job["delivery"]["intent"], channel, "skipped", h, "answered within grace"
-        )
+        _hold_line(state_dir, intent, channel, "skipped", h, "answered within grace")
 
 
 def _answered_in_digest(state_dir: str, h: Hold, item: dict[str, Any]) -> None:
     channel = h["channels"][0]
+    _mark_dropped(state_dir, item["intent"], [channel])
     _hold_line(
         state_dir, item["intent"], channel, "skipped", h, "answered before the digest was sent"
     )
+
+
+def _mark_dropped(state_dir: str, intent: Intent, channels: list[str]) -> None:
+    """Remember (next to the sent alerts' ids) the channels that never got the episode's alert:
+    its resolve, however late, has nothing to update there."""
+    episode = intent.get("episode")
+    if not isinstance(episode, str):
+        return
+    path = os.path.join(state_dir, store.NOTIFY_REFS)
+    with store.Locked(state_dir, store.NOTIFY_LOCK):
+        data = store.read_json(path)
+        table = data if isinstance(data, dict) else {}
+        entry = table.get(episode)
+        if not isinstance(entry, dict):
+            entry = table[episode] = {"ts_ms": words.now_ms(), "refs": {}}
+        entry["dropped"] = sorted({*entry.get("dropped", []), *channels})
+        store.write_json_atomic(path, table)
+
+
+def _dropped(state_dir: str, episode: str) -> list[str]:
+    data = store.read_json(os.path.join(state_dir, store.NOTIFY_REFS))
+    entry = data.get(episode) if isinstance(data, dict) else None
+    dropped = entry.get("dropped") if isinstance(entry, dict) else None
+    return [str(n) for n in dropped] if isinstance(dropped, list) else []
 
 
 # -- while it waits ------------------------------------------------------------------------------

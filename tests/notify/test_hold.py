@@ -280,3 +280,28 @@ def test_a_channel_sent_at_once_by_another_rule_is_not_held(key: str) -> None:
     intent = build_intent("permission", {"ts_ms": 1, "episode": "s1:permission:1"}, {})
     ((d,), _) = rules.decide([intent], cfg, 1, 0, None)
     assert (d["channels"], d.get("hold")) == (["phone"], None)
+
+
+def test_alerts_from_hooks_at_once_are_each_in_exactly_one_digest(state_dir: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with webhook_receiver() as rx:
+        write_config(
+            f'[channels.team]\ntype = "webhook"\nurl = "{rx.url}/hook"\n'
+            f'[[rules]]\nwhen = {ATTENTION}\nchannels = ["team"]\ndigest_s = 600\n'
+        )
+        projects = [f"p{i}" for i in range(6)]
+        with ThreadPoolExecutor(6) as pool:
+            list(pool.map(lambda p: ask(f"c-{p}", p), projects))
+        wait_for(
+            lambda: len([x for x in lines(state_dir) if x["result"] == "merged"]) == 6,
+            what="six alerts merged",
+        )
+        assert len(held(state_dir)) == 1
+        fast_forward(state_dir)
+        wait_for(lambda: rx.requests, what="the digest")
+        settled(state_dir)
+        (body,) = [r.json() for r in rx.requests]
+    assert body["title"] == "6 sessions need you"
+    listed = body["message"].split(", ")
+    assert sorted(listed) == sorted(f"{p} (permission: npm test)" for p in projects)
