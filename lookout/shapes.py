@@ -201,6 +201,8 @@ class Rule(TypedDict):
     escalate_after_s: float | None
     escalate_to: list[str]
     print_mode: bool
+    grace_s: float | None  # remote channels hold an attention alert this long (answered: dropped)
+    digest_s: float | None  # a channel's attention alerts within this window: one message
 
 
 class Config(TypedDict):
@@ -219,6 +221,16 @@ class Escalation(TypedDict):
     channels: list[str]
 
 
+class Hold(TypedDict):
+    """Channels a rule holds back instead of sending at once: `grace_s` (sent after `after_s`
+    unless answered) or `digest_s` (merged with the channel's other alerts for `after_s`)."""
+
+    key: str  # "grace_s" or "digest_s"
+    rule: int
+    after_s: float
+    channels: list[str]
+
+
 class Delivery(TypedDict):
     """One intent routed by rules.decide: where it goes now, what it updates, what follows."""
 
@@ -226,6 +238,7 @@ class Delivery(TypedDict):
     channels: list[str]
     updates: list[str]
     escalate: list[Escalation]
+    hold: NotRequired[list[Hold]]
     texts: NotRequired[dict[str, list[str]]]
 
 
@@ -256,5 +269,7 @@ class DeliveryLine(TypedDict):
     kind: str
     episode: str | None
     channel: str
-    result: str  # sent | failed | skipped | ...
+    result: str  # sent | failed | skipped | merged (into a digest) | clicked
     detail: str
+    rule: NotRequired[int]  # a rule that withheld or merged it: its index ...
+    reason: NotRequired[str]  # ... and the key that decided (quiet_hours, grace_s, digest_s...)

@@ -52,7 +52,11 @@ RULE_KEYS = (
     "quiet_kinds",
     "escalate_after_s",
     "escalate_to",
+    "grace_s",
+    "digest_s",
 )
+# A held or merged alert waits at most this long: the sender drops anything later than that.
+MAX_HOLD_S = 3600.0
 # A send that takes longer is broken; the bound also keeps deadlines inside time_t.
 MAX_TIMEOUT_MS = 600_000
 _DEFAULT_TIMEOUT_MS = {
@@ -356,6 +360,8 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         "quiet_kinds": list(DEFAULT_QUIET_KINDS),
         "escalate_after_s": None,
         "escalate_to": [],
+        "grace_s": None,
+        "digest_s": None,
     }
     if "projects" in raw:
         rule["projects"] = c.string_list((*path, "projects"), raw["projects"])
@@ -398,7 +404,25 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         )
         if "escalate_after_s" not in raw:
             c.error(path, "missing key 'escalate_after_s' (escalate_to needs it)")
+    if "grace_s" in raw:
+        rule["grace_s"] = _hold_s(c, (*path, "grace_s"), raw["grace_s"])
+    if "digest_s" in raw:
+        rule["digest_s"] = _hold_s(c, (*path, "digest_s"), raw["digest_s"])
+        if "grace_s" in raw:
+            c.error(
+                path,
+                "grace_s and digest_s exclude each other (a digest already drops what was"
+                " answered before it is sent)",
+            )
     return rule
+
+
+def _hold_s(c: Checker, path: KeyPath, value: object) -> float | None:
+    seconds = c.number(path, value, 0, positive=True)
+    if seconds is not None and seconds > MAX_HOLD_S:
+        c.error(path, f"expected a number <= {MAX_HOLD_S:g}, got {seconds:g}")
+        return None
+    return seconds
 
 
 def check_channels(c: Checker, raw: object) -> tuple[dict[str, Any], tuple[str, ...]]:

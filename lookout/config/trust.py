@@ -23,6 +23,8 @@ PROJECT_RULE_KEYS = (
     "cooldown_s",
     "quiet_hours",
     "quiet_kinds",
+    "grace_s",
+    "digest_s",
 )
 
 

@@ -64,7 +64,13 @@ def message(
     return msg
 
 
-def deliver(d: Delivery, cfg: Config, state_dir: str, lanes: Lanes | None = None) -> None:
+def deliver(
+    d: Delivery,
+    cfg: Config,
+    state_dir: str,
+    lanes: Lanes | None = None,
+    detail_prefix: str = "",
+) -> None:
     """Queue one delivery's alerts and updates on their channels' lanes (without `lanes`:
     send them and return once all are recorded)."""
     own = lanes is None
@@ -80,9 +86,8 @@ def deliver(d: Delivery, cfg: Config, state_dir: str, lanes: Lanes | None = None
         msg = message(d, cfg, ch)
         if ch["type"] == "desktop" and mark is not None:
             msg["focus"] = True
-        _queue(
-            lanes, state_dir, intent, name, _alert_work(lanes, state_dir, d, name, ch, msg, mark)
-        )
+        work = _alert_work(lanes, state_dir, d, name, ch, msg, mark, detail_prefix)
+        _queue(lanes, state_dir, intent, name, work)
     for name in d.get("updates", []):
         _queue(lanes, state_dir, intent, name, _update_work(state_dir, d, cfg, name))
     if own:
@@ -272,7 +277,11 @@ def record(
     result: str,
     detail: str,
     update: bool = False,
+    rule: int | None = None,
+    reason: str | None = None,
 ) -> None:
+    """One line of deliveries.jsonl; a rule that withheld or merged it names itself (`rule`,
+    `reason`: the rule's index and key) for `lookout explain`."""
     now_ms = words.now_ms()
     line: dict[str, Any] = {
         "ts": store.rfc3339(now_ms),
@@ -288,6 +297,9 @@ def record(
         line["event_ts"] = store.rfc3339(intent["ts_ms"])  # joins the event that raised it
     if update:
         line["update"] = True
+    if rule is not None:
+        line["rule"] = rule
+        line["reason"] = reason
     # Its own lock: a slow disk under the senders never makes a hook wait on events.lock.
     with store.Locked(state_dir, store.DELIVERIES_LOCK) as st:  # rotated: the log stays bounded
         st.append(store.DELIVERIES, line, DELIVERIES_ROTATE_BYTES)

@@ -129,7 +129,7 @@ def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int)
     out: list[Delivery] = []
     for d in deliveries:
         names = set(d["channels"]) | set(d["updates"])
-        for e in d["escalate"]:
+        for e in [*d["escalate"], *d.get("hold", [])]:
             names.update(e["channels"])
         levels = sorted({channels[n]["content"] for n in names if n in channels})
         texts = {

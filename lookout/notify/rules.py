@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from lookout.shapes import Config, Delivery, Escalation, Intent, Rule
+    from lookout.shapes import Config, Delivery, Escalation, Hold, Intent, Rule
 
     State = dict[str, Any]  # notify-state.json: episodes alerted and cooldown marks
     Skip = dict[
@@ -147,6 +147,7 @@ def decide(
         updates = _updates_for(intent, st, channels_cfg)
         chosen: list[str] = []
         escalate: list[Escalation] = []
+        holds: list[Hold] = []
         for index, rule in enumerate(cfg["rules"]):
             if kind not in rule["when"]:
                 continue
@@ -163,6 +164,10 @@ def decide(
                         }
                     )
                 continue
+            held = _hold(index, rule, intent, names, channels_cfg)
+            if held is not None:
+                holds.append(held)
+                names = [n for n in names if n not in held["channels"]]
             chosen.extend(n for n in names if n not in chosen and n not in updates)
             if (
                 rule["escalate_after_s"]
@@ -173,16 +178,55 @@ def decide(
                 targets = [n for n in rule["escalate_to"] if channels_cfg[n]["enabled"]]
                 if targets:
                     escalate.append({"after_s": rule["escalate_after_s"], "channels": targets})
-        if kind in ATTENTION_KINDS and isinstance(episode, str) and (chosen or escalate):
+        hold = _without(holds, chosen)
+        if kind in ATTENTION_KINDS and isinstance(episode, str) and (chosen or escalate or hold):
             remembered = list(chosen)
-            for e in escalate:
+            for e in [*escalate, *hold]:
                 remembered.extend(n for n in e["channels"] if n not in remembered)
             st["episodes"][episode] = {"channels": remembered, "ts_ms": now_ms}
-        if chosen or updates or escalate:
-            deliveries.append(
-                {"intent": intent, "channels": chosen, "updates": updates, "escalate": escalate}
-            )
+        if chosen or updates or escalate or hold:
+            delivery: Delivery = {
+                "intent": intent,
+                "channels": chosen,
+                "updates": updates,
+                "escalate": escalate,
+            }
+            if hold:
+                delivery["hold"] = hold
+            deliveries.append(delivery)
     return deliveries, st
+
+
+def _hold(
+    index: int, rule: Rule, intent: Intent, names: list[str], channels_cfg: dict[str, Any]
+) -> Hold | None:
+    """What a sending rule holds back: with `digest_s`, its channels wait to be merged into one
+    message per channel; with `grace_s`, its remote channels wait for the dialog to be answered
+    at the desk. Attention alerts only (a `done` has nothing to answer)."""
+    if intent.get("kind") not in ATTENTION_KINDS or not isinstance(intent.get("episode"), str):
+        return None
+    if unanswerable(intent):
+        return None
+    digest = rule.get("digest_s")
+    if digest:
+        return {"key": "digest_s", "rule": index, "after_s": digest, "channels": names}
+    grace = rule.get("grace_s")
+    remote = [n for n in names if channels_cfg[n]["type"] in REMOTE_TYPES]
+    if grace and remote:
+        return {"key": "grace_s", "rule": index, "after_s": grace, "channels": remote}
+    return None
+
+
+def _without(holds: list[Hold], chosen: list[str]) -> list[Hold]:
+    """A channel another rule sends to at once is not held; one held twice, by the first."""
+    seen = set(chosen)
+    out: list[Hold] = []
+    for h in holds:
+        names = [n for n in h["channels"] if n not in seen]
+        seen.update(names)
+        if names:
+            out.append({**h, "channels": names})
+    return out
 
 
 def _updates_for(intent: Intent, st: State, channels_cfg: dict[str, Any]) -> list[str]:

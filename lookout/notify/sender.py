@@ -15,7 +15,7 @@ import traceback
 
 from lookout import store, words
 from lookout.config import check, files
-from lookout.notify import escalate
+from lookout.notify import escalate, hold
 from lookout.notify.deliver import deliver, record, send_escalation, skip_escalation
 from lookout.notify.lanes import Lanes
 
@@ -117,7 +117,13 @@ def _drain_once(
         entry = waiting[name]
         if now_ms - entry["checked_ms"] >= RECHECK_S * 1000:
             entry["checked_ms"] = now_ms
-            if not escalate.escalation_due(state_dir, entry["job"]["delivery"]["intent"]):
+            job = entry["job"]
+            if "escalation" not in job:
+                # Grace and digest files change while they wait (merged, answered): read again.
+                if not hold.recheck(state_dir, path):
+                    waiting.pop(name)
+                    continue
+            elif not escalate.escalation_due(state_dir, job["delivery"]["intent"]):
                 _unlink(path)
                 skip_escalation(state_dir, waiting.pop(name)["job"])
                 continue
@@ -225,8 +231,12 @@ def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:
 
 
 def _run(job: dict[str, Any], job_path: str, state_dir: str, lanes: Lanes) -> None:
-    escalation = job.get("escalation")
-    deliveries = [job["delivery"]] if escalation else job["deliveries"]
+    escalation = job.get("escalation") or job.get("grace")
+    if "digest" in job:
+        escalation = job["digest"]
+        deliveries = job["items"]
+    else:
+        deliveries = [job["delivery"]] if escalation else job["deliveries"]
     try:
         cfg = files.load(job.get("cwd"))
     except check.ConfigError as exc:
@@ -235,11 +245,19 @@ def _run(job: dict[str, Any], job_path: str, state_dir: str, lanes: Lanes) -> No
             for name in names:
                 record(state_dir, d["intent"], name, "failed", f"config error: {exc.errors[0]}")
         return
+    if "grace" in job:
+        hold.send_grace(job, cfg, state_dir, lanes)
+        return
+    if "digest" in job:
+        hold.send_digest(job, job_path, cfg, state_dir, lanes)
+        return
     if escalation:
         send_escalation(job["delivery"], escalation, cfg, state_dir, lanes)
         return
+    outbox = os.path.dirname(job_path)
     for d in deliveries:
+        hold.drop_pending(state_dir, outbox, d)
+        hold.take_updates(state_dir, d, cfg, lanes)
         deliver(d, cfg, state_dir, lanes)
-    escalate.schedule_escalations(
-        job["created_ms"], job.get("cwd"), deliveries, os.path.dirname(job_path)
-    )
+        hold.schedule(job["created_ms"], job.get("cwd"), d, outbox, state_dir)
+    escalate.schedule_escalations(job["created_ms"], job.get("cwd"), deliveries, outbox)

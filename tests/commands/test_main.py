@@ -284,7 +284,7 @@ def test_status_reports_a_broken_project_override(
         "warning: notifications are off for api: ~/api/.claude/lookout.toml: rules[0].quiet_hour:"
         " unknown key (did you mean 'quiet_hours'?) (expected one of when, channels, projects,"
         " agents, min_duration_s, include_subagents, print_mode, cooldown_s, quiet_hours,"
-        " quiet_kinds, escalate_after_s, escalate_to)"
+        " quiet_kinds, escalate_after_s, escalate_to, grace_s, digest_s)"
     )
     assert err.splitlines()[1] == "hint: run `lookout check-config`"
     _, out, _ = run_cli(capsys, "status", "--line")

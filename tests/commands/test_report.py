@@ -130,3 +130,35 @@ def test_percentiles_are_the_documented_ones() -> None:
     values = list(range(1, 21))
     assert ledger.p95(values) == 19 and ledger.p95([7]) == 7
     assert ledger.p95(list(range(1, 101))) == 95
+
+
+REAL = FIXTURES / "ledger-real" / "state"
+
+
+def test_the_real_client_recording_matches_the_hand_count(
+    state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # tests/fixtures/ledger-real/README.md counts these figures by hand from the lines.
+    shutil.copytree(REAL, state_dir)
+    data = run_json(capsys, "--since", "3650d")
+    assert (data["episodes"], data["wait_s"], data["p50_s"], data["p95_s"]) == (
+        2,
+        1.764,
+        0.882,
+        0.902,
+    )
+    row = {"episodes": 2, "wait_s": 1.764, "p50_s": 0.882, "p95_s": 0.902}
+    assert data["by_project"] == [{"project": "project", **row}]
+    assert data["by_reason"] == [{"reason": "permission", **row}]
+    assert data["by_tool"] == [{"tool": "Bash", **row}]
+    assert data["by_agent"] == [{"agent": "claude", **row}]
+    longest = data["longest"]
+    assert isinstance(longest, dict)
+    assert (longest["session_id"][:8], longest["wait_s"]) == ("af9d3955", 0.902)
+    assert cli.main(["suggest", "--json", "--since", "3650d"]) == 0
+    (found,) = json.loads(capsys.readouterr().out)["suggestions"]
+    assert (found["rule"], found["count"], found["wait_s"]) == (
+        "Bash(touch made-by-claude)",
+        2,
+        1.764,
+    )

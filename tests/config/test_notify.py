@@ -455,3 +455,40 @@ def test_timeout_ms_has_an_upper_bound(cfg_file: Path) -> None:
     ) == [
         f"{G}: channels.d.timeout_ms: expected an integer from 1 to 600000, got 9223372036854775807"
     ]
+
+
+_HOLD_RULE = (
+    '[channels.p]\ntype = "ntfy"\nurl = "https://ntfy.sh/t"\n'
+    '[[rules]]\nwhen = ["permission"]\nchannels = ["p"]\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        ("grace_s = 0\n", "rules[0].grace_s: expected a number > 0, got 0"),
+        ('grace_s = "30"\n', "rules[0].grace_s: expected a number, got str"),
+        ("digest_s = 7200\n", "rules[0].digest_s: expected a number <= 3600, got 7200"),
+        (
+            "grace_s = 30\ndigest_s = 60\n",
+            "rules[0]: grace_s and digest_s exclude each other (a digest already drops what was"
+            " answered before it is sent)",
+        ),
+        ("grace = 30\n", "rules[0].grace: unknown key (did you mean 'grace_s'?)"),
+        ("digest = 60\n", "rules[0].digest: unknown key (did you mean 'digest_s'?)"),
+    ],
+    ids=["zero", "string", "too-long", "both", "grace-typo", "digest-typo"],
+)
+def test_grace_and_digest_errors(cfg_file: Path, extra: str, error: str) -> None:
+    (first,) = errors_of(_HOLD_RULE + extra, cfg_file)
+    assert first.startswith(f"{G}: {error}")
+
+
+def test_grace_and_digest_are_read(cfg_file: Path) -> None:
+    write(
+        cfg_file,
+        _HOLD_RULE + 'grace_s = 30\n[[rules]]\nwhen = ["question"]\n'
+        'channels = ["p"]\ndigest_s = 60.5\n',
+    )
+    cfg = files.load()
+    assert [(r["grace_s"], r["digest_s"]) for r in cfg["rules"]] == [(30.0, None), (None, 60.5)]

@@ -51,6 +51,9 @@ channels = ["phone"]
         'quiet_hours = "22:00-07:00"\nquiet_kinds = ["done"]\n',
         '[templates.done]\ntitle = "{project} finished"\n',
         "[channels.phone]\nenabled = false\n",
+        # grace and digests only hold or merge alerts (bounded): quieter, never more
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["phone"]\ngrace_s = 60\n'
+        '[[rules]]\nwhen = ["question"]\nchannels = ["phone"]\ndigest_s = 300\n',
     ],
 )
 def test_a_project_file_may_narrow_or_quiet_without_trust(
