@@ -90,7 +90,8 @@ def test_explain_an_unknown_session_says_so(
     assert cli.main(["explain", "nosuch"]) == 1
     assert capsys.readouterr().err == (
         "error: no session 'nosuch' is recorded\n"
-        "hint: lookout status --all lists the sessions (the ID column)\n"
+        "hint: give the start of a session id (the ID column of `lookout status --all`),"
+        " a project or a title\n"
     )
 
 
