@@ -192,7 +192,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         for agent_id, child in (snapshot.get("agents") or {}).items()
         if isinstance(child, dict)
     ]
-    return {
+    row: Row = {
         "session_id": snapshot["session_id"],
         "agent": snapshot.get("agent") or "claude",
         "status": status,
@@ -219,6 +219,10 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
         "agents": agents,
     }
+    title = snapshot.get("title")
+    if isinstance(title, str) and title:
+        row["title"] = title  # only where an agent names its sessions: other rows stay as they were
+    return row
 
 
 def shown_since(snapshot: dict[str, Any], status: str, updated_ms: int) -> int:
