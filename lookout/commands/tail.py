@@ -138,9 +138,7 @@ def _rotated(f: Any, path: str) -> bool:
         return True
 
 
-def _last_records(
-    f: Any, count: int, keep: Keep | None
-) -> list[tuple[bytes, dict[str, Any]]]:
+def _last_records(f: Any, count: int, keep: Keep | None) -> list[tuple[bytes, dict[str, Any]]]:
     """The last `count` complete records `keep` keeps, read from the end block by block
     (events.jsonl can be large, and one session's records may be far apart)."""
     end = f.seek(0, os.SEEK_END)
