@@ -355,18 +355,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--bind",
-        default="127.0.0.1",
         metavar="ADDRESS",
         help="address to listen on (default 127.0.0.1; 0.0.0.0 for the network: add TLS)",
     )
     serve.add_argument(
-        "--port", type=int, default=8787, help="TCP port (default 8787; 0: any free port)"
+        "--port", type=int, help="TCP port (default 8787; 0: any free port)"
     )
     serve.add_argument(
         "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
     )
     serve.add_argument(
-        "--url", action="store_true", help="print a one-time sign-in link (5 minutes) and exit"
+        "--url",
+        action="store_true",
+        help="print a one-time sign-in link (5 minutes) to the running dashboard and exit",
     )
     serve.add_argument(
         "--token", action="store_true", help="print the API token for scripts' Bearer header"
