@@ -358,9 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="address to listen on (default 127.0.0.1; 0.0.0.0 for the network: add TLS)",
     )
-    serve.add_argument(
-        "--port", type=int, help="TCP port (default 8787; 0: any free port)"
-    )
+    serve.add_argument("--port", type=int, help="TCP port (default 8787; 0: any free port)")
     serve.add_argument(
         "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
     )
