@@ -161,12 +161,14 @@ def _running_base(state_dir: str) -> str:
     recorded = _read_running(os.path.join(state_dir, RUNNING))
     if recorded is not None and reconcile.pid_alive(recorded["pid"]):
         base = str(recorded["url"])
-        print(f"(for the dashboard running at {base}/, pid {recorded['pid']})", file=sys.stderr)
+        print(
+            f"note: for the dashboard running at {base}/ (pid {recorded['pid']})", file=sys.stderr
+        )
         return base
     base = f"http://{DEFAULT_BIND}:{DEFAULT_PORT}"
     print(
-        f"(no `lookout serve` runs here: a link for the default {base}/; --port and --bind"
-        " name another)",
+        f"note: no `lookout serve` runs here; this link is for the default {base}/ (--port and"
+        " --bind name another)",
         file=sys.stderr,
     )
     return base

@@ -69,8 +69,8 @@ def test_url_prints_a_one_time_sign_in_link_without_the_token(
     token = (state_dir / "serve.token").read_text().strip()
     assert (code, err) == (
         0,
-        "(no `lookout serve` runs here: a link for the default http://127.0.0.1:8787/;"
-        " --port and --bind name another)\n",
+        "note: no `lookout serve` runs here; this link is for the default"
+        " http://127.0.0.1:8787/ (--port and --bind name another)\n",
     )
     assert re.fullmatch(r"http://127\.0\.0\.1:8787/login#code=[A-Za-z0-9_-]{32}\n", out)
     assert token not in out
@@ -86,7 +86,7 @@ def test_url_is_the_running_servers(
     assert code == 0 and out.startswith(f"{running.base}/login#code=")
     assert running.base != "http://127.0.0.1:8787"
     pid = running.process.pid
-    assert err == f"(for the dashboard running at {running.base}/, pid {pid})\n"
+    assert err == f"note: for the dashboard running at {running.base}/ (pid {pid})\n"
     assert sign_in(running.base, out.strip().split("#code=")[1])[0] == 200  # it works there
     recorded = json.loads((state_dir / "serve.json").read_text())
     assert recorded == {"pid": pid, "url": running.base, "port": recorded["port"], "fleet": False}
@@ -107,7 +107,7 @@ def test_a_dead_servers_record_is_not_believed(
     (state_dir / "serve.json").write_text(json.dumps(record))
     code, out, err = run(capsys, "--url")
     assert code == 0 and out.startswith("http://127.0.0.1:8787/login#code=")
-    assert err.startswith("(no `lookout serve` runs here")
+    assert err.startswith("note: no `lookout serve` runs here")
 
 
 def test_token_prints_the_api_token(capsys: pytest.CaptureFixture[str], state_dir: Path) -> None:
