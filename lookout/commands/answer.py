@@ -75,8 +75,12 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
     if as_json:
         print(json.dumps(requests.public(done, now_ms)))
     else:
-        word = "allowed" if done["status"] == requests.ALLOWED else "denied"
-        print(f"{word}: {_label(done)}")
+        said = (done.get("decision") or {}).get("answers")
+        if done["status"] == requests.ALLOWED and said:
+            print(shown(f"answered {'; '.join(requests.chosen(said))}: ") + _label(done))
+        else:
+            word = "allowed" if done["status"] == requests.ALLOWED else "denied"
+            print(f"{word}: {_label(done)}")
     return 0
 
 
@@ -99,15 +103,18 @@ def _show(rec: dict[str, Any], now_ms: int) -> None:
     left = max(0, (int(rec["expires_ms"]) - now_ms) // 1000)
     where = f"session {rec['session_id'][:8]}, {rec.get('project') or '?'}"
     print(shown(f"{rec['id']}  {rec.get('tool_name') or '?'}  {where}  ({left} s left)"))
-    detail = rec.get("detail") or rec.get("summary") or ""
-    for line in str(detail).split("\n"):
+    # A question is listed once, below with its options: the detail is what else it holds.
+    detail = rec.get("detail") if rec.get("questions") else rec.get("detail") or rec.get("summary")
+    for line in str(detail or "").split("\n") if detail else []:
         print("    " + shown(line))
     flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
     if flags:
         names = [f"! {f['name']} (risky)" if f.get("risky") else str(f.get("name")) for f in flags]
         print("    flags: " + shown(", ".join(names)))
     for q in rec.get("questions") or []:
-        print(shown(f"    {q['question']}  options: {' | '.join(q['options'])}"))
+        notes = q.get("descriptions") or [""] * len(q["options"])
+        options = [f"{o} ({d})" if d else o for o, d in zip(q["options"], notes, strict=False)]
+        print(shown(f"    {q['question']}  options: {' | '.join(options)}"))
 
 
 def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:

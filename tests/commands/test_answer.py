@@ -210,19 +210,22 @@ def test_a_question_takes_one_option_per_question(state_dir: Path) -> None:
                     "question": "Which colour?",
                     "header": "Choice",
                     "multiSelect": False,
-                    "options": [{"label": "Red"}, {"label": "Blue"}],
+                    "options": [{"label": "Red", "description": "warm"}, {"label": "Blue"}],
                 }
             ]
         },
     }
     hook = start(p)
     rid = waiting(state_dir)["id"]
-    assert "options: Red | Blue" in lookout("answer").stdout
+    listing = lookout("answer").stdout
+    assert "    Which colour?  options: Red (warm) | Blue\n" in listing  # issue 22 item 16
+    assert listing.count("Which colour?") == 1
     missing = lookout("answer", rid, "allow")
     assert missing.returncode == 1 and "asks 1 question(s)" in missing.stderr
     wrong = lookout("answer", rid, "allow", "--option", "Green")
     assert wrong.returncode == 1 and "'Green' is not an option" in wrong.stderr
-    assert lookout("answer", rid, "allow", "--option", "Blue").returncode == 0
+    done = lookout("answer", rid, "allow", "--option", "Blue")
+    assert done.returncode == 0 and done.stdout.startswith(f"answered Blue: {rid} AskUserQuestion")
     decision = json.loads(finish(hook))["hookSpecificOutput"]["decision"]
     assert decision["updatedInput"]["answers"] == {"Which colour?": "Blue"}
 
