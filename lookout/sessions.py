@@ -144,7 +144,8 @@ def resolve(rows: Sequence[Row], key: str, command: str = "lookout status") -> R
             hint="give the start of a session id (the ID column of `lookout status --all`),"
             " a project or a title",
         )
-    shorts = short_ids(s["session_id"] for s in found)
+    # Each one by the ID it shows (unique among all the rows), which names it here again.
+    shorts = short_ids(s["session_id"] for s in rows)
     shown = [f"{s['project'] or '?'} ({shorts[s['session_id']]}, {s['status']})" for s in found[:6]]
     more = f" and {len(found) - 6} more" if len(found) > 6 else ""
     hint = f"name one by its id: {command} {shorts[found[0]['session_id']]}"
