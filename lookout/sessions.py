@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from lookout import _jsonfast, procs, store
+from lookout.errors import LookoutError
 
 STALE_AFTER_S = 8 * 3600
-ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
+# `unknown` is the fleet's (a host that is not online): after what is known, before the ended.
+ORDER = {"attention": 0, "working": 1, "idle": 2, "unknown": 3, "ended": 4}
+SHORT_ID = 8  # the fewest characters of an id shown; more where two shown ids share them
 
 
 class Child(TypedDict):
@@ -59,6 +62,8 @@ class Row(TypedDict):
     waiting_ms: int | None
     print_mode: bool
     agents: list[Child]
+    # The shortest start of its id, SHORT_ID at least, that no other session's id shares.
+    short_id: NotRequired[str]
     # Where its tmux pane is now, resolved live by jump.tmux_json (status --json, /api/sessions).
     tmux: NotRequired[dict[str, Any] | None]
     # jump and pick attach the raw snapshot (where the session runs); never in public output.
@@ -83,14 +88,72 @@ def load_sessions(
         if isinstance(snapshot, dict) and isinstance(snapshot.get("session_id"), str):
             sessions.append(present(snapshot, now_ms, stale_after_s))
     sessions.sort(key=order)
+    shorts = short_ids(s["session_id"] for s in sessions)
+    for s in sessions:
+        s["short_id"] = shorts[s["session_id"]]
     return sessions
 
 
-def order(s: Row) -> tuple[int, int]:
-    """Attention first, the one waiting longest on top; then the most recently active."""
+def order(s: Mapping[str, Any]) -> tuple[int, int]:
+    """Attention first, the one waiting longest on top; then by status, the most recently
+    active first. Every list of sessions (status, dashboard, fleet, pick, jump) sorts by this."""
     if s["status"] == "attention":
         return 0, int(s.get("waiting_ms") or s["updated_ms"])
-    return ORDER.get(s["status"], 9), -s["updated_ms"]
+    return ORDER.get(s["status"], 9), -int(s["updated_ms"])
+
+
+def short_ids(ids: Iterable[str], least: int = SHORT_ID) -> dict[str, str]:
+    """Each id's shortest start (`least` characters at least) that no other of `ids` starts
+    with: OpenCode's ids share a time prefix (`ses_de99...`), and two equal IDs in a table
+    name nothing. An id that is the start of another is shown whole."""
+    ordered = sorted(set(ids))
+    out = {}
+    for i, sid in enumerate(ordered):
+        need = least
+        for other in ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]:
+            common = next(
+                (n for n, (a, b) in enumerate(zip(sid, other, strict=False)) if a != b),
+                min(len(sid), len(other)),
+            )
+            need = max(need, common + 1)
+        out[sid] = sid[:need]
+    return out
+
+
+def matching(rows: Sequence[Row], key: str) -> list[Row]:
+    """The sessions `key` names, in `rows`' order: the one whose id it is; else every session
+    whose id starts with it, or whose project or title it is. Ended sessions count only when no
+    other one matches (a project keeps the sessions of its earlier runs)."""
+    exact = [s for s in rows if s["session_id"] == key]
+    if exact:
+        return exact
+    found = [
+        s
+        for s in rows
+        if s["session_id"].startswith(key) or s["project"] == key or s.get("title") == key
+    ]
+    live = [s for s in found if s["status"] != "ended"]
+    return live or found
+
+
+def resolve(rows: Sequence[Row], key: str, command: str = "lookout status") -> Row:
+    """The one session `key` names (a session id, its start, a project or a title), for every
+    command that takes a SESSION. None or several: an error that lists them, never a guess."""
+    found = matching(rows, key)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise LookoutError(
+            f"no session {key!r} is recorded",
+            hint="give the start of a session id (the ID column of `lookout status --all`),"
+            " a project or a title",
+        )
+    # Each one by the ID it shows (unique among all the rows), which names it here again.
+    shorts = short_ids(s["session_id"] for s in rows)
+    shown = [f"{s['project'] or '?'} ({shorts[s['session_id']]}, {s['status']})" for s in found[:6]]
+    more = f" and {len(found) - 6} more" if len(found) > 6 else ""
+    hint = f"name one by its id: {command} {shorts[found[0]['session_id']]}"
+    raise LookoutError(f"{key!r} names {len(found)} sessions: {', '.join(shown)}{more}", hint=hint)
 
 
 def waiting_since(snapshot: dict[str, Any]) -> int | None:
@@ -136,7 +199,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         for agent_id, child in (snapshot.get("agents") or {}).items()
         if isinstance(child, dict)
     ]
-    return {
+    row: Row = {
         "session_id": snapshot["session_id"],
         "agent": snapshot.get("agent") or "claude",
         "status": status,
@@ -166,6 +229,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
         "agents": agents,
     }
+    return row
 
 
 def title_of(snapshot: Mapping[str, Any]) -> str:

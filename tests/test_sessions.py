@@ -116,3 +116,105 @@ def test_since_is_when_the_shown_status_began() -> None:
     assert sessions.present(snapshot("s", "attention"), NOW, 3600)["since"] == store.rfc3339(
         NOW - 1000
     )
+
+
+# -- the short id (issue 22 item 17) -------------------------------------------------------------
+
+
+def test_short_ids_are_unique_among_the_sessions_shown(tmp_path: Any) -> None:
+    # OpenCode's ids share a time prefix: `ses_de99` three times named nothing.
+    ids = ["ses_de99b7c6aa", "ses_de99b067bb", "ses_de99b7c1cc", "0f3a9c2e-1111", "0f3a9c2e"]
+    short = sessions.short_ids(ids)
+    assert short == {
+        "ses_de99b7c6aa": "ses_de99b7c6",
+        "ses_de99b067bb": "ses_de99b0",
+        "ses_de99b7c1cc": "ses_de99b7c1",
+        "0f3a9c2e-1111": "0f3a9c2e-",
+        "0f3a9c2e": "0f3a9c2e",  # the start of another id: shown whole
+    }
+    assert sessions.short_ids(["79c8ec5c-aaaa", "1e6e5e1f-bbbb"]) == {
+        "79c8ec5c-aaaa": "79c8ec5c",
+        "1e6e5e1f-bbbb": "1e6e5e1f",
+    }
+    for sid in ids[:3]:
+        with store.Locked(str(tmp_path)) as st:
+            st.write_session(snapshot(sid, "idle", project="oc", agent="opencode"))
+    rows = sessions.load_sessions(str(tmp_path), NOW)
+    assert sorted(s["short_id"] for s in rows) == ["ses_de99b0", "ses_de99b7c1", "ses_de99b7c6"]
+    shown = [line.split()[2] for line in view.table(rows, NOW, colour=False).splitlines()[1:]]
+    assert sorted(shown) == ["ses_de99b0", "ses_de99b7c1", "ses_de99b7c6"]
+
+
+# -- naming a session (issue 22 item 12) ---------------------------------------------------------
+
+
+def rows_of(tmp_path: Any, *snaps: dict[str, Any]) -> list[sessions.Row]:
+    for snap in snaps:
+        with store.Locked(str(tmp_path)) as st:
+            st.write_session(snap)
+    return sessions.load_sessions(str(tmp_path), NOW)
+
+
+def test_resolve_by_id_prefix_project_and_title(tmp_path: Any) -> None:
+    rows = rows_of(
+        tmp_path,
+        snapshot("aaaa1111-x", project="api"),
+        snapshot("bbbb2222-y", project="web", name="fix the login", name_source="user"),
+        snapshot("cccc3333-z", "ended", project="web"),  # an earlier run of web
+    )
+    assert sessions.resolve(rows, "aaaa")["session_id"] == "aaaa1111-x"
+    assert sessions.resolve(rows, "api")["session_id"] == "aaaa1111-x"
+    assert sessions.resolve(rows, "fix the login")["session_id"] == "bbbb2222-y"
+    # web's ended session does not make "web" ambiguous while another web session lives...
+    assert sessions.resolve(rows, "web")["session_id"] == "bbbb2222-y"
+    # ...but its id still names it.
+    assert sessions.resolve(rows, "cccc")["session_id"] == "cccc3333-z"
+    assert sessions.public(sessions.resolve(rows, "api"))["title"] == "api"  # else the project
+
+
+def test_resolve_never_guesses(tmp_path: Any) -> None:
+    import pytest
+
+    from lookout.errors import LookoutError
+
+    rows = rows_of(
+        tmp_path,
+        snapshot("ses_de99b7c6aa", "attention", project="api", updated_ms=NOW - 5000),
+        snapshot("ses_de99b067bb", "idle", project="api"),
+    )
+    with pytest.raises(LookoutError) as err:
+        sessions.resolve(rows, "api", "lookout explain")
+    assert str(err.value) == (
+        "'api' names 2 sessions: api (ses_de99b7, attention), api (ses_de99b0, idle)"
+    )
+    assert err.value.hint == "name one by its id: lookout explain ses_de99b7"
+    with pytest.raises(LookoutError, match="'ses_de99' names 2 sessions"):
+        sessions.resolve(rows, "ses_de99")
+    with pytest.raises(LookoutError, match=r"^no session 'nope' is recorded$"):
+        sessions.resolve(rows, "nope")
+
+
+# -- one order (issue 22 item 11) ----------------------------------------------------------------
+
+
+def test_one_order_for_every_list() -> None:
+    def row(status: str, updated: int, waiting: int | None = None) -> dict[str, Any]:
+        return {"status": status, "updated_ms": updated, "waiting_ms": waiting}
+
+    shown = [
+        row("ended", 9),
+        row("unknown", 8),  # the fleet's: a host that is not online
+        row("attention", 7, waiting=3),
+        row("idle", 6),
+        row("attention", 5, waiting=1),  # waiting longest, though not the latest event
+        row("working", 4),
+    ]
+    shown.sort(key=sessions.order)
+    assert [(s["status"], s["updated_ms"]) for s in shown] == [
+        ("attention", 5),
+        ("attention", 7),
+        ("working", 4),
+        ("idle", 6),
+        ("unknown", 8),
+        ("ended", 9),
+    ]

@@ -26,6 +26,7 @@ from lookout import paths
 from lookout.boundary import visible
 from lookout.errors import LookoutError
 from lookout.remote import requests
+from lookout.sessions import STALE_AFTER_S, Row, load_sessions, matching, present, resolve
 
 DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
 _INVISIBLE = ("Cf", "Zl", "Zp")
@@ -50,7 +51,7 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
             )
         answers = _answers(rec, options) if decision != "deny" else None
     else:
-        rec = _by_session(waiting, records, session, now_ms)
+        rec = _by_session(state_dir, waiting, records, session, now_ms)
         answers = _answers(rec, options) if decision != "deny" else None
         _confirm(rec, decision, now_ms)
     try:
@@ -74,8 +75,12 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
     if as_json:
         print(json.dumps(requests.public(done, now_ms)))
     else:
-        word = "allowed" if done["status"] == requests.ALLOWED else "denied"
-        print(f"{word}: {_label(done)}")
+        said = (done.get("decision") or {}).get("answers")
+        if done["status"] == requests.ALLOWED and said:
+            print(shown(f"answered {'; '.join(requests.chosen(said))}: ") + _label(done))
+        else:
+            word = "allowed" if done["status"] == requests.ALLOWED else "denied"
+            print(f"{word}: {_label(done)}")
     return 0
 
 
@@ -98,15 +103,18 @@ def _show(rec: dict[str, Any], now_ms: int) -> None:
     left = max(0, (int(rec["expires_ms"]) - now_ms) // 1000)
     where = f"session {rec['session_id'][:8]}, {rec.get('project') or '?'}"
     print(shown(f"{rec['id']}  {rec.get('tool_name') or '?'}  {where}  ({left} s left)"))
-    detail = rec.get("detail") or rec.get("summary") or ""
-    for line in str(detail).split("\n"):
+    # A question is listed once, below with its options: the detail is what else it holds.
+    detail = rec.get("detail") if rec.get("questions") else rec.get("detail") or rec.get("summary")
+    for line in str(detail or "").split("\n") if detail else []:
         print("    " + shown(line))
     flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
     if flags:
         names = [f"! {f['name']} (risky)" if f.get("risky") else str(f.get("name")) for f in flags]
         print("    flags: " + shown(", ".join(names)))
     for q in rec.get("questions") or []:
-        print(shown(f"    {q['question']}  options: {' | '.join(q['options'])}"))
+        notes = q.get("descriptions") or [""] * len(q["options"])
+        options = [f"{o} ({d})" if d else o for o, d in zip(q["options"], notes, strict=False)]
+        print(shown(f"    {q['question']}  options: {' | '.join(options)}"))
 
 
 def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:
@@ -123,33 +131,78 @@ def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:
 
 
 def _by_session(
-    waiting: list[dict[str, Any]], records: list[dict[str, Any]], key: str, now_ms: int
+    state_dir: str,
+    waiting: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    key: str,
+    now_ms: int,
 ) -> dict[str, Any]:
-    """The one request waiting in the session `key` names (an id or a prefix of one) or in the
-    project named `key`. Request ids are never matched here."""
-
-    def names(r: dict[str, Any]) -> bool:
-        return str(r.get("session_id") or "").startswith(key) or r.get("project") == key
-
-    found = [r for r in waiting if names(r)]
-    if len(found) == 1:
-        return found[0]
-    if found:
+    """The one request waiting in the session `key` names, as every command names a session
+    (sessions.resolve: an id or its start, a project, a title). Request ids are never matched
+    here."""
+    rows = load_sessions(state_dir, now_ms)
+    asking = {str(r.get("session_id")) for r in waiting}
+    known = {s["session_id"] for s in rows}
+    for rec in records:  # a session known only by its requests (its snapshot was pruned)
+        sid = str(rec.get("session_id") or "")
+        if sid and sid not in known:
+            known.add(sid)
+            snapshot = {
+                "session_id": sid,
+                "project": rec.get("project") or "",
+                "status": "attention" if sid in asking else "idle",
+                "updated_ms": int(rec.get("created_ms") or 0),
+            }
+            rows.append(present(snapshot, now_ms, STALE_AFTER_S))
+    with_requests = [s for s in rows if s["session_id"] in asking]
+    if matching(with_requests, key):
+        # Of the sessions `key` names, those that wait on a request: one, or a list.
+        chosen = resolve(with_requests, key, "lookout answer")
+        found = [r for r in waiting if r.get("session_id") == chosen["session_id"]]
+        if len(found) == 1:
+            return found[0]
         ids = ", ".join(shown(f"{r['id']} ({r.get('tool_name')})") for r in found)
         raise LookoutError(
-            f"{len(found)} requests wait in {shown(key)!r}: {ids}",
+            f"{len(found)} requests wait in {_name(chosen)}: {ids}",
             hint="give the request id: lookout answer REQUEST_ID allow|deny",
         )
+    if not matching(rows, key):
+        raise LookoutError(
+            f"no request and no session {shown(key)!r}",
+            hint="lookout answer lists the waiting requests, each with its id",
+        )
+    chosen = resolve(rows, key, "lookout answer")  # several sessions: says which
     for rec in reversed(records):  # say why, when the request exists but takes no answer
-        if names(rec):
+        if rec.get("session_id") == chosen["session_id"]:
             reason = requests.public(rec, now_ms)["reason"] or "not waiting"
             raise LookoutError(
-                f"the last request in {shown(key)!r} ({shown(rec.get('tool_name'))}) is {reason}",
+                f"the last request in {_name(chosen)} ({shown(rec.get('tool_name'))}) is {reason}",
                 hint="lookout answer lists what is still waiting",
             )
     raise LookoutError(
-        f"no permission request is waiting in session {shown(key)!r}",
-        hint="lookout answer lists them; remote answers need [remote] enabled = true",
+        f"no permission request is waiting in {_name(chosen)}: it is {chosen['status']}",
+        hint=_why_none(),
+    )
+
+
+def _name(session: Row) -> str:
+    short = session.get("short_id") or session["session_id"][:8]
+    return shown(f"{session['project'] or '?'} ({short})")
+
+
+def _why_none() -> str:
+    """Why a session has no request to answer: [remote] is off, or its dialog never was one."""
+    from lookout.config import check, files
+
+    try:
+        remote = files.load(None)["remote"]  # [remote] is read from your own config only
+    except check.ConfigError:
+        return "your config is invalid (lookout check-config), so [remote] is off"
+    if not remote.get("enabled"):
+        return "remote answers need [remote] enabled = true in your config"
+    return (
+        "only a permission dialog that began while [remote] was on can be answered from here;"
+        " answer this one in its terminal (lookout jump)"
     )
 
 

@@ -13,36 +13,19 @@ from typing import Any
 from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.sessions import Row, load_sessions, parse_line
+from lookout.sessions import Row, load_sessions, parse_line, resolve
 
 DELIVERIES = "deliveries.jsonl"
 ROTATED = 3  # events.jsonl.1..3 (store.DEFAULT_KEEP); deliveries.jsonl rotates the same way
 
 
-def find_sessions(state_dir: str, prefix: str) -> list[Row]:
-    """The recorded sessions whose id starts with `prefix`, most recent first."""
+def pick_session(state_dir: str, key: str | None) -> Row:
+    """The session `key` names (sessions.resolve), or else the latest one of the current
+    directory, or else the latest one."""
     sessions = load_sessions(state_dir, int(time.time() * 1000))
-    found = [s for s in sessions if s["session_id"].startswith(prefix)]
-    return sorted(found, key=lambda s: -s["updated_ms"])
-
-
-def pick_session(state_dir: str, prefix: str | None) -> Row:
-    """The session named by a prefix, or else the latest one of the current directory, or else
-    the latest one."""
-    if prefix:
-        found = find_sessions(state_dir, prefix)
-        if not found:
-            raise LookoutError(
-                f"no session {prefix!r} is recorded",
-                hint="lookout status --all lists the sessions (the ID column)",
-            )
-        if len(found) > 1 and not any(s["session_id"] == prefix for s in found):
-            ids = ", ".join(s["session_id"][:12] for s in found[:4])
-            raise LookoutError(
-                f"{len(found)} sessions start with {prefix!r} ({ids})", hint="give more of the id"
-            )
-        return next((s for s in found if s["session_id"] == prefix), found[0])
-    found = find_sessions(state_dir, "")
+    if key:
+        return resolve(sessions, key, "lookout explain")
+    found = sorted(sessions, key=lambda s: -s["updated_ms"])
     if not found:
         raise LookoutError("no session is recorded yet", hint="lookout doctor checks the hooks")
     here = os.getcwd()

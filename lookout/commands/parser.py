@@ -131,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-n", "--lines", type=_count_arg, default=20, metavar="N", help="how many (20)"
     )
     tail.add_argument("--json", action="store_true", help="print the stored JSON lines as they are")
-    tail.add_argument("--session", metavar="ID", help="only this session (a prefix is enough)")
+    tail.add_argument(
+        "--session",
+        metavar="SESSION",
+        help="only this session (an id or its start, a project or a title); -n counts its records",
+    )
     tail.add_argument(
         "--deliveries", action="store_true", help="show notification deliveries instead"
     )
@@ -159,7 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
         " waits on you.",
     )
     ack.add_argument(
-        "session", nargs="?", metavar="SESSION", help="a project name or the start of a session id"
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session id or its start, a project or a title",
     )
 
     bridge = sub.add_parser(
@@ -232,8 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
         "session",
         nargs="?",
         metavar="REQUEST_ID",
-        help="the request's id as listed; on a terminal also a session id (prefix) or project"
-        " name, after showing the request and asking",
+        help="the request's id as listed; on a terminal also a SESSION (an id or its start, a"
+        " project or a title), after showing the request and asking",
     )
     answer.add_argument(
         "decision",
@@ -264,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
         "session",
         nargs="?",
         metavar="SESSION",
-        help="a session id (a prefix is enough) or a project",
+        help="a session id or its start, a project or a title",
     )
     _client_option(jump)
     jump.add_argument(
@@ -307,9 +314,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="For a session's last notifications (a permission, a finished turn...):"
         " which channels got them, which failed, and which rule withheld one and why (quiet"
         " hours, min_duration_s, cooldown_s, ...). SESSION is an id or its start (lookout status"
-        " shows it); without it, the latest session of the current directory, else the latest.",
+        " shows it), a project or a title; without it, the latest session of the current"
+        " directory, else the latest.",
     )
-    explain.add_argument("session", nargs="?", metavar="SESSION", help="session id (or its start)")
+    explain.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session id or its start, a project or a title",
+    )
     explain.add_argument(
         "-n", "--last", type=_count_arg, default=5, metavar="N", help="how many notifications (5)"
     )
@@ -361,18 +374,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--bind",
-        default="127.0.0.1",
         metavar="ADDRESS",
         help="address to listen on (default 127.0.0.1; 0.0.0.0 for the network: add TLS)",
     )
-    serve.add_argument(
-        "--port", type=int, default=8787, help="TCP port (default 8787; 0: any free port)"
-    )
+    serve.add_argument("--port", type=int, help="TCP port (default 8787; 0: any free port)")
     serve.add_argument(
         "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
     )
     serve.add_argument(
-        "--url", action="store_true", help="print a one-time sign-in link (5 minutes) and exit"
+        "--url",
+        action="store_true",
+        help="print a one-time sign-in link (5 minutes) to the running dashboard and exit",
     )
     serve.add_argument(
         "--token", action="store_true", help="print the API token for scripts' Bearer header"

@@ -34,8 +34,16 @@ def _status(s: Row) -> str:
     return f"{s['status']} {s['reason']}" if s["status"] == "attention" else str(s["status"])
 
 
-def _label(s: Row, project_w: int, status_w: int) -> str:
+def _name(s: Row, sessions: list[Row]) -> str:
+    """The title (else the project), and the short id when another listed session has both."""
     project = _clean(s["title"] or s["project"] or "?")[:16]
+    same = [o for o in sessions if (o["title"], o["project"]) == (s["title"], s["project"])]
+    if len(same) > 1:
+        return f"{project} {_clean(s.get('short_id') or s['session_id'][:8])}"
+    return project
+
+
+def _label(s: Row, project: str, project_w: int, status_w: int) -> str:
     summary = _clean(s["summary"] or s["detail"] or "")
     text = f"{project:<{project_w}}  {_status(s):<{status_w}}  {summary}".rstrip()
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
@@ -46,24 +54,14 @@ def items(state_dir: str, socket: str | None) -> list[Item]:
     sessions = [s for s in load_sessions(state_dir) if s["status"] != "ended"]
     for s in sessions:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
-    order = {"attention": 0, "working": 1, "idle": 2}
-    sessions.sort(
-        key=lambda s: (
-            order.get(s["status"], 3),
-            places.attention_since(s["snapshot"])
-            if s["status"] == "attention"
-            else -s["updated_ms"],
-        )
-    )
     cache: dict[str, dict[str, tmux.Pane] | None] = {}
-    project_w = max(
-        (len(_clean(s["title"] or s["project"] or "?")[:16]) for s in sessions), default=0
-    )
+    names = [_name(s, sessions) for s in sessions]
+    project_w = max((len(n) for n in names), default=0)
     status_w = max((len(_status(s)) for s in sessions), default=0)
     out = []
     for i, s in enumerate(sessions):
         key = KEYS[i] if i < len(KEYS) else ""
-        label = _label(s, project_w, status_w)
+        label = _label(s, names[i], project_w, status_w)
         place = places.where(s["snapshot"])
         pane = places.locate_tmux(s["snapshot"], cache)
         if "tmux_pane" not in place:

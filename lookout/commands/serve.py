@@ -7,21 +7,25 @@ TLS, and never writes session state (only its own token and login-code files).""
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import ssl
 import sys
+from typing import Any
 
 from lookout import paths
 from lookout.errors import LookoutError
 
+DEFAULT_BIND, DEFAULT_PORT = "127.0.0.1", 8787
+RUNNING = "serve.json"  # where a running `lookout serve` says it runs, for `--url`
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 WILDCARD = ("0.0.0.0", "::", "")  # noqa: S104 - named to recognise them, not to bind
 
 
 def serve(
     *,
-    bind: str,
-    port: int,
+    bind: str | None,
+    port: int | None,
     fleet: bool,
     url: bool,
     tls_cert: str | None,
@@ -29,7 +33,7 @@ def serve(
     token_only: bool = False,
     rotate: bool = False,
 ) -> int:
-    if not 0 <= port <= 65535:
+    if port is not None and not 0 <= port <= 65535:
         raise LookoutError(f"--port {port} is not a TCP port", hint="use 1-65535 (0: any free one)")
     from lookout.web import auth
 
@@ -51,8 +55,14 @@ def serve(
     if url:
         if port == 0:
             raise LookoutError("--url needs the port the dashboard runs on", hint="--port 8787")
-        print(_login_url(f"{scheme}://{_url_host(bind)}:{port}", state_dir))
+        if bind is None and port is None:
+            base = _running_base(state_dir)
+        else:
+            base = f"{scheme}://{_url_host(bind or DEFAULT_BIND)}:{port or DEFAULT_PORT}"
+        print(_login_url(base, state_dir))
         return 0
+    bind = DEFAULT_BIND if bind is None else bind
+    port = DEFAULT_PORT if port is None else port
 
     from lookout.commands.status import notifications_off
     from lookout.web.hub import Hub, Source
@@ -87,6 +97,7 @@ def serve(
             file=sys.stderr,
         )
     try:  # Ctrl-C is how a server stops: at any moment from here on, a clean exit 0
+        _record_running(state_dir, base, port, fleet)
         hub.start()
         print(f"serving the dashboard at {base}/ (Ctrl-C to stop)")
         print(f"sign in: {_login_url(base, state_dir)}")
@@ -99,9 +110,68 @@ def serve(
     except KeyboardInterrupt:
         pass
     finally:
+        _forget_running(state_dir)
         hub.stop()
         server.server_close()
     return 0
+
+
+def _record_running(state_dir: str, base: str, port: int, fleet: bool) -> None:
+    """Say where this server runs (its port may be one the system chose), for `--url`."""
+    from lookout import store
+
+    running = {"pid": os.getpid(), "url": base, "port": port, "fleet": fleet}
+    try:
+        store.ensure_dir(state_dir)
+        store.write_json_atomic(os.path.join(state_dir, RUNNING), running)
+    except OSError as exc:  # the dashboard works without it; `--url` then says it found none
+        print(f"note: cannot write {RUNNING}: {exc.strerror or exc}", file=sys.stderr)
+
+
+def _forget_running(state_dir: str) -> None:
+    """Remove serve.json if it is still this server's (a later server's stays)."""
+    path = os.path.join(state_dir, RUNNING)
+    recorded = _read_running(path)
+    if recorded is not None and recorded["pid"] == os.getpid():
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _read_running(path: str) -> dict[str, Any] | None:
+    from lookout import store
+
+    value = store.read_json(path)
+    if not isinstance(value, dict):
+        return None
+    pid, base = value.get("pid"), value.get("url")
+    if type(pid) is not int or not isinstance(base, str):
+        return None
+    if not base.startswith(("http://", "https://")):
+        return None
+    return value
+
+
+def _running_base(state_dir: str) -> str:
+    """The URL of the `lookout serve` running on this state directory, or the default one;
+    stderr says which (stdout is the link alone, for scripts)."""
+    from lookout import procs
+
+    recorded = _read_running(os.path.join(state_dir, RUNNING))
+    if recorded is not None and procs.alive(recorded["pid"]):
+        base = str(recorded["url"])
+        print(
+            f"note: for the dashboard running at {base}/ (pid {recorded['pid']})", file=sys.stderr
+        )
+        return base
+    base = f"http://{DEFAULT_BIND}:{DEFAULT_PORT}"
+    print(
+        f"note: no `lookout serve` runs here; this link is for the default {base}/ (--port and"
+        " --bind name another)",
+        file=sys.stderr,
+    )
+    return base
 
 
 def _login_url(base: str, state_dir: str) -> str:

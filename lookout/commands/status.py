@@ -111,7 +111,7 @@ def handle(session: Row, sessions: list[Row]) -> str:
     project = session["project"]
     if project and sum(1 for s in sessions if s["project"] == project) == 1:
         return str(project)
-    return str(session["session_id"])[:8]
+    return str(session.get("short_id") or session["session_id"][:8])
 
 
 class Filter:

@@ -6,31 +6,23 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.sessions import parse_line
+from lookout.sessions import load_sessions, matching, parse_line, resolve
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
     name = store.DELIVERIES if deliveries else store.EVENTS
     state_dir = paths.state_dir()
     path = os.path.join(state_dir, name)
-    if session and not _known(state_dir, path, session):
-        if not follow:
-            raise LookoutError(
-                f"no session {session!r} is recorded",
-                hint="lookout status --all lists the sessions (the ID column)",
-            )
-        print(f"note: no session {session!r} yet; waiting for one", file=sys.stderr, flush=True)
+    keep = _session_filter(state_dir, path, session, follow) if session else None
     width = None if as_json else line_width()
     out = sys.stdout.buffer
-    for raw, record in _records(path, max(0, lines), follow):
-        if session and not str(record.get("session_id", "")).startswith(session):
-            continue
+    for raw, record in _records(path, max(0, lines), follow, keep):
         if as_json:
             out.write(raw + b"\n")  # the stored bytes, not a re-serialization
         else:
@@ -42,6 +34,27 @@ def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, delive
             out.flush()
     out.flush()
     return 0
+
+
+Keep = Callable[[dict[str, Any]], bool]
+
+
+def _session_filter(state_dir: str, path: str, key: str, follow: bool) -> Keep:
+    """Which records --session keeps: those of the one session `key` names (sessions.resolve);
+    for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix."""
+    rows = load_sessions(state_dir)
+    if matching(rows, key):
+        sid = resolve(rows, key, "lookout tail --session")["session_id"]
+        return lambda r: r.get("session_id") == sid
+    if not _known(path, key):
+        if not follow:
+            raise LookoutError(
+                f"no session {key!r} is recorded",
+                hint="give the start of a session id (the ID column of `lookout status --all`),"
+                " a project or a title",
+            )
+        print(f"note: no session {key!r} yet; waiting for one", file=sys.stderr, flush=True)
+    return lambda r: str(r.get("session_id", "")).startswith(key)
 
 
 def line_width() -> int | None:
@@ -57,14 +70,8 @@ def line_width() -> int | None:
         return None
 
 
-def _known(state_dir: str, path: str, prefix: str) -> bool:
-    """A recorded session (snapshot or a line of the log) has an id starting with `prefix`."""
-    try:
-        names = os.listdir(os.path.join(state_dir, store.SESSIONS))
-    except FileNotFoundError:
-        names = []
-    if any(name.startswith(prefix) for name in names):  # ids are stored as their own file names
-        return True
+def _known(path: str, prefix: str) -> bool:
+    """A line of the log has a session id starting with `prefix` (its snapshot was pruned)."""
     marker = b'"session_id":"' + prefix.encode("utf-8", "replace")
     try:
         with open(path, "rb") as fh:
@@ -82,9 +89,11 @@ def _format_delivery(r: dict[str, Any]) -> str:
     return view.visible(" ".join(parts))
 
 
-def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[str, Any]]]:
-    """The last `last` whole records (with their stored bytes), then (with follow) every new
-    one, across rotation."""
+def _records(
+    path: str, last: int, follow: bool, keep: Keep | None = None
+) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """The last `last` whole records that `keep` keeps (with their stored bytes), then (with
+    follow) every new one it keeps, across rotation: the filter comes before the count."""
     try:
         f = open(path, "rb")  # noqa: SIM115 - reopened across rotation below
     except FileNotFoundError:
@@ -92,10 +101,7 @@ def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[s
             return
         f = None
     if f is not None:
-        for raw in _last_lines(f, last):
-            record = parse_line(raw)
-            if record is not None:
-                yield raw, record
+        yield from _last_records(f, last, keep)
     if not follow:
         if f is not None:
             f.close()
@@ -114,7 +120,7 @@ def _records(path: str, last: int, follow: bool) -> Iterator[tuple[bytes, dict[s
             *complete, partial = partial.split(b"\n")
             for raw in complete:
                 record = parse_line(raw)
-                if record is not None:
+                if record is not None and (keep is None or keep(record)):
                     yield raw, record
             continue
         if _rotated(f, path):
@@ -132,26 +138,31 @@ def _rotated(f: Any, path: str) -> bool:
         return True
 
 
-def _last_lines(f: Any, count: int) -> list[bytes]:
-    """The last `count` complete lines, read from the end (events.jsonl can be large)."""
-    f.seek(0, os.SEEK_END)
-    end = f.tell()
+def _last_records(f: Any, count: int, keep: Keep | None) -> list[tuple[bytes, dict[str, Any]]]:
+    """The last `count` complete records `keep` keeps, read from the end block by block
+    (events.jsonl can be large, and one session's records may be far apart)."""
+    end = f.seek(0, os.SEEK_END)
     if count == 0:
         return []
     block = 64 * 1024
-    data = b""
+    found: list[tuple[bytes, dict[str, Any]]] = []
     pos = end
-    while pos > 0 and data.count(b"\n") <= count:
+    rest = b""  # the start of a line cut by the block boundary, completed by the next block
+    torn = True  # the last line, unless it ends in a newline: a writer died mid-append
+    while pos > 0 and len(found) < count:
         step = min(block, pos)
         pos -= step
         f.seek(pos)
-        data = f.read(step) + data
+        lines = (f.read(step) + rest).split(b"\n")
+        rest = lines.pop(0) if pos > 0 else b""
+        for raw in reversed(lines):
+            if torn:
+                torn = False
+                continue  # b"" after the final newline, or the torn last line
+            record = parse_line(raw) if raw else None
+            if record is not None and (keep is None or keep(record)):
+                found.append((raw, record))
+                if len(found) == count:
+                    break
     f.seek(end)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines:
-        lines.pop()  # a torn last line: a writer died mid-append, skip it
-    if pos > 0 and lines:
-        lines = lines[1:]  # the first one may be cut by the block boundary
-    return lines[-count:]
+    return found[::-1]

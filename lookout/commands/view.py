@@ -68,7 +68,7 @@ def table(
         rows.append(
             (
                 label,
-                s["session_id"][:SHORT_ID],
+                s.get("short_id") or s["session_id"][:SHORT_ID],
                 visible(_status_text(s["status"], s["reason"])),
                 s["status"],
                 visible(s["detail"] or ""),

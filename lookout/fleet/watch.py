@@ -23,7 +23,6 @@ MAX_SESSIONS = limits.TOTAL_SESSIONS
 GATHER_TIMEOUT_S = 5.0
 ECHO_GRACE_S = 1.0  # after the broker acknowledged the probe, how long its echo may take
 CLOCK_SKEW_S = 5  # a host clock this far off is shown, and its times corrected
-ORDER = {"attention": 0, "working": 1, "idle": 2, "unknown": 3, "ended": 4}
 STATUSES = ("attention", "working", "idle", "ended")
 _MAX_EXTRA = 40
 
@@ -227,7 +226,10 @@ class Fleet:
                 }
             if include_ended or s["status"] != "ended":
                 sessions.append(s)
-        sessions.sort(key=lambda s: (ORDER.get(s["status"], 9), -s["updated_ms"], s["host"]))
+        sessions.sort(key=lambda s: (*lookout.sessions.order(s), s["host"]))
+        shorts = lookout.sessions.short_ids(s["session_id"] for s in sessions)
+        for s in sessions:
+            s["short_id"] = shorts[s["session_id"]]
         hosts = []
         for host in sorted(set(online) | {s["host"] for s in raw}):
             mine = [s for s in sessions if s["host"] == host]

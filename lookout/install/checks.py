@@ -42,6 +42,10 @@ class Report:
     def problems(self) -> int:
         return sum(c.status == FAIL for c in self.checks)
 
+    @property
+    def warnings(self) -> int:
+        return sum(c.status == WARN for c in self.checks)
+
 
 def our_script(handler: dict[str, Any]) -> str | None:
     words: list[str] = []

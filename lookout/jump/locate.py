@@ -16,7 +16,7 @@ from lookout import paths, store
 from lookout.errors import LookoutError
 from lookout.jump import tmux
 from lookout.jump.tmux import Pane
-from lookout.sessions import Row, load_sessions, title_of
+from lookout.sessions import Row, load_sessions, resolve, title_of
 
 TIMEOUT_S = 5.0
 
@@ -40,66 +40,32 @@ def printable(text: str) -> str:
 
 def name(session: Mapping[str, Any]) -> str:
     """How messages name a session: `demo (cf0b6c18)` (its title: the client's name, else the
-    project)."""
+    project; its short id, unique among the sessions)."""
     label = session.get("title") or session.get("project") or "?"
-    return printable(f"{label} ({str(session['session_id'])[:8]})")
+    short = session.get("short_id") or str(session["session_id"])[:8]
+    return printable(f"{label} ({short})")
 
 
 # -- which session ---------------------------------------------------------------------------
 
 
-def attention_since(snapshot: Mapping[str, Any] | None) -> int:
-    """When the session's open attention episode started (0 when unknown)."""
-    if not snapshot:
-        return 0
-    key = snapshot.get("episode")
-    actors = [snapshot.get("main") or {}, *(snapshot.get("agents") or {}).values()]
-    for actor in actors:
-        episode = actor.get("episode") if isinstance(actor, dict) else None
-        if isinstance(episode, dict) and episode.get("key") == key:
-            return int(episode.get("since_ms") or 0)
-    return int(snapshot.get("status_ms") or 0)
-
-
 def candidates(state_dir: str, query: str | None) -> list[Row]:
     """The sessions `query` names, best first, each with its snapshot under "snapshot".
     Without a query: those waiting in attention, longest first, then the idle ones, most
-    recently idle first."""
+    recently idle first (the read model's order)."""
     sessions = load_sessions(state_dir)
     for s in sessions:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
     if query is None:
         waiting = [s for s in sessions if s["status"] == "attention"]
-        waiting.sort(key=lambda s: attention_since(s["snapshot"]))
         idle = [s for s in sessions if s["status"] == "idle"]
-        idle.sort(key=lambda s: -s["updated_ms"])
         if not waiting and not idle:
             raise LookoutError(
                 "no session needs you and none is idle",
                 hint="`lookout status` lists them all; name one: lookout jump SESSION",
             )
         return waiting + idle
-    exact = [s for s in sessions if s["session_id"] == query]
-    if exact:
-        return exact
-    by_id = [s for s in sessions if s["session_id"].startswith(query)]
-    if len(by_id) > 1:
-        shown = ", ".join(name(s) for s in sorted(by_id, key=lambda s: s["session_id"])[:5])
-        raise LookoutError(
-            f"{query!r} is the start of {len(by_id)} session ids: {shown}",
-            hint="give more of the id",
-        )
-    # A project name, or a session's title (the client's display name for it).
-    by_project = [s for s in sessions if query in (s["project"], s.get("title"))]
-    found = by_id or by_project
-    live = [s for s in found if s["status"] != "ended"]
-    if not found:
-        raise LookoutError(
-            f"no session matches {query!r}",
-            hint="give a session id (a prefix is enough), a title or a project name;"
-            " `lookout status` lists them",
-        )
-    return live or found
+    return [resolve(sessions, query, "lookout jump")]
 
 
 # -- where it lives --------------------------------------------------------------------------

@@ -62,17 +62,19 @@ def request_id(session_id: str, agent_id: str | None, prompt_id: str | None, key
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
-def _detail(tool_name: str, tool_input: object) -> str:
+def _detail(tool_name: str, tool_input: object, asked: bool = False) -> str:
     """What to show before someone approves: every field of the input, in full. The command,
     the edit or the file written first, then each other field as `key: value` (an MCP tool's
     arguments, not only its model-written description; flags; timeouts). Nothing is clipped: a
-    request too large to show is refused an Allow instead (INPUT_MAX)."""
+    request too large to show is refused an Allow instead (INPUT_MAX). `asked`: the questions
+    are shown as such (`questions`), each with its options; the detail is what else it holds."""
     if not isinstance(tool_input, dict):
         return "" if tool_input is None else _jsonfast.dumps(tool_input)
     parts: list[str] = []
     shown: set[str] = set()
     if tool_name == "AskUserQuestion":
-        parts.append(events.question_text(tool_input))
+        if not asked:
+            parts.append(events.question_text(tool_input))
         shown.add("questions")
     for key in ("command", "file_path", "notebook_path", "url", "pattern", "plan"):
         value = tool_input.get(key)
@@ -109,15 +111,16 @@ def flags(tool_input: object) -> list[dict[str, Any]]:
 
 
 def _questions(tool_input: object) -> list[dict[str, Any]] | None:
-    """AskUserQuestion's questions and option labels: the page offers them as buttons."""
+    """AskUserQuestion's questions, option labels and their descriptions (`descriptions`, one
+    per option, "" for none): the page offers them as buttons, `lookout answer` lists them."""
     if not isinstance(tool_input, dict) or not isinstance(tool_input.get("questions"), list):
         return None
     out = []
     for q in tool_input["questions"]:
         if not isinstance(q, dict) or not isinstance(q.get("question"), str):
             return None
-        labels = [
-            o["label"]
+        options = [
+            o
             for o in q.get("options") or []
             if isinstance(o, dict) and isinstance(o.get("label"), str)
         ]
@@ -125,7 +128,11 @@ def _questions(tool_input: object) -> list[dict[str, Any]] | None:
             {
                 "question": q["question"],
                 "header": q.get("header") if isinstance(q.get("header"), str) else "",
-                "options": labels,
+                "options": [o["label"] for o in options],
+                "descriptions": [
+                    o["description"] if isinstance(o.get("description"), str) else ""
+                    for o in options
+                ],
                 "multi_select": q.get("multiSelect") is True,
             }
         )
@@ -150,12 +157,12 @@ def new_record(
     raw_input = _jsonfast.dumps(tool_input)
     digest = hashlib.sha256(raw_input.encode("utf-8", "surrogatepass"))
     too_large = len(raw_input) > INPUT_MAX
-    detail = _detail(tool_name, tool_input)
+    questions = _questions(tool_input) if tool_name == "AskUserQuestion" else None
+    detail = _detail(tool_name, tool_input, asked=questions is not None)
     if too_large:
         detail = detail[:INPUT_MAX] + f"\n[{TOO_LARGE}]"
     cwd = str(payload["cwd"]) if isinstance(payload.get("cwd"), str) else ""
     claude_pid = env.get("CLAUDE_PID", "")
-    questions = _questions(tool_input) if tool_name == "AskUserQuestion" else None
     return {
         "v": 1,
         "id": request_id(session_id, agent_id, prompt_id, key),
@@ -351,7 +358,8 @@ def answer(
             if rec.get("status") == PENDING:
                 _close(rec, status, now_ms)
                 store.write_json_atomic(_path(state_dir, rid), rec)
-            raise Refused(409, NOT_PENDING.get(status, status))
+            said = (rec.get("decision") or {}).get("answers")
+            raise Refused(409, _reason(status, said) or status)
         behavior, picked = _check_decision(rec, decision, answers)
         if behavior.startswith("allow") and rec.get("too_large"):
             raise Refused(409, TOO_LARGE)
@@ -422,7 +430,20 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
         "created_at": rfc3339(int(rec.get("created_ms") or 0)),
         "expires_at": rfc3339(int(rec.get("expires_ms") or 0)),
         "status": status,
-        "reason": NOT_PENDING.get(str(status)),
+        "reason": _reason(str(status), decision.get("answers")),
         "decision": decision.get("behavior"),
         "decided_by": decision.get("by"),
+        # A question's answer is the option chosen, not "allowed": {question: label(s)}.
+        "answers": decision.get("answers") or None,
     }
+
+
+def _reason(status: str, answers: object) -> str | None:
+    if status == ALLOWED and isinstance(answers, dict) and answers:
+        return "already answered: " + "; ".join(chosen(answers))
+    return NOT_PENDING.get(status)
+
+
+def chosen(answers: dict[str, Any]) -> list[str]:
+    """Each question's answer as said: `SQLite`, or `a, b` for several options."""
+    return [", ".join(v) if isinstance(v, list) else str(v) for v in answers.values()]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lookout import _jsonfast, store
-from lookout.sessions import STALE_AFTER_S, parse_line, present, public
+from lookout.sessions import STALE_AFTER_S, parse_line, present, public, short_ids
 
 BLOCK = 256 * 1024
 QUIET_S = 1.0
@@ -87,9 +87,11 @@ class LocalSource:
     def sessions(self) -> dict[str, dict[str, Any]]:
         """Every session (ended included) by id, in the shape of `lookout status --json`."""
         now_ms = int(time.time() * 1000)
+        rows = [present(snap, now_ms, self.stale_after_s) for _, snap in self._files.values()]
+        shorts = short_ids(row["session_id"] for row in rows)
         return {
-            snapshot["session_id"]: public(present(snapshot, now_ms, self.stale_after_s))
-            for _, snapshot in self._files.values()
+            row["session_id"]: {**public(row), "short_id": shorts[row["session_id"]]}
+            for row in rows
         }
 
     def events(

@@ -102,5 +102,5 @@ def test_ack_errors(state_dir: Path, tmp_path: Path) -> None:
     dialog(state_dir, tmp_path, "aaaa1111", "permission-approved-running.jsonl", project="api")
     unknown = lookout("ack", "nosuch")
     assert unknown.returncode == 1
-    assert unknown.stderr.startswith("error: no session 'nosuch'\nhint: ")
+    assert unknown.stderr.startswith("error: no session 'nosuch' is recorded\nhint: ")
     assert "usage: lookout ack [-h] [SESSION]" in lookout("ack", "--help").stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lookout.remote import requests
 from tests.helpers import ROOT, payload, write_config
-from tests.remote.test_decide import finish, start, waiting
+from tests.remote.test_decide import finish, record_hook, start, waiting
 
 
 def lookout(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -123,7 +123,7 @@ def test_a_short_key_never_matches_another_sessions_request(state_dir: Path) -> 
     for key in (rec["id"][:4], rec["id"][:19]):
         done = lookout("answer", key, "allow")
         assert done.returncode == 1, key
-        assert done.stderr.startswith(f"error: no permission request is waiting in session {key!r}")
+        assert done.stderr.startswith(f"error: no request and no session {key!r}\nhint: ")
     assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
     assert lookout("answer", rec["id"], "deny").returncode == 0
     finish(hook)
@@ -191,7 +191,7 @@ def test_deny_over_ssh_says_from_where(state_dir: Path) -> None:
 def test_user_errors_are_error_and_hint() -> None:
     done = lookout("answer", "nosuchsession", "allow")
     assert done.returncode == 1
-    assert done.stderr.startswith("error: no permission request is waiting in session")
+    assert done.stderr.startswith("error: no request and no session 'nosuchsession'")
     assert "\nhint: " in done.stderr
     done = lookout("answer", "abc")
     assert done.returncode == 1 and done.stderr.startswith("error: say allow or deny")
@@ -210,19 +210,22 @@ def test_a_question_takes_one_option_per_question(state_dir: Path) -> None:
                     "question": "Which colour?",
                     "header": "Choice",
                     "multiSelect": False,
-                    "options": [{"label": "Red"}, {"label": "Blue"}],
+                    "options": [{"label": "Red", "description": "warm"}, {"label": "Blue"}],
                 }
             ]
         },
     }
     hook = start(p)
     rid = waiting(state_dir)["id"]
-    assert "options: Red | Blue" in lookout("answer").stdout
+    listing = lookout("answer").stdout
+    assert "    Which colour?  options: Red (warm) | Blue\n" in listing  # issue 22 item 16
+    assert listing.count("Which colour?") == 1
     missing = lookout("answer", rid, "allow")
     assert missing.returncode == 1 and "asks 1 question(s)" in missing.stderr
     wrong = lookout("answer", rid, "allow", "--option", "Green")
     assert wrong.returncode == 1 and "'Green' is not an option" in wrong.stderr
-    assert lookout("answer", rid, "allow", "--option", "Blue").returncode == 0
+    done = lookout("answer", rid, "allow", "--option", "Blue")
+    assert done.returncode == 0 and done.stdout.startswith(f"answered Blue: {rid} AskUserQuestion")
     decision = json.loads(finish(hook))["hookSpecificOutput"]["decision"]
     assert decision["updatedInput"]["answers"] == {"Which colour?": "Blue"}
 
@@ -248,3 +251,32 @@ def test_the_listing_shows_every_field_in_full(state_dir: Path) -> None:
         assert lookout("answer", rec["id"], "deny").returncode == 0
     for hook in hooks:
         finish(hook)
+
+
+def test_a_project_without_a_request_says_why_not_that_remote_is_off(state_dir: Path) -> None:
+    # issue 22 item 12: `lookout answer <project>` names sessions as jump and ack do; with
+    # [remote] on, the error must not claim it is off.
+    write_config("[remote]\nenabled = true\n")
+    record_hook("user_prompt_submit.py", dict(payload("UserPromptSubmit"), session_id="api-1"))
+    done = lookout("answer", "demo", "allow")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: no permission request is waiting in demo (api-1): it is working\n"
+        "hint: only a permission dialog that began while [remote] was on can be answered from"
+        " here; answer this one in its terminal (lookout jump)\n"
+    )
+    write_config("# [remote] is off\n")
+    done = lookout("answer", "demo", "allow")
+    assert done.stderr.endswith(
+        "hint: remote answers need [remote] enabled = true in your config\n"
+    )
+
+
+def test_answer_by_project_among_several_sessions_picks_the_one_asking(state_dir: Path) -> None:
+    write_config("[remote]\nenabled = true\n")
+    record_hook("user_prompt_submit.py", dict(payload("UserPromptSubmit"), session_id="s-busy"))
+    hook = start(dict(payload("PermissionRequest-Bash"), session_id="s-asks"))
+    rec = waiting(state_dir)
+    code, out = on_a_terminal("answer", "demo", "deny", typed=b"y\n")
+    assert code == 0 and f"denied: {rec['id']} Bash" in out
+    finish(hook)

@@ -241,6 +241,29 @@ def test_desktop_channel_without_a_bus(
     assert verdicts(doc, "channel desktop")[0][1].startswith("notify-send not found")
 
 
+def test_warnings_are_counted_never_no_problems(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # issue 22 item 15: warn lines, then "no problems found", read as all clear.
+    install(capsys)
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    rc, doc = run(capsys)
+    warned = sum(c["status"] == "warn" for c in doc["checks"])
+    assert warned >= 1 and rc == 0
+    assert (doc["ok"], doc["problems"], doc["warnings"]) == (True, 0, warned)
+    assert cli_main(["doctor"]) == 0
+    text = capsys.readouterr().out
+    assert "no problems found" not in text
+    word = "warning" if warned == 1 else "warnings"
+    assert text.endswith(f"\n{warned} {word} (nothing failed)\n")
+    report = doctor.Report()
+    report.add("a", doctor.FAIL, "broken")
+    report.add("b", doctor.WARN, "odd")
+    report.add("c", doctor.WARN, "odd too")
+    assert doctor.render(report).splitlines()[-1] == "1 problem found, 2 warnings"
+
+
 def test_other_channels(
     capsys: pytest.CaptureFixture[str], isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,10 +90,27 @@ def test_explain_an_unknown_session_says_so(
     assert cli.main(["explain", "nosuch"]) == 1
     assert capsys.readouterr().err == (
         "error: no session 'nosuch' is recorded\n"
-        "hint: lookout status --all lists the sessions (the ID column)\n"
+        "hint: give the start of a session id (the ID column of `lookout status --all`),"
+        " a project or a title\n"
     )
 
 
 def test_explain_with_nothing_recorded(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["explain"]) == 1
     assert capsys.readouterr().err.startswith("error: no session is recorded yet\n")
+
+
+def test_explain_takes_a_project_name_as_jump_and_ack_do(
+    recorded: Path, capsys: pytest.CaptureFixture[str], state_dir: Path
+) -> None:
+    # issue 22 item 12: one resolver for every SESSION argument.
+    assert cli.main(["explain", "demo", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["session_id"] == SESSION
+    # A second live session of the project: a list to choose from, never a guess.
+    other = {**payload("UserPromptSubmit"), "session_id": "0dd0dd0d-1", "cwd": str(recorded)}
+    runner.record(json.dumps(other).encode(), "UserPromptSubmit", 1_800_000_100_000,
+                  str(state_dir), {})  # fmt: skip
+    assert cli.main(["explain", "demo"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: 'demo' names 2 sessions: demo (")
+    assert f"demo ({SESSION[:8]}, idle)" in err and "demo (0dd0dd0d, working)" in err

@@ -120,6 +120,21 @@ def test_tail(recorded: Path) -> None:
     assert len(only) == 2
 
 
+def test_tail_session_filters_before_it_counts(recorded: Path) -> None:
+    # issue 22 item 14: `-n 2` is the session's last 2 records, however many came after them.
+    for i in range(300):  # more than one 64 KiB block of other sessions' records
+        deliver(recorded, dict(payload("UserPromptSubmit"), session_id=f"other-{i}",
+                               prompt="x" * 300))  # fmt: skip
+    only = lookout("tail", "--session", "ended", "-n", "1", "--json").stdout.splitlines()
+    assert [json.loads(x)["event"] for x in only] == ["SessionEnd"]
+    two = lookout("tail", "--session", "ended", "-n", "2").stdout.splitlines()
+    assert len(two) == 2 and "Stop" in two[0] and "SessionEnd" in two[1]
+    # A project names a session here too (sessions.resolve); several are a list, not a guess.
+    many = lookout("tail", "--session", "demo", "-n", "1")
+    assert many.returncode == 1, many.stderr
+    assert many.stderr.startswith("error: 'demo' names 303 sessions: demo ("), many.stderr
+
+
 def test_tail_skips_a_torn_last_line(recorded: Path) -> None:
     with open(recorded / "events.jsonl", "ab") as f:
         f.write(b'{"ts":"2026-11-25T21:00:00.000Z","event":"Sto')
@@ -375,7 +390,8 @@ def test_tail_with_an_unknown_session_says_so(recorded: Path) -> None:
     assert (out.returncode, out.stdout) == (1, "")
     assert out.stderr == (
         "error: no session 'nosuch' is recorded\n"
-        "hint: lookout status --all lists the sessions (the ID column)\n"
+        "hint: give the start of a session id (the ID column of `lookout status --all`),"
+        " a project or a title\n"
     )
 
 

@@ -52,6 +52,19 @@ def test_print_lists_attention_first_with_number_keys(world: World, tmp_path: Pa
     ]
 
 
+def test_two_sessions_of_one_project_are_told_apart_by_their_short_ids(world: World) -> None:
+    # issue 22 item 17: OpenCode's ids share a time prefix; the menu names each uniquely.
+    for n, sid in enumerate(("ses_de99b7c6aa", "ses_de99b067bb")):
+        body = dict(payload("Stop"), session_id=sid, cwd="/w/oc")
+        runner.record(json.dumps(body).encode(), None, int(time.time() * 1000) - n * 1000,
+                      os.environ["LOOKOUT_STATE_DIR"], {})  # fmt: skip
+    out = lookout("pick", "--print")
+    assert out.returncode == 0, out.stderr
+    names = [line.split()[1:3] for line in out.stdout.splitlines()]
+    assert ["oc", "ses_de99b7"] in names and ["oc", "ses_de99b0"] in names
+    assert ["api", "attention"] in names  # a project alone in the list keeps its plain name
+
+
 def test_choosing_from_the_menu_switches_the_client(world: World) -> None:
     client = world.attach("alpha")
     proc = subprocess.Popen(

@@ -67,11 +67,47 @@ def test_url_prints_a_one_time_sign_in_link_without_the_token(
 ) -> None:
     code, out, err = run(capsys, "--url")
     token = (state_dir / "serve.token").read_text().strip()
-    assert (code, err) == (0, "")
+    assert (code, err) == (
+        0,
+        "note: no `lookout serve` runs here; this link is for the default"
+        " http://127.0.0.1:8787/ (--port and --bind name another)\n",
+    )
     assert re.fullmatch(r"http://127\.0\.0\.1:8787/login#code=[A-Za-z0-9_-]{32}\n", out)
     assert token not in out
     other = run(capsys, "--url", "--bind", "::1", "--port", "9000")[1]
     assert other.startswith("http://[::1]:9000/login#code=") and other != out
+
+
+def test_url_is_the_running_servers(
+    capsys: pytest.CaptureFixture[str], running: Served, state_dir: Path
+) -> None:
+    # issue 22 item 13: `--url` printed the default port while the server ran on another.
+    code, out, err = run(capsys, "--url")
+    assert code == 0 and out.startswith(f"{running.base}/login#code=")
+    assert running.base != "http://127.0.0.1:8787"
+    pid = running.process.pid
+    assert err == f"note: for the dashboard running at {running.base}/ (pid {pid})\n"
+    assert sign_in(running.base, out.strip().split("#code=")[1])[0] == 200  # it works there
+    recorded = json.loads((state_dir / "serve.json").read_text())
+    assert recorded == {"pid": pid, "url": running.base, "port": recorded["port"], "fleet": False}
+    assert (state_dir / "serve.json").stat().st_mode & 0o777 == 0o600
+    running.process.send_signal(signal.SIGINT)  # how a server stops: it forgets serve.json
+    assert running.process.wait(10) == 0
+    assert not (state_dir / "serve.json").exists()
+    assert run(capsys, "--url")[1].startswith("http://127.0.0.1:8787/login#code=")
+
+
+def test_a_dead_servers_record_is_not_believed(
+    capsys: pytest.CaptureFixture[str], state_dir: Path
+) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # SIGKILLed servers leave serve.json behind
+    state_dir.mkdir(mode=0o700, exist_ok=True)
+    record = {"pid": gone.pid, "url": "http://127.0.0.1:9999", "port": 9999, "fleet": False}
+    (state_dir / "serve.json").write_text(json.dumps(record))
+    code, out, err = run(capsys, "--url")
+    assert code == 0 and out.startswith("http://127.0.0.1:8787/login#code=")
+    assert err.startswith("note: no `lookout serve` runs here")
 
 
 def test_token_prints_the_api_token(capsys: pytest.CaptureFixture[str], state_dir: Path) -> None:

@@ -124,3 +124,40 @@ def test_other_prefixes_are_not_ours(broker: Broker, hosts: Callable[[str], Host
     assert viewer.fleet() == {"hosts": [], "sessions": []}
     out = viewer.lookout("status", "--fleet")
     assert out.stdout.strip() == "no hosts on the bus yet (is a bridge running?)"
+
+
+def test_fleet_order_and_ids_are_the_read_models(
+    broker: Broker, hosts: Callable[[str], Host]
+) -> None:
+    # issue 22 items 11 and 17: the one waiting longest on top (as `lookout status`), though
+    # another's last event is older; and OpenCode's ids, which share a time prefix, told apart.
+    viewer = hosts("viewer")
+    now = time.time()
+
+    def stamp(ago_s: float) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now - ago_s))
+
+    publish(
+        broker,
+        [
+            ("lookout/h/online", b"true"),
+            ("lookout/h/sessions/ses_de99b7c6aa", session(
+                session_id="ses_de99b7c6aa", status="attention", reason="permission",
+                updated_at=stamp(1), waiting_since=stamp(120))),
+            ("lookout/h/sessions/ses_de99b067bb", session(
+                session_id="ses_de99b067bb", status="attention", reason="question",
+                updated_at=stamp(5), waiting_since=stamp(10))),
+            ("lookout/h/sessions/ses_de99c000cc", session(
+                session_id="ses_de99c000cc", status="idle", updated_at=stamp(2))),
+        ],
+    )  # fmt: skip
+    fleet = viewer.fleet()
+    assert [(s["session_id"], s["short_id"]) for s in fleet["sessions"]] == [
+        ("ses_de99b7c6aa", "ses_de99b7"),
+        ("ses_de99b067bb", "ses_de99b0"),
+        ("ses_de99c000cc", "ses_de99c"),
+    ]
+    table = viewer.lookout("status", "--fleet").stdout.splitlines()
+    assert [line.split()[2] for line in table[1:4]] == ["ses_de99b7", "ses_de99b0", "ses_de99c"]
+    line = viewer.lookout("status", "--fleet", "--line").stdout.strip()
+    assert line.startswith("! h/p:permission h/p:question")

@@ -148,9 +148,9 @@ def test_unknown_session(world: World) -> None:
     assert fail(lookout("jump", "nosuch")) == (
         1,
         [
-            "error: no session matches 'nosuch'",
-            "hint: give a session id (a prefix is enough), a title or a project name;"
-            " `lookout status` lists them",
+            "error: no session 'nosuch' is recorded",
+            "hint: give the start of a session id (the ID column of `lookout status --all`),"
+            " a project or a title",
         ],
     )
 
@@ -167,8 +167,8 @@ def test_ambiguous_prefix(state_dir: Path) -> None:
     code, lines = fail(lookout("jump", "abc"))
     assert code == 1
     assert lines == [
-        "error: 'abc' is the start of 2 session ids: demo (abc-1), demo (abc-2)",
-        "hint: give more of the id",
+        "error: 'abc' names 2 sessions: demo (abc-2, idle), demo (abc-1, idle)",
+        "hint: name one by its id: lookout jump abc-2",
     ]
 
 

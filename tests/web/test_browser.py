@@ -80,10 +80,12 @@ def test_the_page_lists_the_seeded_sessions_attention_first(
 ) -> None:
     sign_in(browser, served)
     shown = cards(browser)
+    # issue 22 item 11: as `lookout status`, the one waiting longest on top (docs has waited
+    # 431 s, api 192 s, web 48 s), not the newest.
     assert [c["project"] for c in shown] == [
-        "web",
-        "api",
         "docs",
+        "api",
+        "web",
         "lookout",
         "infra",
         "blog",
@@ -110,7 +112,7 @@ def test_the_page_lists_the_seeded_sessions_attention_first(
     assert card(browser, "lookout")["agents"] == ["general-purposeworkingBash", "Exploreworking"]
     assert card(browser, "notes")["meta"].startswith("codex · ")
     assert card(browser, "blog")["since"].startswith("idle for 25m")
-    assert [c["jump"] for c in shown[:4]] == [True, True, False, True]  # where a pane is known
+    assert [c["jump"] for c in shown[:4]] == [False, True, True, True]  # where a pane is known
     assert browser.title == "(3) lookout"
     headings = browser.execute_script(
         "return [...document.querySelectorAll('.group > h2, .group > summary')]"
@@ -125,6 +127,26 @@ def test_the_page_lists_the_seeded_sessions_attention_first(
         f".textContent !== {json.dumps(before)}",
         timeout=3,
     )
+
+
+def test_a_live_update_keeps_the_read_models_order_and_unique_ids(
+    browser: Any, served: Served, state_dir: Path
+) -> None:
+    # issue 22 items 11 and 17: a new attention arriving over the stream goes below the ones
+    # that waited longer; OpenCode's ids (a shared time prefix) are told apart on the cards.
+    seed.hook(state_dir, "UserPromptSubmit", "ses_de99b7c6aa", "/w/oc", 300, prompt="one")
+    seed.hook(
+        state_dir, "PermissionRequest", "ses_de99b7c6aa", "/w/oc", 200, **seed.bash("a", "t1")
+    )
+    seed.hook(state_dir, "UserPromptSubmit", "ses_de99b067bb", "/w/oc", 100, prompt="two")
+    sign_in(browser, served)
+    seed.hook(state_dir, "PermissionRequest", "ses_de99b067bb", "/w/oc", 0, **seed.bash("b", "t2"))
+    until(
+        browser, "document.querySelectorAll('article.session[data-status=attention]').length == 2"
+    )
+    shown = cards(browser)
+    assert [c["id"] for c in shown] == ["ses_de99b7c6aa", "ses_de99b067bb"]
+    assert [c["meta"].split(" · ")[-1] for c in shown] == ["ses_de99b7", "ses_de99b0"]
 
 
 def test_a_hook_run_changes_a_row_within_a_second_without_a_reload(
@@ -151,7 +173,8 @@ def test_a_hook_run_changes_a_row_within_a_second_without_a_reload(
     assert took < 1.0, f"the row changed {took:.2f} s after the hook ended"
     assert browser.execute_script("return window.__same_page") is True
     assert card(browser, "infra")["summary"] == "The plan adds 3 subnets."
-    # Attention first, live: a new permission moves the row to the top and counts in the title.
+    # Attention first, live: a new permission moves the row into Needs you, below the ones that
+    # have waited longer (issue 22 item 11), and counts in the title.
     run_hook(
         "permission_request.py",
         {
@@ -163,7 +186,9 @@ def test_a_hook_run_changes_a_row_within_a_second_without_a_reload(
         },
     )
     until(browser, "document.title === '(4) lookout'", timeout=3)
-    assert cards(browser)[0]["project"] == "infra"
+    shown = cards(browser)
+    assert [c["project"] for c in shown[:4]] == ["docs", "api", "web", "infra"]
+    assert shown[3]["status"] == "attention"
     assert browser.execute_script("return window.__same_page") is True
 
 
@@ -462,3 +487,73 @@ def test_an_approval_card_shows_everything_that_would_run(
     )
     until(browser, f"!document.querySelector('[data-request-id=\"{ids['long']}\"] .folded')")
     assert not allow_disabled("long")
+
+
+def test_a_question_on_a_phone_names_the_project_once_with_every_option(
+    browser: Any, served: Served, state_dir: Path
+) -> None:
+    # issue 22 item 16: the project cut to "d..", the question twice, the options' descriptions
+    # dropped, and "allowed" said where the chosen answer belongs.
+    from lookout.remote import requests
+
+    question = "Which database?"
+    p = {
+        "session_id": "q1e6e5e1f-aaaa",
+        "cwd": "/home/dev/src/demo",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {
+            "questions": [
+                {
+                    "question": question,
+                    "header": "Database",
+                    "multiSelect": False,
+                    "options": [
+                        {"label": "Postgres", "description": "relational, a server to run"},
+                        {"label": "SQLite", "description": "one file, nothing to run"},
+                    ],
+                }
+            ]
+        },
+    }
+    now = int(time.time() * 1000)
+    rec = requests.new_record(p, {}, now, 300, False)
+    rec["pid"] = os.getpid()  # a live "deciding hook"
+    requests.save_new(str(state_dir), rec, now)
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True},
+    )
+    browser_sign_in(browser, served)
+    here = f'[data-request-id="{rec["id"]}"]'
+    until(browser, f"document.querySelector('{here} button[data-option]')")
+    assert browser.execute_script("return innerWidth") == 390
+    project = browser.execute_script(
+        f"""const span = document.querySelector('{here} .req-project');
+        const range = document.createRange();
+        range.selectNodeContents(span);
+        const text = range.getBoundingClientRect(), box = span.getBoundingClientRect();
+        return {{text: span.textContent, shown: text.width <= box.width + 0.5
+                 && text.right <= box.right + 0.5 && span.scrollWidth <= span.clientWidth}};"""
+    )
+    assert project == {"text": "demo · q1e6e5e1", "shown": True}
+    card_text = browser.execute_script(f"return document.querySelector('{here}').innerText")
+    assert card_text.count(question) == 1
+    options = browser.execute_script(
+        f"return [...document.querySelectorAll('{here} button[data-option]')].map(b => b.innerText)"
+    )
+    assert [o.split("\n") for o in options] == [
+        ["Postgres", "relational, a server to run"],
+        ["SQLite", "one file, nothing to run"],
+    ]
+    browser.execute_script(
+        f"document.querySelector('{here} button[data-option=\"SQLite\"]').click()"
+    )
+    until(browser, f"document.querySelector('{here} .req-by')")
+    said = browser.execute_script(
+        f"""const card = document.querySelector('{here}');
+        return [card.querySelector('.req-state').textContent,
+                card.querySelector('.req-by').textContent];"""
+    )
+    assert said == ["answered: SQLite", "answered “SQLite” by the dashboard (127.0.0.1)"]
+    assert requests.load(str(state_dir), rec["id"])["decision"]["answers"] == {question: "SQLite"}

@@ -57,15 +57,29 @@ def render(report: Report) -> str:
         lines.append(f"{_LABEL[c.status]}  {c.check}: {message}")
         if c.hint and c.status in (WARN, FAIL):
             lines.append(f"      hint: {visible(c.hint)}")
-    n = report.problems
-    lines.append("no problems found" if not n else f"{n} problem{'s' if n != 1 else ''} found")
+    lines.append(summary(report))
     return "\n".join(lines)
+
+
+def summary(report: Report) -> str:
+    """The last line: failures and warnings counted, never "no problems" under a warn line."""
+    n, w = report.problems, report.warnings
+    warned = f"{w} warning{'s' if w != 1 else ''}"
+    if n:
+        found = f"{n} problem{'s' if n != 1 else ''} found"
+        return f"{found}, {warned}" if w else found
+    return f"{warned} (nothing failed)" if w else "no problems found"
 
 
 def doctor(*, project: str | None, as_json: bool) -> int:
     report = diagnose(os.path.abspath(project or os.getcwd()))
     if as_json:
-        doc = {"ok": not report.problems, "checks": [asdict(c) for c in report.checks]}
+        doc = {
+            "ok": not report.problems,
+            "problems": report.problems,
+            "warnings": report.warnings,
+            "checks": [asdict(c) for c in report.checks],
+        }
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         print(render(report))

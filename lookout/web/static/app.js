@@ -102,7 +102,7 @@ function sessionCard(s) {
   const since = Date.parse(s.since || s.updated_at);
   const who = el("div", { class: "who" },
     el("div", { class: "project", text: s.title || s.project || "?", title: s.project || "" }),
-    el("div", { class: "meta", text: [s.agent !== "claude" ? s.agent : "", s.host || state.host, s.session_id.slice(0, 8)].filter(Boolean).join(" · ") }),
+    el("div", { class: "meta", text: [s.agent !== "claude" ? s.agent : "", s.host || state.host, s.short_id || s.session_id.slice(0, 8)].filter(Boolean).join(" · ") }),
     // What proved the status (shown with the Evidence button): hook, client, transcript, process.
     el("div", { class: "evidence", text: `evidence: ${s.evidence || "?"}${s.hooks === false ? " · no hooks" : ""}` }));
   const stateBox = el("div", { class: "state" },
@@ -139,7 +139,7 @@ function sessionCard(s) {
 // or a text selection survives an update of another session).
 const cards = new Map(); // session id -> {key, node}
 function cardFor(s) {
-  const key = JSON.stringify([s.title, s.evidence, s.hooks, s.project, s.agent, s.host, s.status, s.reason, s.since,
+  const key = JSON.stringify([s.title, s.evidence, s.hooks, s.project, s.short_id, s.agent, s.host, s.status, s.reason, s.since,
     s.updated_at, s.detail, s.summary, s.stale, s.tmux_pane, s.agents]);
   const known = cards.get(s.session_id);
   if (known && known.key === key) return known.node;
@@ -148,9 +148,20 @@ function cardFor(s) {
   return node;
 }
 
+// lookout.sessions.order, as every list of sessions: attention first, the one waiting longest
+// on top; then by status, the most recently active first.
+function rank(s) {
+  const i = ORDER.indexOf(s.status);
+  return i < 0 ? ORDER.length : i;
+}
 function sorted() {
-  return [...state.sessions.values()].sort((a, b) =>
-    ORDER.indexOf(a.status) - ORDER.indexOf(b.status) || Date.parse(b.updated_at) - Date.parse(a.updated_at));
+  return [...state.sessions.values()].sort((a, b) => {
+    if (rank(a) !== rank(b)) return rank(a) - rank(b);
+    if (a.status === "attention") {
+      return Date.parse(a.waiting_since || a.updated_at) - Date.parse(b.waiting_since || b.updated_at);
+    }
+    return Date.parse(b.updated_at) - Date.parse(a.updated_at);
+  });
 }
 
 function render() {

@@ -99,8 +99,11 @@
     for (const q of r.questions) {
       const chosen = R.picked.get(`${r.id}\n${q.question}`) || new Set();
       const opts = node("div", { class: "req-options" });
-      for (const label of q.options) {
-        const b = node("button", { type: "button", class: chosen.has(label) ? "opt on" : "opt", text: label, "data-option": label, disabled: R.sending.has(r.id) });
+      q.options.forEach((label, i) => {
+        const about = (q.descriptions || [])[i] || "";
+        const b = node("button", { type: "button", class: chosen.has(label) ? "opt on" : "opt", "data-option": label, disabled: R.sending.has(r.id) },
+          node("span", { class: "opt-label" }, ...visibleText(label)),
+          about ? node("span", { class: "opt-desc" }, ...visibleText(about)) : null);
         b.addEventListener("click", () => {
           if (single) { send(r, "allow", { [q.question]: label }); return; }
           const set = new Set(chosen);
@@ -109,8 +112,8 @@
           render();
         });
         opts.append(b);
-      }
-      out.push(node("div", { class: "req-q" }, node("div", { class: "req-qtext", text: q.question }), opts));
+      });
+      out.push(node("div", { class: "req-q" }, node("div", { class: "req-qtext" }, ...visibleText(q.question)), opts));
     }
     if (!single) {
       const go = node("button", { type: "button", class: "allow", text: "Send answers", "data-decision": "allow", disabled: R.sending.has(r.id) });
@@ -144,7 +147,9 @@
   }
 
   function detailBlock(r) {
-    const text = r.detail || r.summary || "";
+    // A question's text is shown once, with its options (questionBlock); the box holds the rest.
+    const asked = Boolean(r.questions && r.questions.length);
+    const text = (asked ? r.detail : r.detail || r.summary) || "";
     const lines = text.split("\n").length;
     const long = lines > FOLD_LINES || text.length > FOLD_CHARS;
     const folded = long && !R.unfolded.has(r.id);
@@ -154,7 +159,7 @@
       out.push(node("div", { class: "req-flags" }, ...r.flags.map((f) =>
         node("span", { class: f.risky ? "req-flag risky" : "req-flag", text: f.risky ? `⚠ ${f.name}` : f.name, "data-flag": f.name }))));
     }
-    out.push(pre);
+    if (text || !asked) out.push(pre);
     if (folded) {
       const more = node("button", { type: "button", class: "req-more", text: `Show all of it (${lines} lines, ${text.length} characters) before answering` });
       more.addEventListener("click", () => { R.unfolded.add(r.id); render(); });
@@ -163,12 +168,19 @@
     return { nodes: out, folded };
   }
 
+  // A question's answer is the option chosen: "SQLite", never "allowed".
+  function chosenText(r) {
+    if (!r.answers || r.decision === "deny") return "";
+    return Object.values(r.answers).map((v) => (Array.isArray(v) ? v.join(", ") : String(v))).join("; ");
+  }
+
   function card(r) {
     const open = r.status === "pending";
+    const said = chosenText(r);
     const head = node("div", { class: "req-head" },
       node("span", { class: "req-tool", text: r.tool_name || "?" }),
-      node("span", { class: "req-project", text: [r.project || "?", (r.session_id || "").slice(0, 8)].join(" · ") }),
-      node("span", { class: open ? "req-left" : `req-state ${r.status}`, text: open ? `answer within ${left(r)}` : (r.reason || WORDS[r.status] || r.status), "data-expires": r.expires_at }));
+      node("span", { class: "req-project", text: [r.project || "?", (r.session_id || "").slice(0, 8)].join(" · "), title: r.project || "" }),
+      node("span", { class: open ? "req-left" : `req-state ${r.status}`, text: open ? `answer within ${left(r)}` : (said ? `answered: ${said}` : (r.reason || WORDS[r.status] || r.status)), "data-expires": r.expires_at }));
     const what = detailBlock(r);
     const actions = node("div", { class: "req-actions" });
     if (open && r.questions) {
@@ -189,7 +201,8 @@
         actions.append(always);
       }
     } else if (r.decided_by) {
-      actions.append(node("div", { class: "req-by", text: `${r.decision === "deny" ? "denied" : "allowed"} by ${r.decided_by}` }));
+      const verb = said ? `answered “${said}”` : (r.decision === "deny" ? "denied" : "allowed");
+      actions.append(node("div", { class: "req-by", text: `${verb} by ${r.decided_by}` }));
     }
     return node("article", { class: `request ${open ? "open" : "closed"}${r.id === R.focus ? " focus" : ""}`, "data-request-id": r.id, "data-status": r.status },
       head, ...what.nodes, actions, node("div", { class: "req-result", role: "status" }));
