@@ -433,8 +433,14 @@ class NotificationBus:
         self.env["DISPLAY"] = f":{number.decode().strip()}"
         self.env.pop("QT_QPA_PLATFORM", None)
 
-    def click_alert(self, timeout_s: float = 10.0) -> None:
-        """Click the (top) alert on screen, as a user would: the daemon runs its default action."""
+    # Where lxqt-notificationd draws an alert's buttons (measured on this 300 px wide alert with
+    # Focus, Allow and Deny): a click there invokes that action; elsewhere, the default one.
+    ALLOW_AT = (150, 108)
+    DENY_AT = (210, 108)
+
+    def click_alert(self, timeout_s: float = 10.0, at: tuple[int, int] = (150, 30)) -> None:
+        """Click the (top) alert on screen, as a user would: the daemon runs its default action
+        (or, `at` one of its buttons, that button's action)."""
         deadline = time.monotonic() + timeout_s
         while True:
             found = subprocess.run(
@@ -449,7 +455,7 @@ class NotificationBus:
                 raise RuntimeError("no alert on screen")
             time.sleep(0.05)
         subprocess.run(
-            ["xdotool", "mousemove", "--window", found[0], "150", "30", "click", "1"],
+            ["xdotool", "mousemove", "--window", found[0], str(at[0]), str(at[1]), "click", "1"],
             env=self.env,
             check=True,
         )

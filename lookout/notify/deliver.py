@@ -81,7 +81,11 @@ def deliver(d: Delivery, cfg: Config, state_dir: str, lanes: Lanes | None = None
         if ch["type"] == "desktop" and mark is not None:
             msg["focus"] = True
         _queue(
-            lanes, state_dir, intent, name, _alert_work(lanes, state_dir, d, name, ch, msg, mark)
+            lanes,
+            state_dir,
+            intent,
+            name,
+            _alert_work(lanes, state_dir, d, name, ch, msg, mark, remote=cfg.get("remote")),
         )
     for name in d.get("updates", []):
         _queue(lanes, state_dir, intent, name, _update_work(state_dir, d, cfg, name))
@@ -106,6 +110,7 @@ def _alert_work(
     msg: dict[str, Any],
     mark: object | None = None,
     detail_prefix: str = "",
+    remote: dict[str, Any] | None = None,
 ) -> Callable[[], None]:
     def work() -> None:
         intent = d["intent"]
@@ -115,12 +120,32 @@ def _alert_work(
                 reason = f"focused: tmux pane {pane} is active in an attached client"
                 record(state_dir, intent, name, "skipped", reason)
                 return
-        send_one(state_dir, intent, name, ch, msg, detail_prefix)
-        if "focus_proc" in msg:  # notify-send waits for a click on Focus: a waiter takes it
+        if ch["type"] == "desktop" and remote:
+            _answer_buttons(state_dir, intent, remote, msg)
+        _, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
+        if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             proc, rest = msg.pop("focus_proc")
-            lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark)
+            lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
 
     return work
+
+
+def _answer_buttons(
+    state_dir: str, intent: Intent, remote: dict[str, Any], msg: dict[str, Any]
+) -> None:
+    """Allow / Deny on a desktop alert whose request may be answered from afar (issue 25): the
+    request is looked up now, and a click answers that one (its nonce, kept in memory)."""
+    from lookout.remote import answers
+
+    rec = answers.request_for(state_dir, intent, remote)
+    if rec is None:
+        return
+    actions, picks = [], {}
+    for i, (label, decision, picked) in enumerate(answers.choices(rec)):
+        key = decision if picked is None else f"option-{i}"
+        actions.append((key, label))
+        picks[key] = (decision, picked)
+    msg["answer"] = {"rid": rec["id"], "nonce": rec["nonce"], "actions": actions, "picks": picks}
 
 
 def _watch_focus(
@@ -130,9 +155,54 @@ def _watch_focus(
     channel: str,
     state_dir: str,
     mark: object,
+    ch: Channel | None = None,
+    msg: dict[str, Any] | None = None,
+    ref: str | None = None,
 ) -> None:
-    if focus.wait_focus(proc, rest, intent, state_dir, mark) == "default":
+    bound = (msg or {}).get("answer")
+    rid = bound["rid"] if bound else None
+    action = focus.wait_focus(proc, rest, intent, state_dir, mark, rid=rid)
+    if action == "default" and mark is not None:
         record(state_dir, intent, channel, "clicked", focus.jump_to(intent, state_dir))
+    if not bound or ch is None or msg is None:
+        return
+    from lookout.remote import answers, requests
+
+    refused = None
+    if action in bound["picks"]:
+        decision, picked = bound["picks"][action]
+        try:
+            answers.answer(
+                state_dir,
+                bound["rid"],
+                bound["nonce"],
+                decision,
+                surface="desktop",
+                by="the desktop alert",
+                answers=picked,
+            )
+        except requests.Refused as exc:
+            refused = str(exc)
+        label = dict(bound["actions"])[action]
+        said = f"not answered: {refused}" if refused else "answered"
+        record(state_dir, intent, channel, "clicked", f"{label}: {said}")
+    if ref is None:
+        return
+    # The popup is replaced by the outcome: its buttons go with it (within a poll of the end).
+    rec = requests.load(state_dir, bound["rid"])
+    if refused is None and rec is not None and requests.is_open(rec, words.now_ms()):
+        if mark is None or not focus.resolved(state_dir, intent, mark):
+            return  # the wait timed out (or Focus was clicked) and the request still waits
+        rec = {**rec, "status": requests.ANSWERED_LOCALLY}  # its episode ended in the terminal
+    result, detail, _ = _replace(ch, ref, msg["title"], answers.outcome_text(rec, refused))
+    record(state_dir, intent, channel, result, detail, update=True)
+
+
+def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
+    try:
+        return channels.desktop_replace(ch, ref, title, text, ch["timeout_ms"] / 1000)
+    except channels.ChannelError as exc:
+        return "failed", str(exc), None
 
 
 def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
@@ -249,7 +319,9 @@ def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lan
             continue
         msg = message(d, cfg, ch, prefix=escalate.ESCALATION_PREFIX)
         prefix = f"escalated after {e['after_s']:g}s: "
-        work = _alert_work(lanes, state_dir, d, name, ch, msg, detail_prefix=prefix)
+        work = _alert_work(
+            lanes, state_dir, d, name, ch, msg, detail_prefix=prefix, remote=cfg.get("remote")
+        )
         _queue(lanes, state_dir, intent, name, work)
 
 
