@@ -459,10 +459,17 @@ def _apprise(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     return "sent", f"apprise ({len(ch['urls'])} url(s))", None
 
 
+def _telegram(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    from lookout.notify import telegram
+
+    return telegram.send(ch, msg, timeout_s)
+
+
 _SENDERS = {
     "desktop": _desktop,
     "ntfy": _ntfy,
     "webhook": _webhook,
     "command": _command,
     "apprise": _apprise,
+    "telegram": _telegram,
 }

@@ -122,7 +122,13 @@ def _alert_work(
                 return
         if ch["type"] == "desktop" and remote:
             _answer_buttons(state_dir, intent, remote, msg)
-        _, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
+        if ch["type"] == "telegram" and remote:
+            _telegram_buttons(state_dir, intent, remote, msg, name)
+        result, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
+        if msg.get("buttons") and result == "sent" and ref:
+            from lookout.remote import telegram
+
+            telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
         if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             proc, rest = msg.pop("focus_proc")
             lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
@@ -146,6 +152,22 @@ def _answer_buttons(
         actions.append((key, label))
         picks[key] = (decision, picked)
     msg["answer"] = {"rid": rec["id"], "nonce": rec["nonce"], "actions": actions, "picks": picks}
+
+
+def _telegram_buttons(
+    state_dir: str, intent: Intent, remote: dict[str, Any], msg: dict[str, Any], name: str
+) -> None:
+    """Buttons under a Telegram alert whose request may be answered from afar (issue 25): each
+    carries an opaque single-use token for this channel, never the request's nonce."""
+    from lookout.remote import answers
+
+    rec = answers.request_for(state_dir, intent, remote)
+    if rec is None:
+        return
+    picks = answers.choices(rec)
+    tokens = answers.mint(state_dir, rec, "telegram", [(d, a) for _, d, a in picks], scope=name)
+    msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
+    msg["bound"] = rec["id"]
 
 
 def _watch_focus(
