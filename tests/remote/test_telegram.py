@@ -191,7 +191,7 @@ def test_a_question_gets_one_button_per_option(api: BotApi, state_dir: Path) -> 
 
 def test_a_broken_channel_never_answers(api: BotApi, state_dir: Path) -> None:
     configure(api)
-    deciding, rec, message = ask(api, state_dir)
+    deciding, rec, _message = ask(api, state_dir)
     api.down = True  # the Bot API fails from now on: getUpdates errors, nothing answers
     wait_for(lambda: len(api.sent("getUpdates")) >= 2, 10)
     now = requests.load(str(state_dir), rec["id"])
