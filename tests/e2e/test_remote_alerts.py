@@ -51,6 +51,18 @@ channels = ["chat"]
     return sandbox.env(LOOKOUT_TG_TOKEN=TOKEN)
 
 
+def diagnose(sandbox: Sandbox, api: BotApi) -> str:
+    """What the state directory and the double saw, for a failure message."""
+    state = sandbox.state_dir
+    parts = [f"calls: {[(m, p) for _, m, p in api.calls if m != 'getUpdates']}"]
+    for name in ("errors.log", "deliveries.jsonl", "telegram-messages.json"):
+        path = state / name
+        parts.append(f"{name}: {path.read_text()[-3000:] if path.exists() else None}")
+    for path in sorted((state / "requests").glob("*.json")):
+        parts.append(f"{path.name}: {path.read_text()[:300]}")
+    return "\n".join(parts)
+
+
 def test_allow_on_the_desktop_popup_closes_the_dialog(sandbox: Sandbox) -> None:
     require("tmux", *NotificationBus.BINARIES, *NotificationBus.DISPLAY_BINARIES, "stdbuf")
     sandbox.trust_project(idle_ms=2000)
@@ -126,7 +138,10 @@ def test_answered_in_the_terminal_the_telegram_buttons_go_within_2s(
         assert "reply_markup" in api.messages[key]
         pane.keys("Enter")  # "1. Yes" in the terminal
         answered = time.monotonic()
-        wait_for(lambda: "reply_markup" not in api.messages[key], 10, "the buttons to go")
+        try:
+            wait_for(lambda: "reply_markup" not in api.messages[key], 10, "the buttons to go")
+        except AssertionError:
+            raise AssertionError(diagnose(sandbox, api)) from None
         took = time.monotonic() - answered
         assert api.messages[key]["text"].endswith("\n\nAnswered in the terminal")
         wait_for(lambda: (sandbox.project / "made-remotely").exists(), 10, "the tool to run")
