@@ -6,6 +6,7 @@ message loses its buttons within 2 s."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
@@ -55,11 +56,13 @@ def diagnose(sandbox: Sandbox, api: BotApi) -> str:
     """What the state directory and the double saw, for a failure message."""
     state = sandbox.state_dir
     parts = [f"calls: {[(m, p) for _, m, p in api.calls if m != 'getUpdates']}"]
+    parts.append(f"getUpdates calls: {len(api.sent('getUpdates'))}")
     for name in ("errors.log", "deliveries.jsonl", "telegram-messages.json"):
         path = state / name
         parts.append(f"{name}: {path.read_text()[-3000:] if path.exists() else None}")
     for path in sorted((state / "requests").glob("*.json")):
-        parts.append(f"{path.name}: {path.read_text()[:300]}")
+        rec = json.loads(path.read_text())
+        parts.append(f"{path.name}: {rec['status']} {rec.get('resolved_ms')} pid {rec['pid']}")
     return "\n".join(parts)
 
 
@@ -136,12 +139,21 @@ def test_answered_in_the_terminal_the_telegram_buttons_go_within_2s(
         (message,) = api.messages.values()
         key = (CHAT, message["message_id"])
         assert "reply_markup" in api.messages[key]
-        pane.keys("Enter")  # "1. Yes" in the terminal
+        # "1. Yes" in the terminal. The client drops a key that comes while the dialog is still
+        # settling (seen here about one run in three): press again until the dialog goes.
+        for _ in range(5):
+            pane.keys("Enter")
+            try:
+                wait_for(lambda: DIALOG not in pane.screen(), 2, "the dialog to go")
+                break
+            except AssertionError:
+                continue
+        assert DIALOG not in pane.screen(), pane.screen()
         answered = time.monotonic()
         try:
             wait_for(lambda: "reply_markup" not in api.messages[key], 10, "the buttons to go")
         except AssertionError:
-            raise AssertionError(diagnose(sandbox, api)) from None
+            raise AssertionError(diagnose(sandbox, api) + "\n" + pane.screen()) from None
         took = time.monotonic() - answered
         assert api.messages[key]["text"].endswith("\n\nAnswered in the terminal")
         wait_for(lambda: (sandbox.project / "made-remotely").exists(), 10, "the tool to run")
