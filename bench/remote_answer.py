@@ -91,8 +91,9 @@ def _press_desktop(env: dict[str, str], state_dir: str, n: int, python: str) -> 
             if time.perf_counter() > deadline:
                 raise SystemExit("error: no popup with Allow (see the state dir's errors.log)")
             time.sleep(0.01)
+        actions = next(c["actions"] for c in bus.calls if "allow" in c["actions"])
         t0 = time.perf_counter()
-        bus.click_alert(at=NotificationBus.ALLOW_AT)
+        bus.click_alert(at=NotificationBus.button_at(actions, "allow"))
         return _finished(proc, t0, n)
 
 
