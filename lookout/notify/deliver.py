@@ -131,6 +131,8 @@ def _alert_work(
             telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
         if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             proc, rest = msg.pop("focus_proc")
+            if msg.get("answer") and ref:
+                _ANSWERED_REFS.add((name, ref))
             lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
 
     return work
@@ -227,6 +229,21 @@ def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
         return "failed", str(exc), None
 
 
+# Desktop alerts of this sender that carried answer buttons: their waiter replaces them with the
+# request's outcome, which a "handled" update must not overwrite.
+_ANSWERED_REFS: set[tuple[str, str]] = set()
+
+
+def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str) -> bool:
+    if ch["type"] == "desktop":
+        return (name, ref) in _ANSWERED_REFS
+    if ch["type"] == "telegram":
+        from lookout.remote import telegram
+
+        return telegram.known(state_dir, name, ref)
+    return False
+
+
 def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
     def work() -> None:
         intent = d["intent"]
@@ -235,6 +252,10 @@ def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callabl
         ref = wait_ref(state_dir, episode, name) if isinstance(episode, str) else None
         if ch is None or ref is None:
             record(state_dir, intent, name, "skipped", "nothing to update")
+            return
+        if _shows_outcome(state_dir, name, ch, ref):
+            reason = "replaced by its request's outcome"
+            record(state_dir, intent, name, "skipped", reason, update=True)
             return
         msg = message(d, cfg, ch, update=True)
         msg["ref"] = ref

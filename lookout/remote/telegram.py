@@ -74,6 +74,15 @@ def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, b
     ensure_poller(state_dir)
 
 
+def known(state_dir: str, channel: str, message_id: str) -> bool:
+    """Is this message one with buttons (waiting, or edited to its request's outcome)? Its
+    "handled" update is then left out: the outcome says more."""
+    return any(
+        m.get("channel") == channel and m.get("message_id") == message_id
+        for m in _load(state_dir)["messages"]
+    )
+
+
 def ensure_poller(state_dir: str) -> None:
     fd = store.try_lock(os.path.join(state_dir, LOCK))
     if fd is None:
@@ -83,6 +92,22 @@ def ensure_poller(state_dir: str) -> None:
 
     argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
     spawn.spawn_detached(argv, spawn.sender_env(os.environ))
+
+
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages whose buttons may still answer (not yet edited to an outcome)."""
+    return [m for m in table["messages"] if not m.get("done_ms")]
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
+    kept = []
+    for m in table["messages"]:
+        if (m.get("channel"), m.get("message_id")) in ended:
+            m["done_ms"] = now_ms
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    table["messages"] = kept
 
 
 # -- the poller ---------------------------------------------------------------------------------
@@ -121,7 +146,7 @@ class Poller:
                 finally:
                     os.close(fd)
                 # No lost wake-up: a message registered after our last look starts us again.
-                if not _load(self.state_dir)["messages"]:
+                if not _waiting(_load(self.state_dir)):
                     return
         finally:
             self.stop.set()
@@ -141,7 +166,7 @@ class Poller:
             if ch["type"] == "telegram" and ch["enabled"]
         }
         while True:
-            messages = _load(self.state_dir)["messages"]
+            messages = _waiting(_load(self.state_dir))
             if not messages:
                 return
             for name in {m.get("channel") for m in messages}:
@@ -242,7 +267,7 @@ class Poller:
         """Edit the message of every request that no longer waits to its outcome (no buttons)."""
         now = int(time.time() * 1000)
         ended = []
-        for m in _load(self.state_dir)["messages"]:
+        for m in _waiting(_load(self.state_dir)):
             rec = requests.load(self.state_dir, str(m.get("rid")))
             if rec is not None and requests.is_open(rec, now):
                 continue
@@ -252,14 +277,7 @@ class Poller:
             ended.append((m.get("channel"), m.get("message_id")))
             answers.forget(self.state_dir, str(m.get("rid")))
         if ended:
-            _change(
-                self.state_dir,
-                lambda t: t.update(
-                    messages=[
-                        m for m in t["messages"] if (m["channel"], m["message_id"]) not in ended
-                    ]
-                ),
-            )
+            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
 
     def _edit(self, ch: dict[str, Any], m: dict[str, Any], outcome: str) -> None:
         params = {

@@ -131,11 +131,16 @@ def test_a_request_answered_elsewhere_withdraws_the_buttons_within_2s(
         )
         finish(deciding)
         text = "Denied by the dashboard (127.0.0.1)"
-    # The outcome replaces the alert (a rule's "handled" note may replace it too): from then on
-    # no alert offers a button.
+    # The outcome replaces the alert: from then on no alert offers a button, and the rule's
+    # "handled" update leaves the outcome in place.
     wait_for(lambda: any(c["body"] == text for c in screen_bus.calls), 2.0)
     assert time.monotonic() - started <= 2.0
+    if where == "dashboard":  # its RemoteDecision ends the episode: the rule's update comes
+        wait_for(
+            lambda: any(d.get("update") and d["result"] == "skipped" for d in deliveries(state_dir))
+        )
     assert all(c["actions"] == [] for c in screen_bus.calls[1:])
+    assert screen_bus.calls[-1]["body"] == text
     assert not [d for d in deliveries(state_dir) if d["result"] == "clicked"]
 
 

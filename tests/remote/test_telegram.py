@@ -98,6 +98,15 @@ def test_allow_from_telegram_answers_that_request_and_edits_the_message(
     edited = api.messages[(CHAT, message["message_id"])]
     assert edited["text"].endswith(f"\n\nAllowed by Telegram user {OWNER}")
     assert "reply_markup" not in edited  # the buttons are gone
+    lines = state_dir / store.DELIVERIES
+    wait_for(lambda: '"update":true' in lines.read_text(), 10)  # the rule's "handled" update
+    update = [json.loads(x) for x in lines.read_text().splitlines() if '"update":true' in x]
+    assert [(u["result"], u["detail"]) for u in update] == [
+        ("skipped", "replaced by its request's outcome")
+    ]
+    assert api.messages[(CHAT, message["message_id"])]["text"].endswith(
+        f"Allowed by Telegram user {OWNER}"
+    )
     remote = [e["remote"] for e in events(state_dir) if e.get("event") == "RemoteDecision"]
     assert [(r["decision"], r["source"], r["by"]) for r in remote] == [
         ("allow", "telegram", f"Telegram user {OWNER}")
