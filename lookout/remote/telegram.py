@@ -88,10 +88,23 @@ def ensure_poller(state_dir: str) -> None:
     if fd is None:
         return  # one runs: it reads the table on its next turn
     os.close(fd)
+    import subprocess
+
     from lookout.notify import spawn
 
     argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    spawn.spawn_detached(argv, spawn.sender_env(os.environ))
+    # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor; a
+    # poller holding a copy would keep every later job waiting for a sender that is gone.
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=spawn.sender_env(os.environ),
+        cwd="/",
+        close_fds=True,
+        start_new_session=True,
+    )
 
 
 def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:

@@ -65,12 +65,28 @@ def ask(
     return deciding, rec, message
 
 
-def poller_gone(state_dir: Path) -> bool:
-    fd = store.try_lock(str(state_dir / poller.LOCK))
+def free(lock: Path) -> bool:
+    fd = store.try_lock(str(lock))
     if fd is None:
         return False
     os.close(fd)
     return True
+
+
+def poller_gone(state_dir: Path) -> bool:
+    return free(state_dir / poller.LOCK)
+
+
+def test_the_poller_never_holds_the_senders_lock(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, _rec, _message = ask(api, state_dir)
+    wait_for(lambda: not poller_gone(state_dir), 5)
+    # The sender is done and gone: later jobs must find sender.lock free, poller or not.
+    wait_for(lambda: free(state_dir / store.SENDER_LOCK), 10)
+    assert not poller_gone(state_dir)
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    wait_for(lambda: poller_gone(state_dir), 10)
 
 
 def last_edit(api: BotApi) -> dict[str, Any]:
