@@ -93,6 +93,20 @@ def last_edit(api: BotApi) -> dict[str, Any]:
     return api.sent("editMessageText")[-1]
 
 
+def test_one_poller_per_state_dir(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, _rec, _message = ask(api, state_dir)
+    wait_for(lambda: not poller_gone(state_dir), 5)
+    started = time.monotonic()
+    assert poller.main([str(state_dir)]) == 0  # a second one: the lock is held, it leaves
+    assert time.monotonic() - started < poller.LONG_POLL_S
+    poller.ensure_poller(str(state_dir))  # and one started now leaves as well
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    wait_for(lambda: poller_gone(state_dir), 10)
+    assert not (state_dir / "errors.log").exists()  # no 409 from a second getUpdates
+
+
 def test_allow_from_telegram_answers_that_request_and_edits_the_message(
     api: BotApi, state_dir: Path
 ) -> None:
