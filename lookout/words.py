@@ -32,9 +32,9 @@ KINDS = (
 
 # The kinds of channel; those that leave the machine; those that can replace an alert they sent
 # when its episode resolves.
-CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise")
-REMOTE_TYPES = ("ntfy", "webhook", "apprise")
-UPDATABLE_TYPES = ("desktop", "ntfy")
+CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise", "telegram")
+REMOTE_TYPES = ("ntfy", "webhook", "apprise", "telegram")
+UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
 
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")

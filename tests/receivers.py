@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -433,8 +433,24 @@ class NotificationBus:
         self.env["DISPLAY"] = f":{number.decode().strip()}"
         self.env.pop("QT_QPA_PLATFORM", None)
 
-    def click_alert(self, timeout_s: float = 10.0) -> None:
-        """Click the (top) alert on screen, as a user would: the daemon runs its default action."""
+    # Where lxqt-notificationd draws an alert's buttons (measured on this 300 px wide alert with
+    # Focus, Allow and Deny): a click there invokes that action; elsewhere, the default one.
+    ALLOW_AT = (150, 108)
+    DENY_AT = (210, 108)
+    # Without Focus (a session lookout cannot switch to), Allow and Deny share the row.
+    LAYOUTS: ClassVar[dict[tuple[str, ...], dict[str, tuple[int, int]]]] = {
+        ("default", "allow", "deny"): {"allow": ALLOW_AT, "deny": DENY_AT},
+        ("allow", "deny"): {"allow": (75, 108), "deny": (225, 108)},
+    }
+
+    @classmethod
+    def button_at(cls, actions: list[str], key: str) -> tuple[int, int]:
+        """Where the button for action `key` is, on an alert with these (key, label) actions."""
+        return cls.LAYOUTS[tuple(actions[::2])][key]
+
+    def click_alert(self, timeout_s: float = 10.0, at: tuple[int, int] = (150, 30)) -> None:
+        """Click the (top) alert on screen, as a user would: the daemon runs its default action
+        (or, `at` one of its buttons, that button's action)."""
         deadline = time.monotonic() + timeout_s
         while True:
             found = subprocess.run(
@@ -449,7 +465,7 @@ class NotificationBus:
                 raise RuntimeError("no alert on screen")
             time.sleep(0.05)
         subprocess.run(
-            ["xdotool", "mousemove", "--window", found[0], "150", "30", "click", "1"],
+            ["xdotool", "mousemove", "--window", found[0], str(at[0]), str(at[1]), "click", "1"],
             env=self.env,
             check=True,
         )

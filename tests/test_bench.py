@@ -68,6 +68,13 @@ def test_the_deciding_hook_answers_fast_and_idles_cheaply() -> None:
 
 
 @pytest.mark.slow
+def test_a_telegram_press_reaches_the_hook_fast() -> None:
+    out = bench("remote_answer.py", "--surface", "telegram", "--runs", "3", "--max-ms", "1500")
+    assert "telegram: press -> hook exited: median" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok: telegram press -> exit p95 ")
+
+
+@pytest.mark.slow
 def test_dashboard_delay_within_a_second() -> None:
     out = bench("dashboard.py", "--sessions", "50", "--streams", "3", "--runs", "5",
                 "--idle-s", "0.5", "--no-browser")  # fmt: skip

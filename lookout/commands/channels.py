@@ -115,7 +115,8 @@ def test_channels(project: str, names: list[str]) -> int:
     if not available:
         raise LookoutError(
             "no channel to test: the config defines none",
-            hint="add one: lookout channel add NAME --type desktop|ntfy|webhook|command|apprise",
+            hint="add one: lookout channel add NAME --type "
+            "desktop|ntfy|webhook|command|apprise|telegram",
         )
     if not chosen:
         first = disabled[0]

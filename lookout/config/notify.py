@@ -38,7 +38,9 @@ TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "webhook": ("url", "url_env", "format", "headers"),
     "command": ("argv",),
     "apprise": ("urls",),
+    "telegram": ("token_env", "chat_id", "allowed_user_ids", "api_url"),
 }
+TELEGRAM_API = "https://api.telegram.org"
 RULE_KEYS = (
     "when",
     "channels",
@@ -65,6 +67,7 @@ _DEFAULT_TIMEOUT_MS = {
     "webhook": 10000,
     "command": 10000,
     "apprise": 20000,
+    "telegram": 10000,
 }
 
 # With no config file at all: desktop alerts for every attention reason, and for a finished turn
@@ -274,12 +277,44 @@ def _apprise(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> Non
         ch["urls"] = c.string_list((*path, "urls"), raw["urls"], nonempty=True)
 
 
+def _telegram(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
+    # The bot token is a secret: only the name of the variable that holds it is in the file.
+    if "token_env" not in raw:
+        c.error(path, "missing key 'token_env' (the environment variable holding the bot token)")
+    ch["token_env"] = c.get(path, raw, "token_env", str, "a string")
+    chat = raw.get("chat_id")
+    if "chat_id" not in raw:
+        c.error(path, "missing key 'chat_id' (the chat the bot writes to, e.g. 123456789)")
+    elif isinstance(chat, bool) or not isinstance(chat, int):
+        c.error((*path, "chat_id"), f"expected an integer, got {type_name(chat)}")
+        chat = None
+    ch["chat_id"] = chat
+    users: list[int] = []
+    if "allowed_user_ids" in raw:
+        value = raw["allowed_user_ids"]
+        if not isinstance(value, list) or any(
+            isinstance(u, bool) or not isinstance(u, int) for u in value
+        ):
+            c.error((*path, "allowed_user_ids"), f"expected a list of integers, got {value!r}")
+        else:
+            users = value
+    ch["allowed_user_ids"] = users
+    api = c.get(path, raw, "api_url", str, "a string")
+    if api is not None and not api.startswith(("http://", "https://")):
+        c.error(
+            (*path, "api_url"),
+            f"expected an http(s) URL, got {shown_url(api)!r} ({_scheme_problem(api)})",
+        )
+    ch["api_url"] = (api or TELEGRAM_API).rstrip("/")
+
+
 _TYPE_CHECKS: dict[str, Callable[[Checker, KeyPath, dict[str, Any], Channel], None]] = {
     "desktop": _desktop,
     "ntfy": _ntfy,
     "webhook": _webhook,
     "command": _command,
     "apprise": _apprise,
+    "telegram": _telegram,
 }
 
 

@@ -134,7 +134,7 @@ def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     argv += ["--", title]
     if body:
         argv.append(body)
-    if msg.get("focus") and not msg.get("update"):
+    if (msg.get("focus") or msg.get("answer")) and not msg.get("update"):
         outcome = _desktop_focus(argv, msg, timeout_s)
         if outcome is not None:
             return outcome
@@ -148,16 +148,27 @@ FOCUS_ACTION = "--action=default=Focus"  # "default": the body click everywhere,
 NO_ACTIONS = "Actions are not supported"  # notify-send's words when the daemon has none
 
 
+def answer_actions(msg: dict[str, Any]) -> list[str]:
+    """notify-send options for the buttons that answer the alert's request (issue 25): Allow and
+    Deny, or a question's options and Deny. Their keys are what notify-send prints on a click."""
+    return [
+        f"--action={key}={desktop_text(label, markup=False)}"
+        for key, label in (msg.get("answer") or {}).get("actions", [])
+    ]
+
+
 def _desktop_focus(argv: list[str], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
-    """notify-send with a Focus action. It keeps running to report a click, so it is handed over
-    (msg["focus_proc"]: the process and what it printed after the id) to the sender, which waits
-    for it. None: no Focus possible here (no stdbuf, or a notify-send without --action); send
-    the plain alert instead."""
+    """notify-send with a Focus action and/or the buttons that answer a request. It keeps
+    running to report a click, so it is handed over (msg["focus_proc"]: the process and what it
+    printed after the id) to the sender, which waits for it. None: no action possible here (no
+    stdbuf, or a notify-send without --action); send the plain alert instead."""
     stdbuf = shutil.which("stdbuf")
     if stdbuf is None:
         return None  # notify-send 0.8.1 would hold the id in its buffer until it exits
     split = argv.index("--")
-    cmd = [stdbuf, "-oL", *argv[:split], FOCUS_ACTION, *argv[split:]]
+    actions = [FOCUS_ACTION] if msg.get("focus") else []
+    actions += answer_actions(msg)
+    cmd = [stdbuf, "-oL", *argv[:split], *actions, *argv[split:]]
     try:
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -182,14 +193,30 @@ def _desktop_focus(argv: list[str], msg: dict[str, Any], timeout_s: float) -> Ou
     rest, ended = _until_eof(proc.stdout.fileno(), rest, time.monotonic() + 0.5)
     if not ended or b"\n" in rest:  # still waiting, or already clicked: the sender takes over
         msg["focus_proc"] = (proc, rest)
-        return "sent", f"notify-send id {ref}, Focus action", ref
+        what = " and ".join(
+            n for n, on in (("Focus", msg.get("focus")), ("answer", msg.get("answer"))) if on
+        )
+        return "sent", f"notify-send id {ref}, {what} action{'s' if 'answer' in what else ''}", ref
     code = proc.wait()
     err = proc.stderr.read().decode("utf-8", "replace")
     if NO_ACTIONS in err:
+        msg.pop("answer", None)  # no buttons were shown: nothing to withdraw
         return "sent", f"notify-send id {ref} (the notification daemon has no actions)", ref
     if code != 0:
         raise ChannelError(f"notify-send exited with {code}: {err.strip()[-200:]}")
     return "sent", f"notify-send id {ref}", ref
+
+
+def desktop_replace(
+    ch: dict[str, Any], ref: str, title: str, body: str, timeout_s: float
+) -> Outcome:
+    """Replace alert `ref` with a note without actions (the outcome of its request): a popup
+    whose request ended never keeps buttons that can no longer answer it."""
+    argv = ["notify-send", "-a", ch.get("app_name") or "lookout", "-u", "low", "-e", "-p"]
+    argv += ["-r", ref, "--", desktop_text(title, markup=False), desktop_text(body)]
+    out = _run(argv, timeout_s)
+    new = out.strip().splitlines()[-1] if out.strip() else None
+    return "sent", f"notify-send id {new or ref} replaced", new or ref
 
 
 def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:
@@ -432,10 +459,17 @@ def _apprise(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     return "sent", f"apprise ({len(ch['urls'])} url(s))", None
 
 
+def _telegram(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    from lookout.notify import telegram
+
+    return telegram.send(ch, msg, timeout_s)
+
+
 _SENDERS = {
     "desktop": _desktop,
     "ntfy": _ntfy,
     "webhook": _webhook,
     "command": _command,
     "apprise": _apprise,
+    "telegram": _telegram,
 }

@@ -86,7 +86,9 @@ def deliver(
         msg = message(d, cfg, ch)
         if ch["type"] == "desktop" and mark is not None:
             msg["focus"] = True
-        work = _alert_work(lanes, state_dir, d, name, ch, msg, mark, detail_prefix)
+        work = _alert_work(
+            lanes, state_dir, d, name, ch, msg, mark, detail_prefix, remote=cfg.get("remote")
+        )
         _queue(lanes, state_dir, intent, name, work)
     for name in d.get("updates", []):
         _queue(lanes, state_dir, intent, name, _update_work(state_dir, d, cfg, name))
@@ -111,6 +113,7 @@ def _alert_work(
     msg: dict[str, Any],
     mark: object | None = None,
     detail_prefix: str = "",
+    remote: dict[str, Any] | None = None,
 ) -> Callable[[], None]:
     def work() -> None:
         intent = d["intent"]
@@ -120,12 +123,56 @@ def _alert_work(
                 reason = f"focused: tmux pane {pane} is active in an attached client"
                 record(state_dir, intent, name, "skipped", reason)
                 return
-        send_one(state_dir, intent, name, ch, msg, detail_prefix)
-        if "focus_proc" in msg:  # notify-send waits for a click on Focus: a waiter takes it
+        if ch["type"] == "desktop" and remote:
+            _answer_buttons(state_dir, intent, remote, msg)
+        if ch["type"] == "telegram" and remote:
+            _telegram_buttons(state_dir, intent, remote, msg, name)
+        result, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
+        if msg.get("buttons") and result == "sent" and ref:
+            from lookout.remote import telegram
+
+            telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
+        if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             proc, rest = msg.pop("focus_proc")
-            lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark)
+            if msg.get("answer") and ref:
+                _ANSWERED_REFS.add((name, ref))
+            lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
 
     return work
+
+
+def _answer_buttons(
+    state_dir: str, intent: Intent, remote: dict[str, Any], msg: dict[str, Any]
+) -> None:
+    """Allow / Deny on a desktop alert whose request may be answered from afar (issue 25): the
+    request is looked up now, and a click answers that one (its nonce, kept in memory)."""
+    from lookout.remote import answers
+
+    rec = answers.request_for(state_dir, intent, remote)
+    if rec is None:
+        return
+    actions, picks = [], {}
+    for i, (label, decision, picked) in enumerate(answers.choices(rec)):
+        key = decision if picked is None else f"option-{i}"
+        actions.append((key, label))
+        picks[key] = (decision, picked)
+    msg["answer"] = {"rid": rec["id"], "nonce": rec["nonce"], "actions": actions, "picks": picks}
+
+
+def _telegram_buttons(
+    state_dir: str, intent: Intent, remote: dict[str, Any], msg: dict[str, Any], name: str
+) -> None:
+    """Buttons under a Telegram alert whose request may be answered from afar (issue 25): each
+    carries an opaque single-use token for this channel, never the request's nonce."""
+    from lookout.remote import answers
+
+    rec = answers.request_for(state_dir, intent, remote)
+    if rec is None:
+        return
+    picks = answers.choices(rec)
+    tokens = answers.mint(state_dir, rec, "telegram", [(d, a) for _, d, a in picks], scope=name)
+    msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
+    msg["bound"] = rec["id"]
 
 
 def _watch_focus(
@@ -135,9 +182,69 @@ def _watch_focus(
     channel: str,
     state_dir: str,
     mark: object,
+    ch: Channel | None = None,
+    msg: dict[str, Any] | None = None,
+    ref: str | None = None,
 ) -> None:
-    if focus.wait_focus(proc, rest, intent, state_dir, mark) == "default":
+    bound = (msg or {}).get("answer")
+    rid = bound["rid"] if bound else None
+    action = focus.wait_focus(proc, rest, intent, state_dir, mark, rid=rid)
+    if action == "default" and mark is not None:
         record(state_dir, intent, channel, "clicked", focus.jump_to(intent, state_dir))
+    if not bound or ch is None or msg is None:
+        return
+    from lookout.remote import answers, requests
+
+    refused = None
+    if action in bound["picks"]:
+        decision, picked = bound["picks"][action]
+        try:
+            answers.answer(
+                state_dir,
+                bound["rid"],
+                bound["nonce"],
+                decision,
+                surface="desktop",
+                by="the desktop alert",
+                answers=picked,
+            )
+        except requests.Refused as exc:
+            refused = str(exc)
+        label = dict(bound["actions"])[action]
+        said = f"not answered: {refused}" if refused else "answered"
+        record(state_dir, intent, channel, "clicked", f"{label}: {said}")
+    if ref is None:
+        return
+    # The popup is replaced by the outcome: its buttons go with it (within a poll of the end).
+    rec = requests.load(state_dir, bound["rid"])
+    if refused is None and rec is not None and requests.is_open(rec, words.now_ms()):
+        if mark is None or not focus.resolved(state_dir, intent, mark):
+            return  # the wait timed out (or Focus was clicked) and the request still waits
+        rec = {**rec, "status": requests.ANSWERED_LOCALLY}  # its episode ended in the terminal
+    result, detail, _ = _replace(ch, ref, msg["title"], answers.outcome_text(rec, refused))
+    record(state_dir, intent, channel, result, detail, update=True)
+
+
+def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
+    try:
+        return channels.desktop_replace(ch, ref, title, text, ch["timeout_ms"] / 1000)
+    except channels.ChannelError as exc:
+        return "failed", str(exc), None
+
+
+# Desktop alerts of this sender that carried answer buttons: their waiter replaces them with the
+# request's outcome, which a "handled" update must not overwrite.
+_ANSWERED_REFS: set[tuple[str, str]] = set()
+
+
+def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str) -> bool:
+    if ch["type"] == "desktop":
+        return (name, ref) in _ANSWERED_REFS
+    if ch["type"] == "telegram":
+        from lookout.remote import telegram
+
+        return telegram.known(state_dir, name, ref)
+    return False
 
 
 def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
@@ -148,6 +255,10 @@ def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callabl
         ref = wait_ref(state_dir, episode, name) if isinstance(episode, str) else None
         if ch is None or ref is None:
             record(state_dir, intent, name, "skipped", "nothing to update")
+            return
+        if _shows_outcome(state_dir, name, ch, ref):
+            reason = "replaced by its request's outcome"
+            record(state_dir, intent, name, "skipped", reason, update=True)
             return
         msg = message(d, cfg, ch, update=True)
         msg["ref"] = ref
@@ -254,7 +365,9 @@ def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lan
             continue
         msg = message(d, cfg, ch, prefix=escalate.ESCALATION_PREFIX)
         prefix = f"escalated after {e['after_s']:g}s: "
-        work = _alert_work(lanes, state_dir, d, name, ch, msg, detail_prefix=prefix)
+        work = _alert_work(
+            lanes, state_dir, d, name, ch, msg, detail_prefix=prefix, remote=cfg.get("remote")
+        )
         _queue(lanes, state_dir, intent, name, work)
 
 

@@ -58,16 +58,22 @@ def wait_focus(
     state_dir: str,
     mark: object,
     wait_s: float = FOCUS_WAIT_S,
+    rid: str | None = None,
 ) -> str | None:
-    """Wait for a click on the alert's Focus action, at most `wait_s` and only while the alert
-    is current. Returns the action notify-send reported ("default": a click on Focus)."""
+    """Wait for a click on one of the alert's actions, at most `wait_s` and only while the alert
+    is current (and its request `rid`, if it answers one, still pending). Returns the action
+    notify-send reported ("default": a click on Focus; "allow", "deny", "option-N")."""
     assert proc.stdout is not None and proc.stderr is not None
     fd = proc.stdout.fileno()
     buf = rest
     deadline = time.monotonic() + wait_s
     try:
         while b"\n" not in buf:
-            if resolved(state_dir, intent, mark) or time.monotonic() > deadline:
+            if (
+                (mark is not None and resolved(state_dir, intent, mark))
+                or (rid is not None and not _pending(state_dir, rid))
+                or time.monotonic() > deadline
+            ):
                 # SIGTERM, not SIGINT: notify-send then leaves the alert (or the "handled"
                 # note that replaced it) where it is instead of closing it.
                 proc.terminate()
@@ -87,6 +93,13 @@ def wait_focus(
         proc.stderr.close()
     action = buf.partition(b"\n")[0].decode("utf-8", "replace").strip() if b"\n" in buf else None
     return action
+
+
+def _pending(state_dir: str, rid: str) -> bool:
+    from lookout.remote import requests
+
+    rec = requests.load(state_dir, rid)
+    return rec is not None and requests.is_open(rec, int(time.time() * 1000))
 
 
 def jump_to(intent: Intent, state_dir: str) -> str:

@@ -94,14 +94,14 @@ quiet_hours = "22:00-07:00"
             '[channels.phone]\ntype = "email"\n',
             [
                 f"{G}: channels.phone.type: expected one of desktop, ntfy, "
-                "webhook, command, apprise, got 'email'"
+                "webhook, command, apprise, telegram, got 'email'"
             ],
         ),
         (
             '[channels.phone]\nurl = "x"\n',
             [
                 f"{G}: channels.phone: missing key 'type' (one of desktop, "
-                "ntfy, webhook, command, apprise)"
+                "ntfy, webhook, command, apprise, telegram)"
             ],
         ),
         (
@@ -492,3 +492,46 @@ def test_grace_and_digest_are_read(cfg_file: Path) -> None:
     )
     cfg = files.load()
     assert [(r["grace_s"], r["digest_s"]) for r in cfg["rules"]] == [(30.0, None), (None, 60.5)]
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        pytest.param(
+            '[channels.chat]\ntype = "telegram"\n',
+            [
+                f"{G}: channels.chat: missing key 'token_env' (the environment variable holding "
+                "the bot token)",
+                f"{G}: channels.chat: missing key 'chat_id' (the chat the bot writes to, "
+                "e.g. 123456789)",
+            ],
+            id="missing",
+        ),
+        pytest.param(
+            '[channels.chat]\ntype = "telegram"\ntoken_env = "T"\nchat_id = "me"\n'
+            'allowed_user_ids = ["bob"]\napi_url = "ftp://x"\ntoken = "123:abc"\n',
+            [
+                f"{G}: channels.chat.token: unknown key (expected one of type, enabled, "
+                "timeout_ms, content, token_env, chat_id, allowed_user_ids, api_url)",
+                f"{G}: channels.chat.chat_id: expected an integer, got string",
+                f"{G}: channels.chat.allowed_user_ids: expected a list of integers, got ['bob']",
+                f"{G}: channels.chat.api_url: expected an http(s) URL, got 'ftp://x' "
+                "(the scheme is 'ftp', not http or https)",
+            ],
+            id="wrong",
+        ),
+    ],
+)
+def test_telegram_errors(toml: str, expected: list[str], cfg_file: Path) -> None:
+    assert errors_of(toml, cfg_file) == expected
+
+
+def test_telegram_defaults(cfg_file: Path) -> None:
+    write(cfg_file, '[channels.chat]\ntype = "telegram"\ntoken_env = "T"\nchat_id = -100123\n')
+    ch = files.load()["channels"]["chat"]
+    assert (ch["api_url"], ch["chat_id"], ch["allowed_user_ids"], ch["content"]) == (
+        "https://api.telegram.org",
+        -100123,
+        [],
+        "summary",
+    )

@@ -1,0 +1,312 @@
+"""The Telegram poller (issue 25): receives button presses by getUpdates long polling (no inbound
+port, no webhook), checks chat and user, answers the request the button was minted for
+(lookout.remote.answers), acknowledges the press (answerCallbackQuery) and edits the message to
+the outcome (editMessageText), also when the dialog closed elsewhere.
+
+One poller per state directory (telegram.lock, like the sender's lock), alive only while a sent
+message still has buttons for a pending request. Started by the sender, never by a hook. A press
+from another chat or user, for an ended request, or replayed changes nothing; an error never
+answers."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+import traceback
+
+from lookout import store
+from lookout.notify import telegram
+from lookout.remote import answers, requests
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+TABLE = "telegram-messages.json"  # the sent messages with buttons, and each bot's update offset
+LOCK = "telegram.lock"
+POLL_S = 0.25  # how often the messages of ended requests are looked for (withdrawn within 2 s)
+LONG_POLL_S = 25  # getUpdates' `timeout`: the Bot API answers at once when a press arrives
+RETRY_S = 2.0
+EDIT_TRIES = 3
+_BOOT = (
+    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
+    "from lookout.remote.telegram import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+# -- the table (written by the sender, read and pruned by the poller) ------------------------
+
+
+def _path(state_dir: str) -> str:
+    return os.path.join(state_dir, TABLE)
+
+
+def _load(state_dir: str) -> dict[str, Any]:
+    data = store.read_json(_path(state_dir))
+    data = data if isinstance(data, dict) else {}
+    messages = data.get("messages")
+    offsets = data.get("offsets")
+    return {
+        "messages": [m for m in messages if isinstance(m, dict)]
+        if isinstance(messages, list)
+        else [],
+        "offsets": offsets if isinstance(offsets, dict) else {},
+    }
+
+
+def _change(state_dir: str, change: Any) -> dict[str, Any]:
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        table = _load(state_dir)
+        change(table)
+        store.write_json_atomic(_path(state_dir), table)
+        return table
+
+
+def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, body: str) -> None:
+    """A message with buttons was sent for request `rid`: keep it until the request ends, and
+    make sure a poller runs (after the entry is written: a poller about to exit sees it)."""
+    entry = {"channel": channel, "message_id": message_id, "rid": rid, "title": title, "body": body}
+    _change(state_dir, lambda t: t["messages"].append(entry))
+    ensure_poller(state_dir)
+
+
+def known(state_dir: str, channel: str, message_id: str) -> bool:
+    """Is this message one with buttons (waiting, or edited to its request's outcome)? Its
+    "handled" update is then left out: the outcome says more."""
+    return any(
+        m.get("channel") == channel and m.get("message_id") == message_id
+        for m in _load(state_dir)["messages"]
+    )
+
+
+def ensure_poller(state_dir: str) -> None:
+    fd = store.try_lock(os.path.join(state_dir, LOCK))
+    if fd is None:
+        return  # one runs: it reads the table on its next turn
+    os.close(fd)
+    import subprocess
+
+    from lookout.notify import spawn
+
+    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
+    # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor; a
+    # poller holding a copy would keep every later job waiting for a sender that is gone.
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=spawn.sender_env(os.environ),
+        cwd="/",
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages whose buttons may still answer (not yet edited to an outcome)."""
+    return [m for m in table["messages"] if not m.get("done_ms")]
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
+    kept = []
+    for m in table["messages"]:
+        if (m.get("channel"), m.get("message_id")) in ended:
+            m["done_ms"] = now_ms
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    table["messages"] = kept
+
+
+# -- the poller ---------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`telegram STATE_DIR`: poll while messages with buttons wait; exit 0 always."""
+    args = list(argv or [])
+    if len(args) != 1:
+        return 2
+    state_dir = os.path.abspath(args[0])
+    try:
+        Poller(state_dir).serve()
+    except Exception:
+        store.log_error(state_dir, f"telegram poller: {traceback.format_exc()}")
+    return 0
+
+
+class Poller:
+    def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
+        self.state_dir = state_dir
+        self.poll_s = poll_s
+        self.updates: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+        self.threads: dict[str, threading.Thread] = {}
+        self.stop = threading.Event()
+        self.channels: dict[str, dict[str, Any]] = {}
+
+    def serve(self) -> None:
+        try:
+            while True:
+                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
+                if fd is None:
+                    return  # another poller serves this state directory
+                try:
+                    self._serve_locked()
+                finally:
+                    os.close(fd)
+                # No lost wake-up: a message registered after our last look starts us again.
+                if not _waiting(_load(self.state_dir)):
+                    return
+        finally:
+            self.stop.set()
+
+    def _serve_locked(self) -> None:
+        from lookout.config import check, files
+
+        try:
+            cfg = files.load(None)  # the user's own file: a project never names a bot
+        except check.ConfigError as exc:
+            store.log_error(self.state_dir, f"telegram poller: config error: {exc.errors[0]}")
+            self._drop_all()
+            return
+        self.channels = {
+            name: ch
+            for name, ch in cfg["channels"].items()
+            if ch["type"] == "telegram" and ch["enabled"]
+        }
+        while True:
+            messages = _waiting(_load(self.state_dir))
+            if not messages:
+                return
+            for name in {m.get("channel") for m in messages}:
+                if isinstance(name, str):
+                    self._listen(name)
+            try:
+                channel, update = self.updates.get(timeout=self.poll_s)
+            except queue.Empty:
+                pass
+            else:
+                self._handle(channel, update)
+            self._withdraw()
+
+    def _drop_all(self) -> None:
+        _change(self.state_dir, lambda t: t.update(messages=[]))
+
+    def _listen(self, name: str) -> None:
+        if name in self.threads and self.threads[name].is_alive():
+            return
+        ch = self.channels.get(name)
+        if ch is None:  # gone from the config: its buttons can no longer answer anything
+            _change(
+                self.state_dir,
+                lambda t: t.update(messages=[m for m in t["messages"] if m["channel"] != name]),
+            )
+            return
+        offset = _load(self.state_dir)["offsets"].get(name)
+        thread = threading.Thread(
+            target=self._long_poll, args=(name, ch, offset), daemon=True, name=f"tg-{name}"
+        )
+        self.threads[name] = thread
+        thread.start()
+
+    def _long_poll(self, name: str, ch: dict[str, Any], offset: object) -> None:
+        """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
+        while not self.stop.is_set():
+            params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": ["callback_query"]}
+            if isinstance(offset, int):
+                params["offset"] = offset
+            try:
+                result = telegram.call(ch, "getUpdates", params, LONG_POLL_S + 10)
+            except telegram.TelegramError as exc:
+                store.log_error(self.state_dir, f"telegram poller: channel {name}: {exc}")
+                self.stop.wait(RETRY_S)
+                continue
+            for update in result if isinstance(result, list) else []:
+                uid = update.get("update_id") if isinstance(update, dict) else None
+                if not isinstance(uid, int):
+                    continue
+                offset = uid + 1  # the next call confirms it: it is never delivered again
+                self.updates.put((name, update))
+            if isinstance(offset, int):
+                self._save_offset(name, offset)
+
+    def _save_offset(self, name: str, offset: int) -> None:
+        _change(self.state_dir, lambda t: t["offsets"].__setitem__(name, offset))
+
+    def _handle(self, name: str, update: dict[str, Any]) -> None:
+        """One press: from the configured chat and users only, answered once, acknowledged."""
+        ch = self.channels[name]
+        query = update.get("callback_query")
+        if not isinstance(query, dict) or not isinstance(query.get("id"), str):
+            return
+        sender = query.get("from")
+        user = sender.get("id") if isinstance(sender, dict) else None
+        message = query.get("message")
+        chat = message.get("chat") if isinstance(message, dict) else None
+        chat_id = chat.get("id") if isinstance(chat, dict) else None
+        allowed = ch.get("allowed_user_ids") or []
+        if chat_id is None or chat_id != ch["chat_id"] or (allowed and user not in allowed):
+            self._ack(ch, query["id"], "Not answered: this bot takes answers only from its owner")
+            return
+        data = query.get("data")
+        if not isinstance(data, str) or not data.startswith(telegram.CALLBACK_PREFIX):
+            self._ack(ch, query["id"], "Not answered: not a lookout button")
+            return
+        token = data[len(telegram.CALLBACK_PREFIX) :]
+        try:
+            rec = answers.answer_token(
+                self.state_dir, token, surface="telegram", by=f"Telegram user {user}", scope=name
+            )
+        except requests.Refused as exc:
+            self._ack(ch, query["id"], f"Not answered: {exc}")
+            self._withdraw()
+            return
+        outcome = answers.outcome_text(rec)
+        self._ack(ch, query["id"], outcome)
+        self._withdraw()
+
+    def _ack(self, ch: dict[str, Any], query_id: str, text: str) -> None:
+        try:
+            params = {"callback_query_id": query_id, "text": text[:200]}
+            telegram.call(ch, "answerCallbackQuery", params, 10)
+        except telegram.TelegramError as exc:
+            store.log_error(self.state_dir, f"telegram poller: {exc}")
+
+    def _withdraw(self) -> None:
+        """Edit the message of every request that no longer waits to its outcome (no buttons)."""
+        now = int(time.time() * 1000)
+        ended = []
+        for m in _waiting(_load(self.state_dir)):
+            rec = requests.load(self.state_dir, str(m.get("rid")))
+            if rec is not None and requests.is_open(rec, now):
+                continue
+            ch = self.channels.get(str(m.get("channel")))
+            if ch is not None:
+                self._edit(ch, m, answers.outcome_text(rec))
+            ended.append((m.get("channel"), m.get("message_id")))
+            answers.forget(self.state_dir, str(m.get("rid")))
+        if ended:
+            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
+
+    def _edit(self, ch: dict[str, Any], m: dict[str, Any], outcome: str) -> None:
+        params = {
+            "chat_id": ch["chat_id"],
+            "message_id": int(m["message_id"]),
+            "text": telegram.text_of(str(m.get("title") or ""), str(m.get("body") or ""), outcome),
+        }
+        for _ in range(EDIT_TRIES):
+            try:
+                telegram.call(ch, "editMessageText", params, 10)
+                return
+            except telegram.TelegramError as exc:
+                if exc.code == 400:  # "message is not modified", deleted: nothing more to do
+                    return
+                store.log_error(self.state_dir, f"telegram poller: {exc}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

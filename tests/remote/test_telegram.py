@@ -1,0 +1,279 @@
+"""Telegram as a two-way channel (issue 25), through the real processes: the deciding hook waits,
+the recording hook raises the alert, the detached sender sends it to a loopback double of the Bot
+API (tests/telegram_api.py) and the detached poller takes presses by getUpdates long polling."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import store
+from lookout.remote import requests
+from lookout.remote import telegram as poller
+from tests.helpers import payload, wait_for, write_config
+from tests.remote.test_decide import events, finish, record_hook, start, waiting
+from tests.telegram_api import BotApi
+
+TOKEN = "123456:AAH-test-token-for-the-double"
+CHAT, OTHER_CHAT, OWNER, STRANGER = 1001, 2002, 42, 99
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[BotApi]:
+    monkeypatch.setenv("LOOKOUT_TG_TOKEN", TOKEN)
+    with BotApi(TOKEN, chats=(CHAT, OTHER_CHAT)) as double:
+        yield double
+
+
+def configure(api: BotApi, extra: str = "") -> None:
+    write_config(
+        f"""
+[remote]
+enabled = true
+wait_s = 60
+[channels.chat]
+type = "telegram"
+token_env = "LOOKOUT_TG_TOKEN"
+chat_id = {CHAT}
+allowed_user_ids = [{OWNER}]
+api_url = "{api.url}"
+{extra}
+[[rules]]
+when = ["permission", "question", "done"]
+channels = ["chat"]
+"""
+    )
+
+
+def ask(
+    api: BotApi, state_dir: Path, body: dict[str, Any] | None = None
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The deciding hook waits, the recording hook alerts: (hook process, request, message)."""
+    body = body or payload("PermissionRequest-Bash")
+    deciding = start(body)
+    rec = waiting(state_dir)
+    record_hook("permission_request.py", body)
+    wait_for(lambda: api.sent("sendMessage"), 10)
+    message = next(iter(api.messages.values()))
+    return deciding, rec, message
+
+
+def free(lock: Path) -> bool:
+    fd = store.try_lock(str(lock))
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
+
+
+def poller_gone(state_dir: Path) -> bool:
+    return free(state_dir / poller.LOCK)
+
+
+def test_the_poller_never_holds_the_senders_lock(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, _rec, _message = ask(api, state_dir)
+    wait_for(lambda: not poller_gone(state_dir), 5)
+    # The sender is done and gone: later jobs must find sender.lock free, poller or not.
+    wait_for(lambda: free(state_dir / store.SENDER_LOCK), 10)
+    assert not poller_gone(state_dir)
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    wait_for(lambda: poller_gone(state_dir), 10)
+
+
+def last_edit(api: BotApi) -> dict[str, Any]:
+    return api.sent("editMessageText")[-1]
+
+
+def test_one_poller_per_state_dir(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, _rec, _message = ask(api, state_dir)
+    wait_for(lambda: not poller_gone(state_dir), 5)
+    started = time.monotonic()
+    assert poller.main([str(state_dir)]) == 0  # a second one: the lock is held, it leaves
+    assert time.monotonic() - started < poller.LONG_POLL_S
+    poller.ensure_poller(str(state_dir))  # and one started now leaves as well
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    wait_for(lambda: poller_gone(state_dir), 10)
+    assert not (state_dir / "errors.log").exists()  # no 409 from a second getUpdates
+
+
+def test_allow_from_telegram_answers_that_request_and_edits_the_message(
+    api: BotApi, state_dir: Path
+) -> None:
+    configure(api)
+    deciding, rec, message = ask(api, state_dir)
+    assert message["chat"]["id"] == CHAT
+    assert message["text"] == "demo · needs permission\nBash: touch t.txt"
+    buttons = api.buttons(CHAT, message["message_id"])
+    assert [label for label, _ in buttons] == ["Allow", "Deny"]
+    for _, data in buttons:  # opaque: never the nonce, within Telegram's 64 bytes
+        assert rec["nonce"] not in data and len(data.encode()) <= 64
+
+    query = api.press(message["message_id"], buttons[0][1], OWNER)
+    out = json.loads(finish(deciding))
+    assert out["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    wait_for(lambda: api.queries[query] is not None, 5)
+    assert api.queries[query] == f"Allowed by Telegram user {OWNER}"
+    wait_for(lambda: api.sent("editMessageText"), 5)
+    edited = api.messages[(CHAT, message["message_id"])]
+    assert edited["text"].endswith(f"\n\nAllowed by Telegram user {OWNER}")
+    assert "reply_markup" not in edited  # the buttons are gone
+    lines = state_dir / store.DELIVERIES
+    wait_for(lambda: '"update":true' in lines.read_text(), 10)  # the rule's "handled" update
+    update = [json.loads(x) for x in lines.read_text().splitlines() if '"update":true' in x]
+    assert [(u["result"], u["detail"]) for u in update] == [
+        ("skipped", "replaced by its request's outcome")
+    ]
+    assert api.messages[(CHAT, message["message_id"])]["text"].endswith(
+        f"Allowed by Telegram user {OWNER}"
+    )
+    remote = [e["remote"] for e in events(state_dir) if e.get("event") == "RemoteDecision"]
+    assert [(r["decision"], r["source"], r["by"]) for r in remote] == [
+        ("allow", "telegram", f"Telegram user {OWNER}")
+    ]
+    wait_for(lambda: poller_gone(state_dir), 10)  # nothing pending: no poller
+
+
+def test_presses_from_elsewhere_or_replayed_change_nothing(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, rec, message = ask(api, state_dir)
+    mid = message["message_id"]
+    (_, allow), (_, deny) = api.buttons(CHAT, mid)
+    refused = [
+        api.press(mid, allow, STRANGER),  # a user not in allowed_user_ids
+        api.press(mid, allow, OWNER, chat_id=OTHER_CHAT),  # the same data, from another chat
+        api.press(mid, "lk1:" + rec["nonce"][:22], OWNER),  # a guessed token
+        api.press(mid, "not ours", OWNER),
+    ]
+    wait_for(lambda: all(api.queries[q] is not None for q in refused), 10)
+    assert [api.queries[q] for q in refused] == [
+        "Not answered: this bot takes answers only from its owner",
+        "Not answered: this bot takes answers only from its owner",
+        "Not answered: no such request",
+        "Not answered: not a lookout button",
+    ]
+    now = requests.load(str(state_dir), rec["id"])
+    assert now is not None and now["status"] == requests.PENDING
+    assert "reply_markup" in api.messages[(CHAT, mid)]
+
+    api.press(mid, deny, OWNER)
+    out = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
+    assert out == {"behavior": "deny", "message": f"Denied from lookout by Telegram user {OWNER}."}
+    wait_for(lambda: poller_gone(state_dir), 10)
+    # Replayed while nothing waits (no poller runs): the next request's poller takes them, and
+    # they answer neither the old request nor the new one.
+    replays = [api.press(mid, deny, OWNER), api.press(mid, allow, OWNER)]
+    body = {**payload("PermissionRequest-Bash"), "session_id": "another-session"}
+    again = start(body)
+    fresh = waiting(state_dir)
+    record_hook("permission_request.py", body)
+    wait_for(lambda: all(api.queries[q] is not None for q in replays), 10)
+    assert {api.queries[q] for q in replays} == {"Not answered: no such request"}
+    old, new = (requests.load(str(state_dir), r["id"]) for r in (rec, fresh))
+    assert old is not None and old["status"] == requests.DENIED
+    assert new is not None and new["status"] == requests.PENDING
+    again.send_signal(signal.SIGTERM)
+    assert finish(again) == b""
+
+
+def test_answered_in_the_terminal_edits_the_message_within_2s(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, _rec, message = ask(api, state_dir)
+    wait_for(lambda: not poller_gone(state_dir), 5)
+    started = time.monotonic()
+    deciding.send_signal(signal.SIGTERM)  # "No" or Esc at the terminal's dialog
+    assert finish(deciding) == b""
+    wait_for(lambda: "reply_markup" not in api.messages[(CHAT, message["message_id"])], 2.0)
+    assert time.monotonic() - started <= 2.0
+    assert api.messages[(CHAT, message["message_id"])]["text"].endswith(
+        "\n\nAnswered in the terminal"
+    )
+    wait_for(lambda: poller_gone(state_dir), 10)
+
+
+def test_a_question_gets_one_button_per_option(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    body = {
+        **payload("PermissionRequest-Bash"),
+        "tool_name": "AskUserQuestion",
+        "tool_input": {
+            "questions": [
+                {
+                    "question": "Which colour?",
+                    "header": "Choice",
+                    "multiSelect": False,
+                    "options": [
+                        {"label": "Red", "description": "r"},
+                        {"label": "Blue", "description": "b"},
+                    ],
+                }
+            ]
+        },
+    }
+    deciding, _rec, message = ask(api, state_dir, body)
+    buttons = api.buttons(CHAT, message["message_id"])
+    assert [label for label, _ in buttons] == ["Red", "Blue", "Deny"]
+    api.press(message["message_id"], buttons[1][1], OWNER)
+    decision = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
+    assert decision["updatedInput"]["answers"] == {"Which colour?": "Blue"}
+
+
+def test_a_broken_channel_never_answers(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    deciding, rec, _message = ask(api, state_dir)
+    api.down = True  # the Bot API fails from now on: getUpdates errors, nothing answers
+    wait_for(lambda: len(api.sent("getUpdates")) >= 2, 10)
+    now = requests.load(str(state_dir), rec["id"])
+    assert now is not None and now["status"] == requests.PENDING
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    assert not [e for e in events(state_dir) if e.get("event") == "RemoteDecision"]
+    wait_for(lambda: poller_gone(state_dir), 10)
+
+
+def test_without_its_token_the_channel_fails_and_nothing_waits_on_it(
+    api: BotApi, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(api)
+    monkeypatch.delenv("LOOKOUT_TG_TOKEN")
+    body = payload("PermissionRequest-Bash")
+    deciding = start(body)
+    rec = waiting(state_dir)
+    record_hook("permission_request.py", body)
+    lines = state_dir / store.DELIVERIES
+    wait_for(lambda: lines.exists() and "failed" in lines.read_text(), 10)
+    (line,) = [json.loads(x) for x in lines.read_text().splitlines()]
+    assert line["detail"] == "environment variable LOOKOUT_TG_TOKEN is not set"
+    assert api.calls == []
+    now = requests.load(str(state_dir), rec["id"])
+    assert now is not None and now["status"] == requests.PENDING
+    deciding.send_signal(signal.SIGTERM)
+    finish(deciding)
+
+
+def test_a_plain_alert_is_masked_and_shows_control_characters_as_text(
+    api: BotApi, state_dir: Path
+) -> None:
+    configure(api)
+    body = {
+        **payload("PermissionRequest-Bash"),
+        "tool_input": {
+            "command": "curl -H 'Authorization: Bearer sk-abcdef1234567890' \x1b]52;c;x\x07"
+        },
+    }
+    record_hook("permission_request.py", body)  # no deciding hook: a plain alert
+    wait_for(lambda: api.sent("sendMessage"), 10)
+    (sent,) = api.sent("sendMessage")
+    assert "sk-abcdef1234567890" not in sent["text"] and "…" in sent["text"]
+    assert "\x1b" not in sent["text"] and "\\x1b" in sent["text"]
+    assert "reply_markup" not in sent and "parse_mode" not in sent
