@@ -2,11 +2,12 @@
 
 The single fail-open boundary: whatever happens, nothing reaches stdout or stderr (SessionStart
 and UserPromptSubmit stdout would enter the model's context), the exit code is 0, and our own
-failures go to errors.log. Imports here are the hook's latency budget: keep them stdlib-light."""
+failures go to errors.log. Imports here are the hook's latency budget: keep them stdlib-light
+(no `os` either: see paths)."""
 
 from __future__ import annotations
 
-import os
+import posix
 import sys
 import time
 
@@ -37,9 +38,9 @@ def run(event_name: str | None = None) -> int:
 
     def work(state_dir: str) -> None:
         if payload is None:
-            record(raw, event_name, ts_ms, state_dir, os.environ)  # logs why it is not one
+            record(raw, event_name, ts_ms, state_dir, paths.environ())  # logs why it is not one
         else:
-            record_parsed(payload, raw, event_name, ts_ms, state_dir, os.environ)
+            record_parsed(payload, raw, event_name, ts_ms, state_dir, paths.environ())
 
     return _fail_open(f"hook {event_name}", work, answer)
 
@@ -74,7 +75,7 @@ def run_notify(agent: str, argv: list[str]) -> int:
 
     def work(state_dir: str) -> None:
         try:
-            record_notify(agent, raw, ts_ms, state_dir, os.environ)
+            record_notify(agent, raw, ts_ms, state_dir, paths.environ())
         finally:
             if chain:
                 from lookout.notify import spawn
@@ -110,7 +111,7 @@ def run_agent(agent: str, argv: list[str]) -> int:
         answer = b""  # recorded below, where the same import fails inside the boundary
     return _fail_open(
         f"{agent} hook {name or ''}".rstrip(),
-        lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, os.environ),
+        lambda state_dir: record_agent(agent, raw, name, ts_ms, state_dir, paths.environ()),
         answer,
     )
 
@@ -162,8 +163,8 @@ def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> 
     finally:
         if out >= 0:
             try:
-                os.write(out, answer)
-                os.close(out)
+                posix.write(out, answer)
+                posix.close(out)
             except OSError:
                 pass
     return 0
@@ -171,7 +172,7 @@ def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> 
 
 def _keep_stdout() -> int:
     try:
-        return os.dup(1)
+        return posix.dup(1)
     except OSError:
         return -1
 
@@ -196,10 +197,10 @@ def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping
 def _silence() -> None:
     """Point fds 1 and 2 at /dev/null: no stray output, even from C code or a child process."""
     try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        os.close(null)
+        null = posix.open("/dev/null", posix.O_WRONLY)
+        posix.dup2(null, 1)
+        posix.dup2(null, 2)
+        posix.close(null)
     except OSError:
         pass
 
