@@ -16,6 +16,7 @@ from lookout import _jsonfast, events, machine, paths, store
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import NoReturn
 
     from lookout.agents.base import Agent
 
@@ -43,6 +44,14 @@ def run(event_name: str | None = None) -> int:
             record_parsed(payload, raw, event_name, ts_ms, state_dir, paths.environ())
 
     return _fail_open(f"hook {event_name}", work, answer)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a hook process without the interpreter's teardown, which frees every module and
+    object one by one (~2 ms, more than the hook's own work) for the OS to free anyway. Safe:
+    the hook writes only through raw descriptors (nothing is left in a buffer) and registers no
+    atexit handler; a detached sender runs on in its own session."""
+    posix._exit(code)
 
 
 def _parse_for_answer(raw: bytes) -> tuple[dict[str, object] | None, bytes]:

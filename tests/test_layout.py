@@ -29,12 +29,18 @@ HOOK_PATH = {
 # What a hook must never import, at any cost: each would cost milliseconds on every tool call.
 HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib"}
 
+# Dumps sys.modules as the script ends: at exit, or at the hook's posix._exit (no atexit then).
 PROBE = """
-import atexit, sys
+import atexit, posix, sys
 def dump():
     with open({out!r}, "w") as fh:
         fh.write("\\n".join(sorted(sys.modules)))
 atexit.register(dump)
+real_exit = posix._exit
+def fast_exit(code):
+    dump()
+    real_exit(code)
+posix._exit = fast_exit
 sys.argv = [{script!r}]
 with open({script!r}) as fh:
     source = fh.read()
