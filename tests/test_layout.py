@@ -19,7 +19,6 @@ HOOK_PATH = {
     "lookout",
     "lookout._jsonfast",
     "lookout.events",
-    "lookout.hookspec",
     "lookout.machine",
     "lookout.paths",
     "lookout.runner",

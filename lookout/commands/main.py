@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 from lookout.boundary import guarded
@@ -256,16 +257,19 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The declared parser, each command with its function as the `func` default."""
-    parser = declared.build_parser()
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The declared parser, each command with its function as the `func` default (only
+    `command`'s, when given)."""
+    parser = declared.build_parser(command)
     for name, sub in declared.subparsers(parser).items():
         sub.set_defaults(func=COMMANDS[name])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # A command line that names its command parses the same with only that command declared.
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["status"])
