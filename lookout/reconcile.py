@@ -20,8 +20,6 @@ Signals (2.1.332):
 
 from __future__ import annotations
 
-import calendar
-import copy
 import os
 import stat
 import time
@@ -110,6 +108,8 @@ def _ts_ms(entry: dict[str, Any]) -> int | None:
     if not isinstance(text, str) or len(text) < 19:
         return None
     try:
+        import calendar  # only with a transcript to read: status --line rarely needs it
+
         seconds = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
     except (ValueError, OverflowError):
         return None
@@ -346,12 +346,15 @@ def reconcile(
     `Reconciled` event for each proof that it is over. Returns the records written. Sends the
     episodes' `resolved` notifications like a hook would."""
     now_ms = words.now_ms() if now_ms is None else now_ms
-    if session_ids is None:
-        session_ids = _open_sessions(state_dir)
+    # Each snapshot is read once here (and again under the lock only when there is a proof).
+    open_ones = _open_sessions(state_dir) if session_ids is None else None
     written: list[Record] = []
     intents: list[Intent] = []
-    for session_id in session_ids:
-        snapshot = store.read_session(state_dir, session_id)
+    for session_id in open_ones or session_ids or ():
+        if open_ones is not None:
+            snapshot: Session | None = open_ones[session_id]
+        else:
+            snapshot = store.read_session(state_dir, session_id)
         if snapshot is None:
             continue
         findings = observe(snapshot, now_ms)
@@ -378,13 +381,14 @@ def _notify(state_dir: str, intents: list[Intent]) -> None:
         store.log_error(state_dir, f"reconcile: notify: {traceback.format_exc()}")
 
 
-def _open_sessions(state_dir: str) -> list[str]:
+def _open_sessions(state_dir: str) -> dict[str, Session]:
+    """The snapshots that claim attention, work or idleness, by session id, in file order."""
     directory = os.path.join(state_dir, store.SESSIONS)
     try:
         names = sorted(os.listdir(directory))
     except OSError:
-        return []
-    ids = []
+        return {}
+    found: dict[str, Session] = {}
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue
@@ -394,8 +398,8 @@ def _open_sessions(state_dir: str) -> list[str]:
             and isinstance(snapshot.get("session_id"), str)
             and snapshot.get("status") in (words.ATTENTION, words.WORKING, words.IDLE)
         ):
-            ids.append(snapshot["session_id"])
-    return ids
+            found[snapshot["session_id"]] = snapshot  # type: ignore[assignment]
+    return found
 
 
 def _apply(
@@ -420,6 +424,8 @@ def _apply(
                 observed_ms=f["observed_ms"],
             )
             before = _shape(session)
+            import copy
+
             after, line, new = machine.apply(copy.deepcopy(session), event)
             if _shape(after) == before:
                 continue
