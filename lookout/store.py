@@ -281,8 +281,10 @@ def read_session(state_dir: str, session_id: str) -> Session | None:
 def read_json(path: str) -> object | None:
     """The parsed file, or None when it is missing or unreadable (a snapshot is a cache)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return _jsonfast.loads(f.read())
+        # Bytes, decoded at once: a text-mode file sets up a decoder per open (a status line
+        # reads every snapshot).
+        with open(path, "rb") as f:
+            return _jsonfast.loads(f.read().decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
 
