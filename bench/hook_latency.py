@@ -167,23 +167,34 @@ real_exit(0)  # as the hook ends (exit_now): no teardown
 """
 
 
-def import_order(python: str, script: Path, stdin: bytes, env: dict[str, str]) -> list[tuple[str, int]]:
+def import_order(
+    python: str, script: Path, stdin: bytes, env: dict[str, str]
+) -> list[tuple[str, int]]:
     """The modules the hook imports beyond a bare interpreter's, children first, each with its
     own (self) import time in µs as `-X importtime` reports it."""
     bare = subprocess.run(
         [python, "-I", "-S", "-X", "importtime", "-c", "pass"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     hook = subprocess.run(
         [python, "-I", "-S", "-X", "importtime", str(script)],
-        input=stdin, capture_output=True, env=env, check=False,
+        input=stdin,
+        capture_output=True,
+        env=env,
+        check=False,
     )
 
     def parse(text: str) -> list[tuple[str, int, int, int]]:
         rows = []  # (name, depth, self µs, cumulative µs), children first
         for line in text.splitlines():
             parts = line.split("|")
-            if len(parts) == 3 and parts[0].startswith("import time:") and parts[1].strip().isdigit():
+            if (
+                len(parts) == 3
+                and parts[0].startswith("import time:")
+                and parts[1].strip().isdigit()
+            ):
                 name = parts[2].rstrip()
                 depth = (len(name) - len(name.lstrip())) // 2
                 rows.append((name.strip(), depth, int(parts[0].split(":")[1]), int(parts[1])))

@@ -47,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", type=int, default=50, help="recorded sessions (50)")
     parser.add_argument("--runs", type=int, default=30, help="timed runs of each (30)")
-    parser.add_argument("--max-ratio", type=float, help="exit 1 when status / python -c pass is above")
+    parser.add_argument(
+        "--max-ratio", type=float, help="exit 1 when status / python -c pass is above"
+    )
     parser.add_argument(
         "--python", default=sys._base_executable, help="base interpreter (this one's)"
     )
@@ -87,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     floor, status = med["python -c pass"], med["lookout status --line"]
     ratio = status / floor
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"status line: {args.sessions} sessions, {args.runs} interleaved runs, venv of {args.python}")
+    runs = f"{args.sessions} sessions, {args.runs} interleaved runs"
+    print(f"status line: {runs}, a venv of {args.python}")
     print(f"  load average {load}")
     print(f"  line: {line.decode().strip()}")
     for name, ms in med.items():

@@ -1009,4 +1009,4 @@ def test_a_pre_tool_use_recorded_late_still_binds_the_episode() -> None:
 def test_the_async_events_are_hookspecs() -> None:
     # machine writes them out (a hook does not load hookspec); SessionEnd is async but ends all.
     registered = {name for name, _, is_async in hookspec.EVENTS if is_async}
-    assert machine.ASYNC_EVENTS == registered - {"SessionEnd"}
+    assert registered - {"SessionEnd"} == machine.ASYNC_EVENTS
