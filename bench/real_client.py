@@ -6,13 +6,15 @@ Offline: the client talks only to a loopback mock API (tests/e2e/mock_api.py).
 
 The baseline (--baseline interpreter, the default) is the same client with the same hook entries
 (events, async, timeouts, the same interpreter), each running `python -I -S -c pass`: what is
-left is lookout's own cost. Target: <= 1.05x. `--baseline none` compares with no hooks at all.
+left is lookout's own cost. Target: <= 1.03x (issue 23). `--baseline none` compares with no
+hooks at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,7 +31,7 @@ from tests.e2e.harness import hookspec_settings, run_install_py  # noqa: E402
 from tests.e2e.mock_api import MockAPI  # noqa: E402
 
 PROMPT = "[[bash: echo bench]] [[say: done]]"
-TARGET = 1.05
+TARGET = 1.03
 
 
 def make_home(root: Path, name: str, settings: dict[str, object] | None) -> Path:
@@ -179,7 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bare_ms = statistics.median(times["bare"]) * 1000
     lookout_ms = statistics.median(times["lookout"]) * 1000
     ratio = lookout_ms / bare_ms
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())  # the figures mean little on a busy box
     result = {
+        "load_average": load,
         "how": how,
         "runs": args.runs,
         "baseline": "none" if args.checkout else args.baseline,
@@ -195,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(f"lookout via {how}, {args.runs} interleaved runs each (+{args.warmup} warm-up)")
+        print(f"  load average {load}")
         label = (
             "bare hooks:" if args.baseline == "interpreter" and not args.checkout else "no hooks:"
         )
