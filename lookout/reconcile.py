@@ -24,7 +24,7 @@ import os
 import stat
 import time
 
-from lookout import _jsonfast, events, machine, store, words
+from lookout import _jsonfast, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -284,7 +284,9 @@ def observe(session: Session, now_ms: int) -> list[Finding]:
             if commands is None:
                 commands = running_commands(pid)
             summary = episode.get("summary") or ""
-            if summary and any(events.first_line(c) == summary for c in commands):
+            from lookout.events import first_line
+
+            if summary and any(first_line(c) == summary for c in commands):
                 findings.append(_finding("approved", "process", agent_id, key, now_ms))
     main = session.get("main") or {}
     if main.get("status") == words.WORKING and not findings:
@@ -328,26 +330,31 @@ def _finding(
 # -- through the store ---------------------------------------------------------------------------
 
 
-def quietly(state_dir: str) -> None:
+def quietly(state_dir: str, read: dict[str, object] | None = None) -> None:
     """reconcile() for a reader: one that cannot (a hook holds the lock too long, an unreadable
     file) still shows the snapshots as the hooks left them."""
     from lookout.errors import LookoutError
 
     try:
-        reconcile(state_dir)
+        reconcile(state_dir, read=read)
     except (OSError, TimeoutError, LookoutError):
         pass
 
 
 def reconcile(
-    state_dir: str, session_ids: Iterable[str] | None = None, now_ms: int | None = None
+    state_dir: str,
+    session_ids: Iterable[str] | None = None,
+    now_ms: int | None = None,
+    read: dict[str, object] | None = None,
 ) -> list[Record]:
     """Look at every session that claims attention or work (or only `session_ids`), and record a
     `Reconciled` event for each proof that it is over. Returns the records written. Sends the
-    episodes' `resolved` notifications like a hook would."""
+    episodes' `resolved` notifications like a hook would. `read`, when given, receives every
+    snapshot file read (by file name) that reconcile did not change: a reader that shows them
+    next need not read them again."""
     now_ms = words.now_ms() if now_ms is None else now_ms
     # Each snapshot is read once here (and again under the lock only when there is a proof).
-    open_ones = _open_sessions(state_dir) if session_ids is None else None
+    open_ones = _open_sessions(state_dir, read) if session_ids is None else None
     written: list[Record] = []
     intents: list[Intent] = []
     for session_id in open_ones or session_ids or ():
@@ -359,7 +366,10 @@ def reconcile(
             continue
         findings = observe(snapshot, now_ms)
         if findings:
-            written += _apply(state_dir, session_id, findings, intents)
+            changed = _apply(state_dir, session_id, findings, intents)
+            if changed and read is not None:
+                read.pop(os.path.basename(store.session_file(state_dir, session_id)), None)
+            written += changed
     _notify(state_dir, intents)
     return written
 
@@ -381,8 +391,9 @@ def _notify(state_dir: str, intents: list[Intent]) -> None:
         store.log_error(state_dir, f"reconcile: notify: {traceback.format_exc()}")
 
 
-def _open_sessions(state_dir: str) -> dict[str, Session]:
-    """The snapshots that claim attention, work or idleness, by session id, in file order."""
+def _open_sessions(state_dir: str, read: dict[str, object] | None = None) -> dict[str, Session]:
+    """The snapshots that claim attention, work or idleness, by session id, in file order; every
+    file read goes into `read` too."""
     directory = os.path.join(state_dir, store.SESSIONS)
     try:
         names = sorted(os.listdir(directory))
@@ -393,6 +404,8 @@ def _open_sessions(state_dir: str) -> dict[str, Session]:
         if not name.endswith(".json") or name.startswith("."):
             continue
         snapshot = store.read_json(os.path.join(directory, name))
+        if read is not None:
+            read[name] = snapshot
         if (
             isinstance(snapshot, dict)
             and isinstance(snapshot.get("session_id"), str)
@@ -407,6 +420,8 @@ def _apply(
 ) -> list[Record]:
     """Apply the findings under the lock, to the snapshot as it is then: a finding that no longer
     changes anything (a hook or another reader got there first) writes nothing."""
+    from lookout import events, machine
+
     written = []
     with store.Locked(state_dir) as st:
         session = st.read_session(session_id)
@@ -454,6 +469,8 @@ def _shape(session: Session) -> object:
 
 def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> Record | None:
     """`lookout ack`: record the user's word that nothing waits on them in this session."""
+    from lookout import events, machine
+
     now_ms = words.now_ms() if now_ms is None else now_ms
     intents: list[Intent] = []
     with store.Locked(state_dir) as st:

@@ -67,9 +67,13 @@ class Row(TypedDict):
 
 
 def load_sessions(
-    state_dir: str, now_ms: int | None = None, stale_after_s: int = STALE_AFTER_S
+    state_dir: str,
+    now_ms: int | None = None,
+    stale_after_s: int = STALE_AFTER_S,
+    read: Mapping[str, object] | None = None,
 ) -> list[Row]:
-    """Every recorded session as shown to the user, most urgent first."""
+    """Every recorded session as shown to the user, most urgent first. `read`: snapshot files
+    read already (reconcile's, by file name), not read again."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     directory = os.path.join(state_dir, store.SESSIONS)
     try:
@@ -80,7 +84,10 @@ def load_sessions(
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue
-        snapshot = store.read_json(os.path.join(directory, name))
+        if read is not None and name in read:
+            snapshot = read[name]
+        else:
+            snapshot = store.read_json(os.path.join(directory, name))
         if isinstance(snapshot, dict) and isinstance(snapshot.get("session_id"), str):
             sessions.append(present(snapshot, now_ms, stale_after_s))
     sessions.sort(key=order)

@@ -94,8 +94,9 @@ def _ignored_project_files(shown: list[Row]) -> list[files.ProjectFile]:
 def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[Row]:
     from lookout import reconcile
 
-    reconcile.quietly(state_dir)
-    return pick(load_sessions(state_dir, now, stale_after_s))
+    read: dict[str, object] = {}  # each snapshot file is read (and parsed) once
+    reconcile.quietly(state_dir, read)
+    return pick(load_sessions(state_dir, now, stale_after_s, read))
 
 
 def ack_hint(sessions: list[Row]) -> str | None:
