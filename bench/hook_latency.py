@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from _common import child_env, quiet_config, verdict
+from _common import child_env, children_cpu_s, load, quiet_config, verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = ROOT / "tests" / "fixtures" / "payloads" / "PreToolUse-Bash.json"
@@ -262,10 +262,6 @@ def phases(python: str, script: Path, base: dict[str, object], runs: int, tmp: s
     return 0
 
 
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=60, help="timed runs of each command (60)")
@@ -305,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         names = list(commands)
         samples: dict[str, list[float]] = {name: [] for name in names}
+        cpu: dict[str, list[float]] = {name: [] for name in names}
         for i in range(WARMUP + args.runs):
             # A different delivery each time (the same bytes twice would be a duplicate).
             stdin = json.dumps({**base, "tool_use_id": f"toolu_bench_{i}", "n": i}).encode()
@@ -313,9 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 name = names[(i + k) % len(names)]
                 # Cursor's hook answers `{}` (Cursor reads stdout as JSON); the others say nothing.
                 answer = b"{}\n" if name.endswith("cursor.py)") else b""
+                used = children_cpu_s()
                 elapsed = timed(commands[name], stdin, env, answer)
                 if i >= WARMUP:
                     samples[name].append(elapsed)
+                    cpu[name].append(children_cpu_s() - used)
         events = Path(env["LOOKOUT_STATE_DIR"], "events.jsonl").read_bytes().count(b"\n")
         if events != WARMUP + args.runs:
             print(f"error: the hook recorded {events} events, expected {WARMUP + args.runs}")
@@ -330,9 +329,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         print(f"  {name:<30} {med[name]:7.2f} ms")
     extra = hook - isolated
+    cpu_ms = {name: statistics.median(s) * 1000 for name, s in cpu.items()}
     print(f"  hook minus python -I -S -c pass   {extra:5.2f} ms (goal <= {TARGET_MS:.1f} ms)")
     print(f"  ratio hook / python -I -S -c pass  {hook / isolated:5.2f}x  (same flags as the hook)")
     print(f"  ratio hook / python -c pass        {ratio:5.2f}x  (target <= {TARGET:.1f}x)")
+    cpu_hook, cpu_floor = cpu_ms[names[2]], cpu_ms[names[1]]
+    print(
+        f"  CPU time (user+sys): hook {cpu_hook:.2f} ms, python -I -S -c pass {cpu_floor:.2f} ms,"
+        f" hook minus floor {cpu_hook - cpu_floor:.2f} ms"
+    )
     print(
         f"  in process: import lookout.runner {import_ms:.2f} ms, runner.record {record_ms:.2f} ms"
     )

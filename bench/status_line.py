@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from _common import child_env, quiet_config, verdict
+from _common import child_env, children_cpu_s, load, quiet_config, verdict
 from status_scale import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,25 +77,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         build(state_dir, None, args.sessions, int(time.time() * 1000))
         env = child_env(tmp, state_dir)
         samples: dict[str, list[float]] = {name: [] for name in commands}
+        cpu: dict[str, list[float]] = {name: [] for name in commands}
         line = b""
         for i in range(WARMUP + args.runs):
             for name in list(commands) if i % 2 else list(commands)[::-1]:
+                used = children_cpu_s()
                 elapsed, out = timed(commands[name], env)
                 if i >= WARMUP:
                     samples[name].append(elapsed)
+                    cpu[name].append(children_cpu_s() - used)
                 if name.startswith("lookout"):
                     line = out
     med = {name: statistics.median(s) * 1000 for name, s in samples.items()}
     floor, status = med["python -c pass"], med["lookout status --line"]
     ratio = status / floor
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     runs = f"{args.sessions} sessions, {args.runs} interleaved runs"
     print(f"status line: {runs}, a venv of {args.python}")
-    print(f"  load average {load}")
+    print(f"  load average {load()}")
     print(f"  line: {line.decode().strip()}")
     for name, ms in med.items():
         print(f"  {name:<24} {ms:7.2f} ms")
     print(f"  ratio status --line / python -c pass  {ratio:5.2f}x  (goal <= {TARGET:.1f}x)")
+    cpu_ms = {name: statistics.median(s) * 1000 for name, s in cpu.items()}
+    cpu_floor, cpu_status = cpu_ms["python -c pass"], cpu_ms["lookout status --line"]
+    print(
+        f"  CPU time (user+sys): status --line {cpu_status:.2f} ms, python -c pass"
+        f" {cpu_floor:.2f} ms, ratio {cpu_status / cpu_floor:.2f}x"
+    )
     if not line.strip():
         print("FAIL: the status line is empty")
         return 1

@@ -174,13 +174,22 @@ def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
 
 def _config_error(cwd: str | None) -> str | None:
     """The config's error for a session in `cwd`: what the hooks' cache found for the files as
-    they are now, else what parsing them says."""
+    they are now; else parsed, and remembered there as a hook would (the next status line, run
+    seconds later, reads it from there)."""
     from lookout.config import cache, files
 
-    known, error = cache.known_error(paths.state_dir(), cwd)
+    state_dir = paths.state_dir()
+    known, error = cache.known_error(state_dir, cwd)
     if known:
         return error
     try:
+        try:
+            cache.load_cached(state_dir, cwd)
+        except OSError:
+            pass  # nowhere to remember it (a full disk): parsed again below
+        known, error = cache.known_error(state_dir, cwd)
+        if known:
+            return error
         files.load(cwd)
     except LookoutError as exc:
         return str(exc)
