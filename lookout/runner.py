@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
     from lookout.agents.base import Agent
+    from lookout.shapes import Intent
 
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
@@ -262,12 +263,19 @@ def _record_payload(
         # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
         st.write_session(session)
         st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
-    if intents:
-        for intent in intents:
-            intent["ts"] = store.rfc3339(intent["ts_ms"])
-        from lookout.notify.handle import handle  # only turns that end or block pay for it
+    _notify(intents, state_dir)
 
-        handle(intents, state_dir)
+
+def _notify(intents: list[Intent], state_dir: str) -> None:
+    """The notification machinery, for the transitions that ask for a notification: an event
+    that asks for none (most tool calls) never loads it."""
+    if not intents:
+        return
+    for intent in intents:
+        intent["ts"] = store.rfc3339(intent["ts_ms"])
+    from lookout.notify.handle import handle  # only turns that end or block pay for it
+
+    handle(intents, state_dir)
 
 
 def _parse(raw: bytes) -> dict[str, object] | None:
