@@ -43,9 +43,9 @@ SCRIPT = [
 ]
 
 
-def build(state_dir: str, events: int, sessions: int, now_ms: int) -> None:
+def build(state_dir: str, events: int | None, sessions: int, now_ms: int) -> None:
     """Record `sessions` sessions through the real runner, then pad events.jsonl with copies of
-    the recorded lines up to `events` lines."""
+    the recorded lines up to `events` lines (None: no padding)."""
     sys.path.insert(0, str(ROOT))
     from lookout import runner
 
@@ -59,6 +59,8 @@ def build(state_dir: str, events: int, sessions: int, now_ms: int) -> None:
             payload["tool_use_id"] = f"toolu_{n}_{step}"
             ts += 250
             runner.record(json.dumps(payload).encode(), name.split("-")[0], ts, state_dir, env)
+    if events is None:
+        return
     path = Path(state_dir, "events.jsonl")
     recorded = path.read_bytes().splitlines(keepends=True)
     missing = events - len(recorded)

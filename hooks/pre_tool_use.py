@@ -1,11 +1,11 @@
 """Claude Code PreToolUse hook: records the event and the session status it implies."""
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The checkout (or runtime) holding lookout/: __file__ is absolute. No `os`: it costs ~1 ms.
+sys.path.insert(0, __file__.rpartition("/")[0].rpartition("/")[0])
 
-from lookout.runner import run
+from lookout.runner import exit_now, run
 
 if __name__ == "__main__":
-    raise SystemExit(run("PreToolUse"))
+    exit_now(run("PreToolUse"))  # no interpreter teardown: see exit_now

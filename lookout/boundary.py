@@ -6,11 +6,13 @@ Never on the hook path, which fails open instead (runner._fail_open)."""
 from __future__ import annotations
 
 import sys
-import traceback
-from collections.abc import Callable
 
 from lookout import paths, store
 from lookout.errors import LookoutError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Text from payloads, paths and servers must never reach a terminal as control characters (an OSC
 # 52 sequence in a prompt would set the clipboard): C0, DEL, C1 and the bidi overrides that
@@ -51,6 +53,8 @@ def guarded(command: Callable[[], int]) -> int:
         return 0
     except Exception as exc:
         state_dir = paths.state_dir()
+        import traceback  # only now: ~3 ms of every command line otherwise
+
         store.log_error(state_dir, f"lookout {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
         print(f"error: unexpected {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
         print(

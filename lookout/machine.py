@@ -6,7 +6,6 @@ subagents as children whose attention is also the parent's."""
 
 from __future__ import annotations
 
-from lookout import hookspec
 from lookout.words import (
     ATTENTION,
     ATTENTION_KINDS,
@@ -32,7 +31,9 @@ PENDING_MAX = 32
 CHILDREN_MAX = 20
 
 # Hooks registered async may arrive after events that started later; only these can be "late".
-ASYNC_EVENTS = frozenset(name for name, _, is_async in hookspec.EVENTS if is_async) - {"SessionEnd"}
+# hookspec.EVENTS' async ones but SessionEnd, written out: importing hookspec would cost every hook
+# ~0.1 ms (tests/test_machine.py keeps the two equal).
+ASYNC_EVENTS = frozenset({"PreToolUse", "PostToolUse", "Notification"})
 # Agents whose every event may arrive out of order: OpenCode's plugin starts one process per bus
 # event without waiting, and stamps each with the bus order (see runner.record_agent).
 STAMPED_AGENTS = frozenset({"opencode"})

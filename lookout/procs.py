@@ -1,12 +1,13 @@
-"""The agent's process: which one a hook runs under (hook side: a few reads of /proc/<pid>/stat,
-nothing imported beyond os) and whether it still runs (readers). A pid is kept with its start
-time, so a pid the system reused for another process never passes for the agent.
+"""The agent's process: which one a hook runs under (hook side: a few reads of
+/proc/<pid>/stat, nothing imported beyond the built-in posix) and whether it still runs
+(readers). A pid is kept with its start time, so a pid the system reused for another process
+never passes for the agent.
 
 Linux /proc; elsewhere the start time is unknown and only kill(pid, 0) tells."""
 
 from __future__ import annotations
 
-import os
+import posix  # built in: `os` costs a hook ~1 ms (bench/hook_latency.py --phases)
 
 PROC = "/proc"
 # Agents whose hooks run as children of their own process, with at most a shell in between,
@@ -47,7 +48,7 @@ def of_hook(agent: str, claude_pid: int | None) -> tuple[int, int | None]:
         return claude_pid, found[3] if found else None
     if agent not in CHILD_HOOKS:
         return 0, None
-    pid = os.getppid()
+    pid = posix.getppid()
     for _ in range(_DEPTH):
         if pid <= 1:
             return 0, None  # orphaned (the agent is gone already): init is nobody's agent
@@ -71,10 +72,14 @@ def alive(pid: object, start: object = None) -> bool | None:
         if found[1] in ("Z", "X"):
             return False  # killed, not yet reaped
         return not (isinstance(start, int) and found[3] != start)
-    if os.path.isdir(f"{PROC}/self"):
+    try:
+        posix.stat(f"{PROC}/self/stat")
+    except OSError:
+        pass  # no /proc here: ask the kernel
+    else:
         return False  # /proc answers for this process but not that one: it is gone
     try:
-        os.kill(pid, 0)
+        posix.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:

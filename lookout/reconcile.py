@@ -24,13 +24,11 @@ Signals (2.1.332):
 
 from __future__ import annotations
 
-import calendar
-import copy
 import os
 import stat
 import time
 
-from lookout import _jsonfast, client_sessions, events, machine, procs, store, words
+from lookout import _jsonfast, client_sessions, procs, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,6 +118,8 @@ def _ts_ms(entry: dict[str, Any]) -> int | None:
     if not isinstance(text, str) or len(text) < 19:
         return None
     try:
+        import calendar  # only with a transcript to read: status --line rarely needs it
+
         seconds = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
     except (ValueError, OverflowError):
         return None
@@ -286,7 +286,9 @@ def observe(session: Session, now_ms: int, client: Entry | None = None) -> list[
             if commands is None:
                 commands = running_commands(pid)
             summary = episode.get("summary") or ""
-            if summary and any(events.first_line(c) == summary for c in commands):
+            from lookout.events import first_line
+
+            if summary and any(first_line(c) == summary for c in commands):
                 findings.append(_finding("approved", "process", agent_id, key, now_ms))
     main = session.get("main") or {}
     if main.get("status") == words.WORKING and not findings:
@@ -316,6 +318,8 @@ def _client_finding(session: Session, client: Entry) -> Finding | None:
 
 
 def _event(session_id: str, f: Finding) -> dict[str, Any]:
+    from lookout import events  # only when there is something to record
+
     event = events.observed(
         "Reconciled",
         session_id,
@@ -332,6 +336,10 @@ def _event(session_id: str, f: Finding) -> dict[str, Any]:
 
 def _changes(session: Session, f: Finding) -> bool:
     """Whether the finding would change what the session shows (a pure trial on a copy)."""
+    import copy
+
+    from lookout import machine
+
     event: Any = _event(session["session_id"], f)
     after, _, _ = machine.apply(copy.deepcopy(session), event)
     return _shape(after) != _shape(session)
@@ -369,39 +377,50 @@ def _finding(
 # -- through the store ---------------------------------------------------------------------------
 
 
-def quietly(state_dir: str) -> None:
+def quietly(state_dir: str, read: dict[str, object] | None = None) -> None:
     """reconcile() for a reader: one that cannot (a hook holds the lock too long, an unreadable
     file) still shows the snapshots as the hooks left them."""
     from lookout.errors import LookoutError
 
     try:
-        reconcile(state_dir)
+        reconcile(state_dir, read=read)
     except (OSError, TimeoutError, LookoutError):
         pass
 
 
 def reconcile(
-    state_dir: str, session_ids: Iterable[str] | None = None, now_ms: int | None = None
+    state_dir: str,
+    session_ids: Iterable[str] | None = None,
+    now_ms: int | None = None,
+    read: dict[str, object] | None = None,
 ) -> list[Record]:
     """Look at every session that claims attention or work (or only `session_ids`), and record a
     `Reconciled` event for each proof that it is over. Returns the records written. Sends the
-    episodes' `resolved` notifications like a hook would."""
+    episodes' `resolved` notifications like a hook would. `read`, when given, receives every
+    snapshot file read (by file name) that reconcile did not change: a reader that shows them
+    next need not read them again."""
     now_ms = words.now_ms() if now_ms is None else now_ms
     registry = client_sessions.read()
     everything = session_ids is None
-    if session_ids is None:
-        session_ids = _open_sessions(state_dir)
+    # Each snapshot is read once here (and again under the lock only when there is a proof).
+    open_ones = _open_sessions(state_dir, read) if session_ids is None else None
     written: list[Record] = []
     intents: list[Intent] = []
-    for session_id in session_ids:
-        snapshot = store.read_session(state_dir, session_id)
+    for session_id in open_ones or session_ids or ():
+        if open_ones is not None:
+            snapshot: Session | None = open_ones[session_id]
+        else:
+            snapshot = store.read_session(state_dir, session_id)
         if snapshot is None:
             continue
         entry = registry.get(session_id)
         findings = observe(snapshot, now_ms, entry)
         meta = _meta(snapshot, entry) if entry is not None else {}
         if findings or meta:
-            written += _apply(state_dir, session_id, findings, intents, meta)
+            changed = _apply(state_dir, session_id, findings, intents, meta)
+            if read is not None:  # the file may have changed (a record, or only the name)
+                read.pop(os.path.basename(store.session_file(state_dir, session_id)), None)
+            written += changed
     if everything:
         # Sessions lookout's hooks never reported (started before install, hooks disabled,
         # `--settings` of their own): known from the client alone.
@@ -442,6 +461,8 @@ def _adopt(state_dir: str, entry: Entry, now_ms: int, intents: list[Intent]) -> 
         tmux_pane=entry["tmux_pane"],
         entrypoint=entry["entrypoint"],
     )
+    from lookout import machine
+
     with store.Locked(state_dir) as st:
         if st.read_session(entry["session_id"]) is not None:
             return []  # its first hook got there first
@@ -471,24 +492,28 @@ def _notify(state_dir: str, intents: list[Intent]) -> None:
         store.log_error(state_dir, f"reconcile: notify: {traceback.format_exc()}")
 
 
-def _open_sessions(state_dir: str) -> list[str]:
+def _open_sessions(state_dir: str, read: dict[str, object] | None = None) -> dict[str, Session]:
+    """The snapshots that claim attention, work or idleness, by session id, in file order; every
+    file read goes into `read` too."""
     directory = os.path.join(state_dir, store.SESSIONS)
     try:
         names = sorted(os.listdir(directory))
     except OSError:
-        return []
-    ids = []
+        return {}
+    found: dict[str, Session] = {}
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue
         snapshot = store.read_json(os.path.join(directory, name))
+        if read is not None:
+            read[name] = snapshot
         if (
             isinstance(snapshot, dict)
             and isinstance(snapshot.get("session_id"), str)
             and snapshot.get("status") in (words.ATTENTION, words.WORKING, words.IDLE)
         ):
-            ids.append(snapshot["session_id"])
-    return ids
+            found[snapshot["session_id"]] = snapshot  # type: ignore[assignment]
+    return found
 
 
 def _apply(
@@ -501,6 +526,8 @@ def _apply(
     """Apply the findings under the lock, to the snapshot as it is then: a finding that no longer
     changes anything (a hook or another reader got there first) writes nothing. `meta` (the
     client's display name) is written with the snapshot, as no event."""
+    from lookout import machine
+
     written = []
     with store.Locked(state_dir) as st:
         session = st.read_session(session_id)
@@ -512,6 +539,8 @@ def _apply(
                 break
             event: Any = _event(session_id, f)
             before = _shape(session)
+            import copy
+
             after, line, new = machine.apply(copy.deepcopy(session), event)
             if _shape(after) == before:
                 continue
@@ -540,6 +569,8 @@ def _shape(session: Session) -> object:
 
 def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> Record | None:
     """`lookout ack`: record the user's word that nothing waits on them in this session."""
+    from lookout import events, machine
+
     now_ms = words.now_ms() if now_ms is None else now_ms
     intents: list[Intent] = []
     with store.Locked(state_dir) as st:

@@ -1,22 +1,24 @@
 """The state directory: events.jsonl (append-only, whole lines under an flock), one snapshot per
 session, rotation, the error log. The only module that writes lookout's state files.
 
-Hot-path code: stdlib only and no `json`/`typing` import (see _jsonfast). The lock is a plain
+Hot-path code: stdlib only and no `json`/`typing` import (see _jsonfast), not even `os` (see
+paths): the interpreter's built-in `posix` and `_stat` do the same calls. The lock is a plain
 fcntl.flock on `events.lock`, the same lock filelock.FileLock takes on Unix, so the CLI's
 filelock-based readers and writers interoperate with the hooks."""
 
 from __future__ import annotations
 
+import _stat
 import fcntl
-import os
-import stat  # already loaded by `os`: free
+import posix
 import time
 
-from lookout import _jsonfast, words
+from lookout import _jsonfast, paths, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from os import stat_result
     from types import TracebackType
 
     from lookout.shapes import Session
@@ -57,8 +59,8 @@ ERROR_ENTRY_CHARS = 8192
 # a holder that hangs costs one record (logged), not a stuck process.
 LOCK_WAIT_S = 5.0
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(posix, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(posix, "O_CLOEXEC", 0)
 
 
 class UnsafeStateError(PermissionError):
@@ -71,26 +73,26 @@ def ensure_dir(path: str) -> None:
     must not let another user choose where a root hook appends prompts, or which directory it
     chmods). Tightens its mode. Raises UnsafeStateError."""
     try:
-        st = os.lstat(path)
+        st = posix.lstat(path)
     except FileNotFoundError:
         # Every missing component gets 0700 (as XDG asks for ~/.local/state), not just the last.
-        parent = os.path.dirname(path.rstrip("/"))
-        if parent and parent != path and not os.path.isdir(parent):
+        parent = _dirname(path.rstrip("/"))
+        if parent and parent != path and not _isdir(parent):
             ensure_dir(parent)
         try:
-            os.mkdir(path, 0o700)
+            posix.mkdir(path, 0o700)
         except FileExistsError:
             pass
-        st = os.lstat(path)
+        st = posix.lstat(path)
     st = _checked(path, st)
     if st.st_mode & 0o077:
-        os.chmod(path, 0o700)  # ours (checked above); also undoes mkdir's umask filtering
+        posix.chmod(path, 0o700)  # ours (checked above); also undoes mkdir's umask filtering
 
 
 def unsafe_reason(path: str) -> str | None:
     """Why ensure_dir would refuse an existing `path` (None: it would not, or it is missing)."""
     try:
-        _checked(path, os.lstat(path))
+        _checked(path, posix.lstat(path))
     except UnsafeStateError as exc:
         return str(exc)
     except FileNotFoundError:
@@ -98,17 +100,37 @@ def unsafe_reason(path: str) -> str | None:
     return None
 
 
-def _checked(path: str, st: os.stat_result) -> os.stat_result:
-    uid = os.geteuid()
-    if stat.S_ISLNK(st.st_mode):
+def _checked(path: str, st: stat_result) -> stat_result:
+    uid = posix.geteuid()
+    if _stat.S_ISLNK(st.st_mode):
         if st.st_uid not in (uid, 0):
             raise UnsafeStateError(f"{path} is a symlink owned by uid {st.st_uid}")
-        st = os.stat(path)
-    if not stat.S_ISDIR(st.st_mode):
+        st = posix.stat(path)
+    if not _stat.S_ISDIR(st.st_mode):
         raise UnsafeStateError(f"{path} is not a directory")
     if st.st_uid != uid:
         raise UnsafeStateError(f"{path} is owned by uid {st.st_uid}, not by uid {uid}")
     return st
+
+
+def _dirname(path: str) -> str:
+    head = path.rpartition("/")[0]
+    return head.rstrip("/") or ("/" if path.startswith("/") else "")
+
+
+def _isdir(path: str) -> bool:
+    try:
+        return _stat.S_ISDIR(posix.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(path: str) -> bool:
+    try:
+        posix.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def rfc3339(ts_ms: int) -> str:
@@ -117,7 +139,7 @@ def rfc3339(ts_ms: int) -> str:
 
 
 def session_file(state_dir: str, session_id: str) -> str:
-    return os.path.join(state_dir, SESSIONS, _safe_name(session_id) + ".json")
+    return paths.join(state_dir, SESSIONS, _safe_name(session_id) + ".json")
 
 
 def _safe_name(session_id: str) -> str:
@@ -159,10 +181,10 @@ def _flock(fd: int, wait_s: float, name: str) -> None:
 
 
 def _open_private(path: str, flags: int) -> int:
-    fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
-    owner = os.fstat(fd).st_uid
-    if owner != os.geteuid():
-        os.close(fd)
+    fd = posix.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o600)
+    owner = posix.fstat(fd).st_uid
+    if owner != posix.geteuid():
+        posix.close(fd)
         raise UnsafeStateError(f"{path} is owned by uid {owner}")
     return fd
 
@@ -170,17 +192,17 @@ def _open_private(path: str, flags: int) -> int:
 def try_lock(path: str) -> int | None:
     """An exclusive flock on `path`, taken without waiting: the descriptor that holds it (close
     it to release), or None when another process holds it."""
-    fd = _open_private(path, os.O_RDWR | os.O_CREAT)
+    fd = _open_private(path, posix.O_RDWR | posix.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        os.close(fd)
+        posix.close(fd)
         return None
     return fd
 
 
 def rotate_bytes() -> int:
-    value = os.environ.get("LOOKOUT_ROTATE_BYTES", "")
+    value = paths.environ().get("LOOKOUT_ROTATE_BYTES", "")
     if value.isascii() and value.isdigit() and int(value) > 0:
         return int(value)
     return DEFAULT_ROTATE_BYTES
@@ -198,12 +220,12 @@ class Locked:
     def __enter__(self) -> Locked:
         ensure_dir(self.dir)
         self._lock_fd = _open_private(
-            os.path.join(self.dir, self._lock_name), os.O_RDWR | os.O_CREAT
+            paths.join(self.dir, self._lock_name), posix.O_RDWR | posix.O_CREAT
         )
         try:
             _flock(self._lock_fd, LOCK_WAIT_S, self._lock_name)
         except BaseException:
-            os.close(self._lock_fd)
+            posix.close(self._lock_fd)
             raise
         return self
 
@@ -214,40 +236,40 @@ class Locked:
         tb: TracebackType | None,
     ) -> None:
         # Closing the descriptor releases the flock.
-        os.close(self._lock_fd)
+        posix.close(self._lock_fd)
         self._lock_fd = -1
 
     def read_session(self, session_id: str) -> Session | None:
         return read_session(self.dir, session_id)
 
     def write_session(self, session: Session) -> None:
-        ensure_dir(os.path.join(self.dir, SESSIONS))
+        ensure_dir(paths.join(self.dir, SESSIONS))
         write_json_atomic(session_file(self.dir, str(session["session_id"])), session)
 
     def append(self, name: str, record: Mapping[str, object], rotate_at: int | None = None) -> None:
         """Append one whole line. A line torn by a writer killed mid-write stays on its own line."""
         line = (_jsonfast.dumps(record) + "\n").encode("ascii")
-        path = os.path.join(self.dir, name)
-        fd = _open_private(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        path = paths.join(self.dir, name)
+        fd = _open_private(path, posix.O_RDWR | posix.O_APPEND | posix.O_CREAT)
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+            size = posix.fstat(fd).st_size
+            if size and posix.pread(fd, 1, size - 1) != b"\n":
                 line = b"\n" + line
             written = 0
             while written < len(line):  # one write() in practice; loop for the pathological case
-                written += os.write(fd, line[written:])
+                written += posix.write(fd, line[written:])
             size += written
         finally:
-            os.close(fd)
+            posix.close(fd)
         if rotate_at is not None and size >= rotate_at:
             self._rotate(path)
 
     def _rotate(self, path: str, keep: int = DEFAULT_KEEP) -> None:
         for n in range(keep - 1, 0, -1):
             older = f"{path}.{n}"
-            if os.path.exists(older):
-                os.replace(older, f"{path}.{n + 1}")
-        os.replace(path, f"{path}.1")
+            if _exists(older):
+                posix.replace(older, f"{path}.{n + 1}")
+        posix.replace(path, f"{path}.1")
 
 
 def read_session(state_dir: str, session_id: str) -> Session | None:
@@ -259,36 +281,41 @@ def read_session(state_dir: str, session_id: str) -> Session | None:
 def read_json(path: str) -> object | None:
     """The parsed file, or None when it is missing or unreadable (a snapshot is a cache)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return _jsonfast.loads(f.read())
+        # Bytes, decoded at once: a text-mode file sets up a decoder per open (a status line
+        # reads every snapshot).
+        with open(path, "rb") as f:
+            return _jsonfast.loads(f.read().decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
 
 
 def write_json_atomic(path: str, value: object) -> None:
     """Replace `path` atomically with `value` as JSON, 0600. Readers see the old or the new file."""
-    directory = os.path.dirname(path)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    head, slash, name = path.rpartition("/")
+    tmp = f"{head}{slash}.{name}.{posix.getpid()}.tmp"
     data = _jsonfast.dumps(value).encode("ascii")
-    fd = _open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    fd = _open_private(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC)
     try:
         try:
             # A full disk gives a short write, then an error: the whole file or none of it, so
             # a truncated snapshot never replaces a good one (and seq never restarts).
             written = 0
             while written < len(data):
-                written += os.write(fd, data[written:])
+                written += posix.write(fd, data[written:])
         finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+            posix.close(fd)
+        posix.replace(tmp, path)
+    except BaseException:
+        try:
+            posix.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def remove_session(state_dir: str, session_id: str) -> None:
     try:
-        os.unlink(session_file(state_dir, session_id))
+        posix.unlink(session_file(state_dir, session_id))
     except FileNotFoundError:
         pass
 
@@ -297,10 +324,10 @@ def log_error(state_dir: str, text: str) -> None:
     """Our own failure, for `lookout doctor` and bug reports. Never raises."""
     try:
         ensure_dir(state_dir)
-        path = os.path.join(state_dir, ERRORS)
+        path = paths.join(state_dir, ERRORS)
         try:
-            if os.path.getsize(path) > ERRORS_MAX_BYTES:
-                os.replace(path, path + ".1")
+            if posix.stat(path).st_size > ERRORS_MAX_BYTES:
+                posix.replace(path, path + ".1")
         except OSError:
             pass
         stamp = rfc3339(words.now_ms())
@@ -308,11 +335,11 @@ def log_error(state_dir: str, text: str) -> None:
         if len(text) > ERROR_ENTRY_CHARS:  # a RecursionError traceback is ~190 KB: keep both ends
             half = ERROR_ENTRY_CHARS // 2
             text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
-        entry = f"{stamp} pid={os.getpid()} {text}\n".encode("utf-8", "replace")
-        fd = _open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        entry = f"{stamp} pid={posix.getpid()} {text}\n".encode("utf-8", "replace")
+        fd = _open_private(path, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT)
         try:
-            os.write(fd, entry)
+            posix.write(fd, entry)
         finally:
-            os.close(fd)
+            posix.close(fd)
     except Exception:  # noqa: S110 - the error log is the last resort; nothing is left to tell
         pass

@@ -31,6 +31,22 @@ def test_hook_latency_within_2x() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
 
+@pytest.mark.slow
+def test_hook_latency_phases_name_every_step() -> None:
+    out = bench("hook_latency.py", "--phases", "--runs", "3")
+    for step in ("import lookout.runner", "import _json", "JSON parse", "write snapshot",
+                 "append events.jsonl", "notification check", "= in process"):  # fmt: skip
+        assert step in out, step
+
+
+@pytest.mark.slow
+def test_status_line_bench_shows_the_line_and_its_ratio() -> None:
+    out = bench("status_line.py", "--sessions", "10", "--runs", "3")
+    assert "line: ! " in out  # sessions waiting on a dialog lead the line
+    assert "ratio status --line / python -c pass" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
 def test_the_report_reads_a_long_history_quickly() -> None:
     # 50,000 events (the full run is 1,000,000 <= 2 s); the count is checked, not only the time.
     out = bench("report.py", "--events", "50000", "--runs", "3", "--max-s", "2.0")

@@ -19,7 +19,6 @@ HOOK_PATH = {
     "lookout",
     "lookout._jsonfast",
     "lookout.events",
-    "lookout.hookspec",
     "lookout.machine",
     "lookout.paths",
     "lookout.procs",
@@ -28,19 +27,37 @@ HOOK_PATH = {
     "lookout.words",
 }
 # What a hook must never import, at any cost: each would cost milliseconds on every tool call.
-HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib"}
+HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib", "os"}
+# All a recording hook adds to a bare `python -I -S`'s modules besides its own: os alone (with
+# _collections_abc) would cost ~1 ms, zlib's shared library ~0.3 ms (issue 23).
+HOOK_STDLIB = {"__future__", "_json", "_stat", "fcntl"}
 
+# Dumps sys.modules as the script ends: at exit, or at the hook's posix._exit (no atexit then).
 PROBE = """
-import atexit, sys
+import atexit, posix, sys
 def dump():
     with open({out!r}, "w") as fh:
         fh.write("\\n".join(sorted(sys.modules)))
 atexit.register(dump)
+real_exit = posix._exit
+def fast_exit(code):
+    dump()
+    real_exit(code)
+posix._exit = fast_exit
 sys.argv = [{script!r}]
 with open({script!r}) as fh:
     source = fh.read()
 exec(compile(source, {script!r}, "exec"), {{"__name__": "__main__", "__file__": {script!r}}})
 """
+
+
+def bare_modules() -> set[str]:
+    """sys.modules of a bare `python -I -S` running the probe's own imports."""
+    code = "import atexit, posix, sys; print('\\n'.join(sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=30
+    )
+    return set(done.stdout.split())
 
 
 def modules_after_hook(tmp_path: Path, script: str, payload: str, answer: bytes = b"") -> set[str]:
@@ -75,6 +92,7 @@ def test_a_recording_hook_imports_only_the_hook_path(
     ours = {m for m in loaded if m == "lookout" or m.startswith("lookout.")}
     assert ours == HOOK_PATH
     assert not (loaded & HEAVY_STDLIB)
+    assert loaded - ours - bare_modules() == HOOK_STDLIB
     assert (state_dir / "events.jsonl").exists()  # it did record
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lookout import events, machine
+from lookout import events, hookspec, machine
 from tests.helpers import PAYLOADS, payload
 
 SID = "11111111-2222-3333-4444-555555555555"
@@ -1004,3 +1004,9 @@ def test_a_pre_tool_use_recorded_late_still_binds_the_episode() -> None:
     assert late == [] and run.records[-1]["late"] is True
     assert run.session and run.session["main"]["episode"]["tool_use_id"] == "toolu_1"
     assert run.status == ("attention", "permission")
+
+
+def test_the_async_events_are_hookspecs() -> None:
+    # machine writes them out (a hook does not load hookspec); SessionEnd is async but ends all.
+    registered = {name for name, _, is_async in hookspec.EVENTS if is_async}
+    assert registered - {"SessionEnd"} == machine.ASYNC_EVENTS

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import posix
 import queue
 import random
 import signal
@@ -295,7 +296,7 @@ def test_rotation_happens_under_the_lock(state_dir: Path, monkeypatch: pytest.Mo
             os.close(fd)
         real_replace(src, dst)
 
-    monkeypatch.setattr(os, "replace", probing_replace)
+    monkeypatch.setattr(posix, "replace", probing_replace)  # what store calls (it never loads os)
     with store.Locked(str(state_dir)) as st:
         for i in range(20):
             st.append(store.EVENTS, _fixed_record(i), store.rotate_bytes())

@@ -6,8 +6,6 @@ imports the installer inside each function, so a hook never pays for it."""
 
 from __future__ import annotations
 
-import os
-
 from lookout import events
 
 TYPE_CHECKING = False
@@ -128,6 +126,7 @@ FACTS: Facts = {
 
 
 def home() -> Path:
+    import os
     from pathlib import Path
 
     return Path(os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot"))

@@ -6,8 +6,6 @@ imports the installer inside each function, so a hook never pays for it."""
 
 from __future__ import annotations
 
-import os
-
 from lookout import events
 
 TYPE_CHECKING = False
@@ -99,6 +97,7 @@ FACTS: Facts = {
 
 
 def home() -> Path:
+    import os
     from pathlib import Path
 
     return Path(os.path.expanduser("~")) / ".cursor"

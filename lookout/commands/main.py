@@ -5,18 +5,45 @@ notification senders or the dashboard."""
 
 from __future__ import annotations
 
-import argparse
 import os
-from collections.abc import Callable, Sequence
+import sys
 
 from lookout.boundary import guarded
-from lookout.commands import parser as declared
 from lookout.errors import LookoutError
 
-Command = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from types import SimpleNamespace
+
+    Command = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+
+# `lookout status --line`, which a status bar runs every few seconds: what argparse makes of it,
+# known without loading argparse (~5 ms with the re, enum and gettext it imports).
+# tests/commands/test_main.py checks that argparse says the same.
+STATUS_LINE = ["status", "--line"]
+STATUS_LINE_ARGS: dict[str, object] = {
+    "command": "status",
+    "json": False,
+    "line": True,
+    "watch": False,
+    "all": False,
+    "fleet": False,
+    "attention": False,
+    "quiet": False,
+    "project": None,
+    "interval": None,
+    "stale_after": 8 * 3600,
+    "evidence": False,
+}
 
 
 def _cmd_status(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    return _status(args)
+
+
+def _status(args: argparse.Namespace | SimpleNamespace) -> int:
     fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
     if args.interval is not None and not args.watch:
         raise LookoutError(
@@ -257,16 +284,26 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The declared parser, each command with its function as the `func` default."""
-    parser = declared.build_parser()
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The declared parser, each command with its function as the `func` default (only
+    `command`'s, when given)."""
+    from lookout.commands import parser as declared
+
+    parser = declared.build_parser(command)
     for name, sub in declared.subparsers(parser).items():
         sub.set_defaults(func=COMMANDS[name])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == STATUS_LINE:
+        from types import SimpleNamespace
+
+        line = SimpleNamespace(**STATUS_LINE_ARGS)
+        return guarded(lambda: _status(line))
+    # A command line that names its command parses the same with only that command declared.
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["status"])

@@ -4,7 +4,6 @@ reconcile proves (through the store), so what it shows is true even where no hoo
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -57,6 +56,8 @@ def status(
             "config_error": config_error,
             "ignored_project_files": [{"path": p.path, "reason": p.ignored} for p in ignored],
         }
+        import json  # only here: the line and the table never need it
+
         print(json.dumps(body, indent=2))
         return rc
     if fmt == "line":
@@ -94,8 +95,9 @@ def _ignored_project_files(shown: list[Row]) -> list[files.ProjectFile]:
 def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[Row]:
     from lookout import reconcile
 
-    reconcile.quietly(state_dir)
-    return pick(load_sessions(state_dir, now, stale_after_s))
+    read: dict[str, object] = {}  # each snapshot file is read (and parsed) once
+    reconcile.quietly(state_dir, read)
+    return pick(load_sessions(state_dir, now, stale_after_s, read))
 
 
 def ack_hint(sessions: list[Row]) -> str | None:
@@ -150,23 +152,49 @@ def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
     from lookout.config import files
 
     found: list[tuple[str, str]] = []
-    try:
-        files.load()
-    except LookoutError as exc:
-        found.append(("", str(exc).splitlines()[0]))
+    error = _config_error(None)
+    if error is not None:
+        found.append(("", error.splitlines()[0]))
     seen: set[str] = set()
+    cwds: set[object] = set()
     for s in sessions:
+        if s.get("cwd") in cwds:
+            continue  # sessions share directories: look each up once
+        cwds.add(s.get("cwd"))
         override = files.project_path(s.get("cwd"))
         if override is None or override in seen:
             continue
         seen.add(override)
-        try:
-            files.load(s.get("cwd"))
-        except LookoutError as exc:
-            first = str(exc).splitlines()[0]
-            if all(first != error for _, error in found):
+        error = _config_error(s.get("cwd"))
+        if error is not None:
+            first = error.splitlines()[0]
+            if all(first != e for _, e in found):
                 found.append((f" for {s['project'] or '?'}", first))
     return found
+
+
+def _config_error(cwd: str | None) -> str | None:
+    """The config's error for a session in `cwd`: what the hooks' cache found for the files as
+    they are now; else parsed, and remembered there as a hook would (the next status line, run
+    seconds later, reads it from there)."""
+    from lookout.config import cache, files
+
+    state_dir = paths.state_dir()
+    known, error = cache.known_error(state_dir, cwd)
+    if known:
+        return error
+    try:
+        try:
+            cache.load_cached(state_dir, cwd)
+        except OSError:
+            pass  # nowhere to remember it (a full disk): parsed again below
+        known, error = cache.known_error(state_dir, cwd)
+        if known:
+            return error
+        files.load(cwd)
+    except LookoutError as exc:
+        return str(exc)
+    return None
 
 
 def notifications_off() -> str | None:

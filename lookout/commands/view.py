@@ -3,11 +3,13 @@ line and events.jsonl's records. Everything printed goes through `visible`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 from lookout.boundary import visible as visible
 from lookout.sessions import parse_line as parse_line  # doctor's name for it
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 SHORT_ID = 8
 

@@ -46,22 +46,15 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     """The hook's view: the validated config without secrets, re-parsed only when a config file
     changed. A broken config returns None and is logged to errors.log once per change.
     One entry per project file in use, so sessions in different projects do not thrash it."""
-    from lookout import _jsonfast, store
+    from lookout import store
 
     gpath = paths.config_path()
-    ppath = project_path(cwd)
-    # The trust file counts only for a project file, but stat()ing it always keeps this simple.
-    stamps = [_stamp(gpath), _stamp(ppath), _stamp(trust_path() if ppath else None)]
-    key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], *stamps])
+    key, ppath, entries, entry = _lookup(state_dir, cwd, gpath)
+    if entry is not None:
+        cfg = entry.get("config")
+        # Written by this function from a validated config (the key pins the version).
+        return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
     cache_file = os.path.join(state_dir, store.CONFIG_CACHE)
-    cached = store.read_json(cache_file)
-    entries = cached.get("entries") if isinstance(cached, dict) else None
-    entries = entries if isinstance(entries, list) else []
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("key") == key:
-            cfg = entry.get("config")
-            # Written by this function from a validated config (the key pins the version).
-            return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
     new: dict[str, Any] = {"key": key, "project": ppath, "config": None, "error": None}
     try:
         new["config"] = public(load(cwd, gpath))
@@ -76,3 +69,36 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
     cfg = new["config"]
     return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
+
+
+def _lookup(
+    state_dir: str, cwd: str | None, gpath: str
+) -> tuple[str, str | None, list[Any], dict[str, Any] | None]:
+    """(key of the config files as they are now, the project file, the cache's entries, the
+    entry for that key or None)."""
+    from lookout import _jsonfast, store
+
+    ppath = project_path(cwd)
+    # The trust file counts only for a project file, but stat()ing it always keeps this simple.
+    stamps = [_stamp(gpath), _stamp(ppath), _stamp(trust_path() if ppath else None)]
+    key = _jsonfast.dumps([_CACHE_VERSION, sys.version_info[:2], *stamps])
+    cached = store.read_json(os.path.join(state_dir, store.CONFIG_CACHE))
+    entries = cached.get("entries") if isinstance(cached, dict) else None
+    entries = entries if isinstance(entries, list) else []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("key") == key:
+            return key, ppath, entries, entry
+    return key, ppath, entries, None
+
+
+def known_error(state_dir: str, cwd: str | None) -> tuple[bool, str | None]:
+    """What load_cached found for a session in `cwd`, the config files being as they are now:
+    (True, its error or None) when the cache says, (False, None) when only a parse can tell.
+    Reads only: lets a status line say "config error" without parsing TOML."""
+    entry = _lookup(state_dir, cwd, paths.config_path())[3]
+    if entry is None:
+        return False, None
+    error = entry.get("error")
+    if isinstance(error, str):
+        return True, error
+    return (True, None) if isinstance(entry.get("config"), dict) else (False, None)

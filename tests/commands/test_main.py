@@ -94,6 +94,28 @@ def test_status_table_and_line(recorded: Path) -> None:
     assert lookout("status", "--line").stdout.strip() == "! demo:permission · 1 working · 1 idle"
 
 
+def test_the_status_line_fast_path_is_what_argparse_parses() -> None:
+    # `lookout status --line` skips argparse (a status bar runs it every few seconds).
+    parsed = vars(cli.build_parser().parse_args(cli.STATUS_LINE))
+    del parsed["func"]
+    assert parsed == cli.STATUS_LINE_ARGS
+    assert vars(cli.build_parser("status").parse_args(cli.STATUS_LINE)) == {
+        **parsed,
+        "func": cli.COMMANDS["status"],
+    }
+
+
+def test_the_status_line_loads_no_argparse_typing_or_json(recorded: Path) -> None:
+    code = (
+        "import sys; from lookout.commands import main; main.main(['status', '--line']);"
+        " print(sorted({'argparse', 'typing', 'json', 'traceback', 'shutil'} & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=30
+    )
+    assert done.stdout.splitlines() == ["! demo:permission · 1 working · 1 idle", "[]"]
+
+
 def test_status_with_no_state_at_all() -> None:
     out = lookout("status")
     assert (out.returncode, out.stdout.strip()) == (0, "no sessions")

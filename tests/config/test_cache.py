@@ -105,3 +105,19 @@ def test_cache_keeps_one_entry_per_project_file(cfg_file: Path, tmp_path: Path) 
     assert [e["project"] for e in table["entries"]] == [str(api / ".claude" / "lookout.toml"), None]
     assert cache.load_cached(str(state), str(api))["channels"]["d"]["enabled"] is False
     assert cache.load_cached(str(state), str(web))["channels"]["d"]["enabled"] is True
+
+
+def test_known_error_is_the_hooks_finding_for_the_files_as_they_are(
+    cfg_file: Path, tmp_path: Path
+) -> None:
+    # `lookout status --line` says "config error" from this instead of parsing TOML.
+    state = tmp_path / "state"
+    state.mkdir()
+    assert cache.known_error(str(state), None) == (False, None)  # nothing cached: parse
+    write(cfg_file, "rules = 3\n")
+    cache.load_cached(str(state), None)
+    assert cache.known_error(str(state), None) == (True, cached_error(state))
+    write(cfg_file, '[channels.d]\ntype = "desktop"\n# edited: another size\n')
+    assert cache.known_error(str(state), None) == (False, None)  # changed since: parse again
+    cache.load_cached(str(state), None)
+    assert cache.known_error(str(state), None) == (True, None)
