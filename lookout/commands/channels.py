@@ -59,6 +59,8 @@ def _check_fleet(shown: set[str]) -> int:
                 print(f"error: {visible(line)}", file=sys.stderr)
         return 1
     extras = ", Home Assistant discovery" if cfg.home_assistant else ""
+    if cfg.answers:
+        extras += ", answers from Home Assistant buttons"
     print(
         f"fleet: ok ({cfg.url} as host {cfg.host}, topics {cfg.topic_prefix}/{cfg.host}/..., "
         f"content {cfg.content}{extras})"
