@@ -68,9 +68,7 @@ class HomeAssistant:
     def buttons(self) -> dict[str, dict[str, Any]]:
         """unique_id -> config of every button HA would show now (empty config = removed)."""
         with self.lock:
-            return {
-                json.loads(b)["unique_id"]: json.loads(b) for b in self.configs.values() if b
-            }
+            return {json.loads(b)["unique_id"]: json.loads(b) for b in self.configs.values() if b}
 
     def press(self, config: dict[str, Any], payload: str | None = None, **kw: Any) -> Any:
         """Publish the button's payload_press to its command_topic (or another payload), as
@@ -370,9 +368,10 @@ def test_a_broken_channel_never_answers(setup: Setup) -> None:
     proc.wait(10)
     setup.ha.press(buttons["allow"])
     assert hook.status() == "pending" and setup.remote_decisions() == []
-    assert not (setup.host.state / "errors.log").exists() or "press failed" not in (
-        setup.host.state / "errors.log"
-    ).read_text()
+    assert (
+        not (setup.host.state / "errors.log").exists()
+        or "press failed" not in (setup.host.state / "errors.log").read_text()
+    )
     hook.proc.send_signal(signal.SIGTERM)
     assert hook.decision() is None
 
@@ -392,4 +391,3 @@ def test_answers_off_publishes_no_button_and_clears_what_was_published(setup: Se
     assert hook.status() == "pending"
     hook.proc.send_signal(signal.SIGTERM)
     assert hook.decision() is None
-
