@@ -8,6 +8,7 @@ another host's presses and broken channels never answer."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -391,3 +392,52 @@ def test_answers_off_publishes_no_button_and_clears_what_was_published(setup: Se
     assert hook.status() == "pending"
     hook.proc.send_signal(signal.SIGTERM)
     assert hook.decision() is None
+
+
+# -- what the buttons say, and which requests get them (pure) ---------------------------------
+
+
+def _rec(**over: Any) -> dict[str, Any]:
+    base = {
+        "id": "a" * 20,
+        "nonce": "n" * 32,
+        "project": "api",
+        "tool_name": "Bash",
+        "summary": "curl -H 'Authorization: Bearer sk-live-PRIVATE' x\nsecond line",
+        "status": "pending",
+        "expires_ms": 2**62,
+        "pid": os.getpid(),
+        "questions": None,
+        "too_large": False,
+    }
+    return {**base, **over}
+
+
+def test_texts_are_masked_one_line_and_escaped() -> None:
+    title, summary = answers.texts(_rec(project="a\x1b[2Jb"), "summary")
+    assert title == "a\\x1b[2Jb · Bash"
+    assert summary == "curl -H 'Authorization: Bearer …' x"
+    assert answers.texts(_rec(), "none") == ("api · Bash", "")
+    long = answers.entity_name("Allow", "api · Bash", "x" * 300)
+    assert len(long) == answers.NAME_CHARS and long.endswith("…")
+
+
+def test_the_token_is_per_request_and_not_the_nonce() -> None:
+    tok = answers.token(_rec())
+    assert len(tok) == 32 and "n" * 8 not in tok
+    assert answers.token(_rec(nonce="m" * 32)) != tok
+    assert answers.token(_rec(id="b" * 20)) == tok  # the nonce names the request, not its id
+
+
+@pytest.mark.parametrize(
+    ("over", "expected"),
+    [
+        ({}, True),
+        ({"questions": [{"question": "Which?", "options": ["a", "b"]}]}, False),
+        ({"too_large": True}, False),
+        ({"status": "answered_locally"}, False),
+        ({"expires_ms": 1}, False),
+    ],
+)
+def test_which_requests_get_buttons(over: dict[str, Any], expected: bool) -> None:
+    assert answers.answerable(_rec(**over), int(time.time() * 1000)) is expected
