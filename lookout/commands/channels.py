@@ -42,10 +42,11 @@ def check_config(project: str) -> int:
         print(project_file_line(pf))
     for warning in notify.warnings(cfg):
         print(f"warning: {visible(warning)}")
-    return _check_fleet(set())
+    remote = cfg.get("remote")
+    return _check_fleet(set(), remote_on=isinstance(remote, dict) and bool(remote.get("enabled")))
 
 
-def _check_fleet(shown: set[str]) -> int:
+def _check_fleet(shown: set[str], remote_on: bool = True) -> int:
     """[fleet], when there is one: its own errors (a TOML error was already printed)."""
     from lookout.config import fleet
 
@@ -67,6 +68,11 @@ def _check_fleet(shown: set[str]) -> int:
     )
     for warning in fleet.warnings(cfg):
         print(f"warning: {visible(warning)}")
+    if cfg.answers and not remote_on:
+        print(
+            "warning: fleet.answers: [remote] enabled is not true, so no request waits for an "
+            "answer and Home Assistant shows no buttons (docs/remote.md)"
+        )
     return 0
 
 

@@ -303,3 +303,21 @@ def test_answers_are_refused_without_a_login_or_home_assistant(
     raw: dict[str, object], expected: list[str]
 ) -> None:
     assert errors({k: v for k, v in raw.items() if v is not None}) == expected
+
+
+def test_check_config_says_answers_and_warns_without_remote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MQ_PW", "x")
+    fleet_table = (
+        '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "box"\nusername = "box"\n'
+        'password_env = "MQ_PW"\nhome_assistant = true\nanswers = true\n'
+    )
+    write_config(fleet_table)
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    assert "Home Assistant discovery, answers from Home Assistant buttons)" in out.stdout
+    assert "warning: fleet.answers: [remote] enabled is not true" in out.stdout
+    write_config(fleet_table + "[remote]\nenabled = true\n")
+    out = lookout("check-config")
+    assert out.returncode == 0 and "fleet.answers" not in out.stdout, out.stdout
