@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from lookout import __version__, mask
+from lookout import mask
 from lookout.boundary import visible
 from lookout.config.fleet import FleetConfig
-from lookout.fleet import topics
+from lookout.fleet import payload, topics
 from lookout.remote import requests
 
 PRESS = "press"  # <prefix>/<host>/press/<token>: Home Assistant publishes a button's payload here
@@ -108,21 +108,7 @@ def discovery(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> list[tuple[str
             "retain": False,  # a press is an event: a retained one would outlive its request
             "icon": "mdi:check-circle" if decision == "allow" else "mdi:close-circle",
             "json_attributes_topic": request_topic(cfg, tok),
-            "availability": [
-                {
-                    "topic": topics.online(cfg.topic_prefix, cfg.host),
-                    "payload_available": "true",
-                    "payload_not_available": "false",
-                }
-            ],
-            "device": {
-                "identifiers": [node],
-                "name": f"lookout {cfg.host}",
-                "manufacturer": "lookout",
-                "model": "lookout bridge",
-                "sw_version": __version__,
-            },
-            "origin": {"name": "lookout", "sw_version": __version__},
+            **payload.ha_device(cfg),
         }
         out.append((topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid), config))
     return out
