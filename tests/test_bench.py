@@ -90,6 +90,13 @@ def test_a_telegram_press_reaches_the_hook_fast() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok: telegram press -> exit p95 ")
 
 
+def test_a_home_assistant_press_answers_within_a_second() -> None:
+    pytest.importorskip("paho.mqtt")
+    out = bench("remote_answer.py", "--surface", "home_assistant", "--runs", "5", "--idle-s", "0.5")
+    assert "surface: home_assistant" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok: home_assistant: answer -> exit p95")
+
+
 @pytest.mark.slow
 def test_dashboard_delay_within_a_second() -> None:
     out = bench("dashboard.py", "--sessions", "50", "--streams", "3", "--runs", "5",

@@ -42,10 +42,11 @@ def check_config(project: str) -> int:
         print(project_file_line(pf))
     for warning in notify.warnings(cfg):
         print(f"warning: {visible(warning)}")
-    return _check_fleet(set())
+    remote = cfg.get("remote")
+    return _check_fleet(set(), remote_on=isinstance(remote, dict) and bool(remote.get("enabled")))
 
 
-def _check_fleet(shown: set[str]) -> int:
+def _check_fleet(shown: set[str], remote_on: bool = True) -> int:
     """[fleet], when there is one: its own errors (a TOML error was already printed)."""
     from lookout.config import fleet
 
@@ -59,12 +60,19 @@ def _check_fleet(shown: set[str]) -> int:
                 print(f"error: {visible(line)}", file=sys.stderr)
         return 1
     extras = ", Home Assistant discovery" if cfg.home_assistant else ""
+    if cfg.answers:
+        extras += ", answers from Home Assistant buttons"
     print(
         f"fleet: ok ({cfg.url} as host {cfg.host}, topics {cfg.topic_prefix}/{cfg.host}/..., "
         f"content {cfg.content}{extras})"
     )
     for warning in fleet.warnings(cfg):
         print(f"warning: {visible(warning)}")
+    if cfg.answers and not remote_on:
+        print(
+            "warning: fleet.answers: [remote] enabled is not true, so no request waits for an "
+            "answer and Home Assistant shows no buttons (docs/remote.md)"
+        )
     return 0
 
 

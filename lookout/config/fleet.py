@@ -36,6 +36,7 @@ KEYS = (
     "content",
     "home_assistant",
     "home_assistant_prefix",
+    "answers",
 )
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -58,6 +59,8 @@ class FleetConfig:
     content: str
     home_assistant: bool
     home_assistant_prefix: str
+    # Answer permission requests from Home Assistant buttons (issue 25); only when authenticated.
+    answers: bool = False
 
     def password(self) -> str | None:
         """The broker password from the environment; a named but unset variable is an error."""
@@ -133,6 +136,7 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
 
     home_assistant = raw.get("home_assistant", False)
     c.expect((*_FLEET, "home_assistant"), home_assistant, bool, "true or false")
+    answers = _answers(c, raw, home_assistant is True, username, password_env)
 
     c.done()
     return FleetConfig(
@@ -149,7 +153,32 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
         content=str(content),
         home_assistant=bool(home_assistant),
         home_assistant_prefix=ha_prefix or "homeassistant",
+        answers=answers,
     )
+
+
+def _answers(
+    c: Checker,
+    raw: dict[str, Any],
+    home_assistant: bool,
+    username: str | None,
+    password_env: str | None,
+) -> bool:
+    """`answers`: a button pressed in Home Assistant answers a permission request. Refused on an
+    unauthenticated connection: whoever may publish on the broker could then approve commands."""
+    answers = raw.get("answers", False)
+    path = (*_FLEET, "answers")
+    if not c.expect(path, answers, bool, "true or false") or not answers:
+        return False
+    if not home_assistant:
+        c.error(path, "needs home_assistant = true (the buttons are Home Assistant entities)")
+    if not (username and password_env):
+        c.error(
+            path,
+            "needs an authenticated broker connection (username and password_env): on an "
+            "anonymous one anybody on the broker could approve commands",
+        )
+    return True
 
 
 def _string(

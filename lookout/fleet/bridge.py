@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from lookout import paths, store
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
-from lookout.fleet import mqtt, payload, topics
+from lookout.fleet import answers, mqtt, payload, topics
 from lookout.jump import locate
 from lookout.sessions import STALE_AFTER_S, Row, parse_line, present
 
@@ -131,6 +131,8 @@ class Cursor:
     published: dict[str, str] = field(default_factory=dict)  # session id → digest of its message
     summary: str = ""
     home_assistant: bool = False
+    # Home Assistant buttons on the bus (issue 25): token -> request id, cleared when it ends.
+    requests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, state_dir: str) -> Cursor:
@@ -138,6 +140,7 @@ class Cursor:
         if not isinstance(raw, dict) or raw.get("version") != 1:
             return cls()
         published = raw.get("published")
+        held = raw.get("requests")
         return cls(
             target=str(raw.get("target") or ""),
             ino=_count(raw.get("ino")),
@@ -147,6 +150,7 @@ class Cursor:
             else {},
             summary=str(raw.get("summary") or ""),
             home_assistant=bool(raw.get("home_assistant")),
+            requests={str(k): str(v) for k, v in held.items()} if isinstance(held, dict) else {},
         )
 
     def save(self, state_dir: str) -> None:
@@ -160,6 +164,7 @@ class Cursor:
                 "published": self.published,
                 "summary": self.summary,
                 "home_assistant": self.home_assistant,
+                "requests": self.requests,
             },
         )
 
@@ -246,6 +251,11 @@ class Bridge:
         self._dirty = False
         self._saved_pos = (0, 0)
         self._saved_at = 0.0
+        # Home Assistant answers: only while a connection listens for presses (never --once).
+        self.listening = False
+        self.known: dict[str, str] = {}  # token -> request id of the buttons up now
+        self._requests_stamp: tuple[int, int] | None = None
+        self._requests_at = 0.0
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -346,6 +356,11 @@ class Bridge:
         self.acks = mqtt.Acks(client)
         mqtt.connect(client, self.cfg)
         self.client = client
+        self.listening = self.cfg.answers
+        if self.listening:
+            # Before any button is published: a press is never missed. Only this host's topics.
+            client.on_message = self._on_press
+            client.subscribe(answers.press_filter(self.cfg), qos=1)
         if self._last_error:
             self._say(f"bridge: connected to {self.cfg.url} again")
             self._last_error = ""
@@ -371,6 +386,7 @@ class Bridge:
                     listed_at = now
                 if ids:
                     self._publish_sessions(ids)
+                self._publish_requests()
                 if abs(time.time() - time.monotonic() - self._clock) > CLOCK_JUMP_S:
                     self._publish_online()  # the clock was set: viewers re-measure its skew
                 denied = self.acks.take_denied()
@@ -388,6 +404,8 @@ class Bridge:
             info.wait_for_publish(STOP_FLUSH_S)
             self._say("bridge: stopped (host shown offline)")
         finally:
+            self.listening = False
+            self.known = {}
             client.disconnect()
             client.loop_stop()
             self.client = None
@@ -440,6 +458,7 @@ class Bridge:
         self.current = {}
         infos += self._publish_sessions(ids, clear_missing=True)
         infos += self._publish_summary(force=True)
+        infos += self._publish_requests(force=True)
         self._dirty = True
         return infos
 
@@ -493,6 +512,63 @@ class Bridge:
             return []
         self.cursor.summary = d
         return [self._publish(topics.summary(self.cfg.topic_prefix, self.cfg.host), body)]
+
+    def _publish_requests(self, force: bool = False) -> list[Any]:
+        """Each open request as two Home Assistant buttons, withdrawn (empty retained configs)
+        once it ends anywhere. The requests directory is looked at on every tick (a record that
+        changes is replaced atomically, which changes the directory) and read whole every
+        LISTING_S (a request also ends when its deadline passes or its hook is gone)."""
+        c = self.cursor
+        if not (self.listening or c.requests):
+            return []
+        now = time.monotonic()
+        try:
+            st = os.stat(os.path.join(self.state_dir, store.REQUESTS))
+            stamp: tuple[int, int] | None = (st.st_ino, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        if not force and stamp == self._requests_stamp and now - self._requests_at < LISTING_S:
+            return []
+        self._requests_stamp, self._requests_at = stamp, now
+        now_ms = int(time.time() * 1000)
+        current = answers.open_requests(self.state_dir, now_ms) if self.listening else {}
+        self.known = {tok: str(rec["id"]) for tok, rec in current.items()}
+        infos = []
+        cfg = self.cfg
+        for tok in [t for t in c.requests if t not in current]:
+            for decision in answers.BUTTONS:
+                oid = answers.object_id(tok, decision)
+                topic = topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid)
+                infos.append(self._publish(topic, b""))
+            infos.append(self._publish(answers.request_topic(cfg, tok), b""))
+            del c.requests[tok]
+            self._dirty = True
+        for tok, rec in current.items():
+            if tok in c.requests and not force:
+                continue
+            # The attributes first: an entity that appears has its request's details.
+            message = answers.request_message(cfg, tok, rec)
+            infos.append(self._publish(answers.request_topic(cfg, tok), payload.encode(message)))
+            for topic, config in answers.discovery(cfg, tok, rec):
+                infos.append(self._publish(topic, payload.encode(config)))
+            c.requests[tok] = str(rec["id"])
+            self._dirty = True
+        return infos
+
+    def _on_press(self, _client: Any, _userdata: Any, msg: Any) -> None:
+        """A message on this host's press topics (paho's network thread): never raises."""
+        try:
+            outcome = answers.take_press(
+                self.state_dir, self.cfg, self.known, msg.topic, bytes(msg.payload), msg.retain
+            )
+            if msg.retain and self.client is not None:
+                # A retained press would be delivered again on every connect: clear it.
+                self.client.publish(msg.topic, b"", qos=1, retain=True)
+            self._say(f"bridge: {outcome.text}")
+            if outcome.answered:
+                self._requests_at = 0.0  # withdraw the buttons on the next tick
+        except Exception as exc:  # a press must never stop the bridge
+            store.log_error(self.state_dir, f"bridge: a Home Assistant press failed: {exc!r}")
 
     # -- bookkeeping ------------------------------------------------------------------------
 

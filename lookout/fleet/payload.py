@@ -106,15 +106,11 @@ def host_summary(messages: list[dict[str, Any]], host: str) -> dict[str, Any]:
     }
 
 
-def ha_discovery(cfg: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
-    """(topic, config) per Home Assistant entity of this host: a binary sensor "needs you" and a
-    sensor with the attention count (the most urgent session as its attributes)."""
+def ha_device(cfg: FleetConfig) -> dict[str, Any]:
+    """What every entity of this host shares: its device, its origin, and its availability (the
+    host's `online`: unavailable while the bridge is not running)."""
     node = topics.ha_node(cfg.host)
-    state = topics.summary(cfg.topic_prefix, cfg.host)
-    common: dict[str, Any] = {
-        "state_topic": state,
-        "json_attributes_topic": state,
-        "json_attributes_template": "{{ value_json.most_urgent | tojson }}",
+    return {
         "availability": [
             {
                 "topic": topics.online(cfg.topic_prefix, cfg.host),
@@ -130,6 +126,19 @@ def ha_discovery(cfg: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
             "sw_version": __version__,
         },
         "origin": {"name": "lookout", "sw_version": __version__},
+    }
+
+
+def ha_discovery(cfg: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
+    """(topic, config) per Home Assistant entity of this host: a binary sensor "needs you" and a
+    sensor with the attention count (the most urgent session as its attributes)."""
+    node = topics.ha_node(cfg.host)
+    state = topics.summary(cfg.topic_prefix, cfg.host)
+    common: dict[str, Any] = {
+        "state_topic": state,
+        "json_attributes_topic": state,
+        "json_attributes_template": "{{ value_json.most_urgent | tojson }}",
+        **ha_device(cfg),
         "qos": 1,
     }
     needs_you = {

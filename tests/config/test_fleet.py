@@ -120,6 +120,7 @@ def test_every_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ({"mqtt": "mqtt://b", "home_assistant": "yes"}, "fleet.home_assistant: expected true"),
         ({"mqtt": "mqtt://b", "home_asistant": True}, "fleet.home_asistant: unknown key"),
         ({"mqtt": "mqtt://b", "home_assistant_prefix": "#"}, "home_assistant_prefix: expected"),
+        ({"mqtt": "mqtt://b", "answers": "yes"}, "fleet.answers: expected true or false"),
     ],
 )
 def test_errors_name_the_key_and_the_expectation(raw: dict[str, object], expected: str) -> None:
@@ -260,3 +261,63 @@ def test_doctor_warns_of_a_cleartext_broker(monkeypatch: pytest.MonkeyPatch) -> 
     features.check_fleet(report)
     warn = [c for c in report.checks if c.status == checks.WARN and "not encrypted" in c.message]
     assert len(warn) == 1 and "mqtts://" in (warn[0].hint or "")
+
+
+AUTHENTICATED = {"mqtt": "mqtt://b", "username": "h", "password_env": "P", "home_assistant": True}
+
+
+def test_answers_are_off_by_default_and_on_with_an_authenticated_connection() -> None:
+    assert fleet.validate(AUTHENTICATED).answers is False
+    assert fleet.validate({**AUTHENTICATED, "answers": True}).answers is True
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            {**AUTHENTICATED, "answers": True, "username": None, "password_env": None},
+            [
+                "config.toml: fleet.answers: needs an authenticated broker connection (username"
+                " and password_env): on an anonymous one anybody on the broker could approve"
+                " commands"
+            ],
+        ),
+        (
+            {"mqtt": "mqtt://b", "username": "h", "answers": True, "home_assistant": True},
+            [
+                "config.toml: fleet.answers: needs an authenticated broker connection (username"
+                " and password_env): on an anonymous one anybody on the broker could approve"
+                " commands"
+            ],
+        ),
+        (
+            {**AUTHENTICATED, "answers": True, "home_assistant": False},
+            [
+                "config.toml: fleet.answers: needs home_assistant = true (the buttons are Home"
+                " Assistant entities)"
+            ],
+        ),
+    ],
+)
+def test_answers_are_refused_without_a_login_or_home_assistant(
+    raw: dict[str, object], expected: list[str]
+) -> None:
+    assert errors({k: v for k, v in raw.items() if v is not None}) == expected
+
+
+def test_check_config_says_answers_and_warns_without_remote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MQ_PW", "x")
+    fleet_table = (
+        '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "box"\nusername = "box"\n'
+        'password_env = "MQ_PW"\nhome_assistant = true\nanswers = true\n'
+    )
+    write_config(fleet_table)
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    assert "Home Assistant discovery, answers from Home Assistant buttons)" in out.stdout
+    assert "warning: fleet.answers: [remote] enabled is not true" in out.stdout
+    write_config(fleet_table + "[remote]\nenabled = true\n")
+    out = lookout("check-config")
+    assert out.returncode == 0 and "fleet.answers" not in out.stdout, out.stdout

@@ -1,0 +1,181 @@
+"""Home Assistant answers (issue 25, `[fleet] answers = true`): each open permission request of
+this host as two MQTT `button` entities (Allow, Deny), and a press on their command topic turned
+into an answer of exactly that request.
+
+A request is named on the bus by an opaque token derived from its nonce (a one-way hash: the
+nonce itself never leaves the state directory), so a press binds to the one request it was shown
+for: a re-asked request with the same id has a new nonce, hence a new token. A press for a token
+that is not open, a retained (stale) press, a payload other than `allow`/`deny` or a topic of
+another host changes nothing. The answer goes through lookout.remote.requests.answer, as the
+dashboard's POST /api/requests/{id} does (to be switched to lookout.remote.answers at merge).
+Stdlib only; never raises out of take_press."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from lookout import mask
+from lookout.boundary import visible
+from lookout.config.fleet import FleetConfig
+from lookout.fleet import payload, topics
+from lookout.remote import requests
+
+PRESS = "press"  # <prefix>/<host>/press/<token>: Home Assistant publishes a button's payload here
+REQUESTS = "requests"  # <prefix>/<host>/requests/<token>: the request, retained, for automations
+BUTTONS = {"allow": "Allow", "deny": "Deny"}  # payload_press -> label
+SOURCE = "home_assistant"
+BY = "Home Assistant"
+NAME_CHARS = 120  # an entity name HA shows in full on a phone's list and a watch's tile
+SUMMARY_CHARS = 80
+
+
+def token(rec: dict[str, Any]) -> str:
+    """The request's name on the bus: a hash of its nonce (fresh per request), never the nonce."""
+    nonce = str(rec.get("nonce") or "")
+    return hashlib.sha256(b"lookout-ha-press\0" + nonce.encode()).hexdigest()[:32]
+
+
+def answerable(rec: dict[str, Any], now_ms: int) -> bool:
+    """Open, and answerable by one Allow or Deny: a question needs its options and a request too
+    large to show may only be allowed in the terminal, so neither gets buttons."""
+    return (
+        bool(rec.get("nonce"))
+        and requests.is_open(rec, now_ms)
+        and not rec.get("questions")
+        and not rec.get("too_large")
+    )
+
+
+def open_requests(state_dir: str, now_ms: int) -> dict[str, dict[str, Any]]:
+    """token -> record, for every request that buttons may answer now."""
+    return {token(r): r for r in requests.load_all(state_dir) if answerable(r, now_ms)}
+
+
+def press_topic(cfg: FleetConfig, tok: str) -> str:
+    return f"{cfg.topic_prefix}/{cfg.host}/{PRESS}/{tok}"
+
+
+def press_filter(cfg: FleetConfig) -> str:
+    """The bridge's one subscription: presses on its own host's topics only."""
+    return f"{cfg.topic_prefix}/{cfg.host}/{PRESS}/+"
+
+
+def request_topic(cfg: FleetConfig, tok: str) -> str:
+    return f"{cfg.topic_prefix}/{cfg.host}/{REQUESTS}/{tok}"
+
+
+def object_id(tok: str, decision: str) -> str:
+    return f"request_{tok}_{decision}"
+
+
+def _one_line(text: object, limit: int) -> str:
+    line = next((x.strip() for x in str(text or "").split("\n") if x.strip()), "")
+    line = visible(mask.mask(line))  # masked first: escaping must not split a secret's pattern
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def texts(rec: dict[str, Any], content: str) -> tuple[str, str]:
+    """(title, summary) as shown: masked, one line, control characters visible-escaped. At
+    `content = "none"` no summary leaves the machine, as for sessions."""
+    project = _one_line(rec.get("project") or "?", 40)
+    tool = _one_line(rec.get("tool_name") or "a tool", 40)
+    title = f"{project} · {tool}"
+    summary = "" if content == "none" else _one_line(rec.get("summary"), SUMMARY_CHARS)
+    return title, summary
+
+
+def entity_name(label: str, title: str, summary: str) -> str:
+    name = f"{label} {title}" + (f": {summary}" if summary else "")
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
+
+
+def discovery(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(topic, config) of the request's two buttons on the host's device."""
+    node = topics.ha_node(cfg.host)
+    title, summary = texts(rec, cfg.content)
+    out = []
+    for decision, label in BUTTONS.items():
+        oid = object_id(tok, decision)
+        config = {
+            "name": entity_name(label, title, summary),
+            "unique_id": f"{node}_{oid}",
+            "command_topic": press_topic(cfg, tok),
+            "payload_press": decision,
+            "qos": 1,
+            "retain": False,  # a press is an event: a retained one would outlive its request
+            "icon": "mdi:check-circle" if decision == "allow" else "mdi:close-circle",
+            "json_attributes_topic": request_topic(cfg, tok),
+            **payload.ha_device(cfg),
+        }
+        out.append((topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid), config))
+    return out
+
+
+def request_message(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> dict[str, Any]:
+    """The request as an automation needs it for an actionable notification (retained on
+    request_topic, the buttons' attributes): what it is, and where a press goes."""
+    from lookout.store import rfc3339
+
+    title, summary = texts(rec, cfg.content)
+    node = topics.ha_node(cfg.host)
+    return {
+        "host": cfg.host,
+        "token": tok,
+        "title": title,
+        "summary": summary,
+        "project": _one_line(rec.get("project"), 40),
+        "tool_name": _one_line(rec.get("tool_name"), 40),
+        "expires_at": rfc3339(int(rec.get("expires_ms") or 0)),
+        "command_topic": press_topic(cfg, tok),
+        "buttons": {d: f"{node}_{object_id(tok, d)}" for d in BUTTONS},
+        "schema": 1,
+    }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    answered: bool
+    text: str
+
+
+def take_press(
+    state_dir: str,
+    cfg: FleetConfig,
+    known: dict[str, str],
+    topic: str,
+    body: bytes,
+    retained: bool,
+) -> Outcome:
+    """Answer the request a press names, or say why it changed nothing. `known`: token ->
+    request id of the buttons this bridge has published."""
+    prefix = press_filter(cfg)[:-1]
+    if not topic.startswith(prefix) or "/" in topic[len(prefix) :]:
+        return Outcome(False, f"a press on {visible(topic)}, not this host's: ignored")
+    tok = topic[len(prefix) :]
+    if retained:
+        # Held by the broker since before we subscribed: not a press someone just made.
+        return Outcome(False, "a retained press (stale): ignored")
+    decision = body.decode("ascii", "replace")
+    if decision not in BUTTONS:
+        return Outcome(False, f"a press with payload {visible(decision[:20])!r}: ignored")
+    rid = known.get(tok)
+    rec = requests.load(state_dir, rid) if rid else None
+    if rid is None or rec is None or token(rec) != tok:
+        return Outcome(False, "a press for a request that is not open here: ignored")
+    try:
+        requests.answer(
+            state_dir,
+            rid,
+            decision,
+            rec.get("nonce"),
+            by=BY,
+            source=SOURCE,
+            user_agent=f"MQTT via {cfg.url}",
+            now_ms=int(time.time() * 1000),
+        )
+    except requests.Refused as exc:
+        return Outcome(False, f"a press for request {rid} changed nothing: {exc}")
+    return Outcome(True, f"request {rid} answered from Home Assistant: {decision}")
