@@ -10,7 +10,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from lookout import _jsonfast, procs, store
+from lookout import _jsonfast, store
+from lookout.platform import current as platform
 
 STALE_AFTER_S = 8 * 3600
 ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
@@ -107,7 +108,9 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
     # True/False when it can be known, None when no pid was recorded (one read of /proc).
-    alive = procs.alive(snapshot.get("pid"), snapshot.get("pid_start"))
+    alive = platform.get().alive(
+        snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
+    )
     if alive is False and status != "ended":
         # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
         status, reason, detail = "ended", "process_gone", None

@@ -12,6 +12,8 @@ import time
 from lookout import mask, store, words
 from lookout.notify import channels, escalate, focus, templates
 from lookout.notify.lanes import QUEUED, Lanes
+from lookout.platform import current as platform
+from lookout.platform.base import CLICKS
 from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False
@@ -131,8 +133,10 @@ def _watch_focus(
     state_dir: str,
     mark: object,
 ) -> None:
-    if focus.wait_focus(proc, rest, intent, state_dir, mark) == "default":
-        record(state_dir, intent, channel, "clicked", focus.jump_to(intent, state_dir))
+    if focus.wait_focus(proc, rest, intent, state_dir, mark) in CLICKS:
+        detail = focus.jump_to(intent, state_dir)
+        raised = platform.get().raise_terminal()  # macOS: the terminal app comes forward
+        record(state_dir, intent, channel, "clicked", detail + (f"; {raised}" if raised else ""))
 
 
 def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
