@@ -71,6 +71,16 @@ def toast_data(title: str, body: str, tag: str, remove: bool = False) -> bytes:
     return json.dumps(data, ensure_ascii=True).encode("ascii")
 
 
+# wsl-notify-send.exe hands its text to go-toast, which writes it into a PowerShell script
+# (a double-quoted here-string around CDATA): characters that could end or expand either are
+# shown as look-alikes.
+_INERT = str.maketrans({"$": "\uff04", "`": "\u02cb", '"': "\uff02", "@": "\uff20"})
+
+
+def inert(text: str) -> str:
+    return text.translate(_INERT).replace("]]>", "]] >")
+
+
 def linux_daemon() -> bool:
     """Whether a Linux notification daemon answers on the session bus (WSLg, or one the user
     runs): then the Linux path, with its Focus action, is used."""
@@ -95,7 +105,8 @@ def path() -> tuple[str, str | None]:
     """Which way alerts go: (linux | wsl-notify-send | powershell | none, program)."""
     if linux_daemon():
         return "linux", shutil.which("notify-send")
-    for name, prog in (("wsl-notify-send", WSL_NOTIFY), ("powershell", POWERSHELL)):
+    # powershell.exe first: its script is fixed and the text is data, and a tag replaces.
+    for name, prog in (("powershell", POWERSHELL), ("wsl-notify-send", WSL_NOTIFY)):
         found = shutil.which(prog)
         if found:
             return name, found
@@ -119,7 +130,8 @@ class WSL(Linux):
         if way == "wsl-notify-send":
             if msg.get("update"):
                 return "skipped", f"{WSL_NOTIFY} cannot replace a notification", None
-            run([prog, "--appId", "lookout", "--category", title, body], timeout_s)
+            argv = [prog, f"--category={inert(title)}", "--", inert(body)]
+            run(argv, timeout_s)
             return "sent", WSL_NOTIFY, None
         tag = group_id(msg)[:64]
         run([prog, *toast_argv()[1:]], timeout_s, stdin=toast_data(title, body, tag))
