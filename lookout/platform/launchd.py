@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from lookout.platform.base import Out
 
 LABEL = "io.lookout.bridge"
-MARK = "<!-- lookout bridge, written by lookout's install.py --bridge (removed by --uninstall) -->"
+# No "--" inside an XML comment: the options are named without their dashes.
+MARK = "<!-- lookout bridge, written by lookout's install.py (bridge; removed by uninstall) -->"
 
 
 def plist_text(python: str, home: Path) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ class Standins:
         self.bin.mkdir()
         for name in only:  # each test chooses which notifiers "are installed"
             (self.bin / name).symlink_to(STANDINS / name)
+        # The stand-ins' `#!/usr/bin/env python3`, also for a test that narrows PATH to this.
+        (self.bin / "python3").symlink_to(sys.executable)
         monkeypatch.setenv("LOOKOUT_STANDIN_LOG", str(self.log))
         monkeypatch.setenv("PATH", f"{self.bin}{os.pathsep}{os.environ['PATH']}")
 
