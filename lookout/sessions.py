@@ -107,7 +107,8 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
     status = snapshot.get("status") or "idle"
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
-    # True/False when it can be known, None when no pid was recorded (one read of /proc).
+    # True/False when it can be known, None when no pid was recorded (platform layer: /proc,
+    # or ps on macOS).
     alive = platform.get().alive(
         snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
     )

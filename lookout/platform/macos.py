@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     from lookout.platform.base import Outcome, Service
 
-# alerter keeps its alert (and itself) up this long at most; the sender stops waiting earlier
-# when the episode ends (notify/focus.py).
+# alerter keeps its alert (and itself) up this long at most: notify/focus.py's FOCUS_WAIT_S; the
+# sender stops waiting (and alerter) earlier when the episode ends.
 ALERTER_TIMEOUT_S = 1800
 UPDATE_TIMEOUT_S = 30
 # The terminal app to bring forward, by TERM_PROGRAM (tmux hides it: then __CFBundleIdentifier,
@@ -36,7 +36,6 @@ BUNDLES = {
 }
 _BUNDLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,127}")
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-PS_ENV = {"LC_ALL": "C", "PATH": os.defpath}
 
 
 def notifier() -> tuple[str, str | None]:
