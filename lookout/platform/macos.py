@@ -95,12 +95,16 @@ class MacOS(Platform):
             run(argv, timeout_s)
             return "sent", f"terminal-notifier group {group}", group
         # alerter: it shows the alert and waits, then prints what was clicked.
-        if msg.get("focus") and not msg.get("update"):
-            argv += ["-actions", "Focus", "-closeLabel", "Close"]
+        # Our own labels only (never a payload's): Focus, and whatever a caller adds (Allow /
+        # Deny, once desktop answers exist); the waiter gets the clicked one's label.
+        labels = [str(a) for a in msg.get("actions") or [] if str(a).isalnum()]
+        labels += ["Focus"] if msg.get("focus") else []
+        if labels and not msg.get("update"):
+            argv += ["-actions", ",".join(labels), "-closeLabel", "Close"]
             argv += ["-timeout", str(ALERTER_TIMEOUT_S)]
             proc = _start(argv)
             msg["focus_proc"] = (proc, b"")
-            return "sent", f"alerter group {group}, Focus action", group
+            return "sent", f"alerter group {group}, {', '.join(labels)} action", group
         argv += ["-timeout", str(UPDATE_TIMEOUT_S if msg.get("update") else ALERTER_TIMEOUT_S)]
         _start(argv, wait_s=0.3)
         return "sent", f"alerter group {group}", group

@@ -223,3 +223,19 @@ def test_children_from_ps_give_the_same_reconcile_result(
     finally:
         child.kill()
         child.wait()
+
+
+def test_alerter_shows_a_callers_actions_and_prints_the_clicked_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box = standins(tmp_path, monkeypatch, "macos", "alerter")
+    click = tmp_path / "click"
+    click.write_text("Deny\n")
+    monkeypatch.setenv("LOOKOUT_STANDIN_CLICK", str(click))
+    m = msg(focus=True, actions=["Allow", "Deny", "x,y"])  # not a label: dropped
+    assert channels.send(CH, m, 5)[1].endswith("Allow, Deny, Focus action")
+    (argv,) = box.argvs("alerter")
+    assert argv[argv.index("-actions") + 1] == "Allow,Deny,Focus"
+    proc, rest = m.pop("focus_proc")
+    monkeypatch.setattr(focus, "resolved", lambda *a: False)
+    assert focus.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20) == "Deny"  # type: ignore[typeddict-item]
