@@ -15,7 +15,7 @@ Signals (2.1.332):
   after at most TAIL_MAX_BYTES: a 50 MB transcript costs what its last lines cost.
 - process: an approved Bash command runs as a child of CLAUDE_PID,
   `bash -c "source …/shell-snapshots/snapshot-….sh … eval '<command>' < /dev/null …"`.
-- the process is gone: no process with the recorded pid and start time (procs.alive).
+- the process is gone: no process with the recorded pid and start time (platform layer).
 - client: Claude Code's own registry, `~/.claude/sessions/<pid>.json` (lookout.client_sessions):
   `busy` / `waiting` / `idle` as of `statusUpdatedAt`. It raises a dialog no hook announced (the
   plan-mode fallback), ends one answered in the terminal whatever the tool, and lists sessions
@@ -28,7 +28,8 @@ import os
 import stat
 import time
 
-from lookout import _jsonfast, client_sessions, procs, store, words
+from lookout import _jsonfast, client_sessions, store, words
+from lookout.platform import current as platform
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -197,31 +198,11 @@ def scan_transcript(
     return found
 
 
-def _children(pid: int) -> list[int]:
-    """Direct children of `pid` (Linux /proc; elsewhere none: unknown proves nothing)."""
-    kids: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return kids
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
-                kids += [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            continue
-    return kids
-
-
 def running_commands(pid: int) -> list[str]:
-    """The commands the client's Bash tool runs right now (children of CLAUDE_PID)."""
+    """The commands the client's Bash tool runs right now (children of CLAUDE_PID; the platform
+    layer reads them: /proc, or ps on macOS; unknown proves nothing)."""
     commands = []
-    for child in _children(pid):
-        try:
-            with open(f"/proc/{child}/cmdline", "rb") as f:
-                argv = f.read().decode("utf-8", "replace").split("\0")
-        except OSError:
-            continue
+    for _child, argv in platform.get().children(pid):
         if len(argv) < 3 or argv[1] != "-c" or _SNAPSHOT_MARK not in argv[2]:
             continue  # a hook (`/bin/sh -c <hook command>`) or anything else
         script = argv[2]
@@ -236,8 +217,10 @@ def running_commands(pid: int) -> list[str]:
 
 def pid_alive(session: Session) -> bool | None:
     """Whether the session's agent process runs: True/False when it can be known, None when no
-    pid was recorded. Pid-reuse safe (procs.alive: the recorded start time must match)."""
-    return procs.alive(session.get("pid"), session.get("pid_start"))
+    pid was recorded. Pid-reuse safe (the platform layer: the recorded start time must match)."""
+    return platform.get().alive(
+        session.get("pid"), session.get("pid_start"), session.get("started_ms")
+    )
 
 
 # -- what it proves ------------------------------------------------------------------------------

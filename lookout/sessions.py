@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import time
 
-from lookout import _jsonfast, procs, store
+from lookout import _jsonfast, store
 from lookout.errors import LookoutError
+from lookout.platform import current as platform
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -189,8 +190,11 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
     status = snapshot.get("status") or "idle"
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
-    # True/False when it can be known, None when no pid was recorded (one read of /proc).
-    alive = procs.alive(snapshot.get("pid"), snapshot.get("pid_start"))
+    # True/False when it can be known, None when no pid was recorded (platform layer: /proc,
+    # or ps on macOS).
+    alive = platform.get().alive(
+        snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
+    )
     hooks = snapshot.get("hooks") is not False
     evidence = snapshot.get("evidence") or ("hook" if hooks else "client")
     if alive is False and status != "ended":

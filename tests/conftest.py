@@ -35,6 +35,11 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     for var in ("CLAUDE_PID", "TMUX_PANE", "TMUX", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID"):
         monkeypatch.delenv(var, raising=False)
+    # The platform is chosen once per process: each test chooses again (LOOKOUT_PLATFORM).
+    monkeypatch.delenv("LOOKOUT_PLATFORM", raising=False)
+    from lookout.platform import current
+
+    current.reset()
     return home
 
 

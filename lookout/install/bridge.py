@@ -1,5 +1,6 @@
 """`install.py --bridge`: the MQTT client in lookout's runtime, and `lookout bridge` as a systemd
-user service where systemd --user runs (else: how to run it). `--uninstall` removes the unit."""
+user service where systemd --user runs (else: how to run it), a launchd agent on macOS
+(platform/launchd.py). `--uninstall` removes the unit."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from lookout.errors import LookoutError
 from lookout.install import files, runtime
 from lookout.install.files import Out
 from lookout.paths import tilde
+from lookout.platform import current as platform
 
 UNIT = "lookout-bridge.service"
 UNIT_MARK = "# lookout bridge, written by lookout's install.py --bridge (removed by --uninstall)"
@@ -113,6 +115,10 @@ def unit_text(python: str, home: Path) -> str:
 
 
 def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
+    service = platform.get().bridge_service()  # macOS: a launchd agent
+    if service is not None:
+        service.install(python, home, dry_run, out)
+        return
     target = unit_path()
     text = unit_text(python, home)
     if not systemd_user():
@@ -151,6 +157,10 @@ def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
 
 
 def uninstall(dry_run: bool, out: Out) -> None:
+    service = platform.get().bridge_service()
+    if service is not None:
+        service.uninstall(dry_run, out)
+        return
     target = unit_path()
     try:
         ours = UNIT_MARK in target.read_text(encoding="utf-8")

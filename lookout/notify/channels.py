@@ -11,13 +11,14 @@ import os
 import select
 import shutil
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 
 from lookout.config.notify import redact_url
 from lookout.notify import templates
+from lookout.platform import current as platform
+from lookout.platform.base import PlatformError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def send(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
     ]
     try:
         result, detail, ref = _SENDERS[ch["type"]](ch, msg, timeout_s)
-    except ChannelError as exc:
+    except (ChannelError, PlatformError) as exc:
         result, detail, ref = "failed", str(exc), None
     except subprocess.TimeoutExpired:
         result, detail, ref = "failed", f"timed out after {timeout_s:g}s", None
@@ -108,23 +109,12 @@ def desktop_text(text: str, markup: bool = True) -> str:
 
 
 def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
-    mac = sys.platform == "darwin"
+    # macOS and WSL's Windows toasts are the platform layer's (lookout/platform/); None: here.
+    outcome = platform.get().alert(ch, msg, timeout_s)
+    if outcome is not None:
+        return outcome
     title = desktop_text(msg["title"], markup=False)
-    body = desktop_text(msg["body"], markup=not mac)
-    if sys.platform == "darwin":
-        if msg.get("update"):
-            return "skipped", "osascript cannot replace a notification", None
-        # argv items, never interpolated into the script: no AppleScript quoting to get wrong.
-        script = [
-            "-e",
-            "on run argv",
-            "-e",
-            "display notification (item 2 of argv) with title (item 1 of argv)",
-            "-e",
-            "end run",
-        ]
-        _run(["osascript", *script, title, body], timeout_s)
-        return "sent", "osascript", None
+    body = desktop_text(msg["body"])
     urgency = "low" if msg.get("update") else str(by_kind(ch.get("urgency"), msg["kind"], "normal"))
     argv = ["notify-send", "-a", ch.get("app_name") or "lookout", "-u", urgency, "-p"]
     if msg.get("update"):

@@ -12,6 +12,8 @@ import time
 from lookout import mask, store, words
 from lookout.notify import channels, escalate, focus, templates
 from lookout.notify.lanes import QUEUED, Lanes
+from lookout.platform import current as platform
+from lookout.platform.base import CLICKS
 from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False
@@ -189,8 +191,10 @@ def _watch_focus(
     bound = (msg or {}).get("answer")
     rid = bound["rid"] if bound else None
     action = focus.wait_focus(proc, rest, intent, state_dir, mark, rid=rid)
-    if action == "default" and mark is not None:
-        record(state_dir, intent, channel, "clicked", focus.jump_to(intent, state_dir))
+    if action in CLICKS and mark is not None:
+        detail = focus.jump_to(intent, state_dir)
+        raised = platform.get().raise_terminal()  # macOS: the terminal app comes forward
+        record(state_dir, intent, channel, "clicked", detail + (f"; {raised}" if raised else ""))
     if not bound or ch is None or msg is None:
         return
     from lookout.remote import answers, requests

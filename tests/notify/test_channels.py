@@ -160,7 +160,7 @@ def test_macos_osascript_gets_texts_as_argv(
         f"import json, sys\nopen({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n",
     )
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    monkeypatch.setattr(channels.sys, "platform", "darwin")
+    monkeypatch.setenv("LOOKOUT_PLATFORM", "macos")  # no alerter/terminal-notifier on PATH
     msg = msg_for(summary='say "hi" & quit')
     assert channels.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
     argv = json.loads(log.read_text())
@@ -387,8 +387,10 @@ def test_redact_replaces_every_secret() -> None:
     )
 
 
-def test_macos_cannot_update_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(channels.sys, "platform", "darwin")
+def test_macos_cannot_update_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_program(tmp_path / "bin", "osascript", "pass\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("LOOKOUT_PLATFORM", "macos")  # no alerter/terminal-notifier on PATH
     msg = msg_for("resolved", reason="permission")
     msg.update(update=True, ref="1")
     assert channels.send(channel({"type": "desktop"}), msg, 5) == (

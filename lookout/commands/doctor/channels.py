@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,16 +39,10 @@ def last_sent_or_failed(channels: list[str], last: int = 200) -> dict[str, Any] 
 
 
 def desktop_status() -> tuple[bool, str]:
-    if sys.platform == "darwin":
-        found = shutil.which("osascript")
-        return bool(found), "osascript present" if found else "osascript not found"
-    send = shutil.which("notify-send")
-    bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    socket_ok = bool(runtime) and os.path.exists(os.path.join(runtime or "", "bus"))
-    parts = [f"notify-send {'at ' + send if send else 'not found'}"]
-    parts.append("D-Bus session bus " + ("set" if bus else "found" if socket_ok else "missing"))
-    return bool(send) and bool(bus or socket_ok), ", ".join(parts)
+    """Which notifier the platform layer found and what it can do."""
+    from lookout.platform import current
+
+    return current.get().notifier()
 
 
 def check_channels(report: Report, loaded: Config | None) -> None:
@@ -66,6 +59,8 @@ def check_channels(report: Report, loaded: Config | None) -> None:
     desktop_used = any(ch.get("type") == "desktop" for ch in names.values())
     if ok:
         hint = None
+    elif "no notifier found" in detail:
+        hint = "brew install alerter (Focus action) or terminal-notifier"
     elif "notify-send not found" in detail:
         hint = "apt install libnotify-bin (desktop notifications need notify-send)"
     else:

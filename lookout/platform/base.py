@@ -1,0 +1,146 @@
+"""The platform interface: what lookout asks of the operating system outside the hook path,
+with Linux's answers as the defaults. A platform module overrides what differs. Nothing here
+ever hands a payload's text to a shell or a script source: text travels as argv items or data."""
+
+from __future__ import annotations
+
+import os
+
+from lookout import procs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
+    Outcome = tuple[str, str, str | None]  # (sent | failed | skipped, detail, ref for updates)
+    Out = Callable[[str], None]
+
+NAMES = ("linux", "macos", "wsl")
+# What a click on an alert's Focus reports: notify-send's "default" action, alerter's action
+# label or its body click.
+CLICKS = frozenset({"default", "Focus", "@CONTENTCLICKED"})
+# A notifier that reads its arguments like NSUserDefaults (terminal-notifier, alerter) takes a
+# value starting with one of these as an option or a property list: shown behind a word joiner.
+_ARG_LEADERS = tuple('-[({<"\\')
+WORD_JOINER = "\u2060"
+
+
+class PlatformError(Exception):
+    """An alert or a service step failed for a reason worth showing as is."""
+
+
+def as_value(text: str) -> str:
+    """`text` as an argv value that no option parser takes for an option or a plist."""
+    return WORD_JOINER + text if text.startswith(_ARG_LEADERS) else text
+
+
+def run(argv: list[str], timeout_s: float, stdin: bytes | None = None) -> str:
+    """Run a program without a shell, from /; its stdout, or PlatformError naming it."""
+    import subprocess  # only when a program runs: `lookout status --line` on Linux never does
+
+    try:
+        proc = subprocess.run(
+            argv,
+            input=stdin if stdin is not None else b"",
+            capture_output=True,
+            timeout=timeout_s,
+            cwd="/",
+            check=False,
+        )
+    except FileNotFoundError:
+        raise PlatformError(f"{argv[0]} not found on PATH") from None
+    except PermissionError:
+        raise PlatformError(f"{argv[0]} is not executable") from None
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        tail = f": {err[-1][:200]}" if err else ""
+        raise PlatformError(f"{os.path.basename(argv[0])} exited with {proc.returncode}{tail}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+class Service:
+    """The bridge as a background service of the platform (launchd); systemd's unit stays in
+    install/bridge.py, which is what Linux and WSL use."""
+
+    name = ""
+
+    def path(self) -> Path:
+        raise NotImplementedError
+
+    def install(self, python: str, home: Path, dry_run: bool, out: Out) -> None:
+        raise NotImplementedError
+
+    def uninstall(self, dry_run: bool, out: Out) -> None:
+        raise NotImplementedError
+
+
+class Platform:
+    """Linux's answers where /proc gives them (procs.py, shared with the hook); a platform
+    overrides what differs and implements what has no default."""
+
+    name = "linux"
+
+    # -- alerts ------------------------------------------------------------------------------
+
+    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+        """Show (or, msg["update"], replace) the desktop alert `msg`. None: the notify-send path
+        of notify/channels.py does it. A platform whose alert waits for a click hands the
+        process over as msg["focus_proc"] = (proc, bytes already read); its first line is the
+        clicked action (CLICKS: Focus)."""
+        return None
+
+    def withdraw(self, ref: str, timeout_s: float) -> bool:
+        """Take the alert `ref` away; False where the platform cannot."""
+        return False
+
+    def notifier(self) -> tuple[bool, str]:
+        """(usable, what doctor says: which notifier was found and what it can do)."""
+        raise NotImplementedError
+
+    def raise_terminal(self) -> str | None:
+        """Bring the terminal forward after a Focus click (tmux's jump is done by notify/focus);
+        what was done, or None."""
+        return None
+
+    # -- processes ---------------------------------------------------------------------------
+
+    def alive(self, pid: object, start: object = None, since_ms: object = None) -> bool | None:
+        """Whether the agent process `pid` runs: True/False when it can be known, None when no
+        pid was recorded. Pid-reuse safe: `start` is the start time the hook recorded (Linux
+        clock ticks); `since_ms` the session's first event, which the agent predates."""
+        return procs.alive(pid, start)
+
+    def start_time(self, pid: int) -> int | None:
+        found = procs.stat(pid)
+        return found[3] if found else None
+
+    def children(self, pid: int) -> list[tuple[int, list[str]]]:
+        """(pid, argv) of each direct child of `pid`; [] when unknown (which proves nothing)."""
+        raise NotImplementedError
+
+    # -- the bridge's service ----------------------------------------------------------------
+
+    def bridge_service(self) -> Service | None:
+        """The bridge's service where it is not systemd's user unit (None: systemd)."""
+        return None
+
+
+def plain(text: str) -> str:
+    """Text for a notifier that takes no markup: no NUL or other control characters (a NUL
+    would cut the argv item, an escape sequence would reach a terminal via logs)."""
+    return "".join(" " if (ord(c) < 0x20 and c != "\n") or ord(c) == 0x7F else c for c in text)
+
+
+def group_id(msg: dict[str, Any]) -> str:
+    """The id an alert is shown under, so that its update replaces it: what the send returned,
+    the episode's sequence id, else one per session and kind."""
+    ref = msg.get("ref") or msg.get("sequence_id")
+    if isinstance(ref, str) and ref:
+        return ref
+    import hashlib
+
+    intent = msg.get("intent") or {}
+    key = f"{intent.get('session_id')}:{msg.get('kind')}"
+    return "lookout-" + hashlib.sha256(key.encode()).hexdigest()[:32]
