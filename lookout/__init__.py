@@ -1,3 +1,3 @@
-"""lookout: Claude Code hooks that tell you which agent session needs you."""
+"""lookout: which of your coding-agent sessions needs you, and getting you there."""
 
 __version__ = "0.1.0"

@@ -111,7 +111,7 @@ def _cmd_fleet(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 
 def _cmd_doctor(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.doctor import doctor
+    from lookout.commands.doctor.report import doctor
 
     return doctor(project=args.project, as_json=args.json)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lookout import hookspec
-from lookout.commands import doctor
+from lookout.commands.doctor import report as doctor
 from lookout.commands.main import main as cli_main
 from lookout.install import cli as install_cli
 

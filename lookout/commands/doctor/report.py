@@ -1,0 +1,86 @@
+"""`lookout doctor`: where the hooks are installed, whether each command can run, whether the config
+is valid, the state directory and its permissions, and which notification channels can work here.
+
+Each agent's hooks are checked by its own module (lookout.agents.<agent>.check); the rest is in
+state, channels and features. Reads and probes only: never writes a file, never sends anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+
+from lookout import paths
+from lookout.agents.registry import AGENTS
+from lookout.boundary import visible
+from lookout.commands.doctor.channels import check_channels
+from lookout.commands.doctor.features import check_client_registry, check_fleet, check_remote
+from lookout.commands.doctor.state import check_config, check_deliveries, check_state
+from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report
+
+__all__ = ["FAIL", "INFO", "OK", "WARN", "Check", "Report", "diagnose", "doctor", "render"]
+
+_LABEL = {OK: "ok  ", INFO: "--  ", WARN: "warn", FAIL: "FAIL"}
+
+
+def diagnose(project: str) -> Report:
+    report = Report()
+    home = paths.runtime_home()
+    if (home / "hooks").is_dir():
+        report.add("runtime", OK, f"{paths.tilde(home)}")
+    else:
+        report.add("runtime", INFO, f"{paths.tilde(home)} not installed (plugin or checkout?)")
+    found = sum(agent.check(report, project) for agent in AGENTS.values())
+    if not found:
+        report.add(
+            "hooks",
+            FAIL,
+            "lookout's hooks are not installed in any scope",
+            "python3 install.py (or install the plugin: see the README)",
+        )
+    loaded = check_config(report, project)
+    check_remote(report, project)
+    check_state(report)
+    check_channels(report, loaded)
+    check_deliveries(report)
+    check_fleet(report)
+    check_client_registry(report)
+    return report
+
+
+def render(report: Report) -> str:
+    lines = []
+    for c in report.checks:
+        # Messages quote settings, paths and errors.log lines: never raw control characters.
+        message = visible(c.message, keep_newlines=True).replace("\n", "\n      ")
+        lines.append(f"{_LABEL[c.status]}  {c.check}: {message}")
+        if c.hint and c.status in (WARN, FAIL):
+            lines.append(f"      hint: {visible(c.hint)}")
+    lines.append(summary(report))
+    return "\n".join(lines)
+
+
+def summary(report: Report) -> str:
+    """The last line: failures and warnings counted, never "no problems" under a warn line."""
+    n, w = report.problems, report.warnings
+    warned = f"{w} warning{'s' if w != 1 else ''}"
+    if n:
+        found = f"{n} problem{'s' if n != 1 else ''} found"
+        return f"{found}, {warned}" if w else found
+    return f"{warned} (nothing failed)" if w else "no problems found"
+
+
+def doctor(*, project: str | None, as_json: bool) -> int:
+    report = diagnose(os.path.abspath(project or os.getcwd()))
+    if as_json:
+        doc = {
+            "ok": not report.problems,
+            "problems": report.problems,
+            "warnings": report.warnings,
+            "checks": [asdict(c) for c in report.checks],
+        }
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        print(render(report))
+    return 1 if report.problems else 0
