@@ -78,7 +78,8 @@ def _ts(row: dict[str, Any]) -> float:
 
 def hand_count(rows: list[dict[str, Any]]) -> list[float]:
     """Each dialog's wait, counted from the raw records: from the PermissionRequest to the first
-    PostToolUse or PostToolBatch after it (the real client sends them in either order)."""
+    record after it that ended the episode (the one whose notify holds `resolved`: a
+    PostToolUse, a PostToolBatch, or a reader's `Reconciled` from the client's own registry)."""
     waits = []
     for row in rows:
         if row["event"] == "PermissionRequest":
@@ -86,8 +87,8 @@ def hand_count(rows: list[dict[str, Any]]) -> list[float]:
                 _ts(r)
                 for r in rows
                 if r["session_id"] == row["session_id"]
-                and r["event"] in ("PostToolUse", "PostToolBatch")
-                and _ts(r) > _ts(row)
+                and "resolved" in (r.get("notify") or [])
+                and _ts(r) >= _ts(row)
             ]
             waits.append(round(min(ends) - _ts(row), 3))
     return waits
