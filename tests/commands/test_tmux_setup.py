@@ -233,4 +233,3 @@ def test_what_the_block_binds_runs_under_the_installed_command(
 
 
 API = "aaaa1111-0000-4000-8000-000000000001"
-
