@@ -476,7 +476,12 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
         return False
     if pid_alive(session.get("pid")) is False:
         return False
+    return episode_open(session, episode)
+
+
+def episode_open(session: Session, episode: str) -> bool:
+    """Whether the snapshot shows `episode` open (the session's, or one of its actors')."""
     return session.get("episode") == episode or any(
-        actor["status"] == words.ATTENTION and _episode_key(actor) == episode
+        actor.get("status") == words.ATTENTION and _episode_key(actor) == episode
         for _, actor in _actors(session)
     )

@@ -177,7 +177,11 @@ def decide(
             remembered = list(chosen)
             for e in escalate:
                 remembered.extend(n for n in e["channels"] if n not in remembered)
-            st["episodes"][episode] = {"channels": remembered, "ts_ms": now_ms}
+            st["episodes"][episode] = {
+                "channels": remembered,
+                "ts_ms": now_ms,
+                "session_id": intent.get("session_id"),
+            }
         if chosen or updates or escalate:
             deliveries.append(
                 {"intent": intent, "channels": chosen, "updates": updates, "escalate": escalate}
