@@ -16,6 +16,9 @@ from lookout.words import (
     SNAPSHOT_VERSION,
     WORKING,
 )
+from lookout.words import (
+    print_mode as is_print_mode,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -908,7 +911,7 @@ def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
         "tmux_pane": s.get("tmux_pane"),
         "pid": s.get("pid"),
         # `claude -p` (and SDK programs): nobody is at a terminal to answer a dialog.
-        "print_mode": str(s.get("entrypoint") or "").startswith("sdk-"),
+        "print_mode": is_print_mode(s.get("entrypoint")),
     }
     fields.update(extra)
     return make_intent(kind, s["session_id"], event["ts_ms"], **fields)

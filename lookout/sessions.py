@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from lookout import _jsonfast, reconcile, store
+from lookout import _jsonfast, reconcile, store, words
 
 STALE_AFTER_S = 8 * 3600
 ORDER = {"attention": 0, "working": 1, "idle": 2, "ended": 3}
@@ -152,7 +152,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         "episode": snapshot.get("episode"),
         "waiting_since": store.rfc3339(waiting) if waiting is not None else None,
         "waiting_ms": waiting,
-        "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
+        "print_mode": words.print_mode(snapshot.get("entrypoint")),
         "agents": agents,
     }
 

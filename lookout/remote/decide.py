@@ -122,7 +122,9 @@ def print_mode(env: Mapping[str, str]) -> bool:
     """`claude -p` (and SDK programs): CLAUDE_CODE_ENTRYPOINT sdk-*, as events.py records it.
     The notification rules send nothing for its dialogs; a remote wait would hold the run for
     up to wait_s with nobody told."""
-    return (env.get("CLAUDE_CODE_ENTRYPOINT") or "").startswith("sdk-")
+    from lookout.words import print_mode as is_print_mode
+
+    return is_print_mode(env.get("CLAUDE_CODE_ENTRYPOINT"))
 
 
 def remote_settings(state_dir: str, cwd: object) -> dict[str, Any]:
