@@ -299,19 +299,46 @@ def _resolve(
     actor["episode"] = None
     actor["status"] = WORKING
     actor["reason"] = None
-    intents.append(
-        _intent(
-            s,
-            event,
-            "resolved",
-            reason=episode["reason"],
-            tool_name=episode.get("tool_name"),
-            summary=episode.get("summary", ""),
-            episode=episode["key"],
-            duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
-            outcome=outcome,
-        )
+    intent = _intent(
+        s,
+        event,
+        "resolved",
+        reason=episode["reason"],
+        tool_name=episode.get("tool_name"),
+        summary=episode.get("summary", ""),
+        episode=episode["key"],
+        duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
+        outcome=outcome,
     )
+    if episode["reason"] == "permission":
+        answer, by = _answer(event, outcome)
+        if answer is not None:
+            intent["answer"] = answer
+        if by is not None:
+            intent["by"] = by
+    intents.append(intent)
+
+
+def _answer(event: Event, outcome: str | None) -> tuple[str | None, str | None]:
+    """How a permission dialog was answered, and by whom, as far as lookout knows it: a remote
+    answer says both; the tool running says allowed (by someone); Esc or No seen in the
+    transcript says denied in the terminal."""
+    remote = event["remote"]
+    if event["name"] == "RemoteDecision" and remote:
+        decision = remote.get("decision")
+        by = remote.get("by")
+        answer = {"allow": "allowed", "allow_always": "allowed", "deny": "denied"}.get(
+            str(decision)
+        )
+        who = "".join(c for c in by if c.isprintable()) if isinstance(by, str) else ""
+        return answer, f"by {who}" if who else None
+    if event["name"] == "PostToolUse" or outcome in ("approved", "answered"):
+        return "allowed", None
+    if outcome == "rejected":
+        return "denied", "in the terminal"
+    if outcome == "denied":
+        return "denied", None
+    return None, None
 
 
 def _resolve_all(

@@ -304,7 +304,7 @@ def test_an_answer_after_the_alert_is_sent_as_handled_by_the_sender_within_2s(
     seq = deliver.sequence_id(episode)  # the alert, updated in place
     assert titles == [
         ("project · needs permission", seq),
-        ("project · permission handled", seq),
+        ("project · permission denied", seq),  # Esc: denied in the terminal
     ], titles
     assert s.snapshot["status"] != "attention"
     assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == ["rejected"]
