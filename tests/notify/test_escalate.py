@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -309,3 +310,44 @@ def test_an_answer_after_the_alert_is_sent_as_handled_by_the_sender_within_2s(
     assert s.snapshot["status"] != "attention"
     assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == ["rejected"]
     assert _wait(lambda: not _senders(state_dir), 5), "the sender stays after the update"
+
+
+def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader run from a shell without the desktop (`lookout status` over SSH) may be the one
+    that notices the answer; the update still goes out from the sender, which has the
+    environment of the session that raised the alert (its D-Bus address, say)."""
+    from lookout.notify import spawn
+    from tests.test_reconcile import SID, Session
+
+    log = tmp_path / "sent.log"
+    prog = tmp_path / "record-env"
+    prog.write_text(f'#!/bin/sh\necho "$WHERE $1" >> {log}\n')
+    prog.chmod(0o755)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission", "resolved"]\nchannels = ["cmd"]\n'
+    )
+    s = Session(tmp_path, state_dir, "permission-esc.jsonl")
+    lines = s.transcript.read_text().splitlines(keepends=True)
+    answer = next(i for i, ln in enumerate(lines) if '"tool_result"' in ln)
+    s.transcript.write_text("".join(lines[:answer]))
+    job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
+    monkeypatch.setenv("WHERE", "desktop")
+    spawn.spawn(str(state_dir), job)
+    _wait(lambda: log.exists(), 10)
+    with s.transcript.open("a") as f:
+        f.write("".join(lines[answer:]))  # Esc
+    reader = subprocess.run(
+        [sys.executable, "-m", "lookout", "status"],
+        env={**os.environ, "WHERE": "ssh"},
+        capture_output=True,
+        timeout=30,
+    )
+    assert reader.returncode == 0, reader.stderr
+    assert _wait(lambda: len(log.read_text().splitlines()) >= 2, 10)
+    assert log.read_text().splitlines() == [
+        "desktop demo · needs permission",
+        "desktop project · permission denied",
+    ]
