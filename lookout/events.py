@@ -338,8 +338,10 @@ def parse(
         "remote": remote,
         # Where the client writes the conversation: readers reconcile open episodes against it.
         "transcript": _str(payload.get("transcript_path")),
-        # `cli` interactive; `sdk-cli` for `claude -p`, where nobody can answer a dialog.
-        "entrypoint": _str(env.get("CLAUDE_CODE_ENTRYPOINT")),
+        # `cli` interactive; `sdk-cli` for `claude -p`, where nobody can answer a dialog; another
+        # agent's translate may name its own (words.OPENCODE_RUN).
+        "entrypoint": _str(payload.get("lookout_entrypoint"))
+        or _str(env.get("CLAUDE_CODE_ENTRYPOINT")),
         "outcome": None,
         "episode": None,
         "observed_ms": None,

@@ -15,6 +15,9 @@ from lookout.words import (
     SNAPSHOT_VERSION,
     WORKING,
 )
+from lookout.words import (
+    print_mode as is_print_mode,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -323,19 +326,46 @@ def _resolve(
     actor["episode"] = None
     actor["status"] = WORKING
     actor["reason"] = None
-    intents.append(
-        _intent(
-            s,
-            event,
-            "resolved",
-            reason=episode["reason"],
-            tool_name=episode.get("tool_name"),
-            summary=episode.get("summary", ""),
-            episode=episode["key"],
-            duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
-            outcome=outcome,
-        )
+    intent = _intent(
+        s,
+        event,
+        "resolved",
+        reason=episode["reason"],
+        tool_name=episode.get("tool_name"),
+        summary=episode.get("summary", ""),
+        episode=episode["key"],
+        duration_ms=max(0, event["ts_ms"] - int(episode["since_ms"])),
+        outcome=outcome,
     )
+    if episode["reason"] == "permission":
+        answer, by = _answer(event, outcome)
+        if answer is not None:
+            intent["answer"] = answer
+        if by is not None:
+            intent["by"] = by
+    intents.append(intent)
+
+
+def _answer(event: Event, outcome: str | None) -> tuple[str | None, str | None]:
+    """How a permission dialog was answered, and by whom, as far as lookout knows it: a remote
+    answer says both; the tool running says allowed (by someone); Esc or No seen in the
+    transcript says denied in the terminal."""
+    remote = event["remote"]
+    if event["name"] == "RemoteDecision" and remote:
+        decision = remote.get("decision")
+        by = remote.get("by")
+        answer = {"allow": "allowed", "allow_always": "allowed", "deny": "denied"}.get(
+            str(decision)
+        )
+        who = "".join(c for c in by if c.isprintable()) if isinstance(by, str) else ""
+        return answer, f"by {who}" if who else None
+    if event["name"] == "PostToolUse" or outcome in ("approved", "answered"):
+        return "allowed", None
+    if outcome == "rejected":
+        return "denied", "in the terminal"
+    if outcome == "denied":
+        return "denied", None
+    return None, None
 
 
 def _resolve_all(
@@ -995,7 +1025,7 @@ def _intent(s: Session, event: Event, kind: str, **extra: Any) -> Intent:
         "tmux_pane": s.get("tmux_pane"),
         "pid": s.get("pid"),
         # `claude -p` (and SDK programs): nobody is at a terminal to answer a dialog.
-        "print_mode": str(s.get("entrypoint") or "").startswith("sdk-"),
+        "print_mode": is_print_mode(s.get("entrypoint")),
         "title": s.get("name"),
     }
     fields.update(extra)

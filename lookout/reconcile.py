@@ -589,3 +589,11 @@ def still_waiting(state_dir: str, session_id: str, episode: str) -> bool:
             # Pages go out only for attention a hook or the client itself reported.
             return open_episode.get("by", "hook") in REPORTED
     return session.get("episode") == episode
+
+
+def episode_open(session: Session, episode: str) -> bool:
+    """Whether the snapshot shows `episode` open (the session's, or one of its actors')."""
+    return session.get("episode") == episode or any(
+        actor.get("status") == words.ATTENTION and _episode_key(actor) == episode
+        for _, actor in _actors(session)
+    )

@@ -152,6 +152,7 @@ def record_agent(
         ts_ms = ts
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
+    agent_env.pop("CLAUDE_CODE_ENTRYPOINT", None)  # nor is its entry point Claude Code's
     _record_payload(payload, raw, name, ts_ms, state_dir, agent_env, find_process)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from lookout import _jsonfast, store
+from lookout import _jsonfast, store, words
 from lookout.errors import LookoutError
 from lookout.platform import current as platform
 
@@ -244,7 +244,7 @@ def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
         "episode": snapshot.get("episode"),
         "waiting_since": store.rfc3339(waiting) if waiting is not None else None,
         "waiting_ms": waiting,
-        "print_mode": str(snapshot.get("entrypoint") or "").startswith("sdk-"),
+        "print_mode": words.print_mode(snapshot.get("entrypoint")),
         "agents": agents,
     }
     return row

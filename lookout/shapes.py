@@ -175,6 +175,8 @@ class Intent(TypedDict):
     print_mode: NotRequired[bool]  # raised in `claude -p`: nobody can answer it
     outcome: NotRequired[str | None]  # on resolved: how it ended (None: a hook ended it)
     title: NotRequired[str]  # the client's display name for the session, when it has one
+    answer: NotRequired[str]  # on a resolved permission: allowed | denied, when known
+    by: NotRequired[str]  # ...and who answered, when known ("in the terminal", "the dashboard")
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
 

@@ -48,3 +48,14 @@ JOB_VERSION = 1
 def now_ms() -> int:
     """The wall clock in milliseconds, as every time stamp lookout writes."""
     return int(time.time() * 1000)
+
+
+# A run nobody sits at, so nobody can answer its dialogs: `claude -p` and SDK programs
+# (CLAUDE_CODE_ENTRYPOINT sdk-*), and `opencode run` (its plugin says so).
+OPENCODE_RUN = "opencode-run"
+
+
+def print_mode(entrypoint: object) -> bool:
+    return isinstance(entrypoint, str) and (
+        entrypoint.startswith("sdk-") or entrypoint == OPENCODE_RUN
+    )

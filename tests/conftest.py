@@ -33,7 +33,14 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LOOKOUT_CONFIG", str(home / ".config" / "lookout" / "config.toml"))
     monkeypatch.setenv("LOOKOUT_HOME", str(home / ".local" / "share" / "lookout"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
-    for var in ("CLAUDE_PID", "TMUX_PANE", "TMUX", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID"):
+    for var in (
+        "CLAUDE_PID",
+        "TMUX_PANE",
+        "TMUX",
+        "CLAUDE_PROJECT_DIR",
+        "CLAUDE_CODE_SESSION_ID",
+        "CLAUDE_CODE_ENTRYPOINT",
+    ):
         monkeypatch.delenv(var, raising=False)
     # The platform is chosen once per process: each test chooses again (LOOKOUT_PLATFORM).
     monkeypatch.delenv("LOOKOUT_PLATFORM", raising=False)

@@ -198,6 +198,50 @@ def test_permission_request_then_notification_is_one_episode() -> None:
     assert run.kinds().count("permission") == 1
 
 
+def _asked() -> Run:
+    run = started()
+    run(ev("PreToolUse", **bash("touch t.txt")))
+    request = {k: v for k, v in bash("touch t.txt").items() if k != "tool_use_id"}
+    run(ev("PermissionRequest", **request))
+    return run
+
+
+def test_the_handled_update_knows_who_answered_from_afar() -> None:
+    run = _asked()
+    remote = {"request_id": "r1", "decision": "deny", "by": "root@vm (lookout answer)"}
+    request = {k: v for k, v in bash("touch t.txt").items() if k != "tool_use_id"}
+    (out,) = run(ev("RemoteDecision", **request, remote=remote))
+    assert (out["kind"], out["answer"], out["by"]) == (
+        "resolved",
+        "denied",
+        "by root@vm (lookout answer)",
+    )
+
+
+def test_the_handled_update_says_allowed_when_the_tool_ran() -> None:
+    run = _asked()
+    (out,) = run(ev("PostToolUse", **bash("touch t.txt"), tool_response={"stdout": ""}))
+    assert (out["answer"], "by" in out) == ("allowed", False)  # by whom: not known
+
+
+def test_the_handled_update_says_denied_in_the_terminal_after_esc() -> None:
+    run = _asked()
+    assert run.session is not None
+    episode = run.session["episode"]
+    seen = events.observed(
+        "Reconciled",
+        SID,
+        next(_clock),
+        source="transcript",
+        outcome="rejected",
+        agent_id=None,
+        episode=episode,
+        observed_ms=next(_clock),
+    )
+    (out,) = run(seen)
+    assert (out["answer"], out["by"]) == ("denied", "in the terminal")
+
+
 def test_permission_request_matches_its_pending_tool_use() -> None:
     run = started()
     run(ev("PreToolUse", **bash("touch t.txt", "toolu_A")))

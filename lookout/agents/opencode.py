@@ -7,6 +7,7 @@ imports the installer inside each function, so a hook never pays for it."""
 from __future__ import annotations
 
 from lookout import events
+from lookout.words import OPENCODE_RUN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +31,14 @@ STAMPED = True
 def translate(data: Payload, name: str | None) -> Payload | None:
     """The plugin already tracked what needs memory (turn edges, the last assistant text, which
     tool a permission or question belongs to); this maps its `type` to lookout's events."""
+    out = _event(data, name)
+    if out is not None and data.get("run") is True:
+        # `opencode run`: nobody sits at it; it rejects every dialog itself, at once.
+        out["lookout_entrypoint"] = OPENCODE_RUN
+    return out
+
+
+def _event(data: Payload, name: str | None) -> Payload | None:
     kind = events.nonempty(data.get("type")) or name or ""
     session = data.get("sessionID")
     cwd = data.get("directory")

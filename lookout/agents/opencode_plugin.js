@@ -7,6 +7,10 @@ import { spawn } from "node:child_process";
 
 const MAX = 2000;
 const KEYS = ["command", "filePath", "pattern", "query", "url", "description"];
+// `opencode run`: nobody sits at it, it rejects every permission itself. The plugin runs in that
+// very process (argv: bun, its entry file, "run", the message); the TUI's runs in a worker with
+// no arguments. Every event says so: lookout sends nothing for a dialog nobody can answer.
+const RUN = process.argv.slice(2).find((arg) => !arg.startsWith("-")) === "run";
 let last = 0;
 const sessions = new Map(); // sessionID -> {busy, prompt, text, errored, directory}
 const parents = new Map(); // child sessionID -> parent sessionID (subagents)
@@ -32,7 +36,7 @@ function brief(input) {
 function send(event, atExit) {
   const now = Date.now();
   last = now > last ? now : last + 1;
-  const data = JSON.stringify({ ...event, ts: last });
+  const data = JSON.stringify(RUN ? { ...event, run: true, ts: last } : { ...event, ts: last });
   try {
     // At exit a pipe may never be flushed: the JSON goes in argv then.
     const child = spawn(PYTHON, atExit ? ["-I", "-S", SCRIPT, "--json", data] : ["-I", "-S", SCRIPT], {

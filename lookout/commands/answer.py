@@ -1,10 +1,11 @@
-"""`lookout answer [REQUEST_ID allow|deny|always]`: answer a permission request from a shell (over
+"""`lookout answer [[REQUEST_ID] allow|deny|always]`: answer a permission request from a shell (over
 SSH, say) the way the dashboard's buttons do. Without arguments it lists the requests still
 waiting, each with its id and everything that would run.
 
 An answer is bound to what was shown: REQUEST_ID names one request (its id depends on the session
 and the whole tool input), and one that has ended is refused. A session id (or prefix) or a
-project name is taken only on a terminal, after the full request was shown and confirmed; a key
+project name, or no key at all when exactly one request waits, is taken only on a terminal,
+after the full request was shown and confirmed; a key
 is never matched against another session's request ids. Every text goes through the same
 escaping as `status` (plus invisible format characters): a command cannot redraw the screen.
 
@@ -39,6 +40,12 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
     waiting = [r for r in records if requests.is_open(r, now_ms)]
     if session is None:
         return _list(waiting, now_ms, as_json)
+    if decision is None and session in DECISIONS and not any(r["id"] == session for r in records):
+        # `lookout answer allow`: the one request waiting, shown and confirmed on a terminal.
+        only = _only(waiting, session)
+        answers = _answers(only, options) if session != "deny" else None
+        _confirm(only, session, now_ms)
+        return _send(state_dir, only, session, answers, now_ms, as_json)
     if decision is None:
         raise LookoutError("say allow or deny", hint=f"lookout answer {session} allow  (or deny)")
     rec = next((r for r in records if r["id"] == session), None)
@@ -54,6 +61,17 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
         rec = _by_session(state_dir, waiting, records, session, now_ms)
         answers = _answers(rec, options) if decision != "deny" else None
         _confirm(rec, decision, now_ms)
+    return _send(state_dir, rec, decision, answers, now_ms, as_json)
+
+
+def _send(
+    state_dir: str,
+    rec: dict[str, Any],
+    decision: str,
+    answers: dict[str, Any] | None,
+    now_ms: int,
+    as_json: bool,
+) -> int:
     try:
         done = requests.answer(
             state_dir,
@@ -128,6 +146,22 @@ def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:
         _show(rec, now_ms)
     print("answer with: lookout answer REQUEST_ID allow|deny")
     return 0
+
+
+def _only(waiting: list[dict[str, Any]], decision: str) -> dict[str, Any]:
+    """The request `lookout answer allow|deny` (no session) means: the only one waiting."""
+    if len(waiting) == 1:
+        return waiting[0]
+    if not waiting:
+        raise LookoutError(
+            "no permission request is waiting for an answer",
+            hint="remote answers need [remote] enabled = true (and python3 install.py run again)",
+        )
+    ids = ", ".join(shown(f"{r['id']} ({r.get('tool_name')})") for r in waiting)
+    raise LookoutError(
+        f"{len(waiting)} requests are waiting: {ids}",
+        hint=f"say which: lookout answer REQUEST_ID {decision}  (lookout answer lists them)",
+    )
 
 
 def _by_session(
@@ -207,10 +241,11 @@ def _why_none() -> str:
 
 
 def _confirm(rec: dict[str, Any], decision: str, now_ms: int) -> None:
-    """Answering by session: only on a terminal, after the whole request was shown, with y."""
+    """Answering by session, or the only request: only on a terminal, after the whole request
+    was shown, with y."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise LookoutError(
-            "answering by session or project needs a terminal, to show the request and ask",
+            "answering without a request id needs a terminal, to show the request and ask",
             hint="lookout answer lists each request's id; then: lookout answer REQUEST_ID "
             + decision,
         )

@@ -79,7 +79,11 @@ def serve(
         mqtt.require()
         source = fleet_source = FleetSource(cfg)
         fleet_source.start()  # a broker that cannot be reached is an error now, with its hint
-    hub = Hub(source, notifications_off)
+    import os
+
+    from lookout import store
+
+    hub = Hub(source, notifications_off, os.path.join(state_dir, store.REQUESTS))
     try:
         server = Dashboard(bind, port, hub, token, state_dir, tls=tls)
     except OSError as exc:

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from lookout import paths
 from lookout.errors import LookoutError
 from lookout.install import tmuxconf
 from lookout.install.tmuxconf import (
@@ -29,14 +30,22 @@ from lookout.paths import tilde
 
 
 def lookout_command() -> str:
-    """How tmux should start lookout: the command that is running now, by absolute path."""
+    """How tmux should start lookout: an executable `lookout`, by absolute path. Under
+    install.py's wrapper (~/.local/bin/lookout) argv[0] is the runtime's inner entry file, which
+    is no program (tmux would get exit 126): the wrapper is what tmux must run."""
     argv0 = sys.argv[0]
-    if os.path.basename(argv0) == "lookout" and os.path.isfile(argv0):
-        return shlex.quote(os.path.abspath(argv0))
-    found = shutil.which("lookout")
-    if found:
-        return shlex.quote(os.path.abspath(found))
+    named = os.path.basename(argv0) == "lookout" and os.path.isfile(argv0)
+    wrapper = str(paths.bin_dir() / "lookout")
+    for candidate in (argv0 if named else None, wrapper, shutil.which("lookout")):
+        if candidate and _runnable(candidate):
+            return shlex.quote(os.path.abspath(candidate))
+    if named:  # an entry file that is no program (no wrapper around it): through Python
+        return f"{shlex.quote(sys.executable)} -I {shlex.quote(os.path.abspath(argv0))}"
     return f"{shlex.quote(sys.executable)} -m lookout"
+
+
+def _runnable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def _tmux_quoted(text: str) -> str:

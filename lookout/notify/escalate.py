@@ -1,5 +1,7 @@
-"""Escalations as scheduled files (outbox/esc-<due_ms>-...json) and the one check of whether an
-escalation is still due. The only part of notify that imports reconcile."""
+"""Escalations as scheduled files (outbox/esc-<due_ms>-...json), the one check of whether an
+escalation is still due, and the watch over alerts that are out (an answered dialog gets its
+"handled" update from the sender, within WATCH_S). The only part of notify that imports
+reconcile."""
 
 from __future__ import annotations
 
@@ -62,3 +64,54 @@ def escalation_due(state_dir: str, intent: Intent) -> bool:
         if snap is None:
             return False
         return snap.get("status") == words.ATTENTION and snap.get("episode") == episode
+
+
+# How often the sender looks whether a dialog whose alert is out was answered (issue 22: the
+# "handled" update within 2 s, with no reader running).
+WATCH_S = 1.0
+
+
+def open_alerts(state_dir: str) -> list[str]:
+    """Sessions with an alert out (notify-state.json remembers the episode) for an episode the
+    snapshot still shows open, and something reconcile can read to prove an answer (a transcript
+    or a process): what the sender keeps watching."""
+    from lookout import reconcile
+    from lookout.sessions import STALE_AFTER_S
+
+    now_ms = words.now_ms()
+    state = store.read_json(os.path.join(state_dir, store.NOTIFY_STATE))
+    episodes = state.get("episodes") if isinstance(state, dict) else None
+    if not isinstance(episodes, dict):
+        return []
+    found: list[str] = []
+    for key, alerted in episodes.items():
+        if not isinstance(alerted, dict):
+            continue
+        if now_ms - int(alerted.get("ts_ms") or 0) > STALE_AFTER_S * 1000:
+            continue  # a dialog open this long is shown as stale: no longer watched
+        session_id = alerted.get("session_id")
+        if not isinstance(session_id, str):
+            session_id = str(key).split(":", 1)[0]  # an episode key starts with its session id
+        if session_id in found:
+            continue
+        snap = store.read_session(state_dir, session_id)
+        if snap is None or snap.get("status") != words.ATTENTION:
+            continue
+        transcript = snap.get("transcript")
+        readable = isinstance(transcript, str) and os.path.isfile(transcript)
+        if not (readable or isinstance(snap.get("pid"), int)):
+            continue  # nothing to prove an answer with: the hooks alone will say it
+        if reconcile.episode_open(snap, str(key)):
+            found.append(session_id)
+    return found
+
+
+def watch(state_dir: str, session_ids: list[str]) -> None:
+    """Reconcile the watched sessions: an answer found is recorded, and its `resolved` job goes
+    into outbox/ for this very sender (it holds sender.lock), sent from its environment."""
+    from lookout import reconcile
+
+    try:
+        reconcile.reconcile(state_dir, session_ids)
+    except (OSError, TimeoutError):
+        pass  # the next look tries again

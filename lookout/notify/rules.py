@@ -79,7 +79,8 @@ def withheld(rule: Rule, intent: Intent, minute_of_day: int) -> tuple[str, str] 
     decided, a sentence for `lookout explain`), or None when it sends (cooldown aside)."""
     kind = intent.get("kind")
     if unanswerable(intent) and not rule.get("print_mode"):
-        return "print_mode", "a dialog in print mode (claude -p): nobody can answer it"
+        why = "a dialog in print mode (claude -p, opencode run): nobody can answer it"
+        return "print_mode", why
     agent = intent.get("agent") or "claude"
     if rule["agents"] is not None and agent not in rule["agents"]:
         return "agents", f"a {agent} session; the rule is for {', '.join(rule['agents'])}"
@@ -183,7 +184,11 @@ def decide(
             remembered = list(chosen)
             for e in [*escalate, *hold]:
                 remembered.extend(n for n in e["channels"] if n not in remembered)
-            st["episodes"][episode] = {"channels": remembered, "ts_ms": now_ms}
+            st["episodes"][episode] = {
+                "channels": remembered,
+                "ts_ms": now_ms,
+                "session_id": intent.get("session_id"),
+            }
         if chosen or updates or escalate or hold:
             delivery: Delivery = {
                 "intent": intent,

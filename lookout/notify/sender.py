@@ -51,13 +51,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def serve(state_dir: str, poll_s: float = POLL_S, held: int | None = None) -> None:
-    """Drain outbox/ until nothing is due, waiting or in flight, then exit. Only while holding
-    sender.lock (`held`: a descriptor that already holds it): a hook that finds it held leaves
-    its job to us."""
+def serve(
+    state_dir: str,
+    poll_s: float = POLL_S,
+    held: int | None = None,
+    watch_s: float | None = escalate.WATCH_S,
+) -> None:
+    """Drain outbox/ until nothing is due, waiting, in flight or watched, then exit. Only while
+    holding sender.lock (`held`: a descriptor that already holds it): a hook that finds it held
+    leaves its job to us. While an alert is out for a dialog still open, every `watch_s` it
+    looks whether the dialog was answered (None: no watch), so the "handled" update goes out
+    from here, with no reader running."""
     outbox = os.path.join(state_dir, store.OUTBOX)
     lanes = Lanes(state_dir)
     waiting: dict[str, dict[str, Any]] = {}  # escalation file -> its job, read once
+    watched: list[str] = []
+    looked = 0.0
     try:
         while True:
             fd = (
@@ -73,7 +82,12 @@ def serve(state_dir: str, poll_s: float = POLL_S, held: int | None = None) -> No
                 maintain(state_dir)
                 while True:
                     next_due = _drain_once(outbox, state_dir, lanes, waiting)
-                    if next_due is None and not lanes.busy():
+                    if watch_s is not None and time.monotonic() - looked >= watch_s:
+                        looked = time.monotonic()
+                        watched = escalate.open_alerts(state_dir)
+                        if watched:  # a `resolved` job it writes is taken next round
+                            escalate.watch(state_dir, watched)
+                    if next_due is None and not lanes.busy() and not watched:
                         break
                     time.sleep(poll_s)
             finally:

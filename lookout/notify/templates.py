@@ -242,6 +242,19 @@ def render_texts(
     ended_by = _RESOLVED_BY.get(str(intent.get("outcome"))) if kind == "resolved" else None
     if ended_by is not None and (title_t, body_t) == (default["title"], default["message"]):
         title_t, body_t = ended_by["title"], ended_by["message"]
+    answer = intent.get("answer") if kind == "resolved" and ended_by is None else None
+    if answer in ("allowed", "denied") and (title_t, body_t) == (
+        default["title"],
+        default["message"],
+    ):
+        # "demo · permission denied" / "in the terminal, after 4s": what happened, and who.
+        by = intent.get("by")
+        by_t = by.replace("{", "{{").replace("}", "}}") if isinstance(by, str) and by else ""
+        title_t = "{project} · {reason} " + str(answer)
+        if not vals["duration"]:
+            body_t = by_t
+        else:
+            body_t = f"{by_t}, after {{duration}}" if by_t else "after {duration}"
     if not vals["duration"] and title_t == default["title"] and kind in _NO_DURATION:
         title_t = _NO_DURATION[kind]
     if kind == "resolved" and not vals["duration"] and body_t == default["message"]:

@@ -2,6 +2,7 @@
 `[remote] enabled = true`: record the request, wait for an answer from the dashboard or
 `lookout answer`, and print the client's decision JSON.
 
+In print mode (`claude -p`) it prints nothing at once: nobody can answer that dialog.
 Fail-open: on a local answer, the session's end, the deadline, SIGTERM or any error it prints
 nothing (the client's own dialog decides), writes nothing to stderr and exits 0. It never denies
 on its own. stdout carries exactly one decision object or nothing at all."""
@@ -79,6 +80,8 @@ def decide(
 ) -> bytes:
     """The bytes to print for one PermissionRequest payload (b"" = let the dialog decide).
     What is left to do once they are printed (the RemoteDecision event) goes into `after`."""
+    if print_mode(env):
+        return b""  # nobody can answer it: the client denies it at once, and must not wait
     payload = runner._parse(raw)
     if payload is None or payload.get("hook_event_name") != "PermissionRequest":
         return b""
@@ -113,6 +116,15 @@ def decide(
     else:
         after.append(record)
     return text
+
+
+def print_mode(env: Mapping[str, str]) -> bool:
+    """`claude -p` (and SDK programs): CLAUDE_CODE_ENTRYPOINT sdk-*, as events.py records it.
+    The notification rules send nothing for its dialogs; a remote wait would hold the run for
+    up to wait_s with nobody told."""
+    from lookout.words import print_mode as is_print_mode
+
+    return is_print_mode(env.get("CLAUDE_CODE_ENTRYPOINT"))
 
 
 def remote_settings(state_dir: str, cwd: object) -> dict[str, Any]:

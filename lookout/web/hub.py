@@ -3,6 +3,7 @@ open stream (Server-Sent Events), so ten open pages cost one watcher, not ten.""
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -66,9 +67,18 @@ def ordered(sessions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class Hub:
-    def __init__(self, source: Source, config_error: Callable[[], str | None]) -> None:
+    def __init__(
+        self,
+        source: Source,
+        config_error: Callable[[], str | None],
+        requests_dir: str | None = None,
+    ) -> None:
         self.source = source
         self._config_error = config_error
+        # [remote]'s requests: a `requests` message when one comes or changes, so a page shows a
+        # new request as fast as the session's status (not at its next 2 s poll).
+        self.requests_dir = requests_dir
+        self._requests_seen = self._requests_stamp()
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # the source is read by one thread at a time
         self._sessions: dict[str, dict[str, Any]] = {}
@@ -106,8 +116,13 @@ class Hub:
                 continue
 
     def refresh(self, force: bool = False) -> None:
-        """Look for changes; send one message per changed session to every stream."""
+        """Look for changes; send one message per changed session to every stream, and one
+        `requests` message when a remote request came, was answered or ended."""
         with self._reading:
+            stamp = self._requests_stamp()
+            if stamp != self._requests_seen:
+                self._requests_seen = stamp
+                self.publish(("requests", {}))
             if not self.source.changed(force) and not force:
                 return
             fresh = self.source.sessions()
@@ -120,6 +135,17 @@ class Hub:
                     self.publish(("session", {"session": session}))
             for session_id in old.keys() - fresh.keys():
                 self.publish(("removed", {"session_id": session_id}))
+
+    def _requests_stamp(self) -> frozenset[tuple[str, int]] | None:
+        """The request records by name and inode: a record is created or replaced by a rename
+        into the directory (a new inode), which a coarse mtime could miss."""
+        if self.requests_dir is None:
+            return None
+        try:
+            with os.scandir(self.requests_dir) as entries:
+                return frozenset((e.name, e.inode()) for e in entries if e.name.endswith(".json"))
+        except OSError:
+            return None
 
     def _check_config(self) -> None:
         error = self._config_error()

@@ -253,7 +253,19 @@ def test_opencode_permission_in_order(state_dir: Path, notified: list[dict[str, 
         record_opencode(state_dir, e)
     s = session(state_dir)
     assert s["status"] in ("idle", "ended")
-    assert [i["kind"] for i in notified].count("permission") == 1
+    (asked_intent,) = [i for i in notified if i["kind"] == "permission"]
+    # `opencode run` rejects the dialog itself: nobody can answer it, as in `claude -p`.
+    assert asked_intent["print_mode"] is True
+
+
+def test_an_opencode_tui_dialog_is_no_print_mode(
+    state_dir: Path, notified: list[dict[str, Any]]
+) -> None:
+    text = (FIXTURES / "opencode" / "plugin-tui-allow.jsonl").read_text()
+    for line in text.splitlines():
+        record_opencode(state_dir, json.loads(line))
+    (asked,) = [i for i in notified if i["kind"] == "permission"]
+    assert asked["print_mode"] is False
 
 
 def test_opencode_out_of_order_processes_cannot_leave_a_stale_attention(

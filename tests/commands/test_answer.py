@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from lookout.remote import requests
-from tests.helpers import ROOT, payload, write_config
+from tests.helpers import ROOT, payload, wait_for, write_config
 from tests.remote.test_decide import finish, record_hook, start, waiting
 
 
@@ -108,7 +108,7 @@ def test_an_answer_is_bound_to_the_request_listed_not_to_the_session(state_dir: 
     by_session = lookout("answer", "s-abc", "allow")  # not a terminal: refused
     assert by_session.returncode == 1
     assert by_session.stderr == (
-        "error: answering by session or project needs a terminal, to show the request and ask"
+        "error: answering without a request id needs a terminal, to show the request and ask"
         "\nhint: lookout answer lists each request's id; then: lookout answer REQUEST_ID allow\n"
     )
     assert requests.load(str(state_dir), now["id"])["status"] == "pending"
@@ -280,3 +280,46 @@ def test_answer_by_project_among_several_sessions_picks_the_one_asking(state_dir
     code, out = on_a_terminal("answer", "demo", "deny", typed=b"y\n")
     assert code == 0 and f"denied: {rec['id']} Bash" in out
     finish(hook)
+
+
+def test_the_only_request_waiting_needs_no_session_on_a_terminal(state_dir: Path) -> None:
+    write_config("[remote]\nenabled = true\n")
+    done = lookout("answer", "allow")
+    assert (done.returncode, done.stderr.splitlines()[0]) == (
+        1,
+        "error: no permission request is waiting for an answer",
+    )
+    p = dict(payload("PermissionRequest-Bash"), session_id="s-one")
+    hook = start(p)
+    rec = waiting(state_dir)
+    # Not on a terminal: nothing is shown to confirm, so nothing is answered.
+    done = lookout("answer", "allow")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: answering without a request id needs a terminal")
+    code, out = on_a_terminal("answer", "deny", typed=b"n\n")
+    assert code == 1 and f"{rec['id']}  Bash  session s-one, demo" in out
+    assert "deny this request? [y/N]" in out
+    assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
+    code, out = on_a_terminal("answer", "allow", typed=b"y\n")
+    assert code == 0 and f"allowed: {rec['id']} Bash" in out
+    assert json.loads(finish(hook))["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+
+
+def test_without_a_session_two_waiting_requests_are_listed_not_guessed(state_dir: Path) -> None:
+    write_config("[remote]\nenabled = true\n")
+    hooks = []
+    for sid in ("s-a", "s-b"):
+        hooks.append(start(dict(payload("PermissionRequest-Bash"), session_id=sid)))
+        wait_for(
+            lambda sid=sid: any(r["session_id"] == sid for r in requests.load_all(str(state_dir))),
+            what=f"the request of {sid}",
+        )
+    code, out = on_a_terminal("answer", "allow", typed=b"y\n")
+    assert code == 1 and "error: 2 requests are waiting: " in out
+    assert "hint: say which: lookout answer REQUEST_ID allow" in out
+    recs = requests.load_all(str(state_dir))
+    assert [r["status"] for r in recs] == ["pending", "pending"]
+    for rec in recs:
+        assert lookout("answer", rec["id"], "deny").returncode == 0
+    for hook in hooks:
+        finish(hook)

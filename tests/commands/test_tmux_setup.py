@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -213,3 +214,52 @@ def test_purge_refuses_a_damaged_block_before_changing_anything(isolated_env: Pa
     assert "lookout's block is damaged" in done.stderr and "hint: " in done.stderr
     assert conf(isolated_env).read_bytes() == text
     assert config.read_text() == "# mine\n"  # nothing else went either
+
+
+@pytest.mark.real
+def test_what_the_block_binds_runs_under_the_installed_command(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """install.py's layout: ~/.local/bin/lookout (the wrapper) runs the runtime's inner entry
+    file, which is no program. The block must bind the wrapper: press prefix a in a real client
+    and the client lands on the waiting pane; the pick binding and the status segment run."""
+    from lookout.install import runtime
+    from tests.helpers import wait_for
+    from tests.jump.world import World
+
+    runtime.install_code(paths.runtime_home(), sys.executable)
+    runtime.install_wrapper(sys.executable, paths.runtime_home(), lambda line: None)
+    wrapper = paths.bin_dir() / "lookout"
+    out = subprocess.run(
+        [str(wrapper), "tmux-setup", "--apply"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    block = conf(isolated_env).read_text()
+    assert f"{wrapper} jump --client" in block
+    with World() as world:
+        api = world.pane("beta:1.1")
+        world.hook(api, tmp_path, "PermissionRequest-Bash", session_id=API, cwd="/w/api")
+        world.tmux("source-file", str(conf(isolated_env)))
+        client = world.attach("alpha")
+        world.press(client, b"\x02a")  # C-b a
+        wait_for(lambda: world.where(client) == f"beta:1.{api}", what="prefix a to jump")
+        # prefix A opens the menu (its command runs until a choice): 1 is api.
+        world.tmux("switch-client", "-c", client, "-t", "alpha:0")
+        world.press(client, b"\x02A")
+
+        def chosen() -> bool:
+            world.press(client, b"1")  # typed into the shell until the menu is up
+            return world.where(client) == f"beta:1.{api}"
+
+        wait_for(chosen, what="prefix A, 1 to pick api", every=0.2)
+        # The status segment, as tmux's status job runs it: through the shell.
+        status = world.tmux("show", "-gv", "status-right")
+        command = status.split("#(", 1)[1].rsplit(")", 1)[0]
+        done = subprocess.run(
+            ["sh", "-c", command], env=world.env, capture_output=True, text=True, timeout=30
+        )
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.startswith("! api:permission"), done.stdout
+
+
+API = "aaaa1111-0000-4000-8000-000000000001"

@@ -438,3 +438,52 @@ def test_print_mode_permission_is_recorded_and_pages_nobody(
     assert hook.requests == []
     report("claude -p auto-deny (no page)", 0.0)
     sandbox.assert_no_errors()
+
+
+def test_esc_after_the_escalation_is_sent_as_handled_with_no_reader_running(
+    sandbox: Sandbox,
+) -> None:
+    """Issue 22 (A11): the escalation went out, then Esc. Nothing reads the status here (no
+    `lookout status`, no dashboard): the sender that sent the alerts notices the answer and sends
+    the update within 2 s, and the state file says the truth."""
+    sandbox.trust_project(idle_ms=2000)
+    with webhook_receiver() as receiver:
+        sandbox.config.write_text(
+            f"""
+[channels.hook]
+type = "webhook"
+url = "{receiver.url}/alert"
+format = "json"
+
+[channels.pager]
+type = "webhook"
+url = "{receiver.url}/pager"
+format = "json"
+
+[[rules]]
+when = ["permission", "resolved"]
+channels = ["hook"]
+escalate_after_s = {ESCALATE_AFTER_S}
+escalate_to = ["pager"]
+"""
+        )
+        with ClaudePane(sandbox, "--permission-mode", "manual") as pane:
+            session = pane.ready()
+            pane.type("[[bash: touch esc-after-escalation]]")
+            pane.wait_screen("Do you want to proceed?")
+            wait_for(lambda: bodies(receiver, "/pager"), 20, "the escalation")
+            pane.keys("Escape")
+            pressed = time.monotonic()
+            (update,) = wait_for(
+                lambda: [b for b in bodies(receiver, "/alert") if b["kind"] == "resolved"],
+                10,
+                "the handled update",
+                step=0.02,
+            )
+            took = time.monotonic() - pressed
+    report("Esc after the escalation", took)
+    assert took <= TRUE_WITHIN_S, took
+    assert update["title"] == "project · permission denied", update
+    snapshot = json.loads((sandbox.state_dir / "sessions" / f"{session}.json").read_text())
+    assert snapshot["status"] == "idle", snapshot
+    sandbox.assert_no_errors()

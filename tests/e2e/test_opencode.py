@@ -259,6 +259,11 @@ def opencode_run(machine: Machine, prompt: str) -> subprocess.CompletedProcess[s
 def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
     out = machine.install()
     assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
+    config = machine.home / ".config" / "lookout" / "config.toml"
+    config.write_text(
+        '[channels.log]\ntype = "command"\nargv = ["/bin/true"]\n'
+        '[[rules]]\nwhen = ["permission", "resolved"]\nchannels = ["log"]\n'
+    )
     done = opencode_run(machine, "USE_TOOL now")
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "auto-rejecting" in done.stdout + done.stderr  # `run` answers permissions itself
@@ -282,6 +287,15 @@ def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
     assert asked["summary"] == COMMAND
     # `run` rejects within milliseconds: if the answer was recorded first, the request is late.
     assert asked["late"] or (asked["status"], asked["reason"]) == ("attention", "permission")
+    # Nobody can answer an `opencode run` dialog (it rejects it itself): recorded, never sent,
+    # as for `claude -p`.
+    assert shown["print_mode"] is True
+    deliveries = machine.home / ".local" / "state" / "lookout" / "deliveries.jsonl"
+    sent = [json.loads(line) for line in deliveries.read_text().splitlines()]
+    assert [(d["kind"], d["result"], d["reason"]) for d in sent] == [
+        ("permission", "skipped", "print_mode"),
+        ("resolved", "skipped", "print_mode"),
+    ], sent
     assert machine.errors() == ""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -233,7 +234,8 @@ def test_escalation_still_pages_while_the_dialog_is_open(state_dir: Path, tmp_pa
     _escalating_config(prog, 0.3)
     job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
     sender.run_job(job, str(state_dir))
-    sender.serve(str(state_dir), poll_s=0.02)  # pages once due
+    # Pages once due; the dialog stays open, so without watch_s=None it would keep watching it.
+    sender.serve(str(state_dir), poll_s=0.02, watch_s=None)
     assert calls(log) == [
         ["demo · needs permission"],
         ["pager", "Still waiting: demo · needs permission"],
@@ -265,3 +267,87 @@ def test_an_answered_escalation_frees_the_sender_at_once(state_dir: Path, tmp_pa
     ] * 10
     assert not list((state_dir / "outbox").glob("*.json"))
     assert ["pager"] not in calls(log)
+
+
+# -- the watch over alerts that are out (issue 22) ----------------------------------------------
+
+
+def test_an_answer_after_the_alert_is_sent_as_handled_by_the_sender_within_2s(
+    state_dir: Path, tmp_path: Path
+) -> None:
+    """The alert is out, no escalation, no reader runs: Esc in the terminal (the transcript says
+    so, no hook does) reaches the phone as "handled" within 2 s, sent by the sender itself, and
+    the state file says the truth."""
+    from lookout.notify import spawn
+    from tests.test_reconcile import SID, Session
+
+    with ntfy_receiver() as rx:
+        write_config(
+            f'[channels.phone]\ntype = "ntfy"\nurl = "{rx.url}/t"\n'
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["phone"]\n'
+        )
+        s = Session(tmp_path, state_dir, "permission-esc.jsonl")
+        lines = s.transcript.read_text().splitlines(keepends=True)
+        answer = next(i for i, ln in enumerate(lines) if '"tool_result"' in ln)
+        s.transcript.write_text("".join(lines[:answer]))  # the dialog is open
+        episode = s.snapshot["episode"]
+        job = make_job(state_dir, [intent(session_id=SID, episode=episode, project="project")])
+        spawn.spawn(str(state_dir), job)  # a real sender, as a hook starts it
+        rx.wait_for(1)
+        assert _senders(state_dir), "the sender left while the alert is out"
+        with s.transcript.open("a") as f:
+            f.write("".join(lines[answer:]))  # Esc
+        answered = time.monotonic()
+        rx.wait_for(2, timeout_s=10)
+        took = time.monotonic() - answered
+        titles = [(m["title"], m["sequence_id"]) for m in rx.messages]
+    assert took < 2, took
+    seq = deliver.sequence_id(episode)  # the alert, updated in place
+    assert titles == [
+        ("project · needs permission", seq),
+        ("project · permission denied", seq),  # Esc: denied in the terminal
+    ], titles
+    assert s.snapshot["status"] != "attention"
+    assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == ["rejected"]
+    assert _wait(lambda: not _senders(state_dir), 5), "the sender stays after the update"
+
+
+def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader run from a shell without the desktop (`lookout status` over SSH) may be the one
+    that notices the answer; the update still goes out from the sender, which has the
+    environment of the session that raised the alert (its D-Bus address, say)."""
+    from lookout.notify import spawn
+    from tests.test_reconcile import SID, Session
+
+    log = tmp_path / "sent.log"
+    prog = tmp_path / "record-env"
+    prog.write_text(f'#!/bin/sh\necho "$WHERE $1" >> {log}\n')
+    prog.chmod(0o755)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission", "resolved"]\nchannels = ["cmd"]\n'
+    )
+    s = Session(tmp_path, state_dir, "permission-esc.jsonl")
+    lines = s.transcript.read_text().splitlines(keepends=True)
+    answer = next(i for i, ln in enumerate(lines) if '"tool_result"' in ln)
+    s.transcript.write_text("".join(lines[:answer]))
+    job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
+    monkeypatch.setenv("WHERE", "desktop")
+    spawn.spawn(str(state_dir), job)
+    _wait(lambda: log.exists(), 10)
+    with s.transcript.open("a") as f:
+        f.write("".join(lines[answer:]))  # Esc
+    reader = subprocess.run(
+        [sys.executable, "-m", "lookout", "status"],
+        env={**os.environ, "WHERE": "ssh"},
+        capture_output=True,
+        timeout=30,
+    )
+    assert reader.returncode == 0, reader.stderr
+    assert _wait(lambda: len(log.read_text().splitlines()) >= 2, 10)
+    assert log.read_text().splitlines() == [
+        "desktop demo · needs permission",
+        "desktop project · permission denied",
+    ]

@@ -158,7 +158,7 @@ def test_grace_sends_what_still_waits_and_updates_it(state_dir: Path) -> None:
         settled(state_dir)
         sent = [(m["title"], m["sequence_id"]) for m in rx.messages]
     assert sent[0][0] == "api · needs permission"
-    assert sent[1] == ("api · permission handled", sent[0][1])
+    assert sent[1] == ("api · permission allowed", sent[0][1])  # the tool ran
     first = next(x for x in lines(state_dir) if x["channel"] == "phone")
     assert first["result"] == "sent"
     assert first["detail"].startswith("after grace_s = 600: ")

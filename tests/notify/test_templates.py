@@ -165,6 +165,42 @@ def test_resolved_texts() -> None:
     assert (title, body) == ("demo · permission handled", "after 42s")
 
 
+@pytest.mark.parametrize(
+    ("answer", "by", "duration_ms", "texts"),
+    [
+        (
+            "allowed",
+            "by the dashboard (127.0.0.1)",
+            42_000,
+            ("demo · permission allowed", "by the dashboard (127.0.0.1), after 42s"),
+        ),
+        (
+            "denied",
+            "in the terminal",
+            3_000,
+            ("demo · permission denied", "in the terminal, after 3s"),
+        ),
+        ("allowed", None, 5_000, ("demo · permission allowed", "after 5s")),
+        (
+            "denied",
+            "by {odd} (lookout answer)",
+            None,
+            ("demo · permission denied", "by {odd} (lookout answer)"),
+        ),
+    ],
+)
+def test_a_resolved_permission_says_allowed_or_denied_and_by_whom(
+    answer: str, by: str | None, duration_ms: int | None, texts: tuple[str, str]
+) -> None:
+    fields: dict[str, Any] = {"kind": "resolved", "duration_ms": duration_ms, "answer": answer}
+    if by is not None:
+        fields["by"] = by
+    assert templates.render_texts(intent(**fields), templates.DEFAULTS) == texts
+    # The user's own template wins.
+    tmpl = {"resolved": {"title": "{project} ok", "message": "{duration}"}}
+    assert templates.render_texts(intent(**fields), tmpl)[0] == "demo ok"
+
+
 def test_project_falls_back_to_cwd_name() -> None:
     assert templates.values(intent(project="", cwd="/w/api/"))["project"] == "api"
 

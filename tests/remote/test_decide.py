@@ -88,6 +88,18 @@ def test_tools_outside_the_globs_fall_through(state_dir: Path) -> None:
     assert requests.load_all(str(state_dir)) == []
 
 
+@pytest.mark.parametrize("entrypoint", ["sdk-cli", "sdk-ts"])
+def test_print_mode_falls_through_at_once(state_dir: Path, entrypoint: str) -> None:
+    """`claude -p`: nobody can answer its dialog (no alert goes out), so no remote wait either:
+    the client denies it at once."""
+    write_config(ON)
+    started = time.monotonic()
+    env = {**os.environ, "CLAUDE_CODE_ENTRYPOINT": entrypoint}
+    assert finish(start(payload("PermissionRequest-Bash"), env), timeout=5) == b""
+    assert time.monotonic() - started < 5
+    assert requests.load_all(str(state_dir)) == []
+
+
 def test_allowed_from_afar_prints_the_allow_json_and_records_who(state_dir: Path) -> None:
     write_config(ON)
     p = payload("PermissionRequest-Bash")

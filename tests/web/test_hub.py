@@ -69,3 +69,25 @@ def test_the_snapshot_is_a_copy(state_dir: Path, no_notifications: None) -> None
     messages(sub)
     hub.refresh(force=True)
     assert messages(sub) == []  # the cache was not touched: no spurious change
+
+
+def test_a_new_or_answered_request_is_pushed_at_once(state_dir: Path) -> None:
+    """A remote request reaches an open page with the next look (50 ms), not the page's 2 s poll
+    (issue 22: the request card came ~1.7 s after the dialog, the status card ~0.4 s)."""
+    from lookout import store
+
+    requests_dir = state_dir / store.REQUESTS
+    hub = Hub(LocalSource(str(state_dir)), lambda: None, str(requests_dir))
+    hub.refresh(force=True)
+    sub = hub.subscribe()
+    hub.refresh()
+    assert messages(sub) == []
+    requests_dir.mkdir(parents=True)
+    store.write_json_atomic(str(requests_dir / "r1.json"), {"id": "r1"})
+    hub.refresh()
+    assert [m[0] for m in messages(sub)] == ["requests"]
+    hub.refresh()
+    assert messages(sub) == []
+    store.write_json_atomic(str(requests_dir / "r1.json"), {"id": "r1", "status": "allowed"})
+    hub.refresh()
+    assert [m[0] for m in messages(sub)] == ["requests"]

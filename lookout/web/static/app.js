@@ -278,6 +278,8 @@ function onMessage(name, data) {
   } else if (name === "removed") {
     state.sessions.delete(data.session_id);
     render();
+  } else if (name === "requests") {
+    document.dispatchEvent(new CustomEvent("lookout:requests")); // remote.js reloads them
   } else if (name === "heartbeat") {
     state.offset = data.now_ms - Date.now();
     setLive("live");

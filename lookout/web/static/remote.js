@@ -231,6 +231,7 @@
     fromHash();
     load();
     setInterval(() => { if (!document.hidden) load(); }, POLL_MS);
+    document.addEventListener("lookout:requests", () => load()); // pushed by the stream
     setInterval(tick, 1000);
     document.addEventListener("visibilitychange", () => { if (!document.hidden) load(); });
   });
