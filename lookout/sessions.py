@@ -6,7 +6,6 @@ all read through here."""
 from __future__ import annotations
 
 import os
-import time
 
 from lookout import _jsonfast, store, words
 from lookout.errors import LookoutError
@@ -86,7 +85,7 @@ def load_sessions(
 ) -> list[Row]:
     """Every recorded session as shown to the user, most urgent first. `read`: snapshot files
     read already (reconcile's, by file name), not read again."""
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    now_ms = words.now_ms() if now_ms is None else now_ms
     directory = os.path.join(state_dir, store.SESSIONS)
     try:
         names = sorted(os.listdir(directory))

@@ -19,11 +19,10 @@ import json
 import os
 import socket
 import sys
-import time
 import unicodedata
 from typing import Any
 
-from lookout import paths
+from lookout import paths, words
 from lookout.boundary import visible
 from lookout.errors import LookoutError
 from lookout.remote import requests
@@ -35,7 +34,7 @@ _INVISIBLE = ("Cf", "Zl", "Zp")
 
 def answer(*, session: str | None, decision: str | None, options: list[str], as_json: bool) -> int:
     state_dir = paths.state_dir()
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     records = requests.load_all(state_dir)
     waiting = [r for r in records if requests.is_open(r, now_ms)]
     if session is None:
@@ -81,7 +80,7 @@ def _send(
             by=_who(),
             source=_source(),
             user_agent="lookout answer",
-            now_ms=int(time.time() * 1000),
+            now_ms=words.now_ms(),
             answers=answers,
         )
     except requests.Refused as exc:

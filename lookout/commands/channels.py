@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
@@ -92,7 +91,7 @@ def project_file_line(pf: files.ProjectFile) -> str:
 
 
 def test_intent(project: str) -> Intent:
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     intent = make_intent(
         "message",
         "lookout-test",

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from datetime import datetime
 from typing import Any
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.commands import view
 from lookout.errors import LookoutError
 from lookout.sessions import Row, load_sessions, parse_line, resolve
@@ -22,7 +21,7 @@ ROTATED = 3  # events.jsonl.1..3 (store.DEFAULT_KEEP); deliveries.jsonl rotates 
 def pick_session(state_dir: str, key: str | None) -> Row:
     """The session `key` names (sessions.resolve), or else the latest one of the current
     directory, or else the latest one."""
-    sessions = load_sessions(state_dir, int(time.time() * 1000))
+    sessions = load_sessions(state_dir, words.now_ms())
     if key:
         return resolve(sessions, key, "lookout explain")
     found = sorted(sessions, key=lambda s: -s["updated_ms"])

@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any
 
+from lookout import words
 from lookout.commands import view
 from lookout.commands.status import Filter, colour, width
 from lookout.errors import LookoutError
@@ -48,7 +49,7 @@ def fleet_status(
     elif fmt == "line":
         print(line(snap))
     else:
-        print(table(snap, int(time.time() * 1000), colour(), width()))
+        print(table(snap, words.now_ms(), colour(), width()))
     for error, hint in fleet.problems:
         print(f"error: {view.visible(error)}", file=sys.stderr)
         print(f"hint: {view.visible(hint)}", file=sys.stderr)
@@ -107,7 +108,7 @@ def _watch(cfg: Any, pick: Filter, stale_after_s: int) -> int:
             for error, _hint in fleet.problems:
                 sys.stdout.write(f"error: {view.visible(error)}\n")
             sys.stdout.write("\n")
-            sys.stdout.write(table(snap, int(time.time() * 1000), colour(), width()) + "\n")
+            sys.stdout.write(table(snap, words.now_ms(), colour(), width()) + "\n")
             sys.stdout.flush()
             # A change redraws at once (a burst becomes one redraw); ages tick every second.
             changed.wait(1.0)

@@ -4,16 +4,15 @@ events.jsonl is left as it is; rotation bounds it."""
 from __future__ import annotations
 
 import os
-import time
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.sessions import Row, load_sessions
 
 
 def prune(*, older_than_s: int, dry_run: bool) -> int:
     state_dir = paths.state_dir()
-    now = int(time.time() * 1000)
+    now = words.now_ms()
     cutoff = now - older_than_s * 1000
     if not os.path.isdir(state_dir):
         print("nothing to prune (no state yet)")

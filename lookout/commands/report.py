@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from lookout import ledger, paths
+from lookout import ledger, paths, words
 from lookout.boundary import visible
 from lookout.ledger import DIMENSIONS, summarize
 
@@ -80,7 +80,7 @@ def render(data: dict[str, Any]) -> list[str]:
 
 
 def report(*, since_s: int, project: str | None, as_json: bool, now_ms: int | None = None) -> int:
-    until_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    until_ms = words.now_ms() if now_ms is None else now_ms
     data = collect(paths.state_dir(), until_ms - since_s * 1000, until_ms, project)
     if as_json:
         print(json.dumps(data))

@@ -13,7 +13,7 @@ import ssl
 import sys
 from typing import Any
 
-from lookout import paths
+from lookout import paths, words
 from lookout.errors import LookoutError
 
 DEFAULT_BIND, DEFAULT_PORT = "127.0.0.1", 8787
@@ -180,11 +180,10 @@ def _running_base(state_dir: str) -> str:
 
 def _login_url(base: str, state_dir: str) -> str:
     """A one-time sign-in link: the code rides in the fragment, which the browser never sends."""
-    import time
 
     from lookout.web import auth
 
-    return f"{base}/login#code={auth.new_code(state_dir, int(time.time() * 1000))}"
+    return f"{base}/login#code={auth.new_code(state_dir, words.now_ms())}"
 
 
 def _tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.commands import view
 from lookout.config import files
 from lookout.errors import LookoutError
@@ -38,7 +38,7 @@ def status(
     pick = Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(state_dir, pick, interval, stale_after_s, evidence)
-    now = int(time.time() * 1000)
+    now = words.now_ms()
     shown = _shown(state_dir, now, pick, stale_after_s)
     rc = 1 if attention and not shown else 0
     if quiet:
@@ -227,7 +227,7 @@ def _watch(
 ) -> int:
     try:
         while True:
-            now = int(time.time() * 1000)
+            now = words.now_ms()
             shown = _shown(state_dir, now, pick, stale_after_s)
             stamp = time.strftime("%H:%M:%S")
             # Home + clear-to-end keeps the screen from flickering on every refresh.

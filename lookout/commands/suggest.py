@@ -8,11 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
-from lookout import ledger, paths, store
+from lookout import ledger, paths, store, words
 from lookout import suggest as rules
 from lookout.boundary import visible
 from lookout.errors import LookoutError
@@ -37,7 +36,7 @@ def suggest(
     state_dir = paths.state_dir()
     if revert is not None:
         return _revert(state_dir, revert)
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    now_ms = words.now_ms() if now_ms is None else now_ms
     found = collect(state_dir, now_ms - since_s * 1000, now_ms)
     if apply is not None:
         chosen = [s for s in found if s.id == apply]

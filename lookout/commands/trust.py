@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.config.files import project_file_strict, project_path
 from lookout.config.trust import PROJECT_FILE, trust_path
@@ -80,7 +79,7 @@ def trust(directory: str, *, yes: bool) -> int:
             print("not trusted; nothing changed")
             return 1
     files = _table()
-    files[path] = {"sha256": pf.sha256, "trusted_at": store.rfc3339(int(time.time() * 1000))}
+    files[path] = {"sha256": pf.sha256, "trusted_at": store.rfc3339(words.now_ms())}
     _save(files)
     print(
         f"trusted {where}; `lookout trust --remove {visible(paths.tilde(directory))}` takes it back"

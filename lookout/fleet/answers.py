@@ -13,11 +13,10 @@ Stdlib only; never raises out of take_press."""
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from lookout import mask
+from lookout import mask, words
 from lookout.boundary import visible
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import payload, topics
@@ -174,7 +173,7 @@ def take_press(
             by=BY,
             source=SOURCE,
             user_agent=f"MQTT via {cfg.url}",
-            now_ms=int(time.time() * 1000),
+            now_ms=words.now_ms(),
         )
     except requests.Refused as exc:
         return Outcome(False, f"a press for request {rid} changed nothing: {exc}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import answers, mqtt, payload, topics
@@ -468,12 +468,12 @@ class Bridge:
 
     def _publish_online(self) -> Any:
         self._clock = time.time() - time.monotonic()
-        props = mqtt.clock_properties(int(time.time() * 1000))
+        props = mqtt.clock_properties(words.now_ms())
         return self._publish(topics.online(self.cfg.topic_prefix, self.cfg.host), b"true", props)
 
     def _publish_sessions(self, ids: set[str], clear_missing: bool = False) -> list[Any]:
         cfg, c = self.cfg, self.cursor
-        now = int(time.time() * 1000)
+        now = words.now_ms()
         infos = []
         panes: dict[str, Any] = {}  # one tmux call per server for the whole batch
         for sid in sorted(ids):
@@ -530,7 +530,7 @@ class Bridge:
         if not force and stamp == self._requests_stamp and now - self._requests_at < LISTING_S:
             return []
         self._requests_stamp, self._requests_at = stamp, now
-        now_ms = int(time.time() * 1000)
+        now_ms = words.now_ms()
         current = answers.open_requests(self.state_dir, now_ms) if self.listening else {}
         self.known = {tok: str(rec["id"]) for tok, rec in current.items()}
         infos = []

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import lookout.sessions
+from lookout import words
 from lookout.config import fleet
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
@@ -165,7 +166,7 @@ class Fleet:
                     self.online[host] = data == b"true"
                     clock = mqtt.clock_of(getattr(msg, "properties", None))
                     if clock is not None:
-                        self.skew[host] = clock - int(time.time() * 1000)
+                        self.skew[host] = clock - words.now_ms()
                 elif not data:
                     self.online.pop(host, None)
                 else:
@@ -202,7 +203,7 @@ class Fleet:
             online = dict(self.online)
             raw = list(self.sessions.values())
             skew = {h: ms for h, ms in self.skew.items() if abs(ms) >= CLOCK_SKEW_S * 1000}
-        now = int(time.time() * 1000)
+        now = words.now_ms()
         sessions = []
         for s in raw:
             # The host's times on our clock: a host whose clock is off neither sorts first

@@ -9,7 +9,7 @@ import select
 import subprocess
 import time
 
-from lookout import store
+from lookout import store, words
 from lookout.words import ATTENTION, ATTENTION_KINDS, ENDED
 
 TYPE_CHECKING = False
@@ -99,7 +99,7 @@ def _pending(state_dir: str, rid: str) -> bool:
     from lookout.remote import requests
 
     rec = requests.load(state_dir, rid)
-    return rec is not None and requests.is_open(rec, int(time.time() * 1000))
+    return rec is not None and requests.is_open(rec, words.now_ms())
 
 
 def jump_to(intent: Intent, state_dir: str) -> str:

@@ -18,7 +18,7 @@ import secrets
 import time
 from fnmatch import fnmatchcase
 
-from lookout import store
+from lookout import store, words
 from lookout.remote import requests
 
 TYPE_CHECKING = False
@@ -47,7 +47,7 @@ OUTCOME = {
 
 
 def _now_ms() -> int:
-    return int(time.time() * 1000)
+    return words.now_ms()
 
 
 def request_id_for(intent: Mapping[str, Any], remote: Mapping[str, Any]) -> str | None:

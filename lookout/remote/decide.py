@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from lookout import _jsonfast, runner, store
+from lookout import _jsonfast, runner, store, words
 
 # Heavier modules (hashlib, secrets, reconcile) load only once a request is to be recorded: a
 # tool outside [remote] tools costs this hook no more than the config check.
@@ -39,7 +39,7 @@ class _Term:
 
 
 def run() -> int:
-    ts_ms = int(time.time() * 1000)
+    ts_ms = words.now_ms()
     try:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
@@ -155,7 +155,7 @@ def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
     stamp: tuple[int, int] | None = None
     rid = rec["id"]
     while True:
-        now_ms = int(time.time() * 1000)
+        now_ms = words.now_ms()
         if _Term.got:
             gone = watch.outcome() == requests.ENDED
             return requests.resolve(
@@ -225,5 +225,5 @@ def _record_event(
         "user_agent": decision.get("user_agent"),
     }
     raw = _jsonfast.dumps(event).encode("ascii")
-    ts_ms = int(time.time() * 1000)
+    ts_ms = words.now_ms()
     runner.record(raw, "RemoteDecision", ts_ms, state_dir, env)

@@ -14,10 +14,9 @@ import os
 import queue
 import sys
 import threading
-import time
 import traceback
 
-from lookout import store
+from lookout import store, words
 from lookout.notify import telegram
 from lookout.remote import answers, requests
 
@@ -278,7 +277,7 @@ class Poller:
 
     def _withdraw(self) -> None:
         """Edit the message of every request that no longer waits to its outcome (no buttons)."""
-        now = int(time.time() * 1000)
+        now = words.now_ms()
         ended = []
         for m in _waiting(_load(self.state_dir)):
             rec = requests.load(self.state_dir, str(m.get("rid")))

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from lookout import words
 from lookout.sessions import ORDER
 
 POLL_S = 0.05  # how often the source is asked for changes: a change reaches a page within ~this
@@ -158,7 +159,7 @@ class Hub:
 
     def publish(self, message: Message) -> None:
         """Send a message to every open stream (each message carries the server's clock)."""
-        message[1]["now_ms"] = int(time.time() * 1000)
+        message[1]["now_ms"] = words.now_ms()
         for sub in self.subscribers():
             sub.put(message)
 
@@ -173,7 +174,7 @@ class Hub:
             config = self._config
         if not include_ended:
             sessions = [s for s in sessions if s["status"] != "ended"]
-        return {"sessions": sessions, "config_error": config, "now_ms": int(time.time() * 1000)}
+        return {"sessions": sessions, "config_error": config, "now_ms": words.now_ms()}
 
     def subscribe(self) -> Subscription:
         sub = Subscription()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 
+from lookout import words
 from lookout.remote import requests
 from lookout.web.routing import Request, Response, Routes, error, json_response
 
@@ -49,7 +50,7 @@ FAILURES = _Failures()
 
 
 def _now_ms() -> int:
-    return int(time.time() * 1000)
+    return words.now_ms()
 
 
 @route("GET", "/api/requests")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from lookout import ledger
+from lookout import ledger, words
 from lookout.web.routing import Request, Response, Routes, json_response
 
 ROUTES = Routes()
@@ -16,7 +16,7 @@ DAY_MS = 86_400_000
 
 @ROUTES.route("GET", "/api/report")
 def week(request: Request) -> Response:
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     # Seven whole local days, today included: the chart's bars are calendar days.
     local = time.localtime(now_ms / 1000)
     midnight = int(time.mktime((*local[:3], 0, 0, 0, 0, 0, -1)) * 1000)

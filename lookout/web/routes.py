@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import os
 import queue
-import time
 from urllib.parse import unquote
 
+from lookout import words
 from lookout.web import auth
 from lookout.web.hub import Message
 from lookout.web.routing import Request, Response, Routes, error, json_response
@@ -68,7 +68,7 @@ def login(request: Request) -> Response:
         response.headers["Retry-After"] = str(int(FAIL_WINDOW_S))
         return response
     code = request.body.get("code") if isinstance(request.body, dict) else None
-    now_ms = int(time.time() * 1000)
+    now_ms = words.now_ms()
     if not auth.redeem(request.app.state_dir, code, now_ms):
         FAILURES.add(source)
         return error(
@@ -156,7 +156,7 @@ def stream(request: Request) -> Response | None:
             try:
                 message = sub.queue.get(timeout=HEARTBEAT_S)
             except queue.Empty:
-                message = ("heartbeat", {"now_ms": int(time.time() * 1000)})
+                message = ("heartbeat", {"now_ms": words.now_ms()})
             _send(write, message)
     except OSError:
         return None  # the page went away (closed tab, network): nothing to answer

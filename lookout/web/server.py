@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from lookout import store
+from lookout import store, words
 from lookout.web import auth, remote, report, routes
 from lookout.web.hub import Hub
 from lookout.web.routing import Request, Response, Route, error
@@ -264,7 +264,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         token = self.server.token
         if auth.matches(token, offered):
             return None
-        if auth.session_valid(token, offered, int(time.time() * 1000)):
+        if auth.session_valid(token, offered, words.now_ms()):
             return None
         return _unauthorized("the token or sign-in is not (any more) valid")
 

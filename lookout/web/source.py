@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from lookout import _jsonfast, store
+from lookout import _jsonfast, store, words
 from lookout.sessions import STALE_AFTER_S, parse_line, present, public, short_ids
 
 BLOCK = 256 * 1024
@@ -86,7 +86,7 @@ class LocalSource:
 
     def sessions(self) -> dict[str, dict[str, Any]]:
         """Every session (ended included) by id, in the shape of `lookout status --json`."""
-        now_ms = int(time.time() * 1000)
+        now_ms = words.now_ms()
         rows = [present(snap, now_ms, self.stale_after_s) for _, snap in self._files.values()]
         shorts = short_ids(row["session_id"] for row in rows)
         return {

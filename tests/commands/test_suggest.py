@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from lookout import suggest as rules
+from lookout import words
 from lookout.commands import main as cli
-from lookout.commands import suggest as command
 from lookout.install import registry
 from tests.fixtures.ledger import build
 from tests.helpers import FIXTURES
@@ -40,7 +40,7 @@ SETTINGS = """{
 @pytest.fixture
 def week(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(WEEK, state_dir)
-    monkeypatch.setattr(command.time, "time", lambda: UNTIL_MS / 1000)
+    monkeypatch.setattr(words, "now_ms", lambda: UNTIL_MS)  # the one clock
     return state_dir
 
 

@@ -156,11 +156,12 @@ def test_unknown_session(world: World) -> None:
 
 
 def test_ambiguous_prefix(state_dir: Path) -> None:
-    for sid in ("abc-1", "abc-2"):
+    now = int(time.time() * 1000)
+    for i, sid in enumerate(("abc-1", "abc-2")):  # a second apart: the order is recency's
         runner.record(
             json.dumps(dict(payload("Stop"), session_id=sid)).encode(),
             None,
-            int(time.time() * 1000),
+            now - 1000 + 1000 * i,
             str(state_dir),
             {},
         )
