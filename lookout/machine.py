@@ -152,8 +152,12 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
         _derive(s)
         if event["name"] not in _OBSERVED:
             s["hooks"] = True
+        if shown != (s["status"], s["reason"], s["detail"], s["episode"]):
+            s["changes"] = s.get("changes", 0) + 1
         if shown != (s["status"], s["reason"], s["detail"], s["episode"]) or not s.get("evidence"):
             s["evidence"] = _evidence(event)
+    if not duplicate and s["recent"] and s["recent"][-1][0] == event["digest"]:
+        s["recent"][-1][2:] = [s.get("changes", 0)]
         if event["name"] not in ("CwdChanged",):
             s["status_ms"] = max(int(s.get("status_ms", 0)), event["ts_ms"])
     s["updated_ms"] = max(int(s.get("updated_ms", 0)), event["ts_ms"])
@@ -168,8 +172,13 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
 
 
 def _is_duplicate(s: Session, event: Event) -> bool:
+    """The same delivery twice (lookout's hooks registered in two places) within the window,
+    with nothing since that changed the status: the same dialog asked again after an answer is a
+    new dialog, however alike its payload (a PermissionRequest carries no call id)."""
     recent = [r for r in s.get("recent", []) if event["ts_ms"] - r[1] <= DUPLICATE_WINDOW_MS]
-    seen = any(r[0] == event["digest"] for r in recent)
+    # r[2]: how many times the shown status had changed once that delivery was applied.
+    changes = s.get("changes", 0)
+    seen = any(r[0] == event["digest"] and r[2:3] in ([], [changes]) for r in recent)
     if not seen:
         recent.append([event["digest"], event["ts_ms"]])
     s["recent"] = recent[-RECENT_MAX:]

@@ -98,7 +98,8 @@ class Session(TypedDict):
     turn: dict[str, Any] | None
     last_turn_ms: int | None
     before_compact: BeforeCompact | None
-    recent: list[list[Any]]
+    recent: list[list[Any]]  # [digest, ts_ms, changes]: the deliveries of the last seconds
+    changes: NotRequired[int]  # how often the shown status changed (duplicate detection)
     seq: int
     started_ms: int
     updated_ms: int

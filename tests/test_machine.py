@@ -804,6 +804,28 @@ def test_duplicate_deliveries_are_recorded_but_inert() -> None:
     assert run.kinds().count("permission") == 1
 
 
+def test_the_same_dialog_asked_again_after_an_answer_is_not_a_duplicate() -> None:
+    # Found by issue 26's real-client recording: one prompt asked for the same command twice
+    # within 1.3 s; the second dialog was taken for a duplicate delivery, the status said
+    # working while the dialog was open, and no alert went out.
+    run = started()
+    body = {
+        "session_id": SID,
+        "cwd": "/p",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npm test"},
+    }
+    t0 = next(_clock)
+    assert [i["kind"] for i in run(events.parse(body, {}, t0, "same", None))] == ["permission"]
+    run(ev("PostToolUse", tool_name="Bash", tool_input={"command": "npm test"}, ts=t0 + 600))
+    assert run.session is not None and run.session["status"] == "working"
+    asked_again = run(events.parse(body, {}, t0 + 1300, "same", None))
+    assert run.records[-1]["duplicate"] is False
+    assert [i["kind"] for i in asked_again] == ["permission"]
+    assert run.status == ("attention", "permission")
+
+
 def test_a_late_async_notification_cannot_undo_a_newer_status() -> None:
     run = Run()
     run(ev("SessionStart", source="startup", ts=1000))
