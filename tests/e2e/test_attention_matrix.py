@@ -25,6 +25,7 @@ from .harness import ClaudePane, Sandbox, describe, wait_for
 
 pytestmark = pytest.mark.e2e
 
+SENDER_NOTICES_WITHIN_S = 2.0
 TRUE_WITHIN_S = 1.0
 ESCALATE_AFTER_S = 3
 LONG = 'python3 -c "import time; time.sleep(20)"'
@@ -236,7 +237,7 @@ def test_an_approved_long_command_shows_as_working_and_is_never_escalated(
         session = pane.ready()
         pane.type(f"[[bash: {LONG}]]")
         pane.wait_screen("Do you want to proceed?")
-        until(sandbox, session, attention("permission"), "attention", timeout=5)
+        until(sandbox, session, attention("permission"), "attention", timeout=20)
         time.sleep(0.5)
         pane.keys("Enter")
         seconds, shown = until(
@@ -249,7 +250,10 @@ def test_an_approved_long_command_shows_as_working_and_is_never_escalated(
         assert seconds <= TRUE_WITHIN_S, shown
         assert shown["summary"] == LONG
         reconciled = [r for r in sandbox.records(session) if r["event"] == "Reconciled"]
-        assert [(r["source"], r["outcome"]) for r in reconciled] == [("process", "approved")]
+        # One proof of the approval: the command running under the client, or the client's
+        # own registry saying busy (whichever a reader saw first).
+        (proof,) = [(r["source"], r["outcome"]) for r in reconciled]
+        assert proof in (("process", "approved"), ("client", "busy")), reconciled
         # Well past the escalation's due time, still running: working, and nobody paged.
         time.sleep(ESCALATE_AFTER_S + 2)
         assert sandbox.session_status(session)["status"] == "working"
@@ -482,7 +486,8 @@ escalate_to = ["pager"]
             )
             took = time.monotonic() - pressed
     report("Esc after the escalation", took)
-    assert took <= TRUE_WITHIN_S, took
+    # Issue 22's bound for the sender (it polls once a second); readers are held to 1 s.
+    assert took <= SENDER_NOTICES_WITHIN_S, took
     assert update["title"] == "project · permission denied", update
     snapshot = json.loads((sandbox.state_dir / "sessions" / f"{session}.json").read_text())
     assert snapshot["status"] == "idle", snapshot
