@@ -95,19 +95,23 @@ def test_a_duplicate_delivery_is_flagged_and_changes_nothing(
 ) -> None:
     prompt = raw("UserPromptSubmit", session_id="d")
     record(state_dir, prompt, T0)
-    record(state_dir, raw("Stop", session_id="d"), T0 + 500)
     before = store.read_session(str(state_dir), "d")
-    assert before is not None and before["status"] == "idle"
+    assert before is not None and before["status"] == "working"
     calls = len(notified)
-    # The same bytes again within 3 s: the client fired the hook twice.
-    record(state_dir, prompt, T0 + 2500)
+    # The same bytes again within 3 s, nothing in between: the client fired the hook twice
+    # (lookout's hooks registered in two places).
+    record(state_dir, prompt, T0 + 300)
     after = store.read_session(str(state_dir), "d")
     assert after is not None
     last = events(state_dir)[-1]
-    assert (last["duplicate"], last["status"], last["seq"]) == (True, "idle", 3)
+    assert (last["duplicate"], last["status"], last["seq"]) == (True, "working", 2)
     for key in ("status", "reason", "detail", "episode", "turn", "main", "agents", "status_ms"):
         assert after[key] == before[key], key
     assert len(notified) == calls
+    # After the turn ended, the same bytes are a new prompt (machine._is_duplicate).
+    record(state_dir, raw("Stop", session_id="d"), T0 + 500)
+    record(state_dir, prompt, T0 + 2500)
+    assert events(state_dir)[-1]["duplicate"] is False
 
 
 def test_the_same_bytes_after_the_window_count_again(state_dir: Path, notified: list[Any]) -> None:
