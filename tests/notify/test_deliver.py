@@ -14,45 +14,11 @@ from typing import Any
 import pytest
 
 from lookout import store
-from lookout.config import cache, files
-from lookout.notify import deliver, focus, handle, rules, sender
-from lookout.shapes import Intent
-from lookout.words import ATTENTION_KINDS
-from tests.helpers import build_intent, calls, recorder, write_config
+from lookout.config import files
+from lookout.notify import deliver, focus, rules, sender
+from tests.helpers import calls, recorder, write_config
+from tests.notify.jobs import SECRET, deliveries, intent, make_job
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
-
-T0 = 1_800_000_000_000
-SECRET = "tk_verysecret42"
-
-
-def intent(kind: str = "permission", **fields: Any) -> Intent:
-    return build_intent(
-        kind,
-        {
-            "cwd": "/w/demo",
-            "summary": "make deploy",
-            "ts_ms": T0,
-            "ts": "2026-11-25T22:00:00.000Z",
-            "episode": "s1:permission:1" if kind in ATTENTION_KINDS else None,
-        },
-        fields,
-    )
-
-
-def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
-    """What a hook would hand over: the rules' decision and the job file."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    cfg = cache.load_cached(str(state_dir), None)
-    assert cfg is not None
-    now_ms = int(time.time() * 1000)
-    deliveries = handle.decide_and_remember(intents, cfg, str(state_dir), now_ms)
-    assert deliveries
-    return handle.write_job(str(state_dir), handle.build_job(deliveries, cfg, None, now_ms))
-
-
-def deliveries(state_dir: Path) -> list[dict[str, Any]]:
-    path = state_dir / store.DELIVERIES
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 @pytest.fixture

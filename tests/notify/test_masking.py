@@ -10,7 +10,7 @@ import pytest
 
 from lookout.notify import sender
 from tests.helpers import calls, recorder, write_config
-from tests.notify.test_deliver import intent, make_job
+from tests.notify.jobs import intent, make_job
 from tests.receivers import ntfy_receiver, webhook_receiver
 
 COMMAND = 'curl -H "Authorization: Bearer sk-live-PRIVATEKEY123" https://api.internal/x'

@@ -16,14 +16,7 @@ import pytest
 from lookout import store
 from lookout.notify import sender
 from tests.helpers import write_config
-
-T0 = 1_800_000_000_000
-SECRET = "tk_verysecret42"
-
-
-def deliveries(state_dir: Path) -> list[dict[str, Any]]:
-    path = state_dir / store.DELIVERIES
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+from tests.notify.jobs import deliveries
 
 
 def _senders(state_dir: Path) -> list[int]:
