@@ -10,6 +10,9 @@ import pytest
 
 from tests.helpers import ROOT
 
+# The benchmarks run whole scenarios (real processes, brokers, browsers): the full suite only.
+pytestmark = pytest.mark.slow
+
 
 def bench(name: str, *args: str) -> str:
     proc = subprocess.run(

@@ -16,6 +16,9 @@ from tests.fleet.conftest import Host, retained, wait_for
 from tests.helpers import ROOT
 from tests.mosquitto import Broker
 
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
+
 DOCUMENTED = (ROOT / "tests" / "fixtures" / "mosquitto" / "acl").read_text()
 ONE_LINE = "pattern readwrite lookout/%u/#\n"  # what the README used to recommend
 NO_READ = "pattern readwrite lookout/%u/#\npattern write lookout/!sync/#\n"

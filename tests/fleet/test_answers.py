@@ -27,6 +27,9 @@ from tests.fleet.conftest import Host
 from tests.fleet.test_acl import DOCUMENTED, Fleet, password
 from tests.helpers import FIXTURES, PAYLOADS, ROOT, Output, wait_for
 
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
+
 BUTTON_SCHEMA = json.loads((FIXTURES / "home-assistant" / "mqtt-button.schema.json").read_text())
 REMOTE = "\n[remote]\nenabled = true\nwait_s = 120\n"
 WITHDRAWN_S = 2.0  # the bound: a request ended anywhere loses its buttons within 2 s

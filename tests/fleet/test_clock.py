@@ -9,9 +9,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+import pytest
+
 from tests.fleet.conftest import Host
 from tests.helpers import PAYLOADS, ROOT
 from tests.mosquitto import Broker
+
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
 
 # time.time() shifted by argv[1] seconds, then the script argv[2] (a hook) or `-m lookout`.
 SHIFT = (

@@ -9,9 +9,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+import pytest
+
 from tests.fleet.conftest import Host, retained, wait_for
 from tests.helpers import ROOT
 from tests.mosquitto import Broker
+
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
 
 
 def topics_of(broker: Broker, host: str) -> set[str]:

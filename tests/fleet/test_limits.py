@@ -13,6 +13,9 @@ from tests.fleet.conftest import Host, broker, hosts  # noqa: F401 - fixtures
 from tests.fleet.test_watch import publish, session
 from tests.mosquitto import Broker
 
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
+
 
 def padded(session_id: str, size: int) -> bytes:
     body = session(session_id=session_id, summary="")

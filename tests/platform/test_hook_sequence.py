@@ -19,6 +19,9 @@ import pytest
 from tests.helpers import PAYLOADS, ROOT, wait_for, write_config
 from tests.platform.standins import Standins, standins
 
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
+
 CONFIG = """
 [channels.desktop]
 type = "desktop"

@@ -21,6 +21,9 @@ from tests.helpers import payload, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 from tests.telegram_api import BotApi
 
+# A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
+pytestmark = pytest.mark.real
+
 TOKEN = "123456:AAH-test-token-for-the-double"
 CHAT, OTHER_CHAT, OWNER, STRANGER = 1001, 2002, 42, 99
 

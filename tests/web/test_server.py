@@ -399,6 +399,7 @@ def _get_page(port: int) -> int:
         conn.close()
 
 
+@pytest.mark.real  # 600 real connections
 def test_a_burst_of_idle_connections_is_bounded_and_the_page_answers_right_after(
     dashboard: Client, state_dir: Path
 ) -> None:
