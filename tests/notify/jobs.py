@@ -4,6 +4,8 @@ hand the sender, and what the sender recorded."""
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +48,53 @@ def make_job(state_dir: Path, intents: list[dict[str, Any]]) -> str:
 def deliveries(state_dir: Path) -> list[dict[str, Any]]:
     path = state_dir / store.DELIVERIES
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def senders(state_dir: Path) -> list[int]:
+    """pids of sender processes serving `state_dir` (their argv names a job in its outbox)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"lookout.notify.sender" in b" ".join(argv) and any(
+            a.startswith(str(state_dir).encode()) for a in argv
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def hook_payload(name: str, session: str) -> bytes:
+    from tests.helpers import PAYLOADS
+
+    body = json.loads((PAYLOADS / f"{name}.json").read_text())
+    return json.dumps({**body, "session_id": session}).encode()
+
+
+def run_hooks(payloads: list[bytes], parallel: int = 8) -> None:
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.helpers import ROOT
+
+    # Started like Claude Code starts it: SIGTERM ignored, which the sender must not inherit.
+    argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
+
+    def one(data: bytes) -> None:
+        done = subprocess.run(argv, input=data, capture_output=True, timeout=60, check=False)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+    with ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(one, payloads))
+
+
+def wait_until(probe: Any, seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lookout import store
 from lookout.notify import deliver, sender
 from tests.helpers import calls, recorder, write_config
-from tests.notify.jobs import deliveries, intent, make_job
+from tests.notify.jobs import (
+    deliveries,
+    hook_payload,
+    intent,
+    make_job,
+    run_hooks,
+    senders,
+    wait_until,
+)
 from tests.receivers import ntfy_receiver
 
 
@@ -34,56 +40,6 @@ def _escalating_config(prog: Path, after_s: float) -> None:
         '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
         f'escalate_after_s = {after_s}\nescalate_to = ["pager"]\n'
     )
-
-
-def _senders(state_dir: Path) -> list[int]:
-    """pids of sender processes serving `state_dir` (their argv names a job in its outbox)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"lookout.notify.sender" in b" ".join(argv) and any(
-            a.startswith(str(state_dir).encode()) for a in argv
-        ):
-            found.append(int(entry.name))
-    return found
-
-
-def _hook(name: str, session: str) -> bytes:
-    from tests.helpers import PAYLOADS
-
-    body = json.loads((PAYLOADS / f"{name}.json").read_text())
-    return json.dumps({**body, "session_id": session}).encode()
-
-
-def _run_hooks(payloads: list[bytes], parallel: int = 8) -> None:
-    import subprocess
-    from concurrent.futures import ThreadPoolExecutor
-
-    from tests.helpers import ROOT
-
-    # Started like Claude Code starts it: SIGTERM ignored, which the sender must not inherit.
-    argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
-
-    def one(data: bytes) -> None:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=60, check=False)
-        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-
-    with ThreadPoolExecutor(parallel) as pool:
-        list(pool.map(one, payloads))
-
-
-def _wait(probe: Any, seconds: float) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        value = probe()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 # -- escalation --------------------------------------------------------------------------------
@@ -216,15 +172,15 @@ def test_an_answered_escalation_frees_the_sender_at_once(state_dir: Path, tmp_pa
         'escalate_after_s = 3600\nescalate_to = ["pager"]\n'
     )
     sessions = [f"esc-{i}" for i in range(10)]
-    _run_hooks([_hook("PermissionRequest-Bash", s) for s in sessions])
-    assert _wait(lambda: len(calls(log)) == 10, 15)
-    (pid,) = _wait(lambda: _senders(state_dir), 5)  # one process waits for all ten
+    run_hooks([hook_payload("PermissionRequest-Bash", s) for s in sessions])
+    assert wait_until(lambda: len(calls(log)) == 10, 15)
+    (pid,) = wait_until(lambda: senders(state_dir), 5)  # one process waits for all ten
     status = Path(f"/proc/{pid}/status").read_text()
     ignored = int(next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
     assert not ignored & (1 << 14), "the sender inherited the hook's ignored SIGTERM"  # L1
-    _run_hooks([_hook("PostToolUse-Bash", s) for s in sessions])  # every one answered
+    run_hooks([hook_payload("PostToolUse-Bash", s) for s in sessions])  # every one answered
     started = time.monotonic()
-    assert _wait(lambda: not _senders(state_dir), 5), "a sender still sleeps on an escalation"
+    assert wait_until(lambda: not senders(state_dir), 5), "a sender still sleeps on an escalation"
     assert time.monotonic() - started < 3
     skipped = [d for d in deliveries(state_dir) if d["channel"] == "pager"]
     assert [(d["result"], d["detail"]) for d in skipped] == [
@@ -259,7 +215,7 @@ def test_an_answer_after_the_alert_is_sent_as_handled_by_the_sender_within_2s(
         job = make_job(state_dir, [intent(session_id=SID, episode=episode, project="project")])
         spawn.spawn(str(state_dir), job)  # a real sender, as a hook starts it
         rx.wait_for(1)
-        assert _senders(state_dir), "the sender left while the alert is out"
+        assert senders(state_dir), "the sender left while the alert is out"
         with s.transcript.open("a") as f:
             f.write("".join(lines[answer:]))  # Esc
         answered = time.monotonic()
@@ -274,7 +230,7 @@ def test_an_answer_after_the_alert_is_sent_as_handled_by_the_sender_within_2s(
     ], titles
     assert s.snapshot["status"] != "attention"
     assert [r["outcome"] for r in s.records() if r["event"] == "Reconciled"] == ["rejected"]
-    assert _wait(lambda: not _senders(state_dir), 5), "the sender stays after the update"
+    assert wait_until(lambda: not senders(state_dir), 5), "the sender stays after the update"
 
 
 def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
@@ -301,7 +257,7 @@ def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
     job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
     monkeypatch.setenv("WHERE", "desktop")
     spawn.spawn(str(state_dir), job)
-    _wait(lambda: log.exists(), 10)
+    wait_until(lambda: log.exists(), 10)
     with s.transcript.open("a") as f:
         f.write("".join(lines[answer:]))  # Esc
     reader = subprocess.run(
@@ -311,7 +267,7 @@ def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
         timeout=30,
     )
     assert reader.returncode == 0, reader.stderr
-    assert _wait(lambda: len(log.read_text().splitlines()) >= 2, 10)
+    assert wait_until(lambda: len(log.read_text().splitlines()) >= 2, 10)
     assert log.read_text().splitlines() == [
         "desktop demo · needs permission",
         "desktop project · permission denied",

@@ -3,10 +3,7 @@ state directory kept bounded."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,56 +13,7 @@ import pytest
 from lookout import store
 from lookout.notify import sender
 from tests.helpers import write_config
-from tests.notify.jobs import deliveries
-
-
-def _senders(state_dir: Path) -> list[int]:
-    """pids of sender processes serving `state_dir` (their argv names a job in its outbox)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"lookout.notify.sender" in b" ".join(argv) and any(
-            a.startswith(str(state_dir).encode()) for a in argv
-        ):
-            found.append(int(entry.name))
-    return found
-
-
-def _hook(name: str, session: str) -> bytes:
-    from tests.helpers import PAYLOADS
-
-    body = json.loads((PAYLOADS / f"{name}.json").read_text())
-    return json.dumps({**body, "session_id": session}).encode()
-
-
-def _run_hooks(payloads: list[bytes], parallel: int = 8) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from tests.helpers import ROOT
-
-    # Started like Claude Code starts it: SIGTERM ignored, which the sender must not inherit.
-    argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
-
-    def one(data: bytes) -> None:
-        done = subprocess.run(argv, input=data, capture_output=True, timeout=60, check=False)
-        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-
-    with ThreadPoolExecutor(parallel) as pool:
-        list(pool.map(one, payloads))
-
-
-def _wait(probe: Any, seconds: float) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        value = probe()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
+from tests.notify.jobs import deliveries, hook_payload, run_hooks, senders, wait_until
 
 
 def test_main_logs_its_own_crash(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,20 +62,20 @@ def test_a_flood_against_a_hanging_webhook_runs_one_sender(state_dir: Path) -> N
     def sample() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, len(_senders(state_dir)))
+            peak = max(peak, len(senders(state_dir)))
             time.sleep(0.01)
 
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        _run_hooks([_hook("PermissionRequest-Bash", f"flood-{i}") for i in range(40)])
+        run_hooks([hook_payload("PermissionRequest-Bash", f"flood-{i}") for i in range(40)])
 
         def all_recorded() -> bool:
             path = state_dir / store.DELIVERIES
             return path.exists() and len(path.read_text().splitlines()) >= 40
 
-        assert _wait(all_recorded, 30)
-        assert _wait(lambda: not _senders(state_dir), 10)
+        assert wait_until(all_recorded, 30)
+        assert wait_until(lambda: not senders(state_dir), 10)
     finally:
         stop.set()
         sampler.join()
