@@ -5,6 +5,10 @@ import sys
 # The checkout (or runtime) holding lookout/: __file__ is absolute. No `os`: it costs ~1 ms.
 sys.path.insert(0, __file__.rpartition("/")[0].rpartition("/")[0])
 
+from lookout import hookpack
+
+hookpack.load()  # the hook path in one precompiled file, when it is current
+
 from lookout.runner import exit_now, run
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ HOOK_PATH = {
     "lookout",
     "lookout._jsonfast",
     "lookout.events",
+    "lookout.hookpack",
     "lookout.machine",
     "lookout.paths",
     "lookout.procs",
@@ -60,10 +61,13 @@ def bare_modules() -> set[str]:
     return set(done.stdout.split())
 
 
-def modules_after_hook(tmp_path: Path, script: str, payload: str, answer: bytes = b"") -> set[str]:
-    """sys.modules at the exit of a real hook script run as the installed command runs it."""
+def modules_after_hook(
+    tmp_path: Path, script: str, payload: str, answer: bytes = b"", root: Path = ROOT
+) -> set[str]:
+    """sys.modules at the exit of a real hook script (of `root`: the checkout or a runtime) run
+    as the installed command runs it."""
     out = tmp_path / "modules.txt"
-    code = PROBE.format(out=str(out), script=str(ROOT / "hooks" / script))
+    code = PROBE.format(out=str(out), script=str(root / "hooks" / script))
     name, _, line = payload.partition(":")  # FILE:N: line N of a .jsonl
     source = FIXTURES / name if "/" in name else PAYLOADS / name
     data = source.read_bytes()

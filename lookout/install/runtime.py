@@ -190,6 +190,11 @@ if __name__ == "__main__":
 """
 
 
+_WRITE_PACK = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from lookout import hookpack; hookpack.write()"
+)
+
+
 def _shipped(directory: Path) -> set[Path]:
     """What the runtime holds of a tree: its modules, the dashboard's page (HTML, CSS, JS and an
     icon that lookout/web reads at run time; there is no build step) and the plugins an agent
@@ -224,6 +229,10 @@ def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:
     done = run([python, "-I", "-m", "compileall", "-q", str(home / "lookout"), str(home / "hooks")])
     if done.returncode != 0:
         raise LookoutError(f"byte-compiling {tilde(home)} failed: {_last_line(done)}")
+    # The hook path in one file (lookout/hookpack.py), made by the interpreter that reads it.
+    done = run([python, "-I", "-c", _WRITE_PACK, str(home)])
+    if done.returncode != 0:
+        raise LookoutError(f"precompiling the hooks in {tilde(home)} failed: {_last_line(done)}")
     return changed
 
 
