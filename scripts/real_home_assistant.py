@@ -455,7 +455,7 @@ def check(args: argparse.Namespace, root: Path, report: list[str]) -> None:
 
         # A pending request, made as the client makes it: the recording hook, then the
         # deciding hook, which waits for an answer.
-        project = root / "project"
+        project = root / "demo"
         project.mkdir()
         data: dict[str, Any] = dict(payload("PermissionRequest-Bash"))
         data.update(
