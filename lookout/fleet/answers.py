@@ -29,6 +29,11 @@ SOURCE = "home_assistant"
 BY = "Home Assistant"
 NAME_CHARS = 120  # an entity name HA shows in full on a phone's list and a watch's tile
 SUMMARY_CHARS = 80
+# The buttons' attributes come from the request topic, which is emptied when the request ends.
+# Home Assistant removes the entities a moment after their empty configs, so the empty message
+# still reaches them and, parsed as JSON, logged "Erroneous JSON" for every request (seen with
+# Home Assistant 2024.1.6): an empty payload reads as no attributes instead.
+ATTRIBUTES_TEMPLATE = "{{ value if value else '{}' }}"
 
 
 def token(rec: dict[str, Any]) -> str:
@@ -107,6 +112,7 @@ def discovery(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> list[tuple[str
             "retain": False,  # a press is an event: a retained one would outlive its request
             "icon": "mdi:check-circle" if decision == "allow" else "mdi:close-circle",
             "json_attributes_topic": request_topic(cfg, tok),
+            "json_attributes_template": ATTRIBUTES_TEMPLATE,
             **payload.ha_device(cfg),
         }
         out.append((topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid), config))

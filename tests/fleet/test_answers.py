@@ -444,3 +444,20 @@ def test_the_token_is_per_request_and_not_the_nonce() -> None:
 )
 def test_which_requests_get_buttons(over: dict[str, Any], expected: bool) -> None:
     assert answers.answerable(_rec(**over), int(time.time() * 1000)) is expected
+
+
+def test_an_emptied_request_topic_reads_as_no_attributes() -> None:
+    """When a request ends its request topic (the buttons' attributes) is emptied, a moment before
+    Home Assistant has removed the buttons: their attributes template turns that empty payload
+    into `{}`, which Home Assistant 2024.1.6 otherwise logged as "Erroneous JSON" for every
+    request. The JSON goes through as is: scripts/real_home_assistant.py finds the buttons in a
+    real Home Assistant by their `token` attribute, and its log clean."""
+    from lookout.config import fleet
+
+    cfg = fleet.validate({"mqtt": "mqtt://127.0.0.1:1883", "host": "hostA"})
+    tok = answers.token(_rec())
+    configs = answers.discovery(cfg, tok, _rec())
+    assert [c["json_attributes_topic"] for _, c in configs] == [answers.request_topic(cfg, tok)] * 2
+    for _, config in configs:
+        assert config["json_attributes_template"] == "{{ value if value else '{}' }}"
+        jsonschema.validate(config, BUTTON_SCHEMA)
