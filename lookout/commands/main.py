@@ -298,9 +298,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == STATUS_LINE:
-        from types import SimpleNamespace
-
-        line = SimpleNamespace(**STATUS_LINE_ARGS)
+        # types.SimpleNamespace without importing `types` (~0.2 ms of every status line).
+        namespace: type[SimpleNamespace] = type(sys.implementation)  # type: ignore[assignment]
+        line = namespace(**STATUS_LINE_ARGS)
         return guarded(lambda: _status(line))
     # A command line that names its command parses the same with only that command declared.
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)

@@ -7,9 +7,9 @@ import os
 import sys
 
 from lookout import paths
-from lookout.config.check import ConfigError
 from lookout.config.files import load, project_path
 from lookout.config.trust import trust_path
+from lookout.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ once. Pure: no I/O."""
 
 from __future__ import annotations
 
-from lookout.errors import LookoutError
+from lookout.errors import ConfigError as ConfigError  # its home: errors (light to import)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -12,12 +12,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     KeyPath = tuple[str | int, ...]
-
-
-class ConfigError(LookoutError):
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("\n".join(errors), hint="see config.example.toml for every key")
-        self.errors = errors
 
 
 def type_name(value: object) -> str:

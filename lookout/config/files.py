@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from lookout import paths
-from lookout.config.check import Checker, ConfigError
 from lookout.config.trust import PROJECT_FILE, needs_trust, trust_path, trusted_hash
+from lookout.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -207,6 +207,7 @@ def validate(
 ) -> Config:
     """The whole file, section by section, every problem in one ConfigError."""
     from lookout.config import notify, remote
+    from lookout.config.check import Checker  # only to check: a reader of the cache never does
 
     c = Checker(base_name, over, over_name)
     # [fleet] is checked by lookout.config.fleet (a broken one must not silence notifications).

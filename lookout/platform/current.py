@@ -3,7 +3,6 @@ sys.platform and WSL's markers in /proc/version."""
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
@@ -37,9 +36,19 @@ def _proc_version() -> str:
         return ""
 
 
-@functools.lru_cache(maxsize=1)
+# Chosen once per process. Not functools.lru_cache: functools (with collections) is ~2 ms of
+# `status --line`, which tmux runs every few seconds.
+_chosen: Platform | None = None
+
+
 def get() -> Platform:
-    name = detect(os.environ.get(ENV), sys.platform, _proc_version())
+    global _chosen
+    if _chosen is None:
+        _chosen = _choose(detect(os.environ.get(ENV), sys.platform, _proc_version()))
+    return _chosen
+
+
+def _choose(name: str) -> Platform:
     if name == "macos":
         from lookout.platform import macos
 
@@ -55,4 +64,5 @@ def get() -> Platform:
 
 def reset() -> None:
     """Forget the choice (tests that change LOOKOUT_PLATFORM in-process)."""
-    get.cache_clear()
+    global _chosen
+    _chosen = None
