@@ -11,8 +11,8 @@ anything else, and any failure, leaves the normal imports to do the work. It is 
 
 Hook side: `posix`, `sys` and the built-in `marshal` only. Build side (`write`) below."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: it would import __future__ the normal way before
+# the pack could provide it (the annotations below are valid as they are).
 import marshal
 import posix
 import sys
@@ -20,8 +20,12 @@ import sys
 # The hook path (tests/test_layout.py pins it), in an order where each module's imports come
 # before it. Flat modules of lookout/ only.
 MODULES = ("words", "_jsonfast", "events", "paths", "procs", "machine", "store", "runner")
+# The pure-Python standard modules they import (every module's `from __future__ import
+# annotations`), packed too when their source is there: an import of one is a search of the
+# standard library's directory.
+STDLIB = ("__future__",)
 # Bumped when the pack's layout changes: an older pack is then not read at all.
-FORMAT = 1
+FORMAT = 2
 
 
 def pack_path(package_dir: str) -> str:
@@ -40,26 +44,30 @@ def load() -> bool:
             fmt, version, entries = marshal.loads(fh.read())  # noqa: S302 (as trusted as a .pyc)
         if fmt != FORMAT or version != sys.hexversion:
             return False
-        for name, mtime_ns, size, _code in entries:
-            st = posix.stat(f"{here}/{name}.py")
+        for _name, path, mtime_ns, size, _code in entries:
+            st = posix.stat(path)
             if st.st_mtime_ns != mtime_ns or st.st_size != size:
                 return False  # edited since: its .pyc (or the source) is the truth
     except Exception:  # missing, torn, foreign: the normal imports
         return False
     ran: list[str] = []
     try:
-        for name, _mtime_ns, _size, code in entries:
-            module = type(sys)(f"lookout.{name}")
-            module.__file__ = f"{here}/{name}.py"
-            module.__package__ = "lookout"
-            sys.modules[module.__name__] = module
+        for name, path, _mtime_ns, _size, code in entries:
+            if name in sys.modules:
+                continue  # a standard module loaded already
+            parent, _, leaf = name.rpartition(".")
+            module = type(sys)(name)
+            module.__file__ = path
+            module.__package__ = parent
+            sys.modules[name] = module
             ran.append(name)
             exec(code, module.__dict__)  # noqa: S102 (what importlib does with a .pyc's code)
-            setattr(package, name, module)
+            if parent:
+                setattr(package, leaf, module)
     except Exception:
         for name in ran:
-            sys.modules.pop(f"lookout.{name}", None)
-            package.__dict__.pop(name, None)
+            sys.modules.pop(name, None)
+            package.__dict__.pop(name.rpartition(".")[2], None)
         return False
     return True
 
@@ -70,14 +78,21 @@ def write(package_dir: str | None = None) -> str:
     import os
 
     here = package_dir or os.path.dirname(os.path.abspath(__file__))
+    import importlib
+
+    sources: list[tuple[str, str]] = []
+    for name in STDLIB:
+        path = getattr(importlib.import_module(name), "__file__", None)
+        if isinstance(path, str) and path.endswith(".py"):  # some systems ship bytecode only
+            sources.append((name, path))
+    sources += [(f"lookout.{name}", os.path.join(here, f"{name}.py")) for name in MODULES]
     entries = []
-    for name in MODULES:
-        path = os.path.join(here, f"{name}.py")
+    for name, path in sources:
         with open(path, "rb") as fh:
             source = fh.read()
             st = os.fstat(fh.fileno())
         code = compile(source, path, "exec", dont_inherit=True, optimize=0)
-        entries.append((name, st.st_mtime_ns, st.st_size, code))
+        entries.append((name, path, st.st_mtime_ns, st.st_size, code))
     target = pack_path(here)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     tmp = f"{target}.{os.getpid()}.tmp"

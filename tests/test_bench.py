@@ -37,7 +37,7 @@ def test_hook_latency_within_2x() -> None:
 @pytest.mark.slow
 def test_hook_latency_phases_name_every_step() -> None:
     out = bench("hook_latency.py", "--phases", "--runs", "3")
-    for step in ("import lookout.runner", "import _json", "JSON parse", "write snapshot",
+    for step in ("load the precompiled hook path", "import _json", "JSON parse", "write snapshot",
                  "append events.jsonl", "notification check", "= in process"):  # fmt: skip
         assert step in out, step
 

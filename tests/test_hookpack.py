@@ -41,9 +41,10 @@ def pack_of(home: Path) -> Path:
     return Path(hookpack.pack_path(str(home / "lookout")))
 
 
-def run_hook(home: Path) -> set[str]:
-    """Runs the tree's PreToolUse hook as installed; the lookout modules it imported the normal
-    way (`-X importtime` names every module that went through an import search)."""
+def run_hook(home: Path, prefix: str = "lookout") -> set[str]:
+    """Runs the tree's PreToolUse hook as installed; the modules (lookout's, by default) it
+    imported the normal way (`-X importtime` names every module that went through an import
+    search)."""
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-X", "importtime", str(home / "hooks" / "pre_tool_use.py")],
         input=PAYLOAD,
@@ -55,7 +56,7 @@ def run_hook(home: Path) -> set[str]:
     return {
         line.rpartition("|")[2].strip()
         for line in done.stderr.decode().splitlines()
-        if line.rpartition("|")[2].strip().startswith("lookout")
+        if line.rpartition("|")[2].strip().startswith(prefix)
     }
 
 
@@ -65,7 +66,8 @@ def events_recorded(state_dir: Path) -> int:
 
 def test_a_current_pack_replaces_the_hook_paths_imports(tree: Path, state_dir: Path) -> None:
     assert run_hook(tree) == {"lookout", "lookout.hookpack"}
-    assert events_recorded(state_dir) == 1
+    assert run_hook(tree, "__future__") == set()  # the standard module every one imports
+    assert events_recorded(state_dir) == 2
     assert not (state_dir / "errors.log").exists()
 
 
@@ -111,7 +113,7 @@ def test_a_module_failing_in_the_pack_leaves_nothing_half_loaded(tree: Path) -> 
     pack = pack_of(tree)
     fmt, version, entries = marshal.loads(pack.read_bytes())
     boom = compile("raise RuntimeError('boom')", "runner.py", "exec")
-    entries = tuple(e if e[0] != "runner" else (*e[:3], boom) for e in entries)
+    entries = tuple(e if e[0] != "lookout.runner" else (*e[:4], boom) for e in entries)
     pack.write_bytes(marshal.dumps((fmt, version, entries)))
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); from lookout import hookpack;"
