@@ -17,6 +17,10 @@ import marshal
 import posix
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType
+
 # The hook path (tests/test_layout.py pins it), in an order where each module's imports come
 # before it. Flat modules of lookout/ only.
 MODULES = ("words", "_jsonfast", "events", "paths", "procs", "machine", "store", "runner")
@@ -32,23 +36,36 @@ def pack_path(package_dir: str) -> str:
     return f"{package_dir}/__pycache__/hookpack.{sys.implementation.cache_tag}.bin"
 
 
-def load() -> bool:
-    """Run the hook path's modules from the pack. False when it is missing, stale, from another
-    interpreter or unreadable: nothing is left registered then."""
-    here = __file__.rpartition("/")[0]
-    package = sys.modules["lookout"]
-    if any(f"lookout.{name}" in sys.modules for name in MODULES):
-        return False  # never two copies of a module
+def _current(here: str) -> "tuple[tuple[str, str, int, int, CodeType], ...] | None":
+    """The pack's entries when it is current for these sources and this interpreter."""
     try:
         with open(pack_path(here), "rb") as fh:
             fmt, version, entries = marshal.loads(fh.read())  # noqa: S302 (as trusted as a .pyc)
         if fmt != FORMAT or version != sys.hexversion:
-            return False
+            return None
         for _name, path, mtime_ns, size, _code in entries:
             st = posix.stat(path)
             if st.st_mtime_ns != mtime_ns or st.st_size != size:
-                return False  # edited since: its .pyc (or the source) is the truth
-    except Exception:  # missing, torn, foreign: the normal imports
+                return None  # edited since: its .pyc (or the source) is the truth
+    except Exception:  # missing, torn, foreign
+        return None
+    return entries  # type: ignore[no-any-return]
+
+
+def is_current(package_dir: str) -> bool:
+    """Whether hooks of this package, run by this interpreter, would load from the pack."""
+    return _current(package_dir) is not None
+
+
+def load() -> bool:
+    """Run the hook path's modules from the pack. False when it is missing, stale, from another
+    interpreter or unreadable (the normal imports then load them): nothing is left registered."""
+    here = __file__.rpartition("/")[0]
+    package = sys.modules["lookout"]
+    if any(f"lookout.{name}" in sys.modules for name in MODULES):
+        return False  # never two copies of a module
+    entries = _current(here)
+    if entries is None:
         return False
     ran: list[str] = []
     try:

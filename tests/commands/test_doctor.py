@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lookout import hookspec
+from lookout import hookspec, paths
 from lookout.commands.doctor import report as doctor
 from lookout.commands.main import main as cli_main
 from lookout.install import cli as install_cli
@@ -66,12 +66,25 @@ def test_a_good_install(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
         ("ok", f"all {N} hook commands resolve and import the runner"),
     ]
     assert verdicts(doc, "runtime") == [("ok", "~/.local/share/lookout")]
+    assert verdicts(doc, "hook pack") == [
+        ("ok", "the hook path is precompiled into one file, current")
+    ]
     assert verdicts(doc, "hooks (project)")[0][0] == "info"
     assert verdicts(doc, "channel desktop")[0][0] == "ok"
     text_rc = cli_main(["doctor"])
     text = capsys.readouterr().out
     assert text_rc == 0 and text.endswith("no problems found\n")
     assert f"ok    hooks (user): {N} hooks in ~/.claude/settings.json\n" in text
+
+
+def test_a_stale_hook_pack_is_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    install(capsys)
+    machine = paths.runtime_home() / "lookout" / "machine.py"
+    machine.write_text(machine.read_text() + "\n")  # edited after install wrote the pack
+    rc, doc = run(capsys)
+    ((status, message),) = verdicts(doc, "hook pack")
+    assert status == "warn" and "out of date" in message
+    assert rc == 0  # the hooks still work
 
 
 def test_doctor_changes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
