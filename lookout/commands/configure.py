@@ -114,6 +114,8 @@ def channel_add(
     url: str | None = None,
     url_env: str | None = None,
     token_env: str | None = None,
+    chat_id: int | None = None,
+    allowed_user_ids: list[int] | None = None,
     fmt: str | None = None,
     content: str | None = None,
     command: list[str] | None = None,
@@ -127,12 +129,24 @@ def channel_add(
             f"channel {name!r} already exists in {tilde(cur.path)}",
             hint=f"pick another name, or `lookout channel remove {name}` first; {NOTHING}",
         )
+    if kind != "telegram" and (chat_id is not None or allowed_user_ids):
+        raise LookoutError("--chat-id and --allowed-user-id are for --type telegram", hint=NOTHING)
+    if kind == "telegram" and (token_env is None or chat_id is None):
+        raise LookoutError(
+            "a telegram channel needs --token-env (the variable holding the bot token) and"
+            " --chat-id",
+            hint="lookout channel add bot --type telegram --token-env TELEGRAM_BOT_TOKEN"
+            f" --chat-id 123456789 (docs/remote.md says how to find the chat id); {NOTHING}",
+        )
     table: dict[str, Any] = {"type": kind}
     if url is not None:
-        table["urls" if kind == "apprise" else "url"] = [url] if kind == "apprise" else url
+        key = {"apprise": "urls", "telegram": "api_url"}.get(kind, "url")
+        table[key] = [url] if kind == "apprise" else url
     for key, value in (
         ("url_env", url_env),
         ("token_env", token_env),
+        ("chat_id", chat_id),
+        ("allowed_user_ids", allowed_user_ids),
         ("format", fmt),
         ("content", content),
         ("argv", command),

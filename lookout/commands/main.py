@@ -212,6 +212,8 @@ def _cmd_channel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         url=args.url,
         url_env=args.url_env,
         token_env=args.token_env,
+        chat_id=args.chat_id,
+        allowed_user_ids=args.allowed_user_ids,
         fmt=args.format,
         content=args.content,
         command=args.argv,

@@ -522,14 +522,36 @@ def _configure_commands(sub: Any) -> None:
         epilog="examples:\n"
         "  lookout channel add phone --type ntfy --url https://ntfy.sh/my-long-secret-topic\n"
         "  lookout channel add team --type webhook --url-env SLACK_WEBHOOK_URL --format slack\n"
-        "  lookout channel add log --type command --command 'logger -t lookout {title}'",
+        "  lookout channel add log --type command --command 'logger -t lookout {title}'\n"
+        "  lookout channel add bot --type telegram --token-env TELEGRAM_BOT_TOKEN"
+        " --chat-id 123456789",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add.add_argument("name", metavar="NAME", help="the channel's name (letters, digits, - and _)")
     add.add_argument("--type", required=True, choices=CHANNEL_TYPES, help="the kind of channel")
-    add.add_argument("--url", help="ntfy: server and topic; webhook: the URL; apprise: a URL")
+    add.add_argument(
+        "--url",
+        help="ntfy: server and topic; webhook: the URL; apprise: a URL; telegram: the Bot API"
+        " server (api_url, default the public one)",
+    )
     add.add_argument("--url-env", metavar="VAR", help="webhook: the variable holding the URL")
-    add.add_argument("--token-env", metavar="VAR", help="ntfy: the variable holding a token")
+    add.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="ntfy: the variable holding a token; telegram: the variable holding the bot token",
+    )
+    add.add_argument(
+        "--chat-id", type=int, metavar="ID", help="telegram: the chat the bot writes to"
+    )
+    add.add_argument(
+        "--allowed-user-id",
+        dest="allowed_user_ids",
+        type=int,
+        action="append",
+        metavar="ID",
+        help="telegram: a user whose presses answer requests (repeat for more; default: anyone"
+        " in the chat)",
+    )
     add.add_argument("--format", choices=("json", "slack", "discord"), help="webhook: body format")
     add.add_argument("--content", choices=("full", "summary", "none"), help="how much text to send")
     add.add_argument(

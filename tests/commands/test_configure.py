@@ -246,3 +246,46 @@ def test_a_table_the_cut_cannot_take_out_exactly_is_refused(
     assert (rc, out) == (1, "")
     assert err.startswith("error: ~/.config/lookout/config.toml: channel 'odd' cannot be")
     assert config_file.read_text() == text
+
+
+def test_channel_add_telegram_writes_the_chat_and_its_users(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    put(config_file, COMMENTED)
+    rc, out, err = run(
+        capsys, "channel", "add", "bot", "--type", "telegram", "--token-env", "TELEGRAM_BOT_TOKEN",
+        "--chat-id", "-100123", "--allowed-user-id", "42", "--allowed-user-id", "43",
+        "--url", "http://127.0.0.1:8081",
+    )  # fmt: skip
+    assert (rc, err) == (0, "")
+    assert out.startswith("added channel bot (telegram) to ~/.config/lookout/config.toml")
+    assert config_file.read_text().startswith(COMMENTED)  # every byte it had
+    table = tomllib.loads(config_file.read_text())["channels"]["bot"]
+    assert table == {
+        "type": "telegram",
+        "token_env": "TELEGRAM_BOT_TOKEN",
+        "chat_id": -100123,
+        "allowed_user_ids": [42, 43],
+        "api_url": "http://127.0.0.1:8081",
+    }
+    channel = files.load()["channels"]["bot"]
+    assert (channel["chat_id"], channel["allowed_user_ids"]) == (-100123, [42, 43])
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--type", "telegram", "--token-env", "TELEGRAM_BOT_TOKEN"], "needs --token-env"),
+        (["--type", "telegram", "--chat-id", "1"], "needs --token-env"),
+        (["--type", "ntfy", "--url", "https://ntfy.sh/x", "--chat-id", "1"], "for --type telegram"),
+    ],
+)
+def test_channel_add_telegram_without_what_it_needs_changes_nothing(
+    config_file: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    put(config_file, COMMENTED)
+    rc, out, err = run(capsys, "channel", "add", "bot", *argv)
+    assert (rc, out) == (1, "")
+    assert err.startswith("error: ") and says in err
+    assert "\nhint: " in err and "the config file is unchanged" in err
+    assert config_file.read_text() == COMMENTED
