@@ -59,6 +59,29 @@ def home() -> str:
     return value.rstrip("/") or "/"
 
 
+def expanduser(path: str) -> str:
+    """os.path.expanduser: `~` and `~/...` from home(); `~user` (rare) through os."""
+    if path == "~" or path.startswith("~/"):
+        return (home().rstrip("/") + path[1:]) or "/"
+    if path.startswith("~"):
+        import os.path
+
+        return os.path.expanduser(path)
+    return path
+
+
+def normpath(path: str) -> str:
+    """os.path.normpath of an absolute path: no `.`, `..` or empty components."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
 def _xdg(var: str, default: str) -> str:
     value = environ().get(var)
     # The XDG spec says relative values are invalid and must be ignored.

@@ -166,6 +166,20 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     assert not (loaded & {"json", "subprocess", "urllib", "threading"})
 
 
+def test_a_turn_end_the_rules_weigh_loads_no_os(tmp_path: Path, state_dir: Path) -> None:
+    # Stop: the default config's `done` rule weighs it (too short: a skipped line for explain)
+    # with the config from the hooks' cache. Every turn pays this path: `os` alone was ~1 ms.
+    for script, payload in (
+        ("session_start.py", "SessionStart.json"),  # parses the config once, fills the cache
+        ("user_prompt_submit.py", "UserPromptSubmit.json"),
+    ):
+        modules_after_hook(tmp_path, script, payload)
+    loaded = modules_after_hook(tmp_path, "stop.py", "Stop.json")
+    assert {"lookout.notify.handle", "lookout.notify.rules", "lookout.config.cache"} <= loaded
+    assert not (loaded & (HEAVY_STDLIB | {"lookout.config.files", "tomllib"}))
+    assert b'"skipped"' in (state_dir / "deliveries.jsonl").read_bytes()  # the rule did weigh it
+
+
 def test_every_subpackage_is_shipped() -> None:
     # pyproject lists packages explicitly; a new subpackage missing there would be left out of
     # `pip install .` although the checkout works.

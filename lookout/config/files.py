@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 
 from lookout import paths
-from lookout.config.trust import PROJECT_FILE, needs_trust, trust_path, trusted_hash
+from lookout.config.trust import needs_trust, trust_path, trusted_hash
+from lookout.config.trust import project_path as project_path  # its home: trust (no os)
 from lookout.errors import ConfigError
 
 TYPE_CHECKING = False
@@ -15,34 +16,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from lookout.shapes import Config
-
-
-def project_path(cwd: str | None) -> str | None:
-    """`.claude/lookout.toml` in cwd or the nearest parent, never above the repository root (the
-    nearest directory holding `.git`) or the home directory (whose `.claude` is the user's own).
-    With neither on the way up, only cwd itself: a shared parent such as /tmp belongs to nobody."""
-    if not cwd or not os.path.isabs(cwd):
-        return None
-    for d in _search_dirs(os.path.normpath(cwd)):
-        candidate = os.path.join(d, PROJECT_FILE)
-        if os.path.isfile(candidate):
-            return candidate
-    return None
-
-
-def _search_dirs(cwd: str) -> list[str]:
-    home = os.path.normpath(os.path.expanduser("~"))
-    found: list[str] = []
-    d = cwd
-    while d != home:
-        found.append(d)
-        if os.path.exists(os.path.join(d, ".git")):
-            return found
-        parent = os.path.dirname(d)
-        if parent == d:
-            return [cwd]  # reached / with no repository root and no home on the way
-        d = parent
-    return found
 
 
 class ProjectFile:

@@ -1,16 +1,20 @@
 """What a project's `.claude/lookout.toml` may set without `lookout trust`: it may narrow or
 quiet the user's config, never choose a program, a destination, a credential or what leaves the
-machine (docs/security.md has the table). Reads the trust file; never writes it."""
+machine (docs/security.md has the table), and where that file is. Reads the trust file; never
+writes it. On a notifying hook's path: `posix`, never `os` (~1 ms)."""
 
 from __future__ import annotations
 
-import os
+import _stat
+import posix
+
+from lookout import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-PROJECT_FILE = os.path.join(".claude", "lookout.toml")
+PROJECT_FILE = ".claude/lookout.toml"
 
 # The rule keys an untrusted project file may set.
 PROJECT_RULE_KEYS = (
@@ -63,10 +67,53 @@ def needs_trust(over: dict[str, Any], user_channels: dict[str, Any]) -> list[str
     return out
 
 
-def trust_path() -> str:
-    from lookout import paths, store
+def project_path(cwd: str | None) -> str | None:
+    """`.claude/lookout.toml` in cwd or the nearest parent, never above the repository root (the
+    nearest directory holding `.git`) or the home directory (whose `.claude` is the user's own).
+    With neither on the way up, only cwd itself: a shared parent such as /tmp belongs to nobody."""
+    if not cwd or not cwd.startswith("/"):
+        return None
+    for d in _search_dirs(paths.normpath(cwd)):
+        candidate = paths.join(d, PROJECT_FILE)
+        if _is_file(candidate):
+            return candidate
+    return None
 
-    return os.path.join(paths.state_dir(), store.TRUST)
+
+def _search_dirs(cwd: str) -> list[str]:
+    home = paths.normpath(paths.home())
+    found: list[str] = []
+    d = cwd
+    while d != home:
+        found.append(d)
+        if _exists(paths.join(d, ".git")):
+            return found
+        parent = d.rpartition("/")[0] or "/"
+        if parent == d:
+            return [cwd]  # reached / with no repository root and no home on the way
+        d = parent
+    return found
+
+
+def _exists(path: str) -> bool:
+    try:
+        posix.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return _stat.S_ISREG(posix.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def trust_path() -> str:
+    from lookout import store
+
+    return paths.join(paths.state_dir(), store.TRUST)
 
 
 def trusted_hash(trust_file: str | None, path: str) -> str | None:
@@ -76,10 +123,10 @@ def trusted_hash(trust_file: str | None, path: str) -> str | None:
     from lookout import store
 
     # Trust someone else could have written is no trust: the file and its directory are ours.
-    if store.unsafe_reason(os.path.dirname(trust_file)) is not None:
+    if store.unsafe_reason(trust_file.rpartition("/")[0] or "/") is not None:
         return None
     try:
-        if os.lstat(trust_file).st_uid != os.geteuid():
+        if posix.lstat(trust_file).st_uid != posix.geteuid():
             return None
     except OSError:
         return None

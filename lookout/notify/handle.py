@@ -5,10 +5,10 @@ imports subprocess/urllib/tomllib unless a config file changed."""
 
 from __future__ import annotations
 
-import os
+import posix
 import time
 
-from lookout import store
+from lookout import paths, store
 from lookout.config import cache
 from lookout.notify import rules, templates
 from lookout.words import JOB_VERSION, now_ms
@@ -46,7 +46,7 @@ def handle(intents: list[Intent], state_dir: str) -> None:
         try:
             spawn.spawn(state_dir, job_path)
         except BaseException:
-            os.unlink(job_path)  # no sender will ever take it
+            posix.unlink(job_path)  # no sender will ever take it
             raise
 
 
@@ -80,7 +80,7 @@ def decide_and_remember(
     now_ms: int,
     skipped: list[Skip] | None = None,
 ) -> list[Delivery]:
-    path = os.path.join(state_dir, store.NOTIFY_STATE)
+    path = paths.join(state_dir, store.NOTIFY_STATE)
     # Its own lock (the events lock is already released), with the same bounded wait.
     with store.Locked(state_dir, store.NOTIFY_LOCK):
         state = store.read_json(path)
@@ -146,8 +146,8 @@ def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int)
 
 
 def write_job(state_dir: str, job: Job) -> str:
-    outbox = os.path.join(state_dir, store.OUTBOX)
+    outbox = paths.join(state_dir, store.OUTBOX)
     store.ensure_dir(outbox)
-    path = os.path.join(outbox, f"{job['created_ms']}-{os.getpid()}.json")
+    path = paths.join(outbox, f"{job['created_ms']}-{posix.getpid()}.json")
     store.write_json_atomic(path, job)
     return path

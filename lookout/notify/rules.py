@@ -3,8 +3,7 @@ deliveries. Pure: no I/O, no clock of its own; the caller persists the returned 
 
 from __future__ import annotations
 
-import os
-
+from lookout import paths
 from lookout.words import ATTENTION_KINDS, REMOTE_TYPES, UPDATABLE_TYPES
 
 TYPE_CHECKING = False
@@ -36,7 +35,7 @@ def _project_match(globs: list[str], intent: Intent) -> bool:
     cwd = str(intent.get("cwd") or "")
     for glob in globs:
         if "/" in glob or glob.startswith("~"):
-            pattern = os.path.expanduser(glob).rstrip("/")
+            pattern = paths.expanduser(glob).rstrip("/")
             if fnmatchcase(cwd, pattern) or fnmatchcase(cwd, pattern + "/*"):
                 return True
         elif fnmatchcase(project, glob):

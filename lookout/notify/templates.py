@@ -5,7 +5,7 @@ No str.format (no attribute, index or format-spec tricks) and no regex: this run
 
 from __future__ import annotations
 
-import os
+from lookout import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -190,14 +190,14 @@ def values(
         return clean(v) if clean is not None else v
 
     cwd = s("cwd")
-    project = s("project") or (os.path.basename(cwd.rstrip("/")) if cwd else "") or "claude"
+    project = s("project") or (cwd.rstrip("/").rpartition("/")[2] if cwd else "") or "claude"
     tool = s("tool_name")
     summary = s("summary").strip()
     if tool and not summary.startswith(tool):
         summary = f"{tool}: {summary}" if summary else tool
     message = strip_markdown(s("message"))
     question = strip_markdown(s("question") or (s("message") if s("kind") == "question" else ""))
-    home = os.path.expanduser("~")
+    home = paths.home()
     if home not in ("", "/") and cwd.startswith(home + "/"):
         cwd = "~" + cwd[len(home) :]
     out = {
