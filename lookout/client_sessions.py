@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
-from lookout import _jsonfast
+from lookout import _jsonfast, procs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,14 +73,8 @@ def _read(path: str) -> object:
 def proc_start(pid: int) -> str | None:
     """Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), as the client
     records it in `procStart`; None where it cannot be read (not Linux, gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces or ")".
-    fields = text[text.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
+    found = procs.stat(pid)
+    return str(found[3]) if found is not None else None
 
 
 def _host_ids() -> set[str]:

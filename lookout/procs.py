@@ -24,8 +24,11 @@ def stat(pid: int) -> tuple[str, str, int, int] | None:
     """(name, state, parent pid, start time in clock ticks after boot) of a process; None when
     /proc has no such process (or cannot say)."""
     try:
-        with open(f"{PROC}/{pid}/stat", "rb") as f:
-            data = f.read()
+        fd = posix.open(f"{PROC}/{pid}/stat", posix.O_RDONLY | posix.O_CLOEXEC)
+        try:
+            data = posix.read(fd, 4096)  # one line, given whole by one read (no io: 3x faster)
+        finally:
+            posix.close(fd)
     except OSError:
         return None
     # The name is in parentheses and may hold spaces or parentheses itself: split after the last.

@@ -283,10 +283,22 @@ def read_json(path: str) -> object | None:
     try:
         # Bytes, decoded at once: a text-mode file sets up a decoder per open (a status line
         # reads every snapshot).
-        with open(path, "rb") as f:
-            return _jsonfast.loads(f.read().decode("utf-8"))
+        return _jsonfast.loads(read_bytes(path).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
+
+
+def read_bytes(path: str) -> bytes:
+    """The whole file, through posix: a third of what io's open/read/close costs (a status line
+    reads every snapshot)."""
+    fd = posix.open(path, posix.O_RDONLY | _CLOEXEC)
+    try:
+        chunks = []
+        while chunk := posix.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        posix.close(fd)
 
 
 def write_json_atomic(path: str, value: object) -> None:

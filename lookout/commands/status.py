@@ -10,9 +10,12 @@ import time
 
 from lookout import paths, store, words
 from lookout.commands import view
-from lookout.config import files
 from lookout.errors import LookoutError
 from lookout.sessions import Row, load_sessions, public
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from lookout.config.files import ProjectFile
 
 
 def status(
@@ -46,6 +49,9 @@ def status(
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     errors = config_errors(shown)
     config_error = errors[0][1] if errors else None
+    if fmt == "line":  # before the project files: the line does not name them
+        print(view.line(shown) + (" · config error" if config_error else ""))
+        return rc
     ignored = _ignored_project_files(shown)
     if fmt == "json":
         from lookout.jump import locate
@@ -59,9 +65,6 @@ def status(
         import json  # only here: the line and the table never need it
 
         print(json.dumps(body, indent=2))
-        return rc
-    if fmt == "line":
-        print(view.line(shown) + (" · config error" if config_error else ""))
         return rc
     print(view.table(shown, now, colour(), width(), evidence))
     hint = ack_hint(shown)
@@ -82,9 +85,11 @@ def status(
     return rc
 
 
-def _ignored_project_files(shown: list[Row]) -> list[files.ProjectFile]:
+def _ignored_project_files(shown: list[Row]) -> list[ProjectFile]:
     """The project files that the shown sessions' hooks ignore (untrusted, or not yours)."""
-    out: dict[str, files.ProjectFile] = {}
+    from lookout.config import files
+
+    out: dict[str, ProjectFile] = {}
     for cwd in sorted({cwd for s in shown if isinstance(cwd := s["cwd"], str)}):
         pf = files.project_file(cwd)
         if pf is not None and pf.ignored is not None:
@@ -149,7 +154,7 @@ def project_matches(glob: str, s: Row) -> bool:
 def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
     """(" for <project>" or "", the first error) for the global config and for each project
     override the shown sessions use: a broken one silences that project's notifications."""
-    from lookout.config import files
+    from lookout.config.trust import project_path
 
     found: list[tuple[str, str]] = []
     error = _config_error(None)
@@ -161,7 +166,7 @@ def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
         if s.get("cwd") in cwds:
             continue  # sessions share directories: look each up once
         cwds.add(s.get("cwd"))
-        override = files.project_path(s.get("cwd"))
+        override = project_path(s.get("cwd"))
         if override is None or override in seen:
             continue
         seen.add(override)
