@@ -235,12 +235,15 @@ def _actors(session: Session) -> list[tuple[str | None, Actor]]:
     return actors
 
 
-def observe(session: Session, now_ms: int, client: Entry | None = None) -> list[Finding]:
+def observe(
+    session: Session, now_ms: int, client: Entry | None = None, alive: bool | None = None
+) -> list[Finding]:
     """Every proof that an open episode (or a working turn) of `session` is over, and what the
-    client's registry entry (`client`) says when nothing else proves anything. Reads only."""
+    client's registry entry (`client`) says when nothing else proves anything. `alive`: the
+    process's liveness (pid_alive) as the caller just saw it. Reads only."""
     if session.get("status") == words.ENDED:
         return []
-    if pid_alive(session) is False:
+    if alive is False:
         return [_finding("process_gone", "process", None, None, now_ms)]
     findings: list[Finding] = []
     commands: list[str] | None = None
@@ -360,13 +363,17 @@ def _finding(
 # -- through the store ---------------------------------------------------------------------------
 
 
-def quietly(state_dir: str, read: dict[str, object] | None = None) -> None:
+def quietly(
+    state_dir: str,
+    read: dict[str, object] | None = None,
+    alive: dict[str, bool | None] | None = None,
+) -> None:
     """reconcile() for a reader: one that cannot (a hook holds the lock too long, an unreadable
     file) still shows the snapshots as the hooks left them."""
     from lookout.errors import LookoutError
 
     try:
-        reconcile(state_dir, read=read)
+        reconcile(state_dir, read=read, alive=alive)
     except (OSError, TimeoutError, LookoutError):
         pass
 
@@ -376,12 +383,14 @@ def reconcile(
     session_ids: Iterable[str] | None = None,
     now_ms: int | None = None,
     read: dict[str, object] | None = None,
+    alive: dict[str, bool | None] | None = None,
 ) -> list[Record]:
     """Look at every session that claims attention or work (or only `session_ids`), and record a
     `Reconciled` event for each proof that it is over. Returns the records written. Sends the
     episodes' `resolved` notifications like a hook would. `read`, when given, receives every
-    snapshot file read (by file name) that reconcile did not change: a reader that shows them
-    next need not read them again."""
+    snapshot file read (by file name) that reconcile did not change, and `alive` the process
+    liveness it saw for those sessions (by id): a reader that shows them next need not read
+    the files or ask /proc again."""
     now_ms = words.now_ms() if now_ms is None else now_ms
     registry = client_sessions.read()
     everything = session_ids is None
@@ -397,13 +406,16 @@ def reconcile(
         if snapshot is None:
             continue
         entry = registry.get(session_id)
-        findings = observe(snapshot, now_ms, entry)
+        live = pid_alive(snapshot) if snapshot.get("status") != words.ENDED else None
+        findings = observe(snapshot, now_ms, entry, live)
         meta = _meta(snapshot, entry) if entry is not None else {}
         if findings or meta:
             changed = _apply(state_dir, session_id, findings, intents, meta)
             if read is not None:  # the file may have changed (a record, or only the name)
                 read.pop(os.path.basename(store.session_file(state_dir, session_id)), None)
             written += changed
+        elif alive is not None:
+            alive[session_id] = live
     if everything:
         # Sessions lookout's hooks never reported (started before install, hooks disabled,
         # `--settings` of their own): known from the client alone.

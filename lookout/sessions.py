@@ -82,9 +82,11 @@ def load_sessions(
     now_ms: int | None = None,
     stale_after_s: int = STALE_AFTER_S,
     read: Mapping[str, object] | None = None,
+    alive: Mapping[str, bool | None] | None = None,
 ) -> list[Row]:
     """Every recorded session as shown to the user, most urgent first. `read`: snapshot files
-    read already (reconcile's, by file name), not read again."""
+    read already (reconcile's, by file name), not read again; `alive`: process liveness seen
+    already (reconcile's, by session id), not asked again."""
     now_ms = words.now_ms() if now_ms is None else now_ms
     directory = os.path.join(state_dir, store.SESSIONS)
     try:
@@ -100,7 +102,7 @@ def load_sessions(
         else:
             snapshot = store.read_json(os.path.join(directory, name))
         if isinstance(snapshot, dict) and isinstance(snapshot.get("session_id"), str):
-            sessions.append(present(snapshot, now_ms, stale_after_s))
+            sessions.append(present(snapshot, now_ms, stale_after_s, alive))
     sessions.sort(key=order)
     shorts = short_ids(s["session_id"] for s in sessions)
     for s in sessions:
@@ -183,17 +185,27 @@ def waiting_since(snapshot: dict[str, Any]) -> int | None:
     return min(starts) if starts else None
 
 
-def present(snapshot: dict[str, Any], now_ms: int, stale_after_s: int) -> Row:
-    """One session in the shape of `lookout status --json`."""
+def present(
+    snapshot: dict[str, Any],
+    now_ms: int,
+    stale_after_s: int,
+    seen: Mapping[str, bool | None] | None = None,
+) -> Row:
+    """One session in the shape of `lookout status --json`. `seen`: process liveness by session
+    id, looked at moments ago (by reconcile)."""
     updated_ms = int(snapshot.get("updated_ms") or 0)
     status = snapshot.get("status") or "idle"
     reason = snapshot.get("reason")
     detail = snapshot.get("detail")
     # True/False when it can be known, None when no pid was recorded (platform layer: /proc,
     # or ps on macOS).
-    alive = platform.get().alive(
-        snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
-    )
+    sid = snapshot.get("session_id")
+    if seen is not None and isinstance(sid, str) and sid in seen:
+        alive = seen[sid]
+    else:
+        alive = platform.get().alive(
+            snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
+        )
     hooks = snapshot.get("hooks") is not False
     evidence = snapshot.get("evidence") or ("hook" if hooks else "client")
     if alive is False and status != "ended":

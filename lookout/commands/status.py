@@ -101,8 +101,9 @@ def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[R
     from lookout import reconcile
 
     read: dict[str, object] = {}  # each snapshot file is read (and parsed) once
-    reconcile.quietly(state_dir, read)
-    return pick(load_sessions(state_dir, now, stale_after_s, read))
+    alive: dict[str, bool | None] = {}  # and each process looked at once
+    reconcile.quietly(state_dir, read, alive)
+    return pick(load_sessions(state_dir, now, stale_after_s, read, alive))
 
 
 def ack_hint(sessions: list[Row]) -> str | None:

@@ -588,3 +588,31 @@ def test_deeply_nested_settings_config_and_payload_give_errors_not_tracebacks(
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     errors = state_dir / "errors.log"
     assert not errors.exists() or errors.stat().st_size < 3 * 10_000
+
+
+def test_a_status_line_asks_each_process_once(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # tmux runs it every few seconds over every session: reconcile's look at a process serves
+    # the line too.
+    from lookout.platform import current
+
+    for n in range(3):
+        deliver(
+            state_dir,
+            dict(payload("PreToolUse-Bash"), session_id=f"s{n}"),
+            CLAUDE_PID=str(os.getpid()),
+        )
+    deliver(state_dir, dict(payload("SessionStart-startup"), session_id="idle"), CLAUDE_PID="1")
+    platform = current.get()
+    asked: list[object] = []
+    real = platform.alive
+
+    def counting(pid: object, start: object = None, since_ms: object = None) -> bool | None:
+        asked.append(pid)
+        return real(pid, start, since_ms)
+
+    monkeypatch.setattr(platform, "alive", counting)
+    assert cli.main(["status", "--line"]) == 0
+    assert capsys.readouterr().out == "3 working · 1 idle\n"
+    assert sorted(map(str, asked)) == sorted([str(os.getpid())] * 3 + ["1"])
