@@ -1,13 +1,16 @@
-"""The recording hook path's modules, precompiled into one file (issue 23).
+"""The hook path's modules, precompiled into one file (issue 23).
 
 Each import is a search, a stat, an open, a read and an unmarshal (~0.08 ms here): the eight
-modules below were a third of what a hook costs over a bare interpreter. `write()` (install,
-after byte-compiling the runtime) puts their code objects in one file next to their .pyc files;
-a hook shim calls `load()` first, which runs them under their own names, so the imports that
-follow find them loaded. The pack is used only when it was made by this very interpreter from
-sources of exactly the recorded mtimes and sizes (the rule importlib applies to a .pyc);
-anything else, and any failure, leaves the normal imports to do the work. It is trusted as the
-.pyc files beside it are: same directory, same writer.
+modules of a recording hook were a third of what it cost over a bare interpreter. `write()`
+(install, after byte-compiling the runtime) puts their code objects in one file next to their
+.pyc files, in two groups: `record`, which a hook shim loads first (`load()`), and `notify`, which
+the runner loads only when a transition asks for a notification (`load("notify")`). Loading a
+group runs its modules under their own names, so the imports that follow find them loaded.
+
+A group is used only when the pack was made by this very interpreter from sources of exactly
+the recorded mtimes and sizes (the rule importlib applies to a .pyc); anything else, and any
+failure, leaves the normal imports to do the work. It is trusted as the .pyc files beside it
+are: same directory, same writer.
 
 Hook side: `posix`, `sys` and the built-in `marshal` only. Build side (`write`) below."""
 
@@ -21,28 +24,45 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType
 
-# The hook path (tests/test_layout.py pins it), in an order where each module's imports come
-# before it. Flat modules of lookout/ only.
-MODULES = ("words", "_jsonfast", "events", "paths", "procs", "machine", "store", "runner")
-# The pure-Python standard modules they import (every module's `from __future__ import
-# annotations`), packed too when their source is there: an import of one is a search of the
-# standard library's directory.
+    Entry = tuple[str, str, int, int, CodeType]  # module, source path, mtime_ns, size, code
+
+# Each group in an order where a module's imports come before it (tests/test_hookpack.py checks),
+# packages before their modules. `record` is the recording hook path (tests/test_layout.py pins
+# it); `notify` is what a transition that asks for a notification adds (notify/handle.py).
+GROUPS = {
+    "record": ("words", "_jsonfast", "events", "paths", "procs", "machine", "store", "runner"),
+    "notify": (
+        "errors",
+        "config",
+        "config.trust",
+        "config.cache",
+        "notify",
+        "notify.templates",
+        "notify.rules",
+        "notify.handle",
+    ),
+}
+# The pure-Python standard modules the record group imports (every module's `from __future__
+# import annotations`), packed with it when their source is there: an import of one is a search
+# of the standard library's directory.
 STDLIB = ("__future__",)
 # Bumped when the pack's layout changes: an older pack is then not read at all.
-FORMAT = 2
+FORMAT = 3
 
 
 def pack_path(package_dir: str) -> str:
     return f"{package_dir}/__pycache__/hookpack.{sys.implementation.cache_tag}.bin"
 
 
-def _current(here: str) -> "tuple[tuple[str, str, int, int, CodeType], ...] | None":
-    """The pack's entries when it is current for these sources and this interpreter."""
+def _current(here: str, group: str) -> "tuple[Entry, ...] | None":
+    """The group's entries when the pack is current for their sources and this interpreter."""
     try:
         with open(pack_path(here), "rb") as fh:
-            fmt, version, entries = marshal.loads(fh.read())  # noqa: S302 (as trusted as a .pyc)
+            # The groups are kept marshalled: only the one asked for is unmarshalled.
+            fmt, version, groups = marshal.loads(fh.read())  # noqa: S302 (as trusted as a .pyc)
         if fmt != FORMAT or version != sys.hexversion:
             return None
+        entries = marshal.loads(groups[group])  # noqa: S302
         for _name, path, mtime_ns, size, _code in entries:
             st = posix.stat(path)
             if st.st_mtime_ns != mtime_ns or st.st_size != size:
@@ -54,17 +74,17 @@ def _current(here: str) -> "tuple[tuple[str, str, int, int, CodeType], ...] | No
 
 def is_current(package_dir: str) -> bool:
     """Whether hooks of this package, run by this interpreter, would load from the pack."""
-    return _current(package_dir) is not None
+    return all(_current(package_dir, group) is not None for group in GROUPS)
 
 
-def load() -> bool:
-    """Run the hook path's modules from the pack. False when it is missing, stale, from another
-    interpreter or unreadable (the normal imports then load them): nothing is left registered."""
+def load(group: str = "record") -> bool:
+    """Run a group's modules from the pack. False when it is missing, stale, from another
+    interpreter or unreadable, or when one of them is loaded already (the normal imports then
+    load them): nothing is left registered then."""
     here = __file__.rpartition("/")[0]
-    package = sys.modules["lookout"]
-    if any(f"lookout.{name}" in sys.modules for name in MODULES):
+    if any(f"lookout.{name}" in sys.modules for name in GROUPS.get(group, ())):
         return False  # never two copies of a module
-    entries = _current(here)
+    entries = _current(here, group)
     if entries is None:
         return False
     ran: list[str] = []
@@ -75,47 +95,60 @@ def load() -> bool:
             parent, _, leaf = name.rpartition(".")
             module = type(sys)(name)
             module.__file__ = path
-            module.__package__ = parent
+            if path.endswith("/__init__.py"):
+                module.__path__ = [path.rpartition("/")[0]]  # a package: its modules are there
+                module.__package__ = name
+            else:
+                module.__package__ = parent
             sys.modules[name] = module
             ran.append(name)
             exec(code, module.__dict__)  # noqa: S102 (what importlib does with a .pyc's code)
             if parent:
-                setattr(package, leaf, module)
+                setattr(sys.modules[parent], leaf, module)
     except Exception:
-        for name in ran:
+        for name in reversed(ran):
             sys.modules.pop(name, None)
-            package.__dict__.pop(name.rpartition(".")[2], None)
+            parent, _, leaf = name.rpartition(".")
+            if parent in sys.modules:
+                sys.modules[parent].__dict__.pop(leaf, None)
         return False
     return True
 
 
 def write(package_dir: str | None = None) -> str:
-    """Compile MODULES of package_dir (this package's by default) into its pack, with this
+    """Compile every group of package_dir (this package's by default) into its pack, with this
     interpreter, atomically. Returns the pack's path. The hooks must run with this interpreter."""
+    import importlib
     import os
 
     here = package_dir or os.path.dirname(os.path.abspath(__file__))
-    import importlib
-
-    sources: list[tuple[str, str]] = []
-    for name in STDLIB:
-        path = getattr(importlib.import_module(name), "__file__", None)
-        if isinstance(path, str) and path.endswith(".py"):  # some systems ship bytecode only
-            sources.append((name, path))
-    sources += [(f"lookout.{name}", os.path.join(here, f"{name}.py")) for name in MODULES]
-    entries = []
-    for name, path in sources:
-        with open(path, "rb") as fh:
-            source = fh.read()
-            st = os.fstat(fh.fileno())
-        code = compile(source, path, "exec", dont_inherit=True, optimize=0)
-        entries.append((name, path, st.st_mtime_ns, st.st_size, code))
+    groups: dict[str, bytes] = {}
+    for group, modules in GROUPS.items():
+        sources: list[tuple[str, str]] = []
+        if group == "record":
+            for name in STDLIB:
+                path = getattr(importlib.import_module(name), "__file__", None)
+                if isinstance(path, str) and path.endswith(".py"):  # some ship bytecode only
+                    sources.append((name, path))
+        for name in modules:
+            rel = name.replace(".", "/")
+            init = os.path.join(here, rel, "__init__.py")
+            path = init if os.path.isfile(init) else os.path.join(here, f"{rel}.py")
+            sources.append((f"lookout.{name}", path))
+        entries = []
+        for name, path in sources:
+            with open(path, "rb") as fh:
+                source = fh.read()
+                st = os.fstat(fh.fileno())
+            code = compile(source, path, "exec", dont_inherit=True, optimize=0)
+            entries.append((name, path, st.st_mtime_ns, st.st_size, code))
+        groups[group] = marshal.dumps(tuple(entries))
     target = pack_path(here)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     tmp = f"{target}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(marshal.dumps((FORMAT, sys.hexversion, tuple(entries))))
+            fh.write(marshal.dumps((FORMAT, sys.hexversion, groups)))
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

@@ -293,6 +293,9 @@ def _notify(intents: list[Intent], state_dir: str) -> None:
         return
     for intent in intents:
         intent["ts"] = store.rfc3339(intent["ts_ms"])
+    from lookout import hookpack
+
+    hookpack.load("notify")  # precompiled too, when current
     from lookout.notify.handle import handle  # only turns that end or block pay for it
 
     handle(intents, state_dir)

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from lookout import hookpack
+from lookout.config import notify
 from lookout.install import runtime
-from tests.helpers import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT, write_config
 from tests.test_layout import HOOK_PATH, HOOK_STDLIB, bare_modules, modules_after_hook
 
 PAYLOAD = (PAYLOADS / "PreToolUse-Bash.json").read_bytes()
@@ -102,48 +103,107 @@ def test_a_bad_pack_falls_back_silently(tree: Path, state_dir: Path, damage: str
     elif damage == "not marshal":
         pack.write_bytes(b"\x00garbage" * 100)
     else:
-        fmt, version, entries = marshal.loads(data)
-        pack.write_bytes(marshal.dumps((fmt, version + 1, entries)))
+        fmt, version, groups = marshal.loads(data)
+        pack.write_bytes(marshal.dumps((fmt, version + 1, groups)))
     assert run_hook(tree) == HOOK_PATH
     assert events_recorded(state_dir) == 1
     assert not (state_dir / "errors.log").exists()
 
 
-def test_a_module_failing_in_the_pack_leaves_nothing_half_loaded(tree: Path) -> None:
+@pytest.mark.parametrize("group", ["record", "notify"])
+def test_a_module_failing_in_the_pack_leaves_nothing_half_loaded(tree: Path, group: str) -> None:
     pack = pack_of(tree)
-    fmt, version, entries = marshal.loads(pack.read_bytes())
-    boom = compile("raise RuntimeError('boom')", "runner.py", "exec")
-    entries = tuple(e if e[0] != "lookout.runner" else (*e[:4], boom) for e in entries)
-    pack.write_bytes(marshal.dumps((fmt, version, entries)))
+    fmt, version, groups = marshal.loads(pack.read_bytes())
+    last = f"lookout.{hookpack.GROUPS[group][-1]}"
+    boom = compile("raise RuntimeError('boom')", "boom.py", "exec")
+    entries = marshal.loads(groups[group])
+    groups[group] = marshal.dumps(tuple(e if e[0] != last else (*e[:4], boom) for e in entries))
+    pack.write_bytes(marshal.dumps((fmt, version, groups)))
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); from lookout import hookpack;"
-        " print(hookpack.load(), sorted(m for m in sys.modules if m.startswith('lookout.')),"
-        " [n for n in hookpack.MODULES if hasattr(sys.modules['lookout'], n)])"
+        " group = sys.argv[2]; group == 'notify' and hookpack.load();"  # what notify runs after
+        " names = [f'lookout.{n}' for n in hookpack.GROUPS[group]];"
+        " print(hookpack.load(group), [n for n in names if n in sys.modules],"
+        " [n for n in names if n.rpartition('.')[0] in sys.modules"
+        " if hasattr(sys.modules[n.rpartition('.')[0]], n.rpartition('.')[2])])"
     )
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", probe, str(tree)],
+        [sys.executable, "-I", "-S", "-c", probe, str(tree), group],
         capture_output=True,
         text=True,
         timeout=30,
     )
-    assert done.stdout.split() == ["False", "['lookout.hookpack']", "[]"]
+    assert done.stdout.split() == ["False", "[]", "[]"], done.stderr
 
 
-def test_the_pack_holds_exactly_the_hook_path_in_import_order() -> None:
-    assert {"lookout", "lookout.hookpack", *(f"lookout.{m}" for m in hookpack.MODULES)} == (
-        HOOK_PATH
+# Dumps, as a hook ends, which lookout modules it loaded and which of them came from the pack (a
+# module the pack ran has no import spec).
+PROBE = """
+import posix, sys
+def dump(code):
+    with open(OUT, "w") as fh:
+        for name, m in sorted(sys.modules.items()):
+            if name.startswith("lookout."):
+                fh.write(f"{name} {getattr(m, '__spec__', None) is None}\\n")
+    real(code)
+real, posix._exit = posix._exit, dump
+sys.argv = [SCRIPT]
+exec(compile(open(SCRIPT).read(), SCRIPT, "exec"), {"__name__": "__main__", "__file__": SCRIPT})
+"""
+
+
+def test_a_turn_end_loads_the_notify_group_from_the_pack(
+    tree: Path, tmp_path: Path, state_dir: Path
+) -> None:
+    write_config(notify.DEFAULT_TEXT)  # its `done` rule weighs a Stop
+    out = tmp_path / "modules.txt"
+    for script, name in (
+        ("session_start.py", "SessionStart"),  # fills the hooks' config cache
+        ("user_prompt_submit.py", "UserPromptSubmit"),
+        ("stop.py", "Stop"),
+    ):
+        path = str(tree / "hooks" / script)
+        code = PROBE.replace("OUT", repr(str(out))).replace("SCRIPT", repr(path))
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", code],
+            input=(PAYLOADS / f"{name}.json").read_bytes(),
+            capture_output=True,
+            timeout=30,
+        )
+        assert done.returncode == 0 and done.stdout == b""
+    loaded = dict(line.split() for line in out.read_text().splitlines())
+    notify_group = {f"lookout.{m}" for m in hookpack.GROUPS["notify"]}
+    assert notify_group <= set(loaded)
+    assert {name for name, packed in loaded.items() if packed == "True"} == (
+        notify_group | {f"lookout.{m}" for m in hookpack.GROUPS["record"]}
     )
+    assert b'"skipped"' in (state_dir / "deliveries.jsonl").read_bytes()  # the rules ran
+
+
+def test_each_group_runs_its_modules_after_what_they_import() -> None:
+    assert {
+        "lookout",
+        "lookout.hookpack",
+        *(f"lookout.{m}" for m in hookpack.GROUPS["record"]),
+    } == (HOOK_PATH)
     import ast
 
-    for i, name in enumerate(hookpack.MODULES):
-        tree = ast.parse((ROOT / "lookout" / f"{name}.py").read_text())
-        used = set()
-        for node in tree.body:  # module level only: what runs when the module is executed
-            if isinstance(node, ast.ImportFrom) and node.module == "lookout":
-                used |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lookout."):
-                used.add(node.module.partition(".")[2])
-        assert used & set(hookpack.MODULES) <= set(hookpack.MODULES[:i]), name
+    for modules in hookpack.GROUPS.values():
+        for i, name in enumerate(modules):
+            path = ROOT / "lookout" / name.replace(".", "/")
+            source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+            used = set()
+            for node in ast.parse(source.read_text()).body:  # module level: what runs at import
+                if isinstance(node, ast.ImportFrom) and node.module == "lookout":
+                    used |= {a.name for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "lookout."
+                ):
+                    module = node.module.partition(".")[2]
+                    used |= {module, *(f"{module}.{a.name}" for a in node.names)}
+            assert used & set(modules) <= set(modules[:i]), name
+            if "." in name:
+                assert name.rpartition(".")[0] in modules[:i], name  # its package first
 
 
 @pytest.mark.real
