@@ -3,11 +3,18 @@ its own temporary directory: nothing here may touch the real ~/.claude or ~/.con
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import write_config
+
+# A run started in the background of a non-interactive shell (`.ci/run &`) inherits SIGINT
+# ignored, and so would every lookout the tests start: the Ctrl-C tests need it as a terminal
+# delivers it. A handler here becomes the default action in each child.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Fixtures that start a real part costing seconds (an MQTT broker, a tmux server with clients
 # attached, a browser): a test using one is marked `real`, which `bash tests/run --fast` skips.
