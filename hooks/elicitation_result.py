@@ -7,7 +7,7 @@ sys.path.insert(0, __file__.rpartition("/")[0].rpartition("/")[0])
 
 from lookout import hookpack
 
-hookpack.load()  # the hook path in one precompiled file, when it is current
+hookpack.boot()  # the hook path from one precompiled file (when current); no GC
 
 from lookout.runner import exit_now, run
 

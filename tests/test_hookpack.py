@@ -141,7 +141,9 @@ def test_a_module_failing_in_the_pack_leaves_nothing_half_loaded(tree: Path, gro
 PROBE = """
 import posix, sys
 def dump(code):
+    import gc
     with open(OUT, "w") as fh:
+        fh.write(f"gc-enabled {gc.isenabled()}\\n")
         for name, m in sorted(sys.modules.items()):
             if name.startswith("lookout."):
                 fh.write(f"{name} {getattr(m, '__spec__', None) is None}\\n")
@@ -172,6 +174,7 @@ def test_a_turn_end_loads_the_notify_group_from_the_pack(
         )
         assert done.returncode == 0 and done.stdout == b""
     loaded = dict(line.split() for line in out.read_text().splitlines())
+    assert loaded.pop("gc-enabled") == "False"  # a hook never pays for a cycle collection
     notify_group = {f"lookout.{m}" for m in hookpack.GROUPS["notify"]}
     assert notify_group <= set(loaded)
     assert {name for name, packed in loaded.items() if packed == "True"} == (

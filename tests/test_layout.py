@@ -31,7 +31,7 @@ HOOK_PATH = {
 HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib", "os"}
 # All a recording hook adds to a bare `python -I -S`'s modules besides its own: os alone (with
 # _collections_abc) would cost ~1 ms, zlib's shared library ~0.3 ms (issue 23).
-HOOK_STDLIB = {"__future__", "_json", "_stat", "fcntl"}
+HOOK_STDLIB = {"__future__", "_json", "_stat", "fcntl", "gc"}  # gc: built in, to switch it off
 
 # Dumps sys.modules as the script ends: at exit, or at the hook's posix._exit (no atexit then).
 PROBE = """
