@@ -8,6 +8,7 @@ pathlib and os are loaded by the functions that need them, which no hook calls."
 
 from __future__ import annotations
 
+import _stat
 import posix
 import sys
 
@@ -80,6 +81,31 @@ def normpath(path: str) -> str:
         elif part and part != ".":
             parts.append(part)
     return "/" + "/".join(parts)
+
+
+def exists(path: str) -> bool:
+    """os.path.exists, through posix."""
+    try:
+        posix.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def isdir(path: str) -> bool:
+    """os.path.isdir, through posix."""
+    try:
+        return _stat.S_ISDIR(posix.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def isfile(path: str) -> bool:
+    """os.path.isfile, through posix."""
+    try:
+        return _stat.S_ISREG(posix.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _xdg(var: str, default: str) -> str:

@@ -77,7 +77,7 @@ def ensure_dir(path: str) -> None:
     except FileNotFoundError:
         # Every missing component gets 0700 (as XDG asks for ~/.local/state), not just the last.
         parent = _dirname(path.rstrip("/"))
-        if parent and parent != path and not _isdir(parent):
+        if parent and parent != path and not paths.isdir(parent):
             ensure_dir(parent)
         try:
             posix.mkdir(path, 0o700)
@@ -116,21 +116,6 @@ def _checked(path: str, st: stat_result) -> stat_result:
 def _dirname(path: str) -> str:
     head = path.rpartition("/")[0]
     return head.rstrip("/") or ("/" if path.startswith("/") else "")
-
-
-def _isdir(path: str) -> bool:
-    try:
-        return _stat.S_ISDIR(posix.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def _exists(path: str) -> bool:
-    try:
-        posix.stat(path)
-    except (OSError, ValueError):
-        return False
-    return True
 
 
 def rfc3339(ts_ms: int) -> str:
@@ -267,7 +252,7 @@ class Locked:
     def _rotate(self, path: str, keep: int = DEFAULT_KEEP) -> None:
         for n in range(keep - 1, 0, -1):
             older = f"{path}.{n}"
-            if _exists(older):
+            if paths.exists(older):
                 posix.replace(older, f"{path}.{n + 1}")
         posix.replace(path, f"{path}.1")
 

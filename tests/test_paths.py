@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import os.path
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +36,15 @@ def test_expanduser_without_home_asks_the_password_database(
 ) -> None:
     monkeypatch.delenv("HOME")
     assert paths.expanduser("~/x") == os.path.expanduser("~/x")
+
+
+def test_exists_isdir_isfile_are_os_paths(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "f")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    for name in ("f", "d", "link", "dangling", "gone", "f/below", "nul\0byte"):
+        path = str(tmp_path / name)
+        assert paths.exists(path) == os.path.exists(path), name
+        assert paths.isdir(path) == os.path.isdir(path), name
+        assert paths.isfile(path) == os.path.isfile(path), name

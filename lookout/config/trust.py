@@ -5,7 +5,6 @@ writes it. On a notifying hook's path: `posix`, never `os` (~1 ms)."""
 
 from __future__ import annotations
 
-import _stat
 import posix
 
 from lookout import paths
@@ -75,7 +74,7 @@ def project_path(cwd: str | None) -> str | None:
         return None
     for d in _search_dirs(paths.normpath(cwd)):
         candidate = paths.join(d, PROJECT_FILE)
-        if _is_file(candidate):
+        if paths.isfile(candidate):
             return candidate
     return None
 
@@ -86,28 +85,13 @@ def _search_dirs(cwd: str) -> list[str]:
     d = cwd
     while d != home:
         found.append(d)
-        if _exists(paths.join(d, ".git")):
+        if paths.exists(paths.join(d, ".git")):
             return found
         parent = d.rpartition("/")[0] or "/"
         if parent == d:
             return [cwd]  # reached / with no repository root and no home on the way
         d = parent
     return found
-
-
-def _exists(path: str) -> bool:
-    try:
-        posix.stat(path)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def _is_file(path: str) -> bool:
-    try:
-        return _stat.S_ISREG(posix.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def trust_path() -> str:
