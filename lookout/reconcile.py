@@ -236,11 +236,12 @@ def _actors(session: Session) -> list[tuple[str | None, Actor]]:
 
 
 def observe(
-    session: Session, now_ms: int, client: Entry | None = None, alive: bool | None = None
+    session: Session, now_ms: int, client: Entry | None, alive: bool | None
 ) -> list[Finding]:
     """Every proof that an open episode (or a working turn) of `session` is over, and what the
     client's registry entry (`client`) says when nothing else proves anything. `alive`: the
-    process's liveness (pid_alive) as the caller just saw it. Reads only."""
+    process's liveness (pid_alive) as the caller just saw it, required so that no caller can
+    leave out the process's proof. Reads only."""
     if session.get("status") == words.ENDED:
         return []
     if alive is False:
