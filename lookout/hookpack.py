@@ -2,10 +2,10 @@
 
 Each import is a search, a stat, an open, a read and an unmarshal (~0.08 ms here): the eight
 modules of a recording hook were a third of what it cost over a bare interpreter. `write()`
-(install, after byte-compiling the runtime) puts their code objects in one file next to their
-.pyc files, in two groups: `record`, which a hook shim loads first (`boot()`), and `notify`, which
-the runner loads only when a transition asks for a notification (`load("notify")`). Loading a
-group runs its modules under their own names, so the imports that follow find them loaded.
+(install, after byte-compiling the runtime) puts their code objects next to their .pyc files,
+one file per group: `record`, which a hook shim loads first (`boot()`), and `notify`, which the
+runner loads only when a transition asks for a notification (`load("notify")`). Loading a group
+runs its modules under their own names, so the imports that follow find them loaded.
 
 A group is used only when the pack was made by this very interpreter from sources of exactly
 the recorded mtimes and sizes (the rule importlib applies to a .pyc); anything else, and any
@@ -47,22 +47,21 @@ GROUPS = {
 # of the standard library's directory.
 STDLIB = ("__future__",)
 # Bumped when the pack's layout changes: an older pack is then not read at all.
-FORMAT = 3
+FORMAT = 4
 
 
-def pack_path(package_dir: str) -> str:
-    return f"{package_dir}/__pycache__/hookpack.{sys.implementation.cache_tag}.bin"
+def pack_path(package_dir: str, group: str = "record") -> str:
+    """A group's file: each is read only by the hooks that need it."""
+    return f"{package_dir}/__pycache__/hookpack-{group}.{sys.implementation.cache_tag}.bin"
 
 
 def _current(here: str, group: str) -> "tuple[Entry, ...] | None":
-    """The group's entries when the pack is current for their sources and this interpreter."""
+    """The group's entries when its file is current for their sources and this interpreter."""
     try:
-        with open(pack_path(here), "rb") as fh:
-            # The groups are kept marshalled: only the one asked for is unmarshalled.
-            fmt, version, groups = marshal.loads(fh.read())  # noqa: S302 (as trusted as a .pyc)
+        with open(pack_path(here, group), "rb") as fh:
+            fmt, version, entries = marshal.loads(fh.read())  # noqa: S302 (as trusted as a .pyc)
         if fmt != FORMAT or version != sys.hexversion:
             return None
-        entries = marshal.loads(groups[group])  # noqa: S302
         for _name, path, mtime_ns, size, _code in entries:
             st = posix.stat(path)
             if st.st_mtime_ns != mtime_ns or st.st_size != size:
@@ -125,14 +124,15 @@ def load(group: str = "record") -> bool:
     return True
 
 
-def write(package_dir: str | None = None) -> str:
-    """Compile every group of package_dir (this package's by default) into its pack, with this
-    interpreter, atomically. Returns the pack's path. The hooks must run with this interpreter."""
+def write(package_dir: str | None = None) -> list[str]:
+    """Compile each group of package_dir (this package's by default) into its file, with this
+    interpreter, each atomically. Returns their paths. The hooks must run with this
+    interpreter."""
     import importlib
     import os
 
     here = package_dir or os.path.dirname(os.path.abspath(__file__))
-    groups: dict[str, bytes] = {}
+    written = []
     for group, modules in GROUPS.items():
         sources: list[tuple[str, str]] = []
         if group == "record":
@@ -152,15 +152,15 @@ def write(package_dir: str | None = None) -> str:
                 st = os.fstat(fh.fileno())
             code = compile(source, path, "exec", dont_inherit=True, optimize=0)
             entries.append((name, path, st.st_mtime_ns, st.st_size, code))
-        groups[group] = marshal.dumps(tuple(entries))
-    target = pack_path(here)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(marshal.dumps((FORMAT, sys.hexversion, groups)))
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+        target = pack_path(here, group)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = f"{target}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(marshal.dumps((FORMAT, sys.hexversion, tuple(entries))))
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        written.append(target)
+    return written

@@ -38,8 +38,8 @@ def tree(tmp_path: Path) -> Path:
     return home
 
 
-def pack_of(home: Path) -> Path:
-    return Path(hookpack.pack_path(str(home / "lookout")))
+def pack_of(home: Path, group: str = "record") -> Path:
+    return Path(hookpack.pack_path(str(home / "lookout"), group))
 
 
 def run_hook(home: Path, prefix: str = "lookout") -> set[str]:
@@ -79,6 +79,12 @@ def test_the_pack_loads_the_same_modules_as_the_imports(tree: Path, tmp_path: Pa
     assert loaded - ours - bare_modules() == HOOK_STDLIB
 
 
+def test_a_recording_hook_reads_only_its_own_group(tree: Path, state_dir: Path) -> None:
+    pack_of(tree, "notify").unlink()
+    assert run_hook(tree) == {"lookout", "lookout.hookpack"}
+    assert events_recorded(state_dir) == 1
+
+
 def test_without_a_pack_the_hook_imports_as_before(tree: Path, state_dir: Path) -> None:
     pack_of(tree).unlink()
     assert run_hook(tree) == HOOK_PATH
@@ -103,8 +109,8 @@ def test_a_bad_pack_falls_back_silently(tree: Path, state_dir: Path, damage: str
     elif damage == "not marshal":
         pack.write_bytes(b"\x00garbage" * 100)
     else:
-        fmt, version, groups = marshal.loads(data)
-        pack.write_bytes(marshal.dumps((fmt, version + 1, groups)))
+        fmt, version, entries = marshal.loads(data)
+        pack.write_bytes(marshal.dumps((fmt, version + 1, entries)))
     assert run_hook(tree) == HOOK_PATH
     assert events_recorded(state_dir) == 1
     assert not (state_dir / "errors.log").exists()
@@ -112,13 +118,12 @@ def test_a_bad_pack_falls_back_silently(tree: Path, state_dir: Path, damage: str
 
 @pytest.mark.parametrize("group", ["record", "notify"])
 def test_a_module_failing_in_the_pack_leaves_nothing_half_loaded(tree: Path, group: str) -> None:
-    pack = pack_of(tree)
-    fmt, version, groups = marshal.loads(pack.read_bytes())
+    pack = pack_of(tree, group)
+    fmt, version, entries = marshal.loads(pack.read_bytes())
     last = f"lookout.{hookpack.GROUPS[group][-1]}"
     boom = compile("raise RuntimeError('boom')", "boom.py", "exec")
-    entries = marshal.loads(groups[group])
-    groups[group] = marshal.dumps(tuple(e if e[0] != last else (*e[:4], boom) for e in entries))
-    pack.write_bytes(marshal.dumps((fmt, version, groups)))
+    entries = tuple(e if e[0] != last else (*e[:4], boom) for e in entries)
+    pack.write_bytes(marshal.dumps((fmt, version, entries)))
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); from lookout import hookpack;"
         " group = sys.argv[2]; group == 'notify' and hookpack.load();"  # what notify runs after
@@ -213,6 +218,6 @@ def test_each_group_runs_its_modules_after_what_they_import() -> None:
 def test_install_writes_a_current_pack(tmp_path: Path, state_dir: Path) -> None:
     home = tmp_path / "runtime"
     runtime.install_code(home, sys.executable)
-    assert pack_of(home).exists()
+    assert all(pack_of(home, group).exists() for group in hookpack.GROUPS)
     assert run_hook(home) == {"lookout", "lookout.hookpack"}
     assert events_recorded(state_dir) == 1
