@@ -20,7 +20,7 @@ import pytest
 from lookout.commands import main
 from lookout.web import server
 from tests.helpers import ROOT, require_binary
-from tests.web.conftest import Served, start_serve
+from tests.web.conftest import Page, Served, start_serve
 
 
 @pytest.fixture
@@ -122,12 +122,10 @@ def test_url_of_a_wildcard_bind_names_this_host(capsys: pytest.CaptureFixture[st
 
 def test_rotate_signs_out_every_browser_link_and_script(running: Served) -> None:
     # N1: the dashboard's authority can be revoked, in a server that keeps running.
-    link = running.new_login()
-    status, body = sign_in(running.base, link.split("#code=")[1])
-    assert status == 200
-    session = body["session"]
+    port = int(running.base.rsplit(":", 1)[1])
+    page = Page.sign_in(port, running.new_login().split("#code=")[1])
     unused = running.new_login().split("#code=")[1]
-    assert get(running.base, "/api/sessions", session) == 200
+    assert page.json("/api/sessions")[0] == 200
     assert get(running.base, "/api/sessions", running.token) == 200
     done = subprocess.run(
         [sys.executable, "-m", "lookout", "serve", "--rotate"],
@@ -138,13 +136,14 @@ def test_rotate_signs_out_every_browser_link_and_script(running: Served) -> None
         "rotated the dashboard token: every signed-in browser, sign-in link and script token no"
         " longer works\nhint: `lookout serve --url` for a new sign-in link, `--token` for scripts\n"
     )
-    assert get(running.base, "/api/sessions", session) == 401
+    assert page.json("/api/sessions")[0] == 401
+    status, body = page.hello()
+    assert (status, body["reason"]) == (401, "revoked")  # the page says `--rotate` signed it out
     assert get(running.base, "/api/sessions", running.token) == 401
     assert sign_in(running.base, unused)[0] == 401
     assert sign_in(running.base, running.login.split("#code=")[1])[0] == 401
-    fresh = running.new_login().split("#code=")[1]
-    status, body = sign_in(running.base, fresh)
-    assert status == 200 and get(running.base, "/api/sessions", body["session"]) == 200
+    fresh = Page.sign_in(port, running.new_login().split("#code=")[1])
+    assert fresh.json("/api/sessions")[0] == 200
     token = subprocess.run(
         [sys.executable, "-m", "lookout", "serve", "--token"],
         cwd=ROOT, capture_output=True, text=True, timeout=30, check=True,

@@ -50,6 +50,38 @@ def sign_in(driver: Any, served: Served) -> None:
     until(driver, f"document.querySelectorAll('{CARDS}').length > 0")
 
 
+STORED = """
+const done = arguments[arguments.length - 1];
+const open = indexedDB.open("lookout");
+open.onupgradeneeded = () => { open.transaction.abort(); };
+open.onerror = () => done(null);
+open.onsuccess = () => {
+  const db = open.result;
+  if (!db.objectStoreNames.contains("auth")) { db.close(); done(null); return; }
+  const got = db.transaction("auth").objectStore("auth").get("session");
+  got.onsuccess = () => {
+    db.close();
+    const c = got.result;
+    done(c ? {session: c.session, expires_ms: c.expires_ms, key: String(c.key),
+              extractable: c.key.extractable, usages: c.key.usages} : null);
+  };
+};
+"""
+
+
+def stored(driver: Any) -> dict[str, Any] | None:
+    """What this origin's IndexedDB holds for the dashboard's sign-in (auth.js), or None."""
+    return driver.execute_async_script(STORED)  # type: ignore[no-any-return]
+
+
+def forget(driver: Any) -> None:
+    """Sign this browser out of the current origin (what clearing site data does)."""
+    driver.execute_async_script(
+        "const done = arguments[0]; const r = indexedDB.deleteDatabase('lookout');"
+        "r.onsuccess = r.onerror = r.onblocked = () => done(true);"
+    )
+
+
 def cards(driver: Any) -> list[dict[str, Any]]:
     return driver.execute_script(CARD_FIELDS)  # type: ignore[no-any-return]
 
@@ -275,7 +307,7 @@ def test_no_other_port_gets_any_credential_and_the_link_works_once(
     try:
         browser_sign_in(browser, served, served.login)
         until(browser, f"document.querySelectorAll('{CARDS}').length > 0")
-        secret = browser.execute_script("return localStorage.getItem('lookout.session')")
+        secret = stored(browser)["session"]
         assert browser.execute_script("return location.href") == served.base + "/"
         assert browser.get_cookies() == []
         dev_url = f"http://127.0.0.1:{dev.server_address[1]}/app"
@@ -284,7 +316,7 @@ def test_no_other_port_gets_any_credential_and_the_link_works_once(
         assert seen and all("Cookie" not in h for h in seen)
         for h in seen:
             assert not any(served.token in v or secret in v for v in h.values())
-        assert browser.execute_script("return localStorage.getItem('lookout.session')") is None
+        assert stored(browser) is None  # another origin's storage
         # The dev server's page cannot use the dashboard either: no credential rides along.
         status = browser.execute_async_script(
             "const done = arguments[0];"
@@ -297,10 +329,10 @@ def test_no_other_port_gets_any_credential_and_the_link_works_once(
         dev.server_close()
     # The link, from the history: used once already, so it signs nobody in.
     browser.get(served.base + "/")
-    browser.execute_script("localStorage.clear()")
+    forget(browser)
     browser.get(served.login)
     until(browser, "!document.getElementById('login-failed').hidden")
-    assert browser.execute_script("return localStorage.getItem('lookout.session')") is None
+    assert stored(browser) is None
 
 
 def test_payload_text_stays_text(browser: Any, served: Served, state_dir: Path) -> None:

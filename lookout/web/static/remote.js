@@ -83,7 +83,7 @@
     const reply = response ? await response.json().catch(() => ({})) : {};
     if (!response) say(r, "lookout is not reachable: try again", "error");
     else if (response.ok) { R.focus = r.id; }
-    else if (response.status === 401) { location.reload(); return; }
+    else if (response.status === 401) { return; } // app.js shows how to sign in (never a reload)
     else {
       R.focus = r.id;
       const item = R.list.find((x) => x.id === r.id);
