@@ -138,7 +138,10 @@ def send(
         conn.putheader("Content-Length", str(len(body or b"")))
         conn.endheaders(body or b"")
         response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
+        headers = dict(response.getheaders())
+        if headers.get("Content-Type", "").startswith("text/event-stream"):
+            return response.status, headers, b""  # a stream that was let in: it never ends
+        return response.status, headers, response.read()
     finally:
         conn.close()
 

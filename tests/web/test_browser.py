@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 from tests.helpers import ROOT
 from tests.jump.world import World
 from tests.web import seed
-from tests.web.conftest import Served, browser_sign_in, start_serve
+from tests.web.conftest import Page, Served, browser_sign_in, send, start_serve
 
 pytestmark = pytest.mark.e2e
 
@@ -610,3 +611,263 @@ def test_a_new_request_card_comes_as_fast_as_a_status_change(
         requests.save_new(str(state_dir), rec, now)
         took = until(browser, f"document.querySelectorAll('article.request').length === {n + 1}")
         assert took < 0.5, f"request card {n + 1} came {took:.2f} s after the request"
+
+
+# -- issue 31 item 3: nothing a browser sends is worth anything to the next server on its port --
+
+# The page another local user serves on the dashboard's port once it stopped (worst case: it
+# knows the dashboard's request format).
+HOSTILE_PAGE = (Path(__file__).parent / "squatter.html").read_text()
+
+
+class Squatter:
+    """Another user's server on the dashboard's port once it stopped: it records every request
+    the browser sends it, serves its own page in the dashboard's origin, and answers the API as
+    `api` says ("busy": 503, so the page keeps what it has; "fake": 200 with a made-up proof)."""
+
+    def __init__(self, port: int, page: str, api: str) -> None:
+        import http.server
+        import threading
+
+        self.seen: list[dict[str, Any]] = []
+        self.loot: list[dict[str, Any]] = []
+        squatter = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def _answer(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path == "/__loot":
+                    squatter.loot.append(json.loads(body))
+                    return self._send(204, b"", "text/plain")
+                squatter.seen.append(
+                    {"at": time.monotonic(), "method": self.command, "path": self.path,
+                     "headers": dict(self.headers.items()), "body": body}
+                )  # fmt: skip
+                if not self.path.startswith("/api/"):
+                    return self._send(200, page.encode(), "text/html")
+                if api == "busy":
+                    return self._send(503, b'{"error": "busy"}', "application/json")
+                fake = {"proof": "A" * 43, "now_ms": int(time.time() * 1000), "requests": []}
+                return self._send(200, json.dumps(fake).encode(), "application/json")
+
+            def _send(self, status: int, body: bytes, kind: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
+
+    def api_calls(self) -> list[dict[str, Any]]:
+        return [r for r in self.seen if r["path"].startswith("/api/")]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def since_challenged(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The calls from the page's first challenge on (before it, a request the browser had in
+    flight to the stopped dashboard may be retried on the new server: signed for the old one,
+    it is worth nothing, as the replays show)."""
+    first = next((n for n, r in enumerate(calls) if r["path"] == "/api/hello"), len(calls))
+    return calls[first:]
+
+
+def pending_request(state_dir: Path) -> dict[str, Any]:
+    from lookout.remote import requests
+    from tests.helpers import payload
+
+    p = dict(payload("PermissionRequest-Bash"), session_id="squat-1")
+    p["tool_input"] = {"command": "rm -rf ~/proj"}
+    now = int(time.time() * 1000)
+    rec = requests.new_record(p, {}, now, 300, False)
+    rec["pid"] = os.getpid()  # a live "deciding hook"
+    requests.save_new(str(state_dir), rec, now)
+    return rec
+
+
+def test_what_a_signed_in_tab_gives_a_port_squatter_is_refused_by_the_restarted_dashboard(
+    browser: Any, state_dir: Path, no_notifications: None
+) -> None:
+    """S3 as the review reproduced it: sign in, stop the dashboard, let another server hold its
+    port for a few seconds (it records every request the open tab sends; the user reloads the
+    tab, so its own page runs in the dashboard's origin and takes what storage holds), start
+    the dashboard again on that port, replay everything: every API call gets 401."""
+    seed.demo(state_dir)
+    rec = pending_request(state_dir)
+    port = free_port()
+    served = start_serve("--port", str(port))
+    answer = json.dumps({"decision": "allow", "nonce": rec["nonce"]})
+    targets = [
+        ["GET", "/api/requests?all=1", ""], ["GET", "/api/sessions?all=1", ""],
+        ["GET", "/api/stream", ""], ["GET", "/api/report", ""],
+        ["POST", f"/api/requests/{rec['id']}", answer],
+    ]  # fmt: skip
+    squatter = Squatter.__new__(Squatter)  # set below, once the port is free
+    try:
+        browser_sign_in(browser, served)
+        until(browser, f"document.querySelectorAll('{CARDS}').length > 0")
+        until(browser, f"document.querySelector('[data-request-id=\"{rec['id']}\"]')")
+        until(browser, "document.getElementById('live').dataset.state === 'live'")
+        served.stop()
+        squatter = Squatter(
+            port, HOSTILE_PAGE.replace("/*TARGETS*/[]", json.dumps(targets)), "busy"
+        )
+        # The open tab keeps calling: hold the port for a few seconds of its calls.
+        wait(lambda: squatter.api_calls(), 30, "the open tab to call the squatter")
+        first = squatter.api_calls()[0]["at"]
+        wait(lambda: squatter.api_calls()[-1]["at"] - first >= 3, 30, "3 s of the tab's calls")
+        browser.refresh()  # "offline?": the user reloads, and gets the squatter's page
+        wait(lambda: squatter.loot, 30, "the squatter's page to send what it found")
+    finally:
+        if hasattr(squatter, "server"):
+            squatter.close()
+    loot = squatter.loot[0]
+    calls = squatter.api_calls()
+    served = start_serve("--port", str(port))  # the real dashboard again, the same token
+    try:
+        refused = []
+        for r in calls:
+            status, _, _ = send(port, r["method"], r["path"], r["headers"], r["body"] or None)
+            refused.append((r["method"], r["path"], status))
+        # Whatever storage held, as a script token, a bearer secret or a raw key.
+        strings = [v for v in [*loot["local"].values(), *loot["session"].values()] if v]
+        for value in loot["values"]:
+            strings += [v for v in value.values() if isinstance(v, str)]
+            if isinstance(value.get("session"), str) and value.get("key") != "CryptoKey":
+                key = base64.urlsafe_b64decode(value["key"] + "=" * (-len(value["key"]) % 4))
+                page = Page(port, value["session"], key)
+                for method, target, body in targets:
+                    status, _, _ = page.request(method, target, body.encode() or None)
+                    refused.append((method, target, status))
+        host = {"Host": f"127.0.0.1:{port}"}
+        for secret in strings:
+            for target in ("/api/requests?all=1", "/api/sessions"):
+                bearer = {**host, "Authorization": f"Bearer {secret}"}
+                refused.append(("GET", target, send(port, "GET", target, bearer)[0]))
+        assert len(refused) > len(targets)
+        assert [r for r in refused if r[2] != 401] == []
+        assert loot["signed"] == len(targets)  # it found the page's key and used it ...
+        # Once the tab knew its server was gone, it sent only challenges.
+        tab = since_challenged(calls[: len(calls) - len(targets)])
+        assert tab and {r["path"] for r in tab} == {"/api/hello"}
+        assert loot["exported"] == []  # ... but could not read it out
+        from lookout.remote import requests
+
+        assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
+        # The tab, back on the real dashboard: it says why it is signed out, and a new link
+        # signs it in again.
+        browser.get(served.base + "/")
+        until(browser, "!document.getElementById('login').hidden")
+        why = browser.find_element("id", "login-failed")
+        assert why.text == "The dashboard restarted: sign in again."
+        assert stored(browser) is None
+        sign_in(browser, served)
+    finally:
+        served.stop()
+
+
+def test_a_server_that_cannot_prove_the_key_gets_nothing_more_and_the_page_says_so(
+    browser: Any, state_dir: Path, no_notifications: None
+) -> None:
+    # The squatter answers the page's challenge with a made-up proof: the page signs itself
+    # out, forgets its key, sends nothing signed, and tells the user what to do.
+    seed.demo(state_dir)
+    port = free_port()
+    served = start_serve("--port", str(port))
+    squatter = Squatter.__new__(Squatter)
+    try:
+        browser_sign_in(browser, served)
+        until(browser, f"document.querySelectorAll('{CARDS}').length > 0")
+        until(browser, "document.getElementById('live').dataset.state === 'live'")
+        served.stop()
+        squatter = Squatter(port, "<p>not lookout</p>", "fake")
+        until(browser, "!document.getElementById('login').hidden", timeout=30)
+        assert browser.find_element("id", "login-failed").text.startswith(
+            "What answers at this address now could not prove it is your dashboard"
+        )
+        assert browser.find_element("id", "live").text == "signed out"
+        assert stored(browser) is None
+        calls = since_challenged(squatter.api_calls())
+        assert calls and {r["path"] for r in calls} == {"/api/hello"}
+        assert all("authorization" not in str(r["headers"]).lower() for r in calls)
+        # Signed out, the tab's timers send nothing more at all.
+        before = len(squatter.api_calls())
+        status = browser.execute_async_script(
+            "const done = arguments[0];"
+            "window.lookout.api('/api/requests?all=1').then((r) => done(r.status), done)"
+        )
+        assert status == 401 and len(squatter.api_calls()) == before
+        assert (
+            browser.execute_script("return document.querySelectorAll('#groups article').length")
+            == 0
+        )
+    finally:
+        if hasattr(squatter, "server"):
+            squatter.close()
+
+
+def test_a_page_without_webcrypto_signs_its_requests_too(
+    browser: Any, served: Served, demo: dict[str, str]
+) -> None:
+    # Plain HTTP to a network address (a Tailscale address without TLS, say) is not a secure
+    # context: no crypto.subtle. The page signs with its own SHA-256/HMAC then, which must
+    # agree with the server's to the bit.
+    import hmac as py_hmac
+
+    hidden = browser.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": "Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});"},
+    )
+    try:
+        sign_in(browser, served)
+        assert browser.execute_script("return window.crypto.subtle") is None
+        assert len(stored(browser)["key"].split(",")) == 32  # raw bytes: the docs say so
+        browser.find_element("css selector", f'[data-id="{demo["api"]}"]').click()
+        until(browser, "document.querySelectorAll('#tl-events li').length > 0")
+        key = bytes(range(32))
+        for text in ["", "abc", "x" * 55, "y" * 56, "z" * 64, "é\0" * 300, "w" * 1000]:
+            got = browser.execute_script(
+                "return window.lookout.hmacSha256(new Uint8Array(arguments[0]), arguments[1])",
+                list(key),
+                text,
+            )
+            want = py_hmac.new(key, text.encode(), "sha256").hexdigest()
+            assert got == want, text[:10]
+        long_key = bytes(range(100))  # longer than a block: hashed first
+        got = browser.execute_script(
+            "return window.lookout.hmacSha256(new Uint8Array(arguments[0]), 'k')", list(long_key)
+        )
+        assert got == py_hmac.new(long_key, b"k", "sha256").hexdigest()
+    finally:
+        browser.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": hidden["identifier"]}
+        )

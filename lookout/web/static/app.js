@@ -294,6 +294,7 @@ async function connect() {
   }
   if (state.stream !== controller) return;
   state.stream = null;
+  window.lookout.lost(); // the server may be gone: whatever answers next proves itself first
   setLive("reconnecting");
   setTimeout(connect, 2000);
 }
