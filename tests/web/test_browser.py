@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import subprocess
 import sys
@@ -702,10 +703,15 @@ def since_challenged(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def pending_request(state_dir: Path) -> dict[str, Any]:
+    return pending_request_for(state_dir, "squat-1")
+
+
+def pending_request_for(state_dir: Path, session_id: str) -> dict[str, Any]:
+    """A permission request waiting for an answer, its deciding hook alive (this process)."""
     from lookout.remote import requests
     from tests.helpers import payload
 
-    p = dict(payload("PermissionRequest-Bash"), session_id="squat-1")
+    p = dict(payload("PermissionRequest-Bash"), session_id=session_id)
     p["tool_input"] = {"command": "rm -rf ~/proj"}
     now = int(time.time() * 1000)
     rec = requests.new_record(p, {}, now, 300, False)
@@ -871,3 +877,75 @@ def test_a_page_without_webcrypto_signs_its_requests_too(
         browser.execute_cdp_cmd(
             "Page.removeScriptToEvaluateOnNewDocument", {"identifier": hidden["identifier"]}
         )
+
+
+def js_duration(s: float) -> str:
+    """report.js's duration(), to say what the panel must show."""
+    if s < 10:
+        return f"{s:.1f}s"
+    whole = math.floor(s + 0.5)
+    h, m, sec = whole // 3600, whole % 3600 // 60, whole % 60
+    if h:
+        return f"{h}h {m:02d}m"
+    return f"{m}m {sec:02d}s" if m else f"{sec}s"
+
+
+def recent_week(state_dir: Path) -> int:
+    """tests/fixtures/ledger's recorded week, moved to end within the last seven local days,
+    every event hours away from a midnight; returns where the panel's week starts (ms)."""
+    import shutil
+    import tempfile
+
+    from tests.fixtures.ledger import build
+
+    now = time.time()
+    midnight = time.mktime((*time.localtime(now)[:3], 0, 0, 0, 0, 0, -1))
+    since = midnight - 6 * 86400  # as lookout/web/report.py counts the panel's week
+    # 02:00 six days ago (the last day's dialog at 02:00 today), or 21:00 seven days ago when
+    # it is not 02:30 yet today.
+    base = since + 2 * 3600 if now - midnight >= 2.5 * 3600 else since - 3 * 3600
+    out = Path(tempfile.mkdtemp(dir=state_dir.parent))
+    saved = build.BASE_MS
+    build.BASE_MS = int(base * 1000)
+    try:
+        build.build(out)
+    finally:
+        build.BASE_MS = saved
+    state_dir.mkdir(mode=0o700, exist_ok=True)
+    for path in out.iterdir():
+        shutil.copyfile(path, state_dir / path.name)
+    shutil.rmtree(out)
+    return int(since * 1000)
+
+
+def test_the_week_panel_shows_what_lookout_report_says(
+    browser: Any, served: Served, state_dir: Path
+) -> None:
+    # Issue 32 item 4: report.js called /api/report without the page's credential (401), so
+    # "This week" never showed. Its numbers are `lookout report --json`'s for the same days.
+    since_ms = recent_week(state_dir)
+    browser_sign_in(browser, served)
+    until(browser, "document.querySelector('#week .sub')", timeout=10)
+    panel = browser.execute_script(
+        """const box = document.getElementById('week');
+        return {title: box.querySelector('h2').textContent,
+                sub: box.querySelector('.sub').textContent,
+                bars: [...box.querySelectorAll('rect title')].map((t) => t.textContent)};"""
+    )
+    since_s = int(time.time() - since_ms / 1000)
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "report", "--json", "--since", f"{since_s}s"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["episodes"] == 20 and report["wait_s"] == 613.1  # the fixture's whole week
+    assert panel["title"] == "This week"
+    assert panel["sub"] == (
+        f"{report['episodes']} waits, {js_duration(report['wait_s'])} in all;"
+        f" median {js_duration(report['p50_s'])}, p95 {js_duration(report['p95_s'])}"
+    )
+    assert panel["sub"] == "20 waits, 10m 13s in all; median 9.5s, p95 1m 30s"
+    assert len(panel["bars"]) == 7
+    per_day = [int(bar.split(": ")[1].split(" waits")[0]) for bar in panel["bars"]]
+    assert sum(per_day) == report["episodes"]
+
