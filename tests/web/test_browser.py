@@ -589,7 +589,11 @@ def test_a_question_on_a_phone_names_the_project_once_with_every_option(
         return [card.querySelector('.req-state').textContent,
                 card.querySelector('.req-by').textContent];"""
     )
-    assert said == ["answered: SQLite", "answered “SQLite” by the dashboard (127.0.0.1)"]
+    # This page answered it (issue 31 item 6): it says so, not "answered" as by someone else.
+    assert said == [
+        "answered “SQLite” by you (this page)",
+        "answered “SQLite” by the dashboard (127.0.0.1)",
+    ]
     assert requests.load(str(state_dir), rec["id"])["decision"]["answers"] == {question: "SQLite"}
 
 
@@ -949,3 +953,34 @@ def test_the_week_panel_shows_what_lookout_report_says(
     per_day = [int(bar.split(": ")[1].split(" waits")[0]) for bar in panel["bars"]]
     assert sum(per_day) == report["episodes"]
 
+
+def test_a_card_this_page_answered_says_so(browser: Any, served: Served, state_dir: Path) -> None:
+    # Issue 31 item 6: right after its own Allow, the card said "already answered: allowed", as
+    # if someone else had answered.
+    from lookout.remote import requests
+
+    first, second = pending_request(state_dir), pending_request_for(state_dir, "squat-2")
+    browser_sign_in(browser, served)
+    until(browser, "document.querySelectorAll('article.request').length === 2")
+
+    def click(rec: dict[str, Any], decision: str) -> list[str]:
+        here = f'[data-request-id="{rec["id"]}"]'
+        button = f'{here} button[data-decision="{decision}"]'
+        browser.execute_script(f"document.querySelector('{button}').click()")
+        until(browser, f"document.querySelector('{here} .req-by')")
+        return browser.execute_script(  # type: ignore[no-any-return]
+            f"""const card = document.querySelector('{here}');
+            return [card.querySelector('.req-state').textContent,
+                    card.querySelector('.req-by').textContent];"""
+        )
+
+    assert click(first, "allow") == [
+        "allowed by you (this page)",
+        "allowed by the dashboard (127.0.0.1)",
+    ]
+    assert click(second, "deny") == [
+        "denied by you (this page)",
+        "denied by the dashboard (127.0.0.1)",
+    ]
+    assert requests.load(str(state_dir), first["id"])["status"] == "allowed"
+    assert requests.load(str(state_dir), second["id"])["status"] == "denied"
