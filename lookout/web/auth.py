@@ -224,7 +224,7 @@ class Keys:
         refused = self.session_refused(session, now_ms)
         if refused is not None:
             return refused
-        if not ts.isdigit() or abs(int(ts) - now_ms) > SKEW_MS:
+        if not (ts.isascii() and ts.isdigit() and len(ts) <= 16) or abs(int(ts) - now_ms) > SKEW_MS:
             return "the request's time is too far from the server's (check the clock)"
         if not 16 <= len(nonce) <= 64 or not nonce.isascii():
             return REVOKED

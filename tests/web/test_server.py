@@ -161,6 +161,11 @@ def test_a_signed_request_works_once_and_only_as_signed(dashboard: Client, state
     for skew in (-web_auth.SKEW_MS - 1000, web_auth.SKEW_MS + 1000):
         old = page.authorization("GET", target, ts=int(time.time() * 1000) + skew)
         assert send(dashboard.port, "GET", target, {**recorded, "Authorization": old})[0] == 401
+    for ts in ["\u00b2", "9" * 5000, "-1"]:  # a digit that int() refuses; too long to parse
+        odd = header.split(" ")
+        odd[2] = ts
+        bad = {**recorded, "Authorization": " ".join(odd)}
+        assert send(dashboard.port, "GET", target, bad)[0] == 401, ts[:5]
     # A signed POST with its body works (jump says why it cannot: no such session).
     status, _, body = page.request("POST", jump, b"{}")
     assert (status, json.loads(body)["error"]) == (404, "no session 's1'")
