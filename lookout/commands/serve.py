@@ -158,23 +158,22 @@ def _read_running(path: str) -> dict[str, Any] | None:
 
 
 def _running_base(state_dir: str) -> str:
-    """The URL of the `lookout serve` running on this state directory, or the default one;
-    stderr says which (stdout is the link alone, for scripts)."""
+    """The URL of the `lookout serve` running on this state directory (stderr says which;
+    stdout is the link alone, for scripts). None running is an error: a link works only on a
+    dashboard that was already running when it was made, so that one opened while someone
+    else held the port signs no one in on the dashboard that starts next."""
     from lookout import procs
 
     recorded = _read_running(os.path.join(state_dir, RUNNING))
-    if recorded is not None and procs.alive(recorded["pid"]):
-        base = str(recorded["url"])
-        print(
-            f"note: for the dashboard running at {base}/ (pid {recorded['pid']})", file=sys.stderr
+    if recorded is None or not procs.alive(recorded["pid"]):
+        raise LookoutError(
+            "no `lookout serve` runs here, and a sign-in link works only on a dashboard that"
+            " was already running when it was made",
+            hint="start it: `lookout serve` prints a sign-in link (--port and --bind name one"
+            " that runs elsewhere)",
         )
-        return base
-    base = f"http://{DEFAULT_BIND}:{DEFAULT_PORT}"
-    print(
-        f"note: no `lookout serve` runs here; this link is for the default {base}/ (--port and"
-        " --bind name another)",
-        file=sys.stderr,
-    )
+    base = str(recorded["url"])
+    print(f"note: for the dashboard running at {base}/ (pid {recorded['pid']})", file=sys.stderr)
     return base
 
 

@@ -58,8 +58,9 @@ def login_page(request: Request) -> Response:
 
 @route("POST", "/api/login", auth=False)
 def login(request: Request) -> Response:
-    """A one-time login code for a session secret (the page keeps it in origin-scoped storage
-    and sends it as `Authorization: Bearer`). Never a cookie: see lookout.web.auth."""
+    """A one-time login code for a page session: its id and, this once, its key (the page keeps
+    the key where its script can use but not read it, and signs each request with it; see
+    lookout.web.auth). Never a cookie."""
     from lookout.web.remote import FAIL_WINDOW_S, FAILURES
 
     source = str(request.conn.client_address[0])
@@ -69,15 +70,35 @@ def login(request: Request) -> Response:
         return response
     code = request.body.get("code") if isinstance(request.body, dict) else None
     now_ms = words.now_ms()
-    if not auth.redeem(request.app.state_dir, code, now_ms):
+    keys = request.app.keys
+    if not auth.redeem(request.app.state_dir, code, now_ms, keys.started_ms):
         FAILURES.add(source)
         return error(
             401,
             "this sign-in link was used already or has expired",
             "run `lookout serve --url` for a new one (it works once, within 5 minutes)",
         )
-    secret, expires_ms = auth.new_session(request.app.token, now_ms)
-    return json_response({"session": secret, "expires_ms": expires_ms})
+    session, key, expires_ms = keys.new_session(now_ms)
+    return json_response(
+        {"session": session, "key": auth.b64(key), "expires_ms": expires_ms, "now_ms": now_ms}
+    )
+
+
+@route("POST", "/api/hello", auth=False)
+def hello(request: Request) -> Response:
+    """A page proves the server before it sends it anything signed: `{"session", "challenge"}`
+    gets `{"proof": MAC of the challenge with the session's key, "now_ms"}`, or 401 with
+    `reason` (`restarted`, `expired`, `revoked`). Nothing here is worth replaying."""
+    body = request.body if isinstance(request.body, dict) else {}
+    session, challenge = body.get("session"), body.get("challenge")
+    if not isinstance(challenge, str) or not 16 <= len(challenge) <= 128:
+        return error(400, 'expected {"session": "...", "challenge": "..."}')
+    now_ms = words.now_ms()
+    refused = request.app.keys.session_refused(session, now_ms)
+    if refused is not None:
+        return error(401, auth.SIGNED_OUT[refused], auth.SIGN_IN_HINT, reason=refused)
+    proof = request.app.keys.proof(str(session), challenge)
+    return json_response({"proof": proof, "now_ms": now_ms})
 
 
 @route("GET", "/api/sessions")

@@ -38,10 +38,11 @@ def json_response(value: object, status: int = 200) -> Response:
     return Response(status, json.dumps(value).encode("utf-8"))
 
 
-def error(status: int, message: str, hint: str | None = None) -> Response:
+def error(status: int, message: str, hint: str | None = None, **more: str) -> Response:
     body: dict[str, str] = {"error": message}
     if hint:
         body["hint"] = hint
+    body.update(more)
     return json_response(body, status)
 
 

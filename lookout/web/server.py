@@ -1,9 +1,10 @@
 """The dashboard's HTTP server: routes, authentication, security headers, the event stream.
 
-Every route but the page itself, its static files and the login exchange needs `Authorization:
-Bearer` with the token (scripts) or a session secret (the page; see lookout.web.auth). No cookie
-is ever read: a browser attaches cookies by itself, also for other ports' pages, a header only
-our own page's script sends. Payload text only ever leaves here as JSON."""
+Every route but the page itself, its static files and the sign-in exchanges needs `Authorization:
+Bearer` with the token (scripts) or `Authorization: Lookout ...`, a request signed with a page
+session's key (see lookout.web.auth). No cookie is ever read: a browser attaches cookies by
+itself, also for other ports' pages, a header only our own page's script sends. Payload text
+only ever leaves here as JSON."""
 
 from __future__ import annotations
 
@@ -225,16 +226,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             request = Request(
                 method, url.path, match.groupdict(), query, self.headers, self.server, self
             )
-            if candidate.auth:
-                denied = self._authenticate(request)
-                if denied is not None:
-                    return denied
-            if method == "POST":
-                body = self._read_json()
-                if isinstance(body, Response):
-                    return body
-                request.body = body
-            return candidate.handler(request)
+            return self._run(candidate, request)
         if allowed:
             return error(405, f"{method} is not allowed here")
         return error(404, "not found")
@@ -256,19 +248,40 @@ class RequestHandler(BaseHTTPRequestHandler):
             return False
         return _is_address(name) or name.lower().rstrip(".") in self.server.names
 
-    def _authenticate(self, request: Request) -> Response | None:
+    def _run(self, route: Route, request: Request) -> Response | None:
         header = self.headers.get("Authorization", "")
-        if not header.startswith("Bearer "):
+        if route.auth and not header.startswith(("Bearer ", f"{auth.SCHEME} ")):
             return _unauthorized("this request carries no token")
-        offered = header[len("Bearer ") :].strip()
-        token = self.server.token
-        if auth.matches(token, offered):
-            return None
-        if auth.session_valid(token, offered, words.now_ms()):
-            return None
-        return _unauthorized("the token or sign-in is not (any more) valid")
+        raw = b""
+        if request.method == "POST":
+            read = self._read_body()
+            if isinstance(read, Response):
+                return read
+            raw = read
+        if route.auth:
+            denied = self._authenticate(header, request.method, raw)
+            if denied is not None:
+                return denied
+        if request.method == "POST":
+            try:
+                request.body = json.loads(raw or b"null")
+            except (ValueError, UnicodeDecodeError):
+                return error(400, "the body is not JSON")
+        return route.handler(request)
 
-    def _read_json(self) -> object:
+    def _authenticate(self, header: str, method: str, body: bytes) -> Response | None:
+        """The token (scripts), or a page's request signed with its session key."""
+        now_ms = words.now_ms()
+        if header.startswith("Bearer "):
+            if auth.matches(self.server.token, header[len("Bearer ") :].strip()):
+                return None
+            return _unauthorized("the token or sign-in is not (any more) valid")
+        refused = self.server.keys.verify(header, method, self.path, body, now_ms)
+        if refused is None:
+            return None
+        return _unauthorized(refused, refused)
+
+    def _read_body(self) -> bytes | Response:
         if self.headers.get_content_type() != "application/json":
             return error(415, "expected Content-Type: application/json")
         try:
@@ -277,13 +290,10 @@ class RequestHandler(BaseHTTPRequestHandler):
             return error(411, "Content-Length required")
         if not 0 <= length <= MAX_BODY:
             return error(413, f"the body is over {MAX_BODY} bytes")
-        raw = self.rfile.read(length)
+        raw: bytes = self.rfile.read(length)
         self._body_read = True
         self.server.disarm()
-        try:
-            return json.loads(raw or b"null")
-        except (ValueError, UnicodeDecodeError):
-            return error(400, "the body is not JSON")
+        return raw
 
     # -- output --------------------------------------------------------------------------------
 
@@ -312,12 +322,10 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(response.body)
 
 
-def _unauthorized(message: str) -> Response:
-    response = error(
-        401,
-        message,
-        "run `lookout serve --url` on the machine that serves it and open the link"
-        " (it works once, within 5 minutes)",
-    )
+def _unauthorized(message: str, reason: str | None = None) -> Response:
+    if reason in auth.SIGNED_OUT:
+        response = error(401, auth.SIGNED_OUT[reason], auth.SIGN_IN_HINT, reason=reason)
+    else:
+        response = error(401, message, auth.SIGN_IN_HINT)
     response.headers["WWW-Authenticate"] = 'Bearer realm="lookout"'
     return response

@@ -20,7 +20,7 @@ import pytest
 from lookout.commands import main
 from lookout.web import server
 from tests.helpers import ROOT, require_binary
-from tests.web.conftest import Served, start_serve
+from tests.web.conftest import Page, Served, start_serve
 
 
 @pytest.fixture
@@ -62,16 +62,28 @@ def get(base: str, path: str, bearer: str) -> int:
         conn.close()
 
 
+def test_url_without_a_running_dashboard_is_an_error(
+    capsys: pytest.CaptureFixture[str], state_dir: Path
+) -> None:
+    # Issue 31 item 3: a link works only on a dashboard already running when it was made (one
+    # opened while another user held the port signs no one in later), so none running is an
+    # error, not a link for the default address.
+    code, out, err = run(capsys, "--url")
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: no `lookout serve` runs here, and a sign-in link works only on a dashboard that"
+        " was already running when it was made\nhint: start it: `lookout serve` prints a sign-in"
+        " link (--port and --bind name one that runs elsewhere)\n"
+    )
+    assert not (state_dir / "serve.codes").exists()
+
+
 def test_url_prints_a_one_time_sign_in_link_without_the_token(
     capsys: pytest.CaptureFixture[str], state_dir: Path
 ) -> None:
-    code, out, err = run(capsys, "--url")
+    code, out, err = run(capsys, "--url", "--port", "8787")
     token = (state_dir / "serve.token").read_text().strip()
-    assert (code, err) == (
-        0,
-        "note: no `lookout serve` runs here; this link is for the default"
-        " http://127.0.0.1:8787/ (--port and --bind name another)\n",
-    )
+    assert (code, err) == (0, "")
     assert re.fullmatch(r"http://127\.0\.0\.1:8787/login#code=[A-Za-z0-9_-]{32}\n", out)
     assert token not in out
     other = run(capsys, "--url", "--bind", "::1", "--port", "9000")[1]
@@ -94,7 +106,7 @@ def test_url_is_the_running_servers(
     running.process.send_signal(signal.SIGINT)  # how a server stops: it forgets serve.json
     assert running.process.wait(10) == 0
     assert not (state_dir / "serve.json").exists()
-    assert run(capsys, "--url")[1].startswith("http://127.0.0.1:8787/login#code=")
+    assert run(capsys, "--url")[0] == 1  # none runs now
 
 
 def test_a_dead_servers_record_is_not_believed(
@@ -106,8 +118,8 @@ def test_a_dead_servers_record_is_not_believed(
     record = {"pid": gone.pid, "url": "http://127.0.0.1:9999", "port": 9999, "fleet": False}
     (state_dir / "serve.json").write_text(json.dumps(record))
     code, out, err = run(capsys, "--url")
-    assert code == 0 and out.startswith("http://127.0.0.1:8787/login#code=")
-    assert err.startswith("note: no `lookout serve` runs here")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: no `lookout serve` runs here")
 
 
 def test_token_prints_the_api_token(capsys: pytest.CaptureFixture[str], state_dir: Path) -> None:
@@ -122,12 +134,10 @@ def test_url_of_a_wildcard_bind_names_this_host(capsys: pytest.CaptureFixture[st
 
 def test_rotate_signs_out_every_browser_link_and_script(running: Served) -> None:
     # N1: the dashboard's authority can be revoked, in a server that keeps running.
-    link = running.new_login()
-    status, body = sign_in(running.base, link.split("#code=")[1])
-    assert status == 200
-    session = body["session"]
+    port = int(running.base.rsplit(":", 1)[1])
+    page = Page.sign_in(port, running.new_login().split("#code=")[1])
     unused = running.new_login().split("#code=")[1]
-    assert get(running.base, "/api/sessions", session) == 200
+    assert page.json("/api/sessions")[0] == 200
     assert get(running.base, "/api/sessions", running.token) == 200
     done = subprocess.run(
         [sys.executable, "-m", "lookout", "serve", "--rotate"],
@@ -138,13 +148,14 @@ def test_rotate_signs_out_every_browser_link_and_script(running: Served) -> None
         "rotated the dashboard token: every signed-in browser, sign-in link and script token no"
         " longer works\nhint: `lookout serve --url` for a new sign-in link, `--token` for scripts\n"
     )
-    assert get(running.base, "/api/sessions", session) == 401
+    assert page.json("/api/sessions")[0] == 401
+    status, body = page.hello()
+    assert (status, body["reason"]) == (401, "revoked")  # the page says `--rotate` signed it out
     assert get(running.base, "/api/sessions", running.token) == 401
     assert sign_in(running.base, unused)[0] == 401
     assert sign_in(running.base, running.login.split("#code=")[1])[0] == 401
-    fresh = running.new_login().split("#code=")[1]
-    status, body = sign_in(running.base, fresh)
-    assert status == 200 and get(running.base, "/api/sessions", body["session"]) == 200
+    fresh = Page.sign_in(port, running.new_login().split("#code=")[1])
+    assert fresh.json("/api/sessions")[0] == 200
     token = subprocess.run(
         [sys.executable, "-m", "lookout", "serve", "--token"],
         cwd=ROOT, capture_output=True, text=True, timeout=30, check=True,

@@ -3,14 +3,18 @@ as a real process, and a real headless Chromium (Debian's chromium + chromium-dr
 
 from __future__ import annotations
 
+import base64
+import hmac
 import http.client
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from lookout.web import auth
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
 from lookout.web.source import LocalSource
@@ -64,6 +69,87 @@ class Client:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
         return conn.getresponse()
+
+
+@dataclass
+class Page:
+    """What a signed-in dashboard page does, in Python (lookout/web/static/auth.js): a session
+    id and its key from a one-time code, the server's proof, and requests signed with the key."""
+
+    port: int
+    session: str
+    key: bytes
+    offset_ms: int = 0
+
+    @classmethod
+    def sign_in(cls, port: int, code: str) -> Page:
+        status, body = _post(port, "/api/login", {"code": code})
+        assert status == 200, body
+        key = base64.urlsafe_b64decode(body["key"] + "=" * (-len(body["key"]) % 4))
+        return cls(port, body["session"], key, body["now_ms"] - int(time.time() * 1000))
+
+    def hello(self, challenge: str | None = None) -> tuple[int, dict[str, Any]]:
+        """The server's answer to a challenge; asserts a 200 carries the right proof."""
+        challenge = challenge or secrets.token_urlsafe(24)
+        status, body = _post(
+            self.port, "/api/hello", {"session": self.session, "challenge": challenge}
+        )
+        if status == 200:
+            want = hmac.new(self.key, f"lookout proof\0{challenge}".encode(), "sha256")
+            assert body["proof"] == base64.urlsafe_b64encode(want.digest()).decode().rstrip("=")
+        return status, body
+
+    def authorization(
+        self, method: str, target: str, body: bytes = b"", ts: int | None = None
+    ) -> str:
+        ts = int(time.time() * 1000) + self.offset_ms if ts is None else ts
+        nonce = secrets.token_urlsafe(18)
+        mac = auth.request_mac(self.key, method, target, str(ts), nonce, body)
+        return f"Lookout {self.session} {ts} {nonce} {mac}"
+
+    def request(
+        self,
+        method: str,
+        target: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], bytes]:
+        sent = {"Host": f"127.0.0.1:{self.port}", **(headers or {})}
+        sent["Authorization"] = self.authorization(method, target, body or b"")
+        if body is not None:
+            sent.setdefault("Content-Type", "application/json")
+        return send(self.port, method, target, sent, body)
+
+    def json(self, target: str) -> tuple[int, Any]:
+        status, _, body = self.request("GET", target)
+        return status, json.loads(body)
+
+
+def send(
+    port: int, method: str, target: str, headers: dict[str, str], body: bytes | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP request, exactly as given (a replay sends what was recorded)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+        for name, value in headers.items():
+            if name.lower() != "content-length":
+                conn.putheader(name, value)
+        conn.putheader("Content-Length", str(len(body or b"")))
+        conn.endheaders(body or b"")
+        response = conn.getresponse()
+        headers = dict(response.getheaders())
+        if headers.get("Content-Type", "").startswith("text/event-stream"):
+            return response.status, headers, b""  # a stream that was let in: it never ends
+        return response.status, headers, response.read()
+    finally:
+        conn.close()
+
+
+def _post(port: int, path: str, value: object) -> tuple[int, Any]:
+    headers = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json"}
+    status, _, body = send(port, "POST", path, headers, json.dumps(value).encode())
+    return status, json.loads(body)
 
 
 def read_event(response: http.client.HTTPResponse) -> tuple[str, Any]:
@@ -154,12 +240,13 @@ def start_serve(*args: str, env: dict[str, str] | None = None) -> Served:
 
 def browser_sign_in(driver: Any, served: Served, link: str | None = None) -> None:
     """Open a one-time sign-in link (a fresh one from `lookout serve --url` unless given) and
-    wait until the page has exchanged it for its session secret."""
-    import time
-
+    wait until the page has exchanged it for its session."""
     driver.get(link or served.new_login())
     deadline = time.monotonic() + 10
-    script = "return location.pathname === '/' && Boolean(localStorage.getItem('lookout.session'))"
+    script = (
+        "return location.pathname === '/' && Boolean(window.lookout)"
+        " && window.lookout.state() === 'signed-in'"
+    )
     while not driver.execute_script(script):
         if time.monotonic() > deadline:
             raise AssertionError("the page did not sign in with the link")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import math
 import os
 import subprocess
 import sys
@@ -15,7 +17,7 @@ import pytest
 from tests.helpers import ROOT
 from tests.jump.world import World
 from tests.web import seed
-from tests.web.conftest import Served, browser_sign_in, start_serve
+from tests.web.conftest import Page, Served, browser_sign_in, send, start_serve
 
 pytestmark = pytest.mark.e2e
 
@@ -48,6 +50,38 @@ def until(driver: Any, condition: str, timeout: float = 5.0) -> float:
 def sign_in(driver: Any, served: Served) -> None:
     browser_sign_in(driver, served)
     until(driver, f"document.querySelectorAll('{CARDS}').length > 0")
+
+
+STORED = """
+const done = arguments[arguments.length - 1];
+const open = indexedDB.open("lookout");
+open.onupgradeneeded = () => { open.transaction.abort(); };
+open.onerror = () => done(null);
+open.onsuccess = () => {
+  const db = open.result;
+  if (!db.objectStoreNames.contains("auth")) { db.close(); done(null); return; }
+  const got = db.transaction("auth").objectStore("auth").get("session");
+  got.onsuccess = () => {
+    db.close();
+    const c = got.result;
+    done(c ? {session: c.session, expires_ms: c.expires_ms, key: String(c.key),
+              extractable: c.key.extractable, usages: c.key.usages} : null);
+  };
+};
+"""
+
+
+def stored(driver: Any) -> dict[str, Any] | None:
+    """What this origin's IndexedDB holds for the dashboard's sign-in (auth.js), or None."""
+    return driver.execute_async_script(STORED)  # type: ignore[no-any-return]
+
+
+def forget(driver: Any) -> None:
+    """Sign this browser out of the current origin (what clearing site data does)."""
+    driver.execute_async_script(
+        "const done = arguments[0]; const r = indexedDB.deleteDatabase('lookout');"
+        "r.onsuccess = r.onerror = r.onblocked = () => done(true);"
+    )
 
 
 def cards(driver: Any) -> list[dict[str, Any]]:
@@ -275,7 +309,7 @@ def test_no_other_port_gets_any_credential_and_the_link_works_once(
     try:
         browser_sign_in(browser, served, served.login)
         until(browser, f"document.querySelectorAll('{CARDS}').length > 0")
-        secret = browser.execute_script("return localStorage.getItem('lookout.session')")
+        secret = stored(browser)["session"]
         assert browser.execute_script("return location.href") == served.base + "/"
         assert browser.get_cookies() == []
         dev_url = f"http://127.0.0.1:{dev.server_address[1]}/app"
@@ -284,7 +318,7 @@ def test_no_other_port_gets_any_credential_and_the_link_works_once(
         assert seen and all("Cookie" not in h for h in seen)
         for h in seen:
             assert not any(served.token in v or secret in v for v in h.values())
-        assert browser.execute_script("return localStorage.getItem('lookout.session')") is None
+        assert stored(browser) is None  # another origin's storage
         # The dev server's page cannot use the dashboard either: no credential rides along.
         status = browser.execute_async_script(
             "const done = arguments[0];"
@@ -297,10 +331,10 @@ def test_no_other_port_gets_any_credential_and_the_link_works_once(
         dev.server_close()
     # The link, from the history: used once already, so it signs nobody in.
     browser.get(served.base + "/")
-    browser.execute_script("localStorage.clear()")
+    forget(browser)
     browser.get(served.login)
     until(browser, "!document.getElementById('login-failed').hidden")
-    assert browser.execute_script("return localStorage.getItem('lookout.session')") is None
+    assert stored(browser) is None
 
 
 def test_payload_text_stays_text(browser: Any, served: Served, state_dir: Path) -> None:
@@ -555,7 +589,11 @@ def test_a_question_on_a_phone_names_the_project_once_with_every_option(
         return [card.querySelector('.req-state').textContent,
                 card.querySelector('.req-by').textContent];"""
     )
-    assert said == ["answered: SQLite", "answered “SQLite” by the dashboard (127.0.0.1)"]
+    # This page answered it (issue 31 item 6): it says so, not "answered" as by someone else.
+    assert said == [
+        "answered “SQLite” by you (this page)",
+        "answered “SQLite” by the dashboard (127.0.0.1)",
+    ]
     assert requests.load(str(state_dir), rec["id"])["decision"]["answers"] == {question: "SQLite"}
 
 
@@ -578,3 +616,371 @@ def test_a_new_request_card_comes_as_fast_as_a_status_change(
         requests.save_new(str(state_dir), rec, now)
         took = until(browser, f"document.querySelectorAll('article.request').length === {n + 1}")
         assert took < 0.5, f"request card {n + 1} came {took:.2f} s after the request"
+
+
+# -- issue 31 item 3: nothing a browser sends is worth anything to the next server on its port --
+
+# The page another local user serves on the dashboard's port once it stopped (worst case: it
+# knows the dashboard's request format).
+HOSTILE_PAGE = (Path(__file__).parent / "squatter.html").read_text()
+
+
+class Squatter:
+    """Another user's server on the dashboard's port once it stopped: it records every request
+    the browser sends it, serves its own page in the dashboard's origin, and answers the API as
+    `api` says ("busy": 503, so the page keeps what it has; "fake": 200 with a made-up proof)."""
+
+    def __init__(self, port: int, page: str, api: str) -> None:
+        import http.server
+        import threading
+
+        self.seen: list[dict[str, Any]] = []
+        self.loot: list[dict[str, Any]] = []
+        squatter = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def _answer(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path == "/__loot":
+                    squatter.loot.append(json.loads(body))
+                    return self._send(204, b"", "text/plain")
+                squatter.seen.append(
+                    {"at": time.monotonic(), "method": self.command, "path": self.path,
+                     "headers": dict(self.headers.items()), "body": body}
+                )  # fmt: skip
+                if not self.path.startswith("/api/"):
+                    return self._send(200, page.encode(), "text/html")
+                if api == "busy":
+                    return self._send(503, b'{"error": "busy"}', "application/json")
+                fake = {"proof": "A" * 43, "now_ms": int(time.time() * 1000), "requests": []}
+                return self._send(200, json.dumps(fake).encode(), "application/json")
+
+            def _send(self, status: int, body: bytes, kind: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
+
+    def api_calls(self) -> list[dict[str, Any]]:
+        return [r for r in self.seen if r["path"].startswith("/api/")]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def since_challenged(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The calls from the page's first challenge on (before it, a request the browser had in
+    flight to the stopped dashboard may be retried on the new server: signed for the old one,
+    it is worth nothing, as the replays show)."""
+    first = next((n for n, r in enumerate(calls) if r["path"] == "/api/hello"), len(calls))
+    return calls[first:]
+
+
+def pending_request(state_dir: Path) -> dict[str, Any]:
+    return pending_request_for(state_dir, "squat-1")
+
+
+def pending_request_for(state_dir: Path, session_id: str) -> dict[str, Any]:
+    """A permission request waiting for an answer, its deciding hook alive (this process)."""
+    from lookout.remote import requests
+    from tests.helpers import payload
+
+    p = dict(payload("PermissionRequest-Bash"), session_id=session_id)
+    p["tool_input"] = {"command": "rm -rf ~/proj"}
+    now = int(time.time() * 1000)
+    rec = requests.new_record(p, {}, now, 300, False)
+    rec["pid"] = os.getpid()  # a live "deciding hook"
+    requests.save_new(str(state_dir), rec, now)
+    return rec
+
+
+def test_what_a_signed_in_tab_gives_a_port_squatter_is_refused_by_the_restarted_dashboard(
+    browser: Any, state_dir: Path, no_notifications: None
+) -> None:
+    """S3 as the review reproduced it: sign in, stop the dashboard, let another server hold its
+    port for a few seconds (it records every request the open tab sends; the user reloads the
+    tab, so its own page runs in the dashboard's origin and takes what storage holds), start
+    the dashboard again on that port, replay everything: every API call gets 401."""
+    seed.demo(state_dir)
+    rec = pending_request(state_dir)
+    port = free_port()
+    served = start_serve("--port", str(port))
+    answer = json.dumps({"decision": "allow", "nonce": rec["nonce"]})
+    targets = [
+        ["GET", "/api/requests?all=1", ""], ["GET", "/api/sessions?all=1", ""],
+        ["GET", "/api/stream", ""], ["GET", "/api/report", ""],
+        ["POST", f"/api/requests/{rec['id']}", answer],
+    ]  # fmt: skip
+    squatter = Squatter.__new__(Squatter)  # set below, once the port is free
+    try:
+        browser_sign_in(browser, served)
+        until(browser, f"document.querySelectorAll('{CARDS}').length > 0")
+        until(browser, f"document.querySelector('[data-request-id=\"{rec['id']}\"]')")
+        until(browser, "document.getElementById('live').dataset.state === 'live'")
+        served.stop()
+        squatter = Squatter(
+            port, HOSTILE_PAGE.replace("/*TARGETS*/[]", json.dumps(targets)), "busy"
+        )
+        # The open tab keeps calling: hold the port for a few seconds of its calls.
+        wait(lambda: squatter.api_calls(), 30, "the open tab to call the squatter")
+        first = squatter.api_calls()[0]["at"]
+        wait(lambda: squatter.api_calls()[-1]["at"] - first >= 3, 30, "3 s of the tab's calls")
+        browser.refresh()  # "offline?": the user reloads, and gets the squatter's page
+        wait(lambda: squatter.loot, 30, "the squatter's page to send what it found")
+    finally:
+        if hasattr(squatter, "server"):
+            squatter.close()
+    loot = squatter.loot[0]
+    calls = squatter.api_calls()
+    served = start_serve("--port", str(port))  # the real dashboard again, the same token
+    try:
+        refused = []
+        for r in calls:
+            status, _, _ = send(port, r["method"], r["path"], r["headers"], r["body"] or None)
+            refused.append((r["method"], r["path"], status))
+        # Whatever storage held, as a script token, a bearer secret or a raw key.
+        strings = [v for v in [*loot["local"].values(), *loot["session"].values()] if v]
+        for value in loot["values"]:
+            strings += [v for v in value.values() if isinstance(v, str)]
+            if isinstance(value.get("session"), str) and value.get("key") != "CryptoKey":
+                key = base64.urlsafe_b64decode(value["key"] + "=" * (-len(value["key"]) % 4))
+                page = Page(port, value["session"], key)
+                for method, target, body in targets:
+                    status, _, _ = page.request(method, target, body.encode() or None)
+                    refused.append((method, target, status))
+        host = {"Host": f"127.0.0.1:{port}"}
+        for secret in strings:
+            for target in ("/api/requests?all=1", "/api/sessions"):
+                bearer = {**host, "Authorization": f"Bearer {secret}"}
+                refused.append(("GET", target, send(port, "GET", target, bearer)[0]))
+        assert len(refused) > len(targets)
+        assert [r for r in refused if r[2] != 401] == []
+        assert loot["signed"] == len(targets)  # it found the page's key and used it ...
+        # Once the tab knew its server was gone, it sent only challenges.
+        tab = since_challenged(calls[: len(calls) - len(targets)])
+        assert tab and {r["path"] for r in tab} == {"/api/hello"}
+        assert loot["exported"] == []  # ... but could not read it out
+        from lookout.remote import requests
+
+        assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
+        # The tab, back on the real dashboard: it says why it is signed out, and a new link
+        # signs it in again.
+        browser.get(served.base + "/")
+        until(browser, "!document.getElementById('login').hidden")
+        why = browser.find_element("id", "login-failed")
+        assert why.text == "The dashboard restarted: sign in again."
+        assert stored(browser) is None
+        sign_in(browser, served)
+    finally:
+        served.stop()
+
+
+def test_a_server_that_cannot_prove_the_key_gets_nothing_more_and_the_page_says_so(
+    browser: Any, state_dir: Path, no_notifications: None
+) -> None:
+    # The squatter answers the page's challenge with a made-up proof: the page signs itself
+    # out, forgets its key, sends nothing signed, and tells the user what to do.
+    seed.demo(state_dir)
+    port = free_port()
+    served = start_serve("--port", str(port))
+    squatter = Squatter.__new__(Squatter)
+    try:
+        browser_sign_in(browser, served)
+        until(browser, f"document.querySelectorAll('{CARDS}').length > 0")
+        until(browser, "document.getElementById('live').dataset.state === 'live'")
+        served.stop()
+        squatter = Squatter(port, "<p>not lookout</p>", "fake")
+        until(browser, "!document.getElementById('login').hidden", timeout=30)
+        assert browser.find_element("id", "login-failed").text.startswith(
+            "What answers at this address now could not prove it is your dashboard"
+        )
+        assert browser.find_element("id", "live").text == "signed out"
+        assert stored(browser) is None
+        calls = since_challenged(squatter.api_calls())
+        assert calls and {r["path"] for r in calls} == {"/api/hello"}
+        assert all("authorization" not in str(r["headers"]).lower() for r in calls)
+        # Signed out, the tab's timers send nothing more at all.
+        before = len(squatter.api_calls())
+        status = browser.execute_async_script(
+            "const done = arguments[0];"
+            "window.lookout.api('/api/requests?all=1').then((r) => done(r.status), done)"
+        )
+        assert status == 401 and len(squatter.api_calls()) == before
+        assert (
+            browser.execute_script("return document.querySelectorAll('#groups article').length")
+            == 0
+        )
+    finally:
+        if hasattr(squatter, "server"):
+            squatter.close()
+
+
+def test_a_page_without_webcrypto_signs_its_requests_too(
+    browser: Any, served: Served, demo: dict[str, str]
+) -> None:
+    # Plain HTTP to a network address (a Tailscale address without TLS, say) is not a secure
+    # context: no crypto.subtle. The page signs with its own SHA-256/HMAC then, which must
+    # agree with the server's to the bit.
+    import hmac as py_hmac
+
+    hidden = browser.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": "Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});"},
+    )
+    try:
+        sign_in(browser, served)
+        assert browser.execute_script("return window.crypto.subtle") is None
+        assert len(stored(browser)["key"].split(",")) == 32  # raw bytes: the docs say so
+        browser.find_element("css selector", f'[data-id="{demo["api"]}"]').click()
+        until(browser, "document.querySelectorAll('#tl-events li').length > 0")
+        key = bytes(range(32))
+        for text in ["", "abc", "x" * 55, "y" * 56, "z" * 64, "é\0" * 300, "w" * 1000]:
+            got = browser.execute_script(
+                "return window.lookout.hmacSha256(new Uint8Array(arguments[0]), arguments[1])",
+                list(key),
+                text,
+            )
+            want = py_hmac.new(key, text.encode(), "sha256").hexdigest()
+            assert got == want, text[:10]
+        long_key = bytes(range(100))  # longer than a block: hashed first
+        got = browser.execute_script(
+            "return window.lookout.hmacSha256(new Uint8Array(arguments[0]), 'k')", list(long_key)
+        )
+        assert got == py_hmac.new(long_key, b"k", "sha256").hexdigest()
+    finally:
+        browser.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": hidden["identifier"]}
+        )
+
+
+def js_duration(s: float) -> str:
+    """report.js's duration(), to say what the panel must show."""
+    if s < 10:
+        return f"{s:.1f}s"
+    whole = math.floor(s + 0.5)
+    h, m, sec = whole // 3600, whole % 3600 // 60, whole % 60
+    if h:
+        return f"{h}h {m:02d}m"
+    return f"{m}m {sec:02d}s" if m else f"{sec}s"
+
+
+def recent_week(state_dir: Path) -> int:
+    """tests/fixtures/ledger's recorded week, moved to end within the last seven local days,
+    every event hours away from a midnight; returns where the panel's week starts (ms)."""
+    import shutil
+    import tempfile
+
+    from tests.fixtures.ledger import build
+
+    now = time.time()
+    midnight = time.mktime((*time.localtime(now)[:3], 0, 0, 0, 0, 0, -1))
+    since = midnight - 6 * 86400  # as lookout/web/report.py counts the panel's week
+    # 02:00 six days ago (the last day's dialog at 02:00 today), or 21:00 seven days ago when
+    # it is not 02:30 yet today.
+    base = since + 2 * 3600 if now - midnight >= 2.5 * 3600 else since - 3 * 3600
+    out = Path(tempfile.mkdtemp(dir=state_dir.parent))
+    saved = build.BASE_MS
+    build.BASE_MS = int(base * 1000)
+    try:
+        build.build(out)
+    finally:
+        build.BASE_MS = saved
+    state_dir.mkdir(mode=0o700, exist_ok=True)
+    for path in out.iterdir():
+        shutil.copyfile(path, state_dir / path.name)
+    shutil.rmtree(out)
+    return int(since * 1000)
+
+
+def test_the_week_panel_shows_what_lookout_report_says(
+    browser: Any, served: Served, state_dir: Path
+) -> None:
+    # Issue 32 item 4: report.js called /api/report without the page's credential (401), so
+    # "This week" never showed. Its numbers are `lookout report --json`'s for the same days.
+    since_ms = recent_week(state_dir)
+    browser_sign_in(browser, served)
+    until(browser, "document.querySelector('#week .sub')", timeout=10)
+    panel = browser.execute_script(
+        """const box = document.getElementById('week');
+        return {title: box.querySelector('h2').textContent,
+                sub: box.querySelector('.sub').textContent,
+                bars: [...box.querySelectorAll('rect title')].map((t) => t.textContent)};"""
+    )
+    since_s = int(time.time() - since_ms / 1000)
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "report", "--json", "--since", f"{since_s}s"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["episodes"] == 20 and report["wait_s"] == 613.1  # the fixture's whole week
+    assert panel["title"] == "This week"
+    assert panel["sub"] == (
+        f"{report['episodes']} waits, {js_duration(report['wait_s'])} in all;"
+        f" median {js_duration(report['p50_s'])}, p95 {js_duration(report['p95_s'])}"
+    )
+    assert panel["sub"] == "20 waits, 10m 13s in all; median 9.5s, p95 1m 30s"
+    assert len(panel["bars"]) == 7
+    per_day = [int(bar.split(": ")[1].split(" waits")[0]) for bar in panel["bars"]]
+    assert sum(per_day) == report["episodes"]
+
+
+def test_a_card_this_page_answered_says_so(browser: Any, served: Served, state_dir: Path) -> None:
+    # Issue 31 item 6: right after its own Allow, the card said "already answered: allowed", as
+    # if someone else had answered.
+    from lookout.remote import requests
+
+    first, second = pending_request(state_dir), pending_request_for(state_dir, "squat-2")
+    browser_sign_in(browser, served)
+    until(browser, "document.querySelectorAll('article.request').length === 2")
+
+    def click(rec: dict[str, Any], decision: str) -> list[str]:
+        here = f'[data-request-id="{rec["id"]}"]'
+        button = f'{here} button[data-decision="{decision}"]'
+        browser.execute_script(f"document.querySelector('{button}').click()")
+        until(browser, f"document.querySelector('{here} .req-by')")
+        return browser.execute_script(  # type: ignore[no-any-return]
+            f"""const card = document.querySelector('{here}');
+            return [card.querySelector('.req-state').textContent,
+                    card.querySelector('.req-by').textContent];"""
+        )
+
+    assert click(first, "allow") == [
+        "allowed by you (this page)",
+        "allowed by the dashboard (127.0.0.1)",
+    ]
+    assert click(second, "deny") == [
+        "denied by you (this page)",
+        "denied by the dashboard (127.0.0.1)",
+    ]
+    assert requests.load(str(state_dir), first["id"])["status"] == "allowed"
+    assert requests.load(str(state_dir), second["id"])["status"] == "denied"

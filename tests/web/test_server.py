@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,7 @@ from lookout.web.server import Dashboard
 from lookout.web.source import LocalSource
 from tests.jump.world import lookout
 from tests.web import seed
-from tests.web.conftest import TOKEN, Client, read_event
+from tests.web.conftest import TOKEN, Client, Page, read_event, send
 
 
 class _AnyInt:
@@ -88,24 +90,32 @@ def sign_in(client: Client, code: str) -> tuple[int, dict[str, str], dict[str, o
     return status, headers, json.loads(body)
 
 
-def test_a_login_code_works_once_and_gives_a_session_secret_not_a_cookie(
+def test_a_login_code_works_once_and_gives_a_session_key_not_a_cookie(
     dashboard: Client, state_dir: Path
 ) -> None:
     # N1: the login link's code is single-use; what the page gets is no cookie and not the token.
     code = web_auth.new_code(str(state_dir), int(time.time() * 1000))
     status, headers, body = sign_in(dashboard, code)
     assert status == 200 and "Set-Cookie" not in headers
-    secret = body["session"]
-    assert isinstance(secret, str) and TOKEN not in secret
+    assert set(body) == {"session", "key", "expires_ms", "now_ms"}
+    assert TOKEN not in json.dumps(body)
     assert code not in (state_dir / "serve.codes").read_text()  # only its hash is kept
-    bearer = {"Authorization": f"Bearer {secret}"}
-    assert dashboard.json("/api/sessions", auth=None, headers=bearer)[0] == 200
+    page = Page(dashboard.port, str(body["session"]), b64decode(str(body["key"])))
+    assert page.json("/api/sessions")[0] == 200
+    # Neither the session id nor the key is a bearer secret (issue 31 item 3).
+    for bearer in [body["session"], body["key"]]:
+        headers = {"Authorization": f"Bearer {bearer}"}
+        assert dashboard.json("/api/sessions", auth=None, headers=headers)[0] == 401
     status, headers, again = sign_in(dashboard, code)  # from the browser's history, say
     assert status == 401 and "Set-Cookie" not in headers
     assert again["error"] == "this sign-in link was used already or has expired"
     assert sign_in(dashboard, "x" * 32)[0] == 401
-    status, headers, page = dashboard.request("GET", "/login", auth=None)
-    assert status == 200 and "Set-Cookie" not in headers and b"app.js" in page
+    status, headers, page_html = dashboard.request("GET", "/login", auth=None)
+    assert status == 200 and "Set-Cookie" not in headers and b"app.js" in page_html
+
+
+def b64decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def test_a_login_code_expires_within_minutes(dashboard: Client, state_dir: Path) -> None:
@@ -114,17 +124,93 @@ def test_a_login_code_expires_within_minutes(dashboard: Client, state_dir: Path)
     assert sign_in(dashboard, web_auth.new_code(str(state_dir), then))[0] == 401
 
 
-def test_a_session_secret_expires_and_is_bound_to_the_token(dashboard: Client) -> None:
-    now = int(time.time() * 1000)
-    old, _ = web_auth.new_session(TOKEN, now - web_auth.SESSION_S * 1000 - 1)
-    other, _ = web_auth.new_session("o" * 43, now)
-    fresh, _ = web_auth.new_session(TOKEN, now)
-    forged = fresh.rsplit(".", 1)[0] + ".AAAA"
-    for secret in [old, other, forged, fresh.replace("ls1.", "ls1.9")]:
-        bearer = {"Authorization": f"Bearer {secret}"}
-        assert dashboard.json("/api/sessions", auth=None, headers=bearer)[0] == 401, secret
-    bearer = {"Authorization": f"Bearer {fresh}"}
-    assert dashboard.json("/api/sessions", auth=None, headers=bearer)[0] == 200
+def test_a_code_made_before_the_server_started_signs_no_one_in(
+    dashboard: Client, state_dir: Path
+) -> None:
+    # Issue 31 item 3: a link opened while another user's server held the port gave that user
+    # the code; the dashboard that starts next must not take it.
+    assert dashboard.server is not None
+    started = dashboard.server.keys.started_ms
+    early = web_auth.new_code(str(state_dir), started - 1)
+    assert sign_in(dashboard, early)[0] == 401
+    assert sign_in(dashboard, web_auth.new_code(str(state_dir), started))[0] == 200
+
+
+def page_of(dashboard: Client, state_dir: Path) -> Page:
+    return Page.sign_in(dashboard.port, web_auth.new_code(str(state_dir), int(time.time() * 1000)))
+
+
+def test_a_signed_request_works_once_and_only_as_signed(dashboard: Client, state_dir: Path) -> None:
+    # Issue 31 item 3: what a page sends is worth nothing sent again, nor for another request.
+    page = page_of(dashboard, state_dir)
+    target = "/api/sessions?all=1"
+    header = page.authorization("GET", target)
+    recorded = {"Host": f"127.0.0.1:{dashboard.port}", "Authorization": header}
+    assert send(dashboard.port, "GET", target, recorded)[0] == 200
+    status, _, body = send(dashboard.port, "GET", target, recorded)  # the replay
+    assert (status, json.loads(body)["error"]) == (401, "this request was sent before (a replay)")
+    # The same signature on another path, method or body; a forged MAC; a stale clock.
+    other = {**recorded, "Authorization": page.authorization("GET", "/api/sessions")}
+    assert send(dashboard.port, "GET", "/api/requests?all=1", other)[0] == 401
+    jump = "/api/sessions/s1/jump"
+    posted = {**recorded, "Content-Type": "application/json"}
+    signed = {**posted, "Authorization": page.authorization("POST", jump, b"{}")}
+    assert send(dashboard.port, "POST", jump, signed, b'{"x": 1}')[0] == 401
+    forged = header.rsplit(" ", 1)[0] + " " + "A" * 43
+    assert send(dashboard.port, "GET", target, {**recorded, "Authorization": forged})[0] == 401
+    for skew in (-web_auth.SKEW_MS - 1000, web_auth.SKEW_MS + 1000):
+        old = page.authorization("GET", target, ts=int(time.time() * 1000) + skew)
+        assert send(dashboard.port, "GET", target, {**recorded, "Authorization": old})[0] == 401
+    for ts in ["\u00b2", "9" * 5000, "-1"]:  # a digit that int() refuses; too long to parse
+        odd = header.split(" ")
+        odd[2] = ts
+        bad = {**recorded, "Authorization": " ".join(odd)}
+        assert send(dashboard.port, "GET", target, bad)[0] == 401, ts[:5]
+    # A signed POST with its body works (jump says why it cannot: no such session).
+    status, _, body = page.request("POST", jump, b"{}")
+    assert (status, json.loads(body)["error"]) == (404, "no session 's1'")
+
+
+def test_a_server_proves_it_knows_the_key_and_says_why_a_page_is_out(
+    dashboard: Client, state_dir: Path, no_notifications: None
+) -> None:
+    page = page_of(dashboard, state_dir)
+    status, body = page.hello()  # asserts the proof
+    assert status == 200 and abs(body["now_ms"] - time.time() * 1000) < 60_000
+    # The same page against another start of the dashboard (same token, same state): signed
+    # out, and told why; nothing it signed before counts there.
+    recorded = page.authorization("GET", "/api/requests?all=1")
+    hub = Hub(LocalSource(str(state_dir)), lambda: None)
+    again = Dashboard("127.0.0.1", 0, hub, TOKEN, str(state_dir))
+    threading.Thread(target=again.serve_forever, args=(0.01,), daemon=True).start()
+    try:
+        port = again.server_address[1]
+        moved = Page(port, page.session, page.key)
+        status, body = moved.hello()
+        assert (status, body["reason"]) == (401, "restarted")
+        assert body["error"] == "the dashboard restarted: sign in again"
+        status, _, raw = moved.request("GET", "/api/sessions")
+        assert (status, json.loads(raw)["reason"]) == (401, "restarted")
+        headers = {"Host": f"127.0.0.1:{port}", "Authorization": recorded}
+        assert send(port, "GET", "/api/requests?all=1", headers)[0] == 401
+    finally:
+        again.shutdown()
+        again.server_close()
+    # An expired session id; one of another token; garbage.
+    keys = dashboard.server.keys if dashboard.server else None
+    assert keys is not None
+    old_id, old_key, _ = keys.new_session(int(time.time() * 1000) - web_auth.SESSION_S * 1000 - 1)
+    assert Page(dashboard.port, old_id, old_key).hello()[1]["reason"] == "expired"
+    for session in ["ls2.x", "ls1.1.2.3", 7]:
+        status, body = _hello(dashboard.port, session)
+        assert (status, body["reason"]) == (401, "revoked"), session
+
+
+def _hello(port: int, session: object) -> tuple[int, Any]:
+    body = json.dumps({"session": session, "challenge": "c" * 32}).encode()
+    headers = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json"}
+    status, _, raw = send(port, "POST", "/api/hello", headers, body)
+    return status, json.loads(raw)
 
 
 def test_a_cookie_carries_no_authority(dashboard: Client, state_dir: Path) -> None:
@@ -132,8 +218,8 @@ def test_a_cookie_carries_no_authority(dashboard: Client, state_dir: Path) -> No
     # login cookie was the token itself), it reads nothing and changes nothing.
     own = f"http://127.0.0.1:{dashboard.port}"
     same = {"Content-Type": "application/json", "Origin": own, "Sec-Fetch-Site": "same-origin"}
-    secret, _ = web_auth.new_session(TOKEN, int(time.time() * 1000))
-    for cookie in [f"lookout_token={TOKEN}", f"lookout_session={secret}"]:
+    page = page_of(dashboard, state_dir)
+    for cookie in [f"lookout_token={TOKEN}", f"lookout_session={page.session}"]:
         for path in ["/api/sessions", "/api/requests", "/api/stream"]:
             headers = {"Cookie": cookie}
             assert dashboard.request("GET", path, auth=None, headers=headers)[0] == 401, path
@@ -364,7 +450,9 @@ def test_the_page_needs_nothing_from_elsewhere() -> None:
         assert "eval(" not in text and "document.write" not in text
     page = (Path(routes.STATIC_DIR) / "index.html").read_text()
     assert re.findall(r'(?:src|href)="([^"]+)"', page) == [
-        "/static/icon.svg", "/static/app.css", "/static/app.js",
+        "/static/icon.svg", "/static/app.css",
+        "/static/auth.js",  # signing in, every request signed (issue 31 item 3)
+        "/static/app.js",
         "/static/remote.css", "/static/remote.js",  # the remote answers (issue 15)
         "/static/report.js",  # the "this week" panel (issue 26)
     ]  # fmt: skip

@@ -26,42 +26,9 @@ const state = {
 const $ = (id) => document.getElementById(id);
 
 // -- signing in ---------------------------------------------------------------------------------
-// The page's authority is a session secret from a one-time sign-in link (#code=...). It lives in
-// this origin's localStorage (scheme, host and port: never readable by a page on another port)
-// and travels as an Authorization header, which no browser adds by itself. No cookie: a browser
-// would send one to every port of this host, a repository's dev server included.
-const SESSION_KEY = "lookout.session";
-
-function secret() {
-  try { return localStorage.getItem(SESSION_KEY); } catch (err) { return null; }
-}
-
-function forget() {
-  try { localStorage.removeItem(SESSION_KEY); } catch (err) { /* nothing stored */ }
-}
-
-function api(path, options = {}) {
-  const headers = new Headers(options.headers || {});
-  const s = secret();
-  if (s) headers.set("Authorization", `Bearer ${s}`);
-  return fetch(path, { cache: "no-store", ...options, headers });
-}
-
-let signInFailed = false;
-async function signIn() {
-  const match = /^#code=([A-Za-z0-9_-]+)$/.exec(location.hash);
-  if (!match) return;
-  history.replaceState(null, "", "/"); // the used code leaves the address bar at once
-  const response = await fetch("/api/login", {
-    method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ code: match[1] }), cache: "no-store",
-  }).catch(() => null);
-  const body = response && response.ok ? await response.json().catch(() => null) : null;
-  if (body && body.session) { forget(); localStorage.setItem(SESSION_KEY, body.session); }
-  else signInFailed = true;
-}
-
-window.lookout = { api, ready: signIn() };
+// auth.js signs in with a one-time link (#code=...) and signs every request the page makes; no
+// cookie carries any authority (a browser would send one to every port of this host).
+const api = (path, options) => window.lookout.api(path, options);
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -237,15 +204,18 @@ function setupNotify() {
 function setLive(text) { const live = $("live"); live.dataset.state = text; live.textContent = text; }
 
 function showLogin() {
-  forget();
+  const why = window.lookout.why();
   $("login").hidden = false;
-  $("login-failed").hidden = !signInFailed;
+  $("login-failed").hidden = !why;
+  $("login-failed").textContent = why ? why.text : "";
+  $("login-failed").dataset.reason = why ? why.reason : "";
   $("notify").hidden = true; // nothing to be notified of until signed in
   $("groups").replaceChildren();
   $("empty").hidden = true;
   setLive("signed out");
   if (state.stream) { state.stream.abort(); state.stream = null; }
 }
+document.addEventListener("lookout:signed-out", showLogin);
 
 // The server's key for a session: its id, or host/id when it serves a fleet (two hosts may
 // share an id); "removed" messages carry the same key.
@@ -288,6 +258,7 @@ function onMessage(name, data) {
 
 // Server-Sent Events read with fetch (EventSource cannot send the Authorization header).
 async function connect() {
+  window.lookout.lost(); // a new stream may reach another server: it proves itself first
   const controller = new AbortController();
   state.stream = controller;
   const response = await api("/api/stream", { signal: controller.signal }).catch(() => null);
@@ -323,6 +294,7 @@ async function connect() {
   }
   if (state.stream !== controller) return;
   state.stream = null;
+  window.lookout.lost(); // the server may be gone: whatever answers next proves itself first
   setLive("reconnecting");
   setTimeout(connect, 2000);
 }

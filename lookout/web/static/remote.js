@@ -10,7 +10,7 @@
     answered_locally: "answered in the terminal", ended: "session ended",
     expired: "expired: the terminal decides", abandoned: "no longer waiting",
   };
-  const R = { list: [], focus: null, sending: new Set(), picked: new Map(), offset: 0, unfolded: new Set() };
+  const R = { list: [], focus: null, sending: new Set(), picked: new Map(), offset: 0, unfolded: new Set(), mine: new Map() };
   // A detail this long is shown folded: Allow waits until it was unfolded, so no part of what
   // would run is ever out of sight when it is approved.
   const FOLD_LINES = 14;
@@ -82,8 +82,8 @@
     R.sending.delete(r.id);
     const reply = response ? await response.json().catch(() => ({})) : {};
     if (!response) say(r, "lookout is not reachable: try again", "error");
-    else if (response.ok) { R.focus = r.id; }
-    else if (response.status === 401) { location.reload(); return; }
+    else if (response.ok) { R.focus = r.id; R.mine.set(r.id, decision); }
+    else if (response.status === 401) { return; } // app.js shows how to sign in (never a reload)
     else {
       R.focus = r.id;
       const item = R.list.find((x) => x.id === r.id);
@@ -174,13 +174,21 @@
     return Object.values(r.answers).map((v) => (Array.isArray(v) ? v.join(", ") : String(v))).join("; ");
   }
 
+  // This page's own click answered it: say so, not "already answered" (as if someone else had).
+  function mineText(r) {
+    if (!R.mine.has(r.id) || (r.status !== "allowed" && r.status !== "denied")) return "";
+    const said = chosenText(r);
+    const verb = said ? `answered “${said}”` : (r.decision === "deny" ? "denied" : "allowed");
+    return `${verb} by you (this page)`;
+  }
+
   function card(r) {
     const open = r.status === "pending";
     const said = chosenText(r);
     const head = node("div", { class: "req-head" },
       node("span", { class: "req-tool", text: r.tool_name || "?" }),
       node("span", { class: "req-project", text: [r.project || "?", (r.session_id || "").slice(0, 8)].join(" · "), title: r.project || "" }),
-      node("span", { class: open ? "req-left" : `req-state ${r.status}`, text: open ? `answer within ${left(r)}` : (said ? `answered: ${said}` : (r.reason || WORDS[r.status] || r.status)), "data-expires": r.expires_at }));
+      node("span", { class: open ? "req-left" : `req-state ${r.status}`, text: open ? `answer within ${left(r)}` : (mineText(r) || (said ? `answered: ${said}` : (r.reason || WORDS[r.status] || r.status))), "data-expires": r.expires_at }));
     const what = detailBlock(r);
     const actions = node("div", { class: "req-actions" });
     if (open && r.questions) {

@@ -63,10 +63,16 @@
 
   async function load() {
     try {
-      const res = await fetch("/api/report", { credentials: "same-origin" });
+      // Signed like every request of the page (auth.js); signed out, there is nothing to show.
+      const res = await window.lookout.api("/api/report");
       if (res.ok) render(await res.json());
+      else if (res.status === 401) document.getElementById("week")?.remove();
     } catch (e) { /* offline: the panel waits for the next try */ }
   }
 
-  document.addEventListener("DOMContentLoaded", () => { load(); setInterval(load, REFRESH_MS); });
+  document.addEventListener("DOMContentLoaded", async () => {
+    await window.lookout.ready; // a sign-in link is exchanged first
+    load();
+    setInterval(() => { if (!document.hidden) load(); }, REFRESH_MS);
+  });
 })();
