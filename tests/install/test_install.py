@@ -337,6 +337,23 @@ def test_uninstall_dry_run(
     assert rc == 0 and out.count("\n-") > N and '"model": "x"' in out
 
 
+def fake_process(
+    proc: Path,
+    pid: str,
+    comm: str = "claude",
+    argv0: str = "claude",
+    state: str = "S",
+    home: str | None = None,
+) -> None:
+    """A /proc/PID entry as running_claude reads it (comm, cmdline, stat, environ)."""
+    (proc / pid).mkdir()
+    (proc / pid / "comm").write_text(comm + "\n")
+    (proc / pid / "cmdline").write_bytes(b"" if state == "Z" else argv0.encode() + b"\0-p\0")
+    (proc / pid / "stat").write_text(f"{pid} ({comm}) {state} 1 {pid} {pid} 0 -1 4194560 0\n")
+    env = f"TERM=xterm\0HOME={home or os.path.expanduser('~')}\0PATH=/usr/bin\0"
+    (proc / pid / "environ").write_bytes(b"" if state == "Z" else env.encode())
+
+
 def test_running_claude_is_detected(no_running_claude: Path) -> None:
     for pid, comm, argv0 in [
         ("101", "claude", "claude"),
@@ -344,18 +361,28 @@ def test_running_claude_is_detected(no_running_claude: Path) -> None:
         ("103", "bash", "bash"),
         ("self", "claude", "claude"),
     ]:
-        (no_running_claude / pid).mkdir()
-        (no_running_claude / pid / "comm").write_text(comm + "\n")
-        (no_running_claude / pid / "cmdline").write_bytes(argv0.encode() + b"\0-p\0")
+        fake_process(no_running_claude, pid, comm, argv0)
     assert runtime.running_claude(str(no_running_claude)) == [101, 102]
+
+
+def test_running_claude_counts_only_live_processes_of_this_home(
+    no_running_claude: Path, tmp_path: Path
+) -> None:
+    # newuser-3: the note named a zombie of another process tree and clients under another
+    # HOME (they read another settings file and pick up nothing).
+    fake_process(no_running_claude, "301")
+    fake_process(no_running_claude, "302", state="Z")  # <defunct>
+    fake_process(no_running_claude, "303", home=str(tmp_path / "home2"))
+    fake_process(no_running_claude, "304", state="R")
+    os.symlink(os.path.expanduser("~"), tmp_path / "via-link")
+    fake_process(no_running_claude, "305", home=str(tmp_path / "via-link"))  # the same home
+    assert runtime.running_claude(str(no_running_claude)) == [301, 304, 305]
 
 
 def test_running_claude_warning(
     no_running_claude: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
 ) -> None:
-    (no_running_claude / "4242").mkdir()
-    (no_running_claude / "4242" / "comm").write_text("claude\n")
-    (no_running_claude / "4242" / "cmdline").write_bytes(b"claude\0")
+    fake_process(no_running_claude, "4242")
     rc, out, _ = main(capsys)
     assert rc == 0
     assert out.splitlines()[-1] == (
@@ -365,16 +392,17 @@ def test_running_claude_warning(
     # Nothing changed: nothing to say about a running client.
     rc, out, _ = main(capsys)
     assert rc == 0 and "Claude Code is running" not in out
+    for pid in range(4243, 4250):
+        fake_process(no_running_claude, str(pid))
     rc, out, _ = main(capsys, "--uninstall")
-    assert rc == 0 and "note: Claude Code is running (pid 4242)" in out
+    assert rc == 0
+    assert "note: Claude Code is running (pid 4242, 4243, 4244, 4245, 4246 and 3 more)" in out
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to own a file as another user")
 def test_running_claude_counts_only_this_users_processes(no_running_claude: Path) -> None:
     for pid in ("201", "202"):
-        (no_running_claude / pid).mkdir()
-        (no_running_claude / pid / "comm").write_text("claude\n")
-        (no_running_claude / pid / "cmdline").write_bytes(b"claude\0")
+        fake_process(no_running_claude, pid)
     os.chown(no_running_claude / "202", 12345, 12345)  # another user's session
     assert runtime.running_claude(str(no_running_claude)) == [201]
 
