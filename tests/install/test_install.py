@@ -329,7 +329,8 @@ def test_uninstall_dry_run(
     assert (rc, out) == (
         0,
         "would remove ~/.claude/settings.json (install created it; only lookout's hooks are in"
-        " it)\n",
+        " it)\nwould keep: the runtime ~/.local/share/lookout\n"
+        "note: python3 install.py --uninstall --purge removes them too\n",
     )
     assert settings_file(isolated_env).read_bytes() == installed
     settings_file(isolated_env).write_text(installed.decode().replace("{", '{"model": "x",', 1))
@@ -679,8 +680,8 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
     assert lines[2] == "nothing to uninstall in " + str(project / ".claude" / "settings.json")
     assert not (project / ".claude").exists() and not (isolated_env / ".claude").exists()
     assert (
-        "removing lookout's backups and record of installed files in ~/.local/share/lookout"
-        in lines
+        "removing lookout's backups (also of the files changed above) and its record of"
+        " installed files in ~/.local/share/lookout" in lines
     )
     assert "removing runtime ~/.local/share/lookout/venv" not in out  # --python: no venv made
     assert "removing runtime ~/.local/share/lookout/lookout" in lines
@@ -691,6 +692,32 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
     assert not (isolated_env / ".local" / "share" / "lookout").exists()
     assert not (isolated_env / ".local" / "bin" / "lookout").exists()
     assert not state.exists() and not config.parent.exists()
+
+
+def test_uninstall_says_what_stays_and_that_purge_removes_it(
+    tmp_path: Path,
+    isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # newuser-3, doc problem 4: it said only `removed ~/.claude/settings.json`.
+    main(capsys, "--python", DEV_PY)
+    state = tmp_path / "state"
+    state.mkdir()
+    from lookout.commands.main import main as lookout
+
+    assert lookout(["tmux-setup", "--apply"]) == 0
+    capsys.readouterr()
+    rc, out, _ = main(capsys, "--uninstall")
+    assert rc == 0
+    assert out.splitlines()[1:] == [
+        f"kept: the runtime ~/.local/share/lookout, the lookout command ~/.local/bin/lookout,"
+        f" your config ~/.config/lookout/config.toml, lookout's state {state} and the tmux"
+        " block in ~/.tmux.conf",
+        "note: python3 install.py --uninstall --purge removes them too",
+    ]
+    rc, out, _ = main(capsys, "--uninstall")  # nothing changed: nothing more to say
+    assert (rc, out) == (0, "nothing to uninstall in ~/.claude/settings.json\n")
 
 
 def test_purge_never_removes_home(
@@ -760,7 +787,9 @@ def test_uninstall_removes_the_file_and_directory_install_created_and_leaves_no_
     rc, out, _ = main(capsys, "--uninstall", "--scope", "project", "--project", str(repo))
     assert (rc, out) == (
         0,
-        f"removed {repo}/.claude/settings.json ({N} hooks; install had created it)\n",
+        f"removed {repo}/.claude/settings.json ({N} hooks; install had created it)\n"
+        "kept: the runtime ~/.local/share/lookout\n"
+        "note: python3 install.py --uninstall --purge removes them too\n",
     )
     assert list(repo.iterdir()) == []  # as before: no settings.json, no .claude/, no .bak
     assert registry.load() == {}
@@ -837,7 +866,8 @@ def test_purge_cleans_every_settings_file_install_wrote_to(
     monkeypatch.chdir(other)
     rc, out, _ = main(capsys, "--uninstall", "--purge")
     assert rc == 0, out
-    assert f"removed {N} hooks from {local} (backup: " in out
+    # --purge removes every backup at its end: no line names one as a way back (newuser-3).
+    assert f"removed {N} hooks from {local}\n" in out and "backup: " not in out
     assert local.read_text() == '{\n  "model": "opus"\n}\n'
     assert not (isolated_env / ".local" / "share" / "lookout").exists()  # backups went too
 
@@ -1076,6 +1106,28 @@ def test_the_deciding_hook_is_registered_only_when_remote_is_enabled(isolated_en
     write_config("[remote]\nenabled = false\n")
     run_install(target)
     assert json.loads(target.read_text()) == off
+
+
+def test_the_install_message_names_every_surface_that_answers(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # newuser-3, doc problem 2: the popup and Telegram answered too, but went unnamed.
+    target = isolated_env / ".claude" / "settings.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_config(
+        '[remote]\nenabled = true\n[channels.desktop]\ntype = "desktop"\n'
+        '[channels.chat]\ntype = "telegram"\ntoken_env = "TG"\nchat_id = 1\n'
+        'allowed_user_ids = [1]\n[channels.off]\ntype = "ntfy"\nurl = "https://n.example/t"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\nescalate_after_s = 60\n'
+        'escalate_to = ["chat"]\n[[rules]]\nwhen = ["done"]\nchannels = ["off"]\n'
+        '[fleet]\nmqtt = "mqtts://broker.example:8883"\nusername = "laptop"\nhost = "laptop"\n'
+        'password_env = "PW"\nhome_assistant = true\nanswers = true\n'
+    )
+    rc, lines, _ = run_install(target)
+    assert rc == 0 and lines[-1] == (
+        "remote answers are on: a permission request waits up to 300 s for `lookout answer`,"
+        " the dashboard, the desktop popup, Telegram or Home Assistant"
+    )
 
 
 def test_a_broken_config_leaves_remote_answers_off(isolated_env: Path) -> None:
