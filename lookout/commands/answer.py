@@ -90,7 +90,7 @@ def _send(
             hint="lookout answer lists what is still waiting",
         ) from None
     if as_json:
-        print(json.dumps(requests.public(done, now_ms)))
+        print(json.dumps(_public(done, now_ms)))
     else:
         said = (done.get("decision") or {}).get("answers")
         if done["status"] == requests.ALLOWED and said:
@@ -99,6 +99,15 @@ def _send(
             word = "allowed" if done["status"] == requests.ALLOWED else "denied"
             print(f"{word}: {_label(done)}")
     return 0
+
+
+def _public(rec: dict[str, Any], now_ms: int) -> dict[str, Any]:
+    """The API's view of a request without its nonce: the dashboard's page needs it to answer,
+    this command answers with the record it reads, so the nonce never reaches a terminal, a
+    script or a log that saved this output."""
+    out = requests.public(rec, now_ms)
+    out.pop("nonce", None)
+    return out
 
 
 def shown(text: object, keep_newlines: bool = False) -> str:
@@ -136,14 +145,20 @@ def _show(rec: dict[str, Any], now_ms: int) -> None:
 
 def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:
     if as_json:
-        print(json.dumps([requests.public(r, now_ms) for r in waiting], indent=2))
+        print(json.dumps([_public(r, now_ms) for r in waiting], indent=2))
         return 0
     if not waiting:
         print("no permission request is waiting for an answer")
         return 0
     for rec in waiting:
         _show(rec, now_ms)
-    print("answer with: lookout answer REQUEST_ID allow|deny")
+    if any(not r.get("questions") for r in waiting):
+        print("answer with: lookout answer REQUEST_ID allow|deny")
+    if any(r.get("questions") for r in waiting):
+        print(
+            "answer a question with: lookout answer REQUEST_ID allow --option LABEL"
+            "  (one --option per question; deny declines it)"
+        )
     return 0
 
 
@@ -200,6 +215,12 @@ def _by_session(
             hint="give the request id: lookout answer REQUEST_ID allow|deny",
         )
     if not matching(rows, key):
+        if any(str(r.get("id") or "").startswith(key) for r in records):
+            raise LookoutError(
+                f"{shown(key)!r} is the start of a request id: give the full id (an answer names"
+                " its request whole, never by a prefix)",
+                hint="lookout answer lists each waiting request with its full id",
+            )
         raise LookoutError(
             f"no request and no session {shown(key)!r}",
             hint="lookout answer lists the waiting requests, each with its id",

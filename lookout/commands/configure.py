@@ -221,6 +221,8 @@ def rule_add(
     quiet_kinds: list[str] | None = None,
     escalate_after_s: int | None = None,
     escalate_to: list[str] | None = None,
+    grace_s: int | None = None,
+    digest_s: int | None = None,
     include_subagents: bool = False,
     dry_run: bool = False,
 ) -> int:
@@ -235,6 +237,8 @@ def rule_add(
         ("quiet_kinds", quiet_kinds),
         ("escalate_after_s", escalate_after_s),
         ("escalate_to", escalate_to),
+        ("grace_s", grace_s),
+        ("digest_s", digest_s),
     ):
         if value is not None:
             rule[key] = value

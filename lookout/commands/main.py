@@ -238,6 +238,8 @@ def _cmd_rule(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         quiet_kinds=args.quiet_kinds,
         escalate_after_s=args.escalate_after,
         escalate_to=args.escalate_to,
+        grace_s=args.grace_s,
+        digest_s=args.digest_s,
         include_subagents=args.include_subagents,
         dry_run=args.dry_run,
     )

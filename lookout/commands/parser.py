@@ -603,6 +603,18 @@ def _configure_commands(sub: Any) -> None:
     radd.add_argument("--escalate-after", type=_duration_arg, metavar="DURATION")
     radd.add_argument("--escalate-to", type=_names, metavar="NAME,...")
     radd.add_argument(
+        "--grace-s",
+        type=_duration_arg,
+        metavar="DURATION",
+        help="remote channels hold an attention alert this long; answered meanwhile: not sent",
+    )
+    radd.add_argument(
+        "--digest-s",
+        type=_duration_arg,
+        metavar="DURATION",
+        help="a channel's attention alerts within this window: one message (not with --grace-s)",
+    )
+    radd.add_argument(
         "--include-subagents", action="store_true", help="also events from inside subagents"
     )
     radd.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")

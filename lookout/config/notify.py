@@ -537,6 +537,8 @@ def warnings(cfg: Config) -> list[str]:
             var = ch.get(key)
             if var and not os.environ.get(var):
                 out.append(f"channels.{name}.{key}: environment variable {var} is not set")
+        if ch["type"] == "telegram":
+            out.extend(telegram_warnings(name, ch, _answers_on(cfg)))
         if ch["type"] == "apprise":
             import importlib.util
 
@@ -546,3 +548,43 @@ def warnings(cfg: Config) -> list[str]:
                     f"(pip install apprise into lookout's environment)"
                 )
     return out
+
+
+def _answers_on(cfg: Config) -> bool:
+    remote = cfg.get("remote")
+    return isinstance(remote, dict) and bool(remote.get("enabled"))
+
+
+def telegram_warnings(name: str, ch: Channel, answers: bool) -> list[str]:
+    """S6: the bot token is part of every Bot API call's URL, so plain http to a host off this
+    machine hands it (and with [remote] on, the power to press Allow) to the network; and with
+    [remote] on and no allowed_user_ids, any member of the chat answers requests. A host name is
+    not resolved: only `localhost` and loopback addresses count as this machine."""
+    out = []
+    api = str(ch.get("api_url") or "")
+    if api.startswith("http://") and not _loopback(api):
+        out.append(
+            f"channels.{name}.api_url: {shown_url(api)} is not encrypted: the bot token (part of "
+            "every call's URL) crosses the network in clear text, and whoever holds it can "
+            "answer your requests (use https://)"
+        )
+    if answers and not ch.get("allowed_user_ids"):
+        out.append(
+            f"channels.{name}.allowed_user_ids is empty: a press from anyone in chat "
+            f"{ch.get('chat_id')} answers a permission request (set it to your Telegram user id)"
+        )
+    return out
+
+
+def _loopback(url: str) -> bool:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost" or host.endswith(".localhost")

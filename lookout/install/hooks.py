@@ -102,10 +102,42 @@ def install_into(
 def _say_remote(handlers: list[tuple[str, settings.Handler]], out: Out) -> None:
     deciding = [h for _, h in handlers if hookspec.REMOTE_SCRIPT in str(h.get("command"))]
     if deciding:
+        *some, last = answer_surfaces()
         out(
             "remote answers are on: a permission request waits up to"
-            f" {remote_config()['wait_s']} s for `lookout answer` or the dashboard"
+            f" {remote_config()['wait_s']} s for {', '.join(some)} or {last}"
         )
+
+
+def answer_surfaces() -> list[str]:
+    """Where a waiting request can be answered with this config: always `lookout answer` and
+    the dashboard; the desktop popup and Telegram when a rule sends permission alerts to such a
+    channel; Home Assistant with [fleet] answers = true."""
+    from lookout.config import check, files
+    from lookout.config import fleet as fleet_config
+
+    found = ["`lookout answer`", "the dashboard"]
+    try:
+        cfg = files.load(None)
+    except check.ConfigError:
+        return found
+    types = {
+        cfg["channels"][name]["type"]
+        for rule in cfg["rules"]
+        if {"permission", "question"} & set(rule["when"])
+        for name in rule["channels"] + rule["escalate_to"]
+        if name in cfg["channels"] and cfg["channels"][name].get("enabled", True)
+    }
+    found += [label for kind, label in _SURFACES if kind in types]
+    try:
+        if fleet_config.load().answers:
+            found.append("Home Assistant")
+    except (fleet_config.NotConfigured, check.ConfigError):
+        pass
+    return found
+
+
+_SURFACES = (("desktop", "the desktop popup"), ("telegram", "Telegram"))
 
 
 def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> bool:

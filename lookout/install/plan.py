@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lookout import __version__, paths
 from lookout.agents.registry import AGENTS
+from lookout.errors import LookoutError
 from lookout.install import registry, runtime, tmuxconf
 from lookout.install.files import Out
 from lookout.install.options import Options
@@ -69,6 +70,8 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
 
 def do_uninstall(opts: Options, out: Out) -> int:
     home = paths.runtime_home()
+    said: list[str] = []
+    out = _unnamed_backups(out) if opts.purge else _noted(out, said)
     # Purge takes lookout's tmux block too (its bindings would run a command that is gone): a
     # damaged block stops it here, before anything changed.
     tmux_conf = tmuxconf.default_file()
@@ -85,7 +88,58 @@ def do_uninstall(opts: Options, out: Out) -> int:
         tmuxconf.remove_block(tmux_conf, opts.dry_run, out)
     if opts.purge:
         _purge(home, opts.dry_run, out)
+    elif any(not line.startswith("nothing to uninstall") for line in said):
+        _say_kept(home, opts.dry_run, out)  # after a change: a second run says nothing new
     return 0
+
+
+def _noted(out: Out, said: list[str]) -> Out:
+    def say(line: str) -> None:
+        said.append(line)
+        out(line)
+
+    return say
+
+
+def _unnamed_backups(out: Out) -> Out:
+    """--purge removes lookout's backups at its end: a line before must not name one as the way
+    back (newuser-3: `removed ~/.tmux.conf (backup: …)`, then the backup was deleted)."""
+    marker = f" (backup: {tilde(registry.backups_root())}/"
+
+    def say(line: str) -> None:
+        cut = line.find(marker)
+        out(line[:cut] if cut >= 0 and line.endswith(")") else line)
+
+    return say
+
+
+def _say_kept(home: Path, dry_run: bool, out: Out) -> None:
+    """What a plain uninstall leaves (newuser-3: it said only what it removed)."""
+    wrapper = paths.bin_dir() / "lookout"
+    candidates = [
+        ("the runtime", home),
+        ("the lookout command", wrapper if _our_wrapper(wrapper) else None),
+        ("your config", Path(paths.config_path())),
+        ("lookout's state", Path(paths.state_dir())),
+    ]
+    kept = [f"{what} {tilde(path)}" for what, path in candidates if path and path.exists()]
+    try:
+        if tmuxconf.has_block(tmuxconf.default_file()):
+            kept.append(f"the tmux block in {tilde(tmuxconf.default_file())}")
+    except LookoutError:
+        pass  # a damaged block: `lookout tmux-setup --remove` says what is wrong
+    if not kept:
+        return
+    listed = ", ".join(kept[:-1]) + " and " + kept[-1] if len(kept) > 1 else kept[0]
+    out(f"{'would keep' if dry_run else 'kept'}: {listed}")
+    out("note: python3 install.py --uninstall --purge removes them too")
+
+
+def _our_wrapper(wrapper: Path) -> bool:
+    try:
+        return runtime.WRAPPER_MARK in wrapper.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _purge(home: Path, dry_run: bool, out: Out) -> None:
@@ -94,19 +148,15 @@ def _purge(home: Path, dry_run: bool, out: Out) -> None:
         _remove_tree(home / sub, "runtime", dry_run, out)
     if registry.backups_root().exists() or registry.registry_path().exists():
         out(
-            f"{'would remove' if dry_run else 'removing'} lookout's backups and record"
-            f" of installed files in {tilde(home)}"
+            f"{'would remove' if dry_run else 'removing'} lookout's backups (also of the files"
+            f" changed above) and its record of installed files in {tilde(home)}"
         )
         if not dry_run:
             registry.remove_all()
     if not dry_run and home.is_dir() and not any(home.iterdir()):
         home.rmdir()
     wrapper = paths.bin_dir() / "lookout"
-    try:
-        ours = runtime.WRAPPER_MARK in wrapper.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        ours = False
-    if ours:
+    if _our_wrapper(wrapper):
         _remove_tree(wrapper, "command", dry_run, out)
     verb = "would also remove" if dry_run else "also removing"
     out(f"{verb} lookout's state and config:")

@@ -28,27 +28,39 @@ WRAPPER_MARK = "# lookout command, written by lookout's install.py"
 
 
 def running_claude(proc: str = "/proc") -> list[int]:
-    """Pids of this user's processes named `claude` (the native binary, or node running the
-    `claude` script). Other users' sessions read their own settings, never ours."""
+    """Pids of this user's live processes named `claude` (the native binary, or node running the
+    `claude` script) whose HOME is ours. Other users' sessions, and ours under another HOME, read
+    their own settings, never the file changed here; a zombie is no session (newuser-3)."""
     found: list[int] = []
     try:
         entries = os.listdir(proc)
     except OSError:
         return found
     uid = os.getuid()
+    home = os.path.realpath(os.path.expanduser("~"))
     for entry in entries:
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
+        where = os.path.join(proc, entry)
         try:
-            if os.stat(os.path.join(proc, entry)).st_uid != uid:
+            if os.stat(where).st_uid != uid:
                 continue
-            with open(os.path.join(proc, entry, "comm"), encoding="utf-8", errors="replace") as fh:
+            with open(os.path.join(where, "comm"), encoding="utf-8", errors="replace") as fh:
                 comm = fh.read().strip()
-            with open(os.path.join(proc, entry, "cmdline"), "rb") as fb:
+            with open(os.path.join(where, "cmdline"), "rb") as fb:
                 argv0 = fb.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+            if not (comm == "claude" or os.path.basename(argv0) == "claude"):
+                continue
+            with open(os.path.join(where, "stat"), "rb") as fb:
+                state = fb.read().rpartition(b")")[2].split()[:1]
+            with open(os.path.join(where, "environ"), "rb") as fb:
+                env = fb.read().split(b"\0")
         except OSError:
             continue
-        if comm == "claude" or os.path.basename(argv0) == "claude":
+        if state in ([b"Z"], [b"X"], []):
+            continue  # a zombie (or dead): it runs nothing
+        theirs = next((v[5:] for v in env if v.startswith(b"HOME=")), None)
+        if theirs is not None and os.path.realpath(os.fsdecode(theirs)) == home:
             found.append(int(entry))
     return sorted(found)
 
@@ -60,9 +72,10 @@ def warn_running(out: Out) -> None:
     pids = running_claude(os.environ.get("LOOKOUT_PROC_DIR", "/proc"))
     if pids:
         shown = ", ".join(str(p) for p in pids[:5])
+        more = f" and {len(pids) - 5} more" if len(pids) > 5 else ""
         out(
-            f"note: Claude Code is running (pid {shown}): it picks up the change within a few"
-            " seconds, no restart needed (checked with Claude Code 2.1.332)"
+            f"note: Claude Code is running (pid {shown}{more}): it picks up the change within a"
+            " few seconds, no restart needed (checked with Claude Code 2.1.332)"
         )
 
 

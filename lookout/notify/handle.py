@@ -44,7 +44,7 @@ def handle(intents: list[Intent], state_dir: str) -> None:
         from lookout.notify import spawn
 
         try:
-            spawn.spawn(state_dir, job_path)
+            spawn.spawn(state_dir, job_path, [cwd] if isinstance(cwd, str) else [])
         except BaseException:
             posix.unlink(job_path)  # no sender will ever take it
             raise

@@ -9,7 +9,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 # The sender runs with site-packages (optional apprise lives there) but isolated (-I) from the
 # user's PYTHON* variables and cwd, so it is told where the lookout package is.
@@ -31,10 +31,11 @@ def sender_argv(state_dir: str, job_path: str, lock_fd: int | None = None) -> li
     return argv if lock_fd is None else [*argv, str(lock_fd)]
 
 
-def spawn(state_dir: str, job_path: str) -> int | None:
+def spawn(state_dir: str, job_path: str, project_dirs: Sequence[str] = ()) -> int | None:
     """Make sure a sender will take the job just written to outbox/: start one (its pid) unless
     the state directory's sender runs (None), which takes every job there before it exits.
-    Never waits: the hook exits long before the sender does."""
+    Never waits: the hook exits long before the sender does. `project_dirs`: the directories
+    the payload names (its cwd), whose projects' PATH entries the sender must not inherit."""
     from lookout import store
 
     fd = store.try_lock(os.path.join(state_dir, store.SENDER_LOCK))
@@ -44,35 +45,55 @@ def spawn(state_dir: str, job_path: str) -> int | None:
     # this one starts up (a flock belongs to the open file, which the child shares).
     try:
         os.set_inheritable(fd, True)
-        return spawn_detached(sender_argv(state_dir, job_path, fd), sender_env(os.environ))
+        env = sender_env(os.environ, project_dirs=project_dirs)
+        return spawn_detached(sender_argv(state_dir, job_path, fd), env)
     finally:
         os.close(fd)
 
 
-def sender_env(environ: Mapping[str, str], cwd: str | None = None) -> dict[str, str]:
+def sender_env(
+    environ: Mapping[str, str], cwd: str | None = None, project_dirs: Sequence[str] = ()
+) -> dict[str, str]:
     """The environment the shared sender gets (N2): the hook's, without what belongs to the
-    project the hook ran in: PWD/OLDPWD, and PATH entries that are relative or inside the hook's
-    directory (a repository's `bin/` or `node_modules/.bin`), which would otherwise choose the
-    program behind a bare name for every later session's notification."""
+    project the hook ran in: PWD/OLDPWD, and PATH entries that are relative or inside that
+    project (a repository's `bin/` or `node_modules/.bin`), which would otherwise choose the
+    program behind a bare name for every later session's notification. The project is the
+    repository root (the nearest `.git` up to the home directory) above the hook's directory
+    (`cwd`, else the process's), the payload's `project_dirs` and CLAUDE_PROJECT_DIR (S5: a hook
+    in `repo/sub` kept `repo/bin`), or that directory itself outside a repository."""
     try:
-        here = os.path.realpath(cwd if cwd is not None else os.getcwd())
+        here = cwd if cwd is not None else os.getcwd()
     except OSError:
         here = "/"
     home = os.path.realpath(os.path.expanduser("~"))
-    # A hook run from / or the home directory (or above it) names no project.
-    project = here not in ("/", home) and not home.startswith(here.rstrip("/") + "/")
+    places = [here, *project_dirs, environ.get("CLAUDE_PROJECT_DIR") or ""]
+    roots = {r for r in (_project_root(p, home) for p in places if os.path.isabs(p)) if r}
     env = {k: v for k, v in environ.items() if k not in ("PWD", "OLDPWD")}
     kept = []
     for entry in environ.get("PATH", "").split(os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue
         real = os.path.realpath(entry)
-        if project and (real == here or real.startswith(here.rstrip("/") + "/")):
+        if any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots):
             continue
         kept.append(entry)
     if "PATH" in environ:
         env["PATH"] = os.pathsep.join(kept)
     return env
+
+
+def _project_root(directory: str, home: str) -> str | None:
+    """The repository root above `directory` (never the home directory or above it), else the
+    directory itself; None when it names no project (/, the home directory or above it)."""
+    here = os.path.realpath(directory)
+    if here == "/" or here == home or home.startswith(here.rstrip("/") + "/"):
+        return None
+    d = here
+    while d not in (home, "/"):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        d = os.path.dirname(d)
+    return here
 
 
 def spawn_detached(argv: list[str], env: Mapping[str, str] | None = None) -> int:

@@ -14,6 +14,7 @@ import os
 import queue
 import sys
 import threading
+import time
 import traceback
 
 from lookout import store, words
@@ -30,6 +31,7 @@ LOCK = "telegram.lock"
 POLL_S = 0.25  # how often the messages of ended requests are looked for (withdrawn within 2 s)
 LONG_POLL_S = 25  # getUpdates' `timeout`: the Bot API answers at once when a press arrives
 RETRY_S = 2.0
+BACKOFF_MIN_S, BACKOFF_MAX_S = 0.5, 30.0  # getUpdates that brought no new press, at once
 EDIT_TRIES = 3
 _BOOT = (
     "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
@@ -138,6 +140,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def backoff(delay: float, fresh: bool, result: object, took_s: float) -> float:
+    """How long to wait before the next getUpdates (S6). A press resets it; so does a long poll
+    that ran out with nothing ([] after about LONG_POLL_S, as the Bot API does). An answer with
+    no new press at once (the same update again, garbage, [] early) doubles it up to
+    BACKOFF_MAX_S: a hostile or broken API is asked a few times a minute, not hundreds a second."""
+    if fresh or (result == [] and took_s >= LONG_POLL_S / 2):
+        return 0.0
+    return min(max(delay * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
+
+
 class Poller:
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
         self.state_dir = state_dir
@@ -214,24 +226,31 @@ class Poller:
 
     def _long_poll(self, name: str, ch: dict[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
+        delay = 0.0
         while not self.stop.is_set():
             params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": ["callback_query"]}
             if isinstance(offset, int):
                 params["offset"] = offset
+            started = time.monotonic()
             try:
                 result = telegram.call(ch, "getUpdates", params, LONG_POLL_S + 10)
             except telegram.TelegramError as exc:
                 store.log_error(self.state_dir, f"telegram poller: channel {name}: {exc}")
                 self.stop.wait(RETRY_S)
                 continue
+            before, fresh = offset, False
             for update in result if isinstance(result, list) else []:
                 uid = update.get("update_id") if isinstance(update, dict) else None
-                if not isinstance(uid, int):
-                    continue
+                if not isinstance(uid, int) or (isinstance(offset, int) and uid < offset):
+                    continue  # garbage, or one already taken (the API ignored the offset)
                 offset = uid + 1  # the next call confirms it: it is never delivered again
-                self.updates.put((name, update))
-            if isinstance(offset, int):
+                if isinstance(update.get("callback_query"), dict):
+                    self.updates.put((name, update))
+                    fresh = True
+            if isinstance(offset, int) and offset != before:
                 self._save_offset(name, offset)
+            delay = backoff(delay, fresh, result, time.monotonic() - started)
+            self.stop.wait(delay)
 
     def _save_offset(self, name: str, offset: int) -> None:
         _change(self.state_dir, lambda t: t["offsets"].__setitem__(name, offset))

@@ -51,6 +51,9 @@ def test_list_then_allow_by_request_id(state_dir: Path) -> None:
         "tool_name": "Bash",
         "tool_input": p["tool_input"],
     }
+    # The nonce is the dashboard API's (its page answers with it); this command answers with
+    # the record it reads, so its output never carries it (docs/security.md).
+    assert "nonce" not in shown and rec["nonce"] not in json.dumps(shown)
     done = lookout("answer", rec["id"], "allow")
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == f"allowed: {rec['id']} Bash (session {p['session_id'][:8]}, demo)\n"
@@ -123,9 +126,18 @@ def test_a_short_key_never_matches_another_sessions_request(state_dir: Path) -> 
     for key in (rec["id"][:4], rec["id"][:19]):
         done = lookout("answer", key, "allow")
         assert done.returncode == 1, key
-        assert done.stderr.startswith(f"error: no request and no session {key!r}\nhint: ")
+        # It says why (newuser-3: "no request and no session" while that request was listed).
+        assert done.stderr == (
+            f"error: {key!r} is the start of a request id: give the full id (an answer names its"
+            " request whole, never by a prefix)\n"
+            "hint: lookout answer lists each waiting request with its full id\n"
+        )
+    done = lookout("answer", "ffff-no-such", "allow")
+    assert done.stderr.startswith("error: no request and no session 'ffff-no-such'\nhint: ")
     assert requests.load(str(state_dir), rec["id"])["status"] == "pending"
-    assert lookout("answer", rec["id"], "deny").returncode == 0
+    done = lookout("answer", "--json", rec["id"], "deny")
+    assert done.returncode == 0 and json.loads(done.stdout)["status"] == "denied"
+    assert "nonce" not in json.loads(done.stdout)
     finish(hook)
 
 
@@ -220,6 +232,11 @@ def test_a_question_takes_one_option_per_question(state_dir: Path) -> None:
     listing = lookout("answer").stdout
     assert "    Which colour?  options: Red (warm) | Blue\n" in listing  # issue 22 item 16
     assert listing.count("Which colour?") == 1
+    assert listing.endswith(
+        "answer a question with: lookout answer REQUEST_ID allow --option LABEL"
+        "  (one --option per question; deny declines it)\n"
+    )
+    assert "allow|deny" not in listing  # no permission waits: only the question's way
     missing = lookout("answer", rid, "allow")
     assert missing.returncode == 1 and "asks 1 question(s)" in missing.stderr
     wrong = lookout("answer", rid, "allow", "--option", "Green")

@@ -189,3 +189,43 @@ def test_test_shows_a_servers_error_body_without_raw_escapes(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert out == "hook: failed (HTTP 400: \\x1b]52;c;ZXZpbA==\\x07 bad request)\n"
+
+
+TELEGRAM = (
+    '[channels.chat]\ntype = "telegram"\ntoken_env = "TG_TOKEN"\nchat_id = {chat}\n{extra}'
+    '[[rules]]\nwhen = ["permission"]\nchannels = ["chat"]\n{remote}'
+)
+
+
+def test_check_config_warns_about_a_telegram_api_in_clear_text_and_anyone_answering(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # S6 (security-3.md): the bot token is in every Bot API call's path; a plain http api_url
+    # off this machine hands it (and the Allow button) to whoever serves or reads it.
+    monkeypatch.setenv("TG_TOKEN", "123:abc")
+    remote = "[remote]\nenabled = true\n"
+    write_config(
+        TELEGRAM.format(
+            chat=-1001, extra='api_url = "http://tg-proxy.example.net:8080/x"\n', remote=remote
+        )
+    )
+    assert main(["check-config", "--project", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "warning: channels.chat.api_url: http://tg-proxy.example.net:8080/… is not encrypted: "
+        "the bot token (part of every call's URL) crosses the network in clear text, and "
+        "whoever holds it can answer your requests (use https://)",
+        "warning: channels.chat.allowed_user_ids is empty: a press from anyone in chat -1001 "
+        "answers a permission request (set it to your Telegram user id)",
+    ]
+    # https, a loopback API (the Bot API double, a local proxy), a user list: nothing to say;
+    # without [remote] no press answers anything, so the empty list is no risk yet.
+    for extra, rem in [
+        ('api_url = "https://api.example.net"\nallowed_user_ids = [7]\n', remote),
+        ('api_url = "http://127.0.0.1:8081"\nallowed_user_ids = [7]\n', remote),
+        ('api_url = "http://localhost:8081"\nallowed_user_ids = [7]\n', remote),
+        ('api_url = "http://[::1]:8081"\nallowed_user_ids = [7]\n', remote),
+        ("", ""),
+    ]:
+        write_config(TELEGRAM.format(chat=-1001, extra=extra, remote=rem))
+        assert main(["check-config", "--project", str(tmp_path)]) == 0
+        assert "warning" not in capsys.readouterr().out, extra

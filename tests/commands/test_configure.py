@@ -106,6 +106,35 @@ def test_add_appends_and_keeps_every_byte_then_remove_gives_the_file_back(
     assert config_file.read_text() == COMMENTED
 
 
+def test_rule_add_takes_grace_and_digest(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # newuser-3-truth: grace_s / digest_s had to be added to the TOML by hand.
+    put(config_file, COMMENTED)
+    rc, out, _ = run(capsys, "rule", "add", "--when", "permission", "--channels", "desktop",
+                     "--grace-s", "30")  # fmt: skip
+    assert rc == 0, out
+    rc, out, _ = run(capsys, "rule", "add", "--when", "question", "--channels", "desktop",
+                     "--digest-s", "1m")  # fmt: skip
+    assert rc == 0, out
+    assert config_file.read_text() == (
+        COMMENTED + '\n[[rules]]\nwhen = [\n    "permission",\n]\nchannels = [\n    "desktop",\n]\n'
+        "grace_s = 30\n"
+        '\n[[rules]]\nwhen = [\n    "question",\n]\nchannels = [\n    "desktop",\n]\n'
+        "digest_s = 60\n"
+    )
+    rules = files.load()["rules"]
+    assert [(r["grace_s"], r["digest_s"]) for r in rules] == [(None, None), (30, None), (None, 60)]
+    before = config_file.read_bytes()
+    for extra, says in [
+        (["--grace-s", "30", "--digest-s", "60"], "grace_s and digest_s exclude each other"),
+        (["--grace-s", "2h"], "rules[3].grace_s: expected a number <= 3600, got 7200"),
+    ]:
+        rc, _, err = run(capsys, "rule", "add", "--when", "done", "--channels", "desktop", *extra)
+        assert rc == 1 and says in err and "the config file is unchanged" in err, err
+    assert config_file.read_bytes() == before
+
+
 def test_remove_a_table_in_the_middle_with_its_sub_tables(
     config_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

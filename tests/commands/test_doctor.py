@@ -15,6 +15,7 @@ from lookout import hookspec, paths
 from lookout.commands.doctor import report as doctor
 from lookout.commands.main import main as cli_main
 from lookout.install import cli as install_cli
+from tests.helpers import write_config
 
 N = len(hookspec.EVENTS)
 
@@ -306,6 +307,35 @@ def test_other_channels(
     assert verdicts(doc, "channel phone")[0][0] == "ok"
 
 
+def test_a_telegram_api_in_clear_text_and_an_empty_user_list_warn(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(capsys)
+    monkeypatch.setenv("TG_TOKEN", "123:abc")
+    write_config(
+        '[channels.chat]\ntype = "telegram"\ntoken_env = "TG_TOKEN"\nchat_id = 1001\n'
+        'api_url = "http://tg-proxy.example.net:8080"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["chat"]\n[remote]\nenabled = true\n'
+    )
+    _, doc = run(capsys)
+    assert verdicts(doc, "channel chat") == [
+        ("warn", "api_url: http://tg-proxy.example.net:8080 is not encrypted: the bot token (part"
+         " of every call's URL) crosses the network in clear text, and whoever holds it can"
+         " answer your requests (use https://)"),
+        ("warn", "allowed_user_ids is empty: a press from anyone in chat 1001 answers a"
+         " permission request (set it to your Telegram user id)"),
+    ]  # fmt: skip
+    write_config(
+        '[channels.chat]\ntype = "telegram"\ntoken_env = "TG_TOKEN"\nchat_id = 1001\n'
+        "allowed_user_ids = [1001]\n"
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["chat"]\n[remote]\nenabled = true\n'
+    )
+    _, doc = run(capsys)
+    assert verdicts(doc, "channel chat") == [
+        ("ok", "telegram configured (reached over the network when sent)")
+    ]
+
+
 def test_project_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
     install(capsys, "--scope", "project", "--project", str(other))
@@ -495,8 +525,6 @@ def test_doctor_says_a_project_file_is_ignored_and_why(
 def test_remote_answers_need_the_installer_to_run_again(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from tests.helpers import write_config
-
     install(capsys)
     write_config("[remote]\nenabled = true\n")
     _, doc = run(capsys)

@@ -21,7 +21,7 @@ SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"
 def sent_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     # The detached sender, run in this process so the test sees its records at once (without
     # its watch over open dialogs: this process is the session's "client", alive throughout).
-    monkeypatch.setattr(spawn, "spawn", lambda state, job: sender.serve(state, watch_s=None) or 1)
+    monkeypatch.setattr(spawn, "spawn", lambda st, job, *_: sender.serve(st, watch_s=None) or 1)
 
 
 def hook(state_dir: Path, name: str, ts_ms: int, cwd: Path, **fields: object) -> None:

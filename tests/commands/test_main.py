@@ -14,6 +14,7 @@ import pytest
 
 from lookout import runner
 from lookout.commands import main as cli
+from lookout.sessions import parse_line
 from tests.helpers import ROOT, Output, payload, wait_for
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
@@ -162,6 +163,29 @@ def test_tail_skips_a_torn_last_line(recorded: Path) -> None:
         f.write(b'{"ts":"2026-11-25T21:00:00.000Z","event":"Sto')
     raw = lookout("tail", "--json", "-n", "1").stdout.splitlines()
     assert json.loads(raw[0])["event"] == "SessionEnd"
+
+
+def test_tail_with_one_huge_line_takes_linear_time(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # S8 (security-3.md): one 50 MB line made `tail -n 5` re-join and re-split it on every
+    # 64 KiB block (quadratic: over 60 s). The work must stay within a small multiple of
+    # reading the file once and parsing every line, measured in CPU time, in this process.
+    log = recorded / "events.jsonl"
+    *_, last = log.read_bytes().splitlines()
+    huge = json.loads(last)
+    huge["pad"] = "x" * (50 * 1024 * 1024)
+    with open(log, "ab") as f:
+        f.write(json.dumps(huge, separators=(",", ":")).encode() + b"\n")
+        f.write(last + b"\n")
+    started = time.process_time()
+    lines = [parse_line(raw) for raw in log.read_bytes().split(b"\n")]
+    once = time.process_time() - started
+    started = time.process_time()
+    rc, out, _ = run_cli(capsys, "tail", "-n", "5")
+    took = time.process_time() - started
+    assert rc == 0 and len(out.splitlines()) == 5 and len(lines) == 8
+    assert took <= 4 * once + 0.25, (took, once)
 
 
 def test_tail_follow_prints_new_events(recorded: Path) -> None:

@@ -197,6 +197,8 @@ def test_purge_takes_the_block_out_exactly(isolated_env: Path, theirs: bytes | N
     done = lookout("uninstall", "--purge")
     assert done.returncode == 0, done.stderr
     assert "lookout's tmux block" in done.stdout or "which lookout had created" in done.stdout
+    # newuser-3: it named the block's backup, then removed every backup a line later.
+    assert "backup: " not in done.stdout
     if theirs is None:
         assert not conf(isolated_env).exists()
     else:

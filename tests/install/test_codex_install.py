@@ -271,6 +271,8 @@ def test_commented_config_keeps_everything_but_notify_and_restores_exactly(
     assert out.splitlines() == [
         "nothing to uninstall in ~/.codex/hooks.json",
         out.splitlines()[1],
+        "kept: the runtime ~/.local/share/lookout",
+        "note: python3 install.py --uninstall --purge removes them too",
     ]
     assert out.splitlines()[1].startswith(
         "restored your previous notify in ~/.codex/config.toml (backup: "

@@ -329,12 +329,30 @@ def test_uninstall_dry_run(
     assert (rc, out) == (
         0,
         "would remove ~/.claude/settings.json (install created it; only lookout's hooks are in"
-        " it)\n",
+        " it)\nwould keep: the runtime ~/.local/share/lookout\n"
+        "note: python3 install.py --uninstall --purge removes them too\n",
     )
     assert settings_file(isolated_env).read_bytes() == installed
     settings_file(isolated_env).write_text(installed.decode().replace("{", '{"model": "x",', 1))
     rc, out, _ = main(capsys, "--uninstall", "--dry-run")
     assert rc == 0 and out.count("\n-") > N and '"model": "x"' in out
+
+
+def fake_process(
+    proc: Path,
+    pid: str,
+    comm: str = "claude",
+    argv0: str = "claude",
+    state: str = "S",
+    home: str | None = None,
+) -> None:
+    """A /proc/PID entry as running_claude reads it (comm, cmdline, stat, environ)."""
+    (proc / pid).mkdir()
+    (proc / pid / "comm").write_text(comm + "\n")
+    (proc / pid / "cmdline").write_bytes(b"" if state == "Z" else argv0.encode() + b"\0-p\0")
+    (proc / pid / "stat").write_text(f"{pid} ({comm}) {state} 1 {pid} {pid} 0 -1 4194560 0\n")
+    env = f"TERM=xterm\0HOME={home or os.path.expanduser('~')}\0PATH=/usr/bin\0"
+    (proc / pid / "environ").write_bytes(b"" if state == "Z" else env.encode())
 
 
 def test_running_claude_is_detected(no_running_claude: Path) -> None:
@@ -344,18 +362,28 @@ def test_running_claude_is_detected(no_running_claude: Path) -> None:
         ("103", "bash", "bash"),
         ("self", "claude", "claude"),
     ]:
-        (no_running_claude / pid).mkdir()
-        (no_running_claude / pid / "comm").write_text(comm + "\n")
-        (no_running_claude / pid / "cmdline").write_bytes(argv0.encode() + b"\0-p\0")
+        fake_process(no_running_claude, pid, comm, argv0)
     assert runtime.running_claude(str(no_running_claude)) == [101, 102]
+
+
+def test_running_claude_counts_only_live_processes_of_this_home(
+    no_running_claude: Path, tmp_path: Path
+) -> None:
+    # newuser-3: the note named a zombie of another process tree and clients under another
+    # HOME (they read another settings file and pick up nothing).
+    fake_process(no_running_claude, "301")
+    fake_process(no_running_claude, "302", state="Z")  # <defunct>
+    fake_process(no_running_claude, "303", home=str(tmp_path / "home2"))
+    fake_process(no_running_claude, "304", state="R")
+    os.symlink(os.path.expanduser("~"), tmp_path / "via-link")
+    fake_process(no_running_claude, "305", home=str(tmp_path / "via-link"))  # the same home
+    assert runtime.running_claude(str(no_running_claude)) == [301, 304, 305]
 
 
 def test_running_claude_warning(
     no_running_claude: Path, capsys: pytest.CaptureFixture[str], fake_runtime: list[str]
 ) -> None:
-    (no_running_claude / "4242").mkdir()
-    (no_running_claude / "4242" / "comm").write_text("claude\n")
-    (no_running_claude / "4242" / "cmdline").write_bytes(b"claude\0")
+    fake_process(no_running_claude, "4242")
     rc, out, _ = main(capsys)
     assert rc == 0
     assert out.splitlines()[-1] == (
@@ -365,16 +393,17 @@ def test_running_claude_warning(
     # Nothing changed: nothing to say about a running client.
     rc, out, _ = main(capsys)
     assert rc == 0 and "Claude Code is running" not in out
+    for pid in range(4243, 4250):
+        fake_process(no_running_claude, str(pid))
     rc, out, _ = main(capsys, "--uninstall")
-    assert rc == 0 and "note: Claude Code is running (pid 4242)" in out
+    assert rc == 0
+    assert "note: Claude Code is running (pid 4242, 4243, 4244, 4245, 4246 and 3 more)" in out
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to own a file as another user")
 def test_running_claude_counts_only_this_users_processes(no_running_claude: Path) -> None:
     for pid in ("201", "202"):
-        (no_running_claude / pid).mkdir()
-        (no_running_claude / pid / "comm").write_text("claude\n")
-        (no_running_claude / pid / "cmdline").write_bytes(b"claude\0")
+        fake_process(no_running_claude, pid)
     os.chown(no_running_claude / "202", 12345, 12345)  # another user's session
     assert runtime.running_claude(str(no_running_claude)) == [201]
 
@@ -651,8 +680,8 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
     assert lines[2] == "nothing to uninstall in " + str(project / ".claude" / "settings.json")
     assert not (project / ".claude").exists() and not (isolated_env / ".claude").exists()
     assert (
-        "removing lookout's backups and record of installed files in ~/.local/share/lookout"
-        in lines
+        "removing lookout's backups (also of the files changed above) and its record of"
+        " installed files in ~/.local/share/lookout" in lines
     )
     assert "removing runtime ~/.local/share/lookout/venv" not in out  # --python: no venv made
     assert "removing runtime ~/.local/share/lookout/lookout" in lines
@@ -663,6 +692,32 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
     assert not (isolated_env / ".local" / "share" / "lookout").exists()
     assert not (isolated_env / ".local" / "bin" / "lookout").exists()
     assert not state.exists() and not config.parent.exists()
+
+
+def test_uninstall_says_what_stays_and_that_purge_removes_it(
+    tmp_path: Path,
+    isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # newuser-3, doc problem 4: it said only `removed ~/.claude/settings.json`.
+    main(capsys, "--python", DEV_PY)
+    state = tmp_path / "state"
+    state.mkdir()
+    from lookout.commands.main import main as lookout
+
+    assert lookout(["tmux-setup", "--apply"]) == 0
+    capsys.readouterr()
+    rc, out, _ = main(capsys, "--uninstall")
+    assert rc == 0
+    assert out.splitlines()[1:] == [
+        f"kept: the runtime ~/.local/share/lookout, the lookout command ~/.local/bin/lookout,"
+        f" your config ~/.config/lookout/config.toml, lookout's state {state} and the tmux"
+        " block in ~/.tmux.conf",
+        "note: python3 install.py --uninstall --purge removes them too",
+    ]
+    rc, out, _ = main(capsys, "--uninstall")  # nothing changed: nothing more to say
+    assert (rc, out) == (0, "nothing to uninstall in ~/.claude/settings.json\n")
 
 
 def test_purge_never_removes_home(
@@ -732,7 +787,9 @@ def test_uninstall_removes_the_file_and_directory_install_created_and_leaves_no_
     rc, out, _ = main(capsys, "--uninstall", "--scope", "project", "--project", str(repo))
     assert (rc, out) == (
         0,
-        f"removed {repo}/.claude/settings.json ({N} hooks; install had created it)\n",
+        f"removed {repo}/.claude/settings.json ({N} hooks; install had created it)\n"
+        "kept: the runtime ~/.local/share/lookout\n"
+        "note: python3 install.py --uninstall --purge removes them too\n",
     )
     assert list(repo.iterdir()) == []  # as before: no settings.json, no .claude/, no .bak
     assert registry.load() == {}
@@ -809,7 +866,8 @@ def test_purge_cleans_every_settings_file_install_wrote_to(
     monkeypatch.chdir(other)
     rc, out, _ = main(capsys, "--uninstall", "--purge")
     assert rc == 0, out
-    assert f"removed {N} hooks from {local} (backup: " in out
+    # --purge removes every backup at its end: no line names one as a way back (newuser-3).
+    assert f"removed {N} hooks from {local}\n" in out and "backup: " not in out
     assert local.read_text() == '{\n  "model": "opus"\n}\n'
     assert not (isolated_env / ".local" / "share" / "lookout").exists()  # backups went too
 
@@ -1048,6 +1106,28 @@ def test_the_deciding_hook_is_registered_only_when_remote_is_enabled(isolated_en
     write_config("[remote]\nenabled = false\n")
     run_install(target)
     assert json.loads(target.read_text()) == off
+
+
+def test_the_install_message_names_every_surface_that_answers(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # newuser-3, doc problem 2: the popup and Telegram answered too, but went unnamed.
+    target = isolated_env / ".claude" / "settings.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_config(
+        '[remote]\nenabled = true\n[channels.desktop]\ntype = "desktop"\n'
+        '[channels.chat]\ntype = "telegram"\ntoken_env = "TG"\nchat_id = 1\n'
+        'allowed_user_ids = [1]\n[channels.off]\ntype = "ntfy"\nurl = "https://n.example/t"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\nescalate_after_s = 60\n'
+        'escalate_to = ["chat"]\n[[rules]]\nwhen = ["done"]\nchannels = ["off"]\n'
+        '[fleet]\nmqtt = "mqtts://broker.example:8883"\nusername = "laptop"\nhost = "laptop"\n'
+        'password_env = "PW"\nhome_assistant = true\nanswers = true\n'
+    )
+    rc, lines, _ = run_install(target)
+    assert rc == 0 and lines[-1] == (
+        "remote answers are on: a permission request waits up to 300 s for `lookout answer`,"
+        " the dashboard, the desktop popup, Telegram or Home Assistant"
+    )
 
 
 def test_a_broken_config_leaves_remote_answers_off(isolated_env: Path) -> None:

@@ -160,7 +160,7 @@ def test_a_daemon_without_actions_keeps_the_plain_alert_and_nothing_answers(
         body = payload("PermissionRequest-Bash")
         deciding = start(body)
         rec = waiting(state_dir)
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job: 0)
+        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
         runner.record(json.dumps(body).encode(), None, int(time.time() * 1000), str(state_dir), {})
         (job,) = (state_dir / "outbox").glob("*.json")
         sender.run_job(str(job), str(state_dir))

@@ -31,7 +31,7 @@ def intent(kind: str = "permission", **fields: Any) -> Intent:
 @pytest.fixture
 def spawned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     jobs: list[str] = []
-    monkeypatch.setattr(spawn, "spawn", lambda state_dir, path: jobs.append(path) or 1)
+    monkeypatch.setattr(spawn, "spawn", lambda state_dir, path, *dirs: jobs.append(path) or 1)
     return jobs
 
 
@@ -155,7 +155,7 @@ def test_hot_path_imports_stay_light(state_dir: Path, tmp_path: Path) -> None:
 def test_failed_spawn_leaves_no_job_behind(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def fail(state_dir: str, path: str) -> int:
+    def fail(state_dir: str, path: str, *dirs: object) -> int:
         raise OSError("no processes left")
 
     monkeypatch.setattr(spawn, "spawn", fail)

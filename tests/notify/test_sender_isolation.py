@@ -110,6 +110,51 @@ def test_the_sender_ignores_the_projects_path_entries(state_dir: Path, tmp_path:
     assert not (home / "src" / "ran.log").exists()
 
 
+def test_the_sender_ignores_the_repositorys_path_seen_from_a_subdirectory(
+    state_dir: Path, tmp_path: Path
+) -> None:
+    # S5 (security-3.md): a hook in `repo/sub` with `repo/bin` on PATH (direnv style) started a
+    # sender that ran `repo/bin/notify-helper`, for that session and every later one.
+    home = Path(os.environ["HOME"])
+    clone = repo(home, "clone")
+    (clone / "sub").mkdir()
+    helper = script(clone / "bin" / "x" / "notify-helper", "FROM-THE-REPO")
+    mine = script(tmp_path / "mine" / "bin" / "notify-helper", "MINE")
+    write_config(
+        '[channels.team]\ntype = "command"\nargv = ["notify-helper"]\n'
+        '[[rules]]\nwhen = ["session_start"]\nchannels = ["team"]\n'
+    )
+    path = os.pathsep.join([str(helper.parent), str(mine.parent), os.environ.get("PATH", "")])
+    for n, where in enumerate([clone / "sub", clone]):
+        hook(
+            "session_start.py",
+            {"session_id": f"s{n}", "hook_event_name": "SessionStart", "source": "startup",
+             "cwd": str(where)},
+            cwd=where,
+            path=path,
+        )  # fmt: skip
+        deliveries(state_dir, n + 1)
+    assert (tmp_path / "ran.log").read_text() == "MINE\nMINE\n"
+    assert not (clone / "ran.log").exists()
+
+
+def test_sender_env_drops_the_payloads_project_path(tmp_path: Path) -> None:
+    # The hook's process may run elsewhere (/): the payload's cwd and CLAUDE_PROJECT_DIR name
+    # the project too, up to its repository root.
+    home = os.path.expanduser("~")
+    a, b = tmp_path / "a", tmp_path / "b"
+    for r in (a, b):
+        (r / ".git").mkdir(parents=True)
+        (r / "deep" / "er").mkdir(parents=True)
+    environ = {"PATH": f"{a}/bin:{b}/node_modules/.bin:/usr/bin:{home}/.local/bin"}
+    env = spawn.sender_env(environ, "/", project_dirs=[str(a / "deep" / "er")])
+    assert env["PATH"] == f"{b}/node_modules/.bin:/usr/bin:{home}/.local/bin"
+    env = spawn.sender_env({**environ, "CLAUDE_PROJECT_DIR": str(b / "deep")}, "/", [str(a)])
+    assert env["PATH"] == f"/usr/bin:{home}/.local/bin"
+    # The home directory (or /) named by a payload is no project: nothing under it goes.
+    assert spawn.sender_env(environ, "/", [home, "/"])["PATH"] == environ["PATH"]
+
+
 def test_sender_env_drops_only_the_projects_path(tmp_path: Path) -> None:
     proj = tmp_path / "p"
     (proj / "bin").mkdir(parents=True)

@@ -4,6 +4,7 @@ API (tests/telegram_api.py) and the detached poller takes presses by getUpdates 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -280,3 +281,61 @@ def test_a_plain_alert_is_masked_and_shows_control_characters_as_text(
     assert "sk-abcdef1234567890" not in sent["text"] and "…" in sent["text"]
     assert "\x1b" not in sent["text"] and "\\x1b" in sent["text"]
     assert "reply_markup" not in sent and "parse_mode" not in sent
+
+
+class HostileApi(BotApi):
+    """S6: an API (or whoever serves the api_url) that answers getUpdates at once with
+    `self.reply` whatever the offset: the same update again and again, or garbage."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reply: object = None
+
+    def m_getUpdates(self, p: dict[str, Any]) -> Any:
+        if self.reply is not None:
+            return self.reply
+        return super().m_getUpdates(p)
+
+
+def polls_from(api: BotApi, n: int, since: float) -> list[float]:
+    """The time stamps of the first n getUpdates calls the API got at or after `since`."""
+    wait_for(lambda: len([t for t, m, _ in api.calls if m == "getUpdates" and t >= since]) >= n, 60)
+    return [t for t, m, _ in api.calls if m == "getUpdates" and t >= since][:n]
+
+
+@pytest.mark.parametrize("reply", ["the same update", "junk updates", "not a list"])
+def test_the_poller_backs_off_when_the_api_repeats_an_update_or_sends_garbage(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, reply: str
+) -> None:
+    # The review's hostile API made the poller call getUpdates 1,947 times and
+    # answerCallbackQuery 1,905 times in about 8 s.
+    monkeypatch.setenv("LOOKOUT_TG_TOKEN", TOKEN)
+    with HostileApi(TOKEN, chats=(CHAT,)) as api:
+        configure(api)
+        qid = "31337"
+        api.queries[qid] = None
+        press = {"id": qid, "from": {"id": STRANGER}, "data": "lk1:x",
+                 "message": {"message_id": 1, "chat": {"id": CHAT}}}  # fmt: skip
+        api.reply = {
+            "the same update": [{"update_id": 7, "callback_query": press}],
+            "junk updates": [{"update_id": "8"}, 5, {"callback_query": press}, {"update_id": 7}],
+            "not a list": {"no": "list"},
+        }[reply]
+        since = time.monotonic()
+        deciding, rec, message = ask(api, state_dir)
+        stamps = polls_from(api, 5, since)
+        gaps = [b - a for a, b in itertools.pairwise(stamps)]
+        # From the first call with nothing new on, each waits twice as long as the one before
+        # (0.5 s, 1 s, 2 s...): four calls take 3.5 s or more, not a few milliseconds.
+        assert sum(gaps) >= 3.5, gaps
+        acks = [p for p in api.sent("answerCallbackQuery") if p["callback_query_id"] == qid]
+        assert len(acks) == (1 if reply == "the same update" else 0)  # one press, handled once
+        now = requests.load(str(state_dir), rec["id"])
+        assert now is not None and now["status"] == requests.PENDING
+        # A well-behaved API again: the owner's press still answers.
+        api.reply = None
+        (_, _allow), (_, deny) = api.buttons(CHAT, message["message_id"])
+        api.press(message["message_id"], deny, OWNER)
+        out = json.loads(finish(deciding, timeout=60))["hookSpecificOutput"]["decision"]
+        assert out["behavior"] == "deny"
+        wait_for(lambda: poller_gone(state_dir), 60)

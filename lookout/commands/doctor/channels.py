@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lookout import paths
+from lookout.config.notify import telegram_warnings
 from lookout.install.checks import INFO, OK, WARN, Report
 from lookout.sessions import parse_line
 
@@ -57,6 +58,8 @@ def check_channels(report: Report, loaded: Config | None) -> None:
         name: ch for name, ch in defined.items() if ch.get("enabled", True) and name in referenced
     }
     desktop_used = any(ch.get("type") == "desktop" for ch in names.values())
+    remote = loaded.get("remote") if loaded else None
+    answers = isinstance(remote, dict) and bool(remote.get("enabled"))
     if ok:
         hint = None
     elif "no notifier found" in detail:
@@ -120,7 +123,10 @@ def check_channels(report: Report, loaded: Config | None) -> None:
                 for key in ("token_env", "url_env")
                 if ch.get(key) and not os.environ.get(ch[key])
             ]
+            risks = telegram_warnings(name, ch, answers) if kind == "telegram" else []
             if missing:
                 report.add(label, WARN, f"{kind}: environment variable {missing[0]} is not set")
-            else:
+            elif not risks:
                 report.add(label, OK, f"{kind} configured (reached over the network when sent)")
+            for risk in risks:
+                report.add(label, WARN, risk.removeprefix(f"channels.{name}."))
