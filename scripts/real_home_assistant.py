@@ -531,7 +531,9 @@ def check(args: argparse.Namespace, root: Path, report: list[str]) -> None:
         # A second press: of the entity that is gone (HA), and the very MQTT press again.
         status, got = ha.call("POST", "/api/services/button/press", {"entity_id": allow_id})
         said = bridge_log.read_text().count("ignored")
-        press_replay(broker, buttons["allow"]["attributes"]["command_topic"], "allow")
+        # The press topic as the phone automation builds it: from the request's topic (the
+        # request message carries no press topic, docs/remote.md).
+        press_replay(broker, f"lookout/{HOST}/{answers.PRESS}/{tok}", "allow")
         wait_for(
             lambda: True if bridge_log.read_text().count("ignored") > said else None,
             20,
