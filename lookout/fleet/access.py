@@ -63,7 +63,10 @@ def private_reads(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float
         infos = [acks.publish(client, t, b"", retain=False) for t in probes]
         deadline = time.monotonic() + timeout
         for info in infos:
-            info.wait_for_publish(max(0.1, deadline - time.monotonic()))
+            try:
+                info.wait_for_publish(max(0.1, deadline - time.monotonic()))
+            except (RuntimeError, ValueError) as exc:  # not connected (any more)
+                return Exposure(unknown=f"the probes were not sent: {exc}")
         denied = [t for t, _reason in acks.take_denied() if t in probes]
         if denied or not all(info.is_published() for info in infos):
             return Exposure(unknown=f"the broker refused the probe {(denied or [*probes])[0]}")

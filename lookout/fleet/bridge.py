@@ -364,12 +364,12 @@ class Bridge:
             self._last_error = ""
         else:
             self._say(f"bridge: connected to {self.cfg.url}")
-        self.listening = self.cfg.answers and self._tokens_private(client)
-        if self.listening:
-            # Before any button is published: a press is never missed. Only this host's topics.
-            client.on_message = self._on_press
-            client.subscribe(answers.press_filter(self.cfg), qos=1)
         try:
+            self.listening = self.cfg.answers and self._tokens_private(client)
+            if self.listening:
+                # Before any button is published: a press is never missed. This host's only.
+                client.on_message = self._on_press
+                client.subscribe(answers.press_filter(self.cfg), qos=1)
             self._publish_all()
             listed_at = reeval_at = reconciled_at = time.monotonic()
             said_denied = False

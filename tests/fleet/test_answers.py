@@ -735,7 +735,10 @@ def test_a_flood_of_bogus_presses_is_a_few_log_lines(setup: Setup) -> None:
     setup.bridge()
     hook = setup.hook("p1")
     buttons = setup.buttons_of(hook)
-    n = 2_000
+    # Mosquitto queues at most 20 in flight + 1,000 QoS 1 messages for one client (its
+    # defaults) and drops the rest: more than that could be lost on a loaded machine, before
+    # the bridge sees them, and the count below would never add up.
+    n = 1_000
     started = time.monotonic()
     infos = [
         setup.ha.client.publish(f"lookout/hostA/press/{i:032x}", b"allow", qos=1) for i in range(n)
