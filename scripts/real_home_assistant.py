@@ -39,7 +39,8 @@ from tests.helpers import payload  # noqa: E402
 from tests.mosquitto import Broker  # noqa: E402
 
 HOST = "hacheck"  # lookout's [fleet] host, and its broker user (the ACL's %u)
-USERS = {HOST: "pw-hacheck-not-real", "ha": "pw-ha-not-real"}
+EVIL = "hostile"  # another fleet host, for issue 31's checks
+USERS = {HOST: "pw-hacheck-not-real", "ha": "pw-ha-not-real", EVIL: "pw-hostile-not-real"}
 ACL = CHECKOUT / "tests" / "fixtures" / "mosquitto" / "acl"
 LOGIN_VAR = "LOOKOUT_HA_CHECK_MQTT_PASSWORD"
 COMMAND = "touch made-by-home-assistant"
@@ -359,20 +360,58 @@ def lookout_commit() -> str:
     return git("rev-parse", "--short", "HEAD") + dirty
 
 
-def press_replay(broker: Broker, topic: str, body: str) -> None:
-    """The press HA's button published, sent again on the broker as the `ha` user."""
+def press_replay(broker: Broker, topic: str, body: str, user: str = "ha") -> None:
+    """The press HA's button published, sent again on the broker as the `ha` user (or another
+    message as another user)."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="lookout-ha-check-replay")
-    client.username_pw_set("ha", USERS["ha"])
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"lookout-ha-check-{user}")
+    client.username_pw_set(user, USERS[user])
     client.connect("127.0.0.1", broker.port)
     client.loop_start()
     try:
-        client.publish(topic, body, qos=1).wait_for_publish(10)
+        client.publish(topic, body, qos=1, retain=user != "ha").wait_for_publish(10)
     finally:
         client.disconnect()
         client.loop_stop()
+
+
+def rename_device(broker: Broker, ha: HomeAssistant, sensor_id: str) -> str:
+    """Issue 31: why request buttons have no device. A config another host publishes in its own
+    discovery subtree, naming this host's device, renames that device, and Home Assistant puts a
+    device's name in front of its entities' names. Returns the sensor's new friendly name."""
+    lure = {
+        "name": "Allow",
+        "unique_id": f"lookout_{EVIL}_lure",
+        "command_topic": f"lookout/{EVIL}/press/lure",
+        "device": {"identifiers": [f"lookout_{HOST}"], "name": "RENAMED npm test OK"},
+    }
+    press_replay(broker, f"homeassistant/button/lookout_{EVIL}/lure/config", json.dumps(lure), EVIL)
+
+    def renamed() -> str | None:
+        name = str((ha.state(sensor_id) or {}).get("attributes", {}).get("friendly_name"))
+        return name if name.startswith("RENAMED") else None
+
+    return wait_for(renamed, 30, "the device to be renamed", 0.2)
+
+
+def automation_templates(ha: HomeAssistant) -> str:
+    """The phone automation's templates (docs/remote.md), rendered by Home Assistant's own
+    template engine for a request topic of another host: the press goes to that host."""
+    docs = (CHECKOUT / "docs" / "remote.md").read_text()
+    topic = f"lookout/{EVIL}/requests/abc123"
+    want = {"host": EVIL, "press_topic": f"lookout/{EVIL}/press/abc123"}
+    got = {}
+    for name in want:
+        found = re.search(rf'^ +{name}: "(.*)"$', docs, re.M)
+        if found is None:
+            raise Failure(f"docs/remote.md has no `{name}:` template")
+        template = "{% set trigger = {'topic': '" + topic + "'} %}" + found.group(1)
+        got[name] = str(ha.must("POST", "/api/template", {"template": template}))
+    if got != want:
+        raise Failure(f"the automation's templates rendered {got}, not {want}")
+    return f"automation templates rendered by HA for {topic}: {got}"
 
 
 def buttons_of(ha: HomeAssistant, tok: str) -> dict[str, dict[str, Any]] | None:
@@ -452,6 +491,9 @@ def check(args: argparse.Namespace, root: Path, report: list[str]) -> None:
 
         sensor = wait_for(host_sensor, 120, "the host's Needs you sensor in HA", step=0.5)
         report.append(f"host device: {sensor['entity_id']} = {sensor['state']}")
+        renamed = rename_device(broker, ha, sensor["entity_id"])
+        report.append(f"another host renamed device lookout_{HOST}: the sensor is now {renamed!r}")
+        report.append(automation_templates(ha))
 
         # A pending request, made as the client makes it: the recording hook, then the
         # deciding hook, which waits for an answer.
@@ -484,6 +526,10 @@ def check(args: argparse.Namespace, root: Path, report: list[str]) -> None:
                 f"  {decision}: {s['entity_id']} ({s['attributes'].get('friendly_name')!r},"
                 f" state {s['state']})"
             )
+        for decision, label in (("allow", "Allow"), ("deny", "Deny")):
+            name = buttons[decision]["attributes"].get("friendly_name")
+            if not str(name).startswith(f"{label} {HOST} · demo · Bash: "):
+                raise Failure(f"the {decision} button is named {name!r}: not lookout's own name")
         allow_id = buttons["allow"]["entity_id"]
         deny_id = buttons["deny"]["entity_id"]
 
@@ -531,7 +577,9 @@ def check(args: argparse.Namespace, root: Path, report: list[str]) -> None:
         # A second press: of the entity that is gone (HA), and the very MQTT press again.
         status, got = ha.call("POST", "/api/services/button/press", {"entity_id": allow_id})
         said = bridge_log.read_text().count("ignored")
-        press_replay(broker, buttons["allow"]["attributes"]["command_topic"], "allow")
+        # The press topic as the phone automation builds it: from the request's topic (the
+        # request message carries no press topic, docs/remote.md).
+        press_replay(broker, f"lookout/{HOST}/{answers.PRESS}/{tok}", "allow")
         wait_for(
             lambda: True if bridge_log.read_text().count("ignored") > said else None,
             20,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from lookout import paths
+from lookout.config import net
 from lookout.config.check import Checker, choices, type_name
 from lookout.config.files import read_toml
 from lookout.errors import LookoutError
@@ -295,13 +296,11 @@ def warnings(cfg: FleetConfig) -> list[str]:
     plain = cleartext(cfg)
     if plain:
         out.append(plain)
+    plain_answers = cleartext_answers(cfg)
+    if plain_answers:
+        out.append(plain_answers)
     if cfg.password_env and not os.environ.get(cfg.password_env):
         out.append(f"fleet.password_env: environment variable {cfg.password_env} is not set")
-    if cfg.username and cfg.username != cfg.host:
-        out.append(
-            f"fleet.username ({cfg.username}) is not fleet.host ({cfg.host}): the broker ACL in"
-            " docs/fleet.md lets each user write only the host of its own name"
-        )
     if cfg.username and cfg.username != cfg.host:
         out.append(
             f"fleet.username ({cfg.username}) is not fleet.host ({cfg.host}): the broker ACL in"
@@ -319,16 +318,7 @@ def cleartext(cfg: FleetConfig) -> str | None:
     """The warning for a plain mqtt:// connection that leaves this machine (N7), or None. A name
     is not resolved (check-config never waits on DNS): only `localhost` and loopback addresses
     count as this machine."""
-    import ipaddress
-
-    if cfg.tls:
-        return None
-    name = cfg.broker_host.strip("[]").lower()
-    try:
-        local = ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        local = name == "localhost" or name.endswith(".localhost")
-    if local:
+    if cfg.tls or net.is_loopback(cfg.broker_host):
         return None
     if cfg.username or cfg.password_env:
         return (
@@ -339,4 +329,17 @@ def cleartext(cfg: FleetConfig) -> str | None:
     return (
         f"fleet.mqtt: {cfg.url} is not encrypted: every session's text crosses the network in "
         "clear text (use mqtts://)"
+    )
+
+
+def cleartext_answers(cfg: FleetConfig) -> str | None:
+    """The warning for Home Assistant answers over a plain mqtt:// connection that leaves this
+    machine (issue 31), or None: whoever can watch that network reads the broker password (and
+    with it may press this host's buttons) and the press tokens, and so can approve commands."""
+    if not cfg.answers or cfg.tls or net.is_loopback(cfg.broker_host):
+        return None
+    return (
+        f"fleet.answers: Home Assistant answers over {cfg.url}, which is not encrypted: whoever"
+        " can watch that network reads the broker password and the press tokens, and can"
+        " approve your commands (use mqtts://)"
     )

@@ -1,13 +1,16 @@
-"""What the broker lets this host do, tried for real (for `lookout doctor`): write its own
-subtree and, with Home Assistant, its discovery topics; publish the viewer's end-of-retained
-probe and get it back, which it does only when it may read the other hosts. Publishes nothing
-retained, and nothing a viewer or Home Assistant reads."""
+"""What the broker lets this host do, tried for real (for `lookout doctor`, and the bridge before
+it offers Home Assistant answers): write its own subtree and, with Home Assistant, its discovery
+topics; publish the viewer's end-of-retained probe and get it back, which it does only when it may
+read the other hosts' sessions; and, with answers, that it may NOT read the other hosts' requests
+and presses (their press tokens). Publishes nothing retained, and nothing a viewer or Home
+Assistant reads."""
 
 from __future__ import annotations
 
 import secrets
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from lookout.config.fleet import FleetConfig
@@ -15,7 +18,83 @@ from lookout.errors import LookoutError
 from lookout.fleet import mqtt, topics
 
 ECHO_WAIT_S = 1.0
+PRIVATE_WAIT_S = 5.0
 ACL_HINT = "docs/fleet.md: the broker ACL"
+
+
+@dataclass
+class Exposure:
+    """What private_reads() found: the private areas (topics.PRIVATE) of every host this user may
+    read, or why it cannot tell."""
+
+    kinds: list[str] = field(default_factory=list)
+    unknown: str = ""
+
+    @property
+    def safe(self) -> bool:
+        return not self.kinds and not self.unknown
+
+
+def private_reads(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float) -> Exposure:
+    """May this user read other hosts' requests and presses? Tried on the `!sync` pseudo-host,
+    which any grant with a wildcard for the host (`pattern read lookout/#`) covers as it covers
+    every real host: a probe there comes back only through such a grant. A marker on our own
+    subtree, published after the probes were acknowledged, comes back after them (the broker
+    queues a message for its subscribers before it acknowledges it): no wait for a timeout.
+    Changes client.on_message and on_subscribe; unsubscribes what it subscribed."""
+    rand = secrets.token_hex(8)
+    probes = {topics.private_probe(cfg.topic_prefix, k, rand): k for k in topics.PRIVATE}
+    marker = f"{cfg.topic_prefix}/{cfg.host}/{topics.SYNC}/{rand}"
+    got: set[str] = set()
+    done, subscribed = threading.Event(), threading.Event()
+
+    def on_message(_c: Any, _u: Any, msg: Any) -> None:
+        if msg.topic in probes:
+            got.add(probes[msg.topic])
+        elif msg.topic == marker:
+            done.set()
+
+    client.on_message = on_message
+    client.on_subscribe = lambda *_a: subscribed.set()
+    client.subscribe([(t, 0) for t in [*probes, marker]])
+    try:
+        if not subscribed.wait(timeout):
+            return Exposure(unknown="the broker did not confirm the probes' subscription")
+        infos = [acks.publish(client, t, b"", retain=False) for t in probes]
+        deadline = time.monotonic() + timeout
+        for info in infos:
+            try:
+                info.wait_for_publish(max(0.1, deadline - time.monotonic()))
+            except (RuntimeError, ValueError) as exc:  # not connected (any more)
+                return Exposure(unknown=f"the probes were not sent: {exc}")
+        denied = [t for t, _reason in acks.take_denied() if t in probes]
+        if denied or not all(info.is_published() for info in infos):
+            return Exposure(unknown=f"the broker refused the probe {(denied or [*probes])[0]}")
+        acks.publish(client, marker, b"", retain=False)
+        if not done.wait(max(0.1, deadline - time.monotonic())):
+            return Exposure(unknown=f"the probe {marker} on this host's subtree never came back")
+        return Exposure(kinds=[k for k in topics.PRIVATE if k in got])
+    finally:
+        client.unsubscribe([*probes, marker])
+
+
+def exposure_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
+    """An error and its hint for an Exposure that is not safe."""
+    who = f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+    p = cfg.topic_prefix
+    if found.unknown:
+        return (
+            f"the broker at {cfg.url}: cannot tell whether other hosts may read this host's"
+            f" press tokens ({found.unknown}), so Home Assistant answers are off",
+            f"its ACL must let {who} write {p}/{topics.SYNC}/# ({ACL_HINT})",
+        )
+    areas = " and ".join(f"{p}/+/{k}/..." for k in found.kinds)
+    return (
+        f"the broker at {cfg.url} lets {who} read other hosts' {areas}: under the same grant"
+        f" every host may read this host's press tokens, so Home Assistant answers are off",
+        f"in its ACL no host may read {p}/# or {p}/+/{topics.REQUESTS}/#: give them"
+        f" {p}/+/online, {p}/+/summary and {p}/+/sessions/+ instead ({ACL_HINT})",
+    )
 
 
 def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str | None]]:
@@ -52,6 +131,7 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
             info.wait_for_publish(max(0.1, deadline - time.monotonic()))
         denied = dict(acks.take_denied())
         got_back = echo.wait(ECHO_WAIT_S) if probe not in denied else False
+        exposure = private_reads(client, acks, cfg, timeout) if cfg.answers else None
     finally:
         client.disconnect()
         client.loop_stop()
@@ -81,16 +161,28 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
                     f"let {who} write {area} in the broker's ACL ({ACL_HINT}){mismatch}",
                 )
             )
+    sessions = f"{cfg.topic_prefix}/+/{topics.SESSIONS}/+"
     if probe not in denied and not got_back:
         found.append(
             (
                 False,
-                f"broker does not let {who} read {cfg.topic_prefix}/# (the probe {probe} did not"
+                f"broker does not let {who} read {sessions} (the probe {probe} did not"
                 " come back): `status --fleet` on this host sees no other host",
-                f"let {who} read {cfg.topic_prefix}/# in the broker's ACL ({ACL_HINT})",
+                f"let {who} read {sessions} in the broker's ACL ({ACL_HINT})",
             )
         )
     if len(found) == 1:
         areas = " and ".join([own, *([ha] if cfg.home_assistant else [])])
         found[0] = (True, f"{answers}; it may write {areas} and read every host", None)
+    if exposure is not None and exposure.safe:
+        found.append(
+            (
+                True,
+                f"no other host may read this host's press tokens ({cfg.topic_prefix}/{cfg.host}"
+                f"/{topics.REQUESTS}/..., /{topics.PRESS}/...): Home Assistant answers are on",
+                None,
+            )
+        )
+    elif exposure is not None:
+        found.append((False, *exposure_text(exposure, cfg)))
     return found

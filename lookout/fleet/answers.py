@@ -6,9 +6,18 @@ A request is named on the bus by an opaque token derived from its nonce (a one-w
 nonce itself never leaves the state directory), so a press binds to the one request it was shown
 for: a re-asked request with the same id has a new nonce, hence a new token. A press for a token
 that is not open, a retained (stale) press, a payload other than `allow`/`deny` or a topic of
-another host changes nothing. The answer goes through lookout.remote.requests.answer, as the
-dashboard's POST /api/requests/{id} does (to be switched to lookout.remote.answers at merge).
-Stdlib only; never raises out of take_press."""
+another host changes nothing.
+
+The token is also what makes a press come only from this host's own buttons (issue 31): it is on
+the bus only in topics that this host and Home Assistant's user may read (its discovery configs,
+`<prefix>/<host>/requests/`, `<prefix>/<host>/press/`; the ACL in docs/fleet.md), so no other
+host can learn it, and a button or automation lure another host publishes cannot name it. The
+buttons have no device: Home Assistant prefixes an entity's name with its device's, and any host
+may publish a config that renames a device.
+
+The answer goes through lookout.remote.requests.answer, as the dashboard's POST
+/api/requests/{id} does (to be switched to lookout.remote.answers at merge). Stdlib only; never
+raises out of take_press."""
 
 from __future__ import annotations
 
@@ -22,8 +31,8 @@ from lookout.config.fleet import FleetConfig
 from lookout.fleet import payload, topics
 from lookout.remote import requests
 
-PRESS = "press"  # <prefix>/<host>/press/<token>: Home Assistant publishes a button's payload here
-REQUESTS = "requests"  # <prefix>/<host>/requests/<token>: the request, retained, for automations
+PRESS = topics.PRESS  # <prefix>/<host>/press/<token>: Home Assistant publishes a press here
+REQUESTS = topics.REQUESTS  # <prefix>/<host>/requests/<token>: the request, for automations
 BUTTONS = {"allow": "Allow", "deny": "Deny"}  # payload_press -> label
 SOURCE = "home_assistant"
 BY = "Home Assistant"
@@ -104,7 +113,7 @@ def discovery(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> list[tuple[str
     for decision, label in BUTTONS.items():
         oid = object_id(tok, decision)
         config = {
-            "name": entity_name(label, title, summary),
+            "name": entity_name(label, f"{cfg.host} · {title}", summary),
             "unique_id": f"{node}_{oid}",
             "command_topic": press_topic(cfg, tok),
             "payload_press": decision,
@@ -113,15 +122,22 @@ def discovery(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> list[tuple[str
             "icon": "mdi:check-circle" if decision == "allow" else "mdi:close-circle",
             "json_attributes_topic": request_topic(cfg, tok),
             "json_attributes_template": ATTRIBUTES_TEMPLATE,
-            **payload.ha_device(cfg),
+            **_deviceless(cfg),
         }
         out.append((topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid), config))
     return out
 
 
+def _deviceless(cfg: FleetConfig) -> dict[str, Any]:
+    """The host's availability and origin, not its device: a device's name is the prefix of its
+    entities' names, and another host may rename it (a config of its own naming this device)."""
+    return {k: v for k, v in payload.ha_device(cfg).items() if k != "device"}
+
+
 def request_message(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> dict[str, Any]:
     """The request as an automation needs it for an actionable notification (retained on
-    request_topic, the buttons' attributes): what it is, and where a press goes."""
+    request_topic, the buttons' attributes). Where a press goes is not in it: an automation takes
+    the host and the token from the topic, which no other host can write (docs/remote.md)."""
     from lookout.store import rfc3339
 
     title, summary = texts(rec, cfg.content)
@@ -134,9 +150,8 @@ def request_message(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> dict[str
         "project": _one_line(rec.get("project"), 40),
         "tool_name": _one_line(rec.get("tool_name"), 40),
         "expires_at": rfc3339(int(rec.get("expires_ms") or 0)),
-        "command_topic": press_topic(cfg, tok),
         "buttons": {d: f"{node}_{object_id(tok, d)}" for d in BUTTONS},
-        "schema": 1,
+        "schema": 2,
     }
 
 
@@ -144,6 +159,7 @@ def request_message(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> dict[str
 class Outcome:
     answered: bool
     text: str
+    reason: str = ""  # why it was ignored, one word: the bridge logs each reason at most 1/s
 
 
 def take_press(
@@ -158,18 +174,20 @@ def take_press(
     request id of the buttons this bridge has published."""
     prefix = press_filter(cfg)[:-1]
     if not topic.startswith(prefix) or "/" in topic[len(prefix) :]:
-        return Outcome(False, f"a press on {visible(topic)}, not this host's: ignored")
+        return Outcome(False, f"a press on {visible(topic)}, not this host's: ignored", "foreign")
     tok = topic[len(prefix) :]
     if retained:
         # Held by the broker since before we subscribed: not a press someone just made.
-        return Outcome(False, "a retained press (stale): ignored")
+        return Outcome(False, "a retained press (stale): ignored", "retained")
     decision = body.decode("ascii", "replace")
     if decision not in BUTTONS:
-        return Outcome(False, f"a press with payload {visible(decision[:20])!r}: ignored")
+        return Outcome(
+            False, f"a press with payload {visible(decision[:20])!r}: ignored", "payload"
+        )
     rid = known.get(tok)
     rec = requests.load(state_dir, rid) if rid else None
     if rid is None or rec is None or token(rec) != tok:
-        return Outcome(False, "a press for a request that is not open here: ignored")
+        return Outcome(False, "a press for a request that is not open here: ignored", "unknown")
     try:
         requests.answer(
             state_dir,
@@ -182,5 +200,5 @@ def take_press(
             now_ms=words.now_ms(),
         )
     except requests.Refused as exc:
-        return Outcome(False, f"a press for request {rid} changed nothing: {exc}")
+        return Outcome(False, f"a press for request {rid} changed nothing: {exc}", "refused")
     return Outcome(True, f"request {rid} answered from Home Assistant: {decision}")

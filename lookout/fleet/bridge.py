@@ -23,6 +23,7 @@ from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
 from lookout.fleet import answers, mqtt, payload, topics
 from lookout.jump import locate
+from lookout.remote.ignored import Ignored
 from lookout.sessions import STALE_AFTER_S, Row, parse_line, present
 
 if TYPE_CHECKING:
@@ -256,6 +257,8 @@ class Bridge:
         self.known: dict[str, str] = {}  # token -> request id of the buttons up now
         self._requests_stamp: tuple[int, int] | None = None
         self._requests_at = 0.0
+        # A flood of bogus presses is a few lines, not one per press.
+        self.ignored = Ignored(lambda text: self._say(f"bridge: {text}"))
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -356,17 +359,17 @@ class Bridge:
         self.acks = mqtt.Acks(client)
         mqtt.connect(client, self.cfg)
         self.client = client
-        self.listening = self.cfg.answers
-        if self.listening:
-            # Before any button is published: a press is never missed. Only this host's topics.
-            client.on_message = self._on_press
-            client.subscribe(answers.press_filter(self.cfg), qos=1)
         if self._last_error:
             self._say(f"bridge: connected to {self.cfg.url} again")
             self._last_error = ""
         else:
             self._say(f"bridge: connected to {self.cfg.url}")
         try:
+            self.listening = self.cfg.answers and self._tokens_private(client)
+            if self.listening:
+                # Before any button is published: a press is never missed. This host's only.
+                client.on_message = self._on_press
+                client.subscribe(answers.press_filter(self.cfg), qos=1)
             self._publish_all()
             listed_at = reeval_at = reconciled_at = time.monotonic()
             said_denied = False
@@ -394,6 +397,7 @@ class Bridge:
                     # Once per connection: the ACL does not change between two publishes.
                     said_denied = True
                     self._error(*mqtt.denied_text(denied, self.cfg))
+                self.ignored.flush()
                 self._save()
                 self._sleep(TICK_S)
             if self.lost.is_set() and not self.stop_event.is_set():
@@ -404,11 +408,25 @@ class Bridge:
             info.wait_for_publish(STOP_FLUSH_S)
             self._say("bridge: stopped (host shown offline)")
         finally:
+            self.ignored.flush(force=True)
             self.listening = False
             self.known = {}
             client.disconnect()
             client.loop_stop()
             self.client = None
+
+    def _tokens_private(self, client: Client) -> bool:
+        """Home Assistant answers only when no other host can read this host's press tokens
+        (issue 31): with an ACL that lets every host read `lookout/#`, any of them could learn
+        a token and lure Home Assistant into pressing it. Fails closed: what it cannot tell
+        turns answers off too, said once per connection (and any buttons left are withdrawn)."""
+        from lookout.fleet import access
+
+        assert self.acks is not None
+        found = access.private_reads(client, self.acks, self.cfg, access.PRIVATE_WAIT_S)
+        if not found.safe:
+            self._error(*access.exposure_text(found, self.cfg))
+        return found.safe
 
     # -- publishing -------------------------------------------------------------------------
 
@@ -564,9 +582,11 @@ class Bridge:
             if msg.retain and self.client is not None:
                 # A retained press would be delivered again on every connect: clear it.
                 self.client.publish(msg.topic, b"", qos=1, retain=True)
-            self._say(f"bridge: {outcome.text}")
             if outcome.answered:
+                self._say(f"bridge: {outcome.text}")
                 self._requests_at = 0.0  # withdraw the buttons on the next tick
+            else:
+                self.ignored(outcome.reason, outcome.text)
         except Exception as exc:  # a press must never stop the bridge
             store.log_error(self.state_dir, f"bridge: a Home Assistant press failed: {exc!r}")
 

@@ -1,9 +1,16 @@
 """The topic tree. One host owns `<prefix>/<host>/...`, so a broker ACL such as
-`pattern write lookout/%u/#` lets each host write only its own state.
+`pattern readwrite lookout/%u/#` lets each host write only its own state.
 
+    public: every host and viewer reads them (the ACL's `pattern read` lines name exactly these)
     <prefix>/<host>/online               true | false   retained; false is the Last Will
     <prefix>/<host>/sessions/<id>        JSON           retained QoS 1; empty when pruned
     <prefix>/<host>/summary              JSON           retained; counts + most urgent (HA state)
+    <prefix>/!sync/sessions/<random>     empty          a viewer's end-of-retained probe
+
+    private: the host itself and Home Assistant's user only, never another host (issue 31: they
+    carry press tokens, and a host that knows one could lure Home Assistant into pressing it)
+    <prefix>/<host>/requests/<token>     JSON           retained; an open request (answers = true)
+    <prefix>/<host>/press/<token>        allow | deny   by Home Assistant, never retained
     <ha_prefix>/<component>/lookout_<node>/<object>/config   Home Assistant discovery
 """
 
@@ -14,6 +21,10 @@ from lookout import store
 ONLINE = "online"
 SESSIONS = "sessions"
 SUMMARY = "summary"
+REQUESTS = "requests"
+PRESS = "press"
+PUBLIC = (ONLINE, SUMMARY, SESSIONS)
+PRIVATE = (REQUESTS, PRESS)
 # A level no escaped host or session id can produce: the viewer's end-of-retained probe.
 SYNC = "!sync"
 
@@ -59,7 +70,16 @@ def summary(prefix: str, host: str) -> str:
 
 
 def sync(prefix: str, client_id: str) -> str:
-    return f"{prefix}/{SYNC}/{segment(client_id)}"
+    """The end-of-retained probe: a session topic of the `!sync` pseudo-host, so the grant that
+    lets it come back is the one that lets this user read every host's sessions."""
+    return f"{prefix}/{SYNC}/{SESSIONS}/{segment(client_id)}"
+
+
+def private_probe(prefix: str, kind: str, client_id: str) -> str:
+    """A `kind` (requests, press) topic of the `!sync` pseudo-host: a user that gets it back may
+    read that area of every host, by a wildcard grant (`pattern read lookout/#`), and so, when the
+    grant is a pattern, may every other host read this host's press tokens."""
+    return f"{prefix}/{SYNC}/{kind}/{segment(client_id)}"
 
 
 def subscriptions(prefix: str) -> list[str]:
@@ -74,7 +94,7 @@ def parse(prefix: str, topic: str) -> tuple[str, str, str | None] | None:
     parts = topic[len(prefix) + 1 :].split("/")
     if len(parts) == 2 and parts[1] in (ONLINE, SUMMARY) and parts[0] and parts[0] != SYNC:
         return parts[0], parts[1], None
-    if len(parts) == 3 and parts[1] == SESSIONS and parts[0] and parts[2]:
+    if len(parts) == 3 and parts[1] == SESSIONS and parts[0] and parts[0] != SYNC and parts[2]:
         return parts[0], SESSIONS, parts[2]
     return None
 

@@ -104,13 +104,14 @@ class Fleet:
                 return
             if info.is_published():
                 if not self._synced.wait(ECHO_GRACE_S):
+                    sessions = f"{prefix}/+/{topics.SESSIONS}/+"
                     self.problems.append(
                         (
                             f"the broker at {self.cfg.url} took this viewer's probe {topic} but"
-                            f" did not deliver it back: {who} may not read {prefix}/#, so other"
+                            f" did not deliver it back: {who} may not read {sessions}, so other"
                             " hosts are hidden from it",
-                            f"its ACL must let {who} read {prefix}/# (docs/fleet.md: the broker"
-                            " ACL)",
+                            f"its ACL must let {who} read {prefix}/+/online and {sessions}"
+                            " (docs/fleet.md: the broker ACL)",
                         )
                     )
                 return

@@ -18,8 +18,10 @@ import time
 import traceback
 
 from lookout import store, words
+from lookout.boundary import visible
 from lookout.notify import telegram
 from lookout.remote import answers, requests
+from lookout.remote.ignored import Ignored
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,6 +160,8 @@ class Poller:
         self.threads: dict[str, threading.Thread] = {}
         self.stop = threading.Event()
         self.channels: dict[str, dict[str, Any]] = {}
+        # Refused presses go to errors.log, a flood of them as a few lines with counts.
+        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"telegram poller: {text}"))
 
     def serve(self) -> None:
         try:
@@ -174,6 +178,7 @@ class Poller:
                     return
         finally:
             self.stop.set()
+            self.ignored.flush(force=True)
 
     def _serve_locked(self) -> None:
         from lookout.config import check, files
@@ -202,6 +207,7 @@ class Poller:
                 pass
             else:
                 self._handle(channel, update)
+            self.ignored.flush()
             self._withdraw()
 
     def _drop_all(self) -> None:
@@ -267,11 +273,14 @@ class Poller:
         chat = message.get("chat") if isinstance(message, dict) else None
         chat_id = chat.get("id") if isinstance(chat, dict) else None
         allowed = ch.get("allowed_user_ids") or []
+        who = f"user {visible(str(user)[:40])} in chat {visible(str(chat_id)[:40])}"
         if chat_id is None or chat_id != ch["chat_id"] or (allowed and user not in allowed):
+            self.ignored("foreign", f"channel {name}: a press by {who}, not the owner: ignored")
             self._ack(ch, query["id"], "Not answered: this bot takes answers only from its owner")
             return
         data = query.get("data")
         if not isinstance(data, str) or not data.startswith(telegram.CALLBACK_PREFIX):
+            self.ignored("payload", f"channel {name}: a press not of a lookout button: ignored")
             self._ack(ch, query["id"], "Not answered: not a lookout button")
             return
         token = data[len(telegram.CALLBACK_PREFIX) :]
@@ -280,6 +289,7 @@ class Poller:
                 self.state_dir, token, surface="telegram", by=f"Telegram user {user}", scope=name
             )
         except requests.Refused as exc:
+            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
             self._ack(ch, query["id"], f"Not answered: {exc}")
             self._withdraw()
             return

@@ -263,6 +263,72 @@ def test_doctor_warns_of_a_cleartext_broker(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(warn) == 1 and "mqtts://" in (warn[0].hint or "")
 
 
+@pytest.mark.parametrize(
+    ("mqtt", "answers", "shown"),
+    [
+        ("mqtt://broker.example.org", True, "mqtt://broker.example.org:1883"),
+        ("mqtt://192.168.1.5:1884", True, "mqtt://192.168.1.5:1884"),
+        ("mqtt://broker.example.org", False, None),
+        ("mqtt://127.0.0.1:1883", True, None),
+        ("mqtt://[::1]:1883", True, None),
+        ("mqtt://localhost", True, None),
+        ("mqtts://broker.example.org", True, None),
+    ],
+)
+def test_check_config_warns_of_answers_over_a_cleartext_broker_off_this_machine(
+    mqtt: str, answers: bool, shown: str | None
+) -> None:
+    # Issue 31: whoever watches the network reads the password and the press tokens.
+    write_config(
+        f'[fleet]\nmqtt = "{mqtt}"\nhost = "box"\nusername = "box"\npassword_env = "FLEET_PW"\n'
+        f"home_assistant = true\nanswers = {'true' if answers else 'false'}\n"
+    )
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    lines = [x for x in out.stdout.splitlines() if x.startswith("warning: fleet.answers: Home")]
+    assert lines == (
+        [
+            f"warning: fleet.answers: Home Assistant answers over {shown}, which is not"
+            " encrypted: whoever can watch that network reads the broker password and the press"
+            " tokens, and can approve your commands (use mqtts://)"
+        ]
+        if shown
+        else []
+    )
+
+
+def test_doctor_warns_of_answers_over_a_cleartext_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lookout.commands.doctor import features
+    from lookout.fleet import mqtt
+    from lookout.install import checks
+
+    def offline() -> None:
+        raise LookoutError("no client")  # never reach for the network in a test
+
+    monkeypatch.setattr(mqtt, "require", offline)
+    for url, expected in (("mqtt://broker.example.org", 1), ("mqtt://127.0.0.1", 0)):
+        write_config(
+            f'[fleet]\nmqtt = "{url}"\nusername = "u"\npassword_env = "P"\n'
+            "home_assistant = true\nanswers = true\n"
+        )
+        report = checks.Report()
+        features.check_fleet(report)
+        warn = [
+            c for c in report.checks if c.status == checks.WARN and "fleet.answers" in c.message
+        ]
+        assert len(warn) == expected
+        if warn:
+            assert "approve your commands" in warn[0].message
+            assert warn[0].hint == 'a broker with TLS (mqtt = "mqtts://..."), or answers = false'
+
+
+def test_a_login_for_another_host_is_said_once() -> None:
+    write_config('[fleet]\nmqtt = "mqtt://127.0.0.1"\nhost = "box"\nusername = "other"\n')
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("warning: fleet.username (other) is not fleet.host (box)") == 1
+
+
 AUTHENTICATED = {"mqtt": "mqtt://b", "username": "h", "password_env": "P", "home_assistant": True}
 
 

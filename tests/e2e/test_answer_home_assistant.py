@@ -116,7 +116,7 @@ def test_a_home_assistant_press_closes_the_terminal_dialog(
             rec = pending(sandbox)
             buttons = wait_for(lambda: ha.buttons(rec) or None, 10, "the request's buttons")
             assert set(buttons) == {"allow", "deny"}
-            assert buttons["allow"]["name"] == f"Allow project · Bash: {COMMAND}"
+            assert buttons["allow"]["name"] == f"Allow e2ehost · project · Bash: {COMMAND}"
             ha.press(buttons["allow"])
             pressed = time.monotonic()
             wait_for(lambda: "Do you want to proceed?" not in pane.screen(), 10, "the dialog")

@@ -153,13 +153,14 @@ def test_an_acl_that_hides_the_other_hosts_is_said(fleet_with: Callable[[str], F
     assert a.lookout("bridge", "--once").returncode == 0
     took, rc, stdout, stderr = timed_status(b, "--json")
     assert rc == 1 and json.loads(stdout)["hosts"] == []
-    assert "did not deliver it back: user 'hostB' may not read lookout/#" in stderr
+    assert "did not deliver it back: user 'hostB' may not read lookout/+/sessions/+" in stderr
     assert took < watch.GATHER_TIMEOUT_S
     read = fleet_checks(b)[-1]
     assert read["status"] == "fail"
-    assert read["message"].startswith("broker does not let user 'hostB' read lookout/#")
+    assert read["message"].startswith("broker does not let user 'hostB' read lookout/+/sessions/+")
     assert read["hint"] == (
-        "let user 'hostB' read lookout/# in the broker's ACL (docs/fleet.md: the broker ACL)"
+        "let user 'hostB' read lookout/+/sessions/+ in the broker's ACL"
+        " (docs/fleet.md: the broker ACL)"
     )
 
 

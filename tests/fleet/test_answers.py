@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,6 +40,8 @@ class HomeAssistant:
     """An MQTT client with Home Assistant's login: keeps the discovery configs it sees (retained
     and live) and presses a button the way HA's MQTT button does."""
 
+    SUBSCRIBE = ("homeassistant/button/#", "lookout/+/requests/+")
+
     def __init__(self, fleet: Fleet, user: str = "ha") -> None:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
@@ -57,8 +60,7 @@ class HomeAssistant:
         self.client.on_publish = self._on_publish
         self.client.connect("127.0.0.1", fleet.broker.port)
         self.client.loop_start()
-        self.client.subscribe("homeassistant/button/#", qos=1)
-        self.client.subscribe("lookout/+/requests/+", qos=1)
+        self.client.subscribe([(topic, 1) for topic in self.SUBSCRIBE])
 
     def _on(self, _c: Any, _u: Any, msg: Any) -> None:
         with self.lock:
@@ -211,9 +213,11 @@ def test_a_press_answers_exactly_that_request(setup: Setup) -> None:
     other = setup.buttons_of(second)
     for config in [*buttons.values(), *other.values()]:
         jsonschema.validate(config, BUTTON_SCHEMA)
-        assert config["device"]["identifiers"] == ["lookout_hostA"]
-    assert buttons["allow"]["name"] == "Allow demo · Bash: make deploy TOKEN=…"
-    assert buttons["deny"]["name"] == "Deny demo · Bash: make deploy TOKEN=…"
+        # No device: another host's config could rename it, and HA prefixes entity names with it.
+        assert "device" not in config
+        assert config["availability"][0]["topic"] == "lookout/hostA/online"
+    assert buttons["allow"]["name"] == "Allow hostA · demo · Bash: make deploy TOKEN=…"
+    assert buttons["deny"]["name"] == "Deny hostA · demo · Bash: make deploy TOKEN=…"
     # One opaque token per request, bound to it, never its nonce.
     assert buttons["allow"]["command_topic"] == f"lookout/hostA/press/{first.token}"
     assert first.token != second.token
@@ -334,6 +338,18 @@ def test_another_hosts_press_changes_nothing(setup: Setup) -> None:
     assert hook.decision() is None
 
 
+def ignored(out: str, what: str) -> int:
+    """How many ignored presses the bridge's lines starting with `what` count."""
+    n = 0
+    for line in out.splitlines():
+        held = re.match(r"bridge: (\d+) press(?:es)? ignored in [\d.]+ s, the last: (.*)", line)
+        if held and held.group(2).startswith(what):
+            n += int(held.group(1))
+        elif line.startswith(f"bridge: {what}"):
+            n += 1
+    return n
+
+
 def _cfg(host: Host) -> Any:
     import tomllib
 
@@ -354,9 +370,11 @@ def test_a_broken_channel_never_answers(setup: Setup) -> None:
     wait_for(lambda: "retained press (stale)" in setup.out.text(), 10, "the stale press")  # type: ignore[union-attr]
     wait_for(lambda: topic not in setup.fleet.retained(), 10, "the stale press to be cleared")
     # Payloads that are not a button of ours.
-    for junk in ("PRESS", "ALLOW", "", "allow\n", "allow_always", "deny " * 3):
-        setup.ha.press(buttons["allow"], payload=junk)
-    wait_for(lambda: setup.out.text().count("a press with payload") >= 6, 10, "the junk")  # type: ignore[union-attr]
+    junk = ("PRESS", "ALLOW", "", "allow\n", "allow_always", "deny " * 3)
+    for body in junk:
+        setup.ha.press(buttons["allow"], payload=body)
+    # Said at most once a second, with a count: the empty press that cleared the stale one too.
+    wait_for(lambda: ignored(setup.out.text(), "a press with payload") >= len(junk) + 1, 10, "junk")  # type: ignore[union-attr]
     # The broker dies while the request waits: presses go nowhere, nothing is answered.
     setup.fleet.broker.kill()
     wait_for(lambda: "lost the connection" in setup.out.text(), 10, "the bridge to notice")  # type: ignore[union-attr]
@@ -461,3 +479,280 @@ def test_an_emptied_request_topic_reads_as_no_attributes() -> None:
     for _, config in configs:
         assert config["json_attributes_template"] == "{{ value if value else '{}' }}"
         jsonschema.validate(config, BUTTON_SCHEMA)
+
+
+# -- issue 31: another fleet host never learns a press token, nor answers through a lure -------
+
+TOKEN_SHAPE = re.compile(rb"[0-9a-f]{32}")
+OLD_ACL = (  # the ACL docs/fleet.md shipped before issue 31: every host read all of lookout/#
+    "pattern readwrite lookout/%u/#\n"
+    "pattern readwrite homeassistant/+/lookout_%u/#\n"
+    "pattern write lookout/!sync/#\n"
+    "pattern read lookout/#\n"
+    "user ha\n"
+    "topic read homeassistant/#\n"
+    "topic readwrite homeassistant/status\n"
+    "topic write lookout/+/press/#\n"
+)
+
+
+class Hostile(HomeAssistant):
+    """A fleet host gone bad (its own login, the shipped ACL): subscribes to everything and
+    keeps every message the broker lets it read; publishes with the broker's answer."""
+
+    SUBSCRIBE = ("#",)
+
+    def __init__(self, fleet: Fleet, user: str) -> None:
+        self.seen: list[tuple[str, bytes]] = []
+        self.user = user
+        super().__init__(fleet, user)
+
+    def _on(self, _c: Any, _u: Any, msg: Any) -> None:
+        with self.lock:
+            self.seen.append((msg.topic, bytes(msg.payload)))
+
+    def topics(self) -> set[str]:
+        with self.lock:
+            return {t for t, _ in self.seen}
+
+    def tokens(self) -> set[str]:
+        """Every token-shaped string in any topic or payload it saw."""
+        with self.lock:
+            seen = list(self.seen)
+        found: set[str] = set()
+        for topic, body in seen:
+            found |= {m.decode() for m in TOKEN_SHAPE.findall(topic.encode() + b" " + body)}
+        return found
+
+    def sync(self) -> None:
+        """Return once everything the broker had for it is delivered: a marker it publishes now
+        comes back after every message queued for it before (retained ones included)."""
+        marker = f"lookout/{self.user}/mark/{time.monotonic_ns()}"
+        self.client.publish(marker, b"", qos=1)
+        wait_for(lambda: marker in self.topics(), 10, "the marker to come back")
+
+    def publish(self, topic: str, body: object, retain: bool = False) -> Any:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return self.press(
+            {"command_topic": topic, "payload_press": data, "qos": 1, "retain": retain}
+        )
+
+
+def automation(topic: str, body: bytes) -> tuple[str, str] | None:
+    """The phone automation of docs/remote.md, for one message on lookout/+/requests/+: the
+    notification's title and the topic its Allow publishes to (None for an emptied request)."""
+    if not body:
+        return None
+    host = topic.split("/")[-3]
+    press_topic = "/press/".join(topic.rsplit("/requests/", 1))
+    return f"{host}: {json.loads(body).get('title')}", press_topic
+
+
+def test_the_documented_automation_takes_the_press_topic_from_the_topic() -> None:
+    """What automation() runs is what docs/remote.md says, and nothing a host wrote into the
+    payload decides where a press goes."""
+    docs = (ROOT / "docs" / "remote.md").read_text()
+    assert "host: \"{{ trigger.topic.split('/')[-3] }}\"" in docs
+    assert "press_topic: \"{{ trigger.topic.rsplit('/requests/', 1) | join('/press/') }}\"" in docs
+    assert 'title: "{{ host }}: {{ trigger.payload_json.title }}"' in docs
+    assert '- action: "LOOKOUT_ALLOW:{{ press_topic }}"' in docs
+    assert "payload_json.command_topic" not in docs and "payload_json.host" not in docs
+    lure = json.dumps({"host": "hostA", "command_topic": "lookout/hostA/press/x"}).encode()
+    assert automation("lookout/hostB/requests/x", lure) == ("hostB: None", "lookout/hostB/press/x")
+    assert automation("lookout/requests/requests/t", b"{}") == (
+        "requests: None",
+        "lookout/requests/press/t",
+    )
+
+
+def test_a_hostile_host_learns_no_token_and_no_lure_answers_another_hosts_request(
+    setup: Setup,
+) -> None:
+    """Security review S2 on the shipped ACL: hostB reads all it may (`#`), then publishes lures
+    in its own subtree, a Home Assistant button (HA presses it for the user) and a request for
+    the phone automation, naming hostA with a harmless text and every token it saw. Home
+    Assistant follows each lure as a user's tap would make it. Nothing answers hostA's request;
+    `status --fleet` still shows hostA on every host; HA's press on the genuine button answers."""
+    fleet, host = setup.fleet, setup.host
+    host.hook("session_start", "SessionStart-startup")
+    evil = Hostile(fleet, "hostB")
+    setup.bridge()
+    hook = setup.hook("p1", "rm -rf ~/proj ~/.ssh")
+    genuine = setup.buttons_of(hook)
+    # hostB sees hostA's public state (its subscription works), live and retained...
+    wait_for(lambda: "lookout/hostA/online" in evil.topics(), 10, "hostB to see hostA")
+    wait_for(lambda: "lookout/hostA/summary" in evil.topics(), 10, "hostA's summary")
+    wait_for(
+        lambda: any(t.startswith("lookout/hostA/sessions/") for t in evil.topics()), 10, "sessions"
+    )
+    # ...and after the request was published everywhere HA reads, none of its private topics.
+    wait_for(lambda: f"lookout/hostA/requests/{hook.token}" in setup.ha.attributes, 10, "request")
+    late = Hostile(fleet, "hostB")  # a later subscriber gets the retained messages
+    for spy in (evil, late):
+        spy.sync()
+        assert hook.token not in spy.tokens(), "hostB learned hostA's press token"
+        assert not [t for t in spy.topics() if "/requests/" in t or "/press/" in t]
+        assert not [t for t in spy.topics() if t.startswith("homeassistant/button/lookout_hostA")]
+
+    # hostB's lures, for each token it saw (none of them hostA's) and a made-up one.
+    candidates = sorted(evil.tokens() | late.tokens() | {"0" * 32})
+    for i, cand in enumerate(candidates):
+        target = f"lookout/hostA/press/{cand}"
+        assert evil.publish(target, b"allow").is_failure  # the ACL: never on hostA's topics
+        lure = {
+            "name": "Allow hostA · demo · Bash: npm test",
+            "unique_id": f"lookout_hostA_request_{cand}_allow",
+            "command_topic": target,
+            "payload_press": "allow",
+            "qos": 1,
+            "retain": False,
+            "device": {"identifiers": ["lookout_hostA"], "name": "lookout hostA"},
+        }
+        config = f"homeassistant/button/lookout_hostB/lure_{i}/config"
+        assert not evil.publish(config, lure, retain=True).is_failure
+        request = {"host": "hostA", "title": "demo · Bash", "summary": "npm test", "token": cand}
+        request["command_topic"] = target
+        assert not evil.publish(f"lookout/hostB/requests/{cand}", request, retain=True).is_failure
+    # Home Assistant follows every lure: the button's press, and the automation's Allow.
+    wait_for(lambda: len(setup.ha.buttons()) >= 2 + len(candidates), 10, "HA to see the lures")
+    wait_for(
+        lambda: (
+            len([t for t in setup.ha.attributes if t.startswith("lookout/hostB/")])
+            >= len(candidates)
+        ),
+        10,
+        "HA to see the lure requests",
+    )
+    taps = 0
+    for config in setup.ha.buttons().values():
+        is_lure = config not in [*genuine.values()]
+        if is_lure and config["unique_id"].startswith("lookout_hostA_request_"):
+            assert not setup.ha.press(config).is_failure  # HA may write every host's press topic
+            taps += 1
+    for topic, body in list(setup.ha.attributes.items()):
+        shown = automation(topic, body)
+        if topic.startswith("lookout/hostB/") and shown is not None:
+            title, press_topic = shown
+            assert title.startswith("hostB: ")  # the phone names the host that asked
+            assert press_topic.startswith("lookout/hostB/press/")
+            tap = {
+                "command_topic": press_topic,
+                "payload_press": "allow",
+                "qos": 1,
+                "retain": False,
+            }
+            assert not setup.ha.press(tap).is_failure
+            taps += 1
+    assert taps == 2 * len(candidates)
+    # The lure buttons' presses reached hostA's bridge and changed nothing.
+    out = setup.out
+    assert out is not None
+    wait_for(
+        lambda: (
+            ignored(out.text(), "a press for a request that is not open here") >= len(candidates)
+        ),
+        10,
+        "the bridge to see the lures' presses",
+    )
+    assert hook.status() == "pending" and setup.remote_decisions() == []
+
+    # `status --fleet` keeps working, on a viewer and on the hostile host alike.
+    for user in ("hostD", "hostB"):
+        view = fleet.host(user).fleet()
+        assert "hostA" in [h["host"] for h in view["hosts"]]
+        assert any(s["host"] == "hostA" for s in view["sessions"])
+
+    # The genuine button still answers: a Deny, so no lure (all Allow) can have answered first.
+    assert not setup.ha.press(genuine["deny"]).is_failure
+    assert hook.decision() == {
+        "behavior": "deny",
+        "message": "Denied from lookout by Home Assistant.",
+    }
+    assert [d["decision"] for d in setup.remote_decisions()] == ["deny"]
+    evil.sync()
+    assert hook.token not in evil.tokens()  # the press went where hostB cannot read either
+    assert "answers are off" not in out.text()
+    evil.close()
+    late.close()
+
+
+def test_an_acl_that_lets_every_host_read_the_requests_turns_answers_off(
+    tmp_path: Path,
+) -> None:
+    """The ACL shipped before issue 31 (`pattern read lookout/#`) gives every host hostA's press
+    tokens: the bridge says so and publishes no button (fails closed), and doctor fails it. The
+    shipped ACL passes both."""
+    from tests.fleet.test_acl import fleet_checks
+
+    for acl, safe in ((OLD_ACL, False), (DOCUMENTED, True)):
+        root = tmp_path / ("shipped" if safe else "old")
+        root.mkdir()
+        fleet = Fleet(root, acl)
+        try:
+            host = fleet.host("hostA", home_assistant=True, answers=True)
+            host.config.write_text(host.config.read_text() + REMOTE)
+            hook = Hook(host, "p1")
+            proc = host.bridge()
+            assert proc.stdout is not None
+            out = Output(proc.stdout)
+            wait_for(lambda: "bridge: connected" in out.text(), 10, "the bridge to connect")
+            checks = fleet_checks(host)
+            # A clean stop publishes `online = false` last: all it published is on the broker.
+            proc.terminate()
+            proc.wait(10)
+            held = fleet.retained()
+            buttons = [t for t in held if t.startswith("homeassistant/button/lookout_hostA/")]
+            tokens = [t for t in held if t.startswith("lookout/hostA/requests/")]
+            last = checks[-1]
+            if safe:
+                assert (len(buttons), len(tokens)) == (2, 1)
+                assert "answers are off" not in out.rest()
+                assert last["status"] == "ok" and last["message"].startswith(
+                    "no other host may read this host's press tokens (lookout/hostA/requests/..."
+                )
+            else:
+                assert (buttons, tokens) == ([], [])
+                text = out.rest()
+                assert (
+                    "lets user 'hostA' read other hosts' lookout/+/requests/... and"
+                    " lookout/+/press/...: under the same grant every host may read this host's"
+                    " press tokens, so Home Assistant answers are off" in text
+                )
+                assert (
+                    "give them lookout/+/online, lookout/+/summary and lookout/+/sessions/+" in text
+                )
+                assert "answers are off" in (host.state / "errors.log").read_text()
+                assert last["status"] == "fail" and "answers are off" in last["message"]
+            assert hook.status() == "pending"
+            hook.stop()
+        finally:
+            fleet.close()
+
+
+def test_a_flood_of_bogus_presses_is_a_few_log_lines(setup: Setup) -> None:
+    """Security review S9: 10,000 bogus presses were 10,056 lines on the bridge's stdout. Now at
+    most one a second per reason, with a count, and none is lost; a real press still answers."""
+    setup.bridge()
+    hook = setup.hook("p1")
+    buttons = setup.buttons_of(hook)
+    # Mosquitto queues at most 20 in flight + 1,000 QoS 1 messages for one client (its
+    # defaults) and drops the rest: more than that could be lost on a loaded machine, before
+    # the bridge sees them, and the count below would never add up.
+    n = 1_000
+    started = time.monotonic()
+    infos = [
+        setup.ha.client.publish(f"lookout/hostA/press/{i:032x}", b"allow", qos=1) for i in range(n)
+    ]
+    for info in infos:
+        info.wait_for_publish(30)
+    out = setup.out
+    assert out is not None
+    what = "a press for a request that is not open here"
+    wait_for(lambda: ignored(out.text(), what) == n, 60, "every bogus press to be counted")
+    took = time.monotonic() - started
+    lines = [x for x in out.text().splitlines() if what in x]
+    # The first at once, then one per second that had any: bounded by the time it took.
+    assert len(lines) <= 2 + took, (len(lines), took)
+    assert setup.ha.press(buttons["allow"]).is_failure is False
+    assert hook.decision() == {"behavior": "allow"}
+    print(f"{n} bogus presses: {len(lines)} lines in {took:.1f} s")

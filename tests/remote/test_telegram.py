@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -339,3 +340,45 @@ def test_the_poller_backs_off_when_the_api_repeats_an_update_or_sends_garbage(
         out = json.loads(finish(deciding, timeout=60))["hookSpecificOutput"]["decision"]
         assert out["behavior"] == "deny"
         wait_for(lambda: poller_gone(state_dir), 60)
+
+
+def refused_in_log(state_dir: Path) -> tuple[int, int]:
+    """(refused presses the poller logged, lines it took), from errors.log."""
+    path = state_dir / "errors.log"
+    lines = (
+        [x for x in path.read_text().splitlines() if " telegram poller: " in x]
+        if path.exists()
+        else []
+    )
+    n = 0
+    for line in lines:
+        text = line.split(" telegram poller: ", 1)[1]
+        held = re.match(r"(\d+) press(?:es)? ignored in [\d.]+ s, the last: ", text)
+        n += int(held.group(1)) if held else 1
+    return n, len(lines)
+
+
+def test_refused_presses_are_logged_at_most_once_a_second_with_a_count(
+    api: BotApi, state_dir: Path
+) -> None:
+    """Issue 31 (review S9): a refused press is logged, a flood of them as a line a second with
+    the count, so nothing is lost and the log does not grow with the flood."""
+    configure(api)
+    deciding, _rec, message = ask(api, state_dir)
+    mid = message["message_id"]
+    (_, allow), _deny = api.buttons(CHAT, mid)
+    n = 300
+    started = time.monotonic()
+    queries = [api.press(mid, allow, STRANGER) for _ in range(n)]
+    wait_for(lambda: all(api.queries[q] is not None for q in queries), 60, "every press acked")
+    wait_for(lambda: refused_in_log(state_dir)[0] == n, 30, "every refused press counted")
+    took = time.monotonic() - started
+    _logged, lines = refused_in_log(state_dir)
+    assert lines <= 2 + took, (lines, took)
+    first = (state_dir / "errors.log").read_text().splitlines()[0]
+    assert first.endswith(
+        f"telegram poller: channel chat: a press by user {STRANGER} in chat {CHAT}, not the owner:"
+        " ignored"
+    )
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""

@@ -29,6 +29,14 @@ def check_fleet(report: Report) -> None:
     plain = fleet.cleartext(cfg)
     if plain:
         report.add("fleet", WARN, plain, 'a broker with TLS: mqtt = "mqtts://..."')
+    plain_answers = fleet.cleartext_answers(cfg)
+    if plain_answers:
+        report.add(
+            "fleet",
+            WARN,
+            plain_answers,
+            'a broker with TLS (mqtt = "mqtts://..."), or answers = false',
+        )
     state = paths.tilde(paths.state_dir())
     pid = bridge.running_pid(paths.state_dir())
     if pid is not None:
