@@ -44,6 +44,7 @@ SNAPSHOT_VERSION = 1
 # The job file's shape (shapes.Job); the sender drops an older job unread, leaves a newer one.
 JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
+# 4: the config has `fleet` and `remote` tables.
 CONFIG_CACHE_VERSION = 4
 
 # Every file lookout writes, with the format of what this version writes there

@@ -471,8 +471,8 @@ def users(home: Path) -> list[User]:
         return []
     uid, me, mark = os.getuid(), os.getpid(), str(home).encode()
     found: list[User] = []
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
+    for entry in sorted((e for e in entries if e.isdigit()), key=int):
+        if int(entry) == me:
             continue
         pid_dir = os.path.join(proc, entry)
         try:

@@ -17,7 +17,12 @@ from lookout.agents.registry import AGENTS
 from lookout.boundary import visible
 from lookout.commands.doctor.channels import check_channels
 from lookout.commands.doctor.features import check_client_registry, check_fleet, check_remote
-from lookout.commands.doctor.state import check_config, check_deliveries, check_state
+from lookout.commands.doctor.state import (
+    check_config,
+    check_deliveries,
+    check_formats,
+    check_state,
+)
 from lookout.install import runtimes
 from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report
 
@@ -45,6 +50,7 @@ def diagnose(project: str) -> Report:
     loaded = check_config(report, project)
     check_remote(report, project)
     check_state(report)
+    check_formats(report)
     check_channels(report, loaded)
     check_deliveries(report)
     check_fleet(report)
