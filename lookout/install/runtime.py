@@ -1,5 +1,6 @@
-"""lookout's runtime: the interpreter the hooks run with (a private venv), the code copied next to
-it, the `lookout` command, the default config; and whether Claude Code is running.
+"""lookout's runtime: the interpreter the hooks run with (a private venv), the code next to it
+(built and switched by lookout.install.runtimes), the `lookout` command, the default config; and
+whether Claude Code is running.
 
 Writes only under the runtime directory, ~/.local/bin/lookout (if it is ours) and a config that
 does not exist yet."""

@@ -226,8 +226,8 @@ def maintain(state_dir: str, now: float | None = None) -> None:
         with store.Locked(state_dir):  # the hooks' lock: a snapshot being written stays
             for path in old:
                 try:
-                    if now - os.stat(path).st_mtime > FORGET_AFTER_S:
-                        os.unlink(path)
+                    if now - os.stat(path).st_mtime > FORGET_AFTER_S and not store.file_newer(path):
+                        os.unlink(path)  # (a newer lookout's snapshot is its own to forget)
                 except FileNotFoundError:
                     pass
 
