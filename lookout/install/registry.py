@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from lookout import paths, words
+from lookout import paths, store, words
 from lookout.errors import LookoutError
 from lookout.install.atomic import atomic_write
 
@@ -65,16 +65,18 @@ def _read() -> object:
 
 
 def check_format() -> None:
-    """A record written by a newer lookout is never rewritten (it may hold what this version
-    cannot keep): install and uninstall stop before changing anything."""
-    raw = _read()
-    version = raw.get("v") if isinstance(raw, dict) else None
-    if isinstance(version, int) and version > FORMAT:
-        raise LookoutError(
-            f"{paths.tilde(registry_path())} was written by a newer lookout (format {version};"
-            f" this one reads {FORMAT})",
-            hint="run install.py from a checkout of that version or newer; nothing changed",
-        )
+    """The install's records (this one, and what Codex's notify setting was before lookout)
+    written by a newer lookout are never rewritten (they may hold what this version cannot
+    keep): install and uninstall stop before changing anything."""
+    for path in (registry_path(), paths.runtime_home() / "codex-notify.json"):
+        version = store.file_version(str(path))
+        known = words.FORMATS[path.name]
+        if version is not None and version > known:
+            raise LookoutError(
+                f"{paths.tilde(path)} was written by a newer lookout (format {version};"
+                f" this one reads {known})",
+                hint="run install.py from a checkout of that version or newer; nothing changed",
+            )
 
 
 def load() -> dict[str, Entry]:

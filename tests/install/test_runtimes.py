@@ -199,17 +199,18 @@ def test_an_older_version_of_the_same_formats_installs_and_says_so(
     ]
 
 
+@pytest.mark.parametrize("name", ["installed.json", "codex-notify.json"])
 def test_a_newer_install_record_stops_install_and_uninstall(
-    capsys: pytest.CaptureFixture[str], proc: Path
+    capsys: pytest.CaptureFixture[str], proc: Path, name: str
 ) -> None:
-    record = registry.registry_path()
+    record = registry.registry_path().with_name(name)
     record.parent.mkdir(parents=True)
-    record.write_text('{"v": 2, "files": []}\n')
-    for argv in (["--python", sys.executable], ["--uninstall"]):
+    record.write_text('{\n  "v": 2,\n  "files": []\n}\n')
+    for argv in (["--python", sys.executable], ["--uninstall"], ["--agent", "all"]):
         assert install_cli.main(argv) == 1
         err = capsys.readouterr().err
-        assert "installed.json was written by a newer lookout (format 2; this one reads 1)" in err
-    assert record.read_text() == '{"v": 2, "files": []}\n'
+        assert f"{name} was written by a newer lookout (format 2; this one reads 1)" in err
+    assert record.read_text() == '{\n  "v": 2,\n  "files": []\n}\n'
     assert not Path(os.environ["CLAUDE_CONFIG_DIR"], "settings.json").exists()
 
 
