@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -222,6 +223,7 @@ def world(tmp_path: Path, broker: Broker) -> Iterator[Home]:
         # The sender that holds the open escalation: ours, ended by its pid.
         for pid in senders(w.state):
             os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(w.tmux, ignore_errors=True)
 
 
 def senders(state: Path) -> list[int]:
