@@ -45,6 +45,13 @@ def installed(python: str, tmp: str) -> Path:
     return home
 
 
+def code_root(home: Path) -> str:
+    """The directory holding the installed runtime's `lookout` package (runtimes/<name>)."""
+    from lookout.install import runtimes
+
+    return str(runtimes.code_root(home))
+
+
 def timed(argv: list[str], stdin: bytes, env: dict[str, str], answer: bytes = b"") -> float:
     start = time.perf_counter()
     proc = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
@@ -68,7 +75,7 @@ def in_process_cost(python: str, home: Path, runs: int, state_dir: str) -> tuple
             "import sys, time; t = time.perf_counter(); sys.path.insert(0, sys.argv[1]);"
             " from lookout import hookpack; hookpack.boot(); import lookout.runner;"
             " print(time.perf_counter() - t)",
-            str(home),
+            code_root(home),
         ],
         capture_output=True,
         text=True,
@@ -232,7 +239,8 @@ def phases(
     order = import_order(python, script, stdin, env)
     out = os.path.join(tmp, "phases.tsv")
     probe = PROBE.replace("__TIMED__", repr(TIMED))
-    argv = [python, "-I", "-S", "-c", probe, out, str(home), str(script), *(n for n, _ in order)]
+    root = code_root(home)
+    argv = [python, "-I", "-S", "-c", probe, out, root, str(script), *(n for n, _ in order)]
     rows: dict[str, list[float]] = {}
     bare: list[float] = []
     walls: list[float] = []

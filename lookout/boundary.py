@@ -51,6 +51,10 @@ def guarded(command: Callable[[], int]) -> int:
         # `lookout tail | head`: the reader left; not an error worth a traceback.
         sys.stderr.close()
         return 0
+    except store.NewerFormatError as exc:  # a newer lookout's file: said, and left alone
+        print(f"error: {visible(exc)}", file=sys.stderr)
+        print(f"hint: {exc.hint}", file=sys.stderr)
+        return 1
     except Exception as exc:
         state_dir = paths.state_dir()
         import traceback  # only now: ~3 ms of every command line otherwise

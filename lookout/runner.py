@@ -279,9 +279,15 @@ def _record_payload(
             pid, start = procs.of_hook(event["agent"], event["pid"])
         event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
     with store.Locked(state_dir) as st:
-        session, line, intents = machine.apply(st.read_session(event["session_id"]), event)
-        # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
-        st.write_session(session)
+        before = st.read_session(event["session_id"])
+        session, line, intents = machine.apply(before, event)
+        if store.newer(before, words.SNAPSHOT_VERSION):
+            # A newer lookout's snapshot: the event is recorded, the snapshot left as it is
+            # (and what it means, alerts included, is that lookout's to judge).
+            intents = []
+        else:
+            # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
+            st.write_session(session)
         st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
     _notify(intents, state_dir)
 

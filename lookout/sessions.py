@@ -101,7 +101,11 @@ def load_sessions(
             snapshot = read[name]
         else:
             snapshot = store.read_json(os.path.join(directory, name))
-        if isinstance(snapshot, dict) and isinstance(snapshot.get("session_id"), str):
+        if (
+            isinstance(snapshot, dict)
+            and isinstance(snapshot.get("session_id"), str)
+            and not store.newer(snapshot, words.SNAPSHOT_VERSION)  # a newer lookout's: doctor
+        ):
             sessions.append(present(snapshot, now_ms, stale_after_s, alive))
     sessions.sort(key=order)
     shorts = short_ids(s["session_id"] for s in sessions)

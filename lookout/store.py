@@ -286,8 +286,84 @@ def read_bytes(path: str) -> bytes:
         posix.close(fd)
 
 
+class NewerFormatError(OSError):
+    """A file of a format newer than this lookout writes (a newer lookout's): left as it is."""
+
+    hint = "a newer lookout wrote it: run install.py from a checkout of that version again"
+
+
+def version_of(value: object) -> int:
+    """A parsed file's (or record's) format: its "v" ("version" in bridge-cursor.json), and 1
+    without one (format 1 of most files carries none; words.FORMATS)."""
+    if isinstance(value, dict):
+        for key in ("v", "version"):
+            found = value.get(key)
+            if type(found) is int:
+                return found
+    return 1
+
+
+def newer(value: object, known: int) -> bool:
+    """Whether a parsed file is of a later format than `known`: a newer lookout's, never misread,
+    rewritten or removed by this one."""
+    return version_of(value) > known
+
+
+def known_format(path: str) -> int | None:
+    """The format this lookout writes at `path` (words.FORMATS), None for a file not its own."""
+    head, _, name = path.rpartition("/")
+    parent = head.rpartition("/")[2]
+    if parent in (SESSIONS, OUTBOX, REQUESTS) and name.endswith(".json"):
+        name = f"{parent}/*.json"
+    return words.FORMATS.get(name)
+
+
+def file_version(path: str) -> int | None:
+    """The format a file says it has in its first bytes (a later format starts with its version,
+    `{"v":N`), None when it says none or cannot be read. No parse: cheap enough for every write."""
+    try:
+        fd = posix.open(path, posix.O_RDONLY | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        head = posix.read(fd, 64)
+    except OSError:
+        return None
+    finally:
+        posix.close(fd)
+    head = head.translate(None, b" \t\r\n")
+    for key in (b'{"v":', b'{"version":'):
+        if head.startswith(key):
+            digits = head[len(key) :]
+            end = 0
+            while end < len(digits) and 48 <= digits[end] <= 57:
+                end += 1
+            return int(digits[:end]) if end else None
+    return None
+
+
+def file_newer(path: str, known: int | None = None) -> bool:
+    """Whether the file at `path` is of a later format than this lookout writes there."""
+    known = known_format(path) if known is None else known
+    found = file_version(path) if known is not None else None
+    return found is not None and known is not None and found > known
+
+
+def _refuse_newer(path: str) -> None:
+    known = known_format(path)
+    found = file_version(path) if known is not None else None
+    if found is not None and known is not None and found > known:
+        raise NewerFormatError(
+            f"{path}: written by a newer lookout (format {found}; this one writes {known}):"
+            " left as it is"
+        )
+
+
 def write_json_atomic(path: str, value: object) -> None:
-    """Replace `path` atomically with `value` as JSON, 0600. Readers see the old or the new file."""
+    """Replace `path` atomically with `value` as JSON, 0600. Readers see the old or the new file.
+    A file of a later format than this lookout writes there is never replaced
+    (NewerFormatError)."""
+    _refuse_newer(path)
     head, slash, name = path.rpartition("/")
     tmp = f"{head}{slash}.{name}.{posix.getpid()}.tmp"
     data = _jsonfast.dumps(value).encode("ascii")
@@ -311,8 +387,10 @@ def write_json_atomic(path: str, value: object) -> None:
 
 
 def remove_session(state_dir: str, session_id: str) -> None:
+    path = session_file(state_dir, session_id)
+    _refuse_newer(path)  # a newer lookout's snapshot stays
     try:
-        posix.unlink(session_file(state_dir, session_id))
+        posix.unlink(path)
     except FileNotFoundError:
         pass
 

@@ -39,10 +39,41 @@ UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")
 
-# The snapshot's shape (shapes.Session); a snapshot of another version is read as absent.
+# The snapshot's shape (shapes.Session); an older one is read as absent, a newer one is left alone.
 SNAPSHOT_VERSION = 1
-# The job file's shape (shapes.Job); the sender drops a job of another version unread.
+# The job file's shape (shapes.Job); the sender drops an older job unread, leaves a newer one.
 JOB_VERSION = 1
+# The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
+# 4: the config has `fleet` and `remote` tables.
+CONFIG_CACHE_VERSION = 4
+
+# Every file lookout writes, with the format of what this version writes there
+# (docs/state-files.md). Format 1 is the shape every version so far has written; where a file of
+# format 1 carries no "v" it is format 1. A later format puts "v": N first in the file (in each
+# record of a .jsonl): a lookout that knows only older formats reads such a file as absent and
+# never rewrites or removes it (store.write_json_atomic refuses), and `lookout doctor` names it.
+FORMATS = {
+    "events.jsonl": 1,
+    "sessions/*.json": SNAPSHOT_VERSION,
+    "outbox/*.json": JOB_VERSION,
+    "deliveries.jsonl": 1,
+    "notify-state.json": 1,
+    "notify-refs.json": 1,
+    "notify-digests.json": 1,
+    "config-cache.json": CONFIG_CACHE_VERSION,
+    "requests/*.json": 1,
+    "answer-tokens.json": 1,
+    "telegram-messages.json": 1,
+    "trust.json": 1,
+    "bridge-cursor.json": 1,
+    "maintained.json": 1,
+    "serve.json": 1,
+    "serve.codes": 1,
+    "suggest-applied.json": 1,
+    "installed.json": 1,  # in the runtime home, as the next two
+    "codex-notify.json": 1,
+    "runtime.json": 1,
+}
 
 
 def now_ms() -> int:

@@ -15,7 +15,7 @@ import pytest
 
 from lookout import hookpack
 from lookout.config import notify
-from lookout.install import runtime
+from lookout.install import runtime, runtimes
 from tests.helpers import PAYLOADS, ROOT, write_config
 from tests.test_layout import HOOK_PATH, HOOK_STDLIB, bare_modules, modules_after_hook
 
@@ -29,7 +29,7 @@ def tree(tmp_path: Path) -> Path:
     for sub in ("lookout", "hooks"):
         shutil.copytree(ROOT / sub, home / sub, ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run(
-        [sys.executable, "-I", "-c", runtime._WRITE_PACK, str(home)],
+        [sys.executable, "-I", "-c", runtimes.WRITE_PACK, str(home)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -218,6 +218,7 @@ def test_each_group_runs_its_modules_after_what_they_import() -> None:
 def test_install_writes_a_current_pack(tmp_path: Path, state_dir: Path) -> None:
     home = tmp_path / "runtime"
     runtime.install_code(home, sys.executable)
-    assert all(pack_of(home, group).exists() for group in hookpack.GROUPS)
+    code = runtimes.code_root(home)
+    assert all(pack_of(code, group).exists() for group in hookpack.GROUPS)
     assert run_hook(home) == {"lookout", "lookout.hookpack"}
     assert events_recorded(state_dir) == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import posix
 import sys
 
-from lookout import paths
+from lookout import paths, words
 from lookout.config.trust import project_path, trust_path
 from lookout.errors import ConfigError
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from lookout.shapes import Config
 
-_CACHE_VERSION = 4  # 4: the config has `fleet` and `remote` tables
+_CACHE_VERSION = words.CONFIG_CACHE_VERSION
 _CACHE_ENTRIES = 16
 # Keys that can hold a secret: kept out of the hook's cache (and so out of every job file).
 SECRET_KEYS = ("url", "token", "headers", "urls", "argv")

@@ -115,6 +115,8 @@ def trusted_hash(trust_file: str | None, path: str) -> str | None:
     except OSError:
         return None
     table = store.read_json(trust_file)
+    if store.newer(table, 1):
+        return None  # a newer lookout's trust: not read as this one's (fails closed)
     files = table.get("files") if isinstance(table, dict) else None
     entry = files.get(path) if isinstance(files, dict) else None
     value = entry.get("sha256") if isinstance(entry, dict) else None

@@ -137,7 +137,10 @@ class Cursor:
 
     @classmethod
     def load(cls, state_dir: str) -> Cursor:
-        raw = store.read_json(os.path.join(state_dir, CURSOR))
+        path = os.path.join(state_dir, CURSOR)
+        raw = store.read_json(path)
+        if store.newer(raw, 1):  # a newer lookout's bridge: publishing afresh would repeat it all
+            raise store.NewerFormatError(f"{path}: written by a newer lookout: left as it is")
         if not isinstance(raw, dict) or raw.get("version") != 1:
             return cls()
         published = raw.get("published")

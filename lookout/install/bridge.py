@@ -156,6 +156,28 @@ def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
     out("note: to keep it running while you are logged out: loginctl enable-linger")
 
 
+def restart_service(out: Out) -> bool:
+    """After the runtime changed: restart the bridge's systemd unit if it is lookout's and runs
+    (it would run the previous code until then). True when it was restarted."""
+    if platform.get().bridge_service() is not None:
+        return False  # launchd: install.py --bridge again reloads it; said with the others
+    try:
+        ours = UNIT_MARK in unit_path().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not ours or not systemd_user():
+        return False
+    active = runtime.run(["systemctl", "--user", "is-active", "--quiet", UNIT], timeout=10)
+    if active.returncode != 0:
+        return False
+    done = runtime.run(["systemctl", "--user", "try-restart", UNIT], timeout=30)
+    if done.returncode != 0:
+        out(f"warning: systemctl --user try-restart {UNIT} failed: {runtime._last_line(done)}")
+        return False
+    out(f"restarted {UNIT}: the bridge runs the new version")
+    return True
+
+
 def uninstall(dry_run: bool, out: Out) -> None:
     service = platform.get().bridge_service()
     if service is not None:

@@ -115,7 +115,9 @@ def check_commands(
         if not os.path.isfile(script):
             broken.append(f"script {paths.tilde(script)} is missing")
             continue
-        runtime = str(Path(script).parent.parent)
+        # The runtime the script runs: the directory holding its hooks/ (through the links of
+        # an installed runtime: runtimes/<name>, whose package the script imports).
+        runtime = str(Path(os.path.realpath(script)).parent.parent)
         key = (os.path.realpath(resolved), os.path.realpath(runtime))
         if runnable is not None and key not in runnable:
             not_run += 1
@@ -156,8 +158,9 @@ def check_commands(
 def runnable(report: Report) -> set[tuple[str, str]]:
     """The (interpreter, runtime) pairs a repository's commands may be probed with."""
     home = paths.runtime_home()
-    own = (os.path.realpath(paths.venv_python(home)), os.path.realpath(home))
-    return {*report.user_chosen, own}
+    python = os.path.realpath(paths.venv_python(home))
+    current = os.path.realpath(home / "current")  # runtimes/<name>
+    return {*report.user_chosen, (python, os.path.realpath(home)), (python, current)}
 
 
 def ours(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

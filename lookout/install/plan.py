@@ -5,14 +5,17 @@ files: it writes one only atomically, after a backup, and never one it could not
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from lookout import __version__, paths
 from lookout.agents.registry import AGENTS
 from lookout.errors import LookoutError
-from lookout.install import registry, runtime, tmuxconf
+from lookout.install import registry, runtime, runtimes, tmuxconf
 from lookout.install.files import Out
 from lookout.install.options import Options
 from lookout.paths import tilde
@@ -27,14 +30,51 @@ def do_install(opts: Options, out: Out) -> int:
         from lookout.install import bridge
 
         out(f"bridge: {bridge.check_config()}")  # a missing [fleet] stops here, nothing changed
-    python, home = _runtime(opts, out)
-    for step in steps:
-        step(python, home)
-    if opts.bridge:
-        if not opts.dry_run:
-            bridge.ensure_client(python, opts.python is None, out)
-        bridge.install(python, home, opts.dry_run, out)
+    home = paths.runtime_home()
+    refuse_newer(home, out)  # an older checkout over a newer install: stop before any change
+    with contextlib.nullcontext() if opts.dry_run else runtimes.locked(home):
+        python, home = _runtime(opts, out)
+        for step in steps:
+            step(python, home)
+        if opts.bridge:
+            if not opts.dry_run:
+                bridge.ensure_client(python, opts.python is None, out)
+            bridge.install(python, home, opts.dry_run, out)
     return 0
+
+
+def refuse_newer(home: Path, out: Out) -> None:
+    """An installed runtime (or install record) whose files this code cannot read: say so and
+    change nothing. With the same formats an older version installs over a newer one as any
+    other does."""
+    registry.check_format()
+    now = runtimes.current(home)
+    manifest = runtimes.read_manifest(now) if now is not None else None
+    if manifest is None:
+        return
+    theirs = runtimes.describe(manifest, now)
+    newer = runtimes.newer_formats(manifest)
+    fmt = manifest.get("format")
+    if isinstance(fmt, int) and fmt > runtimes.MANIFEST_FORMAT:
+        ours = runtimes.MANIFEST_FORMAT
+        newer.insert(0, f"runtime.json (format {fmt}; this version reads {ours})")
+    if newer:
+        raise LookoutError(
+            f"the installed lookout {theirs} is newer than this checkout ({__version__}): it"
+            f" writes {', '.join(newer)}",
+            hint="install from a checkout of that version or newer; to go back anyway, `lookout"
+            " uninstall --purge` first (it removes the state and config); nothing changed",
+        )
+    if _version(str(manifest.get("lookout"))) > _version(__version__):
+        out(f"note: replacing lookout {theirs} with the older {__version__} (same state formats)")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for part in text.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
 
 
 def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
@@ -43,16 +83,55 @@ def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
     if opts.dry_run:
         python = opts.python or str(paths.venv_python(home))
         out(f"dry run: would install the runtime into {tilde(home)}; nothing is written")
+        return python, home
+    python = runtime.ensure_interpreter(home, opts.python, out)
+    done = runtimes.install_runtime(home, python, runtime.CHECKOUT)
+    if done.switched:
+        out(f"installed runtime {__version__} into {tilde(home)} (hooks run {tilde(python)})")
     else:
-        python = runtime.ensure_interpreter(home, opts.python, out)
-        changed = runtime.install_code(home, python)
-        if changed:
-            out(f"installed runtime {__version__} into {tilde(home)} (hooks run {tilde(python)})")
-        else:
-            out(f"runtime {tilde(home)} is up to date")
-        runtime.install_wrapper(python, home, out)
-        runtime.install_config(out)
+        out(f"runtime {tilde(home)} is up to date")
+    if done.switched and done.before is not None:
+        out(
+            f"switched from {_shown(done.before)} to {runtimes.RUNTIMES}/{done.runtime.name}"
+            " in one step (the previous one stays until the next install)"
+        )
+    for name, user in done.kept:
+        out(f"kept {_shown(name)}: {user} still runs it")
+    if done.switched and done.before is not None:
+        _restarts(home, done.runtime, out)
+    runtime.install_wrapper(python, home, out)
+    runtime.install_config(out)
     return python, home
+
+
+def _shown(name: str) -> str:
+    return name if name == runtimes.LEGACY_NAME else f"{runtimes.RUNTIMES}/{name}"
+
+
+def _restarts(home: Path, new: Path, out: Out) -> None:
+    """The long-lived processes still running older code: the bridge's service is restarted,
+    the rest is said (a sender or poller ends by itself when its work is done)."""
+    from lookout.install import bridge
+
+    restarted = bridge.restart_service(out)
+    seen: set[int] = set()
+    for user in runtimes.users(home):
+        if not user.long_lived or user.runtime == new.name or user.pid in seen:
+            continue
+        seen.add(user.pid)
+        if user.what.startswith("lookout "):
+            if not (user.what == "lookout bridge" and restarted):
+                out(f"restart: {user.what} (pid {user.pid}) still runs the previous version")
+        else:
+            out(
+                f"note: {user.what} (pid {user.pid}) finishes its work with the previous version,"
+                " then exits"
+            )
+    if not sys.platform.startswith("linux"):  # no /proc to look at
+        out(
+            "note: a running `lookout serve` or `lookout bridge` runs the previous version until"
+            " you restart it"
+        )
 
 
 def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
@@ -69,6 +148,7 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
 
 
 def do_uninstall(opts: Options, out: Out) -> int:
+    registry.check_format()  # a newer lookout's record: stop before any change
     home = paths.runtime_home()
     said: list[str] = []
     out = _unnamed_backups(out) if opts.purge else _noted(out, said)
@@ -144,8 +224,11 @@ def _our_wrapper(wrapper: Path) -> bool:
 
 def _purge(home: Path, dry_run: bool, out: Out) -> None:
     """The runtime, lookout's backups and record, its command, state and config."""
-    for sub in ("venv", "lookout", "hooks", "bin"):
+    for sub in ("venv", "hooks", "bin", runtimes.RUNTIMES, runtimes.LEGACY):
         _remove_tree(home / sub, "runtime", dry_run, out)
+    for link in (runtimes.CURRENT, runtimes.PREVIOUS, runtimes.LOCK) if not dry_run else ():
+        with contextlib.suppress(FileNotFoundError):
+            (home / link).unlink()
     if registry.backups_root().exists() or registry.registry_path().exists():
         out(
             f"{'would remove' if dry_run else 'removing'} lookout's backups (also of the files"

@@ -15,10 +15,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from lookout import paths
+from lookout import paths, store, words
+from lookout.errors import LookoutError
 from lookout.install.atomic import atomic_write
 
 REGISTRY = "installed.json"
+FORMAT = words.FORMATS[REGISTRY]
 BACKUPS = "backups"
 # Per file: this many recent backups, plus the pinned copy of what was there before lookout.
 KEEP = 3
@@ -55,13 +57,32 @@ def _key(path: Path) -> str:
     return os.path.realpath(path)
 
 
+def _read() -> object:
+    try:
+        return json.loads(registry_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def check_format() -> None:
+    """The install's records (this one, and what Codex's notify setting was before lookout)
+    written by a newer lookout are never rewritten (they may hold what this version cannot
+    keep): install and uninstall stop before changing anything."""
+    for path in (registry_path(), paths.runtime_home() / "codex-notify.json"):
+        version = store.file_version(str(path))
+        known = words.FORMATS[path.name]
+        if version is not None and version > known:
+            raise LookoutError(
+                f"{paths.tilde(path)} was written by a newer lookout (format {version};"
+                f" this one reads {known})",
+                hint="run install.py from a checkout of that version or newer; nothing changed",
+            )
+
+
 def load() -> dict[str, Entry]:
     """Every registered file by its real path; an unreadable registry is an empty one (the
     installer still finds the scopes it is pointed at)."""
-    try:
-        raw = json.loads(registry_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    raw = _read()
     files = raw.get("files") if isinstance(raw, dict) else None
     out: dict[str, Entry] = {}
     for item in files if isinstance(files, list) else []:
@@ -87,7 +108,8 @@ def _save(entries: dict[str, Entry]) -> None:
             target.unlink()
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"v": 1, "files": [asdict(e) for e in entries.values()]}
+    check_format()
+    doc = {"v": FORMAT, "files": [asdict(e) for e in entries.values()]}
     atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode("utf-8"), 0o600)
 
 

@@ -1,5 +1,6 @@
-"""lookout's runtime: the interpreter the hooks run with (a private venv), the code copied next to
-it, the `lookout` command, the default config; and whether Claude Code is running.
+"""lookout's runtime: the interpreter the hooks run with (a private venv), the code next to it
+(built and switched by lookout.install.runtimes), the `lookout` command, the default config; and
+whether Claude Code is running.
 
 Writes only under the runtime directory, ~/.local/bin/lookout (if it is ours) and a config that
 does not exist yet."""
@@ -17,7 +18,7 @@ from typing import Any
 
 from lookout import paths
 from lookout.errors import LookoutError
-from lookout.install import files
+from lookout.install import files, runtimes
 from lookout.install.files import NOTHING_CHANGED, Out
 from lookout.paths import tilde
 
@@ -177,76 +178,13 @@ def _last_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[-1].strip() if lines else f"exit {done.returncode}"
 
 
-def _copy_if_changed(src: Path, dst: Path) -> bool:
-    data = src.read_bytes()
-    try:
-        if dst.read_bytes() == data:
-            return False
-    except OSError:
-        pass
-    files.make_dirs(dst.parent)
-    files.atomic_write(dst, data, 0o644)
-    return True
-
-
-_CLI_ENTRY = """\
-# The `lookout` command of an installed runtime (run by ~/.local/bin/lookout).
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from lookout.commands.main import main  # noqa: E402
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-"""
-
-
-_WRITE_PACK = (
-    "import sys; sys.path.insert(0, sys.argv[1]); from lookout import hookpack; hookpack.write()"
-)
-
-
-def _shipped(directory: Path) -> set[Path]:
-    """What the runtime holds of a tree: its modules, the dashboard's page (HTML, CSS, JS and an
-    icon that lookout/web reads at run time; there is no build step) and the plugins an agent
-    module writes out (lookout/agents/*.js)."""
-    found = {p.relative_to(directory) for p in directory.rglob("*.py")}
-    static = directory / "web" / "static"
-    if static.is_dir():
-        found |= {p.relative_to(directory) for p in static.iterdir() if p.is_file()}
-    found |= {p.relative_to(directory) for p in directory.glob("agents/*.js") if p.is_file()}
-    return found
-
-
 def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:
-    """Copy the package and hook scripts into home and byte-compile them with `python`.
-    Returns how many files changed (stale files from an older version are removed)."""
-    changed = 0
-    for sub in ("lookout", "hooks"):
-        src_dir = checkout / sub
-        wanted_files = _shipped(src_dir)
-        for rel in sorted(wanted_files):
-            changed += _copy_if_changed(src_dir / rel, home / sub / rel)
-        for rel in sorted(_shipped(home / sub) - wanted_files):
-            (home / sub / rel).unlink()
-            changed += 1
-    entry = home / "bin" / "lookout"
-    files.make_dirs(entry.parent)
-    if not entry.exists() or entry.read_text(encoding="utf-8") != _CLI_ENTRY:
-        files.atomic_write(entry, _CLI_ENTRY.encode("utf-8"), 0o644)
-        changed += 1
-    # Hooks run with -I, which ignores PYTHONDONTWRITEBYTECODE: ship bytecode for the interpreter
-    # that runs them so no hook ever compiles (or writes) on its hot path.
-    done = run([python, "-I", "-m", "compileall", "-q", str(home / "lookout"), str(home / "hooks")])
-    if done.returncode != 0:
-        raise LookoutError(f"byte-compiling {tilde(home)} failed: {_last_line(done)}")
-    # The hook path in one file (lookout/hookpack.py), made by the interpreter that reads it.
-    done = run([python, "-I", "-c", _WRITE_PACK, str(home)])
-    if done.returncode != 0:
-        raise LookoutError(f"precompiling the hooks in {tilde(home)} failed: {_last_line(done)}")
-    return changed
+    """Build the checkout's runtime in home/runtimes/ beside the running one and switch to it in
+    one step (lookout.install.runtimes). Returns how many files the new runtime holds, 0 when
+    the current one already holds exactly this code."""
+    outcome = runtimes.install_runtime(home, python, checkout)
+    manifest = runtimes.read_manifest(outcome.runtime) if outcome.switched else None
+    return len(manifest["files"]) if manifest is not None else 0
 
 
 def wrapper_text(python: str, home: Path) -> str:

@@ -105,7 +105,14 @@ def _jobs(outbox: str) -> list[str]:
         names = os.listdir(outbox)
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
+    # A newer lookout's job is left to it: not run, not removed, not waited for.
+    return sorted(
+        n
+        for n in names
+        if n.endswith(".json")
+        and not n.startswith(".")
+        and not store.file_newer(os.path.join(outbox, n), words.JOB_VERSION)
+    )
 
 
 def _drain_once(
@@ -125,7 +132,8 @@ def _drain_once(
         if name not in waiting:
             job = store.read_json(path)
             if not isinstance(job, dict) or job.get("v") != words.JOB_VERSION:
-                _unlink(path)
+                if not store.newer(job, words.JOB_VERSION):
+                    _unlink(path)  # an older version's: dropped unread
                 continue
             waiting[name] = {"job": job, "checked_ms": 0}  # first look: at once
         entry = waiting[name]
@@ -170,8 +178,8 @@ def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
                 if now - entry.stat().st_mtime > 60:
                     os.unlink(entry.path)
                 continue
-            if not entry.name.endswith(".json"):
-                continue
+            if not entry.name.endswith(".json") or store.file_newer(entry.path, words.JOB_VERSION):
+                continue  # not a job, or a newer lookout's
             due_s = escalate.due_ms(entry.name) / 1000 or entry.stat().st_mtime
             if now - due_s > max_age_s:
                 os.unlink(entry.path)
@@ -218,8 +226,8 @@ def maintain(state_dir: str, now: float | None = None) -> None:
         with store.Locked(state_dir):  # the hooks' lock: a snapshot being written stays
             for path in old:
                 try:
-                    if now - os.stat(path).st_mtime > FORGET_AFTER_S:
-                        os.unlink(path)
+                    if now - os.stat(path).st_mtime > FORGET_AFTER_S and not store.file_newer(path):
+                        os.unlink(path)  # (a newer lookout's snapshot is its own to forget)
                 except FileNotFoundError:
                     pass
 
@@ -228,6 +236,8 @@ def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:
     """Send one job (a hook's, or an escalation that came due). Without `lanes`, synchronously:
     returns once every message is sent and recorded."""
     raw = store.read_json(job_path)
+    if store.newer(raw, words.JOB_VERSION):
+        return  # a newer lookout's job: left to it
     if not _unlink(job_path):
         return  # taken already: one attempt per job, a crash must not resend it forever
     if not isinstance(raw, dict) or raw.get("v") != words.JOB_VERSION:

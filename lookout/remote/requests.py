@@ -17,7 +17,7 @@ import hmac
 import os
 import secrets
 
-from lookout import _jsonfast, events, store
+from lookout import _jsonfast, events, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -232,7 +232,12 @@ def load(state_dir: str, rid: str) -> Record | None:
         value = store.read_json(_path(state_dir, rid))
     except KeyError:
         return None
-    return value if isinstance(value, dict) else None
+    return value if isinstance(value, dict) and not _newer(value) else None
+
+
+def _newer(value: object) -> bool:
+    """A newer lookout's request: not answered, rewritten or removed here (doctor says so)."""
+    return store.newer(value, words.FORMATS["requests/*.json"])
 
 
 def load_all(state_dir: str) -> list[Record]:
@@ -244,7 +249,7 @@ def load_all(state_dir: str) -> list[Record]:
     for name in names:
         if name.endswith(".json") and not name.startswith("."):
             value = store.read_json(os.path.join(_dir(state_dir), name))
-            if isinstance(value, dict) and isinstance(value.get("id"), str):
+            if isinstance(value, dict) and isinstance(value.get("id"), str) and not _newer(value):
                 out.append(value)
     out.sort(key=lambda r: int(r.get("created_ms") or 0))
     return out

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lookout import hookspec, paths
+from lookout import __version__, hookspec, paths
 from lookout.commands.doctor import report as doctor
 from lookout.commands.main import main as cli_main
 from lookout.install import cli as install_cli
@@ -66,7 +66,8 @@ def test_a_good_install(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
         ("ok", f"{N} hooks in ~/.claude/settings.json"),
         ("ok", f"all {N} hook commands resolve and import the runner"),
     ]
-    assert verdicts(doc, "runtime") == [("ok", "~/.local/share/lookout")]
+    ((status, message),) = verdicts(doc, "runtime")
+    assert status == "ok" and message.startswith(f"~/.local/share/lookout: {__version__} (")
     assert verdicts(doc, "hook pack") == [
         ("ok", "the hook path is precompiled into one file, current")
     ]
@@ -80,7 +81,7 @@ def test_a_good_install(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
 
 def test_a_stale_hook_pack_is_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
     install(capsys)
-    machine = paths.runtime_home() / "lookout" / "machine.py"
+    machine = paths.runtime_home() / "current" / "lookout" / "machine.py"
     machine.write_text(machine.read_text() + "\n")  # edited after install wrote the pack
     rc, doc = run(capsys)
     ((status, message),) = verdicts(doc, "hook pack")
@@ -135,7 +136,7 @@ def test_a_runtime_that_cannot_import_fails(
     capsys: pytest.CaptureFixture[str], isolated_env: Path
 ) -> None:
     install(capsys)
-    runner = isolated_env / ".local" / "share" / "lookout" / "lookout" / "runner.py"
+    runner = isolated_env / ".local" / "share" / "lookout" / "current" / "lookout" / "runner.py"
     runner.write_text("raise ImportError('broken on purpose')\n")
     for pyc in runner.parent.glob("__pycache__/runner.*"):
         pyc.unlink()

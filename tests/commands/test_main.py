@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,6 +16,16 @@ from lookout import runner
 from lookout.commands import main as cli
 from lookout.sessions import parse_line
 from tests.helpers import ROOT, Output, payload, wait_for
+
+if TYPE_CHECKING:
+    from lookout.install.runtimes import Outcome
+
+
+def unchanged_runtime(home: Path, python: str, checkout: Path) -> Outcome:
+    """install.py's runtime step, as when the installed runtime is up to date."""
+    from lookout.install.runtimes import Outcome
+
+    return Outcome(home, built=False, switched=False, before=None)
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 
@@ -357,7 +367,7 @@ def test_status_reports_a_broken_project_override(
 def test_status_notes_when_no_hooks_are_installed(
     recorded: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lookout.install import runtime
+    from lookout.install import runtime, runtimes
 
     _, _, err = run_cli(capsys, "status")
     assert err == (
@@ -366,7 +376,7 @@ def test_status_notes_when_no_hooks_are_installed(
         " install.py installs them, lookout doctor checks\n"
     )
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
-    monkeypatch.setattr(runtime, "install_code", lambda home, python: 0)
+    monkeypatch.setattr(runtimes, "install_runtime", unchanged_runtime)
     monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
     monkeypatch.setenv("LOOKOUT_PROC_DIR", str(recorded / "no-proc"))
     from lookout.install import cli as install
@@ -388,10 +398,10 @@ def test_status_asks_every_agent_whether_hooks_are_installed(
     home: str,
 ) -> None:
     # A Gemini-only or OpenCode-only install is an install (issue 22 #18).
-    from lookout.install import registry, runtime
+    from lookout.install import registry, runtime, runtimes
 
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: sys.executable)
-    monkeypatch.setattr(runtime, "install_code", lambda home, python: 0)
+    monkeypatch.setattr(runtimes, "install_runtime", unchanged_runtime)
     monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
     monkeypatch.setenv("LOOKOUT_PROC_DIR", str(recorded / "no-proc"))
     (Path.home() / home).mkdir(exist_ok=True)

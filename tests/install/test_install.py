@@ -21,7 +21,7 @@ from lookout.config import notify
 from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.install import files, hooks, registry, runtime, settings, swap
+from lookout.install import files, hooks, registry, runtime, runtimes, settings, swap
 from tests.helpers import FIXTURES, ROOT, write_config
 
 CASES = FIXTURES / "settings"
@@ -225,7 +225,11 @@ def fake_runtime(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """main() without the venv, code copy and command: just the settings part."""
     calls: list[str] = []
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: PY)
-    monkeypatch.setattr(runtime, "install_code", lambda home, python: calls.append("code") or 0)
+    def unchanged(home: Path, python: str, checkout: Path) -> runtimes.Outcome:
+        calls.append("code")
+        return runtimes.Outcome(home, built=False, switched=False, before=None)
+
+    monkeypatch.setattr(runtimes, "install_runtime", unchanged)
     monkeypatch.setattr(runtime, "install_wrapper", lambda python, home, out: None)
     monkeypatch.setattr(runtime, "install_config", lambda out: None)
     return calls
@@ -523,7 +527,7 @@ def test_real_install_runs_hooks_through_sh(
     assert rc == 0, err
     rt = home / ".local" / "share" / "lookout"
     assert (rt / "hooks" / "stop.py").exists()
-    assert list((rt / "lookout" / "__pycache__").glob("runner.*.pyc"))
+    assert list((rt / "current" / "lookout" / "__pycache__").glob("runner.*.pyc"))
     data = json.loads((home / ".claude" / "settings.json").read_text())
     jsonschema.validate(data, SCHEMA)
     command = data["hooks"]["Stop"][0]["hooks"][0]["command"]
@@ -571,24 +575,26 @@ def test_real_install_runs_hooks_through_sh(
     assert done.returncode == 0 and "0.1.0" in done.stdout
 
 
+def checkout_copy(tmp_path: Path) -> Path:
+    checkout = tmp_path / "checkout"
+    for sub in ("lookout", "hooks"):
+        shutil.copytree(ROOT / sub, checkout / sub, ignore=shutil.ignore_patterns("__py*"))
+    return checkout
+
+
 @pytest.mark.real
 def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env: Path) -> None:
-    checkout = tmp_path / "checkout"
-    shutil.copytree(
-        ROOT / "lookout", checkout / "lookout", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    shutil.copytree(
-        ROOT / "hooks", checkout / "hooks", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    checkout = checkout_copy(tmp_path)
     rt = tmp_path / "rt"
     assert runtime.install_code(rt, DEV_PY, checkout) > 0
-    (rt / "lookout" / "gone.py").write_text("")  # from an older version: removed on upgrade
-    shutil.rmtree(checkout / "lookout" / "__pycache__", ignore_errors=True)
+    first = runtimes.current(rt)
+    assert runtime.install_code(rt, DEV_PY, checkout) == 0  # the same code: nothing to do
     (checkout / "lookout" / "install" / "settings.py").write_text(
         (ROOT / "lookout" / "install" / "settings.py").read_text() + "\n"
     )
-    assert runtime.install_code(rt, DEV_PY, checkout) == 2
-    assert not (rt / "lookout" / "gone.py").exists()
+    assert runtime.install_code(rt, DEV_PY, checkout) > 0  # a new runtime beside the first
+    assert runtimes.previous(rt) == first and runtimes.current(rt) != first
+    second = runtimes.current(rt)
     shutil.rmtree(checkout)
     done = subprocess.run(
         [DEV_PY, "-I", "-S", str(rt / "hooks" / "stop.py")],
@@ -597,27 +603,37 @@ def test_the_runtime_survives_deleting_the_checkout(tmp_path: Path, isolated_env
         timeout=30,
     )
     assert done.returncode == 0
+    checkout = checkout_copy(tmp_path)
+    (checkout / "lookout" / "paths.py").write_text(
+        (ROOT / "lookout" / "paths.py").read_text() + "\n"
+    )
+    assert runtime.install_code(rt, DEV_PY, checkout) > 0
+    # Current and previous stay; the first one goes (no process runs it).
+    assert runtimes.previous(rt) == second
+    assert first is not None and not first.exists()
+    assert len(list((rt / "runtimes").iterdir())) == 2
+    # The checkout's own code again: a runtime holding exactly it is built again (the first is
+    # gone), and the oldest goes.
     assert runtime.install_code(rt, DEV_PY, ROOT) > 0
+    assert second is not None and not second.exists()
 
 
 @pytest.mark.real
 def test_the_runtime_ships_the_dashboard_page(tmp_path: Path, isolated_env: Path) -> None:
-    checkout = tmp_path / "checkout"
-    shutil.copytree(ROOT / "lookout", checkout / "lookout", ignore=shutil.ignore_patterns("__py*"))
-    shutil.copytree(ROOT / "hooks", checkout / "hooks", ignore=shutil.ignore_patterns("__py*"))
+    checkout = checkout_copy(tmp_path)
     rt = tmp_path / "rt"
     runtime.install_code(rt, DEV_PY, checkout)
     static = ROOT / "lookout" / "web" / "static"
     for name in ("index.html", "app.js", "app.css"):
-        assert (rt / "lookout" / "web" / "static" / name).read_bytes() == (
+        assert (rt / "current" / "lookout" / "web" / "static" / name).read_bytes() == (
             static / name
         ).read_bytes()
     # An agent's plugin body, which its module writes out from the runtime (OpenCode's).
-    plugin = rt / "lookout" / "agents" / "opencode_plugin.js"
+    plugin = rt / "current" / "lookout" / "agents" / "opencode_plugin.js"
     assert plugin.read_bytes() == (ROOT / "lookout" / "agents" / "opencode_plugin.js").read_bytes()
     (checkout / "lookout" / "web" / "static" / "icon.svg").unlink()  # gone in a newer version
-    assert runtime.install_code(rt, DEV_PY, checkout) == 1
-    assert not (rt / "lookout" / "web" / "static" / "icon.svg").exists()
+    assert runtime.install_code(rt, DEV_PY, checkout) > 0
+    assert not (rt / "current" / "lookout" / "web" / "static" / "icon.svg").exists()
 
 
 @pytest.mark.real
@@ -633,9 +649,10 @@ def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_
     (rt / "bin").mkdir()
     (rt / "bin" / "lookout").write_text("from lookout.cli import main\n")
     assert runtime.install_code(rt, DEV_PY, ROOT) > 0
-    top = {p.name for p in (rt / "lookout").glob("*.py")}
+    code = runtimes.code_root(rt)
+    top = {p.name for p in (code / "lookout").glob("*.py")}
     assert top == {p.name for p in (ROOT / "lookout").glob("*.py")}
-    assert (rt / "lookout" / "notify" / "__init__.py").exists()
+    assert (code / "lookout" / "notify" / "__init__.py").exists()
     version = subprocess.run(
         [DEV_PY, "-I", str(rt / "bin" / "lookout"), "--version"], capture_output=True, text=True
     )
@@ -646,7 +663,7 @@ def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_
             "-I",
             "-c",
             "import sys; sys.path.insert(0, sys.argv[1]); import lookout.notify.sender",
-            str(rt),
+            str(code),
         ],
         capture_output=True,
         text=True,
@@ -684,7 +701,7 @@ def test_purge_removes_runtime_command_state_config_and_every_scope(
         " installed files in ~/.local/share/lookout" in lines
     )
     assert "removing runtime ~/.local/share/lookout/venv" not in out  # --python: no venv made
-    assert "removing runtime ~/.local/share/lookout/lookout" in lines
+    assert "removing runtime ~/.local/share/lookout/runtimes" in lines
     assert "removing command ~/.local/bin/lookout" in lines
     assert "also removing lookout's state and config:" in lines
     assert f"removing state {state}" in lines
@@ -985,7 +1002,11 @@ def test_under_umask_000_nothing_installed_is_writable_by_others(
         home,
         home / "hooks",
         home / "hooks" / "stop.py",
-        home / "lookout",
+        home / "runtimes",
+        home / "current",
+        home / "current" / "lookout",
+        home / "current" / "lookout" / "__pycache__",
+        home / "current" / "runtime.json",
         isolated_env / ".local" / "bin" / "lookout",
     ]
     loose = {

@@ -17,7 +17,13 @@ from lookout.agents.registry import AGENTS
 from lookout.boundary import visible
 from lookout.commands.doctor.channels import check_channels
 from lookout.commands.doctor.features import check_client_registry, check_fleet, check_remote
-from lookout.commands.doctor.state import check_config, check_deliveries, check_state
+from lookout.commands.doctor.state import (
+    check_config,
+    check_deliveries,
+    check_formats,
+    check_state,
+)
+from lookout.install import runtimes
 from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report
 
 __all__ = ["FAIL", "INFO", "OK", "WARN", "Check", "Report", "diagnose", "doctor", "render"]
@@ -29,8 +35,8 @@ def diagnose(project: str) -> Report:
     report = Report()
     home = paths.runtime_home()
     if (home / "hooks").is_dir():
-        report.add("runtime", OK, f"{paths.tilde(home)}")
-        _check_pack(report, home)
+        check_runtime(report, home)
+        _check_pack(report, runtimes.code_root(home))
     else:
         report.add("runtime", INFO, f"{paths.tilde(home)} not installed (plugin or checkout?)")
     found = sum(agent.check(report, project) for agent in AGENTS.values())
@@ -44,11 +50,32 @@ def diagnose(project: str) -> Report:
     loaded = check_config(report, project)
     check_remote(report, project)
     check_state(report)
+    check_formats(report)
     check_channels(report, loaded)
     check_deliveries(report)
     check_fleet(report)
     check_client_registry(report)
     return report
+
+
+def check_runtime(report: Report, home: Path) -> None:
+    """Which runtime `current` names and that it is whole (an older install.py writes into it);
+    the layout before runtimes/ is reported as it is."""
+    now = runtimes.current(home)
+    if now is None:
+        report.add("runtime", OK, f"{paths.tilde(home)}")
+        return
+    manifest = runtimes.read_manifest(now)
+    shown = f"{paths.tilde(home)}: {runtimes.describe(manifest, now)}"
+    if not runtimes.intact(now):
+        report.add(
+            "runtime",
+            WARN,
+            f"{shown}: its files changed since install (an older install.py ran over it?)",
+            "python3 install.py from your lookout checkout installs a whole runtime again",
+        )
+    else:
+        report.add("runtime", OK, shown)
 
 
 def _check_pack(report: Report, home: Path) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lookout import paths, store
+from lookout import paths, store, words
 from lookout.errors import LookoutError
 from lookout.install.checks import FAIL, INFO, OK, WARN, Report
 from lookout.sessions import parse_line
@@ -128,3 +129,59 @@ def check_deliveries(report: Report, last: int = 50) -> None:
         f"({worst.get('kind')}) at {worst.get('ts')}: {worst.get('detail')}",
         "lookout tail --deliveries; lookout test CHANNEL",
     )
+
+
+def newer_files(state_dir: str, runtime_home: Path) -> list[str]:
+    """The files a newer lookout wrote in a format this one does not read (words.FORMATS): the
+    state directory's, each record of the logs' last 64 KB, and the install record's."""
+    found: list[str] = []
+    candidates = [os.path.join(state_dir, name) for name in words.FORMATS if "*" not in name]
+    for sub in (store.SESSIONS, store.OUTBOX, store.REQUESTS):
+        try:
+            names = sorted(os.listdir(os.path.join(state_dir, sub)))
+        except OSError:
+            continue
+        candidates += [os.path.join(state_dir, sub, n) for n in names if n.endswith(".json")]
+    candidates += [str(runtime_home / n) for n in ("installed.json", "codex-notify.json")]
+    for path in candidates:
+        version = store.file_version(path)
+        known = store.known_format(path)
+        if version is not None and known is not None and version > known:
+            found.append(f"{paths.tilde(path)} (format {version}; this version reads {known})")
+    for name in (store.EVENTS, store.DELIVERIES):
+        version = _newest_record(os.path.join(state_dir, name))
+        known = words.FORMATS[name]
+        if version > known:
+            found.append(f"records in {name} (format {version}; this version reads {known})")
+    return found
+
+
+def _newest_record(path: str, tail: int = 64 * 1024) -> int:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - tail))
+            lines = fh.read().split(b"\n")[1:]
+    except OSError:
+        return 1
+    newest = 1
+    for line in lines:
+        if b'"v":' in line:
+            try:
+                newest = max(newest, store.version_of(json.loads(line)))
+            except ValueError:
+                continue
+    return newest
+
+
+def check_formats(report: Report) -> None:
+    """Said only when something is newer: such a file is left as it is (never rewritten or
+    removed); this version's hooks still record, in their own format."""
+    found = newer_files(paths.state_dir(), paths.runtime_home())
+    if found:
+        shown = "; ".join(found[:4]) + (f"; {len(found) - 4} more" if len(found) > 4 else "")
+        report.add(
+            "formats",
+            WARN,
+            f"written by a newer lookout, left as they are: {shown}",
+            "run install.py from a checkout of that version (or newer) again",
+        )
