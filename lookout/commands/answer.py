@@ -19,17 +19,15 @@ import json
 import os
 import socket
 import sys
-import unicodedata
 from typing import Any
 
 from lookout import paths, words
-from lookout.boundary import visible
 from lookout.errors import LookoutError
 from lookout.remote import requests
+from lookout.remote import shown as seen
 from lookout.sessions import STALE_AFTER_S, Row, load_sessions, matching, present, resolve
 
 DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
-_INVISIBLE = ("Cf", "Zl", "Zp")
 
 
 def answer(*, session: str | None, decision: str | None, options: list[str], as_json: bool) -> int:
@@ -63,6 +61,16 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
     return _send(state_dir, rec, decision, answers, now_ms, as_json)
 
 
+def _public(rec: dict[str, Any], now_ms: int) -> dict[str, Any]:
+    """A request as `--json` lists it: as the dashboard's API does, with the rule's verdict."""
+    view = seen.view(rec, "cli")
+    return {
+        **requests.public(rec, now_ms),
+        "offers_allow": view["allow"],
+        "why_no_allow": view["why"] or None,
+    }
+
+
 def _send(
     state_dir: str,
     rec: dict[str, Any],
@@ -71,6 +79,12 @@ def _send(
     now_ms: int,
     as_json: bool,
 ) -> int:
+    if decision != "deny" and not seen.view(rec, "cli")["allow"]:
+        raise LookoutError(
+            f"request {rec['id']} cannot be allowed from here: {seen.view(rec, 'cli')['why']}",
+            hint="nothing was sent; "
+            f"answer it in its terminal, or: lookout answer {rec['id']} deny",
+        )
     try:
         done = requests.answer(
             state_dir,
@@ -90,7 +104,7 @@ def _send(
             hint="lookout answer lists what is still waiting",
         ) from None
     if as_json:
-        print(json.dumps(requests.public(done, now_ms)))
+        print(json.dumps(_public(done, now_ms)))
     else:
         said = (done.get("decision") or {}).get("answers")
         if done["status"] == requests.ALLOWED and said:
@@ -102,12 +116,10 @@ def _send(
 
 
 def shown(text: object, keep_newlines: bool = False) -> str:
-    """`text` safe for a terminal: `status`'s escaping, and invisible format characters
-    (zero-width, bidi marks and isolates) as `\\uXXXX` too."""
-    return "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in _INVISIBLE else c
-        for c in visible(text, keep_newlines)
-    )
+    """`text` safe for a terminal: `status`'s escaping, and invisible characters (zero-width,
+    bidi marks and isolates) as `\\uXXXX` too: the one escaping of every surface that shows a
+    request (lookout.remote.shown.escape)."""
+    return seen.escape(text, keep_newlines)
 
 
 def _label(rec: dict[str, Any]) -> str:
@@ -120,23 +132,18 @@ def _show(rec: dict[str, Any], now_ms: int) -> None:
     left = max(0, (int(rec["expires_ms"]) - now_ms) // 1000)
     where = f"session {rec['session_id'][:8]}, {rec.get('project') or '?'}"
     print(shown(f"{rec['id']}  {rec.get('tool_name') or '?'}  {where}  ({left} s left)"))
-    # A question is listed once, below with its options: the detail is what else it holds.
-    detail = rec.get("detail") if rec.get("questions") else rec.get("detail") or rec.get("summary")
-    for line in str(detail or "").split("\n") if detail else []:
-        print("    " + shown(line))
-    flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
-    if flags:
-        names = [f"! {f['name']} (risky)" if f.get("risky") else str(f.get("name")) for f in flags]
-        print("    flags: " + shown(", ".join(names)))
-    for q in rec.get("questions") or []:
-        notes = q.get("descriptions") or [""] * len(q["options"])
-        options = [f"{o} ({d})" if d else o for o, d in zip(q["options"], notes, strict=False)]
-        print(shown(f"    {q['question']}  options: {' | '.join(options)}"))
+    # Every field, its switches, a question with its options: what every surface shows of it
+    # (lookout.remote.shown), here in full and unmasked.
+    view = seen.view(rec, "cli")
+    for line in view["text"].split("\n"):
+        print("    " + line)
+    if not view["allow"]:
+        print("    allow: not from here, " + view["why"])
 
 
 def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:
     if as_json:
-        print(json.dumps([requests.public(r, now_ms) for r in waiting], indent=2))
+        print(json.dumps([_public(r, now_ms) for r in waiting], indent=2))
         return 0
     if not waiting:
         print("no permission request is waiting for an answer")
