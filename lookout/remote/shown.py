@@ -6,8 +6,11 @@ Allow approves the whole tool input. So a surface offers Allow (for a question: 
 only when the text it shows holds all of it: every field, every line and character, escaped by
 `escape` as the dashboard card and `lookout answer` show it, within the surface's real limit
 (below), and unchanged by masking except for values that are a secret and nothing else
-(lookout.mask.harmless). Otherwise it offers Deny, and its text says where all of it is shown:
-the request's dashboard card (when [remote] url is set) and `lookout answer ID`.
+(lookout.mask.harmless). An alert (the popup, a Telegram message, a Home Assistant button) is
+read at a glance and shows each field as one `key: value` line, so it offers Allow only when no
+value spans lines: a command's second line would read as another field, or be missed.
+Otherwise a surface offers Deny, and its text says where all of it is shown: the request's
+dashboard card (when [remote] url is set) and `lookout answer ID`.
 
 Stdlib only, pure; never called by a hook."""
 
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 SURFACES = ("desktop", "telegram", "home_assistant", "dashboard", "cli")
-# What leaves lookout's own views goes through the one masker.
+# The alerts: what they show leaves lookout's own views, so it goes through the one masker.
 MASKED = frozenset(("desktop", "telegram", "home_assistant"))
 
 # -- the limits, each the surface's real one --------------------------------------------------
@@ -140,6 +143,8 @@ def view(
         lines[0] = f"{escape(rec.get('tool_name') or '?', False)}: {lines[0]}"
     if not why and not all(mask.harmless(s) for s in hidden.secrets):
         why = "a masked value there holds more than a secret"
+    if not why and _spans_lines(rec):
+        why = "a value there spans several lines"
     if content == "none":
         lines, why = [], why or 'this channel shows no tool input (content = "none")'
     elif content == "summary" and (len(lines) > 1 or len(lines[0]) > SUMMARY_CHARS):
@@ -153,6 +158,17 @@ def view(
         allow=False,
         why=why,
     )
+
+
+def _spans_lines(rec: Mapping[str, Any]) -> bool:
+    """Does a value of the input hold a line break (the alerts show one line per field)? A
+    nested value is shown as JSON, where a line break is `\\n`; escaped separators (`\\r`,
+    `\\u2028`) are visible."""
+    tool_input = rec.get("tool_input")
+    values = list(tool_input.values()) if isinstance(tool_input, dict) else []
+    for q in rec.get("questions") or []:
+        values += [q.get("question"), *(q.get("options") or []), *(q.get("descriptions") or [])]
+    return any(isinstance(v, str) and "\n" in v for v in values)
 
 
 _WHAT = {"desktop": "popup", "telegram": "message", "home_assistant": "button's name"}

@@ -25,7 +25,7 @@ from lookout.fleet import answers
 from lookout.remote import requests
 from tests.fleet.conftest import Host
 from tests.fleet.test_acl import DOCUMENTED, Fleet, password
-from tests.helpers import FIXTURES, PAYLOADS, ROOT, Output, wait_for
+from tests.helpers import FIXTURES, PAYLOADS, ROOT, Output, shape, wait_for
 
 # A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
 pytestmark = pytest.mark.real
@@ -216,14 +216,17 @@ def test_a_press_answers_exactly_that_request(setup: Setup) -> None:
     for config in [*buttons.values(), *other.values()]:
         jsonschema.validate(config, BUTTON_SCHEMA)
         assert config["device"]["identifiers"] == ["lookout_hostA"]
-    assert buttons["allow"]["name"] == "Allow demo · Bash: make deploy TOKEN=\u2039secret, 12 chars\u203a"
-    assert buttons["deny"]["name"] == "Deny demo · Bash: make deploy TOKEN=\u2039secret, 12 chars\u203a"
+    assert buttons["allow"]["name"] == f"Allow demo · Bash: make deploy TOKEN={shape(12)}"
+    assert buttons["deny"]["name"] == f"Deny demo · Bash: make deploy TOKEN={shape(12)}"
     # One opaque token per request, bound to it, never its nonce.
     assert buttons["allow"]["command_topic"] == f"lookout/hostA/press/{first.token}"
     assert first.token != second.token
     assert first.rec["nonce"] not in json.dumps(setup.ha.configs | setup.ha.attributes, default=str)
     attributes = json.loads(setup.ha.attributes[f"lookout/hostA/requests/{first.token}"])
-    assert (attributes["title"], attributes["summary"]) == ("demo · Bash", "make deploy TOKEN=\u2039secret, 12 chars\u203a")
+    assert (attributes["title"], attributes["summary"]) == (
+        "demo · Bash",
+        f"make deploy TOKEN={shape(12)}",
+    )
     assert attributes["allow"] is True
 
     pressed = time.monotonic()

@@ -12,7 +12,7 @@ import pytest
 
 from lookout.config import fleet
 from lookout.fleet import payload, topics
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, shape
 
 HA = FIXTURES / "home-assistant"
 # homeassistant/components/mqtt/discovery.py TOPIC_MATCHER, after the discovery prefix.
@@ -78,8 +78,14 @@ def test_summary_level_cuts_to_140_and_shows_home_as_tilde(monkeypatch: pytest.M
             'curl -H "Authorization: Bearer sk-live-PRIVATE" x',
             'curl -H "Authorization: Bearer \u2039secret, 15 chars\u203a" x',
         ),
-        ("git clone https://bob:hunter2@git.example/r", "git clone https://bob:\u2039secret, 7 chars\u203a@git.example/r"),
-        ("export AWS_SECRET_ACCESS_KEY=abc && deploy", "export AWS_SECRET_ACCESS_KEY=\u2039secret, 3 chars\u203a && deploy"),
+        (
+            "git clone https://bob:hunter2@git.example/r",
+            f"git clone https://bob:{shape(7)}@git.example/r",
+        ),
+        (
+            "export AWS_SECRET_ACCESS_KEY=abc && deploy",
+            f"export AWS_SECRET_ACCESS_KEY={shape(3)} && deploy",
+        ),
         ("mysql -uroot -phunter2 db", "mysql -uroot -p\u2039secret, 7 chars\u203a db"),
         ("psql --password=abc x", "psql --password=\u2039secret, 3 chars\u203a x"),
         ("echo ghp_abcdefghijklmnopqrstuvwxyz0123", "echo \u2039secret, 34 chars\u203a"),

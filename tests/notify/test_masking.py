@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lookout.notify import sender
-from tests.helpers import calls, recorder, write_config
+from tests.helpers import calls, recorder, shape, write_config
 from tests.notify.jobs import intent, make_job
 from tests.receivers import ntfy_receiver, webhook_receiver
 
@@ -60,6 +60,6 @@ def test_a_command_channel_gets_masked_argv_and_env(state_dir: Path, tmp_path: P
     sender.run_job(job, str(state_dir))
     (argv,) = calls(log)
     text = "\n".join(argv)
-    assert "sshpass -p \u2039secret, 7 chars\u203a" in text and "admin:\u2039secret, 10 chars\u203a" in text
+    assert f"sshpass -p {shape(7)}" in text and f"admin:{shape(10)}" in text
     for secret in SECRETS:
         assert secret not in text
