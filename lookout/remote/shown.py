@@ -153,10 +153,10 @@ def view(
     if not why and not cut and _fits(surface, title, lines):
         return View(text=_render(surface, lines), allow=True, why="")
     why = why or f"it is longer than this {_WHAT[surface]} shows"
+    shown, tail = _deny_only(surface, title, lines, why, rec, url)
+    # lookout's own words are not broken up for the popup: an id must copy whole.
     return View(
-        text=_render(surface, _deny_only(surface, title, lines, why, rec, url)),
-        allow=False,
-        why=why,
+        text="\n".join(filter(None, (_render(surface, shown), *tail))), allow=False, why=why
     )
 
 
@@ -193,10 +193,12 @@ def _deny_only(
     why: str,
     rec: Mapping[str, Any],
     url: str | None,
-) -> list[str]:
-    """As much of the request as fits, then why there is no Allow and where all of it is."""
+) -> tuple[list[str], list[str]]:
+    """As much of the request as fits, and then why there is no Allow and where all of it is."""
     if surface == "home_assistant":
-        return [_cut(lines[0] + (" …" if len(lines) > 1 else ""), HA_NAME_CHARS)] if lines else []
+        return [
+            _cut(lines[0] + (" …" if len(lines) > 1 else ""), HA_NAME_CHARS)
+        ] if lines else [], []
     rid = escape(rec.get("id") or "?", False)
     tail = [f"No Allow here: {why}."]
     if not rec.get("too_large"):
@@ -216,7 +218,7 @@ def _deny_only(
             shown.append(line[:low] + "…")
             break
         shown.append(line)
-    return [*shown, *tail]
+    return shown, tail
 
 
 def _cut(line: str, limit: int) -> str:
