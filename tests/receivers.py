@@ -469,8 +469,12 @@ class NotificationBus:
                 raise RuntimeError("no alert on screen")
             time.sleep(0.05)
         y = at[1]
-        if y < 0:
-            y += self.window_geometry(found[0])[3]
+        if y < 0:  # from the bottom, once the popup has its height (it grows as it is laid out)
+            before, after = None, self.window_geometry(found[0])
+            while after != before:
+                time.sleep(0.05)
+                before, after = after, self.window_geometry(found[0])
+            y += after[3]
         subprocess.run(
             ["xdotool", "mousemove", "--window", found[0], str(at[0]), str(y), "click", "1"],
             env=self.env,

@@ -208,6 +208,12 @@ def test_a_multi_line_command_gets_no_allow_on_the_popup_nor_on_telegram(
             assert (row["remote"]["decision"], row["remote"]["source"]) == ("deny", "desktop")
             assert row["remote"]["request_id"] == rec["id"]
 
+            wait_for(
+                lambda: any(c["body"] == "Denied by the desktop alert" for c in bus.calls),
+                10,
+                "the popup replaced by the outcome",
+            )  # before the next popup: the daemon stacks them in one window
+
             # The one-line command: Allow on the popup and on Telegram.
             second = wait_for(lambda: alert_for("allow"), 30, "the second popup")
             assert second["actions"] == ["default", "Focus", "allow", "Allow", "deny", "Deny"]
@@ -216,7 +222,13 @@ def test_a_multi_line_command_gets_no_allow_on_the_popup_nor_on_telegram(
             latest = max(api.messages.values(), key=lambda m: m["message_id"])
             assert [b for b, _ in api.buttons(CHAT, latest["message_id"])] == ["Allow", "Deny"]
             bus.click_alert(at=NotificationBus.button_at(second["actions"], "allow"))
-            wait_for(lambda: (sandbox.project / "made-remotely").exists(), 20, "the tool to run")
+            try:
+                wait_for(lambda: (sandbox.project / "made-remotely").exists(), 20, "the tool")
+            except AssertionError:
+                raise AssertionError(
+                    f"{bus.signals}\n{[(c['replaces_id'], c['actions']) for c in bus.calls]}\n"
+                    + diagnose(sandbox, api)
+                ) from None
             assert not (sandbox.project / "HIDDEN.txt").exists()
             row = sandbox.wait_event(session, "RemoteDecision", count=2)
             assert (row["remote"]["decision"], row["remote"]["source"]) == ("allow", "desktop")
