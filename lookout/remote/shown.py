@@ -39,13 +39,14 @@ MASKED = frozenset(("desktop", "telegram", "home_assistant"))
 # so no entity takes room or changes a character.
 TELEGRAM_CHARS = 4096
 # The desktop popup, measured with the real lxqt-notificationd 1.2.0 under Xvfb (300 px wide,
-# its default font; tests/e2e/test_shown_limits.py): the body is rich text in a label 225 px
-# wide, 15 px a row. The daemon never scrolls: a popup taller than the screen loses its top. A
-# run of characters with no break opportunity is clipped at the label's edge, not wrapped, and
-# runs of spaces collapse. So lookout preserves spaces (U+00A0) and gives every run a break
-# (U+200B) at most DESKTOP_ROW_UNITS wide, each unit the widest ASCII glyph measured (W, m, @:
-# 12.8 px); and a popup offers Allow only when its title and body take at most DESKTOP_ROWS
-# rows, which fit a 400 px screen (and dunst's default 300 px height).
+# its default font; tests/notify/test_desktop_limits.py): the body is rich text in a label 225
+# px wide, 15 px a row. The daemon never scrolls: a popup taller than the screen is cut at the
+# screen's edge, its last rows and buttons with it. A run of characters with no break
+# opportunity is clipped at the label's edge, not wrapped, and runs of spaces collapse. So
+# lookout keeps spaces (U+00A0) and gives every run a break (U+200B) at most DESKTOP_ROW_UNITS
+# wide, each unit the widest ASCII glyph measured (W, m, @: 12.8 px); and a popup offers Allow
+# only when its title and body take at most DESKTOP_ROWS rows, which fit a 400 px screen (and
+# dunst's default 300 px height).
 DESKTOP_ROWS = 15
 DESKTOP_ROW_UNITS = 17
 # Home Assistant: core keeps an entity name whole (only the entity_id made from it is cut, at
@@ -204,7 +205,8 @@ def _deny_only(
     if not rec.get("too_large"):
         tail += [f"All of it: {url}" if url else "All of it on the dashboard (lookout serve)"]
         tail += [f"or: lookout answer {rid}"]
-    # The popup's tail may take rows of its own: a popup without Allow may be cut at the top.
+    # On the popup the tail's rows come on top of the preview's: a popup without Allow may be
+    # taller (it approves nothing), and still fits a 600 px screen.
     room = [] if surface == "desktop" else tail
     shown: list[str] = []
     for line in lines:
