@@ -63,12 +63,8 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
 
 def _public(rec: dict[str, Any], now_ms: int) -> dict[str, Any]:
     """A request as `--json` lists it: as the dashboard's API does, with the rule's verdict."""
-    view = seen.view(rec, "cli")
-    return {
-        **requests.public(rec, now_ms),
-        "offers_allow": view["allow"],
-        "why_no_allow": view["why"] or None,
-    }
+    why = seen.whole(rec)
+    return {**requests.public(rec, now_ms), "offers_allow": not why, "why_no_allow": why or None}
 
 
 def _send(
@@ -79,9 +75,9 @@ def _send(
     now_ms: int,
     as_json: bool,
 ) -> int:
-    if decision != "deny" and not seen.view(rec, "cli")["allow"]:
+    if decision != "deny" and seen.whole(rec):
         raise LookoutError(
-            f"request {rec['id']} cannot be allowed from here: {seen.view(rec, 'cli')['why']}",
+            f"request {rec['id']} cannot be allowed from here: {seen.whole(rec)}",
             hint="nothing was sent; "
             f"answer it in its terminal, or: lookout answer {rec['id']} deny",
         )

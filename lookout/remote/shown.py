@@ -112,7 +112,8 @@ def request_lines(rec: Mapping[str, Any]) -> list[str]:
 
 
 def whole(rec: Mapping[str, Any]) -> str:
-    """Why no view of `rec` holds all of its input ("" when one may)."""
+    """Why no view of `rec` holds all of its input ("" when one may): the whole verdict of the
+    surfaces without a limit (the dashboard, `lookout answer`), which show all of it."""
     if rec.get("too_large"):
         return "it is too large to show in full: answer it in the terminal"
     if not isinstance(rec.get("detail"), str):

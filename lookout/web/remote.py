@@ -69,12 +69,8 @@ def list_requests(request: Request) -> Response:
 def _public(rec: requests.Record, now_ms: int) -> dict[str, object]:
     """A request as the API lists it, with the one rule's verdict for this page (issue 31):
     `offers_allow`, and `why_no_allow` when not. The page follows it; it never decides."""
-    seen = shown.view(rec, "dashboard")
-    return {
-        **requests.public(rec, now_ms),
-        "offers_allow": seen["allow"],
-        "why_no_allow": seen["why"] or None,
-    }
+    why = shown.whole(rec)  # the page shows all of it: only this keeps Allow off
+    return {**requests.public(rec, now_ms), "offers_allow": not why, "why_no_allow": why or None}
 
 
 @route("POST", "/api/requests/{request_id}")
@@ -91,12 +87,8 @@ def answer(request: Request) -> Response:
         return error(400, 'expected {"decision": "allow" or "deny", "nonce": "..."}')
     decision = body.get("decision")
     rec = requests.load(request.app.state_dir, request.params["request_id"])
-    if (
-        rec is not None
-        and str(decision).startswith("allow")
-        and not shown.view(rec, "dashboard")["allow"]
-    ):
-        return error(409, shown.view(rec, "dashboard")["why"])
+    if rec is not None and str(decision).startswith("allow") and shown.whole(rec):
+        return error(409, shown.whole(rec))
     try:
         rec = requests.answer(
             request.app.state_dir,
