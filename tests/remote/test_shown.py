@@ -421,3 +421,14 @@ def test_lookout_answer_shows_every_line_and_refuses_what_it_cannot_show(
     assert {r["id"]: r["offers_allow"] for r in listed} == {
         r["id"]: name != "huge" for name, r in recs.items()
     }
+
+
+def test_the_home_assistant_limit_is_one_line_for_the_whole_name() -> None:
+    title = "api · Bash"
+    room = shown.HA_NAME_CHARS - len(f"Allow {title}: ")
+    fits = record("n1", "Bash", {"command": "x" * room})
+    over = record("n2", "Bash", {"command": "x" * (room + 1)})
+    assert shown.view(fits, "home_assistant", title=title)["allow"]
+    assert not shown.view(over, "home_assistant", title=title)["allow"]
+    spaced = record("n3", "Bash", {"command": "echo a    b"})  # HTML would collapse the run
+    assert not shown.view(spaced, "home_assistant", title=title)["allow"]
