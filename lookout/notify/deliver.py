@@ -197,7 +197,9 @@ def _shown_choices(
     from lookout.remote import answers, shown
 
     url = msg["intent"].get("url") if isinstance(msg.get("intent"), dict) else None
-    seen = shown.view(rec, surface, title=msg["title"], content=content, url=url)
+    seen = shown.view(
+        rec, surface, title=msg["title"], content=content, url=url if isinstance(url, str) else None
+    )
     msg["body"] = seen["text"]
     return [c for c in answers.choices(rec) if seen["allow"] or c[1] == "deny"]
 
