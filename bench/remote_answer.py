@@ -261,6 +261,7 @@ def surface(name: str, runs: int, python: str, max_ms: float) -> int:
             channel = (
                 '[channels.alert]\ntype = "telegram"\ntoken_env = "LOOKOUT_TG_TOKEN"\n'
                 f'chat_id = 1001\nallowed_user_ids = [42]\napi_url = "{api.url}"\n'
+                'content = "full"\n'  # Allow needs all of the input in the message (issue 31)
             )
         with open(env["LOOKOUT_CONFIG"], "w", encoding="utf-8") as f:
             f.write("[remote]\nenabled = true\nwait_s = 60\n" + channel + rules)

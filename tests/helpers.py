@@ -111,3 +111,8 @@ class Output:
         """Everything, once the pipe is closed (the process has exited)."""
         self._thread.join(timeout)
         return self.text()
+
+
+def shape(chars: int) -> str:
+    """How the masker shows a secret of this many characters (lookout.mask)."""
+    return f"\u2039secret, {chars} chars\u203a"

@@ -434,13 +434,17 @@ class NotificationBus:
         self.env.pop("QT_QPA_PLATFORM", None)
 
     # Where lxqt-notificationd draws an alert's buttons (measured on this 300 px wide alert with
-    # Focus, Allow and Deny): a click there invokes that action; elsewhere, the default one.
-    ALLOW_AT = (150, 108)
-    DENY_AT = (210, 108)
+    # Focus, Allow and Deny): a click there invokes that action; elsewhere, the default one. The
+    # buttons are the alert's last row, 38 px above its bottom edge whatever its body's height
+    # (a negative y counts from the bottom).
+    ALLOW_AT = (150, -38)
+    DENY_AT = (210, -38)
     # Without Focus (a session lookout cannot switch to), Allow and Deny share the row.
     LAYOUTS: ClassVar[dict[tuple[str, ...], dict[str, tuple[int, int]]]] = {
         ("default", "allow", "deny"): {"allow": ALLOW_AT, "deny": DENY_AT},
-        ("allow", "deny"): {"allow": (75, 108), "deny": (225, 108)},
+        ("allow", "deny"): {"allow": (75, -38), "deny": (225, -38)},
+        ("default", "deny"): {"deny": (225, -38)},
+        ("deny",): {"deny": (150, -38)},
     }
 
     @classmethod
@@ -464,11 +468,30 @@ class NotificationBus:
             if time.monotonic() > deadline:
                 raise RuntimeError("no alert on screen")
             time.sleep(0.05)
+        y = at[1]
+        if y < 0:  # from the bottom, once the popup has its height (it grows as it is laid out)
+            before, after = None, self.window_geometry(found[0])
+            while after != before:
+                time.sleep(0.05)
+                before, after = after, self.window_geometry(found[0])
+            y += after[3]
         subprocess.run(
-            ["xdotool", "mousemove", "--window", found[0], str(at[0]), str(at[1]), "click", "1"],
+            ["xdotool", "mousemove", "--window", found[0], str(at[0]), str(y), "click", "1"],
             env=self.env,
             check=True,
         )
+
+    def window_geometry(self, window: str) -> tuple[int, int, int, int]:
+        """(x, y, width, height) of an X window on the private screen."""
+        out = subprocess.run(
+            ["xdotool", "getwindowgeometry", "--shell", window],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        values = dict(line.split("=", 1) for line in out.split() if "=" in line)
+        return (int(values["X"]), int(values["Y"]), int(values["WIDTH"]), int(values["HEIGHT"]))
 
     def wait_signal(self, member: str, timeout_s: float = 10.0) -> list[Any]:
         deadline = time.monotonic() + timeout_s

@@ -19,17 +19,15 @@ import json
 import os
 import socket
 import sys
-import unicodedata
 from typing import Any
 
 from lookout import paths, words
-from lookout.boundary import visible
 from lookout.errors import LookoutError
 from lookout.remote import requests
+from lookout.remote import shown as seen
 from lookout.sessions import STALE_AFTER_S, Row, load_sessions, matching, present, resolve
 
 DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
-_INVISIBLE = ("Cf", "Zl", "Zp")
 
 
 def answer(*, session: str | None, decision: str | None, options: list[str], as_json: bool) -> int:
@@ -71,6 +69,12 @@ def _send(
     now_ms: int,
     as_json: bool,
 ) -> int:
+    if decision != "deny" and seen.whole(rec):
+        raise LookoutError(
+            f"request {rec['id']} cannot be allowed from here: {seen.whole(rec)}",
+            hint="nothing was sent; "
+            f"answer it in its terminal, or: lookout answer {rec['id']} deny",
+        )
     try:
         done = requests.answer(
             state_dir,
@@ -102,21 +106,20 @@ def _send(
 
 
 def _public(rec: dict[str, Any], now_ms: int) -> dict[str, Any]:
-    """The API's view of a request without its nonce: the dashboard's page needs it to answer,
-    this command answers with the record it reads, so the nonce never reaches a terminal, a
-    script or a log that saved this output."""
-    out = requests.public(rec, now_ms)
+    """A request as `--json` lists it: the dashboard API's view with the rule's verdict, without
+    its nonce (the dashboard's page needs it to answer; this command answers with the record it
+    reads, so the nonce never reaches a terminal, a script or a log that saved this output)."""
+    why = seen.whole(rec)
+    out = {**requests.public(rec, now_ms), "offers_allow": not why, "why_no_allow": why or None}
     out.pop("nonce", None)
     return out
 
 
 def shown(text: object, keep_newlines: bool = False) -> str:
-    """`text` safe for a terminal: `status`'s escaping, and invisible format characters
-    (zero-width, bidi marks and isolates) as `\\uXXXX` too."""
-    return "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in _INVISIBLE else c
-        for c in visible(text, keep_newlines)
-    )
+    """`text` safe for a terminal: `status`'s escaping, and invisible characters (zero-width,
+    bidi marks and isolates) as `\\uXXXX` too: the one escaping of every surface that shows a
+    request (lookout.remote.shown.escape)."""
+    return seen.escape(text, keep_newlines)
 
 
 def _label(rec: dict[str, Any]) -> str:
@@ -129,18 +132,13 @@ def _show(rec: dict[str, Any], now_ms: int) -> None:
     left = max(0, (int(rec["expires_ms"]) - now_ms) // 1000)
     where = f"session {rec['session_id'][:8]}, {rec.get('project') or '?'}"
     print(shown(f"{rec['id']}  {rec.get('tool_name') or '?'}  {where}  ({left} s left)"))
-    # A question is listed once, below with its options: the detail is what else it holds.
-    detail = rec.get("detail") if rec.get("questions") else rec.get("detail") or rec.get("summary")
-    for line in str(detail or "").split("\n") if detail else []:
-        print("    " + shown(line))
-    flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
-    if flags:
-        names = [f"! {f['name']} (risky)" if f.get("risky") else str(f.get("name")) for f in flags]
-        print("    flags: " + shown(", ".join(names)))
-    for q in rec.get("questions") or []:
-        notes = q.get("descriptions") or [""] * len(q["options"])
-        options = [f"{o} ({d})" if d else o for o, d in zip(q["options"], notes, strict=False)]
-        print(shown(f"    {q['question']}  options: {' | '.join(options)}"))
+    # Every field, its switches, a question with its options: what every surface shows of it
+    # (lookout.remote.shown), here in full and unmasked.
+    view = seen.view(rec, "cli")
+    for line in view["text"].split("\n"):
+        print("    " + line)
+    if not view["allow"]:
+        print("    allow: not from here, " + view["why"])
 
 
 def _list(waiting: list[dict[str, Any]], now_ms: int, as_json: bool) -> int:

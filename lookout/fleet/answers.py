@@ -29,15 +29,14 @@ from lookout import mask, words
 from lookout.boundary import visible
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import payload, topics
-from lookout.remote import requests
+from lookout.remote import requests, shown
 
 PRESS = topics.PRESS  # <prefix>/<host>/press/<token>: Home Assistant publishes a press here
 REQUESTS = topics.REQUESTS  # <prefix>/<host>/requests/<token>: the request, for automations
 BUTTONS = {"allow": "Allow", "deny": "Deny"}  # payload_press -> label
 SOURCE = "home_assistant"
 BY = "Home Assistant"
-NAME_CHARS = 120  # an entity name HA shows in full on a phone's list and a watch's tile
-SUMMARY_CHARS = 80
+NAME_CHARS = 120  # a Deny button's name, at most (an Allow's is shown.HA_NAME_CHARS)
 # The buttons' attributes come from the request topic, which is emptied when the request ends.
 # Home Assistant removes the entities a moment after their empty configs, so the empty message
 # still reaches them and, parsed as JSON, logged "Erroneous JSON" for every request (seen with
@@ -90,14 +89,28 @@ def _one_line(text: object, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def texts(rec: dict[str, Any], content: str) -> tuple[str, str]:
-    """(title, summary) as shown: masked, one line, control characters visible-escaped. At
-    `content = "none"` no summary leaves the machine, as for sessions."""
+def texts(rec: dict[str, Any], content: str, host: str = "") -> tuple[str, str]:
+    """(title, summary) as shown: masked, one line, control characters visible-escaped; the
+    summary is the request as lookout.remote.shown renders it for a button's name (`host`: the
+    name starts with it, and the rule counts it). At `content = "none"` no summary leaves the
+    machine, as for sessions."""
     project = _one_line(rec.get("project") or "?", 40)
     tool = _one_line(rec.get("tool_name") or "a tool", 40)
-    title = f"{project} · {tool}"
-    summary = "" if content == "none" else _one_line(rec.get("summary"), SUMMARY_CHARS)
-    return title, summary
+    title = f"{_one_line(host, 40)} · {project} · {tool}" if host else f"{project} · {tool}"
+    return title, _view(rec, title, content)["text"]
+
+
+def _view(rec: dict[str, Any], title: str, content: str) -> shown.View:
+    return shown.view(rec, "home_assistant", title=title, content=content)
+
+
+def buttons(rec: dict[str, Any], content: str, host: str = "") -> dict[str, str]:
+    """payload_press -> label of the request's buttons: Allow only when its name holds the
+    whole input (issue 31), Deny always."""
+    title, _ = texts(rec, content, host)
+    if _view(rec, title, content)["allow"]:
+        return BUTTONS
+    return {"deny": BUTTONS["deny"]}
 
 
 def entity_name(label: str, title: str, summary: str) -> str:
@@ -108,12 +121,12 @@ def entity_name(label: str, title: str, summary: str) -> str:
 def discovery(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(topic, config) of the request's two buttons on the host's device."""
     node = topics.ha_node(cfg.host)
-    title, summary = texts(rec, cfg.content)
+    title, summary = texts(rec, cfg.content, cfg.host)
     out = []
-    for decision, label in BUTTONS.items():
+    for decision, label in buttons(rec, cfg.content, cfg.host).items():
         oid = object_id(tok, decision)
         config = {
-            "name": entity_name(label, f"{cfg.host} · {title}", summary),
+            "name": entity_name(label, title, summary),
             "unique_id": f"{node}_{oid}",
             "command_topic": press_topic(cfg, tok),
             "payload_press": decision,
@@ -150,7 +163,8 @@ def request_message(cfg: FleetConfig, tok: str, rec: dict[str, Any]) -> dict[str
         "project": _one_line(rec.get("project"), 40),
         "tool_name": _one_line(rec.get("tool_name"), 40),
         "expires_at": rfc3339(int(rec.get("expires_ms") or 0)),
-        "buttons": {d: f"{node}_{object_id(tok, d)}" for d in BUTTONS},
+        "allow": "allow" in buttons(rec, cfg.content, cfg.host),  # else `allow` is ignored
+        "buttons": {d: f"{node}_{object_id(tok, d)}" for d in buttons(rec, cfg.content, cfg.host)},
         "schema": 2,
     }
 
@@ -188,6 +202,9 @@ def take_press(
     rec = requests.load(state_dir, rid) if rid else None
     if rid is None or rec is None or token(rec) != tok:
         return Outcome(False, "a press for a request that is not open here: ignored", "unknown")
+    if decision not in buttons(rec, cfg.content, cfg.host):
+        # The request's Allow button was never shown: its name cannot hold the whole input.
+        return Outcome(False, "an Allow for a request that offers only Deny: ignored", "deny-only")
     try:
         requests.answer(
             state_dir,

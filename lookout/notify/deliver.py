@@ -126,9 +126,9 @@ def _alert_work(
                 record(state_dir, intent, name, "skipped", reason)
                 return
         if ch["type"] == "desktop" and remote:
-            _answer_buttons(state_dir, intent, remote, msg)
+            _answer_buttons(state_dir, intent, remote, msg, ch["content"])
         if ch["type"] == "telegram" and remote:
-            _telegram_buttons(state_dir, intent, remote, msg, name)
+            _telegram_buttons(state_dir, intent, remote, msg, name, ch["content"])
         result, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
         if msg.get("buttons") and result == "sent" and ref:
             from lookout.remote import telegram
@@ -144,17 +144,23 @@ def _alert_work(
 
 
 def _answer_buttons(
-    state_dir: str, intent: Intent, remote: dict[str, Any], msg: dict[str, Any]
+    state_dir: str,
+    intent: Intent,
+    remote: dict[str, Any],
+    msg: dict[str, Any],
+    content: str = "full",
 ) -> None:
     """Allow / Deny on a desktop alert whose request may be answered from afar (issue 25): the
-    request is looked up now, and a click answers that one (its nonce, kept in memory)."""
+    request is looked up now, and a click answers that one (its nonce, kept in memory). The
+    popup shows the request as lookout.remote.shown renders it, and offers Allow only if that
+    is all of it (issue 31)."""
     from lookout.remote import answers
 
     rec = answers.request_for(state_dir, intent, remote)
     if rec is None:
         return
     actions, picks = [], {}
-    for i, (label, decision, picked) in enumerate(answers.choices(rec)):
+    for i, (label, decision, picked) in enumerate(_shown_choices(rec, "desktop", msg, content)):
         key = decision if picked is None else f"option-{i}"
         actions.append((key, label))
         picks[key] = (decision, picked)
@@ -162,19 +168,40 @@ def _answer_buttons(
 
 
 def _telegram_buttons(
-    state_dir: str, intent: Intent, remote: dict[str, Any], msg: dict[str, Any], name: str
+    state_dir: str,
+    intent: Intent,
+    remote: dict[str, Any],
+    msg: dict[str, Any],
+    name: str,
+    content: str = "summary",
 ) -> None:
     """Buttons under a Telegram alert whose request may be answered from afar (issue 25): each
-    carries an opaque single-use token for this channel, never the request's nonce."""
+    carries an opaque single-use token for this channel, never the request's nonce. The message
+    shows the request as lookout.remote.shown renders it (issue 31)."""
     from lookout.remote import answers
 
     rec = answers.request_for(state_dir, intent, remote)
     if rec is None:
         return
-    picks = answers.choices(rec)
+    picks = _shown_choices(rec, "telegram", msg, content)
     tokens = answers.mint(state_dir, rec, "telegram", [(d, a) for _, d, a in picks], scope=name)
     msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
     msg["bound"] = rec["id"]
+
+
+def _shown_choices(
+    rec: dict[str, Any], surface: str, msg: dict[str, Any], content: str
+) -> list[tuple[str, str, dict[str, str] | None]]:
+    """The alert's body becomes the request as `surface` shows it, and its buttons the ones that
+    rule allows: Allow (or a question's options) only when that body holds all of the input."""
+    from lookout.remote import answers, shown
+
+    url = msg["intent"].get("url") if isinstance(msg.get("intent"), dict) else None
+    seen = shown.view(
+        rec, surface, title=msg["title"], content=content, url=url if isinstance(url, str) else None
+    )
+    msg["body"] = seen["text"]
+    return [c for c in answers.choices(rec) if seen["allow"] or c[1] == "deny"]
 
 
 def _watch_focus(

@@ -12,7 +12,7 @@ import threading
 import time
 
 from lookout import words
-from lookout.remote import requests
+from lookout.remote import requests, shown
 from lookout.web.routing import Request, Response, Routes, error, json_response
 
 ROUTES = Routes()
@@ -58,12 +58,19 @@ def list_requests(request: Request) -> Response:
     """The requests waiting for an answer (?all=1: also those of the last day that ended)."""
     now = _now_ms()
     everything = request.query.get("all") in ("1", "true", "yes")
-    shown = [
-        requests.public(rec, now)
+    listed = [
+        _public(rec, now)
         for rec in requests.load_all(request.app.state_dir)
         if everything or requests.is_open(rec, now)
     ]
-    return json_response({"requests": shown})
+    return json_response({"requests": listed})
+
+
+def _public(rec: requests.Record, now_ms: int) -> dict[str, object]:
+    """A request as the API lists it, with the one rule's verdict for this page (issue 31):
+    `offers_allow`, and `why_no_allow` when not. The page follows it; it never decides."""
+    why = shown.whole(rec)  # the page shows all of it: only this keeps Allow off
+    return {**requests.public(rec, now_ms), "offers_allow": not why, "why_no_allow": why or None}
 
 
 @route("POST", "/api/requests/{request_id}")
@@ -78,11 +85,15 @@ def answer(request: Request) -> Response:
     body = request.body
     if not isinstance(body, dict):
         return error(400, 'expected {"decision": "allow" or "deny", "nonce": "..."}')
+    decision = body.get("decision")
+    rec = requests.load(request.app.state_dir, request.params["request_id"])
+    if rec is not None and str(decision).startswith("allow") and shown.whole(rec):
+        return error(409, shown.whole(rec))
     try:
         rec = requests.answer(
             request.app.state_dir,
             request.params["request_id"],
-            body.get("decision"),
+            decision,
             body.get("nonce"),
             by=f"the dashboard ({source})",
             source=source,
@@ -94,4 +105,4 @@ def answer(request: Request) -> Response:
         if exc.status in (403, 404):
             FAILURES.add(source)
         return error(exc.status, str(exc))
-    return json_response({"request": requests.public(rec, _now_ms())})
+    return json_response({"request": _public(rec, _now_ms())})

@@ -53,6 +53,9 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
         return "ExitPlanMode", {"plan": arg}
     if kind == "mcp":  # the sleeper server of tests/e2e/sleeper_mcp.py: `[[mcp: 20]]` sleeps 20 s
         return "mcp__sleeper__sleep", {"seconds": float(arg)}
+    if kind == "tool":  # `[[tool:Bash:{"command": "echo a\\nb"}]]`: any tool, any JSON input
+        name, _, raw = arg.partition(":")
+        return name.strip(), json.loads(raw)
     if kind == "agent":
         return "Agent", {
             "description": "mock sub task",
@@ -63,7 +66,7 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
     raise ValueError(f"unknown tool directive {kind!r}")
 
 
-TOOL_DIRECTIVES = ("bash", "write", "ask", "plan", "agent", "mcp")
+TOOL_DIRECTIVES = ("bash", "write", "ask", "plan", "agent", "mcp", "tool")
 
 # A subagent prompt containing this answers slowly, so that the parent's turn ends (Stop lists
 # the agent as a running background task) before the agent finishes: `[[agent: hi (slow)]]`.

@@ -111,7 +111,10 @@ def test_a_home_assistant_press_closes_the_terminal_dialog(
             session = pane.ready()
             # 1. Pressed in Home Assistant: the dialog goes and the tool runs.
             # The mock model runs both commands in turn (its script is the first message).
-            pane.type(f"[[bash: {COMMAND}]] [[bash: touch made-second]]")
+            # Without a description: a button's name is one line and must hold all of the input
+            # for an Allow (issue 31).
+            first, then = f'{{"command":"{COMMAND}"}}', '{"command":"touch made-second"}'
+            pane.type(f"[[tool:Bash:{first}]] [[tool:Bash:{then}]]")
             pane.wait_screen("Do you want to proceed?")
             rec = pending(sandbox)
             buttons = wait_for(lambda: ha.buttons(rec) or None, 10, "the request's buttons")

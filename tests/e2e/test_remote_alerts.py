@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -44,6 +45,7 @@ token_env = "LOOKOUT_TG_TOKEN"
 chat_id = {CHAT}
 allowed_user_ids = [{OWNER}]
 api_url = "{api.url}"
+content = "full"
 [[rules]]
 when = ["permission"]
 channels = ["chat"]
@@ -159,4 +161,75 @@ def test_answered_in_the_terminal_the_telegram_buttons_go_within_2s(
         wait_for(lambda: (sandbox.project / "made-remotely").exists(), 10, "the tool to run")
         print(f"telegram: terminal answer -> buttons gone in {took:.2f} s")
         assert took <= 2.0
+    sandbox.assert_no_errors()
+
+
+# issue 31: a two-line command, as the review and the new-user run sent it, then a short one.
+MULTILINE = '[[tool:Bash:{"command":"echo safe\\ntouch HIDDEN.txt","description":"print safe"}]]'
+
+
+def test_a_multi_line_command_gets_no_allow_on_the_popup_nor_on_telegram(
+    sandbox: Sandbox, api: BotApi
+) -> None:
+    """The popup and the Telegram message show both lines, and only Deny; a real click on the
+    popup's Deny denies it (HIDDEN.txt is never made). The next, one-line command gets Allow on
+    both, and a real click on the popup's Allow runs it."""
+    require("tmux", *NotificationBus.BINARIES, *NotificationBus.DISPLAY_BINARIES, "stdbuf")
+    telegram_sandbox(sandbox, api)
+    config = sandbox.config.read_text().replace(
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["chat"]',
+        '[channels.desktop]\ntype = "desktop"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["chat", "desktop"]',
+    )
+    sandbox.config.write_text(config)
+    with NotificationBus(display=True) as bus:
+        env = sandbox.env(DBUS_SESSION_BUS_ADDRESS=bus.address, LOOKOUT_TG_TOKEN=TOKEN)
+        with ClaudePane(sandbox, "--permission-mode", "manual", env=env) as pane:
+            session = pane.ready()
+            pane.type(f"{MULTILINE} [[bash: {COMMAND}]]")
+            pane.wait_screen(DIALOG)
+            rec = pending(sandbox)
+            assert rec["tool_input"]["command"] == "echo safe\ntouch HIDDEN.txt"
+
+            def alert_for(key: str) -> dict[str, Any] | None:
+                return next((c for c in bus.calls if key in c["actions"]), None)
+
+            alert = wait_for(lambda: alert_for("deny"), 20, "the popup")
+            assert alert["actions"] == ["default", "Focus", "deny", "Deny"]  # no Allow
+            assert "echo safe\ntouch HIDDEN.txt" in alert["body"]
+            assert f"lookout answer {rec['id']}" in alert["body"]
+            wait_for(lambda: api.sent("sendMessage"), 20, "the Telegram message")
+            (message,) = api.messages.values()
+            assert [b for b, _ in api.buttons(CHAT, message["message_id"])] == ["Deny"]
+            assert "Bash: echo safe\ntouch HIDDEN.txt\n" in message["text"]
+
+            bus.click_alert(at=NotificationBus.button_at(alert["actions"], "deny"))
+            row = sandbox.wait_event(session, "RemoteDecision")
+            assert (row["remote"]["decision"], row["remote"]["source"]) == ("deny", "desktop")
+            assert row["remote"]["request_id"] == rec["id"]
+
+            wait_for(
+                lambda: any(c["body"] == "Denied by the desktop alert" for c in bus.calls),
+                10,
+                "the popup replaced by the outcome",
+            )  # before the next popup: the daemon stacks them in one window
+
+            # The one-line command: Allow on the popup and on Telegram.
+            second = wait_for(lambda: alert_for("allow"), 30, "the second popup")
+            assert second["actions"] == ["default", "Focus", "allow", "Allow", "deny", "Deny"]
+            assert COMMAND in second["body"]
+            wait_for(lambda: len(api.messages) == 2, 20, "the second Telegram message")
+            latest = max(api.messages.values(), key=lambda m: m["message_id"])
+            assert [b for b, _ in api.buttons(CHAT, latest["message_id"])] == ["Allow", "Deny"]
+            bus.click_alert(at=NotificationBus.button_at(second["actions"], "allow"))
+            try:
+                wait_for(lambda: (sandbox.project / "made-remotely").exists(), 20, "the tool")
+            except AssertionError:
+                raise AssertionError(
+                    f"{bus.signals}\n{[(c['replaces_id'], c['actions']) for c in bus.calls]}\n"
+                    + diagnose(sandbox, api)
+                ) from None
+            assert not (sandbox.project / "HIDDEN.txt").exists()
+            row = sandbox.wait_event(session, "RemoteDecision", count=2)
+            assert (row["remote"]["decision"], row["remote"]["source"]) == ("allow", "desktop")
     sandbox.assert_no_errors()

@@ -26,7 +26,7 @@ from lookout.fleet import answers
 from lookout.remote import requests
 from tests.fleet.conftest import Host
 from tests.fleet.test_acl import DOCUMENTED, Fleet, password
-from tests.helpers import FIXTURES, PAYLOADS, ROOT, Output, wait_for
+from tests.helpers import FIXTURES, PAYLOADS, ROOT, Output, shape, wait_for
 
 # A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
 pytestmark = pytest.mark.real
@@ -96,10 +96,14 @@ class HomeAssistant:
 class Hook:
     """The deciding hook as the client runs it, for one PermissionRequest."""
 
-    def __init__(self, host: Host, prompt_id: str, command: str = "touch t.txt") -> None:
+    def __init__(
+        self, host: Host, prompt_id: str, command: str = "touch t.txt", described: bool = False
+    ) -> None:
         body = json.loads((PAYLOADS / "PermissionRequest-Bash.json").read_text())
         body["prompt_id"] = prompt_id
         body["tool_input"]["command"] = command
+        if not described:  # one line, so a button's name can hold all of it (issue 31)
+            del body["tool_input"]["description"]
         self.host = host
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(ROOT / "hooks" / "remote_answer.py")],
@@ -155,8 +159,8 @@ class Setup:
         self.out = Output(proc.stdout)
         return proc
 
-    def hook(self, prompt_id: str, command: str = "touch t.txt") -> Hook:
-        self.hooks.append(Hook(self.host, prompt_id, command))
+    def hook(self, prompt_id: str, command: str = "touch t.txt", described: bool = False) -> Hook:
+        self.hooks.append(Hook(self.host, prompt_id, command, described))
         return self.hooks[-1]
 
     def buttons_of(self, hook: Hook, timeout: float = 10) -> dict[str, dict[str, Any]]:
@@ -207,7 +211,7 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
 
 def test_a_press_answers_exactly_that_request(setup: Setup) -> None:
     setup.bridge()
-    first = setup.hook("p1", "make deploy TOKEN=abc123secret")
+    first = setup.hook("p1", "make up TOKEN=abc123secret")
     second = setup.hook("p2", "npm test")
     buttons = setup.buttons_of(first)
     other = setup.buttons_of(second)
@@ -216,14 +220,18 @@ def test_a_press_answers_exactly_that_request(setup: Setup) -> None:
         # No device: another host's config could rename it, and HA prefixes entity names with it.
         assert "device" not in config
         assert config["availability"][0]["topic"] == "lookout/hostA/online"
-    assert buttons["allow"]["name"] == "Allow hostA · demo · Bash: make deploy TOKEN=…"
-    assert buttons["deny"]["name"] == "Deny hostA · demo · Bash: make deploy TOKEN=…"
+    assert buttons["allow"]["name"] == f"Allow hostA · demo · Bash: make up TOKEN={shape(12)}"
+    assert buttons["deny"]["name"] == f"Deny hostA · demo · Bash: make up TOKEN={shape(12)}"
     # One opaque token per request, bound to it, never its nonce.
     assert buttons["allow"]["command_topic"] == f"lookout/hostA/press/{first.token}"
     assert first.token != second.token
     assert first.rec["nonce"] not in json.dumps(setup.ha.configs | setup.ha.attributes, default=str)
     attributes = json.loads(setup.ha.attributes[f"lookout/hostA/requests/{first.token}"])
-    assert (attributes["title"], attributes["summary"]) == ("demo · Bash", "make deploy TOKEN=…")
+    assert (attributes["title"], attributes["summary"]) == (
+        "demo · Bash",
+        f"make up TOKEN={shape(12)}",
+    )
+    assert attributes["allow"] is True
 
     pressed = time.monotonic()
     assert not setup.ha.press(buttons["allow"]).is_failure
@@ -276,6 +284,37 @@ def test_answered_in_the_terminal_withdraws_the_buttons_and_a_late_press_changes
     assert setup.out is not None
     wait_for(lambda: "not open here" in setup.out.text(), 10, "the bridge to say so")  # type: ignore[union-attr]
     assert hook.status() == "answered_locally" and setup.remote_decisions() == []
+
+
+def test_a_request_its_name_cannot_hold_gets_only_deny(setup: Setup) -> None:
+    """issue 31: an entity's name is one short line. A request it cannot hold whole (two lines
+    here, as every Bash call with a description) gets a Deny button only, and an `allow`
+    published on its press topic anyway (an automation, a hand) changes nothing."""
+    setup.bridge()
+    hook = setup.hook("p1", "echo safe\ntouch HIDDEN.txt", described=True)
+
+    def deny_only() -> dict[str, dict[str, Any]] | None:
+        found = {
+            c["payload_press"]: c
+            for c in setup.ha.buttons().values()
+            if c["command_topic"].endswith("/" + hook.token)
+        }
+        return found if found else None
+
+    found = wait_for(deny_only, 10, "the request's button")
+    assert set(found) == {"deny"}
+    assert found["deny"]["name"] == "Deny hostA · demo · Bash: echo safe …"
+    attributes = json.loads(setup.ha.attributes[f"lookout/hostA/requests/{hook.token}"])
+    assert attributes["allow"] is False and set(attributes["buttons"]) == {"deny"}
+    assert not setup.ha.press({**found["deny"], "payload_press": "allow"}).is_failure
+    assert setup.out is not None
+    wait_for(lambda: "offers only Deny" in setup.out.text(), 10, "the bridge to see it")  # type: ignore[union-attr]
+    assert hook.status() == "pending"
+    assert not setup.ha.press(found["deny"]).is_failure
+    assert hook.decision() == {
+        "behavior": "deny",
+        "message": "Denied from lookout by Home Assistant.",
+    }
 
 
 def test_a_replayed_press_changes_nothing(setup: Setup) -> None:
@@ -424,7 +463,8 @@ def _rec(**over: Any) -> dict[str, Any]:
         "nonce": "n" * 32,
         "project": "api",
         "tool_name": "Bash",
-        "summary": "curl -H 'Authorization: Bearer sk-live-PRIVATE' x\nsecond line",
+        "summary": "npm test",
+        "detail": "npm test",
         "status": "pending",
         "expires_ms": 2**62,
         "pid": os.getpid(),
@@ -435,9 +475,10 @@ def _rec(**over: Any) -> dict[str, Any]:
 
 
 def test_texts_are_masked_one_line_and_escaped() -> None:
-    title, summary = answers.texts(_rec(project="a\x1b[2Jb"), "summary")
+    detail = "curl -H 'Authorization: Bearer sk-live-PRIVATE' x\nsecond line"
+    title, summary = answers.texts(_rec(project="a\x1b[2Jb", detail=detail), "summary")
     assert title == "a\\x1b[2Jb · Bash"
-    assert summary == "curl -H 'Authorization: Bearer …' x"
+    assert summary == "curl -H 'Authorization: Bearer \u2039secret, 15 chars\u203a' x …"
     assert answers.texts(_rec(), "none") == ("api · Bash", "")
     long = answers.entity_name("Allow", "api · Bash", "x" * 300)
     assert len(long) == answers.NAME_CHARS and long.endswith("…")

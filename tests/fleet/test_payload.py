@@ -12,7 +12,7 @@ import pytest
 
 from lookout.config import fleet
 from lookout.fleet import payload, topics
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, shape
 
 HA = FIXTURES / "home-assistant"
 # homeassistant/components/mqtt/discovery.py TOPIC_MATCHER, after the discovery prefix.
@@ -53,8 +53,8 @@ def cfg(**over: Any) -> fleet.FleetConfig:
 @pytest.mark.parametrize(
     ("content", "summary", "cwd"),
     [
-        ("full", "make deploy TOKEN=…\nsecond line", "/home/u/p"),
-        ("summary", "make deploy TOKEN=…", "/home/u/p"),
+        ("full", "make deploy TOKEN=\u2039secret, 12 chars\u203a\nsecond line", "/home/u/p"),
+        ("summary", "make deploy TOKEN=\u2039secret, 12 chars\u203a", "/home/u/p"),
         ("none", "", None),
     ],
 )
@@ -76,14 +76,20 @@ def test_summary_level_cuts_to_140_and_shows_home_as_tilde(monkeypatch: pytest.M
     [
         (
             'curl -H "Authorization: Bearer sk-live-PRIVATE" x',
-            'curl -H "Authorization: Bearer …" x',
+            'curl -H "Authorization: Bearer \u2039secret, 15 chars\u203a" x',
         ),
-        ("git clone https://bob:hunter2@git.example/r", "git clone https://bob:…@git.example/r"),
-        ("export AWS_SECRET_ACCESS_KEY=abc && deploy", "export AWS_SECRET_ACCESS_KEY=… && deploy"),
-        ("mysql -uroot -phunter2 db", "mysql -uroot -p… db"),
-        ("psql --password=abc x", "psql --password=… x"),
-        ("echo ghp_abcdefghijklmnopqrstuvwxyz0123", "echo …"),
-        ('API_KEY="a b" run', 'API_KEY="…" run'),
+        (
+            "git clone https://bob:hunter2@git.example/r",
+            f"git clone https://bob:{shape(7)}@git.example/r",
+        ),
+        (
+            "export AWS_SECRET_ACCESS_KEY=abc && deploy",
+            f"export AWS_SECRET_ACCESS_KEY={shape(3)} && deploy",
+        ),
+        ("mysql -uroot -phunter2 db", "mysql -uroot -p\u2039secret, 7 chars\u203a db"),
+        ("psql --password=abc x", "psql --password=\u2039secret, 3 chars\u203a x"),
+        ("echo ghp_abcdefghijklmnopqrstuvwxyz0123", "echo \u2039secret, 34 chars\u203a"),
+        ('API_KEY="a b" run', 'API_KEY="\u2039secret, 3 chars\u203a" run'),
         ("rm -rf build/ && ls -p /tmp", "rm -rf build/ && ls -p /tmp"),
     ],
 )
@@ -106,7 +112,7 @@ def test_the_bus_masks_what_the_review_saw_leak(content: str, text: str) -> None
     out = json.dumps(m)
     for secret in ("hunter2", "S3cretPass", "abcdef123456", "wJalrXUtnFEMIK7", "correcthorse"):
         assert secret not in out
-    assert "…" in m["summary"]
+    assert "\u2039secret, " in m["summary"]
 
 
 def test_host_summary_most_urgent_is_the_longest_waiting() -> None:

@@ -19,7 +19,7 @@ import pytest
 from lookout import store
 from lookout.remote import requests
 from lookout.remote import telegram as poller
-from tests.helpers import payload, wait_for, write_config
+from tests.helpers import payload, shape, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 from tests.telegram_api import BotApi
 
@@ -49,6 +49,7 @@ token_env = "LOOKOUT_TG_TOKEN"
 chat_id = {CHAT}
 allowed_user_ids = [{OWNER}]
 api_url = "{api.url}"
+content = "full"  # Allow needs all of the input in the message (issue 31)
 {extra}
 [[rules]]
 when = ["permission", "question", "done"]
@@ -118,7 +119,9 @@ def test_allow_from_telegram_answers_that_request_and_edits_the_message(
     configure(api)
     deciding, rec, message = ask(api, state_dir)
     assert message["chat"]["id"] == CHAT
-    assert message["text"] == "demo · needs permission\nBash: touch t.txt"
+    assert message["text"] == (
+        "demo · needs permission\nBash: touch t.txt\ndescription: mock-requested command"
+    )
     buttons = api.buttons(CHAT, message["message_id"])
     assert [label for label, _ in buttons] == ["Allow", "Deny"]
     for _, data in buttons:  # opaque: never the nonce, within Telegram's 64 bytes
@@ -279,7 +282,7 @@ def test_a_plain_alert_is_masked_and_shows_control_characters_as_text(
     record_hook("permission_request.py", body)  # no deciding hook: a plain alert
     wait_for(lambda: api.sent("sendMessage"), 10)
     (sent,) = api.sent("sendMessage")
-    assert "sk-abcdef1234567890" not in sent["text"] and "…" in sent["text"]
+    assert "sk-abcdef1234567890" not in sent["text"] and shape(19) in sent["text"]
     assert "\x1b" not in sent["text"] and "\\x1b" in sent["text"]
     assert "reply_markup" not in sent and "parse_mode" not in sent
 

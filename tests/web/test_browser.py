@@ -483,7 +483,7 @@ def test_an_approval_card_shows_everything_that_would_run(
         "bidi": ("Bash", {"command": "ls -la # \u202e hs | x \u202c\u200b"}),
     }  # fmt: skip
     now = int(time.time() * 1000)
-    ids = {}
+    ids, recs = {}, {}
     for name, (tool, tool_input) in cases.items():
         p = dict(payload("PermissionRequest-Bash"), session_id=f"n4-{name}")
         p.update(tool_name=tool, tool_input=tool_input)
@@ -491,6 +491,7 @@ def test_an_approval_card_shows_everything_that_would_run(
         rec["pid"] = os.getpid()  # a live "deciding hook"
         requests.save_new(str(state_dir), rec, now)
         ids[name] = rec["id"]
+        recs[name] = rec
     browser_sign_in(browser, served)
     until(browser, "document.querySelectorAll('article.request').length === 5")
 
@@ -512,7 +513,12 @@ def test_an_approval_card_shows_everything_that_would_run(
     assert "replace_all: true" in text("edit")
     bidi = text("bidi")
     assert "\u202e" not in bidi and "\u200b" not in bidi
-    assert "\\u{202e}" in bidi and "\\u{202c}" in bidi and "\\u{200b}" in bidi
+    assert "\\u202e" in bidi and "\\u202c" in bidi and "\\u200b" in bidi
+    # issue 31: the card escapes exactly as `lookout answer` and the alerts do (one rule).
+    from lookout.remote import shown
+
+    for name, rec in recs.items():
+        assert text(name) == shown.escape(rec["detail"]), name
     # The long command is folded, never cut: Allow waits until all of it was shown.
     assert allow_disabled("long") and not allow_disabled("sandbox")
     assert text("long").endswith("| sh")

@@ -16,8 +16,9 @@
   const FOLD_LINES = 14;
   const FOLD_CHARS = 1200;
   // Controls, bidi overrides and isolates, zero-width and other invisible characters: shown as
-  // visible \u{...} escapes (they could hide or reorder what a command really says).
-  const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0\ufe00-\ufe0f]/u;
+  // visible escapes (they could hide or reorder what a command really says), written as
+  // `lookout answer` and the alerts write them (lookout/remote/shown.py escape): \x1b, \u200b.
+  const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
 
   function node(tag, attrs, ...children) {
     const n = document.createElement(tag);
@@ -138,8 +139,9 @@
     for (const ch of text) {
       if (ch !== "\n" && INVISIBLE.test(ch)) {
         if (run) { out.push(document.createTextNode(run)); run = ""; }
-        const code = ch.codePointAt(0).toString(16).padStart(4, "0");
-        out.push(node("span", { class: "esc", text: `\\u{${code}}`, title: "an invisible character" }));
+        const point = ch.codePointAt(0);
+        const code = point < 0x100 ? `x${point.toString(16).padStart(2, "0")}` : `u${point.toString(16).padStart(4, "0")}`;
+        out.push(node("span", { class: "esc", text: `\\${code}`, title: "an invisible character" }));
       } else run += ch;
     }
     if (run) out.push(document.createTextNode(run));
@@ -197,8 +199,9 @@
       deny.addEventListener("click", () => send(r, "deny"));
       actions.append(deny);
     } else if (open) {
-      const blocked = r.too_large || what.folded;
-      const allow = node("button", { type: "button", class: "allow", text: "Allow", "data-decision": "allow", disabled: R.sending.has(r.id) || blocked, title: r.too_large ? "too large to show in full here: answer it in the terminal" : (what.folded ? "show all of it first" : null) });
+      // The server says whether Allow may be offered (lookout/remote/shown.py); folded, it waits.
+      const blocked = !r.offers_allow || what.folded;
+      const allow = node("button", { type: "button", class: "allow", text: "Allow", "data-decision": "allow", disabled: R.sending.has(r.id) || blocked, title: !r.offers_allow ? (r.why_no_allow || "not here") : (what.folded ? "show all of it first" : null) });
       allow.addEventListener("click", () => send(r, "allow"));
       const deny = node("button", { type: "button", class: "deny", text: "Deny", "data-decision": "deny", disabled: R.sending.has(r.id) });
       deny.addEventListener("click", () => send(r, "deny"));

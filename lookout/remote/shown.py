@@ -1,0 +1,286 @@
+"""What a surface shows of a permission request, and whether it may offer Allow (issue 31): the
+one rule that the desktop popup, Telegram, Home Assistant, the dashboard and `lookout answer`
+(and any later surface) call.
+
+Allow approves the whole tool input. So a surface offers Allow (for a question: its options)
+only when the text it shows holds all of it: every field, every line and character, escaped by
+`escape` as the dashboard card and `lookout answer` show it, within the surface's real limit
+(below), and unchanged by masking except for values that are a secret and nothing else
+(lookout.mask.harmless). An alert (the popup, a Telegram message, a Home Assistant button) is
+read at a glance and shows each field as one `key: value` line, so it offers Allow only when no
+value spans lines: a command's second line would read as another field, or be missed.
+Otherwise a surface offers Deny, and its text says where all of it is shown: the request's
+dashboard card (when [remote] url is set) and `lookout answer ID`.
+
+Stdlib only, pure; never called by a hook."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import TypedDict
+
+from lookout import mask
+from lookout.boundary import visible
+from lookout.notify.templates import SUMMARY_CHARS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+SURFACES = ("desktop", "telegram", "home_assistant", "dashboard", "cli")
+# The alerts: what they show leaves lookout's own views, so it goes through the one masker.
+MASKED = frozenset(("desktop", "telegram", "home_assistant"))
+
+# -- the limits, each the surface's real one --------------------------------------------------
+# Telegram: sendMessage's text is 1-4096 characters (counted here in UTF-16 code units, as the
+# Bot API counts them); the whole message counts, title included. lookout sends no parse_mode,
+# so no entity takes room or changes a character.
+TELEGRAM_CHARS = 4096
+# The desktop popup, measured with the real lxqt-notificationd 1.2.0 under Xvfb (300 px wide,
+# its default font; tests/notify/test_desktop_limits.py): the body is rich text in a label 225
+# px wide, 15 px a row. The daemon never scrolls: a popup taller than the screen is cut at the
+# screen's edge, its last rows and buttons with it. A run of characters with no break
+# opportunity is clipped at the label's edge, not wrapped, and runs of spaces collapse. So
+# lookout keeps spaces (U+00A0) and gives every run a break (U+200B) at most DESKTOP_ROW_UNITS
+# wide, each unit the widest ASCII glyph measured (W, m, @: 12.8 px); and a popup offers Allow
+# only when its title and body take at most DESKTOP_ROWS rows, which fit a 400 px screen (and
+# dunst's default 300 px height).
+DESKTOP_ROWS = 15
+DESKTOP_ROW_UNITS = 17
+# Home Assistant: core keeps an entity name whole (only the entity_id made from it is cut, at
+# 255 characters), but the frontend shows a name on one line, cut with an ellipsis at the row's
+# width (`white-space: nowrap; text-overflow: ellipsis`). Allow only for a name this short.
+HA_NAME_CHARS = 60
+
+ZWSP, NBSP = "\u200b", "\u00a0"
+_SOFT_BREAKS = frozenset("/._-=:,;|&?+")
+# Invisible characters beyond boundary.visible's controls and bidi overrides, shown as
+# `\\u200b` as the dashboard shows them (static/remote.js INVISIBLE): format characters
+# (zero-width, joiners, bidi marks and isolates, tags), line and paragraph separators, private
+# use and lone surrogates, the Hangul fillers and the variation selectors.
+_INVISIBLE_CATEGORIES = frozenset(("Cf", "Zl", "Zp", "Co", "Cs"))
+_INVISIBLE = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10)))
+_INVISIBLE_RANGES = ((0xE0100, 0xE01EF),)
+
+
+class View(TypedDict):
+    """What one surface shows of a request: `text` (its body; on the desktop ready for the
+    popup), and whether it may offer Allow (for a question: its options), and if not, `why`."""
+
+    text: str
+    allow: bool
+    why: str
+
+
+def escape(text: object, keep_newlines: bool = True) -> str:
+    """`text` with every control, bidi and invisible character as a visible escape (`\\x1b`,
+    `\\u202e`, `\\u200b`): what the dashboard card and `lookout answer` show."""
+    return "".join(f"\\u{ord(c):04x}" if _invisible(c) else c for c in visible(text, keep_newlines))
+
+
+def _invisible(c: str) -> bool:
+    o = ord(c)
+    if o < 0xA0:
+        return False  # visible() escaped the controls already
+    return (
+        unicodedata.category(c) in _INVISIBLE_CATEGORIES
+        or o in _INVISIBLE
+        or any(a <= o <= b for a, b in _INVISIBLE_RANGES)
+    )
+
+
+def request_lines(rec: Mapping[str, Any]) -> list[str]:
+    """The request as every surface shows it, not yet escaped: every input field (the record's
+    `detail`), its switches (`flags: ! name (risky)`), each question with its options."""
+    questions = rec.get("questions") or []
+    detail = rec.get("detail")
+    text = detail if isinstance(detail, str) else ""
+    if not text and not questions:
+        text = str(rec.get("summary") or "") or "(no input)"
+    lines = text.split("\n") if text else []
+    flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
+    if flags:
+        names = [f"! {f['name']} (risky)" if f.get("risky") else str(f.get("name")) for f in flags]
+        lines.append("flags: " + ", ".join(names))
+    for q in questions:
+        notes = q.get("descriptions") or [""] * len(q["options"])
+        options = [f"{o} ({d})" if d else o for o, d in zip(q["options"], notes, strict=False)]
+        lines.append(f"{q['question']}  options: {' | '.join(options)}")
+    return lines
+
+
+def whole(rec: Mapping[str, Any]) -> str:
+    """Why no view of `rec` holds all of its input ("" when one may): the whole verdict of the
+    surfaces without a limit (the dashboard, `lookout answer`), which show all of it."""
+    if rec.get("too_large"):
+        return "it is too large to show in full: answer it in the terminal"
+    if not isinstance(rec.get("detail"), str):
+        return "its input is unknown"
+    return ""
+
+
+def view(
+    rec: Mapping[str, Any],
+    surface: str,
+    *,
+    title: str = "",
+    content: str = "full",
+    url: str | None = None,
+) -> View:
+    """What `surface` shows of request `rec` under `title` at its `content` level, and whether
+    it may offer Allow. `url`: the request's dashboard card, named when Allow is not here."""
+    if surface not in SURFACES:
+        raise ValueError(surface)
+    raw = request_lines(rec)
+    why = whole(rec)
+    if surface in ("dashboard", "cli"):  # no limit: they show all of it, unmasked
+        return View(text="\n".join(escape(line) for line in raw), allow=not why, why=why)
+    text = "\n".join(raw)
+    cut = len(text) > TELEGRAM_CHARS  # longer than any alert shows: mask only what may be shown
+    hidden = mask.masked(text[:TELEGRAM_CHARS] + ("…" if cut else ""))
+    lines = escape(hidden.text).split("\n")
+    if surface != "home_assistant":  # its title names the tool
+        lines[0] = f"{escape(rec.get('tool_name') or '?', False)}: {lines[0]}"
+    if not why and not all(mask.harmless(s) for s in hidden.secrets):
+        why = "a masked value there holds more than a secret"
+    if not why and _spans_lines(rec):
+        why = "a value there spans several lines"
+    if content == "none":
+        lines, why = [], why or 'this channel shows no tool input (content = "none")'
+    elif content == "summary" and (len(lines) > 1 or len(lines[0]) > SUMMARY_CHARS):
+        lines = [_cut(lines[0] + (" …" if len(lines) > 1 else ""), SUMMARY_CHARS)]
+        why = why or 'this channel shows one line of it (content = "summary")'
+    if not why and not cut and _fits(surface, title, lines):
+        return View(text=_render(surface, lines), allow=True, why="")
+    why = why or f"it is longer than this {_WHAT[surface]} shows"
+    shown, tail = _deny_only(surface, title, lines, why, rec, url)
+    # lookout's own words are not broken up for the popup: an id must copy whole.
+    return View(
+        text="\n".join(filter(None, (_render(surface, shown), *tail))), allow=False, why=why
+    )
+
+
+def _spans_lines(rec: Mapping[str, Any]) -> bool:
+    """Does a value of the input hold a line break (the alerts show one line per field)? A
+    nested value is shown as JSON, where a line break is `\\n`; escaped separators (`\\r`,
+    `\\u2028`) are visible."""
+    tool_input = rec.get("tool_input")
+    values = list(tool_input.values()) if isinstance(tool_input, dict) else []
+    for q in rec.get("questions") or []:
+        values += [q.get("question"), *(q.get("options") or []), *(q.get("descriptions") or [])]
+    return any(isinstance(v, str) and "\n" in v for v in values)
+
+
+_WHAT = {"desktop": "popup", "telegram": "message", "home_assistant": "button's name"}
+
+
+def _fits(surface: str, title: str, lines: list[str]) -> bool:
+    if surface == "telegram":
+        return _utf16(visible(title)) + 1 + _utf16("\n".join(lines)) <= TELEGRAM_CHARS
+    if surface == "desktop":
+        return _rows(title) + sum(_rows(_desktop_line(line)) for line in lines) <= DESKTOP_ROWS
+    # Home Assistant: `Allow <title>: <text>`, one line, no run of spaces (HTML collapses it).
+    name = f"Allow {title}: {' '.join(lines)}"
+    return (
+        len(lines) == 1 and len(name) <= HA_NAME_CHARS and "  " not in name and name == name.strip()
+    )
+
+
+def _deny_only(
+    surface: str,
+    title: str,
+    lines: list[str],
+    why: str,
+    rec: Mapping[str, Any],
+    url: str | None,
+) -> tuple[list[str], list[str]]:
+    """As much of the request as fits, and then why there is no Allow and where all of it is."""
+    if surface == "home_assistant":
+        return [
+            _cut(lines[0] + (" …" if len(lines) > 1 else ""), HA_NAME_CHARS)
+        ] if lines else [], []
+    rid = escape(rec.get("id") or "?", False)
+    tail = [f"No Allow here: {why}."]
+    if not rec.get("too_large"):
+        tail += [f"All of it: {url}" if url else "All of it on the dashboard (lookout serve)"]
+        tail += [f"or: lookout answer {rid}"]
+    # On the popup the tail's rows come on top of the preview's: a popup without Allow may be
+    # taller (it approves nothing), and still fits a 600 px screen.
+    room = [] if surface == "desktop" else tail
+    shown: list[str] = []
+    for line in lines:
+        if not _fits(surface, title, [*shown, line, *room]):
+            # The longest start of this line that fits, cut with …
+            low, high = 0, len(line)
+            while low < high:
+                mid = (low + high + 1) // 2
+                fits = _fits(surface, title, [*shown, line[:mid] + "…", *room])
+                low, high = (mid, high) if fits else (low, mid - 1)
+            shown.append(line[:low] + "…")
+            break
+        shown.append(line)
+    return shown, tail
+
+
+def _cut(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _render(surface: str, lines: list[str]) -> str:
+    if surface == "desktop":
+        return "\n".join(_desktop_line(line) for line in lines)
+    return "\n".join(lines)
+
+
+# -- the desktop popup's rows ------------------------------------------------------------------
+
+
+def _units(c: str) -> int:
+    """A character's width in units of the widest ASCII glyph: east Asian wide ones two, the
+    rare ones outside the common scripts four (a Bismillah ligature is wider than four W)."""
+    if c == ZWSP:
+        return 0
+    wide = unicodedata.east_asian_width(c) in ("W", "F")
+    if wide:
+        return 2
+    return 1 if ord(c) < 0x2E80 else 4
+
+
+def _desktop_line(line: str) -> str:
+    """One line as the popup's rich text keeps it: spaces that rich text would collapse become
+    no-break spaces (a single space between words stays a break), and a run wider than a row
+    gets a zero-width break (after a `/`, `.`, `-` ... where one is)."""
+    line = re.sub("  +", lambda m: NBSP * (len(m.group()) - 1) + " ", line)
+    line = re.sub("^ +| +$", lambda m: NBSP * len(m.group()), line)
+    out: list[str] = []
+    run: list[str] = []
+    for c in line:
+        if c == " ":
+            out += [*run, c]
+            run = []
+            continue
+        run.append(c)
+        while sum(_units(x) for x in run) > DESKTOP_ROW_UNITS:
+            soft = [i + 1 for i, x in enumerate(run[:-1]) if x in _SOFT_BREAKS]
+            at = soft[-1] if soft else len(run) - 1
+            out += [*run[:at], ZWSP]
+            run = run[at:]
+    return "".join(out + run)
+
+
+def _rows(line: str) -> int:
+    """The rows a line takes, wrapped greedily at its breaks with every glyph at its widest."""
+    rows, used = 1, 0
+    for chunk in re.split(f"(?<=[ {ZWSP}])", line):
+        word = chunk.rstrip(" " + ZWSP)
+        width = sum(_units(c) for c in word)
+        if used and used + width > DESKTOP_ROW_UNITS:
+            rows, used = rows + 1, 0
+        used += width + (len(chunk) - len(word) if chunk.endswith(" ") else 0)
+    return rows
