@@ -128,12 +128,25 @@ def test_print_shows_the_target_and_switches_nothing(world: World) -> None:
     out = lookout("jump", "--print", "--json", "web")
     assert json.loads(out.stdout) == {
         "session_id": WEB,
+        "title": "web",
         "project": "web",
         "via": "tmux",
         "target": f"alpha:1.{world.panes_by_name['web']}",
         "socket": world.socket,
     }
     assert world.where(client) == before
+
+
+def test_jump_names_the_session_by_its_title(world: World) -> None:
+    # newuser-3 defect 7: `jump --print --json` had no title; Claude Code's derived name (its
+    # registry's `name`) is what `lookout status` shows, and what jump answers to at once.
+    from tests.test_client_sessions import capture, write_entry
+
+    write_entry(capture("idle", sessionId=WEB, name="web-0f", nameSource="derived"))
+    out = lookout("jump", "--print", "--json", "web-0f")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["title"] == "web-0f"
+    assert json.loads(lookout("jump", "--print", "--json", "api").stdout)["title"] == "api"
 
 
 def test_print_needs_no_client(world: World) -> None:
@@ -168,7 +181,7 @@ def test_ambiguous_prefix(state_dir: Path) -> None:
     code, lines = fail(lookout("jump", "abc"))
     assert code == 1
     assert lines == [
-        "error: 'abc' names 2 sessions: demo (abc-2, idle), demo (abc-1, idle)",
+        "error: 'abc' names 2 sessions: demo (id) — abc-2, idle; demo (id) — abc-1, idle",
         "hint: name one by its id: lookout jump abc-2",
     ]
 
