@@ -170,15 +170,15 @@ def jump(
     state_dir: str | None = None,
 ) -> Landed:
     """Bring a tmux client (or kitty/WezTerm) to the session `query` names (a session id, a
-    prefix of one, a project or a title), or to the one that has waited longest. `caller`:
-    prefer the tmux client of the calling terminal (False for a desktop click). Raises
-    LookoutError."""
+    prefix of one, a project or a title), or to the one that has waited longest (see
+    _next_after_current). `caller`: prefer the tmux client of the calling terminal (False for a
+    desktop click). Raises LookoutError."""
     state_dir = state_dir or paths.state_dir()
     found = candidates(state_dir, query)
     usable = [s for s in found if reachable(s["snapshot"])]
     if not usable:
         raise _nowhere(found[0])
-    if query is None and len(usable) > 1 and not print_only:
+    if query is None and len(usable) > 1:  # --print says where the jump itself would go
         usable = _next_after_current(usable, client, caller)
     return _go(usable[0], client, caller, print_only)
 
@@ -216,7 +216,10 @@ def _nowhere(session: Mapping[str, Any]) -> LookoutError:
 
 
 def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> list[Row]:
-    """Pressing `prefix a` again goes on to the next session instead of staying put."""
+    """The attention cycle: when the client already shows a session that waits on you, `prefix
+    a` again goes on to the next one that waits (after the last, back to the first; when it is
+    the only one, on to the idle ones). From any other pane, an idle session's too, the order
+    stays: the one waiting longest first."""
     first = where(usable[0]["snapshot"])
     socket = first.get("tmux_socket")
     if not socket:
@@ -225,12 +228,14 @@ def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> 
         current = choose_client(socket, client, caller).pane
     except (LookoutError, tmux.ServerGone):
         return usable
-    for i, s in enumerate(usable):
+    waiting = [s for s in usable if s["status"] == "attention"]
+    rest = [s for s in usable if s["status"] != "attention"]
+    for i, s in enumerate(waiting):
         place = where(s["snapshot"])
         if place.get("tmux_pane") == current and tmux.same_server(
             place.get("tmux_socket", ""), socket
         ):
-            return usable[i + 1 :] + usable[: i + 1]
+            return waiting[i + 1 :] + waiting[:i] + rest + [s]
     return usable
 
 
