@@ -467,8 +467,36 @@ def _adopt(state_dir: str, entry: Entry, now_ms: int, intents: list[Intent]) -> 
         st.write_session(session)
         line = {"ts": store.rfc3339(event["ts_ms"]), **line}
         st.append(store.EVENTS, line, store.rotate_bytes())
-    intents += new
+    intents += hookless_texts(new, session, entry["waiting_for"])
     return [line]
+
+
+# What an alert of a session without lookout's hooks cannot show: the registry names no tool.
+_UNSHOWN = {"permission": "the command", "question": "the question"}
+
+
+def hookless_texts(
+    intents: list[Intent], session: Session, waiting_for: str | None
+) -> list[Intent]:
+    """The alerts of a session lookout's hooks do not report (`"hooks": false`) say what Claude
+    Code's registry says it waits for (`waitingFor`), and that lookout cannot show more: its
+    body would be empty. Named by the client's title, as `lookout status` names it."""
+    if session.get("hooks") is not False:
+        return intents
+    for intent in intents:
+        kind = intent["kind"]
+        if kind not in words.ATTENTION_KINDS or intent["summary"] or intent["message"]:
+            continue
+        said = " ".join("".join(c if c.isprintable() else " " for c in waiting_for or "").split())
+        what = f"waits for: {said[:80]}" if said else "waits for you"
+        text = (
+            f"Claude Code {what}. This session runs without lookout's hooks, so lookout cannot"
+            f" show {_UNSHOWN.get(kind, 'what it asks')}: see its terminal."
+        )
+        intent["summary"] = intent["message"] = text
+        if not intent.get("title") and session.get("name"):
+            intent["title"] = str(session.get("name"))
+    return intents
 
 
 def _notify(state_dir: str, intents: list[Intent]) -> None:
@@ -545,7 +573,7 @@ def _apply(
             line = {"ts": store.rfc3339(f["observed_ms"]), **line}
             st.append(store.EVENTS, line, store.rotate_bytes())
             written.append(line)
-            intents += new
+            intents += hookless_texts(new, session, f["waiting_for"])
     return written
 
 

@@ -158,7 +158,8 @@ def matching(rows: Sequence[Row], key: str) -> list[Row]:
 
 def resolve(rows: Sequence[Row], key: str, command: str = "lookout status") -> Row:
     """The one session `key` names (a session id, its start, a project or a title), for every
-    command that takes a SESSION. None or several: an error that lists them, never a guess."""
+    command that takes a SESSION. None or several: an error that lists them, each by its title
+    with why it matched, never a guess."""
     found = matching(rows, key)
     if len(found) == 1:
         return found[0]
@@ -170,10 +171,34 @@ def resolve(rows: Sequence[Row], key: str, command: str = "lookout status") -> R
         )
     # Each one by the ID it shows (unique among all the rows), which names it here again.
     shorts = short_ids(s["session_id"] for s in rows)
-    shown = [f"{s['project'] or '?'} ({shorts[s['session_id']]}, {s['status']})" for s in found[:6]]
+    shown = [
+        f"{label(s)} ({matched_by(s, key)}) — {shorts[s['session_id']]}, {s['status']}"
+        for s in found[:6]
+    ]
     more = f" and {len(found) - 6} more" if len(found) > 6 else ""
     hint = f"name one by its id: {command} {shorts[found[0]['session_id']]}"
-    raise LookoutError(f"{key!r} names {len(found)} sessions: {', '.join(shown)}{more}", hint=hint)
+    raise LookoutError(f"{key!r} names {len(found)} sessions: {'; '.join(shown)}{more}", hint=hint)
+
+
+def matched_by(session: Mapping[str, Any], key: str) -> str:
+    """Why `key` names the session (see `matching`): `title`, `project` (with the project when
+    the title is another name) or `id`."""
+    title, project = label(session), session.get("project") or ""
+    if title == key:
+        return "project" if title == project else "title"
+    if project == key:
+        return f"project {project}"  # the title shown is another name
+    return "id"
+
+
+def handle(session: Mapping[str, Any], rows: Sequence[Row]) -> str:
+    """The shortest name a command's SESSION takes for `session`: its title when that names it
+    alone among `rows` (see `matching`), else its short id."""
+    title = label(session)
+    found = matching(rows, title) if title != "?" else []
+    if len(found) == 1 and found[0]["session_id"] == session["session_id"]:
+        return title
+    return str(session.get("short_id") or session["session_id"][:SHORT_ID])
 
 
 def waiting_since(snapshot: dict[str, Any]) -> int | None:
@@ -263,6 +288,16 @@ def present(
         "agents": agents,
     }
     return row
+
+
+def label(session: Mapping[str, Any]) -> str:
+    """How every output names a session (status, jump, ack, explain, tail, alerts' digests): its
+    title, the name the client set (derived or by the user), else the project, else the folder;
+    "?" when there is none. Takes a row (its `title`), a snapshot or an intent alike."""
+    title = session.get("title")
+    if isinstance(title, str) and title:
+        return title
+    return title_of(session) or "?"
 
 
 def title_of(snapshot: Mapping[str, Any]) -> str:

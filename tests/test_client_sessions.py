@@ -323,3 +323,46 @@ def test_escalations_page_only_for_attention_a_hook_or_the_client_reported(state
     with store.Locked(str(state_dir)) as st:
         st.write_session(snap)
     assert reconcile.still_waiting(str(state_dir), SID, key) is False
+
+
+@pytest.mark.parametrize(
+    ("fixture", "title", "body"),
+    [
+        (
+            "waiting-permission",
+            "billing-fix · needs permission",
+            "Claude Code waits for: permission prompt. This session runs without lookout's"
+            " hooks, so lookout cannot show the command: see its terminal.",
+        ),
+        (
+            "waiting-input",
+            "billing-fix · has a question",
+            "Claude Code waits for: input needed. This session runs without lookout's hooks,"
+            " so lookout cannot show the question: see its terminal.",
+        ),
+    ],
+    ids=["permission", "question"],
+)
+def test_an_alert_for_a_session_without_hooks_says_what_the_client_waits_for(
+    state_dir: Path, tmp_path: Path, fixture: str, title: str, body: str
+) -> None:
+    # newuser-3 defect 6: the alert of a session lookout only sees through the registry had an
+    # empty body. A reader (`lookout status`) adopts it; the real sender runs the channel.
+    from tests.helpers import calls, recorder, wait_for
+
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{title}}", "{{body}}"]\n'
+        '[[rules]]\nwhen = ["permission", "question"]\nchannels = ["log"]\n'
+    )
+    now = int(time.time() * 1000)
+    write_entry(capture(fixture, statusUpdatedAt=now, name="billing-fix", nameSource="user"))
+    out = subprocess.run(
+        [sys.executable, "-m", "lookout", "status"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert calls(wait_for(lambda: log if calls(log) else None, what="the alert")) == [[title, body]]

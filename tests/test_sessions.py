@@ -185,13 +185,38 @@ def test_resolve_never_guesses(tmp_path: Any) -> None:
     with pytest.raises(LookoutError) as err:
         sessions.resolve(rows, "api", "lookout explain")
     assert str(err.value) == (
-        "'api' names 2 sessions: api (ses_de99b7, attention), api (ses_de99b0, idle)"
+        "'api' names 2 sessions: api (project) — ses_de99b7, attention;"
+        " api (project) — ses_de99b0, idle"
     )
     assert err.value.hint == "name one by its id: lookout explain ses_de99b7"
     with pytest.raises(LookoutError, match="'ses_de99' names 2 sessions"):
         sessions.resolve(rows, "ses_de99")
     with pytest.raises(LookoutError, match=r"^no session 'nope' is recorded$"):
         sessions.resolve(rows, "nope")
+
+
+def test_a_list_of_sessions_names_each_by_its_title_and_why_it_matched(tmp_path: Any) -> None:
+    # newuser-3 defect 7: demo's session renamed `api` was listed as `demo`, and the session
+    # titled `billing-fix` as `api`: the list did not show why either matched.
+    import pytest
+
+    from lookout.errors import LookoutError
+
+    rows = rows_of(
+        tmp_path,
+        snapshot("210d8789-a", project="api", name="billing-fix", name_source="user"),
+        snapshot("b3f79f9e-b", project="demo", name="api", name_source="user"),
+        snapshot("c0ffee00-c", project="web", name="web-0f", name_source="derived"),
+    )
+    with pytest.raises(LookoutError) as err:
+        sessions.resolve(rows, "api", "lookout ack")
+    assert str(err.value) == (
+        "'api' names 2 sessions: billing-fix (project api) — 210d8789, idle;"
+        " api (title) — b3f79f9e, idle"
+    )
+    # The name a command takes: the title when it names that session alone, else the id.
+    assert [sessions.handle(s, rows) for s in rows] == ["billing-fix", "b3f79f9e", "web-0f"]
+    assert [sessions.label(s) for s in rows] == ["billing-fix", "api", "web-0f"]
 
 
 # -- one order (issue 22 item 11) ----------------------------------------------------------------

@@ -4,9 +4,9 @@ answered in a way lookout cannot see). Recorded as an `Ack` event, like any othe
 from __future__ import annotations
 
 from lookout import paths, reconcile
-from lookout.commands.status import handle
+from lookout.boundary import visible
 from lookout.errors import LookoutError
-from lookout.sessions import Row, load_sessions, resolve
+from lookout.sessions import Row, handle, label, load_sessions, resolve
 
 
 def ack(session: str | None) -> int:
@@ -14,27 +14,28 @@ def ack(session: str | None) -> int:
     reconcile.quietly(state_dir)  # what a signal proves needs no ack
     recorded = load_sessions(state_dir)
     sessions = [s for s in recorded if s["status"] != "ended"]
-    target = resolve(recorded, session, "lookout ack") if session else _pick(sessions)
-    name = handle(target, sessions)
+    target = resolve(recorded, session, "lookout ack") if session else _pick(sessions, recorded)
+    name = label(target)
     if target["status"] != "attention":
-        print(f"{name}: nothing waits on you ({target['status']})")
+        print(visible(f"{name}: nothing waits on you ({target['status']})"))
         return 0
     what = f"attention {target['reason']}"
     record = reconcile.ack(state_dir, target["session_id"])
     after = record["status"] if record else "?"
     summary = f" ({target['summary']})" if target["summary"] else ""
-    print(f"{name}: {what}{summary} → {after}")
+    # Titles and summaries are the client's and the payload's text: no control char goes out.
+    print(visible(f"{name}: {what}{summary} → {after}"))
     return 0
 
 
-def _pick(sessions: list[Row]) -> Row:
+def _pick(sessions: list[Row], recorded: list[Row]) -> Row:
     """Without SESSION: the one session waiting on you."""
     waiting = [s for s in sessions if s["status"] == "attention"]
     if len(waiting) == 1:
         return waiting[0]
     if not waiting:
         raise LookoutError("no session waits on you", hint="`lookout status` shows them all")
-    names = ", ".join(handle(s, sessions) for s in waiting)
+    names = ", ".join(handle(s, recorded) for s in waiting)
     raise LookoutError(
         f"{len(waiting)} sessions wait on you: {names}", hint="name one: lookout ack SESSION"
     )

@@ -12,7 +12,7 @@ from typing import Any
 from lookout import paths, store, words
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.sessions import Row, load_sessions, parse_line, resolve
+from lookout.sessions import Row, label, load_sessions, parse_line, resolve
 
 DELIVERIES = "deliveries.jsonl"
 ROTATED = 3  # events.jsonl.1..3 (store.DEFAULT_KEEP); deliveries.jsonl rotates the same way
@@ -125,13 +125,12 @@ def explain(*, session: str | None, last: int, as_json: bool) -> int:
         print(json.dumps({"session_id": sid, "notifications": items}, indent=2))
         return 0
     where = paths.tilde(chosen["cwd"]) if chosen["cwd"] else "?"
+    who = _printable(f"{label(chosen)} {chosen.get('short_id') or sid[:8]} ({where})")
     if not items:
-        print(f"{chosen['project'] or '?'} {sid[:8]} ({where}): no notification raised yet")
+        print(f"{who}: no notification raised yet")
         return 0
-    print(
-        f"{chosen['project'] or '?'} {sid[:8]} ({where}): the last {len(items)}"
-        f" notification{'s' if len(items) != 1 else ''}, oldest first"
-    )
+    plural = "s" if len(items) != 1 else ""
+    print(f"{who}: the last {len(items)} notification{plural}, oldest first")
     width = max([len(str(d["channel"])) for i in items for d in i["deliveries"]] + [7])
     for item in items:
         head = f"{_clock(item['ts'])}  {item['kind']}"

@@ -15,6 +15,7 @@ def jump(query: str | None, *, client: str | None, print_only: bool, as_json: bo
             json.dumps(
                 {
                     "session_id": landed.session_id,
+                    "title": landed.title,
                     "project": landed.project,
                     "via": landed.via,
                     "target": landed.target,
@@ -27,6 +28,6 @@ def jump(query: str | None, *, client: str | None, print_only: bool, as_json: bo
     elif sys.stdout.isatty():
         # From a key binding (run-shell) say nothing: tmux would show it over the pane.
         on = f" on client {landed.client}" if landed.client else ""
-        who = places.name({"project": landed.project, "session_id": landed.session_id})
+        who = places.name({"title": landed.title, "session_id": landed.session_id})
         print(f"{who}: {landed.via} {places.printable(landed.target)}{on}")
     return 0

@@ -12,7 +12,7 @@ from lookout import paths, store
 from lookout.errors import LookoutError
 from lookout.jump import locate as places
 from lookout.jump import tmux
-from lookout.sessions import Row, load_sessions
+from lookout.sessions import Row, label, load_sessions
 
 KEYS = "1234567890"
 LABEL_MAX = 72
@@ -35,8 +35,8 @@ def _status(s: Row) -> str:
 
 
 def _name(s: Row, sessions: list[Row]) -> str:
-    """The title (else the project), and the short id when another listed session has both."""
-    project = _clean(s["title"] or s["project"] or "?")[:16]
+    """The title (sessions.label), and the short id when another listed session has both."""
+    project = _clean(label(s))[:16]
     same = [o for o in sessions if (o["title"], o["project"]) == (s["title"], s["project"])]
     if len(same) > 1:
         return f"{project} {_clean(s.get('short_id') or s['session_id'][:8])}"
@@ -50,7 +50,11 @@ def _label(s: Row, project: str, project_w: int, status_w: int) -> str:
 
 
 def items(state_dir: str, socket: str | None) -> list[Item]:
-    """Every live session, attention first (longest waiting first), then working, then idle."""
+    """Every live session, attention first (longest waiting first), then working, then idle,
+    as a reader proves them now (lookout.reconcile)."""
+    from lookout import reconcile
+
+    reconcile.quietly(state_dir)
     sessions = [s for s in load_sessions(state_dir) if s["status"] != "ended"]
     for s in sessions:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}

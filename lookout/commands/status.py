@@ -11,7 +11,7 @@ import time
 from lookout import paths, store, words
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.sessions import Row, load_sessions, public
+from lookout.sessions import Row, handle, load_sessions, public
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ def status(
     if fmt == "watch":
         return _watch(state_dir, pick, interval, stale_after_s, evidence)
     now = words.now_ms()
-    shown = _shown(state_dir, now, pick, stale_after_s)
+    recorded = _recorded(state_dir, now, stale_after_s)
+    shown = pick(recorded)
     rc = 1 if attention and not shown else 0
     if quiet:
         return rc
@@ -67,7 +68,7 @@ def status(
         print(json.dumps(body, indent=2))
         return rc
     print(view.table(shown, now, colour(), width(), evidence))
-    hint = ack_hint(shown)
+    hint = ack_hint(shown, recorded)
     if hint:
         print(_dim(hint))
     for where, error in errors:
@@ -97,29 +98,22 @@ def _ignored_project_files(shown: list[Row]) -> list[ProjectFile]:
     return list(out.values())
 
 
-def _shown(state_dir: str, now: int, pick: Filter, stale_after_s: int) -> list[Row]:
+def _recorded(state_dir: str, now: int, stale_after_s: int) -> list[Row]:
     from lookout import reconcile
 
     read: dict[str, object] = {}  # each snapshot file is read (and parsed) once
     alive: dict[str, bool | None] = {}  # and each process looked at once
     reconcile.quietly(state_dir, read, alive)
-    return pick(load_sessions(state_dir, now, stale_after_s, read, alive))
+    return load_sessions(state_dir, now, stale_after_s, read, alive)
 
 
-def ack_hint(sessions: list[Row]) -> str | None:
-    """How to clear an attention no signal ended, naming the first such session."""
-    waiting = [s for s in sessions if s["status"] == "attention"]
+def ack_hint(shown: list[Row], recorded: list[Row]) -> str | None:
+    """How to clear an attention no signal ended, naming the first such session as `lookout
+    ack` takes it among every recorded session (its title, else its short id)."""
+    waiting = [s for s in shown if s["status"] == "attention"]
     if not waiting:
         return None
-    return f"answered already? `lookout ack {handle(waiting[0], sessions)}` clears it"
-
-
-def handle(session: Row, sessions: list[Row]) -> str:
-    """The shortest name `lookout ack` takes for a session: its project, or an id prefix."""
-    project = session["project"]
-    if project and sum(1 for s in sessions if s["project"] == project) == 1:
-        return str(project)
-    return str(session.get("short_id") or session["session_id"][:8])
+    return f"answered already? `lookout ack {handle(waiting[0], recorded)}` clears it"
 
 
 class Filter:
@@ -234,13 +228,14 @@ def _watch(
     try:
         while True:
             now = words.now_ms()
-            shown = _shown(state_dir, now, pick, stale_after_s)
+            recorded = _recorded(state_dir, now, stale_after_s)
+            shown = pick(recorded)
             stamp = time.strftime("%H:%M:%S")
             # Home + clear-to-end keeps the screen from flickering on every refresh.
             sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")
             sys.stdout.write(f"lookout · {stamp} · Ctrl-C to quit\n\n")
             sys.stdout.write(view.table(shown, now, colour(), width(), evidence) + "\n")
-            hint = ack_hint(shown)
+            hint = ack_hint(shown, recorded)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")
             sys.stdout.flush()

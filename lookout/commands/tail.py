@@ -12,7 +12,7 @@ from typing import Any
 from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.sessions import load_sessions, matching, parse_line, resolve
+from lookout.sessions import label, load_sessions, matching, parse_line, resolve
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
@@ -21,12 +21,14 @@ def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, delive
     path = os.path.join(state_dir, name)
     keep = _session_filter(state_dir, path, session, follow) if session else None
     width = None if as_json else line_width()
+    titles = Titles(state_dir)
     out = sys.stdout.buffer
     for raw, record in _records(path, max(0, lines), follow, keep):
         if as_json:
             out.write(raw + b"\n")  # the stored bytes, not a re-serialization
         else:
-            text = _format_delivery(record) if deliveries else view.format_record(record)
+            title = titles(record.get("session_id"))
+            text = _format_delivery(record) if deliveries else view.format_record(record, title)
             if width is not None and len(text) > width:
                 text = text[: width - 1] + "…"  # one line per record, never wrapped
             out.write(text.encode("utf-8", "replace") + b"\n")
@@ -37,6 +39,24 @@ def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, delive
 
 
 Keep = Callable[[dict[str, Any]], bool]
+
+
+class Titles:
+    """Each session's title (sessions.label) as its snapshot says it: a record carries only the
+    project. One snapshot read per session; None for a session without one (pruned), which its
+    record's project names."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.state_dir = state_dir
+        self.known: dict[str, str | None] = {}
+
+    def __call__(self, session_id: object) -> str | None:
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        if session_id not in self.known:
+            snapshot = store.read_session(self.state_dir, session_id)
+            self.known[session_id] = label(snapshot) if snapshot else None
+        return self.known[session_id]
 
 
 def _session_filter(state_dir: str, path: str, key: str, follow: bool) -> Keep:

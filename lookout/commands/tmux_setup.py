@@ -28,6 +28,10 @@ from lookout.install.tmuxconf import (
 )
 from lookout.paths import tilde
 
+# Room for tmux's default status-right (up to 39 columns) and lookout's line after it; a
+# longer status-right-length of the user's is kept.
+STATUS_RIGHT_LENGTH = 120
+
 
 def lookout_command() -> str:
     """How tmux should start lookout: an executable `lookout`, by absolute path. Under
@@ -69,6 +73,10 @@ def block(command: str, jump_key: str, pick_key: str) -> str:
             f"bind-key {_key(pick_key)} run-shell -b {pick}",
             '%if "#{==:#{m:*lookout* status --line*,#{status-right}},0}"',
             f"set -ag status-right {status}",
+            "%endif",
+            # tmux cuts status-right at 40 columns by default, which its own clock fills.
+            f'%if "#{{e|<|:#{{status-right-length}},{STATUS_RIGHT_LENGTH}}}"',
+            f"set -g status-right-length {STATUS_RIGHT_LENGTH}",
             "%endif",
             END,
             "",

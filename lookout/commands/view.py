@@ -4,6 +4,7 @@ line and events.jsonl's records. Everything printed goes through `visible`."""
 from __future__ import annotations
 
 from lookout.boundary import visible as visible
+from lookout.sessions import label
 from lookout.sessions import parse_line as parse_line  # doctor's name for it
 
 TYPE_CHECKING = False
@@ -63,13 +64,13 @@ def table(
     # (title, id, status text, status, detail, age, summary, stale, evidence)
     rows: list[tuple[str, str, str, str, str, str, str, bool, str]] = []
     for s in sessions:
-        label = visible(s.get("title") or s["project"] or "?")
+        named = visible(label(s))
         if s["agent"] != "claude":
-            label = f"{label} ({visible(s['agent'])})"
+            named = f"{named} ({visible(s['agent'])})"
         since = s.get("waiting_ms") or s["updated_ms"]
         rows.append(
             (
-                label,
+                named,
                 s.get("short_id") or s["session_id"][:SHORT_ID],
                 visible(_status_text(s["status"], s["reason"])),
                 s["status"],
@@ -125,7 +126,7 @@ def line(sessions: Sequence[Mapping[str, Any]]) -> str:
         if s["status"] in counts:
             counts[s["status"]] += 1
         if s["status"] == "attention":
-            waiting.append(f"{s.get('title') or s['project'] or '?'}:{s['reason'] or '?'}")
+            waiting.append(f"{label(s)}:{s['reason'] or '?'}")
     parts = []
     if waiting:
         parts.append("! " + " ".join(waiting))
@@ -137,11 +138,14 @@ def line(sessions: Sequence[Mapping[str, Any]]) -> str:
 # -- events.jsonl ------------------------------------------------------------------------------
 
 
-def format_record(r: dict[str, Any]) -> str:
+def format_record(r: dict[str, Any], title: str | None = None) -> str:
+    """One events.jsonl record as a line; `title`: how the session is named now (its record
+    carries only the project)."""
     ts = str(r.get("ts", ""))[11:19]
     sid = str(r.get("session_id", ""))[:8]
     status = _status_text(str(r.get("status", "")), r.get("reason"))
-    parts = [ts, f"{r.get('project') or '?':<14}", sid, f"{r.get('event', ''):<18}", status]
+    named = title or r.get("project") or "?"
+    parts = [ts, f"{named:<14}", sid, f"{r.get('event', ''):<18}", status]
     if r.get("detail"):
         parts.append(f"[{r['detail']}]")
     if r.get("agent_id"):

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lookout import paths, store
 from lookout.errors import LookoutError
 from lookout.jump import tmux
 from lookout.jump.tmux import Pane
-from lookout.sessions import Row, load_sessions, resolve, title_of
+from lookout.sessions import Row, label, load_sessions, resolve, title_of
 
 TIMEOUT_S = 5.0
 
@@ -31,6 +31,7 @@ class Landed:
     target: str  # tmux: session:window.%pane; kitty: window id; wezterm: pane id
     client: str | None = None  # the tmux client that was switched
     socket: str | None = None
+    title: str = ""  # how outputs name the session (sessions.label)
 
 
 def printable(text: str) -> str:
@@ -39,11 +40,10 @@ def printable(text: str) -> str:
 
 
 def name(session: Mapping[str, Any]) -> str:
-    """How messages name a session: `demo (cf0b6c18)` (its title: the client's name, else the
-    project; its short id, unique among the sessions)."""
-    label = session.get("title") or session.get("project") or "?"
+    """How messages name a session: `demo (cf0b6c18)` (its title, sessions.label; its short id,
+    unique among the sessions)."""
     short = session.get("short_id") or str(session["session_id"])[:8]
-    return printable(f"{label} ({short})")
+    return printable(f"{label(session)} ({short})")
 
 
 # -- which session ---------------------------------------------------------------------------
@@ -52,7 +52,11 @@ def name(session: Mapping[str, Any]) -> str:
 def candidates(state_dir: str, query: str | None) -> list[Row]:
     """The sessions `query` names, best first, each with its snapshot under "snapshot".
     Without a query: those waiting in attention, longest first, then the idle ones, most
-    recently idle first (the read model's order)."""
+    recently idle first (the read model's order), as a reader proves them now (a dialog
+    answered where no hook saw it waits no more; a renamed session answers to its new title)."""
+    from lookout import reconcile
+
+    reconcile.quietly(state_dir)
     sessions = load_sessions(state_dir)
     for s in sessions:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
@@ -166,14 +170,15 @@ def jump(
     state_dir: str | None = None,
 ) -> Landed:
     """Bring a tmux client (or kitty/WezTerm) to the session `query` names (a session id, a
-    prefix of one, or a project), or to the one that has waited longest. `caller`: prefer the
-    tmux client of the calling terminal (False for a desktop click). Raises LookoutError."""
+    prefix of one, a project or a title), or to the one that has waited longest (see
+    _next_after_current). `caller`: prefer the tmux client of the calling terminal (False for a
+    desktop click). Raises LookoutError."""
     state_dir = state_dir or paths.state_dir()
     found = candidates(state_dir, query)
     usable = [s for s in found if reachable(s["snapshot"])]
     if not usable:
         raise _nowhere(found[0])
-    if query is None and len(usable) > 1 and not print_only:
+    if query is None and len(usable) > 1:  # --print says where the jump itself would go
         usable = _next_after_current(usable, client, caller)
     return _go(usable[0], client, caller, print_only)
 
@@ -211,7 +216,10 @@ def _nowhere(session: Mapping[str, Any]) -> LookoutError:
 
 
 def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> list[Row]:
-    """Pressing `prefix a` again goes on to the next session instead of staying put."""
+    """The attention cycle: when the client already shows a session that waits on you, `prefix
+    a` again goes on to the next one that waits (after the last, back to the first; when it is
+    the only one, on to the idle ones). From any other pane, an idle session's too, the order
+    stays: the one waiting longest first."""
     first = where(usable[0]["snapshot"])
     socket = first.get("tmux_socket")
     if not socket:
@@ -220,16 +228,24 @@ def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> 
         current = choose_client(socket, client, caller).pane
     except (LookoutError, tmux.ServerGone):
         return usable
-    for i, s in enumerate(usable):
+    waiting = [s for s in usable if s["status"] == "attention"]
+    rest = [s for s in usable if s["status"] != "attention"]
+    for i, s in enumerate(waiting):
         place = where(s["snapshot"])
         if place.get("tmux_pane") == current and tmux.same_server(
             place.get("tmux_socket", ""), socket
         ):
-            return usable[i + 1 :] + usable[: i + 1]
+            return waiting[i + 1 :] + waiting[:i] + rest + [s]
     return usable
 
 
 def _go(session: Mapping[str, Any], client: str | None, caller: bool, print_only: bool) -> Landed:
+    return replace(_switch(session, client, caller, print_only), title=label(session))
+
+
+def _switch(
+    session: Mapping[str, Any], client: str | None, caller: bool, print_only: bool
+) -> Landed:
     place = where(session["snapshot"])
     sid, project = session["session_id"], session.get("project") or ""
     if "tmux_socket" in place and "tmux_pane" in place:
@@ -249,7 +265,7 @@ def _go(session: Mapping[str, Any], client: str | None, caller: bool, print_only
             )
         return Landed(sid, project, "tmux", pane.target, chosen.name, pane.socket)
     if "kitty_window" in place:
-        return _kitty(sid, project, place, print_only)
+        return _kitty(session, place, print_only)
     return _wezterm(sid, project, place, print_only)
 
 
@@ -272,12 +288,13 @@ def _terminal_cli(argv: list[str], what: str) -> None:
         )
 
 
-def _kitty(sid: str, project: str, place: dict[str, str], print_only: bool) -> Landed:
+def _kitty(session: Mapping[str, Any], place: dict[str, str], print_only: bool) -> Landed:
+    sid, project = session["session_id"], session.get("project") or ""
     window = place["kitty_window"]
     listen = place.get("kitty_listen_on", "")
     if not listen.startswith(("unix:", "tcp:127.0.0.1:", "tcp:localhost:")):
         raise LookoutError(
-            f"{name({'project': project, 'session_id': sid})} runs in kitty window {window},"
+            f"{name(session)} runs in kitty window {window},"
             " but kitty's remote control"
             " address was not recorded (or is not local)",
             hint="set `allow_remote_control yes` and `listen_on unix:/tmp/kitty` in kitty.conf,"

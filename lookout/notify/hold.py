@@ -264,9 +264,10 @@ def _entry(item: dict[str, Any], level: str) -> str:
     values = templates.values(intent, level, mask.mask)
     kind = values["kind"]
     summary = templates.truncate(" ".join(mask.mask(str(intent.get("summary") or "")).split()), 60)
+    # Named by its title, as the alert itself and `lookout status` name it (sessions.label).
     if kind == "permission" and summary and level != "none":
-        return f"{values['project']} ({kind}: {summary})"
-    return f"{values['project']} ({kind})"
+        return f"{values['session']} ({kind}: {summary})"
+    return f"{values['session']} ({kind})"
 
 
 def digest_message(items: list[dict[str, Any]], level: str, ident: str) -> dict[str, Any]:
@@ -276,7 +277,9 @@ def digest_message(items: list[dict[str, Any]], level: str, ident: str) -> dict[
     first = items[0]["intent"]
     body = ", ".join(_entry(i, level) for i in items)
     values = {**templates.values(first, level, mask.mask), "summary": body}
-    values["project"] = ", ".join(dict.fromkeys(_entry(i, "none").split(" (")[0] for i in items))
+    for key in ("project", "session"):
+        named = (templates.values(i["intent"], "none", mask.mask)[key] for i in items)
+        values[key] = ", ".join(dict.fromkeys(named))
     return {
         "title": title,
         "body": body,

@@ -104,3 +104,30 @@ def test_ack_errors(state_dir: Path, tmp_path: Path) -> None:
     assert unknown.returncode == 1
     assert unknown.stderr.startswith("error: no session 'nosuch' is recorded\nhint: ")
     assert "usage: lookout ack [-h] [SESSION]" in lookout("ack", "--help").stdout
+
+
+def test_a_titled_session_is_named_by_its_title_everywhere(state_dir: Path, tmp_path: Path) -> None:
+    # newuser-3 defect 7: the row said `billing-fix` (the client's /rename), while the hint,
+    # `ack`, `explain` and `tail` said `api`, its project.
+    from tests.test_client_sessions import capture, write_entry
+
+    dialog(state_dir, tmp_path, "s-open", "permission-approved-running.jsonl", project="api")
+    write_entry(
+        capture(
+            "waiting-permission",
+            sessionId="s-open",
+            statusUpdatedAt=ESC_AT_MS - 400,
+            name="billing-fix",
+            nameSource="user",
+        )
+    )
+    table = lookout("status").stdout.splitlines()
+    assert table[1].startswith("billing-fix ")
+    assert table[-1] == "answered already? `lookout ack billing-fix` clears it"
+    explained = lookout("explain", "billing-fix")
+    assert explained.stdout.startswith("billing-fix s-open (/home/dev/api): "), explained.stderr
+    tailed = lookout("tail", "--session", "billing-fix").stdout.splitlines()
+    assert tailed and all(line[9:].startswith("billing-fix ") for line in tailed), tailed
+    done = lookout("ack", "billing-fix")
+    assert done.stdout == "billing-fix: attention permission (touch probe-marker) → idle\n"
+    assert lookout("ack", "billing-fix").stdout == "billing-fix: nothing waits on you (idle)\n"

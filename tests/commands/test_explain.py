@@ -114,4 +114,5 @@ def test_explain_takes_a_project_name_as_jump_and_ack_do(
     assert cli.main(["explain", "demo"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: 'demo' names 2 sessions: demo (")
-    assert f"demo ({SESSION[:8]}, idle)" in err and "demo (0dd0dd0d, working)" in err
+    assert f"demo (project) — {SESSION[:8]}, idle" in err
+    assert "demo (project) — 0dd0dd0d, working" in err

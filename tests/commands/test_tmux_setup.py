@@ -271,3 +271,44 @@ def test_what_the_block_binds_runs_under_the_installed_command(
 
 
 API = "aaaa1111-0000-4000-8000-000000000001"
+
+
+@pytest.mark.real
+def test_the_status_bar_shows_the_whole_segment_and_remove_gives_the_bytes_back(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """newuser-3 defect 4: tmux's default status-right-length (40) cut lookout's segment to
+    `! s6-a7:`. The client's status line, drawn by a real tmux client and read back from the
+    pane of another tmux it runs in, shows all of it; --remove gives back the file's bytes."""
+    from tests.helpers import wait_for
+    from tests.jump.world import World
+    from tests.receivers import TmuxServer
+
+    require("tmux", "script")
+    conf(isolated_env).write_bytes(USER_CONF)
+    assert lookout("tmux-setup", "--apply").returncode == 0
+    with World() as world, TmuxServer() as outer:
+        world.hook(world.pane("beta:1.1"), tmp_path, "PermissionRequest-Bash", cwd="/w/s6-a7",
+                   session_id=API)  # fmt: skip
+        world.hook(world.pane("beta:1.0"), tmp_path, "PermissionRequest-Bash", cwd="/w/s7-70",
+                   session_id=WEB)  # fmt: skip
+        world.hook(world.pane("alpha:1.0"), tmp_path, "Stop", cwd="/w/api2", session_id=DOC)
+        world.tmux("source-file", str(conf(isolated_env)))  # as `tmux source-file` after --apply
+        segment = "! s6-a7:permission s7-70:permission · 1 idle"
+        assert lookout("status", "--line").stdout == segment + "\n"
+        # The user's client, in a pane of another tmux wide enough not to cut anything itself.
+        client = f"env -u TMUX TERM=xterm tmux -S {world.socket} attach -t alpha"
+        outer.tmux("new-session", "-d", "-s", "view", "-x", "200", "-y", "8", client)
+
+        def status_line() -> str | None:
+            screen = outer.tmux("capture-pane", "-p", "-t", "view").splitlines()
+            return screen[-1] if screen and segment in screen[-1] else None
+
+        wait_for(status_line, what=f"{segment!r} on the client's status line", every=0.2)
+        assert world.tmux("show", "-gv", "status-right-length") == "120"
+    assert lookout("tmux-setup", "--remove").returncode == 0
+    assert conf(isolated_env).read_bytes() == USER_CONF
+
+
+DOC = "cccc3333-0000-4000-8000-000000000003"
+WEB = "bbbb2222-0000-4000-8000-000000000002"

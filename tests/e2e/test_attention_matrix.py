@@ -346,9 +346,10 @@ def test_an_approved_long_mcp_call_shows_as_working_and_is_never_escalated(
     sandbox.assert_no_errors()
 
 
-def test_a_session_without_hooks_is_listed_with_its_true_status(sandbox: Sandbox) -> None:
+def test_a_session_without_hooks_is_listed_with_its_true_status(
+    sandbox: Sandbox, hook: Receiver
+) -> None:
     # `--settings` of its own that disables hooks: lookout hears nothing from this session.
-    sandbox.trust_project(idle_ms=2000)
     off = '{"disableAllHooks": true}'
     with ClaudePane(sandbox, "--permission-mode", "manual", "--settings", off) as pane:
         pane.wait_screen("\u276f", 30)
@@ -368,6 +369,13 @@ def test_a_session_without_hooks_is_listed_with_its_true_status(sandbox: Sandbox
         seconds = time.monotonic() - drawn
         report("no hooks: dialog → attention", seconds)
         assert seconds <= TRUE_WITHIN_S, shown
+        # newuser-3 defect 6: its alert had an empty body. It says what the registry says.
+        (alert,) = wait_for(lambda: bodies(hook, "/alert"), 15, "the alert")
+        assert alert["title"] == f"{shown['title']} · needs permission", alert
+        assert alert["message"] == (
+            "Claude Code waits for: permission prompt. This session runs without lookout's"
+            " hooks, so lookout cannot show the command: see its terminal."
+        ), alert
         time.sleep(1.0)
         pane.keys("Escape")
         seconds, shown = until(sandbox, session, idle, "idle after Esc")

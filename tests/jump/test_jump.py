@@ -84,6 +84,48 @@ def test_jump_without_a_session_goes_to_the_longest_waiting_then_on(world: World
     assert world.where(client) == f"beta:1.{world.panes_by_name['api']}"
 
 
+DOCS = "dddd4444-0000-4000-8000-000000000004"
+OLD = "eeee5555-0000-4000-8000-000000000005"
+
+
+@pytest.mark.real
+def test_prefix_a_goes_to_the_longest_waiting_from_any_pane_and_cycles_only_the_waiting(
+    tmp_path: Path,
+) -> None:
+    """newuser-3 defect 3: `prefix a` (the binding `tmux-setup --apply` writes) pressed in an
+    idle session's pane went on to the next idle session while `jump --print` named the one
+    waiting longest. Only a pane of a session that waits on you cycles on."""
+    with World() as world:
+        api, docs = world.pane("beta:1.1"), world.pane("beta:1.0")  # they wait on you
+        web, old = world.pane("alpha:1.0"), world.pane("alpha:1.1")  # idle
+        world.hook(old, tmp_path, "Stop", session_id=OLD, cwd="/w/old")
+        world.hook(api, tmp_path, "PermissionRequest-Bash", session_id=API, cwd="/w/api")
+        world.hook(docs, tmp_path, "PermissionRequest-Bash", session_id=DOCS, cwd="/w/docs")
+        world.hook(web, tmp_path, "Stop", session_id=WEB, cwd="/w/web")  # the latest idle
+        assert lookout("tmux-setup", "--apply").returncode == 0
+        world.tmux("source-file", str(Path.home() / ".tmux.conf"))
+        client = world.attach("alpha")
+
+        def press_a(then: str) -> None:
+            world.press(client, b"\x02a")  # C-b a
+            wait_for(lambda: world.where(client).endswith(f".{then}"), what=f"prefix a to {then}")
+
+        # On the pane of the most recently idle session, the first in the idle order.
+        world.tmux("switch-client", "-c", client, "-t", web)
+        wait_for(lambda: world.where(client).endswith(f".{web}"), what="the client on web")
+        assert lookout("jump", "--print").stdout == f"beta:1.{api}\n"
+        press_a(api)
+        # On a session that waits: the next one that waits, then round again.
+        assert lookout("jump", "--print").stdout == f"beta:1.{docs}\n"  # the same answer
+        press_a(docs)
+        press_a(api)
+        # From the last idle one, from a pane no session runs in: the longest waiting again.
+        for elsewhere in (old, world.pane("alpha:0.0")):
+            world.tmux("switch-client", "-c", client, "-t", elsewhere)
+            wait_for(lambda: world.where(client).endswith(f".{elsewhere}"), what="the switch")
+            press_a(api)
+
+
 def _next_second(world: World, client: str) -> None:
     """Wait until a client attached now is more recently active than `client` (tmux's
     client_activity counts whole seconds)."""
@@ -128,12 +170,25 @@ def test_print_shows_the_target_and_switches_nothing(world: World) -> None:
     out = lookout("jump", "--print", "--json", "web")
     assert json.loads(out.stdout) == {
         "session_id": WEB,
+        "title": "web",
         "project": "web",
         "via": "tmux",
         "target": f"alpha:1.{world.panes_by_name['web']}",
         "socket": world.socket,
     }
     assert world.where(client) == before
+
+
+def test_jump_names_the_session_by_its_title(world: World) -> None:
+    # newuser-3 defect 7: `jump --print --json` had no title; Claude Code's derived name (its
+    # registry's `name`) is what `lookout status` shows, and what jump answers to at once.
+    from tests.test_client_sessions import capture, write_entry
+
+    write_entry(capture("idle", sessionId=WEB, name="web-0f", nameSource="derived"))
+    out = lookout("jump", "--print", "--json", "web-0f")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["title"] == "web-0f"
+    assert json.loads(lookout("jump", "--print", "--json", "api").stdout)["title"] == "api"
 
 
 def test_print_needs_no_client(world: World) -> None:
@@ -168,7 +223,7 @@ def test_ambiguous_prefix(state_dir: Path) -> None:
     code, lines = fail(lookout("jump", "abc"))
     assert code == 1
     assert lines == [
-        "error: 'abc' names 2 sessions: demo (abc-2, idle), demo (abc-1, idle)",
+        "error: 'abc' names 2 sessions: demo (id) — abc-2, idle; demo (id) — abc-1, idle",
         "hint: name one by its id: lookout jump abc-2",
     ]
 

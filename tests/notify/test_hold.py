@@ -305,3 +305,24 @@ def test_alerts_from_hooks_at_once_are_each_in_exactly_one_digest(state_dir: Pat
     assert body["title"] == "6 sessions need you"
     listed = body["message"].split(", ")
     assert sorted(listed) == sorted(f"{p} (permission: npm test)" for p in projects)
+
+
+def test_a_digest_names_each_session_by_its_title() -> None:
+    # newuser-3 defect 7: two sessions of project api, titled api-10 and api-85 by the client,
+    # both read `api` in the digest.
+    from lookout.notify import hold
+
+    items = [
+        {"intent": build_intent(kind, {"ts_ms": 1}, {"project": "api", "title": title, **more})}
+        for kind, title, more in (
+            ("permission", "api-10", {"summary": "npm test"}),
+            ("question", "api-85", {}),
+            ("plan", "", {"project": "web"}),  # no title: the project names it
+        )
+    ]
+    msg = hold.digest_message(items, "summary", "lookout-digest-x")
+    assert msg["body"] == "api-10 (permission: npm test), api-85 (question), web (plan)"
+    assert (msg["values"]["session"], msg["values"]["project"]) == (
+        "api-10, api-85, web",
+        "api, web",
+    )
