@@ -38,6 +38,7 @@ from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import NOTHING_CHANGED
 from lookout.paths import tilde
+from lookout.platform.base import last_line
 
 RUNTIMES = "runtimes"
 CURRENT = "current"
@@ -308,11 +309,6 @@ def _git_commit(checkout: Path) -> str | None:
     return commit if done.returncode == 0 and len(commit) == 40 else None
 
 
-def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else f"exit {done.returncode}"
-
-
 def compile_code(runtime: Path, python: str) -> None:
     """Bytecode and the hook pack, made by the interpreter that runs the hooks: no hook ever
     compiles (or writes) on its path. Each file is replaced atomically, so this may run on the
@@ -324,12 +320,12 @@ def compile_code(runtime: Path, python: str) -> None:
         check=False,
     )
     if done.returncode != 0:
-        raise LookoutError(f"byte-compiling {tilde(runtime)} failed: {_last_line(done)}")
+        raise LookoutError(f"byte-compiling {tilde(runtime)} failed: {last_line(done)}")
     done = subprocess.run(
         [python, "-I", "-c", WRITE_PACK, str(runtime)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        raise LookoutError(f"precompiling the hooks in {tilde(runtime)} failed: {_last_line(done)}")
+        raise LookoutError(f"precompiling the hooks in {tilde(runtime)} failed: {last_line(done)}")
 
 
 def build(runtime: Path, code: dict[str, bytes], python: str, checkout: Path) -> None:

@@ -16,12 +16,12 @@ import jsonschema
 import pytest
 
 import lookout
-from lookout import hookspec, paths
+from lookout import hookspec, paths, swap
 from lookout.config import notify
 from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.install import files, hooks, registry, runtime, runtimes, settings, swap
+from lookout.install import files, hooks, registry, runtime, runtimes, settings
 from tests.helpers import FIXTURES, ROOT, write_config
 
 CASES = FIXTURES / "settings"
@@ -1040,8 +1040,6 @@ def test_a_write_racing_the_final_switch_is_kept_not_clobbered(
 ) -> None:
     # L8 (security-2.md): a second writer between the re-check and the replace was lost (install
     # exit 0, `final allow: []`). Now the old file is checked after an atomic exchange.
-    from lookout.install import swap
-
     target = tmp_path / "settings.json"
     target.write_text('{"permissions": {"allow": []}}\n')
     loaded = files.load_settings(target)
@@ -1075,8 +1073,6 @@ def test_a_write_racing_the_final_switch_is_kept_not_clobbered(
 def test_without_an_atomic_exchange_the_write_falls_back_to_a_replace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lookout.install import swap
-
     target = tmp_path / "settings.json"
     target.write_text("{}\n")
     monkeypatch.setattr(swap, "exchange", lambda a, b: False)  # macOS, old libc, some mounts
