@@ -29,6 +29,8 @@ HOOK_PATH = {
 }
 # What a hook must never import, at any cost: each would cost milliseconds on every tool call.
 HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib", "os"}
+# Nor the version (lookout.version): importlib.metadata alone costs more than a whole hook.
+HEAVY_STDLIB |= {"importlib.metadata", "argparse"}
 # All a recording hook adds to a bare `python -I -S`'s modules besides its own: os alone (with
 # _collections_abc) would cost ~1 ms, zlib's shared library ~0.3 ms (issue 23).
 HOOK_STDLIB = {"__future__", "_json", "_stat", "fcntl", "gc"}  # gc: built in, to switch it off
@@ -160,10 +162,10 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     loaded = modules_after_hook(tmp_path, "permission_request.py", "PermissionRequest-Bash.json")
     ours = {m for m in loaded if m.startswith("lookout.")}
     assert {"lookout.notify.handle", "lookout.notify.rules", "lookout.config.cache"} <= ours
-    never = ("lookout.install", "lookout.commands", "lookout.web")
+    never = ("lookout.install", "lookout.commands", "lookout.web", "lookout.version")
     assert not {m for m in ours if m.startswith(never)}
     assert "lookout.notify.sender" not in ours  # the sender runs in its own process
-    assert not (loaded & {"json", "subprocess", "urllib", "threading"})
+    assert not (loaded & {"json", "subprocess", "urllib", "threading", "importlib.metadata"})
 
 
 def test_a_turn_end_the_rules_weigh_loads_no_os(tmp_path: Path, state_dir: Path) -> None:
@@ -212,7 +214,7 @@ def test_the_sender_reaches_jump_and_reconcile_through_one_module_each() -> None
 
 @pytest.mark.parametrize(
     "init",
-    sorted(p.relative_to(ROOT / "lookout") for p in (ROOT / "lookout").rglob("*/__init__.py")),
+    sorted(p.relative_to(ROOT / "lookout") for p in (ROOT / "lookout").rglob("__init__.py")),
     ids=str,
 )
 def test_package_inits_hold_only_a_docstring(init: Path) -> None:
