@@ -504,3 +504,56 @@ def test_the_private_scan_sees_names_and_attributes(tmp_path: Path) -> None:
 def test_no_module_uses_a_private_name_of_another_folder() -> None:
     found = {module: private_uses(module) for module in MODULES}
     assert not {m: sorted(u) for m, u in found.items() if u}, "make it public, or move it"
+
+
+# -- complexity (issue 34): no function above 20, radon's cyclomatic measure ----------------------
+
+CEILING = 20
+# Functions other helpers are splitting now, each at its ceiling today: it may only fall, and
+# the list only shrinks (an entry at or below CEILING, or gone, must leave it).
+COMPLEX = {
+    "lookout/commands/answer.py:_by_session": 24,
+    "lookout/commands/channels.py:test_channels": 22,
+    "lookout/commands/doctor/channels.py:check_channels": 37,
+    "lookout/config/notify.py:_rule": 26,
+    "lookout/ledger.py:read": 22,
+    "lookout/machine.py:_client_status": 21,
+    "lookout/machine.py:apply": 26,
+    "lookout/notify/hold.py:drop_pending": 24,
+    "lookout/notify/rules.py:decide": 33,
+    "lookout/reconcile.py:observe": 35,
+    "lookout/reconcile.py:scan_transcript": 22,
+    "lookout/suggest.py:_prefixes": 22,
+}
+
+
+def complexities() -> dict[str, int]:
+    """`path:function` (`path:Class.method`, closures by their own name too) -> radon's
+    cyclomatic complexity, for every function in lookout/."""
+    from radon.complexity import cc_visit
+    from radon.visitors import Function
+
+    found: dict[str, int] = {}
+
+    def add(path: str, block: Function) -> None:
+        name = f"{block.classname}.{block.name}" if block.classname else block.name
+        found[f"{path}:{name}"] = max(found.get(f"{path}:{name}", 0), block.complexity)
+        for closure in block.closures:
+            add(path, closure)
+
+    for file in sorted(PACKAGE.rglob("*.py")):
+        path = file.relative_to(ROOT).as_posix()
+        for block in cc_visit(file.read_text(encoding="utf-8")):
+            if isinstance(block, Function):
+                add(path, block)
+    return found
+
+
+def test_no_function_is_above_complexity_20() -> None:
+    found = complexities()
+    assert found["lookout/events.py:parse"] <= CEILING  # the scan sees functions...
+    assert "lookout/fleet/watch.py:Fleet.snapshot" in found  # ...and methods
+    over = {name: cc for name, cc in found.items() if cc > COMPLEX.get(name, CEILING)}
+    assert not over, f"split into named steps (radon cc > {CEILING}, or above its ceiling): {over}"
+    done = sorted(name for name, cc in COMPLEX.items() if found.get(name, 0) <= CEILING)
+    assert not done, f"at or below {CEILING} now, or gone: take them off COMPLEX: {done}"
