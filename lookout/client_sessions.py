@@ -119,6 +119,19 @@ def believe(raw: object, path: str) -> Entry | None:
     wrote it; None for anything else (no signal)."""
     if not isinstance(raw, dict):
         return None
+    writer = _live_writer(raw, path)
+    if writer is None:
+        return None
+    status = raw.get("status")
+    if status is not None and status not in STATUSES:
+        return None  # another format (a newer client's word): the whole file is no signal
+    return _entry(raw, *writer, path)
+
+
+def _live_writer(raw: dict[str, Any], path: str) -> tuple[int, str] | None:
+    """(pid, session id) of the file's process when it runs and is the one that wrote the file:
+    the file is named after its pid, on this machine and pid namespace, and the process started
+    when the file says it did."""
     pid = raw.get("pid")
     session_id = raw.get("sessionId")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -135,10 +148,12 @@ def believe(raw: object, path: str) -> Entry | None:
         return None  # the process is gone (SIGKILL leaves its file behind)
     if recorded is not None and str(recorded) != now:
         return None  # the pid was reused by another process
+    return pid, session_id
+
+
+def _entry(raw: dict[str, Any], pid: int, session_id: str, path: str) -> Entry:
+    """The file's fields this version reads, each of its type, text cleaned and bounded."""
     status = raw.get("status")
-    if status is not None and status not in STATUSES:
-        return None  # another format (a newer client's word): the whole file is no signal
-    waiting_for = _text(raw.get("waitingFor"), 80)
     status_ms = raw.get("statusUpdatedAt")
     tmux = raw.get("tmux")
     pane = tmux.rpartition(".")[2] if isinstance(tmux, str) else ""
@@ -146,7 +161,7 @@ def believe(raw: object, path: str) -> Entry | None:
         "session_id": session_id,
         "pid": pid,
         "status": status if isinstance(status, str) else None,
-        "waiting_for": waiting_for,
+        "waiting_for": _text(raw.get("waitingFor"), 80),
         "status_ms": status_ms if isinstance(status_ms, int) and status_ms > 0 else None,
         "name": _text(raw.get("name")),
         "name_source": _text(raw.get("nameSource")),

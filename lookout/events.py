@@ -288,30 +288,19 @@ def parse(
         "batch": [],
     }
     if tool_name is not None:
-        t["summary"] = tool_summary(tool_name, tool_input)
-        if tool_name in QUESTION_TOOLS:
-            t["message"] = clip(question_text(tool_input))
-        elif tool_name in ("ExitPlanMode", "EnterPlanMode") and isinstance(tool_input, dict):
-            t["message"] = clip(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
-        else:
-            t["message"] = t["summary"]
+        _tool_texts(tool_name, tool_input, t)
     for extract in _EXTRACTORS.get(name, ()):
         extract(payload, t)
     summary = t["summary"]
-    remote = _remote(payload) if name == "RemoteDecision" else None
-    if remote:
-        # tail and the timeline show who answered what: "allow by the dashboard (…): <command>"
-        said = f"{remote.get('decision', '?')} by {remote.get('by') or '?'}"
-        summary = one_line(f"{said}: {summary}" if summary else said)
-    agent_id = _str(payload.get("agent_id"))
-    if name == "TeammateIdle" and agent_id is None and _str(payload.get("teammate_name")):
-        agent_id = f"teammate:{payload['teammate_name']}"
-
+    remote = None
+    if name == "RemoteDecision":
+        remote = _remote(payload)
+        summary = _answered(remote, summary)
     return {
         "name": name,
         "session_id": session_id,
         "agent": agent_of(payload, env),
-        "agent_id": agent_id,
+        "agent_id": _agent_id(name, payload),
         "agent_type": _str(payload.get("agent_type")) or _str(payload.get("teammate_name")),
         "cwd": cwd,
         "project": project_dir.rstrip("/").rpartition("/")[2] or project_dir,
@@ -350,6 +339,35 @@ def parse(
     }
 
 
+def _tool_texts(tool_name: str, tool_input: object, t: Texts) -> None:
+    """A tool call's summary, and its message: the question asked, the plan shown, else the
+    summary."""
+    t["summary"] = tool_summary(tool_name, tool_input)
+    if tool_name in QUESTION_TOOLS:
+        t["message"] = clip(question_text(tool_input))
+    elif tool_name in _PLAN_FALLBACK and isinstance(tool_input, dict):
+        t["message"] = clip(tool_input.get("plan")) or _PLAN_FALLBACK[tool_name]
+    else:
+        t["message"] = t["summary"]
+
+
+def _answered(remote: dict[str, object] | None, summary: str) -> str:
+    """A RemoteDecision's summary says who answered what, for tail and the timeline: "allow by
+    the dashboard (…): <command>"."""
+    if not remote:
+        return summary
+    said = f"{remote.get('decision', '?')} by {remote.get('by') or '?'}"
+    return one_line(f"{said}: {summary}" if summary else said)
+
+
+def _agent_id(name: str, payload: dict[str, object]) -> str | None:
+    """The subagent an event is about; an agent team's idle teammate is one by its name."""
+    agent_id = _str(payload.get("agent_id"))
+    if name == "TeammateIdle" and agent_id is None and _str(payload.get("teammate_name")):
+        return f"teammate:{payload['teammate_name']}"
+    return agent_id
+
+
 # Characters a Bash rule's specifier cannot hold literally: `*` is a wildcard, `\` its escape,
 # parentheses end the rule; control characters have no business in a rule.
 _RULE_UNSAFE = frozenset("*()\\") | frozenset(chr(c) for c in (*range(0x20), 0x7F))
@@ -364,28 +382,41 @@ def permission_rule(tool_name: str | None, tool_input: object) -> str | None:
     if tool_name is None or not isinstance(tool_input, dict):
         return None
     if tool_name == "Bash":
-        command = tool_input.get("command")
-        if (
-            not isinstance(command, str)
-            or not command
-            or len(command) > SUMMARY_MAX
-            or command != command.strip()
-            or "  " in command
-            or any(c in _RULE_UNSAFE for c in command)
-        ):
-            return None
-        return f"Bash({command})"
+        return _bash_rule(tool_input.get("command"))
     if tool_name == "WebFetch":
-        url = tool_input.get("url")
-        if not isinstance(url, str) or "://" not in url:
-            return None
-        host = url.split("://", 1)[1]
-        for sep in "/?#":
-            host = host.split(sep, 1)[0]
-        host = host.rsplit("@", 1)[-1].split(":", 1)[0].lower().rstrip(".")
-        if not host or not set(host) <= _HOST_CHARS:
-            return None
-        return f"WebFetch(domain:{host})"
+        return _domain_rule(tool_input.get("url"))
+    return _mcp_rule(tool_name)
+
+
+def _bash_rule(command: object) -> str | None:
+    """Bash(<command>), when the rule can state the command literally."""
+    if (
+        not isinstance(command, str)
+        or not command
+        or len(command) > SUMMARY_MAX
+        or command != command.strip()
+        or "  " in command
+        or any(c in _RULE_UNSAFE for c in command)
+    ):
+        return None
+    return f"Bash({command})"
+
+
+def _domain_rule(url: object) -> str | None:
+    """WebFetch(domain:<host>): the URL's host, without user, port or a trailing dot."""
+    if not isinstance(url, str) or "://" not in url:
+        return None
+    host = url.split("://", 1)[1]
+    for sep in "/?#":
+        host = host.split(sep, 1)[0]
+    host = host.rsplit("@", 1)[-1].split(":", 1)[0].lower().rstrip(".")
+    if not host or not set(host) <= _HOST_CHARS:
+        return None
+    return f"WebFetch(domain:{host})"
+
+
+def _mcp_rule(tool_name: str) -> str | None:
+    """An MCP tool's rule is its name, when the name is a plain one."""
     named = all(c.isascii() and (c.isalnum() or c in "_-") for c in tool_name)
     if tool_name.startswith("mcp__") and len(tool_name) <= SUMMARY_MAX and named:
         return tool_name

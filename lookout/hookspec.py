@@ -45,6 +45,9 @@ GENERIC_SCRIPT = "event.py"
 # entry only when the user's config says `[remote] enabled = true`. Its timeout follows wait_s.
 REMOTE_SCRIPT = "remote_answer.py"
 REMOTE_EVENT = "PermissionRequest"
+# Its installed `timeout` is wait_s plus this: the hook gives up (silently) before the client
+# would kill it, and has time left to deliver an answer that came in at the last moment.
+TIMEOUT_MARGIN_S = 15
 
 # Seconds. Hooks finish in milliseconds; a short timeout bounds the damage of a stuck disk.
 TIMEOUT_S = 10

@@ -15,7 +15,7 @@ from lookout import _jsonfast, events, machine, paths, procs, store, words
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
     from lookout.agents.base import Agent
     from lookout.shapes import Intent
@@ -92,6 +92,45 @@ def run_notify(agent: str, argv: list[str]) -> int:
                 spawn.spawn_detached([*chain, raw])
 
     return _fail_open(f"{agent} notify", work)
+
+
+def run_remote() -> int:
+    """Entry point of hooks/remote_answer.py, the deciding PermissionRequest hook: the decision
+    (lookout.remote.decide) is printed first, then recorded, each inside the boundary. Its
+    stdout carries exactly one decision object or nothing at all."""
+    ts_ms = words.now_ms()
+    try:
+        raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
+    except Exception:
+        raw = b""
+    out = _keep_stdout()  # the answer's only way out; fds 1 and 2 go to /dev/null below
+    if out < 0:
+        return 0
+    done: list[tuple[bytes, dict[str, Any] | None]] = []
+
+    def work(state_dir: str) -> None:
+        from lookout.remote import decide
+
+        decide.listen()  # before the wait: the client's SIGTERM says the dialog was answered
+        done.append(decide.decide(_parse(raw), ts_ms, state_dir, paths.environ()))
+
+    _fail_open("remote answer", work)
+    answer, event = done[0] if done else (b"", None)
+    try:
+        if answer:
+            posix.write(out, answer)
+        posix.close(out)  # the answer is out before anything else can fail or take time
+    except OSError:
+        pass
+    if event is not None:
+        raw_event = _jsonfast.dumps(event).encode("ascii")
+        _fail_open(
+            "remote answer (record)",
+            lambda state_dir: record(
+                raw_event, "RemoteDecision", words.now_ms(), state_dir, paths.environ()
+            ),
+        )
+    return 0
 
 
 def _agent(name: str) -> Agent:

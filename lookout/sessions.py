@@ -223,40 +223,10 @@ def present(
     """One session in the shape of `lookout status --json`. `seen`: process liveness by session
     id, looked at moments ago (by reconcile)."""
     updated_ms = int(snapshot.get("updated_ms") or 0)
-    status = snapshot.get("status") or "idle"
-    reason = snapshot.get("reason")
-    detail = snapshot.get("detail")
-    # True/False when it can be known, None when no pid was recorded (platform layer: /proc,
-    # or ps on macOS).
-    sid = snapshot.get("session_id")
-    if seen is not None and isinstance(sid, str) and sid in seen:
-        alive = seen[sid]
-    else:
-        alive = platform.get().alive(
-            snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
-        )
+    alive = _alive(snapshot, seen)
     hooks = snapshot.get("hooks") is not False
-    evidence = snapshot.get("evidence") or ("hook" if hooks else "client")
-    if alive is False and status != "ended":
-        # No SessionEnd came (kill -9, crash, closed terminal): the process is the truth.
-        status, reason, detail, evidence = "ended", "process_gone", None, "process"
-    # How long it has waited on you: the episode's start (kept by the machine; for an older
-    # snapshot, the oldest open episode's), not its latest event.
-    waiting = None
-    if status == "attention":
-        since = snapshot.get("since_ms")
-        waiting = since if isinstance(since, int) else waiting_since(snapshot)
-    agents: list[Child] = [
-        {
-            "agent_id": agent_id,
-            "agent_type": child.get("agent_type") or "",
-            "status": child.get("status"),
-            "reason": child.get("reason"),
-            "detail": child.get("detail"),
-        }
-        for agent_id, child in (snapshot.get("agents") or {}).items()
-        if isinstance(child, dict)
-    ]
+    status, reason, detail, evidence = _status_and_proof(snapshot, alive, hooks)
+    waiting = _wait_began(snapshot) if status == "attention" else None
     row: Row = {
         "session_id": snapshot["session_id"],
         "agent": snapshot.get("agent") or "claude",
@@ -285,7 +255,7 @@ def present(
         "waiting_since": store.rfc3339(waiting) if waiting is not None else None,
         "waiting_ms": waiting,
         "print_mode": words.print_mode(snapshot.get("entrypoint")),
-        "agents": agents,
+        "agents": _children(snapshot),
     }
     return row
 
@@ -298,6 +268,50 @@ def label(session: Mapping[str, Any]) -> str:
     if isinstance(title, str) and title:
         return title
     return title_of(session) or "?"
+
+
+def _alive(snapshot: dict[str, Any], seen: Mapping[str, bool | None] | None) -> bool | None:
+    """Whether the session's process runs: True/False when it can be known, None when no pid
+    was recorded (platform layer: /proc, or ps on macOS); `seen` when reconcile just looked."""
+    sid = snapshot.get("session_id")
+    if seen is not None and isinstance(sid, str) and sid in seen:
+        return seen[sid]
+    return platform.get().alive(
+        snapshot.get("pid"), snapshot.get("pid_start"), snapshot.get("started_ms")
+    )
+
+
+def _status_and_proof(
+    snapshot: dict[str, Any], alive: bool | None, hooks: bool
+) -> tuple[str, Any, Any, str]:
+    """(status, reason, detail, evidence): the recorded ones, unless the process is gone and
+    no SessionEnd came (kill -9, crash, closed terminal): then the process is the truth."""
+    status = snapshot.get("status") or "idle"
+    if alive is False and status != "ended":
+        return "ended", "process_gone", None, "process"
+    evidence = snapshot.get("evidence") or ("hook" if hooks else "client")
+    return status, snapshot.get("reason"), snapshot.get("detail"), evidence
+
+
+def _wait_began(snapshot: dict[str, Any]) -> int | None:
+    """How long it has waited on you: the episode's start (kept by the machine; for an older
+    snapshot, the oldest open episode's), not its latest event."""
+    since = snapshot.get("since_ms")
+    return since if isinstance(since, int) else waiting_since(snapshot)
+
+
+def _children(snapshot: dict[str, Any]) -> list[Child]:
+    return [
+        {
+            "agent_id": agent_id,
+            "agent_type": child.get("agent_type") or "",
+            "status": child.get("status"),
+            "reason": child.get("reason"),
+            "detail": child.get("detail"),
+        }
+        for agent_id, child in (snapshot.get("agents") or {}).items()
+        if isinstance(child, dict)
+    ]
 
 
 def title_of(snapshot: Mapping[str, Any]) -> str:

@@ -124,10 +124,11 @@ def rfc3339(ts_ms: int) -> str:
 
 
 def session_file(state_dir: str, session_id: str) -> str:
-    return paths.join(state_dir, SESSIONS, _safe_name(session_id) + ".json")
+    return paths.join(state_dir, SESSIONS, safe_name(session_id) + ".json")
 
 
-def _safe_name(session_id: str) -> str:
+def safe_name(session_id: str) -> str:
+    """`session_id` as one file name (and, in fleet/topics, one MQTT topic level)."""
     # The id comes from stdin: never let it name a path outside sessions/. Escaping (not
     # replacing) keeps distinct ids in distinct files.
     safe = "".join(

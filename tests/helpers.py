@@ -11,6 +11,7 @@ import stat
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -24,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PAYLOADS = FIXTURES / "payloads"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# The one place lookout's version is written.
+VERSION: str = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 T = TypeVar("T")
 

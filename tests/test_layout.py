@@ -29,6 +29,8 @@ HOOK_PATH = {
 }
 # What a hook must never import, at any cost: each would cost milliseconds on every tool call.
 HEAVY_STDLIB = {"json", "typing", "subprocess", "urllib", "tomllib", "threading", "pathlib", "os"}
+# Nor the version (lookout.version): importlib.metadata alone costs more than a whole hook.
+HEAVY_STDLIB |= {"importlib.metadata", "argparse"}
 # All a recording hook adds to a bare `python -I -S`'s modules besides its own: os alone (with
 # _collections_abc) would cost ~1 ms, zlib's shared library ~0.3 ms (issue 23).
 HOOK_STDLIB = {"__future__", "_json", "_stat", "fcntl", "gc"}  # gc: built in, to switch it off
@@ -160,10 +162,10 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     loaded = modules_after_hook(tmp_path, "permission_request.py", "PermissionRequest-Bash.json")
     ours = {m for m in loaded if m.startswith("lookout.")}
     assert {"lookout.notify.handle", "lookout.notify.rules", "lookout.config.cache"} <= ours
-    never = ("lookout.install", "lookout.commands", "lookout.web")
+    never = ("lookout.install", "lookout.commands", "lookout.web", "lookout.version")
     assert not {m for m in ours if m.startswith(never)}
     assert "lookout.notify.sender" not in ours  # the sender runs in its own process
-    assert not (loaded & {"json", "subprocess", "urllib", "threading"})
+    assert not (loaded & {"json", "subprocess", "urllib", "threading", "importlib.metadata"})
 
 
 def test_a_turn_end_the_rules_weigh_loads_no_os(tmp_path: Path, state_dir: Path) -> None:
@@ -212,7 +214,7 @@ def test_the_sender_reaches_jump_and_reconcile_through_one_module_each() -> None
 
 @pytest.mark.parametrize(
     "init",
-    sorted(p.relative_to(ROOT / "lookout") for p in (ROOT / "lookout").rglob("*/__init__.py")),
+    sorted(p.relative_to(ROOT / "lookout") for p in (ROOT / "lookout").rglob("__init__.py")),
     ids=str,
 )
 def test_package_inits_hold_only_a_docstring(init: Path) -> None:
@@ -345,3 +347,213 @@ def test_the_cli_loads_no_installer_until_one_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert set(done.stdout.split()) == {"lookout.install", "lookout.install.cli"}
+
+
+# -- the floors (issue 34): every import runs down, no private name crosses a folder -------------
+
+# A room is a folder (lookout/notify/, with commands/doctor/ in commands/) or a flat module; the
+# ground is one room: the leaf modules, which import nothing of lookout but one another.
+GROUND = {
+    "lookout",
+    "lookout._jsonfast",
+    "lookout.atomic",
+    "lookout.errors",
+    "lookout.hookpack",
+    "lookout.hookspec",
+    "lookout.mask",
+    "lookout.paths",
+    "lookout.procs",
+    "lookout.programs",
+    "lookout.shapes",
+    "lookout.swap",
+    "lookout.version",
+    "lookout.words",
+}
+# A room imports only its own modules and rooms on lower floors. A new room gets a floor here.
+FLOORS: dict[str, int] = {
+    "ground": 1,
+    # the write path's state, and the operating system (platform/ asks it; nothing above ground)
+    "events": 2,
+    "machine": 2,
+    "store": 2,
+    "client_sessions": 2,
+    "platform": 2,
+    # what every reader and writer above stands on
+    "boundary": 3,
+    "config": 3,
+    "ledger": 3,
+    # the read model, and the proof of what no hook said
+    "sessions": 4,
+    "reconcile": 4,
+    "suggest": 4,
+    "jump": 5,
+    "remote": 5,
+    "notify": 6,
+    "fleet": 6,
+    "runner": 7,  # every hook's boundary: records, then notifies or decides
+    "web": 7,
+    "install": 7,
+    "agents": 8,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
+    "commands": 9,
+    "__main__": 10,
+}
+# The arrows that still run up, each a known coupling with its owner; the list only shrinks.
+UPWARD = {
+    # the config validator needs the template grammar (the channel plug-ins move it)
+    ("lookout.config.notify", "lookout.notify.templates"),
+    # reconcile records a transition and notifies as a hook would (docs: the second writer)
+    ("lookout.reconcile", "lookout.notify.handle"),
+    # the Telegram Bot API client and the detached sender (they move with the telegram channel)
+    ("lookout.remote.telegram", "lookout.notify.telegram"),
+    ("lookout.remote.telegram", "lookout.notify.spawn"),
+    # the installer drives the plug-ins, as pre-commit's core imports all_languages
+    ("lookout.install.plan", "lookout.agents.registry"),
+}
+
+
+def room_of(module: str) -> str:
+    if module in GROUND:
+        return "ground"
+    return module.split(".")[1]
+
+
+def test_every_room_has_a_floor() -> None:
+    rooms = {room_of(m) for m in MODULES}
+    assert rooms == set(FLOORS), "give each new room a floor in FLOORS"
+    # The ground is the ground: nothing in it imports a module off it.
+    assert {(m, t) for m in GROUND & set(GRAPH) for t in GRAPH[m] if t not in GROUND} == set()
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if room_of(module) != room_of(target) and FLOORS[room_of(target)] >= FLOORS[room_of(module)]
+    }
+
+
+def test_every_import_runs_down_a_floor() -> None:
+    # Lazy imports count (they run, later); `if TYPE_CHECKING:` ones do not.
+    found = upward_arrows(GRAPH)
+    assert not found - UPWARD, f"imports that run up a floor: {sorted(found - UPWARD)}"
+    assert not UPWARD - found, f"gone (take them off UPWARD): {sorted(UPWARD - found)}"
+
+
+def test_the_platform_layer_stands_on_the_ground() -> None:
+    # platform/ is what the read model, reconcile, notify and the installer ask the OS through:
+    # it imports only the ground and itself (launchd's agent used to reach into install/).
+    for module in (m for m in GRAPH if room_of(m) == "platform"):
+        assert {room_of(t) for t in GRAPH[module]} <= {"ground", "platform"}, module
+
+
+def _folder(module: str) -> str:
+    """The package a module is filed in (lookout.notify.deliver: lookout.notify)."""
+    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def private_uses(module: str) -> set[str]:
+    """Each `_name` of another folder's module that `module` imports or reads: `from m import
+    _x`, or `m._x` where m names a lookout module. A private *module* (`lookout._jsonfast`) is
+    its package's: open to every module under lookout/."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    bound: dict[str, str] = {}  # a local name -> the lookout module it is
+    used: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module in MODULES:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in MODULES:
+                    bound[alias.asname or alias.name] = full
+                else:
+                    used.add((node.module, alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in MODULES:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = bound.get(node.value.id)
+            if owner is not None:
+                used.add((owner, node.attr))
+    return {
+        f"{owner}.{name}"
+        for owner, name in used
+        if name.startswith("_") and not name.startswith("__") and _folder(owner) != _folder(module)
+    }
+
+
+def test_the_private_scan_sees_names_and_attributes(tmp_path: Path) -> None:
+    # The scanner itself, on the code before issue 34: remote/decide read runner's boundary.
+    old = (
+        "from lookout import runner\n"
+        "from lookout.notify.deliver import _queue\n"
+        "def f():\n    return runner._fail_open, runner.record\n"
+    )
+    MODULES["lookout.remote.probe"] = tmp_path / "probe.py"
+    try:
+        (tmp_path / "probe.py").write_text(old)
+        assert private_uses("lookout.remote.probe") == {
+            "lookout.runner._fail_open",
+            "lookout.notify.deliver._queue",
+        }
+    finally:
+        del MODULES["lookout.remote.probe"]
+
+
+def test_no_module_uses_a_private_name_of_another_folder() -> None:
+    found = {module: private_uses(module) for module in MODULES}
+    assert not {m: sorted(u) for m, u in found.items() if u}, "make it public, or move it"
+
+
+# -- complexity (issue 34): no function above 20, radon's cyclomatic measure ----------------------
+
+CEILING = 20
+# Functions other helpers are splitting now, each at its ceiling today: it may only fall, and
+# the list only shrinks (an entry at or below CEILING, or gone, must leave it).
+COMPLEX = {
+    "lookout/commands/answer.py:_by_session": 24,
+    "lookout/commands/channels.py:test_channels": 22,
+    "lookout/commands/doctor/channels.py:check_channels": 37,
+    "lookout/config/notify.py:_rule": 26,
+    "lookout/ledger.py:read": 22,
+    "lookout/machine.py:_client_status": 21,
+    "lookout/machine.py:apply": 26,
+    "lookout/notify/hold.py:drop_pending": 24,
+    "lookout/notify/rules.py:decide": 33,
+    "lookout/reconcile.py:observe": 35,
+    "lookout/reconcile.py:scan_transcript": 22,
+    "lookout/suggest.py:_prefixes": 22,
+}
+
+
+def complexities() -> dict[str, int]:
+    """`path:function` (`path:Class.method`, closures by their own name too) -> radon's
+    cyclomatic complexity, for every function in lookout/."""
+    from radon.complexity import cc_visit
+    from radon.visitors import Function
+
+    found: dict[str, int] = {}
+
+    def add(path: str, block: Function) -> None:
+        name = f"{block.classname}.{block.name}" if block.classname else block.name
+        found[f"{path}:{name}"] = max(found.get(f"{path}:{name}", 0), block.complexity)
+        for closure in block.closures:
+            add(path, closure)
+
+    for file in sorted(PACKAGE.rglob("*.py")):
+        path = file.relative_to(ROOT).as_posix()
+        for block in cc_visit(file.read_text(encoding="utf-8")):
+            if isinstance(block, Function):
+                add(path, block)
+    return found
+
+
+def test_no_function_is_above_complexity_20() -> None:
+    found = complexities()
+    assert found["lookout/events.py:parse"] <= CEILING  # the scan sees functions...
+    assert "lookout/fleet/watch.py:Fleet.snapshot" in found  # ...and methods
+    over = {name: cc for name, cc in found.items() if cc > COMPLEX.get(name, CEILING)}
+    assert not over, f"split into named steps (radon cc > {CEILING}, or above its ceiling): {over}"
+    done = sorted(name for name, cc in COMPLEX.items() if found.get(name, 0) <= CEILING)
+    assert not done, f"at or below {CEILING} now, or gone: take them off COMPLEX: {done}"

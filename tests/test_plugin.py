@@ -13,10 +13,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from lookout import __version__, hookspec
+from lookout import hookspec
 from lookout.install import settings
 from tests.e2e.client import CLAUDE_CODE_VERSION, claude_path, installed_version, offline_env
-from tests.helpers import ROOT
+from tests.helpers import ROOT, VERSION
 
 SCHEMA = json.loads((ROOT / "tests" / "fixtures" / "claude-code-settings.schema.json").read_text())
 HOOKS_JSON = ROOT / "hooks" / "hooks.json"
@@ -66,7 +66,7 @@ def test_hooks_json_validates_and_every_script_exists() -> None:
 
 def test_manifest_and_marketplace() -> None:
     plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
-    assert plugin["name"] == "lookout" and plugin["version"] == __version__
+    assert plugin["name"] == "lookout" and plugin["version"] == VERSION  # pyproject.toml's
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     assert market["plugins"][0]["name"] == "lookout" and market["plugins"][0]["source"] == "./"
 

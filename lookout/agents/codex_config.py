@@ -21,9 +21,10 @@ from typing import Any
 
 from lookout import paths
 from lookout.errors import LookoutError
-from lookout.install import files, runtime
+from lookout.install import files
 from lookout.install.files import NOTHING_CHANGED, Loaded, Out
 from lookout.paths import tilde
+from lookout.platform.base import capture
 
 # The first Codex release with hooks on by default; older ones only have `notify`.
 CODEX_HOOKS_SINCE = (0, 124, 0)
@@ -245,7 +246,7 @@ def codex_version(binary: str | None = None) -> tuple[str | None, tuple[int, int
     if not binary:
         return None, None
     try:
-        done = runtime.run([binary, "--version"], timeout=30)
+        done = capture([binary, "--version"], timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return binary, None
     found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from lookout import __version__, paths
+from lookout import paths, version
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
 from lookout.words import CHANNEL_TYPES
@@ -118,7 +118,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=f"State: {paths.tilde(paths.state_dir())} (set LOOKOUT_STATE_DIR to change). "
         f"Config: {paths.tilde(paths.config_path())} (LOOKOUT_CONFIG).",
     )
-    parser.add_argument("--version", action="version", version=f"lookout {__version__}")
+    parser.add_argument("--version", action=version.Action)
     sub = _Only(parser.add_subparsers(dest="command", metavar="COMMAND"), command)
 
     status = sub.add_parser(

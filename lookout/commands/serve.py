@@ -16,6 +16,10 @@ from typing import Any
 from lookout import paths, words
 from lookout.errors import LookoutError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from lookout.web.hub import Source
+
 DEFAULT_BIND, DEFAULT_PORT = "127.0.0.1", 8787
 RUNNING = "serve.json"  # where a running `lookout serve` says it runs, for `--url`
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -53,53 +57,41 @@ def serve(
         return 0
     scheme = "https" if tls else "http"
     if url:
-        if port == 0:
-            raise LookoutError("--url needs the port the dashboard runs on", hint="--port 8787")
-        if bind is None and port is None:
-            base = _running_base(state_dir)
-        else:
-            base = f"{scheme}://{_url_host(bind or DEFAULT_BIND)}:{port or DEFAULT_PORT}"
-        print(_login_url(base, state_dir))
+        print(_login_url(_url_base(bind, port, scheme, state_dir), state_dir))
         return 0
     bind = DEFAULT_BIND if bind is None else bind
     port = DEFAULT_PORT if port is None else port
+    return _run(bind, port, fleet, tls, token, state_dir)
 
-    from lookout.commands.status import notifications_off
-    from lookout.web.hub import Hub, Source
-    from lookout.web.server import Dashboard
-    from lookout.web.source import LocalSource
 
-    source: Source = LocalSource(state_dir)
-    if fleet:
-        import lookout.config.fleet
-        from lookout.fleet import mqtt
-        from lookout.web.fleet import FleetSource
+def _url_base(bind: str | None, port: int | None, scheme: str, state_dir: str) -> str:
+    """Where `--url`'s link points: the dashboard that runs here, or the one --bind and --port
+    name."""
+    if port == 0:
+        raise LookoutError("--url needs the port the dashboard runs on", hint="--port 8787")
+    if bind is None and port is None:
+        return _running_base(state_dir)
+    return f"{scheme}://{_url_host(bind or DEFAULT_BIND)}:{port or DEFAULT_PORT}"
 
-        cfg = lookout.config.fleet.load()
-        mqtt.require()
-        source = fleet_source = FleetSource(cfg)
-        fleet_source.start()  # a broker that cannot be reached is an error now, with its hint
-    import os
 
+def _run(
+    bind: str, port: int, fleet: bool, tls: ssl.SSLContext | None, token: str, state_dir: str
+) -> int:
+    """Serve the dashboard until Ctrl-C."""
     from lookout import store
+    from lookout.commands.status import notifications_off
+    from lookout.web.hub import Hub
+    from lookout.web.server import Dashboard
 
-    hub = Hub(source, notifications_off, os.path.join(state_dir, store.REQUESTS))
+    hub = Hub(_source(state_dir, fleet), notifications_off, os.path.join(state_dir, store.REQUESTS))
     try:
         server = Dashboard(bind, port, hub, token, state_dir, tls=tls)
     except OSError as exc:
         raise _listen_error(bind, port, exc) from None
     port = server.server_address[1]
-    base = f"{scheme}://{_url_host(bind)}:{port}"
+    base = f"{'https' if tls else 'http'}://{_url_host(bind)}:{port}"
     if bind not in LOOPBACK and not bind.startswith("127.") and tls is None:
-        print(
-            f"warning: {bind or '*'}:{port} is reachable from the network without TLS: the token"
-            " and every session's text cross it in clear text",
-            file=sys.stderr,
-        )
-        print(
-            "hint: add --tls-cert FILE --tls-key FILE, or keep 127.0.0.1 and use an SSH tunnel",
-            file=sys.stderr,
-        )
+        _warn_clear_text(bind, port)
     try:  # Ctrl-C is how a server stops: at any moment from here on, a clean exit 0
         _record_running(state_dir, base, port, fleet)
         hub.start()
@@ -118,6 +110,36 @@ def serve(
         hub.stop()
         server.server_close()
     return 0
+
+
+def _source(state_dir: str, fleet: bool) -> Source:
+    """This machine's sessions, or (--fleet) every host's from the broker, connected now: a
+    broker that cannot be reached is an error here, with its hint."""
+    if not fleet:
+        from lookout.web.source import LocalSource
+
+        return LocalSource(state_dir)
+    import lookout.config.fleet
+    from lookout.fleet import mqtt
+    from lookout.web.fleet import FleetSource
+
+    cfg = lookout.config.fleet.load()
+    mqtt.require()
+    source = FleetSource(cfg)
+    source.start()
+    return source
+
+
+def _warn_clear_text(bind: str, port: int) -> None:
+    print(
+        f"warning: {bind or '*'}:{port} is reachable from the network without TLS: the token"
+        " and every session's text cross it in clear text",
+        file=sys.stderr,
+    )
+    print(
+        "hint: add --tls-cert FILE --tls-key FILE, or keep 127.0.0.1 and use an SSH tunnel",
+        file=sys.stderr,
+    )
 
 
 def _record_running(state_dir: str, base: str, port: int, fleet: bool) -> None:

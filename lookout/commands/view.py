@@ -48,6 +48,12 @@ def evidence_text(s: Mapping[str, Any]) -> str:
     return text if s.get("hooks", True) else f"{text}, no hooks"
 
 
+# A row of the status table: (title, id, status text, status, detail, age, summary, stale,
+# evidence).
+_Row = tuple[str, str, str, str, str, str, str, bool, str]
+_HEADER: _Row = ("SESSION", "ID", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False, "EVIDENCE")
+
+
 def table(
     sessions: Sequence[Mapping[str, Any]],
     now_ms: int,
@@ -61,61 +67,62 @@ def table(
     column says what proved each status (docs/state-model.md)."""
     if not sessions:
         return "no sessions"
-    # (title, id, status text, status, detail, age, summary, stale, evidence)
-    rows: list[tuple[str, str, str, str, str, str, str, bool, str]] = []
-    for s in sessions:
-        named = visible(label(s))
-        if s["agent"] != "claude":
-            named = f"{named} ({visible(s['agent'])})"
-        since = s.get("waiting_ms") or s["updated_ms"]
-        rows.append(
-            (
-                named,
-                s.get("short_id") or s["session_id"][:SHORT_ID],
-                visible(_status_text(s["status"], s["reason"])),
-                s["status"],
-                visible(s["detail"] or ""),
-                age(now_ms - since),
-                visible(s["summary"]),
-                s["stale"],
-                visible(evidence_text(s)),
-            )
-        )
-        for child in s["agents"]:
-            if child["status"] == "done":
-                continue  # a finished agent is history: its parent's line says enough
-            rows.append(
-                (
-                    f"  └ {visible(child['agent_type'] or 'subagent')}",
-                    "",
-                    visible(_status_text(child["status"] or "", child.get("reason"))),
-                    child["status"] or "",
-                    visible(child.get("detail") or ""),
-                    "",
-                    "",
-                    s["stale"],
-                    "",
-                )
-            )
-    header = ("SESSION", "ID", "STATUS", "", "DETAIL", "AGE", "SUMMARY", False, "EVIDENCE")
+    rows = [row for s in sessions for row in _rows(s, now_ms)]
     columns = (0, 1, 2, 8, 4, 5) if evidence else (0, 1, 2, 4, 5)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in columns]
-    used = sum(widths) + 2 * len(widths)
-    room = max(10, width - used)
-    lines = []
-    for r in [header, *rows]:
-        cells = [str(r[i]).ljust(w) for i, w in zip(columns[:-1], widths[:-1], strict=True)]
-        cells.append(str(r[5]).rjust(widths[-1]))
-        summary = r[6] if len(r[6]) <= room else r[6][: room - 1] + "…"
-        if colour and r is not header:
-            start = _COLOURS.get(r[3], "")
-            if start:
-                cells[2] = f"{start}{cells[2]}{_RESET}"
-        line = "  ".join([*cells, summary]).rstrip()
-        if colour and r is not header and r[7]:
-            line = f"{_DIM}{line}{_RESET}"
-        lines.append(line)
+    widths = [max(len(str(r[i])) for r in [_HEADER, *rows]) for i in columns]
+    room = max(10, width - sum(widths) - 2 * len(widths))  # what is left for the summary
+    lines = [_laid_out(_HEADER, columns, widths, room, False)]
+    lines += [_laid_out(r, columns, widths, room, colour) for r in rows]
     return "\n".join(lines)
+
+
+def _rows(s: Mapping[str, Any], now_ms: int) -> list[_Row]:
+    """A session's row, then one per subagent still at work: a finished one is history, its
+    parent's row says enough."""
+    named = visible(label(s))
+    if s["agent"] != "claude":
+        named = f"{named} ({visible(s['agent'])})"
+    since = s.get("waiting_ms") or s["updated_ms"]
+    row: _Row = (
+        named,
+        s.get("short_id") or s["session_id"][:SHORT_ID],
+        visible(_status_text(s["status"], s["reason"])),
+        s["status"],
+        visible(s["detail"] or ""),
+        age(now_ms - since),
+        visible(s["summary"]),
+        s["stale"],
+        visible(evidence_text(s)),
+    )
+    return [row, *(_child_row(c, s["stale"]) for c in s["agents"] if c["status"] != "done")]
+
+
+def _child_row(child: Mapping[str, Any], stale: bool) -> _Row:
+    status = child["status"] or ""
+    return (
+        f"  └ {visible(child['agent_type'] or 'subagent')}",
+        "",
+        visible(_status_text(status, child.get("reason"))),
+        status,
+        visible(child.get("detail") or ""),
+        "",
+        "",
+        stale,
+        "",
+    )
+
+
+def _laid_out(r: _Row, columns: tuple[int, ...], widths: list[int], room: int, colour: bool) -> str:
+    """One row in its columns (AGE aligned right), the summary cut to the room left; with
+    `colour`, the status in its colour and a stale session's whole row dimmed."""
+    cells = [str(r[i]).ljust(w) for i, w in zip(columns[:-1], widths[:-1], strict=True)]
+    cells.append(str(r[5]).rjust(widths[-1]))
+    summary = r[6] if len(r[6]) <= room else r[6][: room - 1] + "…"
+    start = _COLOURS.get(r[3], "") if colour else ""
+    if start:
+        cells[2] = f"{start}{cells[2]}{_RESET}"
+    text = "  ".join([*cells, summary]).rstrip()
+    return f"{_DIM}{text}{_RESET}" if colour and r[7] else text
 
 
 def line(sessions: Sequence[Mapping[str, Any]]) -> str:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lookout import __version__, mask
+from lookout import mask, version
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import topics
 from lookout.sessions import public
@@ -123,9 +123,9 @@ def ha_device(cfg: FleetConfig) -> dict[str, Any]:
             "name": f"lookout {cfg.host}",
             "manufacturer": "lookout",
             "model": "lookout bridge",
-            "sw_version": __version__,
+            "sw_version": version.version(),
         },
-        "origin": {"name": "lookout", "sw_version": __version__},
+        "origin": {"name": "lookout", "sw_version": version.version()},
     }
 
 

@@ -32,7 +32,7 @@ SYNC = "!sync"
 def segment(text: str) -> str:
     """`text` as one topic level: session ids come from payloads, so escape (never drop) every
     character that could add a level (/), match as a wildcard (+ #) or confuse a broker."""
-    return store._safe_name(text)
+    return store.safe_name(text)
 
 
 def unsegment(text: str) -> str:

@@ -205,54 +205,77 @@ class Fleet:
             raw = list(self.sessions.values())
             skew = {h: ms for h, ms in self.skew.items() if abs(ms) >= CLOCK_SKEW_S * 1000}
         now = words.now_ms()
-        sessions = []
-        for s in raw:
-            # The host's times on our clock: a host whose clock is off neither sorts first
-            # (ahead) nor looks stale (behind). Without its clock, never later than now.
-            off = skew.get(s["host"], 0)
-            s = {
-                **s,
-                "updated_ms": min(now, s["updated_ms"] - off) if s["updated_ms"] else 0,
-                "waiting_ms": min(now, s["waiting_ms"] - off) if s.get("waiting_ms") else None,
-            }
-            if s["updated_ms"]:
-                s["stale"] = now - s["updated_ms"] > stale_after_s * 1000
-            state = online.get(s["host"])
-            if state is not True:
-                s = {
-                    **s,
-                    "status": "unknown",
-                    "reason": "host_offline" if state is False else "host_unknown",
-                    "detail": None,
-                    "agents": [],
-                }
-            if include_ended or s["status"] != "ended":
-                sessions.append(s)
+        sessions = [
+            _as_its_host_is(_on_our_clock(s, skew.get(s["host"], 0), now, stale_after_s), online)
+            for s in raw
+        ]
+        if not include_ended:
+            sessions = [s for s in sessions if s["status"] != "ended"]
         sessions.sort(key=lambda s: (*lookout.sessions.order(s), s["host"]))
         shorts = lookout.sessions.short_ids(s["session_id"] for s in sessions)
         for s in sessions:
             s["short_id"] = shorts[s["session_id"]]
-        hosts = []
-        for host in sorted(set(online) | {s["host"] for s in raw}):
-            mine = [s for s in sessions if s["host"] == host]
-            hosts.append(
-                {
-                    "host": host,
-                    "online": online.get(host),
-                    "sessions": len(mine),
-                    "attention": sum(1 for s in mine if s["status"] == "attention"),
-                    "clock_skew_s": round(skew[host] / 1000) if host in skew else None,
-                }
-            )
-        out: dict[str, Any] = {"hosts": hosts, "sessions": sessions}
+        names = sorted(set(online) | {s["host"] for s in raw})
+        out: dict[str, Any] = {
+            "hosts": [_host(name, online.get(name), sessions, skew) for name in names],
+            "sessions": sessions,
+        }
         dropped = self.budget.report()
         if dropped:
             out["dropped"] = dropped  # N6: what the limits kept out, by host and reason
         return out
 
 
+def _on_our_clock(s: dict[str, Any], off: int, now: int, stale_after_s: int) -> dict[str, Any]:
+    """The host's times on our clock (`off`: its clock minus ours): a host whose clock is off
+    neither sorts first (ahead) nor looks stale (behind). Without its clock, never later than
+    now."""
+    updated = min(now, s["updated_ms"] - off) if s["updated_ms"] else 0
+    waiting = min(now, s["waiting_ms"] - off) if s.get("waiting_ms") else None
+    s = {**s, "updated_ms": updated, "waiting_ms": waiting}
+    if updated:
+        s["stale"] = now - updated > stale_after_s * 1000
+    return s
+
+
+def _as_its_host_is(s: dict[str, Any], online: dict[str, bool]) -> dict[str, Any]:
+    """A session as known only while its host is online: else its status is unknown."""
+    state = online.get(s["host"])
+    if state is True:
+        return s
+    reason = "host_offline" if state is False else "host_unknown"
+    return {**s, "status": "unknown", "reason": reason, "detail": None, "agents": []}
+
+
+def _host(
+    name: str, online: bool | None, sessions: list[dict[str, Any]], skew: dict[str, int]
+) -> dict[str, Any]:
+    mine = [s for s in sessions if s["host"] == name]
+    return {
+        "host": name,
+        "online": online,
+        "sessions": len(mine),
+        "attention": sum(1 for s in mine if s["status"] == "attention"),
+        "clock_skew_s": round(skew[name] / 1000) if name in skew else None,
+    }
+
+
 def _session(data: bytes, host: str) -> dict[str, Any] | None:
     """A session message as the bridge publishes it, typed; None when it is not one."""
+    raw = _message(data)
+    if raw is None:
+        return None
+    out = _fields(raw)
+    out.update(_newer_fields(raw, out))
+    out["updated_ms"] = _ms(out["updated_at"])
+    out["waiting_ms"] = _ms(out.get("waiting_since")) or None
+    out["host"] = host  # the topic names the host (a broker ACL can enforce it), not the payload
+    return out
+
+
+def _message(data: bytes) -> dict[str, Any] | None:
+    """The JSON object of a session message; None when the bytes are none (too big, not JSON,
+    no session id, a status this viewer does not know)."""
     if len(data) > MAX_MESSAGE:
         return None
     try:
@@ -261,10 +284,12 @@ def _session(data: bytes, host: str) -> dict[str, Any] | None:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("session_id"), str):
         return None
-    if raw.get("status") not in STATUSES:
-        return None
-    agents = raw.get("agents")
-    out: dict[str, Any] = {
+    return raw if raw.get("status") in STATUSES else None
+
+
+def _fields(raw: dict[str, Any]) -> dict[str, Any]:
+    """The fields this viewer knows, each of its type, text cleaned and bounded."""
+    return {
         "session_id": _text(raw["session_id"], 200),
         "agent": _text(raw.get("agent")) or "claude",
         "status": raw["status"],
@@ -284,30 +309,37 @@ def _session(data: bytes, host: str) -> dict[str, Any] | None:
         "model": _text(raw.get("model")),
         "last_turn_ms": _int(raw.get("last_turn_ms")),
         "episode": _text(raw.get("episode")),
-        "agents": [
-            {
-                "agent_id": _text(a.get("agent_id")) or "",
-                "agent_type": _text(a.get("agent_type")) or "",
-                "status": _text(a.get("status")),
-                "reason": _text(a.get("reason")),
-                "detail": _text(a.get("detail")),
-            }
-            for a in (agents if isinstance(agents, list) else [])[:50]
-            if isinstance(a, dict)
-        ],
+        "agents": _agents(raw.get("agents")),
     }
-    # Keys a newer lookout may add: plain values only, text cleaned, a bounded number.
-    extra = [k for k in raw if k not in out and k not in ("host", "schema")][:_MAX_EXTRA]
+
+
+def _agents(value: object) -> list[dict[str, Any]]:
+    """The session's subagents: at most 50."""
+    return [
+        {
+            "agent_id": _text(a.get("agent_id")) or "",
+            "agent_type": _text(a.get("agent_type")) or "",
+            "status": _text(a.get("status")),
+            "reason": _text(a.get("reason")),
+            "detail": _text(a.get("detail")),
+        }
+        for a in (value if isinstance(value, list) else [])[:50]
+        if isinstance(a, dict)
+    ]
+
+
+def _newer_fields(raw: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
+    """Keys a newer lookout may add: plain values only, text cleaned, a bounded number."""
+    out: dict[str, Any] = {}
+    extra = [k for k in raw if k not in known and k not in ("host", "schema")][:_MAX_EXTRA]
     for key in extra:
         value = raw[key]
-        if isinstance(key, str) and key.isidentifier() and len(key) <= 64:
-            if isinstance(value, str):
-                out[key] = _text(value)
-            elif value is None or isinstance(value, (bool, int, float)):
-                out[key] = value
-    out["updated_ms"] = _ms(out["updated_at"])
-    out["waiting_ms"] = _ms(out.get("waiting_since")) or None
-    out["host"] = host  # the topic names the host (a broker ACL can enforce it), not the payload
+        if not (isinstance(key, str) and key.isidentifier() and len(key) <= 64):
+            continue
+        if isinstance(value, str):
+            out[key] = _text(value)
+        elif value is None or isinstance(value, (bool, int, float)):
+            out[key] = value
     return out
 
 

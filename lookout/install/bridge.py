@@ -11,10 +11,11 @@ from pathlib import Path
 
 from lookout import paths
 from lookout.errors import LookoutError
-from lookout.install import files, runtime
+from lookout.install import files
 from lookout.install.files import Out
 from lookout.paths import tilde
 from lookout.platform import current as platform
+from lookout.platform.base import capture, last_line
 
 UNIT = "lookout-bridge.service"
 UNIT_MARK = "# lookout bridge, written by lookout's install.py --bridge (removed by --uninstall)"
@@ -49,7 +50,7 @@ def check_config() -> str:
 def ensure_client(python: str, venv: bool, out: Out) -> None:
     """paho-mqtt in the interpreter the runtime uses: pip-installed into lookout's own venv, a
     clear error for an interpreter given with --python."""
-    done = runtime.run([python, "-I", "-c", "import paho.mqtt.client"], timeout=60)
+    done = capture([python, "-I", "-c", "import paho.mqtt.client"], timeout=60)
     if done.returncode == 0:
         return
     deps = " ".join(shlex.quote(d) for d in FLEET_DEPS)
@@ -60,10 +61,10 @@ def ensure_client(python: str, venv: bool, out: Out) -> None:
         )
     out(f"installing {', '.join(FLEET_DEPS)} into it (pip) ...")
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    done = runtime.run([python, "-m", "pip", "install", "--quiet", *FLEET_DEPS], env=env)
+    done = capture([python, "-m", "pip", "install", "--quiet", *FLEET_DEPS], env=env)
     if done.returncode != 0:
         raise LookoutError(
-            f"pip install {deps} failed: {runtime._last_line(done)}",
+            f"pip install {deps} failed: {last_line(done)}",
             hint="check the network or your pip configuration",
         )
 
@@ -73,7 +74,7 @@ def systemd_user() -> bool:
     if shutil.which("systemctl") is None:
         return False
     try:
-        done = runtime.run(["systemctl", "--user", "show-environment"], timeout=10)
+        done = capture(["systemctl", "--user", "show-environment"], timeout=10)
     except OSError:
         return False
     return done.returncode == 0
@@ -141,10 +142,10 @@ def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
         files.atomic_write(target, text.encode("utf-8"), 0o644)
         out(f"wrote systemd user unit {tilde(target)}")
     for argv in (["daemon-reload"], ["enable", UNIT], ["restart", UNIT]):
-        done = runtime.run(["systemctl", "--user", *argv], timeout=30)
+        done = capture(["systemctl", "--user", *argv], timeout=30)
         if done.returncode != 0:
             raise LookoutError(
-                f"systemctl --user {' '.join(argv)} failed: {runtime._last_line(done)}",
+                f"systemctl --user {' '.join(argv)} failed: {last_line(done)}",
                 hint=f"journalctl --user -u {UNIT} shows why",
             )
     out(f"started {UNIT} (systemctl --user status {UNIT}; logs: journalctl --user -u {UNIT})")
@@ -167,12 +168,12 @@ def restart_service(out: Out) -> bool:
         return False
     if not ours or not systemd_user():
         return False
-    active = runtime.run(["systemctl", "--user", "is-active", "--quiet", UNIT], timeout=10)
+    active = capture(["systemctl", "--user", "is-active", "--quiet", UNIT], timeout=10)
     if active.returncode != 0:
         return False
-    done = runtime.run(["systemctl", "--user", "try-restart", UNIT], timeout=30)
+    done = capture(["systemctl", "--user", "try-restart", UNIT], timeout=30)
     if done.returncode != 0:
-        out(f"warning: systemctl --user try-restart {UNIT} failed: {runtime._last_line(done)}")
+        out(f"warning: systemctl --user try-restart {UNIT} failed: {last_line(done)}")
         return False
     out(f"restarted {UNIT}: the bridge runs the new version")
     return True
@@ -195,10 +196,10 @@ def uninstall(dry_run: bool, out: Out) -> None:
         return
     running = systemd_user()
     if running:
-        runtime.run(["systemctl", "--user", "disable", "--now", UNIT], timeout=30)
+        capture(["systemctl", "--user", "disable", "--now", UNIT], timeout=30)
     target.unlink()
     if running:
-        runtime.run(["systemctl", "--user", "daemon-reload"], timeout=30)
+        capture(["systemctl", "--user", "daemon-reload"], timeout=30)
     out(f"removed systemd user unit {tilde(target)}" + (" (stopped)" if running else ""))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from lookout import __version__, events
+from lookout import events, version
 from lookout.boundary import guarded
 
 TYPE_CHECKING = False
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_options(p, uninstall=False)
-    p.add_argument("--version", action="version", version=f"lookout {__version__}")
+    p.add_argument("--version", action=version.Action)
     return p
 
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lookout import atomic
+from lookout.atomic import atomic_write, make_dirs
 from lookout.errors import LookoutError
-from lookout.install import atomic, registry, settings
-from lookout.install.atomic import atomic_write, make_dirs
+from lookout.install import registry, settings
 from lookout.paths import tilde
 
 __all__ = ["atomic_write", "make_dirs"]  # the writes every installer module uses, from here

@@ -41,12 +41,10 @@ def remote_wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]
     remote = remote_config()
     if not remote.get("enabled"):
         return []
-    from lookout.remote.decide import TIMEOUT_MARGIN_S
-
     handler: settings.Handler = {
         "type": "command",
         "command": hook_command(python, home, hookspec.REMOTE_SCRIPT),
-        "timeout": int(remote["wait_s"]) + TIMEOUT_MARGIN_S,
+        "timeout": int(remote["wait_s"]) + hookspec.TIMEOUT_MARGIN_S,
     }
     return [(hookspec.REMOTE_EVENT, handler)]
 

@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from lookout import __version__, paths
+from lookout import paths, version
 from lookout.agents.registry import AGENTS
 from lookout.errors import LookoutError
 from lookout.install import registry, runtime, runtimes, tmuxconf
@@ -53,6 +53,7 @@ def refuse_newer(home: Path, out: Out) -> None:
     if manifest is None:
         return
     theirs = runtimes.describe(manifest, now)
+    mine = version.version()
     newer = runtimes.newer_formats(manifest)
     fmt = manifest.get("format")
     if isinstance(fmt, int) and fmt > runtimes.MANIFEST_FORMAT:
@@ -60,13 +61,13 @@ def refuse_newer(home: Path, out: Out) -> None:
         newer.insert(0, f"runtime.json (format {fmt}; this version reads {ours})")
     if newer:
         raise LookoutError(
-            f"the installed lookout {theirs} is newer than this checkout ({__version__}): it"
+            f"the installed lookout {theirs} is newer than this checkout ({mine}): it"
             f" writes {', '.join(newer)}",
             hint="install from a checkout of that version or newer; to go back anyway, `lookout"
             " uninstall --purge` first (it removes the state and config); nothing changed",
         )
-    if _version(str(manifest.get("lookout"))) > _version(__version__):
-        out(f"note: replacing lookout {theirs} with the older {__version__} (same state formats)")
+    if _version(str(manifest.get("lookout"))) > _version(mine):
+        out(f"note: replacing lookout {theirs} with the older {mine} (same state formats)")
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -87,7 +88,7 @@ def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
     python = runtime.ensure_interpreter(home, opts.python, out)
     done = runtimes.install_runtime(home, python, runtime.CHECKOUT)
     if done.switched:
-        out(f"installed runtime {__version__} into {tilde(home)} (hooks run {tilde(python)})")
+        out(f"installed runtime {version.version()} into {tilde(home)} (hooks run {tilde(python)})")
     else:
         out(f"runtime {tilde(home)} is up to date")
     if done.switched and done.before is not None:

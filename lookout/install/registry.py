@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lookout import paths, store, words
+from lookout.atomic import atomic_write
 from lookout.errors import LookoutError
-from lookout.install.atomic import atomic_write
 
 REGISTRY = "installed.json"
 FORMAT = words.FORMATS[REGISTRY]

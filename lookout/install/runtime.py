@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 import tomllib
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from lookout import paths
 from lookout.errors import LookoutError
 from lookout.install import files, runtimes
 from lookout.install.files import NOTHING_CHANGED, Out
 from lookout.paths import tilde
+from lookout.platform.base import capture, last_line
 
 # The checkout (or runtime) this package was loaded from: lookout/install/runtime.py -> root.
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
@@ -80,10 +78,6 @@ def warn_running(out: Out) -> None:
         )
 
 
-def run(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
-
-
 def runtime_deps(checkout: Path = CHECKOUT) -> list[str]:
     try:
         with open(checkout / "pyproject.toml", "rb") as fh:
@@ -109,7 +103,7 @@ _PROBE = (
 def probe(python: str) -> tuple[str, str, str] | None:
     """(sys.executable, version, 'True'|'False'|'nodeps') of an interpreter, None if it fails."""
     try:
-        done = run([python, "-I", "-c", _PROBE], timeout=60)
+        done = capture([python, "-I", "-c", _PROBE], timeout=60)
     except OSError:
         return None
     lines = done.stdout.splitlines()
@@ -154,28 +148,23 @@ def ensure_interpreter(home: Path, given: str | None, out: Out) -> str:
                 f" tomli-w); {NOTHING_CHANGED}",
             )
         out(f"creating virtual environment {tilde(home / 'venv')} ...")
-        done = run([sys.executable, "-m", "venv", "--clear", str(home / "venv")])
+        done = capture([sys.executable, "-m", "venv", "--clear", str(home / "venv")])
         if done.returncode != 0:
             raise LookoutError(
-                f"python -m venv {tilde(home / 'venv')} failed: {_last_line(done)}",
+                f"python -m venv {tilde(home / 'venv')} failed: {last_line(done)}",
                 hint="apt install python3-venv, or pass --python PATH",
             )
     needed = runtime_deps()
     out(f"installing {', '.join(needed)} into it (pip) ...")
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    done = run([str(python), "-m", "pip", "install", "--quiet", *needed], env=env)
+    done = capture([str(python), "-m", "pip", "install", "--quiet", *needed], env=env)
     if done.returncode != 0:
         raise LookoutError(
-            f"pip install into {tilde(home / 'venv')} failed: {_last_line(done)}",
+            f"pip install into {tilde(home / 'venv')} failed: {last_line(done)}",
             hint="check the network or your pip configuration, or pass --python PATH of an"
             " interpreter that has tomli-w",
         )
     return str(python)
-
-
-def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else f"exit {done.returncode}"
 
 
 def install_code(home: Path, python: str, checkout: Path = CHECKOUT) -> int:

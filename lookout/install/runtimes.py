@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from lookout import __version__, words
+from lookout import version, words
 from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import NOTHING_CHANGED
 from lookout.paths import tilde
+from lookout.platform.base import last_line
 
 RUNTIMES = "runtimes"
 CURRENT = "current"
@@ -75,7 +76,7 @@ WRITE_PACK = (
 
 class Manifest(TypedDict):
     format: int  # MANIFEST_FORMAT
-    lookout: str  # __version__ of the code
+    lookout: str  # the code's version (lookout.version)
     name: str
     commit: str | None  # the checkout's git commit, when it is one
     source: str  # the checkout it was built from
@@ -131,11 +132,11 @@ def sources(checkout: Path) -> dict[str, bytes]:
     return found
 
 
-def name_for(sources: dict[str, bytes]) -> str:
+def name_for(sources: dict[str, bytes], number: str) -> str:
     digest = hashlib.sha256()
     for rel in sorted(sources):
         digest.update(rel.encode("utf-8") + b"\0" + hashlib.sha256(sources[rel]).digest())
-    return f"{__version__}-{digest.hexdigest()[:12]}"
+    return f"{number}-{digest.hexdigest()[:12]}"
 
 
 def stamped(rel: str, data: bytes, runtime: Path) -> bytes:
@@ -308,11 +309,6 @@ def _git_commit(checkout: Path) -> str | None:
     return commit if done.returncode == 0 and len(commit) == 40 else None
 
 
-def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else f"exit {done.returncode}"
-
-
 def compile_code(runtime: Path, python: str) -> None:
     """Bytecode and the hook pack, made by the interpreter that runs the hooks: no hook ever
     compiles (or writes) on its path. Each file is replaced atomically, so this may run on the
@@ -324,17 +320,18 @@ def compile_code(runtime: Path, python: str) -> None:
         check=False,
     )
     if done.returncode != 0:
-        raise LookoutError(f"byte-compiling {tilde(runtime)} failed: {_last_line(done)}")
+        raise LookoutError(f"byte-compiling {tilde(runtime)} failed: {last_line(done)}")
     done = subprocess.run(
         [python, "-I", "-c", WRITE_PACK, str(runtime)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        raise LookoutError(f"precompiling the hooks in {tilde(runtime)} failed: {_last_line(done)}")
+        raise LookoutError(f"precompiling the hooks in {tilde(runtime)} failed: {last_line(done)}")
 
 
-def build(runtime: Path, code: dict[str, bytes], python: str, checkout: Path) -> None:
+def build(runtime: Path, code: dict[str, bytes], python: str, checkout: Path, number: str) -> None:
     """Write a complete runtime at its final path (the hook pack records its sources' paths);
-    runtime.json, written last, is what makes it complete."""
+    runtime.json, written last, is what makes it complete. Beside the package, the metadata
+    its lookout.version reads (`number`, the checkout's version)."""
     files.make_dirs(runtime)
     listed: dict[str, str] = {}
     for rel, data in sorted(code.items()):
@@ -349,10 +346,13 @@ def build(runtime: Path, code: dict[str, bytes], python: str, checkout: Path) ->
     entry.write_text(entry_text(runtime), encoding="utf-8")
     entry.chmod(0o644)
     listed[ENTRY] = _sha(entry)
+    rel, data = version.metadata(number)
+    files.make_dirs((runtime / rel).parent)
+    (runtime / rel).write_bytes(data)
     compile_code(runtime, python)
     manifest: Manifest = {
         "format": MANIFEST_FORMAT,
-        "lookout": __version__,
+        "lookout": number,
         "name": runtime.name,
         "commit": _git_commit(checkout),
         "source": str(checkout),
@@ -388,15 +388,16 @@ def _free_name(home: Path, name: str) -> Path:
 def install_runtime(home: Path, python: str, checkout: Path) -> Outcome:
     """Build the checkout's runtime beside the running one (or find it built) and switch to it."""
     code = sources(checkout)
+    number = version.of(str(checkout))
     was_current = current(home)
     before = was_current.name if was_current is not None else None
     if before is None and (home / LEGACY).is_dir():
         before = LEGACY_NAME
-    runtime = _free_name(home, name_for(code))
+    runtime = _free_name(home, name_for(code, number))
     built = not runtime.exists()
     files.make_dirs(runtimes_dir(home))
     if built:
-        build(runtime, code, python, checkout)
+        build(runtime, code, python, checkout, number)
     else:
         compile_code(runtime, python)  # another interpreter, or bytecode someone removed
     legacy = legacy_live(home)

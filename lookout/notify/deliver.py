@@ -91,17 +91,18 @@ def deliver(
         work = _alert_work(
             lanes, state_dir, d, name, ch, msg, mark, detail_prefix, remote=cfg.get("remote")
         )
-        _queue(lanes, state_dir, intent, name, work)
+        queue(lanes, state_dir, intent, name, work)
     for name in d.get("updates", []):
-        _queue(lanes, state_dir, intent, name, _update_work(state_dir, d, cfg, name))
+        queue(lanes, state_dir, intent, name, _update_work(state_dir, d, cfg, name))
     if own:
         lanes.wait()
         lanes.close()
 
 
-def _queue(
+def queue(
     lanes: Lanes, state_dir: str, intent: Intent, name: str, work: Callable[[], None]
 ) -> None:
+    """Hand `work` to channel `name`'s lane; a lane already full records a failed delivery."""
     if not lanes.submit(name, work):
         record(state_dir, intent, name, "failed", f"dropped: {QUEUED} messages already wait for it")
 
@@ -399,7 +400,7 @@ def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lan
         work = _alert_work(
             lanes, state_dir, d, name, ch, msg, detail_prefix=prefix, remote=cfg.get("remote")
         )
-        _queue(lanes, state_dir, intent, name, work)
+        queue(lanes, state_dir, intent, name, work)
 
 
 def skip_escalation(state_dir: str, job: dict[str, Any]) -> None:

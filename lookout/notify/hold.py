@@ -18,7 +18,7 @@ import threading
 
 from lookout import mask, store, words
 from lookout.notify import escalate, templates
-from lookout.notify.deliver import _queue, deliver, message, record, save_refs, send_one
+from lookout.notify.deliver import deliver, message, queue, record, save_refs, send_one
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -317,7 +317,7 @@ def send_digest(job: dict[str, Any], path: str, cfg: Config, state_dir: str, lan
             for item in items[1:]:
                 save_refs(state_dir, str(item["intent"]["episode"]), {channel: ref})
 
-    _queue(lanes, state_dir, first, channel, work)
+    queue(lanes, state_dir, first, channel, work)
 
 
 def _remember(
@@ -356,7 +356,7 @@ def take_updates(state_dir: str, d: Delivery, cfg: Config, lanes: Lanes) -> None
             channel = str(entry["channel"])
             d["updates"] = [n for n in d["updates"] if n != channel]
             work = _digest_update_work(state_dir, d, cfg, ident, channel, str(entry["ref"]))
-            _queue(lanes, state_dir, d["intent"], channel, work)
+            queue(lanes, state_dir, d["intent"], channel, work)
 
 
 def _digest_update_work(

@@ -10,7 +10,8 @@ from lookout import procs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    import subprocess
+    from collections.abc import Callable, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -58,6 +59,20 @@ def run(argv: list[str], timeout_s: float, stdin: bytes | None = None) -> str:
         tail = f": {err[-1][:200]}" if err else ""
         raise PlatformError(f"{os.path.basename(argv[0])} exited with {proc.returncode}{tail}")
     return proc.stdout.decode("utf-8", "replace")
+
+
+def capture(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """Run a program without a shell for a caller that judges the outcome itself: never raises
+    on its exit code; its stdout and stderr as text (the installer, launchctl, systemctl)."""
+    import subprocess
+
+    return subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
+
+
+def last_line(done: subprocess.CompletedProcess[str]) -> str:
+    """What a program that failed said last (its output's last line), else its exit code."""
+    lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"exit {done.returncode}"
 
 
 class Service:

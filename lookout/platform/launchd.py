@@ -9,9 +9,10 @@ import plistlib
 from pathlib import Path
 
 from lookout import paths
+from lookout.atomic import atomic_write
 from lookout.errors import LookoutError
 from lookout.paths import tilde
-from lookout.platform.base import Service
+from lookout.platform.base import Service, capture, last_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,10 +46,8 @@ def plist_text(python: str, home: Path) -> str:
 
 
 def _launchctl(*argv: str) -> tuple[int, str]:
-    from lookout.install import runtime
-
-    done = runtime.run(["launchctl", *argv], timeout=30)
-    return done.returncode, runtime._last_line(done)
+    done = capture(["launchctl", *argv], timeout=30)
+    return done.returncode, last_line(done)
 
 
 class LaunchAgent(Service):
@@ -59,8 +58,6 @@ class LaunchAgent(Service):
 
     def install(self, python: str, home: Path, dry_run: bool, out: Out) -> None:
         import shutil
-
-        from lookout.install import files
 
         target = self.path()
         text = plist_text(python, home)
@@ -82,7 +79,7 @@ class LaunchAgent(Service):
             self._unload(target)  # reload: launchd reads a plist only as it loads it
         if current != text:
             target.parent.mkdir(parents=True, exist_ok=True)
-            files.atomic_write(target, text.encode("utf-8"), 0o644)
+            atomic_write(target, text.encode("utf-8"), 0o644)
             out(f"wrote launchd agent {tilde(target)}")
         code, why = _launchctl("bootstrap", f"gui/{os.getuid()}", str(target))
         if code != 0:

@@ -1,6 +1,6 @@
-"""The deciding hook (hooks/remote_answer.py), registered for PermissionRequest only when
-`[remote] enabled = true`: record the request, wait for an answer from the dashboard or
-`lookout answer`, and print the client's decision JSON.
+"""The deciding hook's decision (hooks/remote_answer.py, through runner.run_remote), registered
+for PermissionRequest only when `[remote] enabled = true`: record the request, wait for an
+answer from the dashboard or `lookout answer`, and say the client's decision JSON.
 
 In print mode (`claude -p`) it prints nothing at once: nobody can answer that dialog.
 Fail-open: on a local answer, the session's end, the deadline, SIGTERM or any error it prints
@@ -10,22 +10,22 @@ on its own. stdout carries exactly one decision object or nothing at all."""
 from __future__ import annotations
 
 import os
-import sys
 import time
 
-from lookout import _jsonfast, runner, store, words
+from lookout import _jsonfast, store, words
 
 # Heavier modules (hashlib, secrets, reconcile) load only once a request is to be recorded: a
 # tool outside [remote] tools costs this hook no more than the config check.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
+    # What one deciding hook does: the bytes to print (b"": let the dialog decide), and the
+    # RemoteDecision event to record once they are out (None: nothing was answered from here).
+    Decision = tuple[bytes, dict[str, Any] | None]
+
 POLL_S = 0.1
-# The installed hook's `timeout` is wait_s plus this: the hook gives up (silently) before the
-# client would kill it, and has time left to deliver an answer that came in at the last moment.
-TIMEOUT_MARGIN_S = 15
 
 
 class _Term:
@@ -38,61 +38,36 @@ class _Term:
         cls.got = True
 
 
-def run() -> int:
-    ts_ms = words.now_ms()
-    try:
-        raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
-    except Exception:
-        raw = b""
+def listen() -> None:
+    """Take the client's SIGTERM as news (the user answered at the terminal, or the session is
+    going), not as the end: the wait then settles the request and exits 0."""
     try:
         import _signal  # type: ignore[import-not-found]  # C module; `signal` imports enum
 
         _signal.signal(_signal.SIGTERM, _Term.handler)
     except (ImportError, OSError, ValueError):
         pass
-    try:
-        out = os.dup(1)  # the answer's only way out; fds 1 and 2 go to /dev/null below
-    except OSError:
-        return 0
-    answer: list[bytes] = []
-    after: list[Callable[[str], None]] = []
-    runner._fail_open(
-        "remote answer",
-        lambda state_dir: answer.append(decide(raw, ts_ms, state_dir, os.environ, after)),
-    )
-    try:
-        if answer and answer[0]:
-            os.write(out, answer[0])
-        os.close(out)  # the answer is out before anything else can fail or take time
-    except OSError:
-        pass
-    for task in after:
-        runner._fail_open("remote answer (record)", task)
-    return 0
+
+
+LET_THE_DIALOG_DECIDE: Decision = (b"", None)
 
 
 def decide(
-    raw: bytes,
-    ts_ms: int,
-    state_dir: str,
-    env: Mapping[str, str],
-    after: list[Callable[[str], None]] | None = None,
-) -> bytes:
-    """The bytes to print for one PermissionRequest payload (b"" = let the dialog decide).
-    What is left to do once they are printed (the RemoteDecision event) goes into `after`."""
+    payload: Mapping[str, Any] | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
+) -> Decision:
+    """The decision for one PermissionRequest payload (None: stdin held no JSON object)."""
     if print_mode(env):
-        return b""  # nobody can answer it: the client denies it at once, and must not wait
-    payload = runner._parse(raw)
+        return LET_THE_DIALOG_DECIDE  # nobody can answer: the client denies it at once
     if payload is None or payload.get("hook_event_name") != "PermissionRequest":
-        return b""
+        return LET_THE_DIALOG_DECIDE
     settings = remote_settings(state_dir, payload.get("cwd"))
     if not settings.get("enabled"):
-        return b""
+        return LET_THE_DIALOG_DECIDE
     tool_name = payload.get("tool_name")
     if not isinstance(tool_name, str) or not tool_matches(tool_name, settings["tools"]):
-        return b""
+        return LET_THE_DIALOG_DECIDE
     if not isinstance(payload.get("session_id"), str) or not payload["session_id"]:
-        return b""
+        return LET_THE_DIALOG_DECIDE
     from lookout.remote import requests
 
     rec = requests.new_record(
@@ -101,21 +76,11 @@ def decide(
     try:
         requests.save_new(state_dir, rec, ts_ms)
     except FileExistsError:
-        return b""  # another deciding hook already waits on this dialog
+        return LET_THE_DIALOG_DECIDE  # another deciding hook already waits on this dialog
     final = wait(state_dir, rec)
     if final is None or final.get("status") not in (requests.ALLOWED, requests.DENIED):
-        return b""
-    decision = final["decision"]
-    text = output(payload, decision)
-
-    def record(sd: str) -> None:
-        _record_event(sd, payload, final, env)
-
-    if after is None:
-        record(state_dir)
-    else:
-        after.append(record)
-    return text
+        return LET_THE_DIALOG_DECIDE
+    return output(payload, final["decision"]), decision_event(payload, final)
 
 
 def print_mode(env: Mapping[str, str]) -> bool:
@@ -204,11 +169,9 @@ def output(payload: Mapping[str, Any], decision: Mapping[str, Any]) -> bytes:
     return _jsonfast.dumps(doc).encode("ascii")
 
 
-def _record_event(
-    state_dir: str, payload: Mapping[str, Any], rec: dict[str, Any], env: Mapping[str, str]
-) -> None:
-    """A RemoteDecision event in events.jsonl (who answered what, from where), through the same
-    path as every hook's record: it also ends the request's attention episode."""
+def decision_event(payload: Mapping[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    """The RemoteDecision event (who answered what, from where) that runner records through the
+    same path as every hook's record: it also ends the request's attention episode."""
     decision = rec["decision"]
     event = {
         key: payload[key]
@@ -224,6 +187,4 @@ def _record_event(
         "source": decision.get("source"),
         "user_agent": decision.get("user_agent"),
     }
-    raw = _jsonfast.dumps(event).encode("ascii")
-    ts_ms = words.now_ms()
-    runner.record(raw, "RemoteDecision", ts_ms, state_dir, env)
+    return event

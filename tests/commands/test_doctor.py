@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from lookout import __version__, hookspec, paths
+from lookout import hookspec, paths
 from lookout.commands.doctor import report as doctor
 from lookout.commands.main import main as cli_main
 from lookout.install import cli as install_cli
-from tests.helpers import write_config
+from tests.helpers import VERSION, write_config
 
 N = len(hookspec.EVENTS)
 
@@ -67,7 +67,7 @@ def test_a_good_install(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
         ("ok", f"all {N} hook commands resolve and import the runner"),
     ]
     ((status, message),) = verdicts(doc, "runtime")
-    assert status == "ok" and message.startswith(f"~/.local/share/lookout: {__version__} (")
+    assert status == "ok" and message.startswith(f"~/.local/share/lookout: {VERSION} (")
     assert verdicts(doc, "hook pack") == [
         ("ok", "the hook path is precompiled into one file, current")
     ]

@@ -15,14 +15,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import lookout
-from lookout import hookspec, paths
+from lookout import hookspec, paths, swap
 from lookout.config import notify
 from lookout.config.files import load as load_config
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.install import files, hooks, registry, runtime, runtimes, settings, swap
-from tests.helpers import FIXTURES, ROOT, write_config
+from lookout.install import files, hooks, registry, runtime, runtimes, settings
+from tests.helpers import FIXTURES, ROOT, VERSION, write_config
 
 CASES = FIXTURES / "settings"
 SCHEMA = json.loads((FIXTURES / "claude-code-settings.schema.json").read_text())
@@ -572,13 +571,14 @@ def test_real_install_runs_hooks_through_sh(
         env=env,
         timeout=30,
     )
-    assert done.returncode == 0 and "0.1.0" in done.stdout
+    assert done.returncode == 0 and done.stdout == f"lookout {VERSION}\n"
 
 
 def checkout_copy(tmp_path: Path) -> Path:
     checkout = tmp_path / "checkout"
     for sub in ("lookout", "hooks"):
         shutil.copytree(ROOT / sub, checkout / sub, ignore=shutil.ignore_patterns("__py*"))
+    shutil.copy(ROOT / "pyproject.toml", checkout / "pyproject.toml")  # where its version is
     return checkout
 
 
@@ -656,7 +656,8 @@ def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_
     version = subprocess.run(
         [DEV_PY, "-I", str(rt / "bin" / "lookout"), "--version"], capture_output=True, text=True
     )
-    assert version.stdout.strip() == f"lookout {lookout.__version__}"
+    # No pyproject.toml in a runtime: the version comes from the metadata the build wrote there.
+    assert version.stdout.strip() == f"lookout {VERSION}"
     sender = subprocess.run(
         [
             DEV_PY,
@@ -1040,8 +1041,6 @@ def test_a_write_racing_the_final_switch_is_kept_not_clobbered(
 ) -> None:
     # L8 (security-2.md): a second writer between the re-check and the replace was lost (install
     # exit 0, `final allow: []`). Now the old file is checked after an atomic exchange.
-    from lookout.install import swap
-
     target = tmp_path / "settings.json"
     target.write_text('{"permissions": {"allow": []}}\n')
     loaded = files.load_settings(target)
@@ -1075,8 +1074,6 @@ def test_a_write_racing_the_final_switch_is_kept_not_clobbered(
 def test_without_an_atomic_exchange_the_write_falls_back_to_a_replace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lookout.install import swap
-
     target = tmp_path / "settings.json"
     target.write_text("{}\n")
     monkeypatch.setattr(swap, "exchange", lambda a, b: False)  # macOS, old libc, some mounts

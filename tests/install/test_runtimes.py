@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from lookout import __version__, words
+from lookout import words
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
 from lookout.install import plan, registry, runtime, runtimes
-from tests.helpers import PAYLOADS, ROOT, recorder, wait_for, write_config
+from tests.helpers import PAYLOADS, ROOT, VERSION, recorder, wait_for, write_config
 
 
 def fake_runtime(home: Path, name: str, **manifest: object) -> Path:
@@ -36,7 +36,7 @@ def fake_runtime(home: Path, name: str, **manifest: object) -> Path:
     }
     doc = {
         "format": 1,
-        "lookout": __version__,
+        "lookout": VERSION,
         "name": name,
         "commit": None,
         "formats": words.FORMATS,
@@ -154,7 +154,7 @@ def test_install_names_what_still_runs_the_previous_version(
     assert install_cli.main(["--python", sys.executable]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:5] == [
-        f"installed runtime {__version__} into ~/.local/share/lookout (hooks run {sys.executable})",
+        f"installed runtime {VERSION} into ~/.local/share/lookout (hooks run {sys.executable})",
         "switched from runtimes/0.1.0-old to runtimes/0.1.0-new in one step (the previous one"
         " stays until the next install)",
         "restart: lookout serve (pid 4242) still runs the previous version",
@@ -178,7 +178,7 @@ def test_install_refuses_an_installed_lookout_of_newer_formats(
     err = capsys.readouterr().err.splitlines()
     assert err == [
         f"error: the installed lookout 9.0.0 (runtimes/9.0.0-abc) is newer than this checkout"
-        f" ({__version__}): it writes events.jsonl (format 2; this version reads 1)",
+        f" ({VERSION}): it writes events.jsonl (format 2; this version reads 1)",
         "hint: install from a checkout of that version or newer; to go back anyway, `lookout"
         " uninstall --purge` first (it removes the state and config); nothing changed",
     ]
@@ -194,7 +194,7 @@ def test_an_older_version_of_the_same_formats_installs_and_says_so(
     lines: list[str] = []
     plan.refuse_newer(home, lines.append)
     assert lines == [
-        f"note: replacing lookout 9.0.0 (runtimes/9.0.0-abc) with the older {__version__}"
+        f"note: replacing lookout 9.0.0 (runtimes/9.0.0-abc) with the older {VERSION}"
         " (same state formats)"
     ]
 

@@ -81,7 +81,6 @@ def check_remote(report: Report, project: str) -> None:
     """[remote] in the config against the deciding hook in the settings: turning it on (or
     changing wait_s) needs install.py to run again, which is easy to forget."""
     from lookout.config.files import load
-    from lookout.remote.decide import TIMEOUT_MARGIN_S
 
     try:
         remote = load(None)["remote"]
@@ -117,7 +116,7 @@ def check_remote(report: Report, project: str) -> None:
             "re-run python3 install.py",
         )
         return
-    want = int(remote["wait_s"]) + TIMEOUT_MARGIN_S
+    want = int(remote["wait_s"]) + hookspec.TIMEOUT_MARGIN_S
     wrong = [f"{scope}: {timeout}" for scope, timeout in deciding if timeout != want]
     if wrong:
         report.add(

@@ -1,6 +1,7 @@
 """Writing a file atomically (temp file beside it, fsync, keep the mode, replace; through a
-symlink) and making directories no wider than asked, whatever the umask. The bottom of the
-installer: imports nothing of it."""
+symlink) and making directories no wider than asked, whatever the umask. On the ground floor:
+the installer, the platform layer (launchd's agent) and the commands write through it, and it
+imports only errors, paths and swap."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from lookout import swap
 from lookout.errors import LookoutError
-from lookout.install import swap
 from lookout.paths import tilde
 
 
