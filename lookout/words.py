@@ -38,6 +38,8 @@ UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
 
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")
+# The `summary` level's one line: what a remote channel, the bus and a Telegram alert show of it.
+SUMMARY_CHARS = 140
 
 # The snapshot's shape (shapes.Session); an older one is read as absent, a newer one is left alone.
 SNAPSHOT_VERSION = 1

@@ -13,9 +13,9 @@ from lookout import mask, version
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import topics
 from lookout.sessions import public
+from lookout.words import SUMMARY_CHARS
 
 SCHEMA = 1
-SUMMARY_CHARS = 140  # the same cut as the remote notification channels' `summary` level
 
 MASK = mask.MASK
 

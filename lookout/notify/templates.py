@@ -6,6 +6,7 @@ No str.format (no attribute, index or format-spec tricks) and no regex: this run
 from __future__ import annotations
 
 from lookout import paths
+from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ _RESOLVED_BY = {
 }
 
 FULL_CHARS = 600
-SUMMARY_CHARS = 140
 
 Part = tuple[bool, str]  # (is_placeholder, text)
 

@@ -22,7 +22,7 @@ from typing import TypedDict
 
 from lookout import mask
 from lookout.boundary import visible
-from lookout.notify.templates import SUMMARY_CHARS
+from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -139,19 +139,8 @@ def view(
         return View(text="\n".join(escape(line) for line in raw), allow=not why, why=why)
     text = "\n".join(raw)
     cut = len(text) > TELEGRAM_CHARS  # longer than any alert shows: mask only what may be shown
-    hidden = mask.masked(text[:TELEGRAM_CHARS] + ("…" if cut else ""))
-    lines = escape(hidden.text).split("\n")
-    if surface != "home_assistant":  # its title names the tool
-        lines[0] = f"{escape(rec.get('tool_name') or '?', False)}: {lines[0]}"
-    if not why and not all(mask.harmless(s) for s in hidden.secrets):
-        why = "a masked value there holds more than a secret"
-    if not why and _spans_lines(rec):
-        why = "a value there spans several lines"
-    if content == "none":
-        lines, why = [], why or 'this channel shows no tool input (content = "none")'
-    elif content == "summary" and (len(lines) > 1 or len(lines[0]) > SUMMARY_CHARS):
-        lines = [_cut(lines[0] + (" …" if len(lines) > 1 else ""), SUMMARY_CHARS)]
-        why = why or 'this channel shows one line of it (content = "summary")'
+    lines, why = _alert_lines(rec, text[:TELEGRAM_CHARS] + ("…" if cut else ""), surface, why)
+    lines, why = _at_level(lines, content, why)
     if not why and not cut and _fits(surface, title, lines):
         return View(text=_render(surface, lines), allow=True, why="")
     why = why or f"it is longer than this {_WHAT[surface]} shows"
@@ -160,6 +149,33 @@ def view(
     return View(
         text="\n".join(filter(None, (_render(surface, shown), *tail))), allow=False, why=why
     )
+
+
+def _alert_lines(
+    rec: Mapping[str, Any], text: str, surface: str, why: str
+) -> tuple[list[str], str]:
+    """The request as an alert's lines (masked, escaped), and why they may not offer Allow
+    ('' when they may, as far as what they hold goes)."""
+    hidden = mask.masked(text)
+    lines = escape(hidden.text).split("\n")
+    if surface != "home_assistant":  # its title names the tool
+        lines[0] = f"{escape(rec.get('tool_name') or '?', False)}: {lines[0]}"
+    if not why and not all(mask.harmless(s) for s in hidden.secrets):
+        why = "a masked value there holds more than a secret"
+    if not why and _spans_lines(rec):
+        why = "a value there spans several lines"
+    return lines, why
+
+
+def _at_level(lines: list[str], content: str, why: str) -> tuple[list[str], str]:
+    """What a channel's content level lets it show of those lines (`none`: nothing, `summary`:
+    one line of SUMMARY_CHARS), and why that is not all of it."""
+    if content == "none":
+        return [], why or 'this channel shows no tool input (content = "none")'
+    if content == "summary" and (len(lines) > 1 or len(lines[0]) > SUMMARY_CHARS):
+        lines = [_cut(lines[0] + (" …" if len(lines) > 1 else ""), SUMMARY_CHARS)]
+        return lines, why or 'this channel shows one line of it (content = "summary")'
+    return lines, why
 
 
 def _spans_lines(rec: Mapping[str, Any]) -> bool:
