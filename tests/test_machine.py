@@ -1072,6 +1072,41 @@ def test_a_pre_tool_use_recorded_late_still_binds_the_episode() -> None:
     assert run.status == ("attention", "permission")
 
 
+def _asked_again_after_esc(pre_first: bool) -> tuple[Run, str]:
+    """`touch x` asked, Esc at its dialog (no hook), a prompt, then the same command asked again
+    (its PreToolUse recorded before or after its PermissionRequest): the first episode's key."""
+    run = asking("touch x")
+    assert run.session is not None
+    first = run.session["episode"]
+    run(ev("UserPromptSubmit", prompt="hello", prompt_id="p2"))
+    run(ev("Stop"))
+    run(ev("UserPromptSubmit", prompt="again", prompt_id="p3"))
+    call = bash("touch x", "toolu_2")
+    asked = {k: v for k, v in call.items() if k != "tool_use_id"}
+    if pre_first:
+        run(ev("PreToolUse", **call))
+        run(ev("PermissionRequest", prompt_id="p3", **asked))
+    else:
+        t = next(_clock)
+        run(ev("PermissionRequest", ts=t + 20, prompt_id="p3", **asked))
+        run(ev("PreToolUse", ts=t, **call))
+    assert run.status == ("attention", "permission")
+    return run, first
+
+
+@pytest.mark.parametrize("pre_first", [True, False])
+def test_the_same_command_asked_again_after_esc_is_a_new_dialog(pre_first: bool) -> None:
+    run, first = _asked_again_after_esc(pre_first)
+    assert run.session is not None
+    episode = run.session["main"]["episode"]
+    # Its own call, never the one refused with Esc (whose transcript says "rejected").
+    assert episode["tool_use_id"] == "toolu_2"
+    # Its own key: what was proved about the first dialog never ends this one.
+    assert episode["key"] != first
+    observed(run, "Reconciled", "rejected", episode=first)
+    assert run.status == ("attention", "permission")
+
+
 def test_the_async_events_are_hookspecs() -> None:
     # machine writes them out (a hook does not load hookspec); SessionEnd is async but ends all.
     registered = {name for name, _, is_async in hookspec.EVENTS if is_async}

@@ -73,7 +73,11 @@ class Watch:
         agent_id = self.rec.get("agent_id")
         actor = session.get("agents", {}).get(agent_id) if agent_id else session.get("main")
         episode = actor.get("episode") if isinstance(actor, dict) else None
-        if isinstance(episode, dict) and episode.get("tool_key") == self.rec["tool_key"]:
+        if (
+            isinstance(episode, dict)
+            and episode.get("tool_key") == self.rec["tool_key"]
+            and self.episode in (None, episode.get("key"))
+        ):
             self.seen = True
             self.episode = episode.get("key")
             return None
