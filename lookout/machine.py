@@ -355,6 +355,9 @@ def _resolve(
             intent["answer"] = answer
         if by is not None:
             intent["by"] = by
+        # What the deciding hook of that dialog reads once it sees the episode over
+        # (lookout.remote.local): every surface then says what the handled update says.
+        actor["answered"] = {"episode": episode["key"], "answer": answer, "by": by}
     intents.append(intent)
 
 

@@ -65,6 +65,9 @@ class Actor(TypedDict):
     started_ms: NotRequired[int]
     ended_ms: NotRequired[int | None]
     done_tools: NotRequired[list[str]]
+    # How its last permission episode ended: {"episode": key, "answer": allowed | denied | None,
+    # "by": "in the terminal" | "by <who>" | None}.
+    answered: NotRequired[dict[str, str | None]]
 
 
 class BeforeCompact(TypedDict):
