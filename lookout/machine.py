@@ -500,6 +500,7 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
     tool = event["tool_name"]
     reason = _ATTENTION_TOOLS.get(tool or "")
     if reason is not None:
+        before = len(intents)
         _raise(
             s,
             actor,
@@ -509,6 +510,10 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
             tool_key=event["tool_key"],
             tool_use_id=event["tool_use_id"],
         )
+        if len(intents) > before and intents[-1]["kind"] == reason:
+            # Its PermissionRequest (the same call, the same request id) comes next or came
+            # first: the alert finds the request to answer whichever hook raised it.
+            intents[-1]["request"] = [event["agent_id"], event["prompt_id"], event["tool_key"]]
     else:
         _set(actor, WORKING, tool, event["summary"])
 

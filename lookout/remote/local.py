@@ -98,7 +98,6 @@ class Watch:
             return requests.ANSWERED_LOCALLY
         return None
 
-
     def _answered(self, session: Session) -> str | None:
         """allowed / denied: how the state machine saw our episode end (lookout.machine)."""
         actor = self._actor(session)

@@ -57,10 +57,8 @@ channels = ["chat"]
 
 
 def diagnose(sandbox: Sandbox, api: BotApi) -> str:
-    rows = [
-        {k: r.get(k) for k in ("ts", "event", "status", "episode", "outcome", "tool_use_id") if k in r}
-        for r in sandbox.records()
-    ]
+    keys = ("ts", "event", "status", "episode", "outcome", "tool_use_id")
+    rows = [{k: r.get(k) for k in keys if k in r} for r in sandbox.records()]
     return alerts_diagnose(sandbox, api) + "\nevents:\n" + "\n".join(map(json.dumps, rows))
 
 
@@ -119,8 +117,10 @@ def test_the_same_command_after_esc_is_a_new_request_with_buttons(
         wait_for(lambda: messages_with_buttons(api), 20, "the first Telegram message")
         answer_dialog(pane, "Escape")
         wait_for(
-            lambda: requests.load(str(sandbox.state_dir), first["id"])["status"]
-            == requests.ANSWERED_LOCALLY,
+            lambda: (
+                requests.load(str(sandbox.state_dir), first["id"])["status"]
+                == requests.ANSWERED_LOCALLY
+            ),
             10,
             "the first request settled",
         )
