@@ -1096,6 +1096,9 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
         record["rule"] = rule
     if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
         record["outcome"] = event["outcome"]
+    said = [i for i in intents if i["kind"] == "resolved" and i.get("answer")]
+    if said:  # how a permission dialog it ended was answered, as the alerts say it (tail)
+        record["answer"] = " ".join(str(x) for x in (said[-1]["answer"], said[-1].get("by")) if x)
     return record
 
 

@@ -152,6 +152,7 @@ class Record(TypedDict):
     outcome: NotRequired[str | None]  # Reconciled: what proved the answer
     remote: NotRequired[dict[str, Any] | None]  # RemoteDecision: who answered what, from where
     rule: NotRequired[str]  # PermissionRequest: the exact permission rule allowing it
+    answer: NotRequired[str]  # a permission it ended: "allowed" / "denied in the terminal" ...
 
 
 class Intent(TypedDict):

@@ -242,6 +242,51 @@ def test_the_handled_update_says_denied_in_the_terminal_after_esc() -> None:
     assert (out["answer"], out["by"]) == ("denied", "in the terminal")
 
 
+def test_the_record_that_ends_a_permission_says_how_it_was_answered() -> None:
+    # `lookout tail` shows it: what the alerts' update says, on the line of the proof.
+    run = _asked()
+    assert run.session is not None
+    seen = events.observed(
+        "Reconciled",
+        SID,
+        next(_clock),
+        source="transcript",
+        outcome="rejected",
+        agent_id=None,
+        episode=run.session["episode"],
+        observed_ms=next(_clock),
+    )
+    run(seen)
+    assert run.records[-1]["answer"] == "denied in the terminal"
+    run = _asked()
+    run(ev("PostToolUse", **bash("touch t.txt")))
+    assert run.records[-1]["answer"] == "allowed"
+    run = _asked()
+    remote = {"request_id": "r1", "decision": "allow", "by": "Telegram user 42"}
+    request = {k: v for k, v in bash("touch t.txt").items() if k != "tool_use_id"}
+    run(ev("RemoteDecision", **request, remote=remote))
+    assert run.records[-1]["answer"] == "allowed by Telegram user 42"
+
+
+def test_a_question_raised_by_its_pre_tool_use_names_its_request() -> None:
+    # The alert finds the request its PermissionRequest records, whichever hook came first.
+    run = started()
+    (intent,) = run(
+        ev(
+            "PreToolUse",
+            tool_name="AskUserQuestion",
+            tool_input=QUESTION,
+            tool_use_id="toolu_q",
+            prompt_id="p1",
+        )
+    )
+    assert intent["kind"] == "question"
+    assert intent["request"] == [None, "p1", events.tool_key("AskUserQuestion", QUESTION)]
+
+
+QUESTION = {"questions": [{"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}]}
+
+
 def test_permission_request_matches_its_pending_tool_use() -> None:
     run = started()
     run(ev("PreToolUse", **bash("touch t.txt", "toolu_A")))
