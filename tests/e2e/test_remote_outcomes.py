@@ -427,3 +427,60 @@ def test_every_question_alert_carries_its_option_buttons(sandbox: Sandbox, api: 
                 wait_for(lambda: bus.calls[-1]["body"] == said, 10, "the popup's outcome")
                 idle(pane, sandbox, session, n + 1)
     sandbox.assert_no_errors()
+
+
+# -- the popup stays while its request waits, and ends without buttons --------------------------
+
+LXQT_DEFAULT_S = 10.0  # lxqt-notificationd's own timeout for "the server decides"
+NOTE_HEIGHT = 98  # a notification without buttons, as lxqt-notificationd draws it here
+
+
+def shown_heights(bus: NotificationBus) -> list[int]:
+    """The height of each notification window on screen (buttons make one taller)."""
+    found = subprocess.run(
+        ["xdotool", "search", "--onlyvisible", "--class", "lxqt-notificationd"],
+        env=bus.env,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    heights = []
+    for window in found:
+        geometry = subprocess.run(
+            ["xdotool", "getwindowgeometry", window], env=bus.env, capture_output=True, text=True
+        ).stdout
+        heights.append(int(geometry.split("Geometry:")[1].split("x")[1]))
+    return heights
+
+
+@pytest.mark.slow
+def test_the_popup_stays_until_clicked_and_its_outcome_has_no_button(
+    sandbox: Sandbox, api: BotApi
+) -> None:
+    require(*NotificationBus.BINARIES, *NotificationBus.DISPLAY_BINARIES, "stdbuf", "gdbus")
+    env = remote_sandbox(
+        sandbox,
+        api,
+        extra='[channels.desktop]\ntype = "desktop"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\n',
+    )
+    with NotificationBus(display=True) as bus:
+        env = {**env, "DBUS_SESSION_BUS_ADDRESS": bus.address}
+        with ClaudePane(sandbox, "--permission-mode", "manual", env=env) as pane:
+            pane.ready()
+            pane.type("[[bash: touch made-late]]")
+            pane.wait_screen(DIALOG)
+            wait_for(lambda: any(c["actions"] for c in bus.calls), 20, "the popup")
+            shown = time.monotonic()
+            # Past the daemon's own timeout (LXQt closed it after ~15 s of a 300 s wait).
+            time.sleep(max(0.0, shown + LXQT_DEFAULT_S + 2.0 - time.monotonic()))
+            assert [d for n, d in bus.signals if n == "NotificationClosed"] == []
+            assert DIALOG in pane.screen()
+            bus.click_alert(at=NotificationBus.ALLOW_AT)
+            wait_for(lambda: (sandbox.project / "made-late").exists(), 15, "the tool to run")
+            wait_for(
+                lambda: bus.calls[-1]["body"] == "Allowed by the desktop alert", 10, "the outcome"
+            )
+            # What the daemon shows now: the outcome alone, with no button under it.
+            wait_for(lambda: shown_heights(bus) == [NOTE_HEIGHT], 10, "a note without buttons")
+            assert bus.calls[-1]["actions"] == []
+    sandbox.assert_no_errors()
