@@ -171,20 +171,17 @@ def _late_buttons(
     """Add the buttons to an alert that went out before its request was recorded, once it is:
     Telegram's keyboard is added to the message; the desktop popup is closed and posted again
     with its actions (a replace keeps the old actions on lxqt-notificationd)."""
-    from lookout import reconcile
     from lookout.remote import answers, requests
 
     rid = answers.request_id_for(intent, remote)
-    episode = intent.get("episode")
-    if rid is None or not isinstance(episode, str):
+    if rid is None:
         return
     deadline = time.monotonic() + float(remote.get("wait_s") or 0)
     while True:
         rec = requests.load(state_dir, rid)
         if rec is not None and requests.is_open(rec, words.now_ms()):
             break
-        snap = store.read_session(state_dir, str(intent.get("session_id")))
-        if snap is None or not reconcile.episode_open(snap, episode):
+        if not escalate.still_open(state_dir, intent):
             return  # answered (or gone) before its request showed up
         if time.monotonic() >= deadline:
             return
