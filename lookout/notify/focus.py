@@ -209,7 +209,7 @@ class Closures:
         while True:
             with self._lock:
                 said = self._reasons.get(int(ref))
-                listening = self._proc is not None
+                listening = self._proc is not None and self._proc.poll() is None
             if said is not None or not listening or time.monotonic() >= deadline:
                 return said
             time.sleep(0.02)
