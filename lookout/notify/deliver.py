@@ -138,7 +138,7 @@ def _alert_work(
         if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             proc, rest = msg.pop("focus_proc")
             if msg.get("answer") and ref:
-                _ANSWERED_REFS.add((name, ref))
+                _ANSWERED_REFS.add((name, ref, str(intent.get("episode"))))
             lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
         if remote and not found and result == "sent" and ref and _late(intent, ch, remote):
             # Its request was not recorded yet (a question's PreToolUse raised the alert, or a
@@ -200,7 +200,7 @@ def _late_buttons(
     if "focus_proc" in again:
         proc, rest = again.pop("focus_proc")
         if new:
-            _ANSWERED_REFS.add((name, new))
+            _ANSWERED_REFS.add((name, new, str(intent.get("episode"))))
         _watch_focus(proc, rest, intent, name, state_dir, mark, ch, again, new)
 
 
@@ -360,7 +360,7 @@ def _wait_click(
         proc, rest = msg.pop("focus_proc")
         if new:
             ref = new
-            _ANSWERED_REFS.add((channel, new))
+            _ANSWERED_REFS.add((channel, new, str(intent.get("episode"))))
 
 
 def _settled(state_dir: str, rid: str, nonce: str) -> dict[str, Any] | None:
@@ -388,13 +388,14 @@ def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
 
 
 # Desktop alerts of this sender that carried answer buttons: their waiter replaces them with the
-# request's outcome, which a "handled" update must not overwrite.
-_ANSWERED_REFS: set[tuple[str, str]] = set()
+# request's outcome, which a "handled" update must not overwrite. By (channel, notification id,
+# episode): a daemon reuses ids (after a restart), an episode is never reused.
+_ANSWERED_REFS: set[tuple[str, str, str]] = set()
 
 
-def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str) -> bool:
+def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str, episode: str) -> bool:
     if ch["type"] == "desktop":
-        return (name, ref) in _ANSWERED_REFS
+        return (name, ref, episode) in _ANSWERED_REFS
     if ch["type"] == "telegram":
         from lookout.remote import telegram
 
@@ -411,7 +412,7 @@ def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callabl
         if ch is None or ref is None:
             record(state_dir, intent, name, "skipped", "nothing to update")
             return
-        if _shows_outcome(state_dir, name, ch, ref):
+        if _shows_outcome(state_dir, name, ch, ref, str(episode)):
             reason = "replaced by its request's outcome"
             record(state_dir, intent, name, "skipped", reason, update=True)
             return
