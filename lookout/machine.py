@@ -294,8 +294,11 @@ def _raise(
         (
             s["session_id"],
             reason,
-            tool_key or tool_use_id or str(event["ts_ms"]),
+            tool_key or tool_use_id or "",
             event["agent_id"] or "",
+            # The same call asked again (after Esc or No) is another dialog: its key never
+            # matches what was proved or sent about the earlier one.
+            str(event["ts_ms"]),
         )
     )
     actor["episode"] = {
@@ -352,6 +355,9 @@ def _resolve(
             intent["answer"] = answer
         if by is not None:
             intent["by"] = by
+        # What the deciding hook of that dialog reads once it sees the episode over
+        # (lookout.remote.local): every surface then says what the handled update says.
+        actor["answered"] = {"episode": episode["key"], "answer": answer, "by": by}
     intents.append(intent)
 
 
@@ -457,6 +463,9 @@ def _prompt(s: Session, event: Event, intents: list[Intent]) -> None:
         _resolve(s, s["main"], event, intents)
     else:
         _resolve_all(s, event, intents)
+        # The user prompts again: the main thread's calls of the turn before are over, answered
+        # or not (Esc at a dialog fires no hook). None of them is the call a dialog asks next.
+        s["main"]["pending"] = {}
     turn = s.get("turn")
     prompt_id = event["prompt_id"]
     if turn is not None and prompt_id is not None and turn.get("id") == prompt_id:
@@ -491,6 +500,7 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
     tool = event["tool_name"]
     reason = _ATTENTION_TOOLS.get(tool or "")
     if reason is not None:
+        before = len(intents)
         _raise(
             s,
             actor,
@@ -500,6 +510,10 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
             tool_key=event["tool_key"],
             tool_use_id=event["tool_use_id"],
         )
+        if len(intents) > before and intents[-1]["kind"] == reason:
+            # Its PermissionRequest (the same call, the same request id) comes next or came
+            # first: the alert finds the request to answer whichever hook raised it.
+            intents[-1]["request"] = [event["agent_id"], event["prompt_id"], event["tool_key"]]
     else:
         _set(actor, WORKING, tool, event["summary"])
 
@@ -521,9 +535,11 @@ def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None
     actor = _target(s, event)
     key = event["tool_key"]
     # Claude Code sends no tool_use_id here (OpenCode does): find the pending PreToolUse with the
-    # same tool and input.
+    # same tool and input: the newest one (an identical call refused with Esc left no hook).
     pending = actor["pending"]
-    use_id = event["tool_use_id"] or next((u for u, k in pending.items() if k == key), None)
+    use_id = event["tool_use_id"] or next(
+        (u for u, k in reversed(pending.items()) if k == key), None
+    )
     # The dialog of AskUserQuestion / ExitPlanMode is the question or the plan, whether or not
     # their (async) PreToolUse has been recorded yet.
     reason = _ATTENTION_TOOLS.get(event["tool_name"] or "", "permission")
@@ -808,6 +824,8 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
     if episode is None or episode["key"] != event["episode"]:
         return  # answered some other way already, or another dialog is open now
     _resolve(s, actor, event, intents, outcome)
+    if outcome != "approved":
+        _forget_tool(actor, episode.get("tool_use_id"))  # answered: no later dialog's call
     if outcome == "approved":  # the approved tool runs (its process is there)
         _set(actor, WORKING, episode.get("tool_name"), episode.get("summary") or "")
     elif outcome == "rejected" and not agent_id:
@@ -1078,6 +1096,9 @@ def _record(s: Session, event: Event, duplicate: bool, late: bool, intents: list
         record["rule"] = rule
     if event["outcome"] is not None:  # Reconciled / Ack: what proved it (source) and what it was
         record["outcome"] = event["outcome"]
+    said = [i for i in intents if i["kind"] == "resolved" and i.get("answer")]
+    if said:  # how a permission dialog it ended was answered, as the alerts say it (tail)
+        record["answer"] = " ".join(str(x) for x in (said[-1]["answer"], said[-1].get("by")) if x)
     return record
 
 

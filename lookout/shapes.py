@@ -65,6 +65,9 @@ class Actor(TypedDict):
     started_ms: NotRequired[int]
     ended_ms: NotRequired[int | None]
     done_tools: NotRequired[list[str]]
+    # How its last permission episode ended: {"episode": key, "answer": allowed | denied | None,
+    # "by": "in the terminal" | "by <who>" | None}.
+    answered: NotRequired[dict[str, str | None]]
 
 
 class BeforeCompact(TypedDict):
@@ -149,6 +152,7 @@ class Record(TypedDict):
     outcome: NotRequired[str | None]  # Reconciled: what proved the answer
     remote: NotRequired[dict[str, Any] | None]  # RemoteDecision: who answered what, from where
     rule: NotRequired[str]  # PermissionRequest: the exact permission rule allowing it
+    answer: NotRequired[str]  # a permission it ended: "allowed" / "denied in the terminal" ...
 
 
 class Intent(TypedDict):

@@ -1,10 +1,10 @@
 """A loopback double of the Telegram Bot API (https://core.telegram.org/bots/api), for tests: the
-documented methods lookout uses (getMe, sendMessage, editMessageText, answerCallbackQuery,
-getUpdates), their parameters as JSON, form or query string, the `{"ok": true, "result": ...}` /
-`{"ok": false, "error_code", "description"}` envelope with the Bot API's own error texts,
-update_id offsets (an update is dropped once getUpdates is called with a higher offset), long
-polling (`timeout`) and the 409 a second concurrent getUpdates causes. `press()` is a user tapping
-an inline button."""
+documented methods lookout uses (getMe, sendMessage, editMessageText, editMessageReplyMarkup,
+answerCallbackQuery, getUpdates), their parameters as JSON, form or query string, the
+`{"ok": true, "result": ...}` / `{"ok": false, "error_code", "description"}` envelope with the
+Bot API's own error texts, update_id offsets (an update is dropped once getUpdates is called with
+a higher offset), long polling (`timeout`) and the 409 a second concurrent getUpdates causes.
+`press()` is a user tapping an inline button."""
 
 from __future__ import annotations
 
@@ -193,6 +193,25 @@ class BotApi:
         if message["text"] == text and message.get("reply_markup") == markup:
             raise ApiError(400, NOT_MODIFIED)
         message = {**message, "text": text, "edit_date": int(time.time())}
+        message.pop("reply_markup", None)
+        if markup is not None:
+            message["reply_markup"] = markup
+        self.messages[key] = message
+        return message
+
+    def m_editMessageReplyMarkup(self, p: dict[str, Any]) -> Any:
+        chat_id = self._chat(p)
+        markup = self._markup(p)
+        try:
+            key = (chat_id, int(p.get("message_id")))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ApiError(400, "Bad Request: message identifier is not specified") from None
+        message = self.messages.get(key)
+        if message is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        if message.get("reply_markup") == markup:
+            raise ApiError(400, NOT_MODIFIED)
+        message = {**message, "edit_date": int(time.time())}
         message.pop("reply_markup", None)
         if markup is not None:
             message["reply_markup"] = markup

@@ -242,6 +242,51 @@ def test_the_handled_update_says_denied_in_the_terminal_after_esc() -> None:
     assert (out["answer"], out["by"]) == ("denied", "in the terminal")
 
 
+def test_the_record_that_ends_a_permission_says_how_it_was_answered() -> None:
+    # `lookout tail` shows it: what the alerts' update says, on the line of the proof.
+    run = _asked()
+    assert run.session is not None
+    seen = events.observed(
+        "Reconciled",
+        SID,
+        next(_clock),
+        source="transcript",
+        outcome="rejected",
+        agent_id=None,
+        episode=run.session["episode"],
+        observed_ms=next(_clock),
+    )
+    run(seen)
+    assert run.records[-1]["answer"] == "denied in the terminal"
+    run = _asked()
+    run(ev("PostToolUse", **bash("touch t.txt")))
+    assert run.records[-1]["answer"] == "allowed"
+    run = _asked()
+    remote = {"request_id": "r1", "decision": "allow", "by": "Telegram user 42"}
+    request = {k: v for k, v in bash("touch t.txt").items() if k != "tool_use_id"}
+    run(ev("RemoteDecision", **request, remote=remote))
+    assert run.records[-1]["answer"] == "allowed by Telegram user 42"
+
+
+def test_a_question_raised_by_its_pre_tool_use_names_its_request() -> None:
+    # The alert finds the request its PermissionRequest records, whichever hook came first.
+    run = started()
+    (intent,) = run(
+        ev(
+            "PreToolUse",
+            tool_name="AskUserQuestion",
+            tool_input=QUESTION,
+            tool_use_id="toolu_q",
+            prompt_id="p1",
+        )
+    )
+    assert intent["kind"] == "question"
+    assert intent["request"] == [None, "p1", events.tool_key("AskUserQuestion", QUESTION)]
+
+
+QUESTION = {"questions": [{"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}]}
+
+
 def test_permission_request_matches_its_pending_tool_use() -> None:
     run = started()
     run(ev("PreToolUse", **bash("touch t.txt", "toolu_A")))
@@ -1069,6 +1114,41 @@ def test_a_pre_tool_use_recorded_late_still_binds_the_episode() -> None:
     late = run(ev("PreToolUse", ts=t, **call))  # started first, finished after
     assert late == [] and run.records[-1]["late"] is True
     assert run.session and run.session["main"]["episode"]["tool_use_id"] == "toolu_1"
+    assert run.status == ("attention", "permission")
+
+
+def _asked_again_after_esc(pre_first: bool) -> tuple[Run, str]:
+    """`touch x` asked, Esc at its dialog (no hook), a prompt, then the same command asked again
+    (its PreToolUse recorded before or after its PermissionRequest): the first episode's key."""
+    run = asking("touch x")
+    assert run.session is not None
+    first = run.session["episode"]
+    run(ev("UserPromptSubmit", prompt="hello", prompt_id="p2"))
+    run(ev("Stop"))
+    run(ev("UserPromptSubmit", prompt="again", prompt_id="p3"))
+    call = bash("touch x", "toolu_2")
+    asked = {k: v for k, v in call.items() if k != "tool_use_id"}
+    if pre_first:
+        run(ev("PreToolUse", **call))
+        run(ev("PermissionRequest", prompt_id="p3", **asked))
+    else:
+        t = next(_clock)
+        run(ev("PermissionRequest", ts=t + 20, prompt_id="p3", **asked))
+        run(ev("PreToolUse", ts=t, **call))
+    assert run.status == ("attention", "permission")
+    return run, first
+
+
+@pytest.mark.parametrize("pre_first", [True, False])
+def test_the_same_command_asked_again_after_esc_is_a_new_dialog(pre_first: bool) -> None:
+    run, first = _asked_again_after_esc(pre_first)
+    assert run.session is not None
+    episode = run.session["main"]["episode"]
+    # Its own call, never the one refused with Esc (whose transcript says "rejected").
+    assert episode["tool_use_id"] == "toolu_2"
+    # Its own key: what was proved about the first dialog never ends this one.
+    assert episode["key"] != first
+    observed(run, "Reconciled", "rejected", episode=first)
     assert run.status == ("attention", "permission")
 
 

@@ -165,4 +165,6 @@ def format_record(r: dict[str, Any], title: str | None = None) -> str:
         parts.append(f"— {r['summary']}")
     if r.get("notify"):
         parts.append("→ " + ",".join(str(n) for n in r["notify"]))
+    if r.get("answer"):
+        parts.append(f"({r['answer']})")  # the permission it ended: allowed, denied by whom
     return visible(" ".join(parts))

@@ -119,8 +119,15 @@ def _desktop(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
     argv = ["notify-send", "-a", ch.get("app_name") or "lookout", "-u", urgency, "-p"]
     if msg.get("update"):
         argv.append("-e")  # the "handled" note should not pile up in the history
-        if msg.get("ref"):
-            argv += ["-r", str(msg["ref"])]
+        # An alert with buttons is closed first, then the note posted: a daemon that keeps the
+        # old actions on a replace (lxqt-notificationd) would show buttons that do nothing.
+        ref = str(msg["ref"]) if msg.get("ref") else None
+        if ref and not (msg.get("close_first") and desktop_close(ref, timeout_s)):
+            argv += ["-r", ref]
+    elif msg.get("answer"):
+        # Never expires while its request waits (the spec's 0; LXQt's default is 10 s): it is
+        # closed when the request ends, and posted again if the daemon closes it anyway.
+        argv += ["-t", "0"]
     argv += ["--", title]
     if body:
         argv.append(body)
@@ -201,12 +208,45 @@ def desktop_replace(
     ch: dict[str, Any], ref: str, title: str, body: str, timeout_s: float
 ) -> Outcome:
     """Replace alert `ref` with a note without actions (the outcome of its request): a popup
-    whose request ended never keeps buttons that can no longer answer it."""
+    whose request ended never keeps buttons that can no longer answer it. The alert is closed,
+    then the note posted (a replace in place keeps the old buttons on lxqt-notificationd); where
+    it cannot be closed, it is replaced in place."""
+    closed = desktop_close(ref, timeout_s)
     argv = ["notify-send", "-a", ch.get("app_name") or "lookout", "-u", "low", "-e", "-p"]
-    argv += ["-r", ref, "--", desktop_text(title, markup=False), desktop_text(body)]
+    if not closed:
+        argv += ["-r", ref]
+    argv += ["--", desktop_text(title, markup=False), desktop_text(body)]
     out = _run(argv, timeout_s)
-    new = out.strip().splitlines()[-1] if out.strip() else None
-    return "sent", f"notify-send id {new or ref} replaced", new or ref
+    said = out.strip().splitlines()[-1] if out.strip() else ""
+    new = said if said.isdigit() else ref
+    if closed:
+        return "sent", f"notify-send id {ref} closed, the outcome is id {new}", new
+    return "sent", f"notify-send id {new} replaced", new
+
+
+BUS_NAME = "org.freedesktop.Notifications"
+BUS_PATH = "/org/freedesktop/Notifications"
+
+
+def desktop_close(ref: str, timeout_s: float) -> bool:
+    """CloseNotification(ref) on the session bus (gdbus, else dbus-send; no shell, no text from
+    the alert): True once the daemon took the call."""
+    if not ref.isdigit():
+        return False
+    gdbus, send = shutil.which("gdbus"), shutil.which("dbus-send")
+    if gdbus is not None:
+        argv = [gdbus, "call", "--session", "--dest", BUS_NAME, "--object-path", BUS_PATH]
+        argv += ["--method", f"{BUS_NAME}.CloseNotification", ref]
+    elif send is not None:
+        argv = [send, "--session", "--type=method_call", "--print-reply", f"--dest={BUS_NAME}"]
+        argv += [BUS_PATH, f"{BUS_NAME}.CloseNotification", f"uint32:{ref}"]
+    else:
+        return False
+    try:
+        _run(argv, timeout_s)
+    except (ChannelError, subprocess.TimeoutExpired):
+        return False
+    return True
 
 
 def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:

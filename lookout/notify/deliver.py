@@ -130,6 +130,7 @@ def _alert_work(
             _answer_buttons(state_dir, intent, remote, msg, ch["content"])
         if ch["type"] == "telegram" and remote:
             _telegram_buttons(state_dir, intent, remote, msg, name, ch["content"])
+        found = bool(msg.get("answer") or msg.get("buttons"))
         result, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
         if msg.get("buttons") and result == "sent" and ref:
             from lookout.remote import telegram
@@ -138,10 +139,82 @@ def _alert_work(
         if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             proc, rest = msg.pop("focus_proc")
             if msg.get("answer") and ref:
-                _ANSWERED_REFS.add((name, ref))
+                _ANSWERED_REFS.add((name, ref, str(intent.get("episode"))))
             lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
+        if remote and not found and result == "sent" and ref and _late(intent, ch, remote):
+            # Its request was not recorded yet (a question's PreToolUse raised the alert, or a
+            # slow deciding hook): the buttons are added when it is.
+            lanes.watch(_late_buttons, state_dir, intent, name, ch, msg, ref, mark, remote)
 
     return work
+
+
+def _late(intent: Intent, ch: Channel, remote: dict[str, Any]) -> bool:
+    from lookout.remote import answers
+
+    return ch["type"] in ("desktop", "telegram") and bool(answers.request_id_for(intent, remote))
+
+
+# How often an alert sent before its request was recorded looks for it (while its episode lasts).
+LATE_POLL_S = 0.2
+
+
+def _late_buttons(
+    state_dir: str,
+    intent: Intent,
+    name: str,
+    ch: Channel,
+    msg: dict[str, Any],
+    ref: str,
+    mark: object,
+    remote: dict[str, Any],
+) -> None:
+    """Add the buttons to an alert that went out before its request was recorded, once it is:
+    Telegram's keyboard is added to the message; the desktop popup is closed and posted again
+    with its actions (a replace keeps the old actions on lxqt-notificationd)."""
+    from lookout.remote import answers, requests
+
+    rid = answers.request_id_for(intent, remote)
+    if rid is None:
+        return
+    deadline = time.monotonic() + float(remote.get("wait_s") or 0)
+    while True:
+        rec = requests.load(state_dir, rid)
+        if rec is not None and requests.is_open(rec, words.now_ms()):
+            break
+        if not escalate.still_open(state_dir, intent):
+            return  # answered (or gone) before its request showed up
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(LATE_POLL_S)
+    again = {k: v for k, v in msg.items() if k not in ("answer", "buttons", "bound", "ref")}
+    if ch["type"] == "telegram":
+        _telegram_buttons(state_dir, intent, remote, again, name, ch["content"])
+        if again.get("buttons"):
+            _add_keyboard(state_dir, intent, name, ch, again, ref)
+        return
+    _answer_buttons(state_dir, intent, remote, again, ch["content"])
+    if not again.get("answer"):
+        return
+    channels.desktop_close(ref, ch["timeout_ms"] / 1000)
+    _, _, new = send_one(state_dir, intent, name, ch, again, "buttons added: ")
+    if "focus_proc" in again:
+        proc, rest = again.pop("focus_proc")
+        if new:
+            _ANSWERED_REFS.add((name, new, str(intent.get("episode"))))
+        _watch_focus(proc, rest, intent, name, state_dir, mark, ch, again, new)
+
+
+def _add_keyboard(
+    state_dir: str, intent: Intent, name: str, ch: Channel, msg: dict[str, Any], ref: str
+) -> None:
+    from lookout.notify import telegram as bot
+    from lookout.remote import telegram
+
+    result, detail = bot.add_keyboard(ch, ref, msg["buttons"], ch["timeout_ms"] / 1000)
+    record(state_dir, intent, name, result, f"buttons added: {detail}", update=True)
+    if result == "sent":
+        telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
 
 
 def _answer_buttons(
@@ -205,6 +278,18 @@ def _shown_choices(
     return [c for c in answers.choices(rec) if seen["allow"] or c[1] == "deny"]
 
 
+# A popup with answer buttons that the daemon closes while its request waits is posted again: at
+# once (the daemon's own expiry, LXQt's 10 s), never after the user dismissed it, at most
+# REPOST_MAX times, and no more after QUICK_MAX closes in a row each within QUICK_S of its post
+# (a daemon that shows one popup at a time would trade two of them back and forth).
+REPOST_MAX = 60
+QUICK_S = 5.0
+QUICK_MAX = 3
+# Once a popup's wait ends without a click, how long its request's record gets to say how it
+# ended (the deciding hook settles it within a few polls), so the outcome says it exactly.
+SETTLE_S = 1.5
+
+
 def _watch_focus(
     proc: subprocess.Popen[bytes],
     rest: bytes,
@@ -217,8 +302,13 @@ def _watch_focus(
     ref: str | None = None,
 ) -> None:
     bound = (msg or {}).get("answer")
-    rid = bound["rid"] if bound else None
-    action = focus.wait_focus(proc, rest, intent, state_dir, mark, rid=rid)
+    if bound:
+        focus.CLOSED.start()
+    try:
+        action, ref = _wait_click(proc, rest, intent, channel, state_dir, mark, ch, msg, ref)
+    finally:
+        if bound:
+            focus.CLOSED.stop()
     if action in CLICKS and mark is not None:
         detail = focus.jump_to(intent, state_dir)
         raised = platform.get().raise_terminal()  # macOS: the terminal app comes forward
@@ -248,13 +338,74 @@ def _watch_focus(
     if ref is None:
         return
     # The popup is replaced by the outcome: its buttons go with it (within a poll of the end).
-    rec = requests.load(state_dir, bound["rid"])
+    rec = _settled(state_dir, bound["rid"], bound["nonce"])
     if refused is None and rec is not None and requests.is_open(rec, words.now_ms()):
         if mark is None or not focus.resolved(state_dir, intent, mark):
             return  # the wait timed out (or Focus was clicked) and the request still waits
         rec = {**rec, "status": requests.ANSWERED_LOCALLY}  # its episode ended in the terminal
+    if rec is not None and rec.get("nonce") != bound["nonce"]:
+        rec = None  # a later request with the same id: this one is no longer waiting
     result, detail, _ = _replace(ch, ref, msg["title"], answers.outcome_text(rec, refused))
     record(state_dir, intent, channel, result, detail, update=True)
+
+
+def _wait_click(
+    proc: subprocess.Popen[bytes],
+    rest: bytes,
+    intent: Intent,
+    channel: str,
+    state_dir: str,
+    mark: object,
+    ch: Channel | None,
+    msg: dict[str, Any] | None,
+    ref: str | None,
+) -> tuple[str | None, str | None]:
+    """The action clicked on the popup (None: none), and the popup's id as it stands then: a
+    popup with answer buttons that the daemon closes while its request waits is posted again."""
+    bound = (msg or {}).get("answer")
+    rid, nonce = (bound["rid"], bound["nonce"]) if bound else (None, None)
+    reposts = quick = 0
+    while True:
+        posted = time.monotonic()
+        action, closed = focus.wait_click(proc, rest, intent, state_dir, mark, rid=rid, nonce=nonce)
+        if not (closed and ch is not None and msg is not None and rid is not None):
+            return action, ref
+        if focus.CLOSED.reason(ref) != focus.EXPIRED:
+            return None, ref  # the user dismissed it (or lookout cannot tell): it stays away
+        if not focus.pending(state_dir, rid, nonce):
+            return None, ref
+        if mark is not None and focus.resolved(state_dir, intent, mark):
+            return None, ref
+        quick = quick + 1 if time.monotonic() - posted < QUICK_S else 0
+        if reposts >= REPOST_MAX or quick >= QUICK_MAX:
+            why = "not posted again: the daemon keeps closing it"
+            record(state_dir, intent, channel, "skipped", why)
+            return None, ref
+        reposts += 1
+        result, _, new = send_one(state_dir, intent, channel, ch, msg, "posted again: ")
+        if result != "sent" or "focus_proc" not in msg:
+            return None, ref
+        proc, rest = msg.pop("focus_proc")
+        if new:
+            ref = new
+            _ANSWERED_REFS.add((channel, new, str(intent.get("episode"))))
+
+
+def _settled(state_dir: str, rid: str, nonce: str) -> dict[str, Any] | None:
+    """Request `rid` once its deciding hook has settled it (or SETTLE_S passed)."""
+    from lookout.remote import requests
+
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        rec = requests.load(state_dir, rid)
+        if (
+            rec is None
+            or rec.get("nonce") != nonce
+            or not requests.is_open(rec, words.now_ms())
+            or time.monotonic() >= deadline
+        ):
+            return rec
+        time.sleep(0.05)
 
 
 def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
@@ -265,13 +416,14 @@ def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
 
 
 # Desktop alerts of this sender that carried answer buttons: their waiter replaces them with the
-# request's outcome, which a "handled" update must not overwrite.
-_ANSWERED_REFS: set[tuple[str, str]] = set()
+# request's outcome, which a "handled" update must not overwrite. By (channel, notification id,
+# episode): a daemon reuses ids (after a restart), an episode is never reused.
+_ANSWERED_REFS: set[tuple[str, str, str]] = set()
 
 
-def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str) -> bool:
+def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str, episode: str) -> bool:
     if ch["type"] == "desktop":
-        return (name, ref) in _ANSWERED_REFS
+        return (name, ref, episode) in _ANSWERED_REFS
     if ch["type"] == "telegram":
         from lookout.remote import telegram
 
@@ -288,12 +440,13 @@ def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callabl
         if ch is None or ref is None:
             record(state_dir, intent, name, "skipped", "nothing to update")
             return
-        if _shows_outcome(state_dir, name, ch, ref):
+        if _shows_outcome(state_dir, name, ch, ref, str(episode)):
             reason = "replaced by its request's outcome"
             record(state_dir, intent, name, "skipped", reason, update=True)
             return
         msg = message(d, cfg, ch, update=True)
         msg["ref"] = ref
+        msg["close_first"] = isinstance(episode, str) and had_actions(state_dir, episode, name)
         if ch["type"] == "ntfy":
             msg["sequence_id"] = ref
         send_one(state_dir, intent, name, ch, msg)
@@ -321,7 +474,8 @@ def send_one(
         and isinstance(episode, str)
         and intent.get("kind") in ATTENTION_KINDS
     ):
-        save_refs(state_dir, episode, {name: ref})
+        actions = [name] if msg.get("focus") or msg.get("answer") else []
+        save_refs(state_dir, episode, {name: ref}, actions)
     return result, detail, ref
 
 
@@ -351,7 +505,11 @@ def run_parallel(
     ]
 
 
-def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
+def save_refs(
+    state_dir: str, episode: str, refs: dict[str, str], actions: list[str] | None = None
+) -> None:
+    """Keep the ids of an episode's alerts; `actions`: the channels whose alert has buttons
+    (its update closes it first, so no daemon keeps them under the note)."""
     path = os.path.join(state_dir, store.NOTIFY_REFS)
     now_ms = words.now_ms()
     with store.Locked(state_dir, store.NOTIFY_LOCK):
@@ -364,6 +522,8 @@ def save_refs(state_dir: str, episode: str, refs: dict[str, str]) -> None:
         }
         entry = table.get(episode) or {"ts_ms": now_ms, "refs": {}}
         entry["refs"].update(refs)
+        with_actions = [n for n in entry.get("actions") or [] if n not in refs]
+        entry["actions"] = with_actions + list(actions or [])
         table[episode] = entry
         store.write_json_atomic(path, table)
 
@@ -374,6 +534,13 @@ def load_ref(state_dir: str, episode: str, channel: str) -> str | None:
         ref = (data.get(episode) or {}).get("refs", {}).get(channel)
         return ref if isinstance(ref, str) else None
     return None
+
+
+def had_actions(state_dir: str, episode: str, channel: str) -> bool:
+    data = store.read_json(os.path.join(state_dir, store.NOTIFY_REFS))
+    if isinstance(data, dict):
+        return channel in ((data.get(episode) or {}).get("actions") or [])
+    return False
 
 
 def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAIT_S) -> str | None:

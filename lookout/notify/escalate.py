@@ -66,6 +66,16 @@ def escalation_due(state_dir: str, intent: Intent) -> bool:
         return snap.get("status") == words.ATTENTION and snap.get("episode") == episode
 
 
+def still_open(state_dir: str, intent: Intent) -> bool:
+    """The intent's episode is open in the snapshot as the hooks and readers left it (no
+    reconcile: cheap enough to ask several times a second)."""
+    from lookout import reconcile
+
+    episode = intent.get("episode")
+    snap = store.read_session(state_dir, str(intent.get("session_id")))
+    return isinstance(episode, str) and snap is not None and reconcile.episode_open(snap, episode)
+
+
 # How often the sender looks whether a dialog whose alert is out was answered (issue 22: the
 # "handled" update within 2 s, with no reader running).
 WATCH_S = 1.0

@@ -105,6 +105,23 @@ def keyboard(buttons: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
+def add_keyboard(
+    ch: dict[str, Any], message_id: str, buttons: list[tuple[str, str]], timeout_s: float
+) -> tuple[str, str]:
+    """Put the request's buttons under a message sent before its request was recorded
+    (editMessageReplyMarkup): (sent | failed, detail)."""
+    params = {
+        "chat_id": ch["chat_id"],
+        "message_id": int(message_id),
+        "reply_markup": keyboard(buttons),
+    }
+    try:
+        call(ch, "editMessageReplyMarkup", params, timeout_s)
+    except TelegramError as exc:
+        return "failed", str(exc)
+    return "sent", f"editMessageReplyMarkup {message_id}"
+
+
 def send(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
     """An alert (sendMessage, with the request's buttons if msg["buttons"]) or, for an update,
     the alert edited in place (editMessageText; its ref is the message_id)."""

@@ -250,7 +250,7 @@ def render_texts(
         # "demo · permission denied" / "in the terminal, after 4s": what happened, and who.
         by = intent.get("by")
         by_t = by.replace("{", "{{").replace("}", "}}") if isinstance(by, str) and by else ""
-        title_t = "{project} · {reason} " + str(answer)
+        title_t = "{session} · {reason} " + str(answer)  # the title, as the alert said
         if not vals["duration"]:
             body_t = by_t
         else:

@@ -244,6 +244,9 @@ def outcome_text(rec: Record | None, refused: str | None = None) -> str:
         return "No longer waiting"
     status = str(requests.public(rec, _now_ms())["status"])
     text = OUTCOME.get(status, status)
+    local = rec.get("answered")
+    if status == requests.ANSWERED_LOCALLY and local in requests.LOCAL_ANSWERS:
+        text = requests.LOCAL_ANSWERS[local].capitalize()  # "Allowed in the terminal"
     decision = rec.get("decision") or {}
     if status in (requests.ALLOWED, requests.DENIED) and decision.get("by"):
         text += f" by {decision['by']}"

@@ -122,9 +122,11 @@ def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
     while True:
         now_ms = words.now_ms()
         if _Term.got:
-            gone = watch.outcome() == requests.ENDED
+            # "No" or Esc at the dialog (or the session going): the call does not run.
+            if watch.outcome() == requests.ENDED:
+                return requests.resolve(state_dir, rid, requests.ENDED, now_ms)
             return requests.resolve(
-                state_dir, rid, requests.ENDED if gone else requests.ANSWERED_LOCALLY, now_ms
+                state_dir, rid, requests.ANSWERED_LOCALLY, now_ms, answer="denied"
             )
         try:
             st = os.stat(path)
@@ -142,7 +144,7 @@ def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
             return requests.resolve(state_dir, rid, requests.EXPIRED, now_ms)
         settled = watch.outcome()
         if settled is not None:
-            return requests.resolve(state_dir, rid, settled, now_ms)
+            return requests.resolve(state_dir, rid, settled, now_ms, answer=watch.answer)
         time.sleep(POLL_S)
 
 

@@ -32,6 +32,9 @@ class Watch:
         self.rec = rec
         self.seen = False
         self.episode: str | None = None
+        # How the dialog was answered in the terminal, as the episode's end says it (allowed |
+        # denied), once outcome() said ANSWERED_LOCALLY; None when lookout cannot tell.
+        self.answer: str | None = None
         self._stamp: tuple[int, int] | None = None
         self._checked = 0.0
 
@@ -65,24 +68,43 @@ class Watch:
         session = store.read_session(self.state_dir, self.rec["session_id"])
         if session is not None and session.get("status") == "ended":
             return requests.ENDED
+        if session is not None:
+            self.answer = self._answered(session)
         return requests.ANSWERED_LOCALLY
+
+    def _actor(self, session: Session) -> Any:
+        agent_id = self.rec.get("agent_id")
+        return session.get("agents", {}).get(agent_id) if agent_id else session.get("main")
 
     def judge(self, session: Session) -> str | None:
         if session.get("status") == "ended":
             return requests.ENDED
-        agent_id = self.rec.get("agent_id")
-        actor = session.get("agents", {}).get(agent_id) if agent_id else session.get("main")
+        actor = self._actor(session)
         episode = actor.get("episode") if isinstance(actor, dict) else None
-        if isinstance(episode, dict) and episode.get("tool_key") == self.rec["tool_key"]:
+        if (
+            isinstance(episode, dict)
+            and episode.get("tool_key") == self.rec["tool_key"]
+            and self.episode in (None, episode.get("key"))
+        ):
             self.seen = True
             self.episode = episode.get("key")
             return None
         if self.seen:
+            self.answer = self._answered(session)
             return requests.ANSWERED_LOCALLY  # our episode was open and is over
         # Never saw it open (its record may still be on the way): a turn edge after the request
         # (the prompt was answered and the turn ended, or a new prompt) settles it as well.
         if int(session.get("turn_edge_ms") or 0) > int(self.rec["created_ms"]):
             return requests.ANSWERED_LOCALLY
+        return None
+
+    def _answered(self, session: Session) -> str | None:
+        """allowed / denied: how the state machine saw our episode end (lookout.machine)."""
+        actor = self._actor(session)
+        said = actor.get("answered") if isinstance(actor, dict) else None
+        if isinstance(said, dict) and said.get("episode") == self.episode:
+            answer = said.get("answer")
+            return answer if answer in ("allowed", "denied") else None
         return None
 
 

@@ -50,6 +50,8 @@ INPUT_MAX = 256 * 1024
 RISKY_FLAGS = frozenset(
     ("dangerouslyDisableSandbox", "replace_all", "run_in_background", "force", "recursive")
 )
+# How a dialog answered in the terminal ended, when lookout can tell (the API's `reason`).
+LOCAL_ANSWERS = {"allowed": "allowed in the terminal", "denied": "denied in the terminal"}
 TOO_LARGE = "too large to show in full here: answer it in the terminal"
 KEEP_DONE_S = 24 * 3600  # finished records stay a day (the page shows how they ended)
 KEEP_MAX = 500
@@ -301,13 +303,18 @@ def _prune(state_dir: str, now_ms: int) -> None:
             pass
 
 
-def resolve(state_dir: str, rid: str, status: str, now_ms: int) -> Record | None:
-    """pending -> `status`, unless an answer got there first: the record as it now stands."""
+def resolve(
+    state_dir: str, rid: str, status: str, now_ms: int, answer: str | None = None
+) -> Record | None:
+    """pending -> `status`, unless an answer got there first: the record as it now stands.
+    `answer` (allowed | denied): how the terminal answered, for ANSWERED_LOCALLY, when known."""
     with store.Locked(state_dir, store.REQUESTS_LOCK):
         rec = load(state_dir, rid)
         if rec is None or rec.get("status") != PENDING:
             return rec
         _close(rec, status, now_ms)
+        if status == ANSWERED_LOCALLY and answer in LOCAL_ANSWERS:
+            rec["answered"] = answer
         store.write_json_atomic(_path(state_dir, rid), rec)
         return rec
 
@@ -364,7 +371,7 @@ def answer(
                 _close(rec, status, now_ms)
                 store.write_json_atomic(_path(state_dir, rid), rec)
             said = (rec.get("decision") or {}).get("answers")
-            raise Refused(409, _reason(status, said) or status)
+            raise Refused(409, _reason(status, said, rec.get("answered")) or status)
         behavior, picked = _check_decision(rec, decision, answers)
         if behavior.startswith("allow") and rec.get("too_large"):
             raise Refused(409, TOO_LARGE)
@@ -435,7 +442,7 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
         "created_at": rfc3339(int(rec.get("created_ms") or 0)),
         "expires_at": rfc3339(int(rec.get("expires_ms") or 0)),
         "status": status,
-        "reason": _reason(str(status), decision.get("answers")),
+        "reason": _reason(str(status), decision.get("answers"), rec.get("answered")),
         "decision": decision.get("behavior"),
         "decided_by": decision.get("by"),
         # A question's answer is the option chosen, not "allowed": {question: label(s)}.
@@ -443,9 +450,11 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
     }
 
 
-def _reason(status: str, answers: object) -> str | None:
+def _reason(status: str, answers: object, local: object = None) -> str | None:
     if status == ALLOWED and isinstance(answers, dict) and answers:
         return "already answered: " + "; ".join(chosen(answers))
+    if status == ANSWERED_LOCALLY and isinstance(local, str) and local in LOCAL_ANSWERS:
+        return LOCAL_ANSWERS[local]
     return NOT_PENDING.get(status)
 
 

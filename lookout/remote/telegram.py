@@ -72,7 +72,16 @@ def _change(state_dir: str, change: Any) -> dict[str, Any]:
 def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, body: str) -> None:
     """A message with buttons was sent for request `rid`: keep it until the request ends, and
     make sure a poller runs (after the entry is written: a poller about to exit sees it)."""
-    entry = {"channel": channel, "message_id": message_id, "rid": rid, "title": title, "body": body}
+    entry: dict[str, Any] = {
+        "channel": channel,
+        "message_id": message_id,
+        "rid": rid,
+        "title": title,
+        "body": body,
+    }
+    rec = requests.load(state_dir, rid)
+    if rec is not None:  # the request shown, not a later one with the same id (asked again)
+        entry["created_ms"] = rec.get("created_ms")
     _change(state_dir, lambda t: t["messages"].append(entry))
     ensure_poller(state_dir)
 
@@ -310,6 +319,8 @@ class Poller:
         ended = []
         for m in _waiting(_load(self.state_dir)):
             rec = requests.load(self.state_dir, str(m.get("rid")))
+            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
+                rec = None  # replaced by a later request with the same id: this one is over
             if rec is not None and requests.is_open(rec, now):
                 continue
             ch = self.channels.get(str(m.get("channel")))

@@ -95,19 +95,30 @@ def _text_of(content: Any) -> str:
     return "\n".join(parts)
 
 
+def _prompt_index(body: dict[str, Any]) -> int:
+    """The index of the user message whose directives script this reply: the newest one that
+    carries a directive (a prompt typed again after Esc or No is scripted afresh), else the
+    first user message."""
+    messages = body.get("messages", [])
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    with_directive = [i for i in users if DIRECTIVE.search(_text_of(messages[i].get("content")))]
+    if with_directive:
+        return with_directive[-1]
+    return users[0] if users else 0
+
+
 def first_user_text(body: dict[str, Any]) -> str:
-    """The text of the first user message that carries a directive (or the first one)."""
-    texts = [_text_of(m.get("content")) for m in body.get("messages", []) if m["role"] == "user"]
-    for text in texts:
-        if DIRECTIVE.search(text):
-            return text
-    return texts[0] if texts else ""
+    """The text of the user message that scripts this reply (see _prompt_index)."""
+    messages = body.get("messages", [])
+    if not messages:
+        return ""
+    return _text_of(messages[_prompt_index(body)].get("content"))
 
 
 def tool_uses_so_far(body: dict[str, Any]) -> list[str]:
-    """Names of the tools already called in this conversation, in order."""
+    """Names of the tools called since the scripting prompt, in order."""
     names = []
-    for message in body.get("messages", []):
+    for message in body.get("messages", [])[_prompt_index(body) :]:
         if message["role"] == "assistant" and not isinstance(message["content"], str):
             names += [b.get("name", "") for b in message["content"] if b.get("type") == "tool_use"]
     return names

@@ -425,10 +425,14 @@ escalate_to = ["pager"]
             report("kill -9 at a dialog", seconds)
             assert seconds <= TRUE_WITHIN_S and shown["reason"] == "process_gone"
             # The escalation's wait saw it (or status did): the desktop alert is replaced.
+            # (Closed, then the note posted: the alert had a Focus button.)
             replaced = wait_for(
-                lambda: [c for c in bus.calls if c["replaces_id"]], 20, "the replaced alert"
+                lambda: [c for c in bus.calls[1:] if "transient" in c["hints"]],
+                20,
+                "the replaced alert",
             )
             assert "session ended" in replaced[0]["summary"], bus.calls
+            assert replaced[0]["actions"] == [], bus.calls
             time.sleep(ESCALATE_AFTER_S + 1)
             assert [r for r in hook.requests if r.path == "/pager"] == []
     records = sandbox.records(session)
@@ -496,7 +500,8 @@ escalate_to = ["pager"]
     report("Esc after the escalation", took)
     # Issue 22's bound for the sender (it polls once a second); readers are held to 1 s.
     assert took <= SENDER_NOTICES_WITHIN_S, took
-    assert update["title"] == "project · permission denied", update
     snapshot = json.loads((sandbox.state_dir / "sessions" / f"{session}.json").read_text())
+    # The session's title (the client's name for it, as `lookout status` shows it).
+    assert update["title"] == f"{snapshot.get('name') or 'project'} · permission denied", update
     assert snapshot["status"] == "idle", snapshot
     sandbox.assert_no_errors()

@@ -2,7 +2,7 @@
 tmux shows its permission dialog; the desktop popup's Allow (real notification daemon, clicked
 with xdotool on a private Xvfb screen) or a Telegram button (a loopback double of the Bot API)
 answers it, and the terminal's dialog closes. Answered in the terminal first, the Telegram
-message loses its buttons within 2 s."""
+message loses its buttons within 2 s and says "Allowed in the terminal"."""
 
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ def test_answered_in_the_terminal_the_telegram_buttons_go_within_2s(
         except AssertionError:
             raise AssertionError(diagnose(sandbox, api) + "\n" + pane.screen()) from None
         took = time.monotonic() - answered
-        assert api.messages[key]["text"].endswith("\n\nAnswered in the terminal")
+        assert api.messages[key]["text"].endswith("\n\nAllowed in the terminal")
         wait_for(lambda: (sandbox.project / "made-remotely").exists(), 10, "the tool to run")
         print(f"telegram: terminal answer -> buttons gone in {took:.2f} s")
         assert took <= 2.0

@@ -173,7 +173,8 @@ def test_answered_in_the_terminal_first_a_late_answer_gets_409(
         took = time.monotonic() - pressed
         with pytest.raises(requests.Refused) as late:
             answer(interactive, rec, "deny")
-        assert (late.value.status, str(late.value)) == (409, "answered in the terminal")
+        said = "allowed in the terminal" if key == "Enter" else "denied in the terminal"
+        assert (late.value.status, str(late.value)) == (409, said)
         made = (interactive.project / "made-remotely").exists()
         assert made == (key == "Enter")
         print(f"{key}: request settled {took:.2f} s after the keypress")

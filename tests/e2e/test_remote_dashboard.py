@@ -1,7 +1,8 @@
 """The whole remote answer, for real: Claude Code interactive in tmux shows its permission dialog,
 `lookout serve` serves the request, a real headless Chromium (signed in with the one-time link)
 clicks Allow, and the dialog in the terminal goes away as the tool runs. And the other order:
-answered in the terminal first, the page says so and a late POST gets 409."""
+answered in the terminal first, the page says so ("allowed in the terminal") and a late POST gets
+409."""
 
 from __future__ import annotations
 
@@ -113,10 +114,9 @@ def test_answered_in_the_terminal_first_the_page_says_so_and_a_post_gets_409(
             browser.get(f"{served.base}/#request={rec['id']}")
             css(browser, f'[data-request-id="{rec["id"]}"] button[data-decision="allow"]')
             pane.keys("Enter")  # "1. Yes" in the terminal
-            card = css(
-                browser, f'[data-request-id="{rec["id"]}"][data-status="answered_locally"]', 10
-            )
-            assert "answered in the terminal" in card.text
+            done = f'[data-request-id="{rec["id"]}"][data-status="answered_locally"]'
+            card = css(browser, done, 10)
+            assert "allowed in the terminal" in card.text  # Yes: not only "answered"
             assert not card.find_elements("css selector", "button")
             host, port = served.base.removeprefix("http://").split(":")
             conn = http.client.HTTPConnection(host, int(port), timeout=10)
@@ -131,7 +131,7 @@ def test_answered_in_the_terminal_first_the_page_says_so_and_a_post_gets_409(
             )
             response = conn.getresponse()
             assert response.status == 409
-            assert json.loads(response.read())["error"] == "answered in the terminal"
+            assert json.loads(response.read())["error"] == "allowed in the terminal"
             wait_for(lambda: (interactive.project / "made-remotely").exists(), 10, "the tool")
     finally:
         served.stop()

@@ -146,12 +146,19 @@ def test_the_wait_ends_when_the_episode_resolves_and_the_alert_is_replaced(
     )
     _alert, handled = screen_bus.wait_calls(2)
     assert handled["summary"] == f"{project} · permission handled"
-    assert handled["replaces_id"] > 0 and handled["actions"] == []
+    # The alert (and its Focus button) is closed, then the note posted without any: a daemon
+    # that keeps the old actions on a replace (this one) shows no button under the note.
+    assert handled["replaces_id"] == 0 and handled["actions"] == []
+    wait_for(lambda: any(d.get("update") for d in deliveries(state_dir)))  # written after
+    sent = [d["detail"] for d in deliveries(state_dir) if d["result"] == "sent"]
+    alert_id = int(sent[0].split()[2].rstrip(","))
+    note_id = int(sent[-1].split()[2])
+    assert screen_bus.wait_signal("NotificationClosed") == [alert_id, 3]
     wait_for(lambda: not focus_senders(project), 5)
     time.sleep(0.5)
-    # notify-send was stopped with SIGTERM, so it did not close the alert: the note stays.
+    # notify-send was stopped with SIGTERM, so it did not close anything more: the note stays.
     closed = [data for name, data in screen_bus.signals if name == "NotificationClosed"]
-    assert [c for c in closed if c[0] == handled["replaces_id"]] == []
+    assert [c for c in closed if c[0] == note_id] == []
     assert not [d for d in deliveries(state_dir) if d["result"] == "clicked"]
 
 

@@ -199,6 +199,9 @@ def test_a_resolved_permission_says_allowed_or_denied_and_by_whom(
     # The user's own template wins.
     tmpl = {"resolved": {"title": "{project} ok", "message": "{duration}"}}
     assert templates.render_texts(intent(**fields), tmpl)[0] == "demo ok"
+    # The session's title, as the alert it updates and `lookout status` name it.
+    titled = templates.render_texts(intent(**fields, title="demo-fix"), templates.DEFAULTS)
+    assert titled == (texts[0].replace("demo ·", "demo-fix ·"), texts[1])
 
 
 def test_project_falls_back_to_cwd_name() -> None:

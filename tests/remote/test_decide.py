@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lookout.remote import decide, requests
+from lookout.remote import answers, decide, requests
 from tests.helpers import ROOT, payload, write_config
 
 ON = "[remote]\nenabled = true\nwait_s = 30\n"
@@ -166,7 +166,11 @@ def test_sigterm_from_the_client_means_answered_in_the_terminal(state_dir: Path)
     rec = waiting(state_dir)
     proc.send_signal(signal.SIGTERM)  # what the client does on No / Esc at the dialog
     assert finish(proc, timeout=3) == b""
-    assert requests.load(str(state_dir), rec["id"])["status"] == "answered_locally"
+    done = requests.load(str(state_dir), rec["id"])
+    assert (done["status"], done["answered"]) == ("answered_locally", "denied")
+    public = requests.public(done, int(time.time() * 1000))
+    assert public["reason"] == "denied in the terminal"
+    assert answers.outcome_text(done) == "Denied in the terminal"
 
 
 def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
@@ -191,7 +195,10 @@ def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
             user_agent="x",
             now_ms=int(time.time() * 1000),
         )
-    assert (late.value.status, str(late.value)) == (409, "answered in the terminal")
+    # The tool ran: every surface says it was allowed there, not only "answered".
+    assert (late.value.status, str(late.value)) == (409, "allowed in the terminal")
+    done = requests.load(str(state_dir), rec["id"])
+    assert answers.outcome_text(done) == "Allowed in the terminal"
 
 
 def test_the_deadline_falls_through_to_the_dialog(state_dir: Path) -> None:

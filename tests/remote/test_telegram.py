@@ -204,7 +204,7 @@ def test_answered_in_the_terminal_edits_the_message_within_2s(api: BotApi, state
     wait_for(lambda: "reply_markup" not in api.messages[(CHAT, message["message_id"])], 2.0)
     assert time.monotonic() - started <= 2.0
     assert api.messages[(CHAT, message["message_id"])]["text"].endswith(
-        "\n\nAnswered in the terminal"
+        "\n\nDenied in the terminal"
     )
     wait_for(lambda: poller_gone(state_dir), 10)
 
@@ -234,6 +234,51 @@ def test_a_question_gets_one_button_per_option(api: BotApi, state_dir: Path) -> 
     api.press(message["message_id"], buttons[1][1], OWNER)
     decision = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
     assert decision["updatedInput"]["answers"] == {"Which colour?": "Blue"}
+
+
+QUESTION = {
+    "tool_name": "AskUserQuestion",
+    "tool_input": {
+        "questions": [
+            {
+                "question": "Which colour?",
+                "header": "Choice",
+                "multiSelect": False,
+                "options": [
+                    {"label": "Red", "description": "r"},
+                    {"label": "Blue", "description": "b"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def test_a_question_alert_sent_before_its_request_gets_the_buttons_when_it_comes(
+    api: BotApi, state_dir: Path
+) -> None:
+    """PreToolUse raised the question's alert and its PermissionRequest came later (7 of 9
+    questions had no buttons): the message gets its keyboard once the request is recorded."""
+    configure(api)
+    asked = {**payload("PreToolUse-Bash"), **QUESTION}
+    record_hook("pre_tool_use.py", asked)
+    wait_for(lambda: api.sent("sendMessage"), 10)
+    (message,) = api.messages.values()
+    # Sent once its wait for the request (answers.FIND_WAIT_S) was over: no buttons yet.
+    assert "reply_markup" not in message
+    body = {k: v for k, v in asked.items() if k != "tool_use_id"}
+    deciding = start({**body, "hook_event_name": "PermissionRequest"})
+    waiting(state_dir)
+    key = (CHAT, message["message_id"])
+    wait_for(lambda: "reply_markup" in api.messages[key], 10)
+    buttons = api.buttons(*key)
+    assert [label for label, _ in buttons] == ["Red", "Blue", "Deny"]
+    assert len(api.sent("sendMessage")) == 1  # the same message, not a second alert
+    api.press(message["message_id"], buttons[0][1], OWNER)
+    decision = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
+    assert decision["updatedInput"]["answers"] == {"Which colour?": "Red"}
+    wait_for(lambda: "reply_markup" not in api.messages[key], 5)
+    assert api.messages[key]["text"].endswith("Allowed by Telegram user 42: Red")
 
 
 def test_a_broken_channel_never_answers(api: BotApi, state_dir: Path) -> None:
