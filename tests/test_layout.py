@@ -519,6 +519,8 @@ COMPLEX = {
     "lookout/ledger.py:read": 22,
     "lookout/machine.py:_client_status": 21,
     "lookout/machine.py:apply": 26,
+    "lookout/notify/deliver.py:_watch_focus": 21,
+    "lookout/notify/deliver.py:work": 21,
     "lookout/notify/hold.py:drop_pending": 24,
     "lookout/notify/rules.py:decide": 33,
     "lookout/reconcile.py:observe": 35,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -252,10 +253,25 @@ def test_with_two_requests_waiting_each_popup_answers_its_own(
     # older on top, both still there, each with its buttons.
     time.sleep(max(0.0, shown + LXQT_DEFAULT_S + 2.0 - time.monotonic()))
     assert [d for n, d in screen_bus.signals if n == "NotificationClosed"] == []
-    screen_bus.click_alert(at=(NotificationBus.DENY_AT[0], NotificationBus.DENY_AT[1] + 146))
+    screen_bus.click_alert(at=NotificationBus.DENY_AT)  # the newer popup: the bottom one
     second = json.loads(finish(hooks[1]))["hookSpecificOutput"]["decision"]
     assert second["behavior"] == "deny"
     wait_for(lambda: any(c["body"] == "Denied by the desktop alert" for c in screen_bus.calls))
+    # The outcome's note stacks below the older popup (the click is measured from the bottom):
+    # once it is gone, as if it had expired, the older popup is the one left.
+    def note() -> list[int]:
+        return [int(d["detail"].rsplit(" ", 1)[1]) for d in deliveries(state_dir)
+                if "the outcome is id" in d["detail"]]  # fmt: skip
+
+    wait_for(note)
+    subprocess.run(
+        ["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications",
+         "--object-path", "/org/freedesktop/Notifications",
+         "--method", "org.freedesktop.Notifications.CloseNotification", str(note()[0])],
+        env=screen_bus.env, check=True, capture_output=True,
+    )  # fmt: skip
+    closed = lambda: [d[0] for n, d in screen_bus.signals if n == "NotificationClosed"]  # noqa: E731
+    wait_for(lambda: note()[0] in closed())
     screen_bus.click_alert(at=NotificationBus.ALLOW_AT)
     first = json.loads(finish(hooks[0]))["hookSpecificOutput"]["decision"]
     assert first == {"behavior": "allow"}
@@ -304,7 +320,7 @@ def test_a_popup_the_daemon_expires_is_posted_again_until_its_request_ends(
     # daemon without actions, also on a loaded machine.)
     with expiring_bus(2.0) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job: 0)
+        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
         monkeypatch.setattr(deliver, "QUICK_S", 1.0)  # a 2 s expiry is the daemon's, not a fight
         write_config(CONFIG)
         body = payload("PermissionRequest-Bash")
@@ -346,7 +362,7 @@ def test_a_daemon_that_closes_it_at_once_gets_it_a_few_times_only(
     # actions; within deliver.QUICK_S, a close that comes "at once".)
     with expiring_bus(2.0) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job: 0)
+        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
         write_config(CONFIG)
         body = payload("PermissionRequest-Bash")
         deciding = start(body)
@@ -416,7 +432,7 @@ def test_a_question_alert_raised_before_its_request_gets_its_buttons_when_it_com
     assert again["actions"] == ["option-0", "Red", "option-1", "Blue", "deny", "Deny"]
     assert again["summary"] == alert["summary"]
     assert [first, 3] in [d for n, d in screen_bus.signals if n == "NotificationClosed"]
-    screen_bus.click_alert(at=(82, 108))  # "Red", the first of three buttons
+    screen_bus.click_alert(at=(82, -38))  # "Red", the first of three buttons
     decision = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
     assert decision["updatedInput"]["answers"] == {"Which colour?": "Red"}
     wait_for(lambda: screen_bus.calls[-1]["body"] == "Allowed by the desktop alert: Red")
