@@ -1,8 +1,9 @@
 """Issue 26's "Done when" with the real client: dialogs approved in interactive sessions (tmux)
 are counted by `lookout report` as a hand count of the records says, and become a suggestion;
-`lookout suggest --apply` lets a real `claude -p` run the same command without a dialog, and
-`--revert` restores settings.json byte for byte. The sessions' events.jsonl is the recording
-kept in tests/fixtures/ledger-real (LOOKOUT_RECORD_FIXTURE=DIR writes it again)."""
+`lookout suggest --apply` (this project's settings) lets a real `claude -p` run the same
+command without a dialog, and `--revert` takes it away again. Issue 32 item 1: with a reader
+polling `lookout status` the counts are the same. The sessions' events.jsonl are the recordings
+kept in tests/fixtures/ledger-real and ledger-reader (LOOKOUT_RECORD_FIXTURE=DIR writes them)."""
 
 from __future__ import annotations
 
@@ -125,13 +126,31 @@ def test_interactive_approvals_are_counted_and_suggested(sandbox: Sandbox) -> No
 def test_apply_lets_claude_p_run_the_command_and_revert_restores_the_file(
     sandbox: Sandbox,
 ) -> None:
+    """`--apply` writes this project's .claude/settings.local.json (the rule runs the project's
+    test script: never for every project); a real `claude -p` then runs the command with no
+    dialog; `--revert` takes the file and the folder away again. At user scope it is refused
+    and ~/.claude/settings.json stays as it was."""
     shutil.copytree(WEEK, sandbox.state_dir, dirs_exist_ok=True)
     found = json.loads(lookout(sandbox, "suggest", "--json").stdout)["suggestions"]
     (mine,) = [s for s in found if s["rule"] == "Bash(npm test)"]
-    settings = sandbox.home / ".claude" / "settings.json"
-    before = settings.read_bytes()
-    lookout(sandbox, "suggest", "--apply", mine["id"], "--scope", "user")
-    assert "Bash(npm test)" in json.loads(settings.read_text())["permissions"]["allow"]
+    assert mine["runs_repo_code"] is True
+    user = sandbox.home / ".claude" / "settings.json"
+    before = user.read_bytes()
+    refused = subprocess.run(
+        [*sandbox.install.lookout, "suggest", "--apply", mine["id"], "--scope", "user"],
+        cwd=sandbox.project,
+        env=sandbox.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1 and "hint:" in refused.stderr, refused.stderr
+    assert user.read_bytes() == before
+
+    assert not (sandbox.project / ".claude").exists()
+    lookout(sandbox, "suggest", "--apply", mine["id"])
+    local = sandbox.project / ".claude" / "settings.local.json"
+    assert json.loads(local.read_text())["permissions"]["allow"] == ["Bash(npm test)"]
 
     run = sandbox.claude_print("[[bash: npm test]]")
     assert run.returncode == 0, run.stderr
@@ -144,7 +163,8 @@ def test_apply_lets_claude_p_run_the_command_and_revert_restores_the_file(
     sandbox.assert_no_errors()
 
     lookout(sandbox, "suggest", "--revert", mine["id"])
-    assert settings.read_bytes() == before
+    assert not (sandbox.project / ".claude").exists()
+    assert user.read_bytes() == before
 
     # The control: without the rule the very same prompt opens the dialog (and is refused).
     again = sandbox.claude_print("[[bash: npm test]]")
