@@ -276,12 +276,27 @@ class _About:
     rule: str | None
 
 
+def _tail(raw: bytes) -> dict[str, Any]:
+    """The line from `"project":` on, parsed (machine._record's order: past the ids and the
+    cwd, a third of the C scanner's work saved); {} when it has no such field."""
+    at = raw.find(b',"project":')
+    return _parse(b"{" + raw[at + 1 :]) if at != -1 else {}
+
+
+def _agent_of(raw: bytes) -> str | None:
+    agent = _quoted(raw, b'"agent":"')  # a plain word at the line's start
+    return agent.decode("utf-8", "replace") if agent else None
+
+
 def _about(raw: bytes) -> _About:
     """The fields of a line a Wait needs (the C scanner reads them faster than any search)."""
-    rec = _parse(raw)
-    return _About(
-        _project(rec), _agent(rec), _tool(rec), _str(rec, "summary") or "", _str(rec, "rule")
-    )
+    rec = _tail(raw)
+    tool = _str(rec, "tool_name")
+    agent = _agent_of(raw)
+    if tool is None or agent is None:  # the tool from `detail` (or not a record): all of it
+        rec = _parse(raw)
+        tool, agent = _tool(rec), _agent(rec)
+    return _About(_project(rec), agent, tool, _str(rec, "summary") or "", _str(rec, "rule"))
 
 
 @dataclass(slots=True)
@@ -403,8 +418,9 @@ class _Reader:
         at = _clock(raw, 7)
         done_at = self.finished.pop(session)
         if at is not None and done_at >= self.since_ms:
-            about = _about(raw)
-            self.idles.append(Idle(session.decode(), about.project, about.agent, done_at, at))
+            project = _project(_tail(raw))
+            agent = _agent_of(raw) or "claude"
+            self.idles.append(Idle(session.decode(), project, agent, done_at, at))
 
     def ran(self, session: bytes, actor: bytes, raw: bytes) -> None:
         """A call ran: the approval of an episode that ended unproved, if it was that call."""
