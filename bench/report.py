@@ -2,7 +2,8 @@
 recorded events spread over events.jsonl and three rotated files, twice: dialogs only (the worst
 case) and at a realistic density. Each against the time Python needs just to json.loads each of
 those lines. Targets: dialogs only within 1.5x of json.loads (CPU, the report's start-up taken
-out); realistic <= 2 s wall. Both ratios are printed.
+out); realistic <= 2 s of CPU (wall time is printed too; it grows with the machine's load).
+Both ratios are printed.
 
 The events are the recorded week of tests/fixtures/ledger (what the real hook runner wrote: a
 dialog every few events, far denser than real use), each copy followed by --padding lines of
@@ -197,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
-        "--max-s", type=float, default=2.0, help="target median wall at --padding (2.0 s)"
+        "--max-s", type=float, default=2.0, help="target median CPU at --padding (2.0 s)"
     )
     parser.add_argument(
         "--max-ratio",
@@ -224,15 +225,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if worst is None or usual is None:
         return 1
     print(f"load average {load()}")
-    if usual["wall"] > args.max_s:
-        print(f"FAIL: realistic {usual['wall']:.2f} s > {args.max_s:.2f} s")
+    if usual["cpu"] > args.max_s:  # CPU: what the machine's load does not change much
+        print(f"FAIL: realistic {usual['cpu']:.2f} s CPU > {args.max_s:.2f} s")
         return 1
     if worst["ratio"] > args.max_ratio:
         print(f"FAIL: dialogs only {worst['ratio']:.2f}x > {args.max_ratio:.2f}x json.loads")
         return 1
     print(
         f"ok: dialogs only {worst['ratio']:.2f}x <= {args.max_ratio:.2f}x json.loads,"
-        f" realistic {usual['ratio']:.2f}x and {usual['wall']:.2f} s <= {args.max_s:.2f} s"
+        f" realistic {usual['ratio']:.2f}x and {usual['cpu']:.2f} s CPU <= {args.max_s:.2f} s"
     )
     return 0
 
