@@ -3,9 +3,8 @@ idle gap after a finished turn, read back from events.jsonl and its rotated file
 
 The episodes are the state machine's own: a record's `notify` lists the intents that event
 raised, so an attention kind opens an episode of the event's actor and `resolved` closes one.
-Streaming and cheap: the files are searched in blocks for the lines that can matter, and only
-the fields needed are read out of those (the writer's compact JSON, keys in a fixed form), never
-a whole line parsed."""
+Streaming and cheap: the files are searched in blocks (in C) for the few markers a line that
+can matter holds, and only those lines are parsed (the C JSON scanner)."""
 
 from __future__ import annotations
 
@@ -13,8 +12,8 @@ import calendar
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sized
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lookout import _jsonfast, store
@@ -24,17 +23,14 @@ ATTENTION = frozenset(("permission", "question", "plan", "elicitation", "input",
 _OUTCOME_EVENTS = frozenset((b"Stop", b"SubagentStop"))
 # How a permission dialog ended, from the event that ended it.
 _RAN = frozenset((b"PostToolUse", b"PostToolUseFailure"))  # the call ran: the user said yes
-_APPROVED = frozenset(("approved", "answered"))  # Reconciled: the command ran / returned
-_DENIED = frozenset(("rejected", "denied"))  # Reconciled: No / Esc
-# The writer's compact JSON: a record that raised an intent has this (most have `[]`).
-_SOME_NOTIFY = b'"notify":["'
+_APPROVED = frozenset((b"approved", b"answered"))  # Reconciled: the command ran / returned
+_DENIED = frozenset((b"rejected", b"denied"))  # Reconciled: No / Esc
 BLOCK = 4 * 1024 * 1024
 LOOKBACK_MS = 86_400_000  # before --since: how far back open episodes are followed
-_PROMPT = b'"event":"UserPromptSubmit"'
 _TS_AT = slice(7, 31)  # every line starts `{"ts":"2026-11-26T06:36:55.123Z",`
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Wait:
     """One attention episode that ended: the session waited on the user from start to end."""
 
@@ -101,83 +97,64 @@ def _last_ts(path: str) -> bytes:
 
 
 _DAYS: dict[bytes, int] = {}
+# Parsed pieces of time stamps: each minute's start and each `SS.mmm` within a minute, in ms
+# (int() of bytes costs more than the rest of a line's reading; a year has 525,600 minutes).
+_MINUTES: dict[bytes, int] = {}
+_SECONDS: dict[bytes, int] = {}
+_MINUTES_MAX = 100_000
 
 
 def ts_ms(ts: bytes) -> int | None:
     """b"2026-11-26T06:36:55.123Z" in epoch ms (the store's own format), None if it is not."""
     if len(ts) != 24 or ts[10:11] != b"T" or ts[23:24] != b"Z":
         return None
-    day = ts[:10]
-    base = _DAYS.get(day)
-    try:
-        if base is None:
-            parsed = time.strptime(day.decode("ascii"), "%Y-%m-%d")
-            base = _DAYS[day] = calendar.timegm(parsed) * 1000
-        clock = int(ts[11:13] + ts[14:16] + ts[17:19] + ts[20:23])  # HHMMSSmmm
-    except ValueError:
-        return None
-    hours, rest = divmod(clock, 10_000_000)
-    minutes, millis = divmod(rest, 100_000)
-    return base + hours * 3_600_000 + minutes * 60_000 + millis
+    return _clock(ts, 0)
 
 
-def _raw(line: bytes, key: bytes) -> bytes | None:
-    """The still-escaped text of a string field of one record line, None for null or absent.
-    The writer's compact JSON puts every key as `"key":` and escapes every quote inside a
-    string, so the first `"key":` is the key itself."""
-    at = line.find(key)
-    if at == -1:
-        return None
-    start = at + len(key)
-    if line[start : start + 1] != b'"':
-        return None
-    end = line.find(b'"', start + 1)
-    while end != -1 and line[end - 1 : end] == b"\\":
-        # An escaped quote, unless the backslash is itself escaped: count them.
-        n = 1
-        while line[end - 1 - n : end - n] == b"\\":
-            n += 1
-        if n % 2 == 0:
-            break
-        end = line.find(b'"', end + 1)
-    return None if end == -1 else line[start + 1 : end]
+def _clock(raw: bytes, at: int) -> int | None:
+    """The store's time stamp that starts at raw[at] (its form checked by the caller)."""
+    minute = raw[at : at + 16]
+    base = _MINUTES.get(minute)
+    if base is None:
+        day = minute[:10]
+        base = _DAYS.get(day)
+        try:
+            if base is None:
+                parsed = time.strptime(day.decode("ascii"), "%Y-%m-%d")
+                base = _DAYS[day] = calendar.timegm(parsed) * 1000
+            if minute[13:14] != b":" or not (minute[11:13] + minute[14:16]).isdigit():
+                return None
+            base += int(minute[11:13]) * 3_600_000 + int(minute[14:16]) * 60_000
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if len(_MINUTES) >= _MINUTES_MAX:
+            _MINUTES.clear()
+        _MINUTES[minute] = base
+    second = raw[at + 17 : at + 23]
+    millis = _SECONDS.get(second)
+    if millis is None:
+        if not (second[:2] + second[3:]).isdigit() or second[2:3] != b".":
+            return None
+        millis = _SECONDS[second] = int(second[:2]) * 1000 + int(second[3:])
+    return base + millis
 
 
-def _text(value: bytes | None) -> str | None:
-    if value is None:
-        return None
-    if b"\\" not in value:
-        return value.decode("utf-8", "replace")
-    try:
-        text = _jsonfast.loads('"' + value.decode("utf-8", "replace") + '"')
-    except ValueError:
-        return None
-    return text if isinstance(text, str) else None
+# What a block is searched for (in C): the lines that can open, close or decide an episode or an
+# idle gap. The writer's compact JSON puts each as written here and escapes every quote inside a
+# string, so none of them can occur inside a value.
+_SOME_NOTIFY = b'"notify":["'  # a record that raised an intent (most have `[]`)
+_PROMPT = b'"event":"UserPromptSubmit"'
+_REQUEST = b'"event":"PermissionRequest"'  # says what a dialog a reader opened is about
+_RAN_MARK = b'"event":"PostToolUse'  # and PostToolUseFailure: proves an approval (_Unproved)
+_NONE = 1 << 62
+# A block where at least one line in this many holds a marker is split into lines in C first.
+_DENSE = 4
+_SAMPLE = 256 * 1024
 
 
-_K_SESSION = b'"session_id":'
-_K_AGENT = b'"agent":'
-_K_STATUS = b'"status":'
-_K_DETAIL = b'"detail":'
-_K_AGENT_ID = b'"agent_id":'
-_K_PROJECT = b'"project":'
-_K_TOOL = b'"tool_name":'
-_K_SOURCE = b'"source":'
-_K_SUMMARY = b'"summary":'
-_K_NOTIFY = b'"notify":['
-_K_RULE = b'"rule":'
-_K_OUTCOME = b'"outcome":'
-_K_DECISION = b'"decision":'
-_K_SESSION_Q = b'"session_id":"'
-_K_EVENT_Q = b'"event":"'
-
-
-def lines(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Iterator[bytes]:
-    """The lines that can open or close an episode or an idle gap, in the order written, within
-    [since_ms, until_ms) by their ts. Blocks are searched for the two markers in C (bytes.find):
-    the lines around the hits are all Python ever touches."""
-    since = store.rfc3339(since_ms).encode("ascii")
-    until = store.rfc3339(until_ms).encode("ascii") if until_ms is not None else b"~"
+def _blocks(state_dir: str, since: bytes) -> Iterator[bytes]:
+    """The files' contents in blocks of whole lines, oldest first; a file that ended before
+    `since` is skipped unread."""
     for path in log_files(state_dir):
         last = _last_ts(path)
         if last and last < since:
@@ -196,132 +173,416 @@ def lines(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Ite
                 if cut == 0:
                     carry += block
                     continue
-                data, carry = carry + block[:cut], block[cut:]
-                for raw in _hits(data):
-                    stamp = raw[_TS_AT]
-                    if since <= stamp < until and raw.endswith(b"}\n"):  # a torn line: skipped
-                        yield raw
+                yield carry + block[:cut]
+                carry = block[cut:]
 
 
-def _hits(data: bytes) -> Iterator[bytes]:
-    """The whole lines of `data` (whole lines) that raised an intent or are a prompt."""
+def _next(data: bytes, mark: bytes, at: int) -> int:
+    found = data.find(mark, at)
+    return _NONE if found == -1 else found
+
+
+def _sparse(data: bytes, ran: Sized, asked: Sized) -> Iterator[bytes]:
+    """The lines of `data` that hold a marker, without their newline, found by searching for
+    the markers: PostToolUse lines only while `ran` is not empty, PermissionRequest lines without
+    an intent only while `asked` is not empty (both change as the caller reads what this
+    yields)."""
+    find = data.find
     pos = 0
-    notify = data.find(_SOME_NOTIFY)
-    prompt = data.find(_PROMPT)
-    while notify != -1 or prompt != -1:
-        hit = notify if prompt == -1 or (notify != -1 and notify < prompt) else prompt
+    notify = _next(data, _SOME_NOTIFY, 0)
+    prompt = _next(data, _PROMPT, 0)
+    post = request = _NONE
+    posting = requesting = False
+    while True:
+        if posting is not bool(ran):
+            posting = not posting
+            post = _next(data, _RAN_MARK, pos) if posting else _NONE
+        if requesting is not bool(asked):
+            requesting = not requesting
+            request = _next(data, _REQUEST, pos) if requesting else _NONE
+        hit = min(notify, prompt, request, post)
+        if hit == _NONE:
+            return
         start = data.rfind(b"\n", pos, hit) + 1 or pos
-        end = data.find(b"\n", hit) + 1 or len(data)
-        yield data[start:end]
-        pos = end
-        if notify != -1 and notify < end:
-            notify = data.find(_SOME_NOTIFY, end)
-        if prompt != -1 and prompt < end:
-            prompt = data.find(_PROMPT, end)
+        pos = find(b"\n", hit) + 1  # every block ends with a newline
+        yield data[start : pos - 1]
+        if notify < pos:
+            notify = _next(data, _SOME_NOTIFY, pos)
+        if prompt < pos:
+            prompt = _next(data, _PROMPT, pos)
+        if request < pos:
+            request = _next(data, _REQUEST, pos)
+        if post < pos:
+            post = _next(data, _RAN_MARK, pos)
+
+
+def lines(
+    state_dir: str,
+    since_ms: int = 0,
+    until_ms: int | None = None,
+    ran: Sized = (),
+    asked: Sized = (),
+) -> Iterator[bytes]:
+    """The lines (without their newline) that can open, close or decide an episode or an idle
+    gap, in the order written, within [since_ms, until_ms) by their ts; PostToolUse(Failure)
+    lines too while `ran` is not empty, PermissionRequest lines while `asked` is not (the reader's
+    open questions). A block is searched in C for the markers such a line holds; one where most
+    lines hold one is only split into lines (in C), all of them given: the reader passes over
+    the others as cheaply as a search would."""
+    since = store.rfc3339(since_ms).encode("ascii")
+    until = store.rfc3339(until_ms).encode("ascii") if until_ms is not None else b"~"
+    for data in _blocks(state_dir, since):
+        # The density, from the block's first lines.
+        if data.count(_SOME_NOTIFY, 0, _SAMPLE) * _DENSE > data.count(b"\n", 0, _SAMPLE):
+            found: Iterable[bytes] = data.split(b"\n")
+        else:
+            found = _sparse(data, ran, asked)
+        for raw in found:
+            if since <= raw[_TS_AT] < until and raw.endswith(b"}"):  # a torn line: skipped
+                yield raw
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    """One whole line (the C scanner); {} for one that is not a record."""
+    try:
+        value = _jsonfast.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _str(rec: dict[str, Any], key: str) -> str | None:
+    value = rec.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _quoted(raw: bytes, key: bytes, at: int = 0) -> bytes | None:
+    """The value of a field that holds no quote (ids, event and tool names, outcomes)."""
+    i = raw.find(key, at)
+    if i == -1:
+        return None
+    i += len(key)
+    return raw[i : raw.find(b'"', i)]
+
+
+@dataclass(slots=True)
+class _About:
+    """What an episode was about, from the line that opened it (or a later PermissionRequest)."""
+
+    project: str
+    agent: str
+    tool: str | None
+    summary: str
+    rule: str | None
+
+
+def _tail(raw: bytes) -> dict[str, Any]:
+    """The line from `"project":` on, parsed (machine._record's order: past the ids and the
+    cwd, a third of the C scanner's work saved); {} when it has no such field."""
+    at = raw.find(b',"project":')
+    return _parse(b"{" + raw[at + 1 :]) if at != -1 else {}
+
+
+def _agent_of(raw: bytes) -> str | None:
+    agent = _quoted(raw, b'"agent":"')  # a plain word at the line's start
+    return agent.decode("utf-8", "replace") if agent else None
+
+
+def _about(raw: bytes) -> _About:
+    """The fields of a line a Wait needs (the C scanner reads them faster than any search)."""
+    rec = _tail(raw)
+    tool = _str(rec, "tool_name")
+    agent = _agent_of(raw)
+    if tool is None or agent is None:  # the tool from `detail` (or not a record): all of it
+        rec = _parse(raw)
+        tool, agent = _tool(rec), _agent(rec)
+    return _About(_project(rec), agent, tool, _str(rec, "summary") or "", _str(rec, "rule"))
+
+
+@dataclass(slots=True)
+class _Open:
+    """An episode still open, as the ledger follows it."""
+
+    start: int
+    reason: str
+    raw: bytes  # the line that says what it is about (tool, summary, rule, project)
+    # Opened by a reader from the client's registry (`waiting`), not yet confirmed by a hook:
+    # the hook's record of the same dialog may still come (the registry flips first).
+    client: bool = False
+    # Taken over by a subagent's dialog, which the registry's `waiting` really was.
+    ghost: bool = False
+
+
+@dataclass(slots=True)
+class _Unproved:
+    """A permission episode that ended without saying how (the client's `busy`, a batch): the
+    call's own PostToolUse(Failure), if it comes before the turn moves on, proves the yes."""
+
+    index: int | None  # in the waits (None: it began before the window)
+    tool: bytes
+    summary: str
+
+
+# A session's turn moved on: an unproved end stays unknown.
+_TURN_EDGES = frozenset(
+    (b"UserPromptSubmit", b"Stop", b"StopFailure", b"SessionStart", b"SessionEnd")
+)
+_RESOLVED = b'"resolved"'
+_ENDED = b'"session_end"'
+_ATTENTION_KINDS = frozenset(b'"' + k.encode() + b'"' for k in ATTENTION)
+_TURN_KINDS = frozenset((b'"done"', b'"question"'))  # a Stop's outcome: the turn is over
+_CLIENT = b'"source":"client"'
+_TASK = b'"source":"task-notification"'
+_K_TOOL = b'"tool_name":"'
+
+
+class _Reader:
+    """The ledger's one pass over the lines (see read)."""
+
+    def __init__(self, since_ms: int) -> None:
+        self.since_ms = since_ms
+        self.waits: list[Wait] = []
+        self.idles: list[Idle] = []
+        # session -> actor (b"" for the main thread) -> its open episode
+        self.open: dict[bytes, dict[bytes, _Open]] = {}
+        # session -> when its last turn ended with nothing running
+        self.finished: dict[bytes, int] = {}
+        # session -> actor -> an ended permission episode awaiting its call's PostToolUse
+        self.unproved: dict[bytes, dict[bytes, _Unproved]] = {}
+        # (session, actor) of the open episodes a reader opened from the registry (or that a
+        # subagent took over): their PermissionRequest may still come
+        self.asked: set[tuple[bytes, bytes]] = set()
+
+    def line(self, raw: bytes) -> None:
+        # `{"ts":"…","seq":N,"session_id":"…","agent":"…","event":"…",` (machine._record)
+        head = raw.split(b'"', 18)
+        if len(head) < 19 or head[7] != b"session_id" or head[15] != b"event":
+            return
+        session, event = head[9], head[17]
+        n = raw.rfind(b'"notify":[') + 10
+        if raw[n : n + 1] == b"]":  # `[]`: a prompt, a PermissionRequest of an open dialog...
+            if event in _RAN:
+                if self.unproved:
+                    self.ran(session, _actor(raw), raw)
+            elif event == b"UserPromptSubmit":
+                self.edge(session, b"", event)
+                self.prompt(session, raw)
+            elif event == b"PermissionRequest":
+                self.confirm(session, _actor(raw), raw)
+            elif event in _TURN_EDGES or event == b"SubagentStop":
+                self.edge(session, _actor(raw), event)
+            return
+        if n == 9:
+            return  # no `notify` at all: not a record
+        if self.unproved:
+            if event in _RAN:
+                self.ran(session, _actor(raw), raw)
+            elif event in _TURN_EDGES or event == b"SubagentStop":
+                self.edge(session, _actor(raw), event)
+        if event == b"UserPromptSubmit":
+            self.prompt(session, raw)
+        kinds = raw[n : raw.find(b"]", n)].split(b",")
+        if event == b"SessionStart" or _ENDED in kinds:  # incl. the process gone
+            self.finished.pop(session, None)
+        opens = event not in _OUTCOME_EVENTS and not _ATTENTION_KINDS.isdisjoint(kinds)
+        closes = _RESOLVED in kinds
+        if not (opens or closes or event == b"Stop"):
+            return
+        at = _clock(raw, 7)
+        if at is None:
+            return
+        actor = _actor(raw) if opens or closes else b""
+        carry: int | None = None  # a registry-opened episode that the hook's record opens again
+        for kind in kinds:
+            if kind == _RESOLVED:
+                carry = self.close(session, actor, event, raw, at, opens) or carry
+            elif opens and kind in _ATTENTION_KINDS:
+                self.begin(session, actor, event, kind, raw, at, carry)
+                carry = None
+            elif kind in _TURN_KINDS and event == b"Stop":
+                self.finished[session] = at
+
+    def edge(self, session: bytes, actor: bytes, event: bytes) -> None:
+        """The turn moved on (a subagent's: its own): what ended unproved stays unknown."""
+        if not self.unproved:
+            return
+        if event == b"SubagentStop":
+            self.unproved.get(session, {}).pop(actor, None)
+        else:
+            self.unproved.pop(session, None)
+
+    def prompt(self, session: bytes, raw: bytes) -> None:
+        """The user's next prompt after a finished turn: an idle gap."""
+        if session not in self.finished or _TASK in raw:  # the client's prompt, not the user's
+            return
+        at = _clock(raw, 7)
+        done_at = self.finished.pop(session)
+        if at is not None and done_at >= self.since_ms:
+            project = _project(_tail(raw))
+            agent = _agent_of(raw) or "claude"
+            self.idles.append(Idle(session.decode(), project, agent, done_at, at))
+
+    def ran(self, session: bytes, actor: bytes, raw: bytes) -> None:
+        """A call ran: the approval of an episode that ended unproved, if it was that call."""
+        pending = self.unproved.get(session)
+        found = pending.get(actor) if pending else None
+        if found is None or pending is None or _quoted(raw, _K_TOOL) != found.tool:
+            return
+        if found.summary and _about(raw).summary != found.summary:
+            return
+        del pending[actor]
+        if not pending:
+            del self.unproved[session]
+        if found.index is not None:
+            wait = self.waits[found.index]
+            self.waits[found.index] = replace(wait, answer="approved")
+
+    def confirm(self, session: bytes, actor: bytes, raw: bytes) -> None:
+        """A PermissionRequest of the dialog already open (no new episode): it says what the
+        dialog is about when a reader opened it from the registry, and supplies the rule."""
+        episode = self.open.get(session, {}).get(actor)
+        if episode is None or not (episode.client or episode.ghost):
+            return
+        if episode.ghost:  # this thread's own dialog after all: an episode of its own
+            at = _clock(raw, 7)
+            episode.ghost, episode.start = False, episode.start if at is None else at
+        episode.raw, episode.client = raw, False
+        self.asked.discard((session, actor))
+
+    def begin(
+        self,
+        session: bytes,
+        actor: bytes,
+        event: bytes,
+        kind: bytes,
+        raw: bytes,
+        at: int,
+        carry: int | None,
+    ) -> None:
+        actors = self.open.get(session)
+        if actors is None:
+            actors = self.open[session] = {}
+        client = event == b"Reconciled" and _CLIENT in raw
+        start = at
+        if carry is not None:
+            start = carry
+        elif actor and not client:
+            main = actors.get(b"")
+            if main is not None and main.client and not main.ghost:
+                # The registry's `waiting` was this subagent's dialog: one dialog, one episode.
+                start, main.ghost, main.client = main.start, True, False
+        actors[actor] = _Open(start, _REASONS[kind], raw, client)
+        if client:
+            self.asked.add((session, actor))
+
+    def close(
+        self, session: bytes, actor: bytes, event: bytes, raw: bytes, at: int, opens: bool
+    ) -> int | None:
+        """One `resolved`: the event's own actor first, then the main thread, then the others.
+        Returns the start to carry when the hook's record of a dialog that a reader opened
+        from the registry ends that episode and opens its own: the same dialog."""
+        actors = self.open.get(session)
+        if not actors:
+            return None
+        key = actor if actor in actors else b"" if b"" in actors else next(iter(actors))
+        episode = actors.pop(key)
+        if episode.client or episode.ghost:
+            self.asked.discard((session, key))
+        if episode.ghost:
+            return None
+        if episode.client and opens and key == actor and event != b"Reconciled":
+            return episode.start
+        about = _about(episode.raw)
+        tool = about.tool
+        answer = _answer(raw, event, tool) if episode.reason == "permission" else "unknown"
+        index = None
+        if episode.start >= self.since_ms:
+            index = len(self.waits)
+            self.waits.append(
+                Wait(
+                    session.decode(),
+                    about.project,
+                    about.agent,
+                    episode.reason,
+                    tool,
+                    episode.start,
+                    at,
+                    about.summary,
+                    answer,
+                    about.rule,
+                )
+            )
+        # Unproved, unless the end was the turn's own (a new prompt, Stop, the session's end).
+        if (
+            answer == "unknown"
+            and tool
+            and episode.reason == "permission"
+            and (event not in _TURN_EDGES)
+        ):
+            pending = self.unproved.setdefault(session, {})
+            pending[key] = _Unproved(index, tool.encode(), about.summary)
+        return None
+
+
+_REASONS = {b'"' + k.encode() + b'"': k for k in ATTENTION}
+
+
+def _actor(raw: bytes) -> bytes:
+    """The line's agent_id (an id: no quote in it), b"" for the main thread."""
+    a = raw.find(b'"agent_id":') + 11
+    return raw[a + 1 : raw.find(b'"', a + 1)] if raw[a : a + 1] == b'"' else b""
 
 
 def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> History:
     """The episodes that began in [since_ms, until_ms) and ended (an open one has no known
-    length: it is left out, never guessed), and the idle gaps likewise."""
-    waits: list[Wait] = []
-    idles: list[Idle] = []
-    # session -> actor ("" for the main thread) -> the open episode's line and fields
-    open_: dict[bytes, dict[bytes, tuple[int, str, bytes]]] = {}
-    finished: dict[bytes, int] = {}  # session -> when its last turn ended with nothing running
+    length: it is left out, never guessed), and the idle gaps likewise.
+
+    Whoever records a dialog's start or end first (its hooks, or a reader that saw the client's
+    registry flip first), the same dialogs, approvals and rules come out (docs/report.md)."""
+    reader = _Reader(since_ms)
+    line = reader.line
     # Episodes open when the window starts are followed (not counted), so that each `resolved`
     # in the window closes the episode it belongs to.
-    for raw in lines(state_dir, max(0, since_ms - LOOKBACK_MS), until_ms):
-        at = ts_ms(raw[_TS_AT])
-        # Ids and event names hold no quote: two finds each instead of _raw's general case.
-        i = raw.find(_K_SESSION_Q)
-        j = raw.find(b'"', i + len(_K_SESSION_Q))
-        k = raw.find(_K_EVENT_Q, j)
-        if at is None or i == -1 or k == -1:
-            continue
-        session = raw[i + len(_K_SESSION_Q) : j]
-        event = raw[k + len(_K_EVENT_Q) : raw.find(b'"', k + len(_K_EVENT_Q))]
-        kinds_at = raw.find(_K_NOTIFY)
-        kinds_end = raw.find(b"]", kinds_at)
-        kinds = raw[kinds_at + len(_K_NOTIFY) : kinds_end].split(b",") if kinds_at != -1 else []
-        if (
-            event == b"UserPromptSubmit"
-            and session in finished
-            and _raw(raw, _K_SOURCE) != b"task-notification"  # the client's, not the user's
-        ):
-            done_at = finished.pop(session)
-            if done_at >= since_ms:
-                idles.append(Idle(session.decode(), _project(raw), _agent(raw), done_at, at))
-        actors = open_.get(session)
-        for kind in kinds:
-            if kind == b'"resolved"':
-                if actors:
-                    wait = _close(raw, event, at, actors)
-                    if wait.start_ms >= since_ms:
-                        waits.append(wait)
-            elif kind in _ATTENTION_KINDS and event not in _OUTCOME_EVENTS:
-                if actors is None:
-                    actors = open_[session] = {}
-                actors[_raw(raw, _K_AGENT_ID) or b""] = (at, kind[1:-1].decode(), raw)
-            elif kind in (b'"done"', b'"question"') and event == b"Stop":
-                finished[session] = at
-        if event == b"SessionStart" or b'"session_end"' in kinds:  # incl. the process gone
-            finished.pop(session, None)
-    return History(waits, idles)
-
-
-_ATTENTION_KINDS = frozenset(b'"' + k.encode() + b'"' for k in ATTENTION)
-
-
-def _close(raw: bytes, event: bytes, at: int, actors: dict[bytes, tuple[int, str, bytes]]) -> Wait:
-    """One `resolved`: the event's own actor first, then the main thread, then the others."""
-    own = _raw(raw, _K_AGENT_ID) or b""
-    key = own if own in actors else b"" if b"" in actors else next(iter(actors))
-    start, reason, opened = actors.pop(key)
-    tool = _tool(opened)
-    return Wait(
-        session_id=_text(_raw(opened, _K_SESSION)) or "",
-        project=_project(opened),
-        agent=_agent(opened),
-        reason=reason,
-        tool=tool,
-        start_ms=start,
-        end_ms=at,
-        summary=_text(_raw(opened, _K_SUMMARY)) or "",
-        answer=_answer(raw, event, tool) if reason == "permission" else "unknown",
-        rule=_text(_raw(opened, _K_RULE)),
-    )
+    since = max(0, since_ms - LOOKBACK_MS)
+    for raw in lines(state_dir, since, until_ms, reader.unproved, reader.asked):
+        line(raw)
+    return History(reader.waits, reader.idles)
 
 
 def _answer(raw: bytes, event: bytes, tool: str | None) -> str:
     """approved: the call ran (or the user allowed it from afar); denied: the user refused it;
-    unknown: the turn or the session ended some other way (`claude -p`, Esc, a crash)."""
+    unknown: the turn or the session ended some other way (`claude -p`, Esc, a crash), or the
+    end does not say (the client's `busy`, a batch: then _Unproved)."""
     if event in _RAN:
-        return "approved" if _text(_raw(raw, _K_TOOL)) == tool else "unknown"
+        ran = _quoted(raw, _K_TOOL)
+        return "approved" if tool is not None and ran == tool.encode() else "unknown"
     if event == b"Reconciled":
-        outcome = _text(_raw(raw, _K_OUTCOME))
+        outcome = _quoted(raw, b'"outcome":"', raw.rfind(b'"notify":['))
         return "approved" if outcome in _APPROVED else "denied" if outcome in _DENIED else "unknown"
     if event == b"RemoteDecision":
-        said = _text(_raw(raw, _K_DECISION)) or ""
+        remote = _parse(raw).get("remote")
+        decision = remote.get("decision") if isinstance(remote, dict) else None
+        said = decision if isinstance(decision, str) else ""
         return "approved" if said.startswith("allow") else "denied" if said == "deny" else "unknown"
     return "unknown"
 
 
-def _tool(raw: bytes) -> str | None:
-    tool = _text(_raw(raw, _K_TOOL))
+def _tool(rec: dict[str, Any]) -> str | None:
+    tool = _str(rec, "tool_name")
     if tool:
         return tool
-    detail = _text(_raw(raw, _K_DETAIL))  # a Notification-opened dialog: the pending call's tool
-    if detail and _raw(raw, _K_STATUS) == b"attention":
+    detail = _str(rec, "detail")  # a Notification-opened dialog: the pending call's tool
+    if detail and rec.get("status") == "attention":
         return detail.rpartition(": ")[2] or None
     return None
 
 
-def _project(raw: bytes) -> str:
-    return _text(_raw(raw, _K_PROJECT)) or ""
+def _project(rec: dict[str, Any]) -> str:
+    return _str(rec, "project") or ""
 
 
-def _agent(raw: bytes) -> str:
-    return _text(_raw(raw, _K_AGENT)) or "claude"
+def _agent(rec: dict[str, Any]) -> str:
+    return _str(rec, "agent") or "claude"
 
 
 # -- the summary: `lookout report --json` and the dashboard's panel -------------------------
@@ -334,20 +595,20 @@ DIMENSIONS = (
 )
 
 
-def p50(values: list[float]) -> float:
+def p50(values: list[float], ordered: bool = False) -> float:
     """The median (the mean of the two middle values for an even count); 0 for none."""
     if not values:
         return 0.0
-    s = sorted(values)
+    s = values if ordered else sorted(values)
     mid = len(s) // 2
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def p95(values: list[float]) -> float:
+def p95(values: list[float], ordered: bool = False) -> float:
     """The nearest-rank 95th percentile: the smallest value at least 95 % of them do not exceed."""
     if not values:
         return 0.0
-    s = sorted(values)
+    s = values if ordered else sorted(values)
     return s[max(0, math.ceil(0.95 * len(s)) - 1)]
 
 
@@ -355,20 +616,25 @@ def _secs(ms: int) -> float:
     return round(ms / 1000, 3)
 
 
-def _stats(waits: list[Wait]) -> dict[str, Any]:
-    values = [w.wait_ms / 1000 for w in waits]
+def _stats(values: list[float]) -> dict[str, Any]:
+    """Episodes, total, median and p95 of these waits in seconds (sorted once)."""
+    ordered = sorted(values)
     return {
-        "episodes": len(waits),
+        "episodes": len(values),
         "wait_s": round(sum(values), 3),
-        "p50_s": round(p50(values), 3),
-        "p95_s": round(p95(values), 3),
+        "p50_s": round(p50(ordered, ordered=True), 3),
+        "p95_s": round(p95(ordered, ordered=True), 3),
     }
 
 
-def _group(waits: list[Wait], name: str, key: Callable[[Wait], str | None]) -> list[dict[str, Any]]:
-    groups: dict[str | None, list[Wait]] = {}
-    for w in waits:
-        groups.setdefault(key(w), []).append(w)
+def _group(values: list[float], name: str, keys: Iterable[str | None]) -> list[dict[str, Any]]:
+    groups: dict[str | None, list[float]] = {}
+    for key, value in zip(keys, values, strict=True):
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [value]
+        else:
+            group.append(value)
     rows = [{name: k, **_stats(v)} for k, v in groups.items()]
     rows.sort(key=lambda r: (-r["wait_s"], -r["episodes"], str(r[name])))
     return rows
@@ -377,15 +643,16 @@ def _group(waits: list[Wait], name: str, key: Callable[[Wait], str | None]) -> l
 def summarize(history: History, since_ms: int, until_ms: int) -> dict[str, Any]:
     """The report's JSON (docs/report.md)."""
     waits = history.waits
-    out: dict[str, Any] = {"since": since_ms, "until": until_ms, **_stats(waits)}
-    keys: dict[str, Callable[[Wait], str | None]] = {
-        "project": lambda w: w.project,
-        "reason": lambda w: w.reason,
-        "tool": lambda w: w.tool,
-        "agent": lambda w: w.agent,
+    values = [w.wait_ms / 1000 for w in waits]  # each wait once, in the order read
+    out: dict[str, Any] = {"since": since_ms, "until": until_ms, **_stats(values)}
+    keys: dict[str, Iterable[str | None]] = {
+        "project": (w.project for w in waits),
+        "reason": (w.reason for w in waits),
+        "tool": (w.tool for w in waits),
+        "agent": (w.agent for w in waits),
     }
     for field, name in DIMENSIONS:
-        out[field] = _group(waits, name, keys[name])
+        out[field] = _group(values, name, keys[name])
     longest = max(waits, key=lambda w: (w.wait_ms, -w.start_ms), default=None)
     out["longest"] = (
         None

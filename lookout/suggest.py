@@ -3,11 +3,14 @@ dialogs they approved again and again, each replayed against the history it came
 
 Pure: waits in (lookout.ledger), suggestions out. Never wider than what was approved, never
 for what destroys, escalates or fetches and runs (DENY_WORDS, DENY_PREFIXES: docs/report.md),
-never from a denied or auto-approved request (auto-approved ones open no dialog at all)."""
+never from a denied or auto-approved request (auto-approved ones open no dialog at all). A rule
+whose command runs code from the repository (a package script, a recipe, a file handed to an
+interpreter: runs_repo_code) is marked so, and belongs to that project alone."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -34,10 +37,13 @@ DENY_WORDS = frozenset(
         # escalate
         "sudo", "su", "doas", "pkexec", "runas", "chmod", "chown", "chgrp", "chattr", "setcap",
         # run what is not on the line
-        "eval", "exec", "source", ".", "-exec", "-execdir", "sh", "bash", "zsh", "fish", "dash",
-        "ksh", "pwsh", "iex",
+        "eval", "exec", "source", "-exec", "-execdir", "iex",
     }
 )  # fmt: skip
+# Shells: run what is not on the line anywhere but as the command itself running a script file
+# (`bash build.sh`, a file of the repository like `python3 build.py`: runs_repo_code); never
+# with code or stdin of their own (`-c`, `-s`, `-i`), never handed to another command.
+SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "pwsh", "powershell"})
 # Word sequences that destroy or rewrite history; a command starting with one is never
 # suggested, and neither is a prefix that one could extend (`git:*`, `git push:*`).
 DENY_PREFIXES = (
@@ -96,6 +102,11 @@ class Suggestion:
     examples: list[str] = field(default_factory=list)
     projects: list[str] = field(default_factory=list)
 
+    @property
+    def repo_code(self) -> bool:
+        """It runs code from the repository: for that project only (runs_repo_code)."""
+        return runs_repo_code(self.rule)
+
     def as_json(self) -> dict[str, object]:
         return {
             "id": self.id,
@@ -104,6 +115,7 @@ class Suggestion:
             "wait_s": round(self.wait_ms / 1000, 3),
             "examples": self.examples,
             "projects": self.projects,
+            "runs_repo_code": self.repo_code,
         }
 
 
@@ -128,10 +140,111 @@ def is_denied_command(command: str) -> bool:
     if not is_simple(command):
         return True
     words = command.split()
-    names = {w.rsplit("/", 1)[-1] for w in words}
-    if names & DENY_WORDS or any(n.startswith("mkfs.") for n in names):
+    names = [w.rsplit("/", 1)[-1] for w in words]
+    if not DENY_WORDS.isdisjoint(names) or any(n.startswith("mkfs.") for n in names):
+        return True
+    if words[0] == "." or _command(words)[:1] == ["."]:
+        return True  # `.` sources a file only as the command (`go run .` names a folder)
+    if any(n in SHELLS for n in names[1:]) or (names[0] in SHELLS and not _runs_file(words)):
         return True
     return any(tuple(words[: len(p)]) == p for p in DENY_PREFIXES)
+
+
+# -- what runs code from the repository ---------------------------------------------------------
+
+# Programs that run what the checkout defines: package scripts and lifecycle scripts, recipes,
+# build files, test suites, project tools (a rule names the program, the repository the code).
+REPO_PROGRAMS = frozenset(
+    {
+        "npm", "npx", "yarn", "pnpm", "pnpx", "bun", "bunx", "corepack", "make", "gmake", "just",
+        "rake", "ninja", "scons", "cmake", "meson", "bazel", "bazelisk", "tox", "nox", "pytest",
+        "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "mvn", "mvnw", "gradle",
+        "gradlew", "ant", "sbt", "lein", "cargo", "composer", "mix", "dotnet", "swift",
+        "docker-compose", "pre-commit", "invoke", "task",
+    }
+)  # fmt: skip
+# ... and subcommands of otherwise general tools that do.
+REPO_SUBCOMMANDS = frozenset(
+    {
+        ("go", "run"), ("go", "test"), ("go", "generate"), ("uv", "run"), ("poetry", "run"),
+        ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"), ("bundle", "exec"),
+        ("deno", "run"), ("deno", "task"), ("deno", "test"), ("docker", "compose"),
+        ("docker", "build"), ("git", "submodule"),
+    }
+)  # fmt: skip
+# Interpreters: with a file or a module to run (not code on the line: INLINE), the file's code.
+INTERPRETERS = frozenset(
+    {
+        "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "ruby",
+        "perl", "php", "lua", "luajit", "Rscript", "tclsh", "groovy", "java", "kotlin", "scala",
+        "elixir", "julia", "osascript", *SHELLS,
+    }
+)  # fmt: skip
+INLINE = frozenset({"-c", "-e", "-E", "-p", "--eval", "--print", "--command"})
+# Commands that run the rest of the line as a command: what they run is what is classified.
+WRAPPERS = frozenset({"env", "time", "nohup", "nice", "timeout", "command", "stdbuf"})
+_VERSIONED = re.compile(r"(python|pypy|ruby|perl|php|lua)[0-9.]+")
+
+
+def _runs_file(words: list[str]) -> bool:
+    """An interpreter's words: it runs a file or a module (a plain argument besides the code an
+    INLINE option gives), not only code given on the line, nor stdin. A shell only ever with a
+    plain script: never with an option that reads code, stdin or a terminal (`-c`, `-lc`, `-s`,
+    `-i`, `--rcfile`...)."""
+    shell = words[0].rsplit("/", 1)[-1] in SHELLS
+    code = False
+    for word in words[1:]:
+        if code:
+            code = False  # the code on the line
+        elif shell and word.startswith("-") and (word.startswith("--") or set(word) & set("csi")):
+            return False
+        elif word in INLINE and not shell:
+            code = True
+        elif word == "-":
+            return False  # stdin
+        elif not word.startswith("-"):
+            return True
+    return False
+
+
+def _command(words: list[str]) -> list[str]:
+    """The command the words run: past `NAME=value` assignments and WRAPPERS (and their options
+    and a `timeout`'s duration)."""
+    i = 0
+    while i < len(words):
+        name = words[i].rsplit("/", 1)[-1]
+        if "=" in words[i] and words[i].split("=", 1)[0].isidentifier():
+            i += 1
+        elif name in WRAPPERS:
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 1
+            if name == "timeout" and i < len(words) and words[i][:1].isdigit():
+                i += 1
+        else:
+            break
+    return words[i:]
+
+
+def runs_repo_code(rule: str) -> bool:
+    """Whether a Bash rule (exact, or a prefix `X:*`: its words) runs code the repository
+    defines: a package script, a recipe or build file, a test suite, a program by its path, a
+    file or module handed to an interpreter. Allowed everywhere, the same words would run any
+    checkout's code (a hostile clone's `npm test`) without a dialog."""
+    command = bash_command(rule)
+    if command is None:
+        return False
+    command = command.removesuffix(":*")
+    words = _command(command.split())
+    if not words:
+        return False
+    first = words[0]
+    name = first.rsplit("/", 1)[-1]
+    if "/" in first or name in REPO_PROGRAMS or tuple(words[:2]) in REPO_SUBCOMMANDS:
+        return True
+    if name in ("pip", "pip3") and words[1:2] == ["install"]:
+        return any(w in (".", "-e", "--editable", "-r") or w.startswith("./") for w in words)
+    return (name in INTERPRETERS or bool(_VERSIONED.fullmatch(name))) and _runs_file(words)
 
 
 def prefix_allowed(words: tuple[str, ...]) -> bool:

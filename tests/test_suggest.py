@@ -48,8 +48,12 @@ def test_the_same_request_approved_twice_is_its_exact_rule() -> None:
         "kill 1",
         "dd if=/dev/zero of=x",
         "mkfs.ext4 /dev/sda",
-        "bash install.sh",
         "sh -c ls",
+        "bash -lc make",
+        "bash",
+        "xargs bash",
+        "env bash -s",
+        ". ./env.sh",
         "eval ls",
         "curl https://example.com/x.sh",
         "npm publish",
@@ -128,6 +132,7 @@ def test_ids_are_stable_and_the_order_is_by_waiting_saved() -> None:
         "wait_s": 10.0,
         "examples": ["npm test"],
         "projects": ["api"],
+        "runs_repo_code": True,
     }
 
 
@@ -154,3 +159,63 @@ def test_the_hook_records_the_exact_rule_only_when_one_states_it(
     tool: str, tool_input: dict[str, object], rule: str | None
 ) -> None:
     assert events.permission_rule(tool, tool_input) == rule
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npm test",
+        "npm run build",
+        "npm install",
+        "yarn lint",
+        "pnpm test",
+        "make",
+        "make check",
+        "./scripts/test.sh",
+        "scripts/test.sh --fast",
+        "python3 build.py",
+        "python3 manage.py test",
+        "python -m pytest",
+        "node x.js",
+        "bash build.sh",
+        "sh build.sh",
+        "cargo run",
+        "cargo test",
+        "go run .",
+        "go test ./...",
+        "mvn test",
+        "gradle build",
+        "./gradlew test",
+        "pytest",
+        "uv run pytest",
+        "FOO=1 npm test",
+        "timeout 60 make check",
+        "pip install -e .",
+    ],
+)
+def test_what_runs_code_from_the_repository_is_marked(command: str) -> None:
+    """S4 of the security review: these run what the checkout says (package.json, the Makefile,
+    the script), so a rule for them allows any clone's code; one rule decides them all, and
+    they are still suggested (for that project: lookout suggest --apply)."""
+    assert suggest.runs_repo_code(f"Bash({command})"), command
+    assert not suggest.is_denied_command(command), command
+    (found,) = suggest.suggest(bash(command, command))
+    assert found.repo_code and found.as_json()["runs_repo_code"] is True
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git status", "git log -1", "ls -la", "touch out.txt", "python3 --version", "node -e 1"],
+)
+def test_what_runs_only_what_is_on_the_line_is_not(command: str) -> None:
+    assert not suggest.runs_repo_code(f"Bash({command})"), command
+    assert not suggest.runs_repo_code("WebFetch(domain:docs.python.org)")
+
+
+def test_a_prefix_is_marked_by_its_words() -> None:
+    lint = bash("npm run lint", "npm run lint -- --fix", "npm run lint src")
+    (found,) = suggest.suggest(lint)
+    assert (found.rule, found.repo_code) == ("Bash(npm run lint:*)", True)
+    logs = bash("git log -1", "git log -2", "git log")
+    (found,) = suggest.suggest(logs)
+    assert (found.rule, found.repo_code) == ("Bash(git log:*)", False)

@@ -403,8 +403,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="allow rules for the permission requests you approve again and again",
         description="Each Claude Code permission rule that would have spared you dialogs you"
         " approved (never wider than what you approved, never for destructive commands), with"
-        " the asks and the waiting it would have removed. --apply ID adds one to a settings file"
-        " (backup, atomic); --revert ID takes it out again.",
+        " the asks and the waiting it would have removed. --apply ID adds one to this project's"
+        " settings (backup, atomic); --revert ID takes it out again.",
     )
     suggest.add_argument(
         "--since", type=_duration_arg, default=30 * 86400, metavar="AGE", help="how far back (30d)"
@@ -415,9 +415,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     suggest_do.add_argument("--revert", metavar="ID", help="remove the rule --apply ID added")
     suggest.add_argument(
         "--scope",
-        choices=("user", "project"),
-        default="user",
-        help="with --apply: ~/.claude/settings.json (user, default) or ./.claude/settings.json",
+        choices=("local", "project", "user"),
+        default="local",
+        help="with --apply: ./.claude/settings.local.json (local, default),"
+        " ./.claude/settings.json (project) or ~/.claude/settings.json (user: never for a rule"
+        " that runs code from the repository)",
     )
 
     serve = sub.add_parser(

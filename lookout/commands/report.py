@@ -1,5 +1,6 @@
 """`lookout report`: how long sessions waited on the user (the waiting ledger), in total and by
-project, reason, tool and agent, and how long they sat idle after finishing. Reads only."""
+project, reason, tool and agent, and how long they sat idle after finishing. A session is named by
+its title, as `lookout status` names it. Reads only."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from lookout import ledger, paths, words
+from lookout import ledger, paths, sessions, store, words
 from lookout.boundary import visible
 from lookout.ledger import DIMENSIONS, summarize
 
@@ -24,7 +25,15 @@ def collect(
             [w for w in history.waits if fnmatch.fnmatchcase(w.project, project)],
             [i for i in history.idles if fnmatch.fnmatchcase(i.project, project)],
         )
-    return summarize(history, since_ms, until_ms)
+    data = summarize(history, since_ms, until_ms)
+    longest = data["longest"]
+    if longest is not None:
+        # Its title as `lookout status` shows it (the client's name for it), while its snapshot
+        # is kept; else its project.
+        snapshot = store.read_session(state_dir, longest["session_id"])
+        title = sessions.title_of(snapshot) if snapshot is not None else ""
+        longest["title"] = title or longest["project"]
+    return data
 
 
 def duration(seconds: float) -> str:
@@ -54,8 +63,10 @@ def render(data: dict[str, Any]) -> list[str]:
         )
         lg = data["longest"]
         what = " ".join(x for x in (lg["reason"], lg["tool"] or "", lg["summary"]) if x)
-        project = lg["project"] or "-"
-        lines.append(f"longest: {duration(lg['wait_s'])} {project} ({what}) at {day(lg['since'])}")
+        title = lg.get("title") or lg["project"] or "-"
+        lines.append(
+            visible(f"longest: {duration(lg['wait_s'])} {title} ({what}) at {day(lg['since'])}")
+        )
     idle = data["idle"]
     if idle["gaps"]:
         lines.append(

@@ -1,7 +1,9 @@
 """`lookout suggest`: list the allow rules the history supports; `--apply ID` adds one to
-`permissions.allow` of a Claude Code settings file with the installer's guarantees (strict parse or
-refuse, re-read before replacing, private backup, atomic write through symlinks, every other byte
-kept); `--revert ID` takes exactly that rule out again."""
+`permissions.allow` of a Claude Code settings file (this project's `.claude/settings.local.json`
+unless `--scope` says otherwise) with the installer's guarantees (strict parse or refuse, its own
+rewrite, re-read before replacing, private backup, atomic write through symlinks); `--revert ID`
+takes exactly that rule out again, giving back the original bytes when nothing else changed.
+A rule that runs code from the repository is never applied for the user (every project)."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def suggest(
     as_json: bool,
     apply: str | None = None,
     revert: str | None = None,
-    scope: str = "user",
+    scope: str = "local",
     now_ms: int | None = None,
 ) -> int:
     state_dir = paths.state_dir()
@@ -45,6 +47,13 @@ def suggest(
                 f"no suggestion {apply!r} in the last {since_s // 86400} days",
                 hint="lookout suggest lists them (the ID column)",
             )
+        if scope == "user" and chosen[0].repo_code:
+            raise LookoutError(
+                f"{chosen[0].rule} runs code from the repository: allowed for every project,"
+                " it would run any checkout's code (a hostile clone's too) without a dialog",
+                hint=f"apply it to this project only: lookout suggest --apply {apply}"
+                " (./.claude/settings.local.json); nothing was changed",
+            )
         return _apply(state_dir, chosen[0], paths.scope_path(scope))
     if as_json:
         print(json.dumps({"suggestions": [s.as_json() for s in found]}))
@@ -58,9 +67,11 @@ def suggest(
         where = ", ".join(p or "-" for p in s.projects)
         done = f" [applied to {_where(applied[s.id])}]" if s.id in applied else ""
         print(visible(f"{s.id}  {s.rule}  ({what}; {where}){done}"))
+        if s.repo_code:
+            print("        runs code from this repository: for this project only")
         for example in s.examples:
             print(visible(f"        e.g. {example}"))
-    print("apply one: lookout suggest --apply ID [--scope user|project]")
+    print("apply one: lookout suggest --apply ID [--scope local|project|user]")
     return 0
 
 
@@ -90,19 +101,6 @@ def _check(data: object) -> object:
     return data
 
 
-def _render(loaded: Any, data: dict[str, Any]) -> str:
-    """The new text, or a refusal when the file's own style would not survive a rewrite."""
-    from lookout.install import settings
-
-    text = loaded.text
-    if text is not None and text.strip() and settings.dumps(loaded.data, like=text) != text:
-        raise LookoutError(
-            f"{paths.tilde(loaded.path)}: lookout cannot change it without reformatting it",
-            hint="add the rule to permissions.allow yourself; the file is unchanged",
-        )
-    return settings.dumps(data, like=loaded.text)
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -118,11 +116,11 @@ def _save_applied(state_dir: str, entries: dict[str, Any]) -> None:
 
 
 def _apply(state_dir: str, s: rules.Suggestion, path: Path) -> int:
-    from lookout.install import files
+    from lookout.install import files, registry, settings
 
     loaded = files.load_settings(path, check=_check)
     data = json.loads(json.dumps(loaded.data))  # a copy to change
-    created = "file" if loaded.text is None or not loaded.text.strip() else None
+    created = "file" if loaded.text is None else None  # an empty file is given back empty
     perms = data.get("permissions")
     if perms is None:
         perms = data["permissions"] = {}
@@ -135,27 +133,69 @@ def _apply(state_dir: str, s: rules.Suggestion, path: Path) -> int:
         print(visible(f"{s.rule} is already allowed in {paths.tilde(path)}; nothing changed"))
         return 0
     allow.append(s.rule)
-    text = _render(loaded, data)
+    # The installer's own rewrite (its indent, escapes, final newline): a file in another style
+    # (inline objects, aligned values) is reformatted, its original bytes kept in the backup.
+    text = settings.dumps(data, like=loaded.text)
+    reformatted = bool(loaded.text and loaded.text.strip()) and (
+        settings.dumps(loaded.data, like=loaded.text) != loaded.text
+    )
+    created_dirs = registry.missing_dirs(path) if loaded.text is None else []
     backup = files.write_settings(loaded, text)
     entries = _applied(state_dir)
     entries[s.id] = {
         "rule": s.rule,
         "path": str(path),
         "created": created,
+        "created_dirs": [str(d) for d in created_dirs],
         "written": _digest(text),
+        "backup": str(backup) if backup is not None else None,
+        "original": _digest(loaded.text) if loaded.text is not None else None,
     }
     _save_applied(state_dir, entries)
+    details = ["reformatted"] if reformatted else []
     print(
         visible(
             f"added {s.rule} to permissions.allow of {paths.tilde(path)}"
-            f"{files.written_note([], backup, loaded)}; undo: lookout suggest --revert {s.id}"
+            f"{files.written_note(details, backup, loaded)}; undo: lookout suggest --revert {s.id}"
         )
     )
     return 0
 
 
+def _original(entry: dict[str, Any]) -> str | None:
+    """The file's bytes before --apply, from its private backup, if it is still kept and still
+    what it was."""
+    backup, digest = entry.get("backup"), entry.get("original")
+    if not isinstance(backup, str) or not isinstance(digest, str):
+        return None
+    try:
+        text = Path(backup).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if _digest(text) == digest else None
+
+
+def _remove_created(entry: dict[str, Any], path: Path, text: str, rule: str) -> None:
+    """The file --apply created for this rule alone, unchanged since: gone, and the folders it
+    made for it when they are empty."""
+    if path.read_bytes() != text.encode("utf-8"):
+        # Someone (a running Claude Code?) wrote it since we read it: never clobber that.
+        raise LookoutError(
+            f"{paths.tilde(path)}: changed while lookout was reading it",
+            hint="run the command again; nothing was changed",
+        )
+    os.unlink(path)
+    dirs = entry.get("created_dirs")
+    for directory in dirs if isinstance(dirs, list) else []:
+        try:
+            os.rmdir(str(directory))
+        except OSError:
+            break  # something else is in it now: not ours to remove
+    print(visible(f"removed {rule}: deleted {paths.tilde(path)} (lookout had created it)"))
+
+
 def _revert(state_dir: str, rule_id: str) -> int:
-    from lookout.install import files
+    from lookout.install import files, settings
 
     entries = _applied(state_dir)
     entry = entries.get(rule_id)
@@ -176,19 +216,20 @@ def _revert(state_dir: str, rule_id: str) -> int:
         print(visible(f"{rule} is no longer in {paths.tilde(path)}; nothing changed"))
         return 0
     assert perms is not None
-    del allow[len(allow) - 1 - allow[::-1].index(rule)]  # the one --apply appended
-    created = entry.get("created")
-    if created in ("allow", "permissions", "file") and not allow:
-        del perms["allow"]
-    if created in ("permissions", "file") and not perms:
-        del data["permissions"]
     untouched = loaded.text is not None and _digest(loaded.text) == entry.get("written")
-    if created == "file" and not data and untouched:
-        path_real = Path(os.path.realpath(path))
-        path_real.unlink()  # lookout made it for this rule alone, and nobody changed it since
-        print(visible(f"removed {rule}: deleted {paths.tilde(path)} (lookout had created it)"))
+    created = entry.get("created")
+    if untouched and created == "file" and loaded.text is not None and not path.is_symlink():
+        _remove_created(entry, path, loaded.text, rule)  # made for this rule, unchanged since
     else:
-        backup = files.write_settings(loaded, _render(loaded, data))
+        original = _original(entry) if untouched else None
+        if original is None:  # changed since (or the backup is gone): take out only the rule
+            del allow[len(allow) - 1 - allow[::-1].index(rule)]  # the one --apply appended
+            if created in ("allow", "permissions", "file") and not allow:
+                del perms["allow"]
+            if created in ("permissions", "file") and not perms:
+                del data["permissions"]
+        text = original if original is not None else settings.dumps(data, like=loaded.text)
+        backup = files.write_settings(loaded, text)
         note = files.written_note([], backup, loaded)
         print(visible(f"removed {rule} from permissions.allow of {paths.tilde(path)}{note}"))
     del entries[rule_id]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout import ledger
+from lookout import ledger, store
 from lookout.commands import main as cli
 from lookout.commands import report
 from tests.fixtures.ledger import build
@@ -80,6 +80,7 @@ def test_the_week_matches_the_hand_count(week: Path, capsys: pytest.CaptureFixtu
         "summary": "rate_limit: API Error: Request rejected (429) · mock error 429",
         "since": build.BASE_MS + 3 * 86400 * 1000 + 10_000,
         "wait_s": 300.0,
+        "title": "web",  # no snapshot kept: its project
     }
     assert data["idle"] == {"gaps": 4, "idle_s": 1250.0, "p50_s": 295.0, "p95_s": 600.0}
 
@@ -102,6 +103,26 @@ def test_the_table_says_it_in_words(week: Path, capsys: pytest.CaptureFixture[st
     assert out[2].startswith("longest: 5m 00s web (error rate_limit: API Error")
     assert out[3] == "idle after finishing: 1 times, 10m 00s in all, median 10m 00s"
     assert "permission                      4      58s      14s      25s" in out
+
+
+def test_a_session_is_named_by_its_title_as_status_names_it(
+    week: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32 item 4: the client's name for the session (`/rename billing-fix`, kept in its
+    snapshot from the registry) names it in the report, as in `lookout status`."""
+    sid = build.SESSIONS["web2"][0]
+    (week / store.SESSIONS).mkdir()
+    store.write_json_atomic(
+        store.session_file(str(week), sid),
+        {"session_id": sid, "project": "web", "name": "billing-fix", "name_source": "user"},
+    )
+    assert cli.main(["report", "--project", "web"]) == 0
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[2]
+        .startswith("longest: 5m 00s billing-fix (error rate_limit: API Error")
+    )
+    assert run_json(capsys)["longest"]["title"] == "billing-fix"  # type: ignore[index]
 
 
 def test_nothing_recorded_is_a_report_of_nothing(

@@ -19,7 +19,8 @@ from tests.helpers import FIXTURES
 
 WEEK = FIXTURES / "ledger" / "state"
 UNTIL_MS = build.BASE_MS + 7 * 86400 * 1000
-NPM_TEST = rules.rule_id("Bash(npm test)")
+NPM_TEST = rules.rule_id("Bash(npm test)")  # runs code from the repository: the project's only
+GITHUB = rules.rule_id("mcp__github__search_repositories")
 SETTINGS = """{
   "model": "opus",
   "permissions": {
@@ -64,6 +65,7 @@ def test_the_week_suggests_exactly_these(week: Path, capsys: pytest.CaptureFixtu
                 "wait_s": 110.0,
                 "examples": ["npm test"],
                 "projects": ["api"],
+                "runs_repo_code": True,
             },
             {
                 "id": rules.rule_id("mcp__github__search_repositories"),
@@ -72,6 +74,7 @@ def test_the_week_suggests_exactly_these(week: Path, capsys: pytest.CaptureFixtu
                 "wait_s": 40.0,
                 "examples": ["lookout"],
                 "projects": ["web"],
+                "runs_repo_code": False,
             },
             {
                 "id": rules.rule_id("Bash(npm run lint:*)"),
@@ -80,6 +83,7 @@ def test_the_week_suggests_exactly_these(week: Path, capsys: pytest.CaptureFixtu
                 "wait_s": 20.0,
                 "examples": ["npm run lint", "npm run lint -- --fix", "npm run lint src"],
                 "projects": ["api"],
+                "runs_repo_code": True,
             },
             {
                 "id": rules.rule_id("WebFetch(domain:docs.python.org)"),
@@ -91,6 +95,7 @@ def test_the_week_suggests_exactly_these(week: Path, capsys: pytest.CaptureFixtu
                     "https://docs.python.org/3/library/os.html",
                 ],
                 "projects": ["web"],
+                "runs_repo_code": False,
             },
         ]
     }
@@ -104,38 +109,44 @@ def test_the_list_in_words(week: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert cli.main(["suggest"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"{NPM_TEST}  Bash(npm test)  (4 asks, 110s waited; api)"
-    assert out[-1] == "apply one: lookout suggest --apply ID [--scope user|project]"
+    assert out[1] == "        runs code from this repository: for this project only"
+    assert out[2] == "        e.g. npm test"
+    assert f"{GITHUB}  mcp__github__search_repositories  (2 asks, 40s waited; web)" in out
+    assert (
+        out[out.index(f"{GITHUB}  mcp__github__search_repositories  (2 asks, 40s waited; web)") + 1]
+        == "        e.g. lookout"
+    )
+    assert out[-1] == "apply one: lookout suggest --apply ID [--scope local|project|user]"
 
 
 def test_apply_then_revert_restores_every_byte(
     week: Path, user_settings: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = user_settings.read_bytes()
-    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    assert cli.main(["suggest", "--apply", GITHUB, "--scope", "user"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("added Bash(npm test) to permissions.allow of ~/.claude/settings.json")
-    assert out.rstrip().endswith(f"undo: lookout suggest --revert {NPM_TEST}")
+    rule = "mcp__github__search_repositories"
+    assert out.startswith(f"added {rule} to permissions.allow of ~/.claude/settings.json")
+    assert out.rstrip().endswith(f"undo: lookout suggest --revert {GITHUB}")
     after = json.loads(user_settings.read_text(encoding="utf-8"))
-    assert after["permissions"]["allow"] == ["Bash(ls)", "Bash(npm test)"]
+    assert after["permissions"]["allow"] == ["Bash(ls)", rule]
     assert user_settings.read_text(encoding="utf-8") == SETTINGS.replace(
-        '"Bash(ls)"\n', '"Bash(ls)",\n      "Bash(npm test)"\n'
+        '"Bash(ls)"\n', f'"Bash(ls)",\n      "{rule}"\n'
     )
     # The private, bounded backup holds the original bytes.
     backups = registry.backups_of(user_settings)
     assert backups and backups[-1].read_bytes() == before
     assert oct(backups[-1].stat().st_mode & 0o777) in ("0o600", "0o644")
     # Applying it again changes nothing.
-    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    assert cli.main(["suggest", "--apply", GITHUB, "--scope", "user"]) == 0
     assert "already allowed" in capsys.readouterr().out
     assert cli.main(["suggest"]) == 0
     assert (
-        capsys.readouterr()
-        .out.splitlines()[0]
-        .endswith("(4 asks, 110s waited; api) [applied to ~/.claude/settings.json]")
+        "(2 asks, 40s waited; web) [applied to ~/.claude/settings.json]" in capsys.readouterr().out
     )
-    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert cli.main(["suggest", "--revert", GITHUB]) == 0
     assert user_settings.read_bytes() == before
-    assert cli.main(["suggest", "--revert", NPM_TEST]) == 1
+    assert cli.main(["suggest", "--revert", GITHUB]) == 1
     assert "no rule" in capsys.readouterr().err
 
 
@@ -145,12 +156,21 @@ def test_apply_creates_what_is_missing_and_revert_takes_it_away(
     project = tmp_path / "proj"
     project.mkdir()
     monkeypatch.chdir(project)
+    # Without --scope: this project's own settings, the file Claude Code keeps out of git.
+    local = project / ".claude" / "settings.local.json"
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    assert json.loads(local.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert not local.exists()
+    assert not (project / ".claude").exists()  # the folder --apply made goes with the file
+    assert list(project.iterdir()) == []
     settings = project / ".claude" / "settings.json"
     assert cli.main(["suggest", "--apply", NPM_TEST, "--scope", "project"]) == 0
     assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
     assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
-    assert not settings.exists()
+    assert not settings.exists() and not (project / ".claude").exists()
     # A file with other keys: only the keys it created go.
+    settings.parent.mkdir()
     settings.write_text('{\n  "model": "opus"\n}\n')
     assert cli.main(["suggest", "--apply", NPM_TEST, "--scope", "project"]) == 0
     assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
@@ -164,20 +184,20 @@ def test_apply_writes_through_a_symlink(week: Path, isolated_env: Path, tmp_path
     link = isolated_env / ".claude" / "settings.json"
     link.parent.mkdir()
     link.symlink_to(real)
-    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
-    assert link.is_symlink() and "Bash(npm test)" in real.read_text()
-    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert cli.main(["suggest", "--apply", GITHUB, "--scope", "user"]) == 0
+    assert link.is_symlink() and "mcp__github__search_repositories" in real.read_text()
+    assert cli.main(["suggest", "--revert", GITHUB]) == 0
     assert link.is_symlink() and real.read_text() == SETTINGS
 
 
 def test_revert_removes_only_that_rule_when_the_file_changed_since(
     week: Path, user_settings: Path
 ) -> None:
-    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    assert cli.main(["suggest", "--apply", GITHUB, "--scope", "user"]) == 0
     data = json.loads(user_settings.read_text())
     data["permissions"]["allow"].append("Bash(make)")
     user_settings.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert cli.main(["suggest", "--revert", GITHUB]) == 0
     assert json.loads(user_settings.read_text())["permissions"]["allow"] == [
         "Bash(ls)",
         "Bash(make)",
@@ -194,7 +214,6 @@ def test_revert_removes_only_that_rule_when_the_file_changed_since(
         ),
         ('{"permissions": []}', "permissions: expected an object"),
         ('{"a": 1, "a": 2}', "duplicate key"),
-        ('{"model":"opus"}', "cannot change it without reformatting it"),
     ],
 )
 def test_apply_refuses_what_it_cannot_keep(
@@ -205,7 +224,7 @@ def test_apply_refuses_what_it_cannot_keep(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     user_settings.write_text(text)
-    assert cli.main(["suggest", "--apply", NPM_TEST]) == 1
+    assert cli.main(["suggest", "--apply", GITHUB, "--scope", "user"]) == 1
     err = capsys.readouterr().err
     assert message in err and "hint:" in err
     assert user_settings.read_text() == text
@@ -226,7 +245,7 @@ def test_apply_refuses_a_file_changed_while_it_writes(
         return real_backup(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(files.registry, "backup", racing_backup)
-    assert cli.main(["suggest", "--apply", NPM_TEST]) == 1
+    assert cli.main(["suggest", "--apply", GITHUB, "--scope", "user"]) == 1
     assert "changed while lookout was writing it" in capsys.readouterr().err
     assert user_settings.read_text() == SETTINGS.replace("opus", "haiku")
 
@@ -237,3 +256,76 @@ def test_an_unknown_id_is_a_clear_error(week: Path, capsys: pytest.CaptureFixtur
     assert err.startswith("error: no suggestion 'zzzzzz' in the last 30 days")
     assert "hint: lookout suggest lists them" in err
     assert not os.path.exists(Path(os.environ["HOME"]) / ".claude" / "settings.json")
+
+
+@pytest.mark.parametrize("rule", ["Bash(npm test)", "Bash(npm run lint:*)"])
+def test_a_rule_that_runs_repository_code_is_never_applied_for_the_user(
+    week: Path, user_settings: Path, rule: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """S4: at user scope `Bash(npm test)` would run any clone's test script without a dialog."""
+    before = user_settings.read_bytes()
+    assert cli.main(["suggest", "--apply", rules.rule_id(rule), "--scope", "user"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {rule} runs code from the repository")
+    assert (
+        f"hint: apply it to this project only: lookout suggest --apply {rules.rule_id(rule)}" in err
+    )
+    assert user_settings.read_bytes() == before
+    assert not (week / "suggest-applied.json").exists()
+
+
+HAND_WRITTEN = """{
+    "model": "opus",
+    "env": {"X": "\\u00e9", "Y": "2"},
+    "permissions": {"allow": ["Bash(ls)"], "deny": ["Read(./.env)"]},
+    "statusLine": {
+        "type":    "command",
+        "command": "echo hi"
+    }
+}"""
+
+
+def test_apply_rewrites_a_hand_formatted_file_and_revert_gives_its_bytes_back(
+    week: Path,
+    isolated_env: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """4-space indent, inline objects, aligned values, an escape, no final newline: the
+    installer's own rewrite (a backup first), and --revert gives back every byte and the mode."""
+    project = tmp_path / "web"
+    (project / ".claude").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    local = project / ".claude" / "settings.local.json"
+    local.write_text(HAND_WRITTEN)
+    local.chmod(0o640)
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    out = capsys.readouterr().out
+    assert "(reformatted; backup: " in out
+    data = json.loads(local.read_text())
+    assert data["permissions"]["allow"] == ["Bash(ls)", "Bash(npm test)"]
+    assert data["env"] == {"X": "\u00e9", "Y": "2"} and data["statusLine"]["command"] == "echo hi"
+    assert local.read_text().startswith('{\n    "model": "opus",\n')  # its indent kept
+    assert registry.backups_of(local)[-1].read_text() == HAND_WRITTEN
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    assert local.read_text() == HAND_WRITTEN
+    assert local.stat().st_mode & 0o777 == 0o640
+    assert (project / ".claude").is_dir()  # it was there before: it stays
+
+
+def test_revert_after_someone_else_changed_the_file_takes_out_only_the_rule(
+    week: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "web"
+    (project / ".claude").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    local = project / ".claude" / "settings.local.json"
+    local.write_text(HAND_WRITTEN)
+    assert cli.main(["suggest", "--apply", NPM_TEST]) == 0
+    data = json.loads(local.read_text())
+    data["model"] = "haiku"  # Claude Code's /model wrote it
+    local.write_text(json.dumps(data, indent=4) + "\n")
+    assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
+    after = json.loads(local.read_text())
+    assert after["model"] == "haiku" and after["permissions"]["allow"] == ["Bash(ls)"]
