@@ -31,6 +31,9 @@ class Keys:
     # Whether its hooks report a stopped turn (else the status says working after interrupt
     # until the next prompt).
     reports_interrupt: bool
+    # How long after the pane shows the text Enter comes: an input box that reads keys arriving
+    # together as a paste takes an Enter among them for a newline (Gemini CLI: ~40 ms).
+    enter_after_s: float = 0.3
     socket: bool = False  # Claude Code's inbox socket (messagingSocketPath)
 
 
@@ -57,6 +60,7 @@ KEYS: dict[str, Keys] = {
         prompt_argv=_after_options,
         program="claude",
         reports_interrupt=True,  # its registry turns idle; lookout reconciles from it
+        enter_after_s=0.05,
         socket=True,
     ),
     "gemini": Keys(

@@ -279,6 +279,8 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
             )
 
     pane.wait_echo(where, message, before, still)
+    time.sleep(keys.enter_after_s)
+    still(pane.screen(where))
     pane.press(where, "Enter")
 
 
