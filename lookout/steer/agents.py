@@ -23,7 +23,7 @@ class Keys:
     # Typing while a turn runs: True where the client queues it for the agent (at its next step
     # or the turn's end), None where it was not checked (then `say` waits for idle).
     queues_while_working: bool | None
-    interrupt: str | None  # the tmux key name that stops a turn (None: not checked)
+    interrupt: tuple[str, ...] | None  # the tmux keys that stop a turn (None: not checked)
     multiline: bool  # a newline typed (send-keys -l) stays in the message, Enter sends it
     # The prompt as data: the argv after the program that starts a session with it.
     prompt_argv: Callable[[str], list[str]]
@@ -55,7 +55,7 @@ KEYS: dict[str, Keys] = {
         "Claude Code",
         "2.1.332",
         queues_while_working=True,  # given to the model at its next tool call, as the user's
-        interrupt="Escape",
+        interrupt=("Escape",),
         multiline=True,  # LF (C-j) inserts a newline in its input box
         prompt_argv=_after_options,
         program="claude",
@@ -68,7 +68,7 @@ KEYS: dict[str, Keys] = {
         "Gemini CLI",
         "0.61.0",
         queues_while_working=True,  # "Queued (press ↑ to edit)", sent when the turn ends
-        interrupt="Escape",  # "Request cancelled."
+        interrupt=("Escape",),  # "Request cancelled."
         multiline=False,
         prompt_argv=_gemini,
         program="gemini",
@@ -78,23 +78,24 @@ KEYS: dict[str, Keys] = {
         "codex",
         "OpenAI Codex",
         "0.169.0",
-        queues_while_working=None,
-        interrupt=None,
-        multiline=False,
+        # "Messages to be submitted after next tool call", else when the turn ends.
+        queues_while_working=True,
+        interrupt=("Escape",),  # "Conversation interrupted" (and sends what was queued)
+        multiline=True,  # a typed LF stays a newline in its input box
         prompt_argv=_after_options,
         program="codex",
-        reports_interrupt=False,
+        reports_interrupt=False,  # no hook fires for an interrupted turn
     ),
     "opencode": Keys(
         "opencode",
         "OpenCode",
         "1.18.33",
-        queues_while_working=None,
-        interrupt=None,
+        queues_while_working=True,  # "QUEUED", given to the model at its next step
+        interrupt=("Escape", "Escape"),  # "esc again to interrupt"
         multiline=False,
         prompt_argv=_opencode,
         program="opencode",
-        reports_interrupt=False,
+        reports_interrupt=True,  # as a failed turn (StopFailure: attention error)
     ),
 }
 

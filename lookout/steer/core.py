@@ -363,9 +363,15 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
     way, found, _ = _way(state, row, keys, "pane")
     assert found is not None
     now_ms = words.now_ms()
-    pane.press(found, keys.interrupt)
-    status = _wait_stopped(state, row["session_id"], wait_s) if keys.reports_interrupt else None
-    result = "interrupted" if status in ("idle", "ended") else "sent"
+    for key in keys.interrupt:
+        pane.press(found, key)
+    status = (
+        _wait_stopped(state, row["session_id"], row["status"], wait_s)
+        if keys.reports_interrupt
+        else None
+    )
+    stopped = status in ("idle", "ended") or status not in (None, row["status"], "working")
+    result = "interrupted" if stopped else "sent"
     line = journal.record(
         state,
         row["session_id"],
@@ -377,26 +383,33 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         result=result,
         ts_ms=now_ms,
     )
-    out = _outcome("interrupt", row, way, found.target, "", [keys.interrupt], result, line, state)
+    pressed = list(keys.interrupt)
+    out = _outcome("interrupt", row, way, found.target, "", pressed, result, line, state)
     if not keys.reports_interrupt:
         out["note"] = (
             f"{keys.title} reports no hook for a stopped turn: lookout shows it working until"
             " its next prompt"
+        )
+    elif status == "attention":
+        out["note"] = (
+            f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
         )
     elif result != "interrupted":
         out["note"] = f"it still shows {status} after {wait_s:g} s"
     return out
 
 
-def _wait_stopped(state: str, session_id: str, wait_s: float) -> str | None:
-    """The session's status once it is idle (or ended): reconciled from the client's own
-    signals, as Claude Code records no hook for Esc; else its status at the deadline."""
+def _wait_stopped(state: str, session_id: str, before: str, wait_s: float) -> str | None:
+    """The session's status once the turn stopped: idle (or ended), or another status than it
+    had (an agent that reports a stopped turn as failed); reconciled from the client's own
+    signals, as Claude Code records no hook for Esc. Its status at the deadline otherwise."""
     deadline = time.monotonic() + wait_s
     while True:
         reconcile.quietly(state)
         snapshot: dict[str, Any] = dict(store.read_session(state, session_id) or {})
         status = snapshot.get("status")
-        if status in ("idle", "ended") or time.monotonic() > deadline:
+        settled = status in ("idle", "ended") or status not in (before, "working")
+        if settled or time.monotonic() > deadline:
             return str(status) if status else None
         time.sleep(POLL_S * 3)
 

@@ -143,15 +143,12 @@ def test_never_into_an_open_dialog(state_dir: Path) -> None:
     assert (shown["status"], shown["reason"]) == ("attention", "permission")
 
 
-def test_working_where_typing_was_not_checked_to_queue(state_dir: Path) -> None:
+def test_an_agent_lookout_does_not_know_how_to_steer(state_dir: Path) -> None:
     write_config(ON)
-    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT="codex")
+    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT="copilot")
     error, hint = refused("say", "api", "hello")
-    assert error == (
-        "error: api (aaaa1111) is working, and what is typed into OpenAI Codex during a turn was"
-        " not checked to wait for it (checked with 0.169.0)"
-    )
-    assert hint == "hint: wait until it is idle (lookout status), or interrupt it first"
+    assert (error, hint) == ("error: lookout does not know how to steer copilot sessions", "")
+    assert refused("interrupt", "api")[0] == error
 
 
 def test_no_way_to_reach_it(state_dir: Path) -> None:
