@@ -12,9 +12,10 @@ from typing import Any
 
 from lookout import client_sessions, paths, reconcile, store, words
 from lookout.config import steer as steer_config
+from lookout.errors import LookoutError
 from lookout.jump.locate import name as session_name
 from lookout.jump.tmux import Pane
-from lookout.sessions import Row, load_sessions, matching, short_ids
+from lookout.sessions import Row, load_sessions, matching, resolve
 from lookout.steer import agents, inbox, journal, launch, pane, text
 from lookout.steer.shapes import SURFACES, Outcome, SteerError
 
@@ -48,27 +49,15 @@ def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig
 
 
 def _resolve(state_dir: str, key: str, command: str) -> Row:
-    """The one live session `key` names; SteerError when none, several or it ended."""
+    """The one live session `key` names (sessions.resolve: an id or its start, a project, a
+    title); SteerError when none, several or it ended."""
     reconcile.quietly(state_dir)  # what a signal proves (a dialog answered, a process gone) first
     rows = load_sessions(state_dir)
-    found = matching(rows, key)
-    if not found:
-        raise SteerError(
-            "no_session",
-            f"no session {key!r} is recorded",
-            hint="give the start of a session id (the ID column of `lookout status`), a project"
-            " or a title",
-        )
-    if len(found) > 1:
-        shorts = short_ids(s["session_id"] for s in rows)
-        shown = [f"{s['title'] or '?'} ({shorts[s['session_id']]}, {s['status']})" for s in found]
-        raise SteerError(
-            "ambiguous",
-            f"{key!r} names {len(found)} sessions: {', '.join(shown[:6])}"
-            + (f" and {len(found) - 6} more" if len(found) > 6 else ""),
-            hint=f"name one by its id: {command} {shorts[found[0]['session_id']]} ...",
-        )
-    row = found[0]
+    try:
+        row = resolve(rows, key, command)
+    except LookoutError as exc:
+        reason = "ambiguous" if matching(rows, key) else "no_session"
+        raise SteerError(reason, str(exc), hint=exc.hint) from None
     if row["status"] == "ended":
         raise SteerError("ended", f"{session_name(row)} has ended", hint="lookout start PROJECT")
     return row
