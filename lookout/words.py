@@ -70,6 +70,7 @@ FORMATS = {
     "serve.json": 1,
     "serve.codes": 1,
     "suggest-applied.json": 1,
+    "steer-rate.json": 1,
     "installed.json": 1,  # in the runtime home, as the next two
     "codex-notify.json": 1,
     "runtime.json": 1,
