@@ -60,7 +60,8 @@ def _check_steer(shown: set[str]) -> int:
             if line not in shown:
                 print(f"error: {visible(line)}", file=sys.stderr)
         return 1
-    print(visible(steer.describe(cfg)))
+    if cfg.configured:  # said only for a [steer] table, as [fleet] is (doctor always says it)
+        print(visible(steer.describe(cfg)))
     return 0
 
 

@@ -42,7 +42,8 @@ class SteerConfig:
     agents: tuple[str, ...]
     max_chars: int
     per_minute: int  # say/interrupt/start per surface per minute
-    source: str  # the file it came from, as shown ("default" without one)
+    source: str  # the file it came from, as shown
+    configured: bool = True  # False: no [steer] table in the user's config (the defaults)
 
     def project_dirs(self) -> list[str]:
         """Every existing directory the globs name, resolved through symlinks, sorted."""
@@ -62,6 +63,7 @@ def default(source: str = "default") -> SteerConfig:
         DEFAULTS["max_chars"],
         DEFAULTS["per_minute"],
         source,
+        configured=False,
     )
 
 

@@ -204,6 +204,8 @@ def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> No
 
 def test_check_config_explains_it(state_dir: Path) -> None:
     write_config("")
+    assert "steer" not in lookout("check-config").stdout  # no [steer]: as for [fleet], nothing
+    write_config("[steer]\nenabled = false\n")
     done = lookout("check-config")
     assert done.stdout.splitlines()[-1] == (
         "steer: off (`lookout say`, `interrupt` and `start` refuse); add `[steer]` with"
