@@ -300,3 +300,18 @@ def test_tail_and_explain_show_steering(state_dir: Path) -> None:
     assert explained[-1].endswith("say, refused (attention): my password is …  (from terminal)")
     doc = json.loads(lookout("explain", "api", "--json").stdout)
     assert doc["steered"][0]["result"] == "refused" and doc["steered"][0]["reason"] == "attention"
+
+
+def test_only_the_owners_surfaces_may_steer(state_dir: Path) -> None:
+    # The library every surface calls: a surface it does not know is refused before anything.
+    from lookout.steer import core
+    from lookout.steer.shapes import SteerError
+
+    write_config(ON)
+    session(state_dir, API, "api")
+    for source in ("home_assistant", "mqtt", "web"):
+        with pytest.raises(SteerError) as info:
+            core.say("api", "hello", source=source)
+        assert info.value.reason == "surface"
+    assert not (state_dir / "steer-rate.json").exists()
+    assert steered(state_dir) == []

@@ -163,3 +163,90 @@ def test_claude_code_empty_box_is_typed_into_multiline_kept(panes: Panes, tmp_pa
     assert (rc, err) == (0, ""), err
     wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
     assert log.read_bytes() == b"line one\nline two\r"  # LF is C-j: a newline in its box
+
+
+def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
+    """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
+    `report`, fires a SessionStart hook as its child (so it reports from its pane), then waits."""
+    bin_dir.mkdir(exist_ok=True)
+    hook = ROOT / "hooks" / "session_start.py"
+    body = {"session_id": "eeee5555-0000-4000-8000-000000000005", "hook_event_name": "SessionStart"}
+    program = bin_dir / name
+    program.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, subprocess, sys, time\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd(), *sys.argv[1:]]) + '\\n')\n"
+        + (
+            f"subprocess.run([sys.executable, '-I', '-S', {str(hook)!r}],"
+            f" input=json.dumps({{**{body!r}, 'cwd': os.getcwd()}}).encode())\n"
+            if report
+            else ""
+        )
+        + "time.sleep(120)\n"
+    )
+    program.chmod(0o755)
+
+
+def test_start_runs_the_agents_own_program_with_the_prompt_as_data(
+    panes: Panes, tmp_path: Path
+) -> None:
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
+    log = tmp_path / "argv.jsonl"
+    fake_program(tmp_path / "bin", "claude", log, report=True)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    prompt = '-x; $(touch pwned) `id` "q" ;'
+    env = {**panes.env, "TMUX_PANE": own}
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--prompt", prompt, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert (outcome["session_id"], outcome["result"]) == (
+        "eeee5555-0000-4000-8000-000000000005",
+        "started",
+    )
+    assert outcome["target"].startswith("main:1.%")
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        [str(project), "--", prompt]
+    ]
+    assert not (project / "pwned").exists() and not (ROOT / "pwned").exists()
+
+
+def test_start_says_when_no_hook_arrives(panes: Panes, tmp_path: Path) -> None:
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
+    fake_program(tmp_path / "bin", "claude", tmp_path / "argv.jsonl", report=False)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--wait", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**panes.env, "TMUX_PANE": own},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    error, hint = done.stderr.splitlines()
+    assert error.startswith(f"error: started Claude Code in {project} (tmux main:1.%")
+    assert error.endswith(
+        "but no hook of it arrived within 1 s, so lookout cannot name its session"
+    )
+    assert (
+        hint == "hint: is lookout installed for Claude Code? lookout doctor (the window still runs)"
+    )
