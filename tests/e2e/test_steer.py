@@ -6,6 +6,7 @@ as a message from another Claude session."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -19,8 +20,13 @@ import pytest
 from lookout import reconcile
 
 from ..receivers import require
+from . import npm_client  # imported at collection: it reads the environment before fixtures
 from .harness import ClaudePane, Sandbox, wait_for
 from .mock_api import DIRECTIVE, MockAPI, Reply, scripted_reply
+from .test_gemini import MODEL as GEMINI_MODEL
+from .test_gemini import VERSION as GEMINI_VERSION
+from .test_gemini import GeminiAPI
+from .test_gemini import Machine as GeminiMachine
 
 pytestmark = pytest.mark.e2e
 
@@ -288,12 +294,9 @@ def test_start_opens_a_session_in_an_allowed_project_and_refuses_others(
 
 def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
     require("tmux")
-    from . import npm_client
-    from .test_gemini import MODEL, GeminiAPI, Machine
-
-    gemini = npm_client.ensure("@google/gemini-cli", "0.61.0", "gemini-cli", "gemini")
+    gemini = npm_client.ensure("@google/gemini-cli", GEMINI_VERSION, "gemini-cli", "gemini")
     with GeminiAPI("sleep 8") as api:
-        machine = Machine(tmp_path / "user", gemini, api)
+        machine = GeminiMachine(tmp_path / "user", gemini, api)
         machine.install()
         config = machine.home / ".config" / "lookout" / "config.toml"
         config.write_text(config.read_text() + "\n[steer]\nenabled = true\n")
@@ -308,7 +311,8 @@ def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
         try:
             screen.tmux(
                 "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c",
-                str(machine.project), *pairs, str(gemini), "-m", MODEL, "--approval-mode", "yolo",
+                str(machine.project), *pairs,
+                str(gemini), "-m", GEMINI_MODEL, "--approval-mode", "yolo",
             )  # fmt: skip
             screen.wait_for("Type your message")
             session = machine.wait("idle")["session_id"]
@@ -345,5 +349,8 @@ def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
             assert (stopped["keys"], stopped["result"]) == (["Escape"], "sent")
             screen.wait_for("Request cancelled")
         finally:
+            # Gemini CLI outlives its tmux server: end its process group (the pane's) first.
+            with contextlib.suppress(RuntimeError, ValueError, ProcessLookupError):
+                os.killpg(int(screen.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}")), 9)
             screen.kill()
         assert machine.errors() == ""
