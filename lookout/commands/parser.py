@@ -12,7 +12,7 @@ from typing import Any
 from lookout import __version__, paths
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.words import CHANNEL_TYPES
+from lookout.words import CHANNEL_TYPES, STEER_AGENTS
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -633,8 +633,6 @@ _STEER_NOTE = " Needs [steer] enabled = true in your own config (docs/steer.md).
 
 
 def _steer_commands(sub: Any) -> None:
-    from lookout.config.steer import AGENTS
-
     say = sub.add_parser(
         "say",
         help="send a message to a session as your next prompt ([steer])",
@@ -680,7 +678,7 @@ def _steer_commands(sub: Any) -> None:
     )
     start.add_argument("project", metavar="PROJECT", help="the project's directory")
     start.add_argument(
-        "--agent", choices=AGENTS, help="which agent (default: the first of [steer] agents)"
+        "--agent", choices=STEER_AGENTS, help="which agent (default: the first of [steer] agents)"
     )
     start.add_argument("--prompt", metavar="TEXT", help="its first message")
     start.add_argument(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from lookout import paths
 from lookout.config.check import Checker
 from lookout.config.files import read_toml
+from lookout.words import STEER_AGENTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,8 +20,7 @@ if TYPE_CHECKING:
 
     from lookout.config.check import KeyPath
 
-# The agents `lookout start` knows how to start (and `say` how to type into): steer.agents.
-AGENTS = ("claude", "codex", "gemini", "opencode")
+AGENTS = STEER_AGENTS
 DEFAULTS: dict[str, Any] = {
     "enabled": False,
     "projects": ["~/src/*"],
