@@ -14,10 +14,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-# tmux passes each argument through its command parser, which reads a trailing `;` as the end of
-# a command (escaped as `\;`); and a client's message to its server is bounded (16 KB): send the
-# text in pieces well below that.
-CHUNK_CHARS = 1000
+# One client message to a tmux server holds at most 16 KB (`command too long` above): a longer
+# text goes through a buffer of its own (load-buffer from stdin, then paste-buffer), never in
+# pieces: the agent would take each piece for a paste of its own.
+SEND_KEYS_MAX_BYTES = 12_000
 ECHO_WAIT_S = 2.0
 POLL_S = 0.02
 SETTLE_S = 0.2
@@ -53,17 +53,32 @@ def escaped_arg(arg: str) -> str:
 
 
 def type_text(pane: Pane, text: str) -> None:
-    """The text as literal keys, nothing else (a newline is the key C-j)."""
-    for start in range(0, len(text), CHUNK_CHARS):
-        _run(
-            pane,
-            "send-keys",
-            "-l",
-            "-t",
-            pane.pane,
-            "--",
-            escaped_arg(text[start : start + CHUNK_CHARS]),
+    """The text as literal keys, nothing else (a newline is the key C-j), in one burst."""
+    if len(text.encode("utf-8")) <= SEND_KEYS_MAX_BYTES:
+        _run(pane, "send-keys", "-l", "-t", pane.pane, "--", escaped_arg(text))
+        return
+    import os
+    import subprocess
+
+    buffer = f"lookout-steer-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    try:
+        done = subprocess.run(
+            ["tmux", "-S", pane.socket, "load-buffer", "-b", buffer, "-"],
+            input=text.encode("utf-8"),
+            capture_output=True,
+            timeout=tmux.TIMEOUT_S,
+            env=env,
+            check=False,
         )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SteerError("failed", f"tmux load-buffer failed: {exc}") from None
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip()
+        raise SteerError("failed", f"tmux load-buffer failed: {err or done.returncode}")
+    # -r: newlines as they are (not turned into Enter); -d: the buffer goes with the paste; no
+    # -p: no bracketed-paste marks, the keys arrive as if typed.
+    _run(pane, "paste-buffer", "-d", "-r", "-b", buffer, "-t", pane.pane)
 
 
 def press(pane: Pane, key: str) -> None:

@@ -250,3 +250,17 @@ def test_start_says_when_no_hook_arrives(panes: Panes, tmp_path: Path) -> None:
     assert (
         hint == "hint: is lookout installed for Claude Code? lookout doctor (the window still runs)"
     )
+
+
+def test_a_long_text_arrives_whole_in_one_burst(panes: Panes, tmp_path: Path) -> None:
+    # Over one tmux message (16 KB): through a buffer of its own, never in pieces.
+    write_config("[steer]\nenabled = true\nmax_chars = 20000\n")
+    log = tmp_path / "got"
+    panes.agent(log, "plain")
+    text = ("caf\u00e9 \U0001f680 line; " * 1100)[:-1] + " end"
+    assert len(text.encode()) > 16_000
+    rc, _, err = lookout(panes, "say", "api", text)
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 20, "Enter")
+    assert log.read_bytes() == text.encode() + b"\r"
+    assert "lookout-steer" not in panes.tmux("list-buffers")  # the buffer went with the paste
