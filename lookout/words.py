@@ -35,6 +35,8 @@ KINDS = (
 CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise", "telegram")
 REMOTE_TYPES = ("ntfy", "webhook", "apprise", "telegram")
 UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
+# The agents `lookout start` can start and `say` can type into (lookout.steer.agents).
+STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
 
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")
@@ -72,6 +74,7 @@ FORMATS = {
     "serve.json": 1,
     "serve.codes": 1,
     "suggest-applied.json": 1,
+    "steer-rate.json": 1,
     "installed.json": 1,  # in the runtime home, as the next two
     "codex-notify.json": 1,
     "runtime.json": 1,

@@ -26,6 +26,7 @@ def check_config(project: str) -> int:
         for line in exc.errors:
             print(f"error: {visible(line)}", file=sys.stderr)
         _check_fleet(set(exc.errors))
+        _check_steer(set(exc.errors))
         return 1
     if os.path.exists(gpath):
         print(
@@ -42,7 +43,26 @@ def check_config(project: str) -> int:
     for warning in notify.warnings(cfg):
         print(f"warning: {visible(warning)}")
     remote = cfg.get("remote")
-    return _check_fleet(set(), remote_on=isinstance(remote, dict) and bool(remote.get("enabled")))
+    fleet_rc = _check_fleet(
+        set(), remote_on=isinstance(remote, dict) and bool(remote.get("enabled"))
+    )
+    return max(fleet_rc, _check_steer(set()))
+
+
+def _check_steer(shown: set[str]) -> int:
+    """[steer]: on or off, what it allows, or its own errors (a TOML error was already printed)."""
+    from lookout.config import steer
+
+    try:
+        cfg = steer.load()
+    except check.ConfigError as exc:
+        for line in exc.errors:
+            if line not in shown:
+                print(f"error: {visible(line)}", file=sys.stderr)
+        return 1
+    if cfg.configured:  # said only for a [steer] table, as [fleet] is (doctor always says it)
+        print(visible(steer.describe(cfg)))
+    return 0
 
 
 def _check_fleet(shown: set[str], remote_on: bool = True) -> int:

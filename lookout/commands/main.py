@@ -256,6 +256,26 @@ def _cmd_trust(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return trust.trust(directory, yes=args.yes)
 
 
+def _cmd_say(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.say import say
+
+    return say(args.session, args.text, via=args.via, as_json=args.json)
+
+
+def _cmd_interrupt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.interrupt import interrupt
+
+    return interrupt(args.session, as_json=args.json)
+
+
+def _cmd_start(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.start import start
+
+    return start(
+        args.project, agent=args.agent, prompt=args.prompt, wait_s=args.wait, as_json=args.json
+    )
+
+
 def _cmd_uninstall(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from lookout.install import cli as install_cli
     from lookout.install import plan as install
@@ -284,6 +304,9 @@ COMMANDS: dict[str, Command] = {
     "rule": _cmd_rule,
     "serve": _cmd_serve,
     "trust": _cmd_trust,
+    "say": _cmd_say,
+    "interrupt": _cmd_interrupt,
+    "start": _cmd_start,
     "uninstall": _cmd_uninstall,
 }
 

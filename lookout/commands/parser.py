@@ -12,7 +12,7 @@ from typing import Any
 from lookout import paths, version
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.words import CHANNEL_TYPES
+from lookout.words import CHANNEL_TYPES, STEER_AGENTS
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -384,6 +384,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     explain.add_argument("--json", action="store_true", help="machine-readable output")
 
     _configure_commands(sub)
+    _steer_commands(sub)
 
     # issue 26: the waiting ledger and the allow rules it suggests (commands/report, suggest)
     report = sub.add_parser(
@@ -627,6 +628,69 @@ def _configure_commands(sub: Any) -> None:
     )
     rremove.add_argument("index", type=int, metavar="N")
     rremove.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+
+
+# issue 33: steering sessions (lookout.steer): say, interrupt, start.
+_STEER_NOTE = " Needs [steer] enabled = true in your own config (docs/steer.md)."
+
+
+def _steer_commands(sub: Any) -> None:
+    say = sub.add_parser(
+        "say",
+        help="send a message to a session as your next prompt ([steer])",
+        description="Send TEXT to SESSION as your next message: typed into its tmux pane (then"
+        " Enter), else, for Claude Code, written to its inbox socket (shown to the model as a"
+        " message from another Claude session). Never into an open dialog; to a working"
+        " session only where the agent queues it. Says which way it went and what was"
+        " delivered." + _STEER_NOTE,
+    )
+    say.add_argument(
+        "session", metavar="SESSION", help="a session id or its start, a project or a title"
+    )
+    say.add_argument(
+        "text", metavar="TEXT", help="the message (newlines allowed where the agent keeps them)"
+    )
+    say.add_argument(
+        "--via",
+        choices=("pane", "socket"),
+        help="pane: type into its tmux pane; socket: Claude Code's inbox (default: the pane when"
+        " lookout knows it, else the socket)",
+    )
+    say.add_argument("--json", action="store_true", help="the outcome as JSON")
+
+    interrupt = sub.add_parser(
+        "interrupt",
+        help="stop a session's current turn, as Esc does ([steer])",
+        description="Press the agent's interrupt key (Esc) in SESSION's tmux pane to stop its"
+        " current turn, and say whether it stopped. Claude Code's inbox socket has no way to"
+        " interrupt: this needs the pane." + _STEER_NOTE,
+    )
+    interrupt.add_argument(
+        "session", metavar="SESSION", help="a session id or its start, a project or a title"
+    )
+    interrupt.add_argument("--json", action="store_true", help="the outcome as JSON")
+
+    start = sub.add_parser(
+        "start",
+        help="start a new session in a new tmux window in an allowed project ([steer])",
+        description="Start the agent's own program in a new tmux window whose working directory"
+        " is PROJECT (one of [steer] projects), in the tmux session lookout runs in, else in a"
+        " session named `lookout` on the default tmux server; print its SESSION once its first"
+        " hook arrives." + _STEER_NOTE,
+    )
+    start.add_argument("project", metavar="PROJECT", help="the project's directory")
+    start.add_argument(
+        "--agent", choices=STEER_AGENTS, help="which agent (default: the first of [steer] agents)"
+    )
+    start.add_argument("--prompt", metavar="TEXT", help="its first message")
+    start.add_argument(
+        "--wait",
+        type=_duration_arg,
+        default=30,
+        metavar="DURATION",
+        help="how long to wait for its first hook (30s)",
+    )
+    start.add_argument("--json", action="store_true", help="the outcome as JSON")
 
 
 def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -183,10 +183,17 @@ def validate(
     from lookout.config.check import Checker  # only to check: a reader of the cache never does
 
     c = Checker(base_name, over, over_name)
-    # [fleet] is checked by lookout.config.fleet (a broken one must not silence notifications).
-    c.unknown_keys((), raw, ("channels", "rules", "templates", "fleet", "remote"))
+    # [fleet] and [steer] are checked by lookout.config.fleet and .steer (a broken one must not
+    # silence notifications).
+    c.unknown_keys((), raw, ("channels", "rules", "templates", "fleet", "remote", "steer"))
     if "fleet" in c.over:
         c.error(("fleet",), "only your own config file may name a broker (not a project file)")
+    if "steer" in c.over:
+        c.error(
+            ("steer",),
+            "is read only from your own config file, never from a project's (a repository must"
+            " not turn on typing into your sessions or starting them)",
+        )
     channels, names = notify.check_channels(c, raw.get("channels", {}))
     rules = notify.check_rules(c, raw.get("rules", []), names)
     tmpl = notify.check_templates(c, raw.get("templates", {}))
