@@ -390,6 +390,7 @@ FLOORS: dict[str, int] = {
     "remote": 5,
     "notify": 6,
     "fleet": 6,
+    "steer": 6,  # types into a session's pane (jump finds it) or its inbox
     "runner": 7,  # every hook's boundary: records, then notifies or decides
     "web": 7,
     "install": 7,
