@@ -72,6 +72,7 @@ FORMATS = {
     "serve.json": 1,
     "serve.codes": 1,
     "suggest-applied.json": 1,
+    "sound-played.json": 1,  # the sound channel's debounce
     "installed.json": 1,  # in the runtime home, as the next two
     "codex-notify.json": 1,
     "runtime.json": 1,

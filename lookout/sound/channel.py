@@ -1,0 +1,186 @@
+"""The sound channel's parts, for its plug-in module (lookout/channels/sound.py) to call: its
+keys and their checks, the pack's check for check-config and doctor, the send, doctor's line.
+
+`type = "sound"` plays a CESP 1.0 pack: `pack` (a name in ~/.openpeon/packs/, or a path;
+default: lookout's own tones), `volume` (0.0-1.0), `categories` (the ones that play)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lookout import paths, words
+from lookout.sound import default
+from lookout.sound.categories import CATEGORIES, PLAYED, category_for
+from lookout.sound.debounce import WINDOW_MS, Debounce
+from lookout.sound.pack import PackError, load_pack, pick_sound, spec_problem
+from lookout.sound.play import find_player, play
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import random
+    from typing import Any, TypedDict
+
+    from lookout.config.check import Checker, KeyPath
+    from lookout.platform.base import SoundPlayer
+    from lookout.sound.pack import Pack, Sound
+
+    Outcome = tuple[str, str, str | None]
+
+    class SoundChannel(TypedDict):
+        type: str  # "sound"
+        enabled: bool
+        timeout_ms: int
+        content: str  # a sound shows no text: kept for the common keys' sake
+        pack: str | None  # None: lookout's own pack
+        volume: float
+        categories: list[str]
+
+
+TYPE = "sound"
+KEYS = ("pack", "volume", "categories")
+TIMEOUT_MS = 10_000  # the player's deadline: a sound is a few seconds at most
+VOLUME = 1.0
+# What a platform's doctor line adds when no player is found.
+INSTALL_HINTS = {
+    "linux": "install one: apt install pipewire-bin (pw-play), pulseaudio-utils (paplay) or"
+    " alsa-utils (aplay)",
+    "macos": "afplay ships with macOS: put /usr/bin on the PATH the hooks run with",
+    "wsl": "turn WSL interop on (powershell.exe) or use WSLg (its PulseAudio server)",
+}
+
+
+def check(c: Checker, path: KeyPath, raw: dict[str, Any], ch: dict[str, Any]) -> None:
+    """The sound keys of [channels.<name>] into `ch`; problems to `c` as `file: key: ...`.
+    Never reads the pack (the hook path validates configs): check_pack does."""
+    pack = c.get(path, raw, "pack", str, "a string")
+    if pack is not None and (why := spec_problem(pack)) is not None:
+        c.error((*path, "pack"), why)
+    ch["pack"] = pack
+    ch["volume"] = VOLUME
+    if "volume" in raw and c.expect((*path, "volume"), raw["volume"], (int, float), "a number"):
+        if 0 <= raw["volume"] <= 1:
+            ch["volume"] = float(raw["volume"])
+        else:
+            c.error((*path, "volume"), f"expected a number from 0.0 to 1.0, got {raw['volume']:g}")
+    ch["categories"] = list(PLAYED)
+    if "categories" in raw:
+        ch["categories"] = c.string_list((*path, "categories"), raw["categories"], CATEGORIES)
+
+
+def pack_problems(ch: dict[str, Any]) -> list[str]:
+    """What is wrong with the channel's pack on disk ([] when it plays): check-config and doctor
+    ask it. lookout's own pack is made on demand and always plays."""
+    spec = ch.get("pack")
+    if not isinstance(spec, str) or spec_problem(spec) is not None:
+        return []
+    try:
+        load_pack(spec)
+    except PackError as exc:
+        return exc.problems
+    return []
+
+
+def check_pack(c: Checker, path: KeyPath, ch: dict[str, Any]) -> None:
+    """check-config's look at the pack: each problem as `file: channels.NAME.pack: ...`."""
+    for problem in pack_problems(ch):
+        c.error((*path, "pack"), problem)
+
+
+def doctor(ch: dict[str, Any]) -> tuple[bool, str, str | None]:
+    """(fine, what doctor says, a hint): the player found here, and the pack's state."""
+    from lookout.platform import current
+
+    platform = current.get()
+    found, detail = platform.sound_status()
+    if not found:
+        return False, detail, INSTALL_HINTS.get(platform.name)
+    problems = pack_problems(ch)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return False, f"pack: {problems[0]}{more}", "lookout check-config lists every problem"
+    which = ch.get("pack") or f"lookout's own ({default.NAME})"
+    return True, f"{detail}; pack {which}", None
+
+
+def send(
+    ch: dict[str, Any],
+    msg: dict[str, Any],
+    timeout_s: float,
+    state_dir: str | None = None,
+    now_ms: int | None = None,
+    rng: random.Random | None = None,
+) -> Outcome:
+    """Play the sound for `msg` (its kind, its intent): a category, the pack, the debounce,
+    the player. `msg["test"]` (lookout test): the first category it plays, not debounced."""
+    if msg.get("update"):
+        return "skipped", "a sound is not replaced when its episode ends", None
+    test = msg.get("test") is True
+    kind = str(msg.get("kind"))
+    category = None if test else category_for(kind, msg.get("intent") or {})
+    if not test and category is None:
+        return "skipped", f"no sound for {kind} (it maps to no CESP category)", None
+    if category is not None and category not in ch["categories"]:
+        return "skipped", f"{category} is not in this channel's categories", None
+    state = state_dir or paths.state_dir()
+    player = find_player()
+    if player is None:
+        from lookout.platform import current
+
+        return "failed", current.get().sound_status()[1], None
+    try:
+        pack = _pack(ch, state)
+    except PackError as exc:
+        more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+        return "failed", f"pack: {exc.problems[0]}{more}", None
+    if category is None:
+        category = next((c for c in ch["categories"] if pick_sound(pack, c, player.formats)), None)
+        if category is None:
+            return "skipped", f"pack {pack['name']} has nothing {player.name} plays", None
+        return _play(pack, category, pick_sound(pack, category, player.formats, rng=rng), ch,
+                     player, timeout_s)  # fmt: skip
+    now = words.now_ms() if now_ms is None else now_ms
+    with Debounce(state) as memo:
+        wait = memo.wait_ms(category, now)
+        if wait:
+            played = WINDOW_MS - wait
+            return (
+                "skipped",
+                (
+                    f"debounced: a sound played {played} ms before (at most one per"
+                    f" {WINDOW_MS // 1000} s)"
+                ),
+                None,
+            )
+        sound = pick_sound(pack, category, player.formats, memo.last(category), rng)
+        if sound is not None:
+            memo.played(category, sound["file"], now)
+    return _play(pack, category, sound, ch, player, timeout_s)
+
+
+def _pack(ch: dict[str, Any], state_dir: str) -> Pack:
+    spec = ch.get("pack")
+    if isinstance(spec, str):
+        return load_pack(spec)
+    return load_pack(default.default_pack(Path(state_dir) / default.DIR))
+
+
+def _play(
+    pack: Pack,
+    category: str,
+    sound: Sound | None,
+    ch: dict[str, Any],
+    player: SoundPlayer,
+    timeout_s: float,
+) -> Outcome:
+    if sound is None:
+        return (
+            "skipped",
+            (
+                f"pack {pack['name']} has no {category} sound {player.name} plays"
+                f" ({', '.join(player.formats)})"
+            ),
+            None,
+        )
+    result, detail, _ = play(sound["path"], ch["volume"], player, timeout_s)
+    volume = f"volume {ch['volume']:g}" if player.volume else "no volume control"
+    return result, f"{category}: {sound['file']} of pack {pack['name']}, {detail} ({volume})", None
