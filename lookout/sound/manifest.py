@@ -145,7 +145,9 @@ def file_problem(value: str) -> str | None:
 
 
 def check(data: object) -> tuple[Manifest | None, list[str]]:
-    """The manifest's meaning, or None, and every problem found."""
+    """Every problem found, and the manifest's meaning with the sound entries that are well
+    formed (for their files to be checked as well), or None without its name, display name
+    and versions."""
     p = Problems()
     if not isinstance(data, dict):
         p.add("", f"expected a JSON object, got {kind_of(data)}")
@@ -172,8 +174,8 @@ def check(data: object) -> tuple[Manifest | None, list[str]]:
     aliases = _aliases(p, data.get("category_aliases", {}))
     preview = _preview(p, data)
     _optional(p, data)
-    if p.found or version is None or name is None or not display or pack_version is None:
-        return None, p.found
+    if version is None or name is None or not display or pack_version is None:
+        return None, p.found  # the pack is unnamed: its files are not looked at
     manifest: Manifest = {
         "cesp_version": version,
         "name": name,

@@ -115,7 +115,7 @@ def load_pack(spec: str | Path) -> Pack:
     checked, problems = manifest.check(data) if data is not None else (None, [])
     reader.problems += [f"{label}/{MANIFEST}: {p}" for p in problems]
     if checked is None:
-        raise PackError(reader.problems or [f"{label}/{MANIFEST}: unreadable"])
+        raise PackError(reader.problems)
     pack = reader.files(checked)
     if reader.problems:
         raise PackError(reader.problems)
@@ -164,7 +164,7 @@ class _Reader:
         total = sum(self.sizes.values())
         if total > PACK_MAX:
             self.problems.append(
-                f"{self.label}: its files are {total} bytes, over the 50 MiB a pack may have"
+                f"{self.label}: its files are {total} bytes, over the {_size(PACK_MAX)} a pack may have"
             )
         return {
             "root": self.real,
@@ -214,10 +214,11 @@ class _Reader:
             fd = os.open(path, _O_FLAGS)
         except OSError as exc:
             return f"cannot be read ({exc.strerror or exc})"
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return "is not a regular file"
         with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return "is not a regular file"
             if st.st_size > limit:
                 return f"is {st.st_size} bytes, over the {_size(limit)} such a file may have"
             whole = rel == MANIFEST or sha256 is not None
