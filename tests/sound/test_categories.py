@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from lookout import events, machine, words
-from lookout.sound.categories import CATEGORIES, KIND_CATEGORY, PLAYED, category_for
+from lookout.sound.categories import (
+    CATEGORIES,
+    KIND_CATEGORY,
+    LIMIT_ERRORS,
+    PLAYED,
+    category_for,
+)
 from tests.helpers import ROOT, payload
 
 _clock = itertools.count(1_800_000_000_000, 1000)
@@ -96,16 +102,21 @@ def test_the_intents_of_real_payloads_map_as_documented() -> None:
 def documented() -> dict[str, str | None]:
     """The mapping table of docs/notifications.md's Sound section: kind -> category."""
     text = (ROOT / "docs" / "notifications.md").read_text(encoding="utf-8")
-    section = text.split("### Which sound for which notification", 1)[1].split("\n\n", 2)[1]
+    section = text.split("### Which sound for which notification", 1)[1]
+    rows = section.split("| lookout kind | CESP category |", 1)[1].split("\n\n", 1)[0]
     table: dict[str, str | None] = {}
-    for row in section.splitlines()[2:]:
+    for row in rows.strip().splitlines()[1:]:
         kinds, category = (cell.strip() for cell in row.strip("|").split("|")[:2])
-        value = None if category.startswith("none") else category.strip("`")
-        for kind in re.findall(r"`([a-z_]+)`", kinds):
+        first = re.match(r"`([a-z.]+)`", category)
+        value = first.group(1) if first else None  # "none (...)"
+        assert value is not None or category.startswith("none"), row
+        for kind in re.findall(r"`([a-z_]+)`", kinds.split("(")[0]):
             table[kind] = value
     return table
 
 
 def test_the_documented_table_is_the_map() -> None:
-    table = documented()
-    assert table == {kind: category for kind, category in KIND_CATEGORY.items()}
+    assert documented() == KIND_CATEGORY
+    text = (ROOT / "docs" / "notifications.md").read_text(encoding="utf-8")
+    limits = text.split("when the turn failed on a limit (", 1)[1].split(")", 1)[0]
+    assert set(re.findall(r"`([a-z_]+)`", limits)) == set(LIMIT_ERRORS)
