@@ -112,49 +112,78 @@ def send(
 ) -> Outcome:
     """Play the sound for `msg` (its kind, its intent): a category, the pack, the debounce,
     the player. `msg["test"]` (lookout test): the first category it plays, not debounced."""
-    if msg.get("update"):
-        return "skipped", "a sound is not replaced when its episode ends", None
     test = msg.get("test") is True
-    kind = str(msg.get("kind"))
-    category = None if test else category_for(kind, msg.get("intent") or {})
-    if not test and category is None:
-        return "skipped", f"no sound for {kind} (it maps to no CESP category)", None
-    if category is not None and category not in ch["categories"]:
-        return "skipped", f"{category} is not in this channel's categories", None
-    state = state_dir or paths.state_dir()
+    category, why = ("", None) if test else _category(ch, msg)
+    if why is not None:
+        return "skipped", why, None
     player = find_player()
     if player is None:
         from lookout.platform import current
 
         return "failed", current.get().sound_status()[1], None
+    state = state_dir or paths.state_dir()
     try:
         pack = _pack(ch, state)
+        if test:
+            category, sound = _first(pack, ch, player, rng)
+        else:
+            now = words.now_ms() if now_ms is None else now_ms
+            sound, why = _claim(state, pack, category, player, now, rng)
     except PackError as exc:
         more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
         return "failed", f"pack: {exc.problems[0]}{more}", None
+    except OSError as exc:  # the state directory: unsafe, full, or its lock held too long
+        return "failed", f"state directory: {exc}", None
+    if why is not None:
+        return "skipped", why, None
+    return _play(pack, category, sound, ch, player, timeout_s)
+
+
+def _category(ch: dict[str, Any], msg: dict[str, Any]) -> tuple[str, str | None]:
+    """(the category `msg` plays, None), or ("", why it plays none)."""
+    if msg.get("update"):
+        return "", "a sound is not replaced when its episode ends"
+    kind = str(msg.get("kind"))
+    category = category_for(kind, msg.get("intent") or {})
     if category is None:
-        category = next((c for c in ch["categories"] if pick_sound(pack, c, player.formats)), None)
-        if category is None:
-            return "skipped", f"pack {pack['name']} has nothing {player.name} plays", None
-        return _play(pack, category, pick_sound(pack, category, player.formats, rng=rng), ch,
-                     player, timeout_s)  # fmt: skip
-    now = words.now_ms() if now_ms is None else now_ms
-    with Debounce(state) as memo:
-        wait = memo.wait_ms(category, now)
+        return "", f"no sound for {kind} (it maps to no CESP category)"
+    if category not in ch["categories"]:
+        return "", f"{category} is not in this channel's categories"
+    return category, None
+
+
+def _first(
+    pack: Pack, ch: dict[str, Any], player: SoundPlayer, rng: random.Random | None
+) -> tuple[str, Sound | None]:
+    """`lookout test`'s sound: the channel's first category the pack has a sound for."""
+    for category in ch["categories"]:
+        sound = pick_sound(pack, category, player.formats, rng=rng)
+        if sound is not None:
+            return category, sound
+    return "", None
+
+
+def _claim(
+    state_dir: str,
+    pack: Pack,
+    category: str,
+    player: SoundPlayer,
+    now_ms: int,
+    rng: random.Random | None,
+) -> tuple[Sound | None, str | None]:
+    """Under the debounce store's lock: the sound to play now (recorded as played), or why
+    none plays (the window of the last sound still runs)."""
+    with Debounce(state_dir) as memo:
+        wait = memo.wait_ms(category, now_ms)
         if wait:
-            played = WINDOW_MS - wait
-            return (
-                "skipped",
-                (
-                    f"debounced: a sound played {played} ms before (at most one per"
-                    f" {WINDOW_MS // 1000} s)"
-                ),
-                None,
+            return None, (
+                f"debounced: a sound played {WINDOW_MS - wait} ms before (at most one per"
+                f" {WINDOW_MS // 1000} s)"
             )
         sound = pick_sound(pack, category, player.formats, memo.last(category), rng)
         if sound is not None:
-            memo.played(category, sound["file"], now)
-    return _play(pack, category, sound, ch, player, timeout_s)
+            memo.played(category, sound["file"], now_ms)
+    return sound, None
 
 
 def _pack(ch: dict[str, Any], state_dir: str) -> Pack:
@@ -172,6 +201,8 @@ def _play(
     player: SoundPlayer,
     timeout_s: float,
 ) -> Outcome:
+    if not category:
+        return "skipped", f"pack {pack['name']} has nothing {player.name} plays", None
     if sound is None:
         return (
             "skipped",

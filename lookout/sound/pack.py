@@ -163,8 +163,9 @@ class _Reader:
             self.check_file(m["preview"], "preview", PREVIEW_MAX, None)
         total = sum(self.sizes.values())
         if total > PACK_MAX:
+            limit = _size(PACK_MAX)
             self.problems.append(
-                f"{self.label}: its files are {total} bytes, over the {_size(PACK_MAX)} a pack may have"
+                f"{self.label}: its files are {total} bytes, over the {limit} a pack may have"
             )
         return {
             "root": self.real,

@@ -271,3 +271,24 @@ def test_subagents_and_quiet_hours_reach_a_sound_channel_through_the_rules() -> 
     night = rule(quiet_hours=[22 * 60, 7 * 60])
     assert decided(night, "done", minute=23 * 60) == []  # done is a quiet kind by default
     assert decided(night, "done", minute=12 * 60) == ["speaker"]
+
+
+def test_a_state_directory_lookout_cannot_use_fails_the_sound_not_the_sender(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    players(tmp_path, monkeypatch, "aplay")
+    blocked = tmp_path / "state-file"
+    blocked.write_text("a file where the state directory should be")
+    assert send(blocked, ch(), msg("done"), T) == (
+        "failed", f"state directory: {blocked} is not a directory"
+    )  # fmt: skip
+
+
+def test_lookout_test_with_nothing_the_player_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state_dir: Path
+) -> None:
+    players(tmp_path, monkeypatch, "aplay")
+    only_ogg = ch(pack=str(PACKS / "mixed"), categories=["input.required"])
+    assert send(state_dir, only_ogg, {**msg("message"), "test": True}, T) == (
+        "skipped", "pack mixed has nothing aplay plays"
+    )  # fmt: skip
