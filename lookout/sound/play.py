@@ -9,6 +9,7 @@ import signal
 import subprocess
 
 from lookout.platform.base import plain
+from lookout.sound.pack import SOUND_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,10 +31,10 @@ def play(path: Path, volume: float, player: SoundPlayer, timeout_s: float) -> Ou
     """Play `path` (a checked pack file) at `volume`; back when the player has exited, or at
     `timeout_s` with the player stopped."""
     argv = player.argv(str(path), volume)
-    data = None
-    if player.stdin:
-        with open(path, "rb") as fh:  # a pack file: checked regular, at most 1 MiB
-            data = fh.read()
+    try:
+        data = _contents(path) if player.stdin else None
+    except OSError as exc:
+        return "failed", f"cannot read {path.name}: {exc.strerror or exc}", None
     try:
         proc = subprocess.Popen(
             argv,
@@ -64,6 +65,21 @@ def play(path: Path, volume: float, player: SoundPlayer, timeout_s: float) -> Ou
         tail = f": {lines[-1][:200]}" if lines else ""
         return "failed", f"{player.name} exited with {proc.returncode}{tail}", None
     return "sent", f"played through {player.name}", None
+
+
+def _contents(path: Path) -> bytes:
+    """A pack file's bytes for a player's stdin: checked again here, since the pack's check ran
+    earlier (a file swapped for a FIFO meanwhile must not hang the sender)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        data = fh.read(SOUND_MAX + 1)
+    if len(data) > SOUND_MAX:
+        raise OSError(0, "over 1 MiB")
+    return data
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

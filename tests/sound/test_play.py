@@ -114,3 +114,17 @@ def test_the_default_pack_plays_through_the_real_aplay(
         result, detail, _ = channel.send(ch, msg, 60, str(state_dir), now_ms=i * 10_000)
         assert result == "sent", detail
         assert detail.endswith(", played through aplay (no volume control)"), detail
+
+
+def test_a_file_swapped_for_a_fifo_after_the_check_never_hangs_a_stdin_player(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box = players(tmp_path, monkeypatch, "powershell.exe", platform="wsl")
+    player = find_player()
+    assert player is not None
+    fifo = tmp_path / "done.wav"
+    os.mkfifo(fifo)
+    assert play(fifo, 1.0, player, 60) == (
+        "failed", "cannot read done.wav: not a regular file", None
+    )  # fmt: skip
+    assert box.calls() == []
