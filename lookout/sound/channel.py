@@ -1,8 +1,6 @@
-"""The sound channel's parts, for its plug-in module (lookout/channels/sound.py) to call: its
-keys and their checks, the pack's check for check-config and doctor, the send, doctor's line.
-
-`type = "sound"` plays a CESP 1.0 pack: `pack` (a name in ~/.openpeon/packs/, or a path;
-default: lookout's own tones), `volume` (0.0-1.0), `categories` (the ones that play)."""
+"""The sound channel's parts, for its plug-in module (lookout/channels/sound.py) to call: the
+pack's check for check-config and doctor, the send, doctor's line. Its keys and their checks,
+which config validation runs (in a hook too, on a cache miss), are settings.py's."""
 
 from __future__ import annotations
 
@@ -10,15 +8,16 @@ from pathlib import Path
 
 from lookout import paths, words
 from lookout.sound import default
-from lookout.sound.categories import CATEGORIES, PLAYED, category_for
+from lookout.sound.categories import category_for
 from lookout.sound.debounce import WINDOW_MS, Debounce
-from lookout.sound.pack import PackError, load_pack, pick_sound, spec_problem
+from lookout.sound.pack import PackError, load_pack, pick_sound
 from lookout.sound.play import find_player, play
+from lookout.sound.settings import spec_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import random
-    from typing import Any, TypedDict
+    from typing import Any
 
     from lookout.config.check import Checker, KeyPath
     from lookout.platform.base import SoundPlayer
@@ -26,20 +25,7 @@ if TYPE_CHECKING:
 
     Outcome = tuple[str, str, str | None]
 
-    class SoundChannel(TypedDict):
-        type: str  # "sound"
-        enabled: bool
-        timeout_ms: int
-        content: str  # a sound shows no text: kept for the common keys' sake
-        pack: str | None  # None: lookout's own pack
-        volume: float
-        categories: list[str]
 
-
-TYPE = "sound"
-KEYS = ("pack", "volume", "categories")
-TIMEOUT_MS = 10_000  # the player's deadline: a sound is a few seconds at most
-VOLUME = 1.0
 # What a platform's doctor line adds when no player is found.
 INSTALL_HINTS = {
     "linux": "install one: apt install pipewire-bin (pw-play), pulseaudio-utils (paplay) or"
@@ -47,24 +33,6 @@ INSTALL_HINTS = {
     "macos": "afplay ships with macOS: put /usr/bin on the PATH the hooks run with",
     "wsl": "turn WSL interop on (powershell.exe) or use WSLg (its PulseAudio server)",
 }
-
-
-def check(c: Checker, path: KeyPath, raw: dict[str, Any], ch: dict[str, Any]) -> None:
-    """The sound keys of [channels.<name>] into `ch`; problems to `c` as `file: key: ...`.
-    Never reads the pack (the hook path validates configs): check_pack does."""
-    pack = c.get(path, raw, "pack", str, "a string")
-    if pack is not None and (why := spec_problem(pack)) is not None:
-        c.error((*path, "pack"), why)
-    ch["pack"] = pack
-    ch["volume"] = VOLUME
-    if "volume" in raw and c.expect((*path, "volume"), raw["volume"], (int, float), "a number"):
-        if 0 <= raw["volume"] <= 1:
-            ch["volume"] = float(raw["volume"])
-        else:
-            c.error((*path, "volume"), f"expected a number from 0.0 to 1.0, got {raw['volume']:g}")
-    ch["categories"] = list(PLAYED)
-    if "categories" in raw:
-        ch["categories"] = c.string_list((*path, "categories"), raw["categories"], CATEGORIES)
 
 
 def pack_problems(ch: dict[str, Any]) -> list[str]:

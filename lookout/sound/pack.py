@@ -14,6 +14,7 @@ from lookout import paths
 from lookout.errors import LookoutError
 from lookout.sound import manifest
 from lookout.sound.manifest import AUDIO_EXTENSIONS, is_pack_name, shown
+from lookout.sound.settings import spec_problem as spec_problem  # its home: settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,16 +71,6 @@ class PackError(LookoutError):
 def packs_dir() -> Path:
     """Where a pack named by its name is looked up (CESP 7.2's global pack directory)."""
     return Path(paths.home()) / ".openpeon" / "packs"
-
-
-def spec_problem(spec: str) -> str | None:
-    """Why a `pack` setting can name no pack, before the disk is asked (config check)."""
-    if is_pack_name(spec) or spec.startswith("/") or spec == "~" or spec.startswith("~/"):
-        return None
-    return (
-        "expected a pack name in ~/.openpeon/packs/ (a-z, 0-9, '_' and '-') or a path"
-        f" (/... or ~/...), got {shown(spec)}"
-    )
 
 
 def locate(spec: str) -> Path:

@@ -13,7 +13,7 @@ import pytest
 
 from lookout.config.check import Checker
 from lookout.notify import rules
-from lookout.sound import channel, default
+from lookout.sound import channel, default, settings
 from tests.sound.standins import PACKS, copy_pack, players, sha256
 
 T = 1_800_000_000_000
@@ -23,13 +23,13 @@ MINIMAL = str(PACKS / "minimal")
 def checked(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     c = Checker("config.toml")
     ch: dict[str, Any] = {}
-    channel.check(c, ("channels", "speaker"), raw, ch)
+    settings.check(c, ("channels", "speaker"), raw, ch)
     return ch, c.errors
 
 
 def test_the_keys_and_their_defaults() -> None:
     assert checked({}) == (
-        {"pack": None, "volume": 1.0, "categories": list(channel.PLAYED)},
+        {"pack": None, "volume": 1.0, "categories": list(settings.PLAYED)},
         [],
     )
     ch, errors = checked({"pack": "peon", "volume": 0.4, "categories": ["input.required"]})
@@ -80,7 +80,7 @@ def test_check_config_names_every_problem_of_the_pack() -> None:
 
 def ch(**over: Any) -> dict[str, Any]:
     base = {"type": "sound", "enabled": True, "timeout_ms": 10_000, "content": "full",
-            "pack": MINIMAL, "volume": 0.5, "categories": list(channel.PLAYED)}  # fmt: skip
+            "pack": MINIMAL, "volume": 0.5, "categories": list(settings.PLAYED)}  # fmt: skip
     return {**base, **over}
 
 
