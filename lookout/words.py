@@ -75,6 +75,7 @@ FORMATS = {
     "serve.codes": 1,
     "suggest-applied.json": 1,
     "steer-rate.json": 1,
+    "sound-played.json": 1,  # the sound channel's debounce
     "installed.json": 1,  # in the runtime home, as the next two
     "codex-notify.json": 1,
     "runtime.json": 1,

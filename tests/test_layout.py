@@ -382,6 +382,7 @@ FLOORS: dict[str, int] = {
     "boundary": 3,
     "config": 3,
     "ledger": 3,
+    "sound": 3,  # CESP packs, the debounce store, playing (the sound channel's library)
     # the read model, and the proof of what no hook said
     "sessions": 4,
     "reconcile": 4,
