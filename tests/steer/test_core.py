@@ -292,12 +292,13 @@ def test_tail_and_explain_show_steering(state_dir: Path) -> None:
     refused("say", "api", "my password is hunter2")
     (shown,) = [json.loads(x) for x in lookout("tail", "-n", "1", "--json").stdout.splitlines()]
     assert shown["event"] == "Steered"
-    assert shown["summary"] == "say, refused (attention): my password is ‹secret, 7 chars›"
+    masked = "my password is \u2039secret, 7 chars\u203a"  # how mask.mask shows a secret
+    assert shown["summary"] == f"say, refused (attention): {masked}"
     assert "Steered" in lookout("tail", "-n", "1").stdout
     assert "hunter2" not in (state_dir / store.EVENTS).read_text()  # masked as alerts are
     explained = lookout("explain", "api").stdout.splitlines()
     assert explained[-2] == "steered (1), oldest first:"
-    assert explained[-1].endswith("say, refused (attention): my password is ‹secret, 7 chars›  (from terminal)")
+    assert explained[-1].endswith(f"say, refused (attention): {masked}  (from terminal)")
     doc = json.loads(lookout("explain", "api", "--json").stdout)
     assert doc["steered"][0]["result"] == "refused" and doc["steered"][0]["reason"] == "attention"
 
