@@ -168,7 +168,8 @@ def test_the_new_session_form_starts_one_in_an_allowed_project(
         browser.find_element("css selector", "#newsession button[type=submit]").click()
         until(browser, "document.getElementById('ns-result').dataset.kind === 'done'", 60)
         lines = browser.execute_script(
-            "return [...document.querySelectorAll('#ns-result .steer-line')].map(l => l.textContent)"
+            "return [...document.querySelectorAll('#ns-result .steer-line')]"
+            ".map(l => l.textContent)"
         )
         assert lines[0].startswith("started claude: tmux main:1.%")
         assert lines[1].startswith("session: api (eeee5555)")
