@@ -109,7 +109,10 @@ def test_no_session_and_an_ambiguous_one(state_dir: Path) -> None:
     assert error == "error: no session 'nosuch' is recorded"
     assert hint.startswith("hint: give the start of a session id")
     error, hint = refused("say", "api", "hello")
-    assert error == "error: 'api' names 2 sessions: api (bbbb2222, idle), api (aaaa1111, idle)"
+    assert error == (
+        "error: 'api' names 2 sessions: api (project) \u2014 bbbb2222, idle;"
+        " api (project) \u2014 aaaa1111, idle"
+    )
     assert hint == "hint: name one by its id: lookout say bbbb2222"
     assert steered(state_dir) == []
 
