@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -306,10 +307,15 @@ def test_a_message_from_the_dashboard_is_the_users_own(
             text = 'from the dashboard; "quoted" <b>as text</b> [[say: dashboard answer]]'
             browser.find_element("css selector", f"{box} textarea").send_keys(text)
             browser.find_element("css selector", f"{box} .steer-send").click()
-            pane.wait_screen(ANSWER + "dashboard answer")
+            clicked = time.monotonic()
+            done = f"document.querySelector('{box} .steer-result').dataset.kind === 'done'"
+            until(browser, done, 20)  # the outcome comes once its prompt hook fired
+            shown = time.monotonic()
+            answered = pane.wait_screen(ANSWER + "dashboard answer")
+            print(f"click -> outcome shown {shown - clicked:.2f} s, -> answer on screen"
+                  f" {answered - clicked:.2f} s")  # fmt: skip
             assert text in mock_api.user_texts()  # the user's own turn, exactly as typed
             assert not any(PEER in t for t in mock_api.user_texts())
-            until(browser, f"document.querySelector('{box} .steer-result').dataset.kind", 20)
             lines = browser.execute_script(
                 f"return [...document.querySelectorAll('{box} .steer-line')]"
                 ".map(l => l.textContent)"

@@ -271,6 +271,14 @@ def test_a_body_of_another_shape_is_refused(
     assert steered(state_dir) == []
 
 
+def test_the_body_is_bounded_whatever_max_chars_allows(dashboard: Client, state_dir: Path) -> None:
+    write_config(ON + "max_chars = 100000\n")
+    session(state_dir, API, "api", LOOKOUT_AGENT="gemini")
+    status, answer = post(dashboard, SAY, {"text": "x" * 70_000})
+    assert (status, answer["error"]) == (413, "the body is over 65536 bytes")
+    assert steered(state_dir) == []
+
+
 def test_the_path_names_a_session_by_its_whole_id(dashboard: Client, state_dir: Path) -> None:
     # The page addresses the card it shows: never a prefix, a project or a title.
     write_config(ON)
