@@ -526,7 +526,6 @@ COMPLEX = {
     "lookout/notify/rules.py:decide": 33,
     "lookout/reconcile.py:observe": 35,
     "lookout/reconcile.py:scan_transcript": 22,
-    "lookout/suggest.py:_prefixes": 22,
 }
 
 
