@@ -517,7 +517,6 @@ COMPLEX = {
     "lookout/commands/channels.py:test_channels": 22,
     "lookout/commands/doctor/channels.py:check_channels": 37,
     "lookout/config/notify.py:_rule": 26,
-    "lookout/ledger.py:_Reader.line": 33,
     "lookout/machine.py:_client_status": 21,
     "lookout/machine.py:apply": 26,
     "lookout/notify/deliver.py:_watch_focus": 21,
