@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import sys
 
-from lookout import paths, store, words
+from lookout import paths, store, templates, words
 from lookout.boundary import visible
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import deliver, templates
+from lookout.notify import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import os
 
-from lookout import events
+from lookout import events, templates
 from lookout.config.check import Checker, choices, did_you_mean, type_name
-from lookout.notify import templates
 from lookout.words import (
     ATTENTION_KINDS,
     CHANNEL_TYPES,

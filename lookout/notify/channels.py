@@ -15,8 +15,8 @@ import time
 import urllib.error
 import urllib.request
 
+from lookout import templates
 from lookout.config.notify import redact_url
-from lookout.notify import templates
 from lookout.platform import current as platform
 from lookout.platform.base import PlatformError
 

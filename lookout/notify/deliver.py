@@ -9,8 +9,8 @@ import os
 import threading
 import time
 
-from lookout import mask, store, words
-from lookout.notify import channels, escalate, focus, templates
+from lookout import mask, store, templates, words
+from lookout.notify import channels, escalate, focus
 from lookout.notify.lanes import QUEUED, Lanes
 from lookout.platform import current as platform
 from lookout.platform.base import CLICKS

@@ -8,9 +8,9 @@ from __future__ import annotations
 import posix
 import time
 
-from lookout import paths, store
+from lookout import paths, store, templates
 from lookout.config import cache
-from lookout.notify import rules, templates
+from lookout.notify import rules
 from lookout.words import JOB_VERSION, now_ms
 
 TYPE_CHECKING = False

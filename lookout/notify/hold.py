@@ -16,8 +16,8 @@ import hashlib
 import os
 import threading
 
-from lookout import mask, store, words
-from lookout.notify import escalate, templates
+from lookout import mask, store, templates, words
+from lookout.notify import escalate
 from lookout.notify.deliver import deliver, message, queue, record, save_refs, send_one
 
 TYPE_CHECKING = False

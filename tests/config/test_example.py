@@ -5,8 +5,8 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from lookout import templates
 from lookout.config import files, notify, remote
-from lookout.notify import templates
 from tests.helpers import ROOT
 
 EXAMPLE = ROOT / "config.example.toml"

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from lookout import templates
 from lookout.config import files, notify
-from lookout.notify import channels, templates
+from lookout.notify import channels
 from tests.receivers import NotificationBus, ntfy_receiver, require, webhook_receiver
 
 INJECTION = "$(touch pwned) ; rm -rf ~ `id`"
