@@ -381,6 +381,7 @@ FLOORS: dict[str, int] = {
     "platform": 2,
     # what every reader and writer above stands on
     "boundary": 3,
+    "spawn": 3,  # the detached processes: the sender a hook starts, the Telegram poller
     "config": 3,
     "ledger": 3,
     # the read model, and the proof of what no hook said
@@ -404,7 +405,6 @@ UPWARD = {
     ("lookout.reconcile", "lookout.notify.handle"),
     # the Telegram Bot API client and the detached sender (they move with the telegram channel)
     ("lookout.remote.telegram", "lookout.notify.telegram"),
-    ("lookout.remote.telegram", "lookout.notify.spawn"),
     # the installer drives the plug-ins, as pre-commit's core imports all_languages
     ("lookout.install.plan", "lookout.agents.registry"),
 }

@@ -41,7 +41,7 @@ def handle(intents: list[Intent], state_dir: str) -> None:
         record_skipped(state_dir, skipped, ms)
     if deliveries:
         job_path = write_job(state_dir, build_job(deliveries, cfg, cwd, ms))
-        from lookout.notify import spawn
+        from lookout import spawn
 
         try:
             spawn.spawn(state_dir, job_path, [cwd] if isinstance(cwd, str) else [])

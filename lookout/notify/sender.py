@@ -3,7 +3,7 @@ each delivery to `deliver` (channel lanes, records, updates in place), keeps esc
 waiting until due, re-checking them so an episode answered early frees them at once, and exits
 when nothing is left.
 
-Started by notify.spawn.spawn (only when no sender holds sender.lock), never by a hook directly;
+Started by lookout.spawn.spawn (only when no sender holds sender.lock), never by a hook directly;
 re-reads the config itself for secrets."""
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def ensure_poller(state_dir: str) -> None:
     os.close(fd)
     import subprocess
 
-    from lookout.notify import spawn
+    from lookout import spawn
 
     argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
     # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor; a

@@ -183,7 +183,7 @@ def test_a_daemon_without_actions_gets_the_plain_alert(
         env = {"TMUX": "/tmp/nowhere/default,1,0", "TMUX_PANE": "%3"}
         raw = json.dumps(payload("PermissionRequest-Bash")).encode()
         # Recorded without spawning the sender: the test runs it in-process, and waits for it.
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+        monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
         runner.record(raw, None, int(time.time() * 1000), str(state_dir), env)
         (job,) = (state_dir / "outbox").glob("*.json")
         started = time.monotonic()
@@ -214,7 +214,7 @@ IN_TMUX = {"TMUX": "/tmp/tmux-0/default,1,0", "TMUX_PANE": "%3"}
 def test_focus_is_offered_while_the_episode_or_the_idle_turn_lasts(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+    monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
     sid = payload("PermissionRequest-Bash")["session_id"]
     _record(state_dir, "UserPromptSubmit", IN_TMUX, session_id=sid)
     _record(state_dir, "PermissionRequest-Bash", IN_TMUX)
