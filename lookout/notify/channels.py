@@ -490,7 +490,7 @@ def _apprise(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outco
 
 
 def _telegram(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
-    from lookout.notify import telegram
+    from lookout.channels import telegram
 
     return telegram.send(ch, msg, timeout_s)
 

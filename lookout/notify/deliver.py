@@ -208,7 +208,7 @@ def _late_buttons(
 def _add_keyboard(
     state_dir: str, intent: Intent, name: str, ch: Channel, msg: dict[str, Any], ref: str
 ) -> None:
-    from lookout.notify import telegram as bot
+    from lookout.channels import telegram as bot
     from lookout.remote import telegram
 
     result, detail = bot.add_keyboard(ch, ref, msg["buttons"], ch["timeout_ms"] / 1000)

@@ -19,7 +19,7 @@ import traceback
 
 from lookout import store, words
 from lookout.boundary import visible
-from lookout.notify import telegram
+from lookout.channels import telegram
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
 

@@ -1,4 +1,4 @@
-"""The Telegram channel's sending side (lookout.notify.telegram) against the Bot API double: plain
+"""The Telegram channel's sending side (lookout.channels.telegram) against the Bot API double: plain
 text, buttons, edits in place, and no token in any detail."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from lookout.notify import channels, telegram
+from lookout.channels import telegram
+from lookout.notify import channels
 from tests.telegram_api import BotApi
 
 TOKEN = "123456:AAH-unit-token-secret"
