@@ -188,9 +188,17 @@ class Intent(TypedDict):
 
 # -- notifications ---------------------------------------------------------------------------------
 
-# One validated [channels.<name>] table: its keys depend on its type (config._TYPE_KEYS), so it
-# stays a mapping; config.validate is the boundary that checks every key and value.
-Channel = dict[str, Any]
+class Channel(TypedDict):
+    """One validated [channels.<name>] table: the keys every type has, and its type's traits
+    (stamped in by the config check, so that what reads the cached config knows them without
+    loading the type). Each type's own keys: its TypedDict in lookout/channels/<type>.py."""
+
+    type: str  # a lookout.channels.registry name
+    enabled: bool
+    timeout_ms: int
+    content: str  # a ContentLevel
+    remote: bool  # it leaves the machine (channels.base.ChannelType.REMOTE)
+    updatable: bool  # an alert it sent is replaced in place on a resolve
 
 
 class Rule(TypedDict):

@@ -1,5 +1,5 @@
 """lookout's vocabulary, defined once: the statuses, the reasons a session waits, the kinds of
-notification and of channel, the format versions, and the clock. Stdlib only and tiny: the hook
+notification, the format versions, and the clock. Stdlib only and tiny: the hook
 path imports it. shapes.py holds the same words as typing Literals (tests/test_words.py keeps
 them equal)."""
 
@@ -30,12 +30,6 @@ KINDS = (
     "resolved",
 )
 
-# The kinds of channel; those that leave the machine; those that can replace an alert they sent
-# when its episode resolves.
-CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise", "telegram")
-REMOTE_TYPES = ("ntfy", "webhook", "apprise", "telegram")
-UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
-
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")
 # The `summary` level's one line: what a remote channel, the bus and a Telegram alert show of it.
@@ -46,8 +40,9 @@ SNAPSHOT_VERSION = 1
 # The job file's shape (shapes.Job); the sender drops an older job unread, leaves a newer one.
 JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
-# 4: the config has `fleet` and `remote` tables.
-CONFIG_CACHE_VERSION = 4
+# 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits
+# (`remote`, `updatable`: what the rules read without loading lookout/channels/).
+CONFIG_CACHE_VERSION = 5
 
 # Every file lookout writes, with the format of what this version writes there
 # (docs/state-files.md). Format 1 is the shape every version so far has written; where a file of

@@ -8,6 +8,7 @@ import sys
 
 from lookout import paths, store, templates, words
 from lookout.boundary import visible
+from lookout.channels import registry
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
@@ -122,8 +123,7 @@ def test_channels(project: str, names: list[str]) -> int:
     if not available:
         raise LookoutError(
             "no channel to test: the config defines none",
-            hint="add one: lookout channel add NAME --type "
-            "desktop|ntfy|webhook|command|apprise|telegram",
+            hint=f"add one: lookout channel add NAME --type {'|'.join(registry.NAMES)}",
         )
     if not chosen:
         first = disabled[0]

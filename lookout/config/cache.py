@@ -35,7 +35,7 @@ def _stamp(path: str | None) -> list[object]:
 
 def public(cfg: Config) -> Config:
     """The config without anything that can hold a secret (what the hook caches)."""
-    channels = {
+    channels: dict[str, Any] = {
         name: {k: v for k, v in ch.items() if k not in SECRET_KEYS}
         for name, ch in cfg["channels"].items()
     }

@@ -385,8 +385,6 @@ def _digest_update_work(
             msg = digest_message(left, ch["content"], ident) if left else message(d, cfg, ch)
             msg["update"] = True
             msg["ref"] = ref
-            if ch["type"] == "ntfy":
-                msg["sequence_id"] = ref
             send_one(state_dir, d["intent"], channel, ch, msg, "digest: " if left else "")
 
     return work

@@ -4,7 +4,7 @@ deliveries. Pure: no I/O, no clock of its own; the caller persists the returned 
 from __future__ import annotations
 
 from lookout import paths
-from lookout.words import ATTENTION_KINDS, REMOTE_TYPES, UPDATABLE_TYPES
+from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ def _hold(
     if digest:
         return {"key": "digest_s", "rule": index, "after_s": digest, "channels": names}
     grace = rule.get("grace_s")
-    remote = [n for n in names if channels_cfg[n]["type"] in REMOTE_TYPES]
+    remote = [n for n in names if channels_cfg[n]["remote"]]
     if grace and remote:
         return {"key": "grace_s", "rule": index, "after_s": grace, "channels": remote}
     return None
@@ -247,7 +247,7 @@ def _updates_for(intent: Intent, st: State, channels_cfg: dict[str, Any]) -> lis
         for name in alerted.get("channels", [])
         if name in channels_cfg
         and channels_cfg[name]["enabled"]
-        and channels_cfg[name]["type"] in UPDATABLE_TYPES
+        and channels_cfg[name]["updatable"]
     ]
 
 
@@ -285,7 +285,7 @@ def _apply_rule(
         why = "enabled", f"its channels are disabled ({', '.join(rule['channels'])})"
     if why is None and unanswerable(intent):
         # Local channels may show a print-mode dialog; nothing pages a phone for it.
-        names = [n for n in names if channels_cfg[n]["type"] not in REMOTE_TYPES]
+        names = [n for n in names if not channels_cfg[n]["remote"]]
         if not names:
             why = "print_mode", "a print-mode dialog goes to desktop and command only"
     if why is None and rule["cooldown_s"]:

@@ -16,6 +16,7 @@ from lookout.platform.linux import Linux
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from lookout.platform.base import Outcome
@@ -116,7 +117,7 @@ def path() -> tuple[str, str | None]:
 class WSL(Linux):
     name = "wsl"
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
         way, prog = path()
         if way == "linux":
             return None

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from lookout import runner, store
-from lookout.notify import channels, focus, sender
+from lookout.channels import desktop
+from lookout.notify import focus, sender
 from tests.helpers import IN_CI, PAYLOADS, ROOT, payload, write_config
 from tests.jump.world import World
 from tests.receivers import NotificationBus, require
@@ -92,7 +93,7 @@ def focus_senders(marker: str) -> list[int]:
         except OSError:
             continue
         text = [a.decode("utf-8", "replace") for a in argv]
-        if channels.FOCUS_ACTION in text and any(marker in a for a in text):
+        if desktop.FOCUS_ACTION in text and any(marker in a for a in text):
             found.append(int(entry))
     return found
 
@@ -200,7 +201,7 @@ def test_a_daemon_without_actions_gets_the_plain_alert(
 
 def test_no_focus_without_stdbuf(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert channels._desktop_focus(["notify-send", "--", "t"], {}, 1.0) is None
+    assert desktop._with_actions(["notify-send", "--", "t"], {}, 1.0) is None
 
 
 def _record(state_dir: Path, stem: str, env: dict[str, str], **fields: object) -> None:
