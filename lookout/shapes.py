@@ -257,25 +257,6 @@ class Delivery(TypedDict):
     texts: NotRequired[dict[str, list[str]]]
 
 
-class Job(TypedDict):
-    """outbox/<ms>-<pid>.json: what one detached sender sends (no secrets: it re-reads them)."""
-
-    v: int
-    created_ms: int
-    cwd: str | None
-    deliveries: list[Delivery]
-
-
-class ScheduledEscalation(TypedDict):
-    """outbox/esc-<due_ms>-<pid>-<n>.json: one escalation the sender sends when due, if
-    sender.escalation_due() still says so."""
-
-    v: int
-    cwd: str | None
-    delivery: Delivery
-    escalation: Escalation
-
-
 class DeliveryLine(TypedDict):
     """One line of deliveries.jsonl."""
 

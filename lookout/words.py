@@ -37,7 +37,8 @@ SUMMARY_CHARS = 140
 
 # The snapshot's shape (shapes.Session); an older one is read as absent, a newer one is left alone.
 SNAPSHOT_VERSION = 1
-# The job file's shape (shapes.Job); the sender drops an older job unread, leaves a newer one.
+# The job files' format (notify/outbox.py); the sender drops an older job unread, leaves a newer
+# one.
 JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
 # 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits

@@ -519,7 +519,6 @@ COMPLEX = {
     "lookout/ledger.py:_Reader.line": 33,
     "lookout/machine.py:_client_status": 21,
     "lookout/machine.py:apply": 26,
-    "lookout/notify/hold.py:drop_pending": 24,
     "lookout/notify/rules.py:decide": 33,
     "lookout/reconcile.py:observe": 35,
     "lookout/reconcile.py:scan_transcript": 22,

@@ -707,7 +707,7 @@ def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAI
 def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lanes: Lanes) -> None:
     intent = d["intent"]
     if not escalate.escalation_due(state_dir, intent):
-        skip_escalation(state_dir, {"delivery": d, "escalation": e})
+        skip_escalation(state_dir, d, e)
         return
     for name in e["channels"]:
         ch = cfg["channels"].get(name)
@@ -722,8 +722,7 @@ def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lan
         queue(lanes, state_dir, intent, name, work)
 
 
-def skip_escalation(state_dir: str, job: dict[str, Any]) -> None:
-    d, e = job["delivery"], job["escalation"]
+def skip_escalation(state_dir: str, d: Delivery, e: Escalation) -> None:
     for name in e["channels"]:
         record(
             state_dir,
