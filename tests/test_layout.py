@@ -514,12 +514,9 @@ CEILING = 20
 # the list only shrinks (an entry at or below CEILING, or gone, must leave it).
 COMPLEX = {
     "lookout/commands/answer.py:_by_session": 24,
-    "lookout/commands/channels.py:test_channels": 22,
-    "lookout/config/notify.py:_rule": 26,
     "lookout/ledger.py:_Reader.line": 33,
     "lookout/machine.py:_client_status": 21,
     "lookout/machine.py:apply": 26,
-    "lookout/notify/rules.py:decide": 33,
     "lookout/reconcile.py:observe": 35,
     "lookout/reconcile.py:scan_transcript": 22,
     "lookout/suggest.py:_prefixes": 22,

@@ -16,7 +16,9 @@ from lookout.notify import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from lookout.shapes import Intent
+    from typing import Any
+
+    from lookout.shapes import Channel, Intent
 
 
 def check_config(project: str) -> int:
@@ -111,6 +113,26 @@ def test_channels(project: str, names: list[str]) -> int:
     if pf is not None and pf.ignored is not None:
         print(project_file_line(pf), file=sys.stderr)
     available = cfg["channels"]
+    chosen = _chosen(available, names)
+    intent = test_intent(project)
+    tasks = [(name, available[name], _message(name, available[name], intent)) for name in chosen]
+    state_dir = paths.state_dir()
+    failed = 0
+    for (name, _ch, _msg), (result, detail, _ref) in zip(
+        tasks, deliver.run_parallel(tasks), strict=True
+    ):
+        print(f"{name}: {result} ({visible(detail)})")
+        failed += result != "sent"
+        try:
+            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
+        except OSError:
+            pass  # the terminal already shows the result
+    return 1 if failed else 0
+
+
+def _chosen(available: dict[str, Channel], names: list[str]) -> list[str]:
+    """The channels to test: those named (disabled or not), else every enabled one (saying
+    which are left out)."""
     unknown = [n for n in names if n not in available]
     if unknown:
         raise LookoutError(
@@ -137,29 +159,16 @@ def test_channels(project: str, names: list[str]) -> int:
             f"skipped {', '.join(disabled)} (disabled; `lookout test {disabled[0]}` tests it"
             " anyway)"
         )
-    intent = test_intent(project)
-    tasks = []
-    for name in chosen:
-        ch = available[name]
-        values = templates.values(intent, ch["content"])
-        msg = {
-            "title": f"{values['project']} · lookout test",
-            "body": f"Notifications from lookout reach you through '{name}'.",
-            "kind": "message",
-            "intent": intent,
-            "values": values,
-            "update": False,
-        }
-        tasks.append((name, ch, msg))
-    state_dir = paths.state_dir()
-    failed = 0
-    for (name, _ch, _msg), (result, detail, _ref) in zip(
-        tasks, deliver.run_parallel(tasks), strict=True
-    ):
-        print(f"{name}: {result} ({visible(detail)})")
-        failed += result != "sent"
-        try:
-            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
-        except OSError:
-            pass  # the terminal already shows the result
-    return 1 if failed else 0
+    return chosen
+
+
+def _message(name: str, ch: Channel, intent: Intent) -> dict[str, Any]:
+    values = templates.values(intent, ch["content"])
+    return {
+        "title": f"{values['project']} · lookout test",
+        "body": f"Notifications from lookout reach you through '{name}'.",
+        "kind": "message",
+        "intent": intent,
+        "values": values,
+        "update": False,
+    }

@@ -196,18 +196,28 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         "grace_s": None,
         "digest_s": None,
     }
+    _rule_filters(c, path, raw, rule)
+    _rule_quiet(c, path, raw, rule)
+    _rule_escalation(c, path, raw, rule, channel_names)
+    _rule_holds(c, path, raw, rule)
+    return rule
+
+
+def _rule_filters(c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule) -> None:
+    """What a rule sends: projects, agents, min_duration_s, include_subagents, print_mode."""
     if "projects" in raw:
         rule["projects"] = c.string_list((*path, "projects"), raw["projects"])
     if "agents" in raw:
         rule["agents"] = c.string_list((*path, "agents"), raw["agents"], events.AGENTS)
     if "min_duration_s" in raw:
         rule["min_duration_s"] = c.number((*path, "min_duration_s"), raw["min_duration_s"], 0)
-    if "include_subagents" in raw and c.expect(
-        (*path, "include_subagents"), raw["include_subagents"], bool, "a bool"
-    ):
-        rule["include_subagents"] = raw["include_subagents"]
-    if "print_mode" in raw and c.expect((*path, "print_mode"), raw["print_mode"], bool, "a bool"):
-        rule["print_mode"] = raw["print_mode"]
+    for key in ("include_subagents", "print_mode"):
+        if key in raw and c.expect((*path, key), raw[key], bool, "a bool"):
+            rule[key] = raw[key]
+
+
+def _rule_quiet(c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule) -> None:
+    """When it keeps quiet: cooldown_s, quiet_hours and the kinds they mute."""
     if "cooldown_s" in raw:
         rule["cooldown_s"] = c.number((*path, "cooldown_s"), raw["cooldown_s"], 0) or 0.0
     if "quiet_hours" in raw and c.expect(
@@ -225,6 +235,12 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         rule["quiet_kinds"] = c.string_list((*path, "quiet_kinds"), raw["quiet_kinds"], KINDS)
         if "quiet_hours" not in raw:
             c.error((*path, "quiet_kinds"), "has no effect without 'quiet_hours'")
+
+
+def _rule_escalation(
+    c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule, channel_names: tuple[str, ...]
+) -> None:
+    """escalate_after_s and escalate_to: each needs the other."""
     if "escalate_after_s" in raw:
         rule["escalate_after_s"] = c.number(
             (*path, "escalate_after_s"), raw["escalate_after_s"], 0, positive=True
@@ -237,6 +253,10 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         )
         if "escalate_after_s" not in raw:
             c.error(path, "missing key 'escalate_after_s' (escalate_to needs it)")
+
+
+def _rule_holds(c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule) -> None:
+    """grace_s or digest_s, never both."""
     if "grace_s" in raw:
         rule["grace_s"] = _hold_s(c, (*path, "grace_s"), raw["grace_s"])
     if "digest_s" in raw:
@@ -247,7 +267,6 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
                 "grace_s and digest_s exclude each other (a digest already drops what was"
                 " answered before it is sent)",
             )
-    return rule
 
 
 def _hold_s(c: Checker, path: KeyPath, value: object) -> float | None:

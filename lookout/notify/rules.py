@@ -139,66 +139,100 @@ def decide(
     that lists an intent's kind but withholds it adds `{"intent", "rule", "channels",
     "reason", "detail"}` to `skipped`, so that a missing notification can be explained."""
     st = _prune(state or {}, now_ms)
-    channels_cfg: dict[str, Any] = cfg["channels"]
     deliveries: list[Delivery] = []
     for intent in intents:
-        kind = intent.get("kind")
-        episode = intent.get("episode")
-        updates = _updates_for(intent, st, channels_cfg)
-        chosen: list[str] = []
-        escalate: list[Escalation] = []
-        holds: list[Hold] = []
-        for index, rule in enumerate(cfg["rules"]):
-            if kind not in rule["when"]:
-                continue
-            names, why = _apply_rule(index, rule, intent, st, channels_cfg, now_ms, minute_of_day)
-            if why is not None:
-                if skipped is not None:
-                    skipped.append(
-                        {
-                            "intent": intent,
-                            "rule": index,
-                            "channels": list(rule["channels"]),
-                            "reason": why[0],
-                            "detail": why[1],
-                        }
-                    )
-                continue
-            held = _hold(index, rule, intent, names, channels_cfg)
-            if held is not None:
-                holds.append(held)
-                names = [n for n in names if n not in held["channels"]]
-            chosen.extend(n for n in names if n not in chosen and n not in updates)
-            if (
-                rule["escalate_after_s"]
-                and kind in ATTENTION_KINDS
-                and isinstance(episode, str)
-                and not unanswerable(intent)
-            ):
-                targets = [n for n in rule["escalate_to"] if channels_cfg[n]["enabled"]]
-                if targets:
-                    escalate.append({"after_s": rule["escalate_after_s"], "channels": targets})
-        hold = _without(holds, chosen)
-        if kind in ATTENTION_KINDS and isinstance(episode, str) and (chosen or escalate or hold):
-            remembered = list(chosen)
-            for e in [*escalate, *hold]:
-                remembered.extend(n for n in e["channels"] if n not in remembered)
-            st["episodes"][episode] = {
-                "channels": remembered,
-                "ts_ms": now_ms,
-                "session_id": intent.get("session_id"),
-            }
-        if chosen or updates or escalate or hold:
-            delivery: Delivery = {
-                "intent": intent,
-                "channels": chosen,
-                "updates": updates,
-                "escalate": escalate,
-            }
-            if hold:
-                delivery["hold"] = hold
+        delivery = _route(intent, cfg, st, now_ms, minute_of_day, skipped)
+        if delivery is not None:
             deliveries.append(delivery)
     return deliveries, st
+
+
+def _route(
+    intent: Intent,
+    cfg: Config,
+    st: State,
+    now_ms: int,
+    minute_of_day: int,
+    skipped: list[Skip] | None,
+) -> Delivery | None:
+    """One intent through every rule that lists its kind: where it goes now, what it updates,
+    escalates and holds back (None: nowhere). Remembers the episode it alerted on."""
+    channels_cfg: dict[str, Any] = cfg["channels"]
+    updates = _updates_for(intent, st, channels_cfg)
+    chosen: list[str] = []
+    escalate: list[Escalation] = []
+    holds: list[Hold] = []
+    for index, rule in enumerate(cfg["rules"]):
+        if intent.get("kind") not in rule["when"]:
+            continue
+        names, why = _apply_rule(index, rule, intent, st, channels_cfg, now_ms, minute_of_day)
+        if why is not None:
+            _withheld_by(skipped, intent, index, rule, why)
+            continue
+        held = _hold(index, rule, intent, names, channels_cfg)
+        if held is not None:
+            holds.append(held)
+            names = [n for n in names if n not in held["channels"]]
+        chosen.extend(n for n in names if n not in chosen and n not in updates)
+        escalation = _escalation(rule, intent, channels_cfg)
+        if escalation is not None:
+            escalate.append(escalation)
+    hold = _without(holds, chosen)
+    _remember(
+        st, intent, [*chosen, *(n for e in [*escalate, *hold] for n in e["channels"])], now_ms
+    )
+    if not (chosen or updates or escalate or hold):
+        return None
+    delivery: Delivery = {
+        "intent": intent,
+        "channels": chosen,
+        "updates": updates,
+        "escalate": escalate,
+    }
+    if hold:
+        delivery["hold"] = hold
+    return delivery
+
+
+def _withheld_by(
+    skipped: list[Skip] | None, intent: Intent, index: int, rule: Rule, why: tuple[str, str]
+) -> None:
+    if skipped is not None:
+        skipped.append(
+            {
+                "intent": intent,
+                "rule": index,
+                "channels": list(rule["channels"]),
+                "reason": why[0],
+                "detail": why[1],
+            }
+        )
+
+
+def _escalation(rule: Rule, intent: Intent, channels_cfg: dict[str, Any]) -> Escalation | None:
+    """What a sending rule escalates to if the dialog still waits after `escalate_after_s`."""
+    if not (
+        rule["escalate_after_s"]
+        and intent.get("kind") in ATTENTION_KINDS
+        and isinstance(intent.get("episode"), str)
+        and not unanswerable(intent)
+    ):
+        return None
+    targets = [n for n in rule["escalate_to"] if channels_cfg[n]["enabled"]]
+    return {"after_s": rule["escalate_after_s"], "channels": targets} if targets else None
+
+
+def _remember(st: State, intent: Intent, channels: list[str], now_ms: int) -> None:
+    """An attention episode that alerted (now, later or by escalation) is remembered with its
+    channels: its `resolved` updates them."""
+    episode = intent.get("episode")
+    if intent.get("kind") not in ATTENTION_KINDS or not isinstance(episode, str) or not channels:
+        return
+    st["episodes"][episode] = {
+        "channels": list(dict.fromkeys(channels)),
+        "ts_ms": now_ms,
+        "session_id": intent.get("session_id"),
+    }
 
 
 def _hold(
