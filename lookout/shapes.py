@@ -199,6 +199,7 @@ class Channel(TypedDict):
     content: str  # a ContentLevel
     remote: bool  # it leaves the machine (channels.base.ChannelType.REMOTE)
     updatable: bool  # an alert it sent is replaced in place on a resolve
+    loud: bool  # it makes a sound: a rule's quiet hours mute it for every kind
 
 
 class Rule(TypedDict):

@@ -42,7 +42,7 @@ SNAPSHOT_VERSION = 1
 JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
 # 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits
-# (`remote`, `updatable`: what the rules read without loading lookout/channels/).
+# (`remote`, `updatable`, `loud`: what the rules read without loading lookout/channels/).
 CONFIG_CACHE_VERSION = 5
 
 # Every file lookout writes, with the format of what this version writes there

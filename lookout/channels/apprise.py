@@ -23,6 +23,7 @@ KEYS = ("urls",)
 TIMEOUT_MS = 20000
 REMOTE = True
 UPDATABLE = False
+LOUD = False
 ANSWERS = None
 FOCUS = False
 OPTIONS: tuple[Option, ...] = ({"flag": "--url", "key": "urls", "help": "a URL", "many": True},)

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from lookout.shapes import Channel
 
     Outcome = tuple[str, str, str | None]  # (sent | failed | skipped, detail, ref for updates)
-    # {title, body, kind, intent, values, update; ref, sequence_id, focus, answer, buttons, ...}
+    # {title, body, kind, intent, values, update; ref, sequence_id, focus, answer, buttons, ...;
+    # test: sent by `lookout test`}
     Message = dict[str, Any]
     # One doctor line: (the channel it is about, None for the type as a whole; ok | info | warn;
     # what it found; a hint or None).
@@ -73,6 +74,9 @@ if TYPE_CHECKING:
 
         @property
         def UPDATABLE(self) -> bool: ...  # an alert it sent is replaced in place on a resolve
+
+        @property
+        def LOUD(self) -> bool: ...  # it makes a sound: a rule's quiet hours mute it (see below)
 
         @property
         def ANSWERS(self) -> str | None: ...  # the answer surface of its buttons, None: none
@@ -125,7 +129,8 @@ if TYPE_CHECKING:
 # Keys every [channels.NAME] table may have, whatever its type (config/notify checks them).
 # A remote type's channels carry the `summary` content level unless they say otherwise, a grace
 # period (grace_s) holds them back, and a dialog nobody can answer (print mode) never reaches
-# them.
+# them. A loud type's channels (a sound) keep a rule's quiet hours for every kind, whatever
+# `quiet_kinds` says. The config check stamps both traits, and `updatable`, into each channel.
 COMMON_KEYS = ("type", "enabled", "timeout_ms", "content")
 # The statuses of a doctor line (lookout.install.checks says the same words).
 OK, INFO, WARN = "ok", "info", "warn"

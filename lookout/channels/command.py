@@ -40,6 +40,7 @@ KEYS = ("argv",)
 TIMEOUT_MS = 10000
 REMOTE = False
 UPDATABLE = False
+LOUD = False
 ANSWERS = None
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (

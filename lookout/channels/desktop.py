@@ -32,6 +32,7 @@ KEYS = ("urgency", "app_name", "skip_when_focused")
 TIMEOUT_MS = 5000
 REMOTE = False
 UPDATABLE = True
+LOUD = False
 ANSWERS = "desktop"
 FOCUS = True
 OPTIONS: tuple[Option, ...] = ()

@@ -30,6 +30,7 @@ KEYS = ("url", "token", "token_env", "priority", "tags", "click")
 TIMEOUT_MS = 10000
 REMOTE = True
 UPDATABLE = True
+LOUD = False
 ANSWERS = None
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (

@@ -34,6 +34,7 @@ KEYS = ("token_env", "chat_id", "allowed_user_ids", "api_url")
 TIMEOUT_MS = 10000
 REMOTE = True
 UPDATABLE = True
+LOUD = False
 ANSWERS = "telegram"
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (

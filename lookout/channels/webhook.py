@@ -26,6 +26,7 @@ KEYS = ("url", "url_env", "format", "headers")
 TIMEOUT_MS = 10000
 REMOTE = True
 UPDATABLE = False
+LOUD = False
 ANSWERS = None
 FOCUS = False
 FORMATS = ("json", "slack", "discord")

@@ -171,4 +171,5 @@ def _message(name: str, ch: Channel, intent: Intent) -> dict[str, Any]:
         "intent": intent,
         "values": values,
         "update": False,
+        "test": True,  # `lookout test`: a type may say so (a sound plays, never debounced)
     }

@@ -119,6 +119,7 @@ def _channel(c: Checker, name: str, raw: object) -> dict[str, Any] | None:
         # the type's module.
         "remote": of.REMOTE,
         "updatable": of.UPDATABLE,
+        "loud": of.LOUD,
     }
     _common_keys(c, path, raw, ch)
     of.check(c, path, raw, ch)

@@ -104,10 +104,7 @@ def withheld(rule: Rule, intent: Intent, minute_of_day: int) -> tuple[str, str] 
         and kind in rule["quiet_kinds"]
         and in_window(minute_of_day, rule["quiet_hours"])
     ):
-        start, end = rule["quiet_hours"]
-        return "quiet_hours", (
-            f"quiet hours {_hhmm(start)}-{_hhmm(end)} (it was {_hhmm(minute_of_day)} local time)"
-        )
+        return _quiet(rule, minute_of_day)
     return None
 
 
@@ -165,9 +162,8 @@ def _route(
     for index, rule in enumerate(cfg["rules"]):
         if intent.get("kind") not in rule["when"]:
             continue
-        names, why = _apply_rule(index, rule, intent, st, channels_cfg, now_ms, minute_of_day)
-        if why is not None:
-            _withheld_by(skipped, intent, index, rule, why)
+        names = _sends_to(index, rule, intent, st, cfg, now_ms, minute_of_day, skipped)
+        if names is None:
             continue
         held = _hold(index, rule, intent, names, channels_cfg)
         if held is not None:
@@ -194,15 +190,42 @@ def _route(
     return delivery
 
 
+def _sends_to(
+    index: int,
+    rule: Rule,
+    intent: Intent,
+    st: State,
+    cfg: Config,
+    now_ms: int,
+    minute_of_day: int,
+    skipped: list[Skip] | None,
+) -> list[str] | None:
+    """The channels one rule sends the intent to (None: it withholds it), each channel it
+    leaves out said in `skipped`."""
+    names, why, hushed = _apply_rule(
+        index, rule, intent, st, cfg["channels"], now_ms, minute_of_day
+    )
+    if hushed:
+        _withheld_by(skipped, intent, index, hushed, _quiet(rule, minute_of_day, loud=True))
+    if why is not None:
+        _withheld_by(skipped, intent, index, rule["channels"], why)
+        return None
+    return names
+
+
 def _withheld_by(
-    skipped: list[Skip] | None, intent: Intent, index: int, rule: Rule, why: tuple[str, str]
+    skipped: list[Skip] | None,
+    intent: Intent,
+    index: int,
+    channels: list[str],
+    why: tuple[str, str],
 ) -> None:
     if skipped is not None:
         skipped.append(
             {
                 "intent": intent,
                 "rule": index,
-                "channels": list(rule["channels"]),
+                "channels": list(channels),
                 "reason": why[0],
                 "detail": why[1],
             }
@@ -293,35 +316,62 @@ def _apply_rule(
     channels_cfg: dict[str, Any],
     now_ms: int,
     minute_of_day: int,
-) -> tuple[list[str], tuple[str, str] | None]:
+) -> tuple[list[str], tuple[str, str] | None, list[str]]:
     """One rule that lists the intent's kind: the channels it sends to, or why it withholds
-    the intent (the rule key that decided, a sentence). Marks its cooldown when it sends."""
-    kind = intent.get("kind")
-    why = withheld(rule, intent, minute_of_day)
+    the intent (the rule key that decided, a sentence), and the loud channels its quiet hours
+    silence while it sends to others. Marks its cooldown when it sends."""
     mark = f"{index}:{intent.get('session_id') or ''}"
+    why = withheld(rule, intent, minute_of_day) or _cooling_down(rule, intent, st, mark, now_ms)
+    names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
+    hushed: list[str] = []
+    if why is None:
+        names, why, hushed = _narrow(rule, intent, names, channels_cfg, minute_of_day)
+    if why is None and rule["cooldown_s"]:
+        st["cooldown"][mark] = now_ms
+    return names, why, hushed
+
+
+def _cooling_down(
+    rule: Rule, intent: Intent, st: State, mark: str, now_ms: int
+) -> tuple[str, str] | None:
     last = st["cooldown"].get(mark)
     if (
-        why is None
-        and rule["cooldown_s"]
-        and kind != "resolved"
-        and last is not None
-        and now_ms - last < rule["cooldown_s"] * 1000
+        not rule["cooldown_s"]
+        or intent.get("kind") == "resolved"
+        or last is None
+        or now_ms - last >= rule["cooldown_s"] * 1000
     ):
-        why = (
-            "cooldown_s",
-            (
-                f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
-                f" {_seconds(now_ms - last)} ago"
-            ),
-        )
-    names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
-    if why is None and not names:
-        why = "enabled", f"its channels are disabled ({', '.join(rule['channels'])})"
-    if why is None and unanswerable(intent):
+        return None
+    return "cooldown_s", (
+        f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
+        f" {_seconds(now_ms - last)} ago"
+    )
+
+
+def _narrow(
+    rule: Rule, intent: Intent, names: list[str], channels_cfg: dict[str, Any], minute_of_day: int
+) -> tuple[list[str], tuple[str, str] | None, list[str]]:
+    """The rule's enabled channels this intent may reach (None: all of them), why none, and
+    the loud ones left out."""
+    if not names:
+        return names, ("enabled", f"its channels are disabled ({', '.join(rule['channels'])})"), []
+    if unanswerable(intent):
         # Local channels may show a print-mode dialog; nothing pages a phone for it.
         names = [n for n in names if not channels_cfg[n]["remote"]]
         if not names:
-            why = "print_mode", "a print-mode dialog goes to desktop and command only"
-    if why is None and rule["cooldown_s"]:
-        st["cooldown"][mark] = now_ms
-    return names, why
+            return names, ("print_mode", "a print-mode dialog goes to desktop and command only"), []
+    hushed = []
+    if rule["quiet_hours"] is not None and in_window(minute_of_day, rule["quiet_hours"]):
+        # A loud channel (a sound) keeps a rule's quiet hours for every kind, whatever
+        # quiet_kinds says: a silent alert at 3 a.m. waits for you, a sound wakes the house.
+        hushed = [n for n in names if channels_cfg[n]["loud"]]
+        names = [n for n in names if n not in hushed]
+        if not names:
+            return names, _quiet(rule, minute_of_day, loud=True), []
+    return names, None, hushed
+
+
+def _quiet(rule: Rule, minute_of_day: int, loud: bool = False) -> tuple[str, str]:
+    start, end = rule["quiet_hours"] or (0, 0)
+    said = f"quiet hours {_hhmm(start)}-{_hhmm(end)} (it was {_hhmm(minute_of_day)} local time)"
+    return "quiet_hours", said + ("; a sound keeps them for every kind" if loud else "")

@@ -47,7 +47,7 @@ def test_each_type_implements_the_interface(name: str) -> None:
     kind = registry.CHANNELS[name]
     members = protocol_members()
     assert members == {
-        "NAME", "KEYS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "ANSWERS", "FOCUS", "OPTIONS",
+        "NAME", "KEYS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "LOUD", "ANSWERS", "FOCUS", "OPTIONS",
         "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons", "warnings", "doctor",
     }  # fmt: skip
     for member in members:
@@ -81,7 +81,11 @@ def test_each_channel_carries_its_types_traits() -> None:
     cfg = files.validate(raw)
     for ch in cfg["channels"].values():
         kind = registry.of(ch)
-        assert (ch["remote"], ch["updatable"]) == (kind.REMOTE, kind.UPDATABLE)
+        assert (ch["remote"], ch["updatable"], ch["loud"]) == (
+            kind.REMOTE,
+            kind.UPDATABLE,
+            kind.LOUD,
+        )
         assert ch["timeout_ms"] == kind.TIMEOUT_MS
         assert ch["content"] == ("summary" if kind.REMOTE else "full")
 

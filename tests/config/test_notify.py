@@ -45,6 +45,7 @@ def test_no_file_means_the_embedded_default() -> None:
             "skip_when_focused": True,
             "remote": False,
             "updatable": True,
+            "loud": False,
         }
     }
     attention, done = cfg["rules"]
