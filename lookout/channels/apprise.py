@@ -36,6 +36,7 @@ MISSING = (
 replace = base.cannot_replace
 withdraw = base.cannot_withdraw
 add_buttons = base.cannot_add_buttons
+inspect = base.nothing_to_inspect
 
 
 def check(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Apprise) -> None:

@@ -115,6 +115,12 @@ if TYPE_CHECKING:
             (sent | failed | skipped, detail)."""
             ...
 
+        def inspect(self, c: Checker, path: KeyPath, ch: Any) -> None:
+            """`lookout check-config`'s deeper look at what a valid table names (files on
+            disk: a sound pack), every problem into `c`. Never where a hook validates the
+            config: `check` is what runs there."""
+            ...
+
         def warnings(self, name: str, ch: Any, answers: bool) -> list[str]:
             """What only shows at send time (`lookout check-config`): a variable not set, a
             package not installed, a risk; `answers`: [remote] is on."""
@@ -155,6 +161,10 @@ def cannot_add_buttons(
     ch: Channel, ref: str, buttons: list[tuple[str, str]], timeout_s: float
 ) -> tuple[str, str]:
     return "skipped", "this channel carries no buttons"
+
+
+def nothing_to_inspect(c: Checker, path: KeyPath, ch: Channel) -> None:
+    return None
 
 
 def env_warnings(name: str, ch: Mapping[str, Any], answers: bool) -> list[str]:

@@ -53,6 +53,7 @@ EXAMPLE = "lookout channel add log --type command --command 'logger -t lookout {
 replace = base.cannot_replace
 withdraw = base.cannot_withdraw
 add_buttons = base.cannot_add_buttons
+inspect = base.nothing_to_inspect
 warnings = base.env_warnings
 
 

@@ -45,6 +45,7 @@ BUS_NAME = "org.freedesktop.Notifications"
 BUS_PATH = "/org/freedesktop/Notifications"
 
 add_buttons = base.cannot_add_buttons  # buttons go on when the alert is posted (deliver)
+inspect = base.nothing_to_inspect
 warnings = base.env_warnings
 
 

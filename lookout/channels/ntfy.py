@@ -46,6 +46,7 @@ PRIORITY = {"min": 1, "low": 2, "default": 3, "high": 4, "max": 5, "urgent": 5}
 replace = base.cannot_replace  # an update replaces it (send, msg["update"])
 withdraw = base.cannot_withdraw
 add_buttons = base.cannot_add_buttons
+inspect = base.nothing_to_inspect
 warnings = base.env_warnings
 
 

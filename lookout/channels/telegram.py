@@ -54,6 +54,7 @@ EXAMPLE = (
 API = "https://api.telegram.org"
 
 withdraw = base.cannot_withdraw  # an alert is edited to its outcome instead (replace)
+inspect = base.nothing_to_inspect
 
 TEXT_MAX = 4096  # sendMessage's limit, in characters
 CALLBACK_PREFIX = "lk1:"  # callback_data: this prefix and an opaque token (answers.mint), <= 64 B

@@ -42,6 +42,7 @@ DISCORD_LIMIT = 2000
 replace = base.cannot_replace
 withdraw = base.cannot_withdraw
 add_buttons = base.cannot_add_buttons
+inspect = base.nothing_to_inspect
 warnings = base.env_warnings
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def check_config(project: str) -> int:
     gpath = paths.config_path()
     try:
-        cfg, pf = files.resolve(project)
+        cfg, pf = files.resolve(project, deep=True)
     except check.ConfigError as exc:
         for line in exc.errors:
             print(f"error: {visible(line)}", file=sys.stderr)

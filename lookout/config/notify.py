@@ -97,7 +97,7 @@ def parse_quiet_hours(text: str) -> tuple[int, int] | None:
     return a, b
 
 
-def _channel(c: Checker, name: str, raw: object) -> dict[str, Any] | None:
+def _channel(c: Checker, name: str, raw: object, deep: bool = False) -> dict[str, Any] | None:
     from lookout.channels.base import COMMON_KEYS
     from lookout.channels.registry import CHANNELS
 
@@ -123,6 +123,8 @@ def _channel(c: Checker, name: str, raw: object) -> dict[str, Any] | None:
     }
     _common_keys(c, path, raw, ch)
     of.check(c, path, raw, ch)
+    if deep:
+        of.inspect(c, path, ch)
     return ch
 
 
@@ -278,8 +280,11 @@ def _hold_s(c: Checker, path: KeyPath, value: object) -> float | None:
     return seconds
 
 
-def check_channels(c: Checker, raw: object) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """[channels.<name>]: the valid channels, and every name defined (for the rules' refs)."""
+def check_channels(
+    c: Checker, raw: object, deep: bool = False
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """[channels.<name>]: the valid channels, and every name defined (for the rules' refs);
+    `deep`: each type also looks at what its table names (check-config, never a hook)."""
     channels: dict[str, Any] = {}
     if c.expect(("channels",), raw, dict, "a table"):
         assert isinstance(raw, dict)
@@ -287,7 +292,7 @@ def check_channels(c: Checker, raw: object) -> tuple[dict[str, Any], tuple[str, 
             if not name or not all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name):
                 c.error(("channels", name), "channel names use letters, digits, - and _")
                 continue
-            ch = _channel(c, name, value)
+            ch = _channel(c, name, value, deep)
             if ch is not None:
                 channels[name] = ch
     return channels, tuple(raw) if isinstance(raw, dict) else ()

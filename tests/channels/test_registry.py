@@ -16,8 +16,8 @@ import pytest
 from lookout import words
 from lookout.channels import base, registry
 from lookout.commands import main as cli
-from lookout.config import files
-from tests.helpers import ROOT
+from lookout.config import cache, files
+from tests.helpers import ROOT, write_config
 
 SIX = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram"]
 PACKAGE = ROOT / "lookout"
@@ -48,7 +48,8 @@ def test_each_type_implements_the_interface(name: str) -> None:
     members = protocol_members()
     assert members == {
         "NAME", "KEYS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "LOUD", "ANSWERS", "FOCUS", "OPTIONS",
-        "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons", "warnings", "doctor",
+        "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons", "inspect", "warnings",
+        "doctor",
     }  # fmt: skip
     for member in members:
         assert hasattr(kind, member), f"{name} lacks {member}"
@@ -216,3 +217,30 @@ def test_the_documented_new_type_is_checked_sent_added_and_doctored(
     assert "channel desktop" in out and "channel log" not in out
     _, line = docs_example()
     assert line == '"file": file,'
+
+
+def test_check_config_looks_at_what_a_table_names_and_a_hook_never_does(
+    file_type: types.ModuleType,
+    capsys: pytest.CaptureFixture[str],
+    isolated_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looked: list[str] = []
+
+    def inspect(c: Any, path: Any, ch: dict[str, Any]) -> None:  # a sound pack's check, say
+        looked.append(ch["path"])
+        c.error((*path, "path"), "no such file")
+
+    monkeypatch.setattr(file_type, "inspect", inspect)
+    write_config(
+        '[channels.log]\ntype = "file"\npath = "/nonexistent/log"\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["log"]\n'
+    )
+    assert cache.load_cached(str(isolated_env.parent / "state"), None) is not None
+    assert files.load()["channels"]["log"]["path"] == "/nonexistent/log"
+    assert looked == []  # a hook's cache, the sender's load: the table only
+    assert cli.main(["check-config"]) == 1
+    assert capsys.readouterr().err == (
+        "error: ~/.config/lookout/config.toml: channels.log.path: no such file\n"
+    )
+    assert looked == ["/nonexistent/log"]
