@@ -124,14 +124,14 @@ def _alert_work(
         if _focused(state_dir, intent, name, ch, detail_prefix):
             return
         surface = _surface(ch) if remote else None
+        alert = _Alert(state_dir, intent, name, ch, msg, remote or {}, mark)
         if surface is not None:
-            assert remote is not None
-            surface.bind(state_dir, intent, remote, msg, name, ch["content"])
+            surface.bind(alert)
         bound = bool(msg.get("answer") or msg.get("buttons"))
         result, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
         sent = ref if result == "sent" else None
         if surface is not None and sent:
-            surface.sent(state_dir, name, msg, sent)
+            surface.sent(alert, sent)
         if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
             _hand_over(lanes, state_dir, intent, name, ch, msg, mark, ref)
         if surface is not None and not bound and sent and _late(intent, remote):
@@ -212,10 +212,27 @@ def _late_buttons(
     again = {k: v for k, v in msg.items() if k not in ("answer", "buttons", "bound", "ref")}
     surface = _surface(ch)
     if surface is not None:
-        surface.late(state_dir, intent, remote, name, ch, again, ref, mark)
+        surface.late(_Alert(state_dir, intent, name, ch, again, remote, mark), ref)
 
 
 # -- the answer surfaces ---------------------------------------------------------------------------
+
+
+class _Alert:
+    """One alert and where it goes: what an answer surface works on."""
+
+    def __init__(
+        self,
+        state_dir: str,
+        intent: Intent,
+        name: str,
+        ch: Channel,
+        msg: dict[str, Any],
+        remote: dict[str, Any],
+        mark: object,
+    ) -> None:
+        self.state_dir, self.intent, self.name, self.ch = state_dir, intent, name, ch
+        self.msg, self.remote, self.mark = msg, remote, mark
 
 
 class _Surface:
@@ -223,31 +240,13 @@ class _Surface:
     they are bound to the request, what follows the send, how they are added late, and whether
     the alert already shows its request's outcome (its "handled" update then stays away)."""
 
-    def bind(
-        self,
-        state_dir: str,
-        intent: Intent,
-        remote: dict[str, Any],
-        msg: dict[str, Any],
-        name: str,
-        content: str,
-    ) -> None:
+    def bind(self, a: _Alert) -> None:
         raise NotImplementedError
 
-    def sent(self, state_dir: str, name: str, msg: dict[str, Any], ref: str) -> None:
+    def sent(self, a: _Alert, ref: str) -> None:
         pass
 
-    def late(
-        self,
-        state_dir: str,
-        intent: Intent,
-        remote: dict[str, Any],
-        name: str,
-        ch: Channel,
-        msg: dict[str, Any],
-        ref: str,
-        mark: object,
-    ) -> None:
+    def late(self, a: _Alert, ref: str) -> None:
         raise NotImplementedError
 
     def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
@@ -260,38 +259,20 @@ class _Popup(_Surface):
     (_watch_focus). Added late by closing the popup and posting it again with its actions (a
     replace keeps the old actions on lxqt-notificationd)."""
 
-    def bind(
-        self,
-        state_dir: str,
-        intent: Intent,
-        remote: dict[str, Any],
-        msg: dict[str, Any],
-        name: str,
-        content: str,
-    ) -> None:
-        _answer_buttons(state_dir, intent, remote, msg, content)
+    def bind(self, a: _Alert) -> None:
+        _answer_buttons(a.state_dir, a.intent, a.remote, a.msg, a.ch["content"])
 
-    def late(
-        self,
-        state_dir: str,
-        intent: Intent,
-        remote: dict[str, Any],
-        name: str,
-        ch: Channel,
-        msg: dict[str, Any],
-        ref: str,
-        mark: object,
-    ) -> None:
-        _answer_buttons(state_dir, intent, remote, msg, ch["content"])
-        if not msg.get("answer"):
+    def late(self, a: _Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("answer"):
             return
-        registry.of(ch).withdraw(ch, ref, ch["timeout_ms"] / 1000)
-        _, _, new = send_one(state_dir, intent, name, ch, msg, "buttons added: ")
-        if "focus_proc" in msg:
-            proc, rest = msg.pop("focus_proc")
+        registry.of(a.ch).withdraw(a.ch, ref, a.ch["timeout_ms"] / 1000)
+        _, _, new = send_one(a.state_dir, a.intent, a.name, a.ch, a.msg, "buttons added: ")
+        if "focus_proc" in a.msg:
+            proc, rest = a.msg.pop("focus_proc")
             if new:
-                _ANSWERED_REFS.add((name, new, str(intent.get("episode"))))
-            _watch_focus(proc, rest, intent, name, state_dir, mark, ch, msg, new)
+                _ANSWERED_REFS.add((a.name, new, str(a.intent.get("episode"))))
+            _watch_focus(proc, rest, a.intent, a.name, a.state_dir, a.mark, a.ch, a.msg, new)
 
     def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
         return (name, ref, episode) in _ANSWERED_REFS
@@ -302,42 +283,25 @@ class _Chat(_Surface):
     nonce; the poller (lookout.remote.telegram) takes the presses and edits the message to the
     outcome. Added late under the message as it stands."""
 
-    def bind(
-        self,
-        state_dir: str,
-        intent: Intent,
-        remote: dict[str, Any],
-        msg: dict[str, Any],
-        name: str,
-        content: str,
-    ) -> None:
-        _telegram_buttons(state_dir, intent, remote, msg, name, content)
+    def bind(self, a: _Alert) -> None:
+        _telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
 
-    def sent(self, state_dir: str, name: str, msg: dict[str, Any], ref: str) -> None:
-        if msg.get("buttons"):
+    def sent(self, a: _Alert, ref: str) -> None:
+        if a.msg.get("buttons"):
             from lookout.remote import telegram
 
-            telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
+            msg = a.msg
+            telegram.watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
 
-    def late(
-        self,
-        state_dir: str,
-        intent: Intent,
-        remote: dict[str, Any],
-        name: str,
-        ch: Channel,
-        msg: dict[str, Any],
-        ref: str,
-        mark: object,
-    ) -> None:
-        _telegram_buttons(state_dir, intent, remote, msg, name, ch["content"])
-        if not msg.get("buttons"):
+    def late(self, a: _Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("buttons"):
             return
-        timeout_s = ch["timeout_ms"] / 1000
-        result, detail = registry.of(ch).add_buttons(ch, ref, msg["buttons"], timeout_s)
-        record(state_dir, intent, name, result, f"buttons added: {detail}", update=True)
+        timeout_s = a.ch["timeout_ms"] / 1000
+        result, detail = registry.of(a.ch).add_buttons(a.ch, ref, a.msg["buttons"], timeout_s)
+        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
         if result == "sent":
-            self.sent(state_dir, name, msg, ref)
+            self.sent(a, ref)
 
     def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
         from lookout.remote import telegram
