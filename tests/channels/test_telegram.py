@@ -1,4 +1,4 @@
-"""The Telegram channel's sending side (lookout.notify.telegram) against the Bot API double: plain
+"""The Telegram channel's sending side (lookout.channels.telegram) against the Bot API double: plain
 text, buttons, edits in place, and no token in any detail."""
 
 from __future__ import annotations
