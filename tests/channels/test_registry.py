@@ -244,3 +244,9 @@ def test_check_config_looks_at_what_a_table_names_and_a_hook_never_does(
         "error: ~/.config/lookout/config.toml: channels.log.path: no such file\n"
     )
     assert looked == ["/nonexistent/log"]
+
+
+def test_a_findings_status_is_one_doctor_knows() -> None:
+    from lookout.install import checks
+
+    assert (base.OK, base.INFO, base.WARN) == (checks.OK, checks.INFO, checks.WARN)
