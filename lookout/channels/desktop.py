@@ -7,7 +7,6 @@ leaves the machine."""
 from __future__ import annotations
 
 import os
-import select
 import time
 
 from lookout.channels import base
@@ -234,6 +233,8 @@ def withdraw(ch: Desktop, ref: str, timeout_s: float) -> bool:
 
 def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:
     """What `fd` gives until its end or the deadline; True if it ended."""
+    import select
+
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
@@ -246,6 +247,8 @@ def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:
 
 def read_line(fd: int, deadline: float) -> tuple[str | None, bytes]:
     """The first line on `fd` (None at EOF or the deadline) and the bytes after it."""
+    import select
+
     buf = b""
     while b"\n" not in buf:
         left = deadline - time.monotonic()
