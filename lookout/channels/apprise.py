@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 NAME = "apprise"
 KEYS = ("urls",)
+SECRETS = ("urls",)
 TIMEOUT_MS = 20000
 REMOTE = True
 UPDATABLE = False

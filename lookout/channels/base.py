@@ -67,6 +67,9 @@ if TYPE_CHECKING:
         def KEYS(self) -> tuple[str, ...]: ...  # its own keys, beside COMMON_KEYS
 
         @property
+        def SECRETS(self) -> tuple[str, ...]: ...  # its keys that may hold a secret (below)
+
+        @property
         def TIMEOUT_MS(self) -> int: ...  # timeout_ms when the table does not say
 
         @property
@@ -138,6 +141,10 @@ if TYPE_CHECKING:
 # them. A loud type's channels (a sound) keep a rule's quiet hours for every kind, whatever
 # `quiet_kinds` says. The config check stamps both traits, and `updatable`, into each channel.
 COMMON_KEYS = ("type", "enabled", "timeout_ms", "content")
+# A type's SECRETS never reach the hooks' config cache, nor so any job file (the sender reads
+# the config itself); a string under one, the values of url, token, urls and headers, and the
+# variables token_env and url_env name are taken out of every detail of a send.
+
 # The statuses of a doctor line (lookout.install.checks says the same words).
 OK, INFO, WARN = "ok", "info", "warn"
 
@@ -235,8 +242,9 @@ def link(msg: Message) -> str | None:
     return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
 
 
-def secrets_of(ch: Mapping[str, Any]) -> list[str]:
-    """Every value of a channel that may hold a secret, its variables' values included."""
+def secrets_of(ch: Mapping[str, Any], keys: tuple[str, ...] = ()) -> list[str]:
+    """Every value of a channel that may hold a secret (`keys`: its type's SECRETS), its
+    variables' values included."""
     return [
         s
         for s in (
@@ -246,6 +254,7 @@ def secrets_of(ch: Mapping[str, Any]) -> list[str]:
             _env(ch.get("token_env")),
             *(ch.get("urls") or []),
             *(ch.get("headers") or {}).values(),
+            *(ch.get(key) for key in keys),
         )
         if isinstance(s, str) and s
     ]

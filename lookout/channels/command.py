@@ -37,6 +37,7 @@ def argv_arg(text: str) -> list[str]:
 
 NAME = "command"
 KEYS = ("argv",)
+SECRETS = ("argv",)
 TIMEOUT_MS = 10000
 REMOTE = False
 UPDATABLE = False

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 NAME = "desktop"
 KEYS = ("urgency", "app_name", "skip_when_focused")
+SECRETS = ()
 TIMEOUT_MS = 5000
 REMOTE = False
 UPDATABLE = True

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 NAME = "ntfy"
 KEYS = ("url", "token", "token_env", "priority", "tags", "click")
+SECRETS = ("url", "token")
 TIMEOUT_MS = 10000
 REMOTE = True
 UPDATABLE = True

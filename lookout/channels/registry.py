@@ -44,9 +44,10 @@ def send(ch: Channel, msg: Message, timeout_s: float) -> Outcome:
 
     from lookout.platform.base import PlatformError
 
-    secrets = base.secrets_of(ch)
+    kind = of(ch)
+    secrets = base.secrets_of(ch, kind.SECRETS)
     try:
-        result, detail, ref = of(ch).send(ch, msg, timeout_s)
+        result, detail, ref = kind.send(ch, msg, timeout_s)
     except (base.ChannelError, PlatformError) as exc:
         result, detail, ref = "failed", str(exc), None
     except subprocess.TimeoutExpired:

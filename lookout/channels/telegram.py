@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 NAME = "telegram"
 KEYS = ("token_env", "chat_id", "allowed_user_ids", "api_url")
+SECRETS = ()  # the token is in the environment (token_env)
 TIMEOUT_MS = 10000
 REMOTE = True
 UPDATABLE = True

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 NAME = "webhook"
 KEYS = ("url", "url_env", "format", "headers")
+SECRETS = ("url", "headers")
 TIMEOUT_MS = 10000
 REMOTE = True
 UPDATABLE = False

@@ -47,13 +47,14 @@ def test_each_type_implements_the_interface(name: str) -> None:
     kind = registry.CHANNELS[name]
     members = protocol_members()
     assert members == {
-        "NAME", "KEYS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "LOUD", "ANSWERS", "FOCUS", "OPTIONS",
-        "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons", "inspect", "warnings",
-        "doctor",
+        "NAME", "KEYS", "SECRETS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "LOUD", "ANSWERS",
+        "FOCUS", "OPTIONS", "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons",
+        "inspect", "warnings", "doctor",
     }  # fmt: skip
     for member in members:
         assert hasattr(kind, member), f"{name} lacks {member}"
     assert not set(kind.KEYS) & set(base.COMMON_KEYS)
+    assert set(kind.SECRETS) <= set(kind.KEYS)
     assert 0 < kind.TIMEOUT_MS <= 600_000
     assert kind.ANSWERS in (None, "desktop", "telegram")
     assert kind.EXAMPLE.startswith("lookout channel add ") and f"--type {name}" in kind.EXAMPLE
@@ -250,3 +251,25 @@ def test_a_findings_status_is_one_doctor_knows() -> None:
     from lookout.install import checks
 
     assert (base.OK, base.INFO, base.WARN) == (checks.OK, checks.INFO, checks.WARN)
+
+
+def test_a_types_secrets_stay_out_of_the_cache_and_every_detail(
+    file_type: types.ModuleType,
+    tmp_path: Path,
+    isolated_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A type whose secret lives under a key of its own says so (SECRETS), in its own file.
+    monkeypatch.setattr(file_type, "SECRETS", ("path",))
+    secret = str(tmp_path / "s3cr3t-inbox")
+    write_config(
+        f'[channels.log]\ntype = "file"\npath = "{secret}"\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["log"]\n'
+    )
+    state = isolated_env.parent / "state"
+    cached = cache.load_cached(str(state), None)
+    assert cached is not None and "path" not in cached["channels"]["log"]
+    assert "s3cr3t" not in (state / "config-cache.json").read_text()
+    ch = files.load()["channels"]["log"]
+    result, detail, _ = registry.send(ch, {"title": "t", "body": "b", "kind": "done"}, 2.0)
+    assert (result, detail) == ("sent", "appended to …")
