@@ -2,16 +2,16 @@
 helpers the types share (as pre-commit's lang_base helpers: a type assigns one, e.g.
 `withdraw = base.cannot_withdraw`).
 
-A channel type is a module, lookout/channels/<name>.py, listed in registry.py: its name and keys,
-what it can do (leave the machine, replace an alert it sent when its episode resolves, carry the
-buttons that answer a request), and its functions: check its [channels.NAME] table, send, replace
-or withdraw an alert where it can, what doctor and check-config say about it, and its
-`lookout channel add` flags.
+A channel type is a module, lookout/channels/<name>.py, listed in registry.py: its name, keys and
+secret keys, what it can do (leave the machine, replace an alert it sent when its episode
+resolves, make a sound, carry the buttons that answer a request, offer Focus), and its functions:
+check its [channels.NAME] table, send, replace or withdraw an alert where it can, what doctor and
+check-config say about it, and its `lookout channel add` flags.
 
 Loaded where a channel is checked, sent to, tested or doctored: the sender, `lookout test`,
 doctor, `channel add`, and a hook's config check, which runs only when a config file changed (a
 hook that reads the cached config loads no channel module: the rules read the traits the check
-stamped into each channel, `remote` and `updatable`). So nothing here or in a type's module
+stamped into each channel: `remote`, `updatable`, `loud`). So nothing here or in a type's module
 imports typing, json, subprocess or urllib at load: a type imports what it sends with inside
 `send`. The interface itself is for the type checker only."""
 
