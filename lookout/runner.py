@@ -87,7 +87,7 @@ def run_notify(agent: str, argv: list[str]) -> int:
             record_notify(agent, raw, ts_ms, state_dir, paths.environ())
         finally:
             if chain:
-                from lookout.notify import spawn
+                from lookout import spawn
 
                 spawn.spawn_detached([*chain, raw])
 

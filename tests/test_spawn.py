@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from lookout import spawn
 from lookout.config import cache
-from lookout.notify import handle, spawn
+from lookout.notify import handle
 from tests.helpers import PAYLOADS, ROOT, recorder, write_config
 
 
