@@ -35,6 +35,9 @@ class Keys:
     # together as a paste takes an Enter among them for a newline (Gemini CLI: ~40 ms).
     enter_after_s: float = 0.3
     socket: bool = False  # Claude Code's inbox socket (messagingSocketPath)
+    # Its interrupt key in an open dialog answers it as No, as checked with the real client
+    # (`interrupt` then presses it and says so); False: not checked, `interrupt` refuses there.
+    esc_denies: bool = False
 
 
 def _after_options(prompt: str) -> list[str]:
@@ -62,6 +65,7 @@ KEYS: dict[str, Keys] = {
         reports_interrupt=True,  # its registry turns idle; lookout reconciles from it
         enter_after_s=0.05,
         socket=True,
+        esc_denies=True,  # a permission dialog: "User rejected", the turn stops (tests/e2e)
     ),
     "gemini": Keys(
         "gemini",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lookout import client_sessions, paths, reconcile, store, words
@@ -29,6 +31,14 @@ FRAMING = {
 }
 # Claude Code's registry says `waiting` while a dialog is open.
 _DIALOG = "waiting"
+# The attention reasons that are a dialog on screen (`error`, a failed turn, is none).
+DIALOG_REASONS = ("permission", "question", "plan", "elicitation", "input")
+# One action at a time types into a session, whichever surface or process it comes from: a flock
+# of the session's own file under LOCK_DIR for the duration of the keys, waited for this long.
+LOCK_DIR = "steer-locks"
+# What Esc does to an open dialog of an agent whose Keys.esc_denies (checked with Claude Code).
+DISMISSED = "Esc answers it as No (denied), and the turn stops"
+LOCK_WAIT_S = 5.0
 
 
 def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig, str]:
@@ -103,6 +113,30 @@ def _check_state(row: Row, keys: agents.Keys, action: str) -> None:
         )
 
 
+@contextmanager
+def _delivering(state: str, row: Row) -> Iterator[None]:
+    """The session's own steering lock, across processes (a terminal `say` and a dashboard one at
+    the same moment would interleave their keys in one pane); SteerError(busy) when another
+    action holds it for more than LOCK_WAIT_S."""
+    directory = os.path.join(state, LOCK_DIR)
+    store.ensure_dir(directory)
+    path = os.path.join(directory, store.safe_name(row["session_id"]) + ".lock")
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while (fd := store.try_lock(path)) is None:
+        if time.monotonic() > deadline:
+            raise SteerError(
+                "busy",
+                f"{session_name(row)}: another steering action is typing into it (for more than"
+                f" {LOCK_WAIT_S:g} s)",
+                hint="wait for its outcome, then try again",
+            )
+        time.sleep(POLL_S)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
 # -- say -----------------------------------------------------------------------------------------
 
 
@@ -150,18 +184,19 @@ def _say(
                 " command instead of sending it",
                 hint="start it with another character",
             )
-    mark = _events_mark(state)
-    now_ms = words.now_ms()
-    if way == "pane":
-        assert found_pane is not None
-        target = found_pane.target
-        _type(state, row, keys, found_pane, message)
-        sent_keys = ["Enter"]
-    else:
-        assert entry is not None
-        _check_state(_fresh(state, row), keys, "send")
-        target = inbox.send(entry, row["session_id"], message)
-        sent_keys = []
+    with _delivering(state, row):
+        mark = _events_mark(state)  # after the wait: another action's prompt is not this one's
+        now_ms = words.now_ms()
+        if way == "pane":
+            assert found_pane is not None
+            target = found_pane.target
+            _type(state, row, keys, found_pane, message)
+            sent_keys = ["Enter"]
+        else:
+            assert entry is not None
+            _check_state(_fresh(state, row), keys, "send")
+            target = inbox.send(entry, row["session_id"], message)
+            sent_keys = []
     took = _wait_prompt(state, row["session_id"], mark, wait_s)
     result = (
         "delivered"
@@ -343,7 +378,16 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
             f"the key that interrupts {keys.title} was not checked with its real client",
             hint="interrupt it in its pane: lookout jump",
         )
-    if row["status"] == "idle" and _registry_status(row) != "busy":
+    dialog = _open_dialog(row)
+    if dialog is not None and not keys.esc_denies:
+        raise SteerError(
+            "attention",
+            f"{session_name(row)} waits on you ({dialog}): its interrupt key would answer the"
+            f" dialog, and what {keys.title} makes of that was not checked",
+            hint="answer the dialog first (Deny stops the turn): lookout jump, the dashboard, or"
+            " lookout answer",
+        )
+    if dialog is None and row["status"] == "idle" and _registry_status(row) != "busy":
         raise SteerError(
             "idle",
             f"{session_name(row)} is idle: there is no turn to interrupt",
@@ -351,9 +395,10 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         )
     way, found, _ = _way(state, row, keys, "pane")
     assert found is not None
-    now_ms = words.now_ms()
-    for key in keys.interrupt:
-        pane.press(found, key)
+    with _delivering(state, row):
+        now_ms = words.now_ms()
+        for key in keys.interrupt:
+            pane.press(found, key)
     status = (
         _wait_stopped(state, row["session_id"], row["status"], wait_s)
         if keys.reports_interrupt
@@ -371,21 +416,39 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         text="",
         result=result,
         ts_ms=now_ms,
+        dismissed=dialog,
     )
     pressed = list(keys.interrupt)
     out = _outcome("interrupt", row, way, found.target, "", pressed, result, line, state)
+    out["note"] = _interrupt_note(keys, dialog, status, result, wait_s)
+    return out
+
+
+def _open_dialog(row: Row) -> str | None:
+    """The dialog the session shows now (its attention reason, or "a dialog" when only Claude
+    Code's registry says it waits), or None."""
+    if row["status"] == "attention" and (row.get("reason") or "") in DIALOG_REASONS:
+        return str(row["reason"])
+    if _registry_status(row) == _DIALOG:
+        return "a dialog"
+    return None
+
+
+def _interrupt_note(
+    keys: agents.Keys, dialog: str | None, status: str | None, result: str, wait_s: float
+) -> str | None:
+    if dialog is not None:
+        return f"the open dialog ({dialog}) was dismissed: {DISMISSED}"
     if not keys.reports_interrupt:
-        out["note"] = (
+        return (
             f"{keys.title} reports no hook for a stopped turn: lookout shows it working until"
             " its next prompt"
         )
-    elif status == "attention":
-        out["note"] = (
-            f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
-        )
-    elif result != "interrupted":
-        out["note"] = f"it still shows {status} after {wait_s:g} s"
-    return out
+    if status == "attention":
+        return f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
+    if result != "interrupted":
+        return f"it still shows {status} after {wait_s:g} s"
+    return None
 
 
 def _wait_stopped(state: str, session_id: str, before: str, wait_s: float) -> str | None:

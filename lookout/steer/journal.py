@@ -61,12 +61,15 @@ def record(
     result: str,
     ts_ms: int,
     reason: str | None = None,
+    dismissed: str | None = None,
 ) -> dict[str, Any]:
     """Append one Steered line for `session_id` (its snapshot's seq moves on; nothing else in it
-    changes) and return it."""
+    changes) and return it. `dismissed`: the dialog an interrupt's Esc answered (as No)."""
     kept = shown_text(text)
     what = f"{action} via {via}" if via else action
     what += f", {result}" + (f" ({reason})" if reason else "")
+    if dismissed:
+        what += f", the open dialog ({dismissed}) dismissed (denied)"
     summary = events.one_line(f"{what}: {kept}" if kept else what)
     steer: dict[str, Any] = {
         "action": action,
@@ -77,6 +80,8 @@ def record(
     }
     if reason:
         steer["reason"] = reason
+    if dismissed:
+        steer["dismissed"] = dismissed
     with store.Locked(state_dir) as st:
         session = st.read_session(session_id)
         known = session is not None and not store.newer(session, words.SNAPSHOT_VERSION)

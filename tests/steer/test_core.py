@@ -319,3 +319,23 @@ def test_only_the_owners_surfaces_may_steer(state_dir: Path) -> None:
         assert info.value.reason == "surface"
     assert not (state_dir / "steer-rate.json").exists()
     assert steered(state_dir) == []
+
+
+def test_interrupt_refuses_an_open_dialog_where_esc_was_not_checked(state_dir: Path) -> None:
+    # Gemini CLI's interrupt key in a dialog was not checked: nothing is pressed, exit 1.
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT="gemini")
+    session(state_dir, API, "api", "PermissionRequest", LOOKOUT_AGENT="gemini")
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert shown["status"] == "attention", shown
+    error, hint = refused("interrupt", "api")
+    assert error == (
+        f"error: api (aaaa1111) waits on you ({shown['reason']}): its interrupt key would answer"
+        " the dialog, and what Gemini CLI makes of that was not checked"
+    )
+    assert hint == (
+        "hint: answer the dialog first (Deny stops the turn): lookout jump, the dashboard, or"
+        " lookout answer"
+    )
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"]) == ("refused", "attention")

@@ -264,3 +264,56 @@ def test_a_long_text_arrives_whole_in_one_burst(panes: Panes, tmp_path: Path) ->
     wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 20, "Enter")
     assert log.read_bytes() == text.encode() + b"\r"
     assert "lookout-steer" not in panes.tmux("list-buffers")  # the buffer went with the paste
+
+
+def test_two_says_at_once_to_one_session_do_not_interleave(panes: Panes, tmp_path: Path) -> None:
+    # Two surfaces (two processes) steer one session at the same moment: the session's steering
+    # lock lets one type its text and Enter, then the other, never keys of one among the other's.
+    import subprocess
+
+    log = tmp_path / "got"
+    panes.agent(log, "plain")
+    texts = ["A" * 1500 + " first", "B" * 1500 + " second"]
+    env = {k: v for k, v in panes.env.items() if k not in ("TMUX", "TMUX_PANE")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lookout", "say", "api", text],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
+        for text in texts
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().count(b"\r") == 2, 10, "two Enters")
+    got = log.read_bytes()
+    one, two = (t.encode() + b"\r" for t in texts)
+    assert got in (one + two, two + one), got[:80]
+
+
+def test_interrupt_in_a_claude_code_dialog_dismisses_it_and_says_so(
+    panes: Panes, tmp_path: Path, state_dir: Path
+) -> None:
+    from tests.commands.test_main import deliver
+
+    log = tmp_path / "got"
+    panes.agent(log, "claude-dialog", event="PreToolUse", agent="claude")
+    ask = {"session_id": SID, "cwd": "/w/api", "hook_event_name": "PermissionRequest"}
+    deliver(state_dir, {**ask, "tool_name": "Bash", "tool_input": {"command": "make"}})
+    rc, out, err = lookout(panes, "interrupt", "api", "--json")
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes() == b"\x1b", 10, "Esc")
+    outcome = json.loads(out)
+    assert outcome["keys"] == ["Escape"]
+    assert outcome["note"] == (
+        "the open dialog (permission) was dismissed: Esc answers it as No (denied), and the turn"
+        " stops"
+    )
+    lines = [json.loads(x) for x in (state_dir / "events.jsonl").read_text().splitlines()]
+    (steered,) = [x for x in lines if x["event"] == "Steered"]
+    assert steered["steer"]["dismissed"] == "permission"
+    assert "the open dialog (permission) dismissed (denied)" in steered["summary"]
