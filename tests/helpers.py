@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +42,21 @@ def require_binary(name: str) -> str:
             pytest.fail(f"{name} is not installed (CI must install it: see .ci/run)")
         pytest.skip(f"{name} is not installed")
     return path
+
+
+# A Unix socket's path holds at most 107 bytes (sun_path); tmux, D-Bus and Chromium put theirs
+# under a directory the tests choose. pytest's basetemp and $TMPDIR can be long (a private CI
+# folder, a long test name), so sockets never live under either.
+SHORT_TMP = "/tmp"
+
+
+def short_tmpdir(prefix: str) -> Path:
+    """A new private (0700) directory with a short path, for Unix sockets: under $TMPDIR when
+    that is short, else under /tmp. The caller removes it."""
+    base = tempfile.gettempdir()
+    if len(base) > 20:
+        base = SHORT_TMP
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 def write_config(text: str) -> None:

@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -31,6 +30,8 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.helpers import short_tmpdir
 
 
 def require(*binaries: str) -> None:
@@ -282,7 +283,7 @@ class NotificationBus:
         self.display = display
         self.daemon = daemon or ["lxqt-notificationd"]
         self.signals: list[tuple[str, list[Any]]] = []
-        self.tmp = tempfile.mkdtemp(prefix="lookout-bus-")
+        self.tmp = str(short_tmpdir("lookout-bus-"))
         self.address = f"unix:path={self.tmp}/bus"
         # The daemon gets its own HOME: it must never read or write the real ~/.config.
         self.env = {
@@ -498,7 +499,7 @@ class TmuxServer:
 
     def __init__(self) -> None:
         self.name = f"lookout-test-{uuid.uuid4().hex[:8]}"
-        self.tmp = tempfile.mkdtemp(prefix="lookout-tmux-")
+        self.tmp = str(short_tmpdir("lookout-tmux-"))
         self.env = {**os.environ, "TMUX_TMPDIR": self.tmp}
         self.env.pop("TMUX", None)
         self.clients: list[subprocess.Popen[bytes]] = []

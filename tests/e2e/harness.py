@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, short_tmpdir
 
 from .client import DUMMY_API_KEY, offline_env
 
@@ -393,13 +393,14 @@ def describe(records: Iterable[dict[str, Any]]) -> str:
 class ClaudePane:
     """The real client, interactive, in the only pane of a private tmux server.
 
-    `tmux -L <unique>` with its own TMUX_TMPDIR: never the user's server; killed on exit."""
+    `tmux -L <unique>` with its own TMUX_TMPDIR: never the user's server; killed on exit. The
+    socket's directory is a short one of its own, never under the sandbox (pytest's basetemp can
+    be long enough to push the socket's path over the 107-byte limit)."""
 
     def __init__(self, sandbox: Sandbox, *args: str, env: dict[str, str] | None = None) -> None:
         self.sandbox = sandbox
         self.name = f"lookout-e2e-{os.getpid()}-{id(self):x}"
-        self.tmpdir = sandbox.root / "tmux"
-        self.tmpdir.mkdir(exist_ok=True)
+        self.tmpdir = short_tmpdir("lk-tmux-")
         self.args = args
         self.env = env or sandbox.env()
 
@@ -442,6 +443,12 @@ class ClaudePane:
             self.tmux("kill-server")
         except (RuntimeError, subprocess.TimeoutExpired):
             pass
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    @property
+    def socket(self) -> Path:
+        """Where tmux puts the server's socket (TMUX_TMPDIR/tmux-UID/NAME)."""
+        return self.tmpdir / f"tmux-{os.getuid()}" / self.name
 
     @property
     def pane_id(self) -> str:

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import pytest
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
 from lookout.web.source import LocalSource
-from tests.helpers import IN_CI, ROOT
+from tests.helpers import IN_CI, ROOT, short_tmpdir
 
 TOKEN = "t" * 43
 
@@ -207,7 +206,7 @@ def chromium() -> Iterator[Any]:
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
 
-    profile = tempfile.mkdtemp(prefix="lookout-chromium-")
+    profile = str(short_tmpdir("lookout-chromium-"))
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in [*BROWSER_FLAGS, f"--user-data-dir={profile}"]:
