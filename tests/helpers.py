@@ -4,6 +4,9 @@ condition instead of sleeping."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -12,7 +15,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -127,3 +131,65 @@ class Output:
         """Everything, once the pipe is closed (the process has exited)."""
         self._thread.join(timeout)
         return self.text()
+
+
+# -- install.py in this process ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a command's main() returned and printed, as subprocess.run reports it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def in_process(main: Callable[[list[str]], int], argv: Sequence[str]) -> Ran:
+    """Run a command's main(argv) in this process, its output captured (argparse's usage errors
+    exit: their code is the return code). A test saves the ~0.3 s (seconds on a busy machine) an
+    interpreter costs to start and import."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+    return Ran(rc, out.getvalue(), err.getvalue())
+
+
+def install_py(*argv: str) -> Ran:
+    """`python3 install.py ARGV`: install.py's whole body is lookout.install.cli.main (the true
+    entry point runs in tests/test_readme.py and the e2e suite)."""
+    from lookout.install import cli
+
+    return in_process(cli.main, argv)
+
+
+_built_runtime: list[Path] = []
+
+
+def built_runtime() -> Path:
+    """lookout's runtime as install.py lays it out for this interpreter (the package and hooks
+    copied, byte-compiled, the hook pack written), built once per test process: ~3 s of fsyncs
+    and compiling that a test about the installer's other steps need not pay each time."""
+    if not _built_runtime:
+        from lookout.install import runtime
+
+        root = Path(tempfile.mkdtemp(prefix="lookout-runtime-"))
+        atexit.register(shutil.rmtree, root, True)
+        runtime.install_code(root / "lookout", sys.executable)
+        _built_runtime.append(root / "lookout")
+    return _built_runtime[0]
+
+
+def preinstall_runtime() -> Path:
+    """This test's runtime home ($LOOKOUT_HOME) as an earlier install.py of this checkout left it
+    (its files with their times: the installer finds it up to date, checks it, compiles it and
+    writes its hook pack again). Returns the home."""
+    from lookout import paths
+
+    home = paths.runtime_home()
+    if not home.exists():
+        shutil.copytree(built_runtime(), home, symlinks=True)
+    return home

@@ -16,7 +16,7 @@ import pytest
 
 from lookout.agents import copilot, cursor, gemini, opencode
 from lookout.install import hookfiles, settings
-from tests.helpers import ROOT
+from tests.helpers import ROOT, Ran, install_py, preinstall_runtime
 
 DEV_PY = sys.executable
 
@@ -74,26 +74,18 @@ def no_running_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOKOUT_PROC_DIR", str(proc))
 
 
-def install(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "install.py"), "--python", DEV_PY, *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
+def install(*args: str, ok: bool = True) -> Ran:
+    """install.py with the hooks run by this interpreter; over the runtime an earlier install
+    of this checkout left, unless it is to be refused (which must write nothing at all)."""
+    if ok:
+        preinstall_runtime()
+    done = install_py("--python", DEV_PY, *args)
     assert (done.returncode == 0) == ok, f"{done.stdout}\n{done.stderr}"
     return done
 
 
-def uninstall(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "install.py"), "--uninstall", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-    )
+def uninstall(*args: str) -> Ran:
+    done = install_py("--uninstall", *args)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     return done
 
