@@ -277,6 +277,7 @@ class NotificationBus:
     its alerts on a private Xvfb screen, where `click_alert()` clicks them like a user."""
 
     BINARIES = ("dbus-daemon", "lxqt-notificationd", "busctl", "notify-send")
+    PROBE = "LookoutTestProbe"  # a signal the monitor's match takes, to know it is listening
     DISPLAY_BINARIES = ("Xvfb", "xdotool")
 
     def __init__(self, display: bool = False, daemon: list[str] | None = None) -> None:
@@ -299,6 +300,7 @@ class NotificationBus:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.calls: list[dict[str, Any]] = []
         self._monitor: subprocess.Popen[bytes] | None = None
+        self._monitor_ready = threading.Event()
 
     def __enter__(self) -> NotificationBus:
         if self.display:
@@ -345,8 +347,20 @@ class NotificationBus:
             stdout=True,
         )
         threading.Thread(target=self._read_monitor, daemon=True).start()
-        time.sleep(0.3)  # busctl needs a moment to install its match
+        # The monitor sees nothing until it has installed its match: signal until it has seen
+        # one (a fixed pause was too short on a busy machine, and a missed Notify fails a test).
+        self._wait(self._probed, "busctl monitor's match")
         return self
+
+    def _probed(self) -> bool:
+        if self._monitor_ready.is_set():
+            return True
+        subprocess.run(
+            ["busctl", f"--address={self.address}", "emit", "/org/lookout/probe",
+             "org.freedesktop.Notifications", self.PROBE],
+            env=self.env, capture_output=True, timeout=10,
+        )  # fmt: skip
+        return self._monitor_ready.wait(0.1)
 
     def _start(self, argv: list[str], stdout: bool = False) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
@@ -372,6 +386,9 @@ class NotificationBus:
             try:
                 msg = json.loads(line)
             except ValueError:
+                continue
+            if msg.get("type") == "signal" and msg.get("member") == self.PROBE:
+                self._monitor_ready.set()
                 continue
             if msg.get("type") == "signal" and msg.get("member") in (
                 "ActionInvoked",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lookout.remote import decide, requests
-from tests.helpers import ROOT, payload, write_config
+from tests.helpers import ROOT, payload, wait_for, write_config
 
 ON = "[remote]\nenabled = true\nwait_s = 30\n"
 
@@ -52,6 +52,25 @@ def waiting(state: Path, timeout: float = 10) -> dict[str, Any]:
             return recs[0]
         time.sleep(0.02)
     raise AssertionError("no pending request recorded")
+
+
+def polling(proc: subprocess.Popen[bytes]) -> None:
+    """Wait until the deciding hook sleeps between two looks at its request: it has looked at
+    the session (and seen its episode open) at least once. The kernel says where a process
+    sleeps (/proc/PID/wchan); one that hides it ("0") gets a pause instead."""
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+
+    def asleep() -> bool:
+        try:
+            where = wchan.read_text()
+        except OSError:
+            return False
+        if where == "0":
+            time.sleep(0.3)
+            return True
+        return "nanosleep" in where
+
+    wait_for(asleep, what="the deciding hook in its poll")
 
 
 def record_hook(script: str, data: dict[str, Any]) -> None:
@@ -175,7 +194,7 @@ def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
     record_hook("permission_request.py", p)
     proc = start(p)
     rec = waiting(state_dir)
-    time.sleep(0.3)  # the hook has seen the episode open
+    polling(proc)  # the hook has seen the episode open
     post = dict(payload("PostToolUse-Bash"), session_id=p["session_id"], tool_input=p["tool_input"])
     record_hook("post_tool_use.py", post)  # "1. Yes" at the keyboard: the tool ran
     assert finish(proc, timeout=5) == b""
