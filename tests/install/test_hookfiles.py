@@ -115,6 +115,33 @@ def test_gemini_install_keeps_everything_and_uninstall_gives_the_file_back(
     assert path.read_text() == GEMINI
 
 
+@pytest.mark.real  # two interpreters and a runtime built from nothing: seconds
+def test_the_same_through_install_py_itself(isolated_env: Path) -> None:
+    """The tests here run install.py's main in-process over a runtime built once; this one runs
+    `python3 install.py` as a user does, from an empty HOME, and uninstalls again."""
+
+    def install_py_run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "install.py"), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=os.environ.copy(),
+        )
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    path = isolated_env / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI)
+    out = install_py_run("--python", DEV_PY, "--agent", "gemini")
+    assert "installed runtime " in out
+    assert "installed 7 hooks for Gemini CLI into ~/.gemini/settings.json (backup: " in out
+    out = install_py_run("--uninstall", "--agent", "gemini")
+    assert "removed 7 hooks for Gemini CLI from ~/.gemini/settings.json (backup: " in out
+    assert path.read_text() == GEMINI
+
+
 def test_cursor_install_keeps_foreign_handlers_in_place(isolated_env: Path) -> None:
     path = isolated_env / ".cursor" / "hooks.json"
     path.parent.mkdir()
