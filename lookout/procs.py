@@ -56,11 +56,14 @@ def started_ms(now_ms: int) -> int:
     if found is None:
         return now_ms  # no /proc: not Linux
     try:
-        booted_ns = time.clock_gettime_ns(time.CLOCK_BOOTTIME)  # the clock /proc counts in
-        age_ms = booted_ns // 1_000_000 - found[3] * 1000 // posix.sysconf("SC_CLK_TCK")
+        hz = posix.sysconf("SC_CLK_TCK")
+        # The boot clock (what /proc counts in) against the wall clock, read back to back:
+        # processes started in one tick get one time stamp, never two a millisecond apart.
+        offset_ns = time.time_ns() - time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        started = (offset_ns + found[3] * 1_000_000_000 // hz) // 1_000_000
     except (AttributeError, ValueError, OSError, ZeroDivisionError):
         return now_ms
-    return now_ms - age_ms if 0 <= age_ms <= STARTED_MAX_MS else now_ms
+    return started if 0 <= now_ms - started <= STARTED_MAX_MS else now_ms
 
 
 def of_hook(agent: str, claude_pid: int | None) -> tuple[int, int | None]:

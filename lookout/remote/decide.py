@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from lookout import _jsonfast, runner, store, words
+from lookout import _jsonfast, procs, runner, store, words
 
 # Heavier modules (hashlib, secrets, reconcile) load only once a request is to be recorded: a
 # tool outside [remote] tools costs this hook no more than the config check.
@@ -39,7 +39,9 @@ class _Term:
 
 
 def run() -> int:
-    ts_ms = words.now_ms()
+    # When the client fired the hook, as the recording hooks' records (the request's turn-edge
+    # check compares with them): a busy machine may start the interpreter seconds later.
+    ts_ms = procs.started_ms(words.now_ms())
     try:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:

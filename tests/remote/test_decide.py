@@ -21,11 +21,16 @@ ON = "[remote]\nenabled = true\nwait_s = 30\n"
 
 
 def start(
-    data: dict[str, Any] | bytes, env: dict[str, str] | None = None
+    data: dict[str, Any] | bytes, env: dict[str, str] | None = None, late_s: float = 0
 ) -> subprocess.Popen[bytes]:
+    """The deciding hook, as the client starts it; `late_s`: its interpreter comes up that much
+    later, as on a busy machine (the shell that execs it waits first)."""
     raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+    argv = [sys.executable, "-I", "-S", str(ROOT / "hooks" / "remote_answer.py")]
+    if late_s:
+        argv = ["/bin/sh", "-c", f'sleep {late_s}; exec "$@"', "sh", *argv]
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "remote_answer.py")],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -274,6 +279,23 @@ def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> No
     p = dict(payload("PermissionRequest-Bash"), cwd=str(project))
     assert finish(start(p)) == b""
     assert requests.load_all(str(state_dir)) == []
+
+
+def test_a_deciding_hook_started_late_still_sees_the_turn_end_before_it(state_dir: Path) -> None:
+    """A busy machine brings the deciding hook's interpreter up after the user answered at the
+    keyboard and the turn ended: it never sees its dialog open, and the turn's end (recorded
+    with the time the client fired its hook) still comes after the request, which is as old as
+    the client's firing of the deciding hook, not as its interpreter: settled at once, instead
+    of a request pending (and the hook running) for wait_s."""
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    proc = start(p, late_s=1.5)
+    time.sleep(0.05)  # the user's answer comes later than the client's firing of the hook
+    record_hook("stop.py", {**payload("Stop"), "session_id": p["session_id"]})
+    assert finish(proc, timeout=10) == b""
+    (rec,) = requests.load_all(str(state_dir))
+    assert rec["status"] == "answered_locally", rec
 
 
 def test_the_session_ending_ends_the_wait_silently(state_dir: Path) -> None:
