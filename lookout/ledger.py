@@ -24,8 +24,11 @@ ATTENTION = frozenset(("permission", "question", "plan", "elicitation", "input",
 _OUTCOME_EVENTS = frozenset((b"Stop", b"SubagentStop"))
 # How a permission dialog ended, from the event that ended it.
 _RAN = frozenset((b"PostToolUse", b"PostToolUseFailure"))  # the call ran: the user said yes
-_APPROVED = frozenset(("approved", "answered"))  # Reconciled: the command ran / returned
-_DENIED = frozenset(("rejected", "denied"))  # Reconciled: No / Esc
+# Reconciled: the command ran / returned, or the client's own file said `busy` after the dialog
+# (the state machine's approval; on a busy machine it can come before the tool's hook).
+_APPROVED = frozenset(("approved", "answered", "busy"))
+# Reconciled: No / Esc, or the client's file said `idle` after the dialog (machine: rejected).
+_DENIED = frozenset(("rejected", "denied", "idle"))
 # The writer's compact JSON: a record that raised an intent has this (most have `[]`).
 _SOME_NOTIFY = b'"notify":["'
 BLOCK = 4 * 1024 * 1024
