@@ -104,6 +104,17 @@ def test_a_file_lookout_created_goes_away_again(isolated_env: Path) -> None:
     assert not conf(isolated_env).exists()
 
 
+def test_a_long_tmpdir_still_lets_tmux_read_the_block(isolated_env: Path, tmp_path: Path) -> None:
+    # tmux checks the block on a private server whose socket lives under TMUX_TMPDIR: a socket's
+    # path holds 107 bytes, and $TMPDIR can be a long private folder's.
+    require("tmux")
+    long = tmp_path / ("t" * 60) / ("u" * 60)
+    long.mkdir(parents=True, mode=0o700)
+    out = lookout("tmux-setup", "--apply", env={**os.environ, "TMPDIR": str(long)})
+    assert (out.returncode, out.stderr) == (0, "")
+    assert conf(isolated_env).read_text().startswith(tmux_setup.BEGIN)
+
+
 def test_new_keys_update_the_block_in_place(isolated_env: Path) -> None:
     conf(isolated_env).write_bytes(USER_CONF)
     lookout("tmux-setup", "--apply")
