@@ -23,7 +23,7 @@ import filelock
 import pytest
 
 from lookout import sessions, store
-from tests.helpers import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT, SHORT_TMP
 
 
 def _mode(path: Path) -> int:
@@ -595,11 +595,12 @@ def _system_python() -> str:
 
 @pytest.fixture
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A world-writable sticky directory that both users can reach (like /tmp)."""
+    """A world-writable sticky directory that both users can reach: in /tmp itself, never under
+    $TMPDIR or the basetemp (a private 0700 folder, as CI's fresh clone may be)."""
     import shutil
     import tempfile
 
-    root = Path(tempfile.mkdtemp(prefix="lookout-m6-"))
+    root = Path(tempfile.mkdtemp(prefix="lookout-m6-", dir=SHORT_TMP))
     root.chmod(0o1777)
     yield root  # type: ignore[misc]
     shutil.rmtree(root, ignore_errors=True)

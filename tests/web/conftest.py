@@ -211,12 +211,16 @@ def chromium() -> Iterator[Any]:
     options.binary_location = CHROMIUM
     for flag in [*BROWSER_FLAGS, f"--user-data-dir={profile}"]:
         options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    # Chromium's own sockets (the profile's SingletonSocket) go under $TMPDIR: a short one.
+    tmp = str(short_tmpdir("lookout-chromium-tmp-"))
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": tmp})
+    driver = webdriver.Chrome(options=options, service=service)
     try:
         yield driver
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture
