@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from lookout import paths
 from lookout.commands import tmux_setup
+from tests.helpers import short_tmpdir
 from tests.jump.world import lookout
 from tests.receivers import require
 
@@ -169,29 +170,30 @@ def test_real_tmux_reads_the_block_and_sourcing_twice_adds_the_status_once(
     require("tmux")
     conf(isolated_env).write_bytes(USER_CONF.replace(b"bind r source-file ~/.tmux.conf\n", b""))
     assert lookout("tmux-setup", "--apply").returncode == 0
-    with tempfile.TemporaryDirectory(prefix="lookout-tmux-") as tmp:
-        env = {**os.environ, "TMUX_TMPDIR": tmp}
-        env.pop("TMUX", None)
+    tmp = str(short_tmpdir("lookout-tmux-"))  # the socket's folder: a short path
+    env = {**os.environ, "TMUX_TMPDIR": tmp}
+    env.pop("TMUX", None)
 
-        def tmux(*args: str) -> str:
-            return subprocess.run(
-                ["tmux", "-L", "setup", *args],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=10,
-            ).stdout
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", "setup", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout
 
-        try:
-            tmux("-f", str(conf(isolated_env)), "new-session", "-d", "-s", "s")
-            tmux("set", "-g", "status-right", "mine")
-            tmux("source-file", str(conf(isolated_env)))
-            tmux("source-file", str(conf(isolated_env)))
-            keys = tmux("list-keys", "-T", "prefix")
-            status = tmux("show", "-gv", "status-right")
-        finally:
-            subprocess.run(["tmux", "-L", "setup", "kill-server"], env=env, check=False)
+    try:
+        tmux("-f", str(conf(isolated_env)), "new-session", "-d", "-s", "s")
+        tmux("set", "-g", "status-right", "mine")
+        tmux("source-file", str(conf(isolated_env)))
+        tmux("source-file", str(conf(isolated_env)))
+        keys = tmux("list-keys", "-T", "prefix")
+        status = tmux("show", "-gv", "status-right")
+    finally:
+        subprocess.run(["tmux", "-L", "setup", "kill-server"], env=env, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
     bound = [line for line in keys.splitlines() if line.split()[3] in ("a", "A")]
     assert len(bound) == 2 and all("run-shell -b" in line for line in bound)
     assert " jump --client '#{client_name}'" in bound[-1] or " jump --client" in bound[0]
