@@ -481,6 +481,7 @@ def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
     import fcntl
 
     monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    monkeypatch.setattr(store, "LOCK_WAIT_MAX_S", 0.5)
     store.ensure_dir(str(state_dir))
     holder = os.open(state_dir / "events.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(holder, fcntl.LOCK_EX)
@@ -496,6 +497,27 @@ def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
         os.close(holder)
     with store.Locked(str(state_dir)):  # free again
         pass
+
+
+def test_a_busy_machine_slows_the_holder_and_the_wait_counts_tries_not_wall_time(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pause the waiter asks for runs five times long (a starved scheduler), and the
+    holder lets go after three times LOCK_WAIT_S of wall time: slow, not stuck. The record gets
+    in (16 hooks next to two CPU hogs lost records at 5 s of wall time)."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    real_sleep = time.sleep
+    monkeypatch.setattr(store.time, "sleep", lambda s: real_sleep(s * 5))
+    store.ensure_dir(str(state_dir))
+    holder = os.open(state_dir / "events.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    threading.Timer(0.6, os.close, (holder,)).start()  # closing it lets go
+    with store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, {"seq": 1})
+    assert _lines(state_dir / store.EVENTS) == [b'{"seq":1}']
 
 
 def test_a_full_disk_never_truncates_a_snapshot_and_seq_never_restarts(state_dir: Path) -> None:
