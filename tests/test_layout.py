@@ -394,16 +394,16 @@ FLOORS: dict[str, int] = {
     "suggest": 4,
     "config": 5,
     "jump": 5,
-    "remote": 6,
     "steer": 6,  # types into a session's pane (jump finds it) or its inbox
-    "notify": 7,
-    "fleet": 7,
-    "runner": 8,  # every hook's boundary: records, then notifies or decides
-    "web": 8,
-    "install": 8,
-    "agents": 9,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
-    "commands": 10,
-    "__main__": 11,
+    "remote": 7,  # the answer surfaces; Telegram's poller also steers (issue 33)
+    "notify": 8,
+    "fleet": 8,
+    "runner": 9,  # every hook's boundary: records, then notifies or decides
+    "web": 9,
+    "install": 9,
+    "agents": 10,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
+    "commands": 11,
+    "__main__": 12,
 }
 # The arrows that still run up, each a known coupling with its owner; the list only shrinks.
 UPWARD = {

@@ -287,9 +287,11 @@ class _Chat(_Surface):
         _telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
 
     def sent(self, a: _Alert, ref: str) -> None:
-        if a.msg.get("buttons"):
-            from lookout.remote import telegram
+        from lookout.remote import telegram
 
+        # Every alert: a reply to it steers its session (issue 33), with [steer] on.
+        telegram.remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
             msg = a.msg
             telegram.watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
 

@@ -41,18 +41,26 @@ DISMISSED = "Esc answers it as No (denied), and the turn stops"
 LOCK_WAIT_S = 5.0
 
 
-def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig, str]:
-    """The config (on), the state directory, and one attempt counted against the surface."""
+def enabled() -> steer_config.SteerConfig:
+    """The user's [steer], when it is on; SteerError(disabled) saying how to turn it on (also for
+    what a surface shows without steering: Telegram's /sessions)."""
     cfg = steer_config.load()
-    surface = source.split(":", 1)[0]
-    if surface not in SURFACES:
-        raise SteerError("surface", f"{source!r} is not a surface that may steer sessions")
     if not cfg.enabled:
         raise SteerError(
             "disabled",
             f"steering is off ([steer] enabled is not true in {cfg.source})",
             hint=steer_config.HOW_TO_ENABLE,
         )
+    return cfg
+
+
+def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig, str]:
+    """The config (on), the state directory, and one attempt counted against the surface."""
+    surface = source.split(":", 1)[0]
+    if surface not in SURFACES:
+        steer_config.load()  # a config error says itself first, as before
+        raise SteerError("surface", f"{source!r} is not a surface that may steer sessions")
+    cfg = enabled()
     state = state_dir or paths.state_dir()
     journal.allow(state, surface, cfg.per_minute)
     return cfg, state
