@@ -360,12 +360,14 @@ GROUND = {
     "lookout.errors",
     "lookout.hookpack",
     "lookout.hookspec",
+    "lookout.limits",
     "lookout.mask",
     "lookout.paths",
     "lookout.procs",
     "lookout.programs",
     "lookout.shapes",
     "lookout.swap",
+    "lookout.transcript",
     "lookout.version",
     "lookout.words",
 }
@@ -382,6 +384,8 @@ FLOORS: dict[str, int] = {
     "boundary": 3,
     "config": 3,
     "ledger": 3,
+    # what time passing proves (stuck, a usage limit), from the client's traces and processes
+    "silence": 3,
     # the read model, and the proof of what no hook said
     "sessions": 4,
     "reconcile": 4,
@@ -517,14 +521,10 @@ COMPLEX = {
     "lookout/commands/doctor/channels.py:check_channels": 37,
     "lookout/config/notify.py:_rule": 26,
     "lookout/ledger.py:_Reader.line": 33,
-    "lookout/machine.py:_client_status": 21,
-    "lookout/machine.py:apply": 26,
     "lookout/notify/deliver.py:_watch_focus": 21,
     "lookout/notify/deliver.py:work": 21,
     "lookout/notify/hold.py:drop_pending": 24,
     "lookout/notify/rules.py:decide": 33,
-    "lookout/reconcile.py:observe": 35,
-    "lookout/reconcile.py:scan_transcript": 22,
     "lookout/suggest.py:_prefixes": 22,
 }
 

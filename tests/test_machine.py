@@ -119,8 +119,8 @@ EXPECTED: dict[str, tuple[str, str | None, str | None]] = {
     "SessionStart-startup": ("idle", None, None),
     "Setup": ("working", None, "Setup"),
     "Stop": ("idle", None, None),
-    "StopFailure": ("attention", "error", None),
-    "StopFailure-rate_limit": ("attention", "error", None),
+    "StopFailure": ("attention", "error", "rate_limit"),
+    "StopFailure-rate_limit": ("attention", "error", "rate_limit"),
     "SubagentStart": ("working", None, None),
     "SubagentStart-general-purpose": ("working", None, None),
     "SubagentStop": ("working", None, None),
@@ -530,7 +530,8 @@ def test_stop_failure_is_attention_error_and_the_outcome() -> None:
     )
     assert run.status == ("attention", "error")
     assert [i["kind"] for i in out] == ["error"]
-    assert out[0]["summary"].startswith("rate_limit")
+    assert out[0]["summary"] == "rate or usage limit reached: API Error: Request rejected (429)"
+    assert run.detail == "rate_limit"  # the error's code, what a rule or script reads
     assert "429" in out[0]["message"]
     assert out[0]["episode"]
     out = run(ev("UserPromptSubmit", prompt="try again", prompt_id="p2"))

@@ -179,17 +179,24 @@ def validate(
     over_name: str = "",
 ) -> Config:
     """The whole file, section by section, every problem in one ConfigError."""
-    from lookout.config import notify, remote
+    from lookout.config import notify, remote, sessions
     from lookout.config.check import Checker  # only to check: a reader of the cache never does
 
     c = Checker(base_name, over, over_name)
     # [fleet] is checked by lookout.config.fleet (a broken one must not silence notifications).
-    c.unknown_keys((), raw, ("channels", "rules", "templates", "fleet", "remote"))
+    c.unknown_keys((), raw, ("channels", "rules", "templates", "fleet", "remote", "sessions"))
     if "fleet" in c.over:
         c.error(("fleet",), "only your own config file may name a broker (not a project file)")
     channels, names = notify.check_channels(c, raw.get("channels", {}))
     rules = notify.check_rules(c, raw.get("rules", []), names)
     tmpl = notify.check_templates(c, raw.get("templates", {}))
     remote_cfg = remote.check_remote(c, raw.get("remote", {}))
+    sessions_cfg = sessions.check_sessions(c, raw.get("sessions", {}))
     c.done()
-    return {"channels": channels, "rules": rules, "templates": tmpl, "remote": remote_cfg}
+    return {
+        "channels": channels,
+        "rules": rules,
+        "templates": tmpl,
+        "remote": remote_cfg,
+        "sessions": sessions_cfg,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-from lookout.config import files, notify, remote
+from lookout.config import files, notify, remote, sessions
 from lookout.notify import templates
 from tests.helpers import ROOT
 
@@ -19,6 +19,8 @@ def every_key() -> set[str]:
         keys.update(type_keys)
     keys.add("remote")
     keys.update(remote.REMOTE_DEFAULTS)
+    keys.add("sessions")
+    keys.update(sessions.SESSIONS_DEFAULTS)
     return keys
 
 
