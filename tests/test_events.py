@@ -103,15 +103,20 @@ def test_every_stop_failure_error_reads_as_words(error: str, said: str) -> None:
     body = {"session_id": "s", "hook_event_name": "StopFailure", "error": error}
     assert events.parse(body, {}, 1, "d", None)["summary"] == said
     body["last_assistant_message"] = "API Error: 401 invalid x-api-key"
-    assert events.parse(body, {}, 1, "d", None)["summary"] == f"{said}: API Error: 401 invalid x-api-key"
+    assert (
+        events.parse(body, {}, 1, "d", None)["summary"]
+        == f"{said}: API Error: 401 invalid x-api-key"
+    )
 
 
 def test_every_documented_stop_failure_error_has_words() -> None:
-    documented = (
-        "rate_limit overloaded authentication_failed oauth_org_not_allowed account_on_hold"
-        " verification_required billing_error invalid_request model_not_found server_error"
-        " max_output_tokens cloud_credential_error unknown"
-    ).split()
+    # claude-code-hooks.md's StopFailure `error` values (2.1.332)
+    documented = [
+        *("rate_limit", "overloaded", "authentication_failed", "oauth_org_not_allowed"),
+        *("account_on_hold", "verification_required", "billing_error", "invalid_request"),
+        *("model_not_found", "server_error", "max_output_tokens", "cloud_credential_error"),
+        "unknown",
+    ]
     assert sorted(events.FAILURES) == sorted(documented)
 
 
