@@ -77,7 +77,9 @@ def test_the_week_matches_the_hand_count(week: Path, capsys: pytest.CaptureFixtu
         "project": "web",
         "reason": "error",
         "tool": None,
-        "summary": "rate or usage limit reached: API Error: Request rejected (429) · mock error 429",
+        "summary": (
+            "rate or usage limit reached: API Error: Request rejected (429) · mock error 429"
+        ),
         "since": build.BASE_MS + 3 * 86400 * 1000 + 10_000,
         "wait_s": 300.0,
         "title": "web",  # no snapshot kept: its project
