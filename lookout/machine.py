@@ -946,7 +946,7 @@ def _limit(s: Session, event: Event, intents: list[Intent]) -> None:
     """When the usage limit that failed the turn lifts (`at_ms`), read by a reader from what
     the client printed: kept on the error's episode, shown as `until`."""
     episode = _limit_episode(s, event)
-    if episode is not None and event["at_ms"] is not None and "until_ms" not in episode:
+    if episode is not None and event["at_ms"] and "until_ms" not in episode:
         episode["until_ms"] = event["at_ms"]
 
 

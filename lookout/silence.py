@@ -264,15 +264,17 @@ LIMIT_ERRORS = frozenset({"rate_limit", "billing_error", "unknown"})
 def limit_findings(
     session: Mapping[str, Any], episode: Mapping[str, Any], now_ms: int
 ) -> list[Finding]:
-    """An open error's usage limit: when it lifts, read once (`limit`: 0 when nothing says),
-    then, once that time has passed with the session still waiting, `limit_lifted`."""
+    """An open error's usage limit: when it lifts, read once it is known (`limit`), then,
+    once that time has passed with the session still waiting, `limit_lifted`."""
     key = episode.get("key")
     if not limited(session, episode) or not isinstance(key, str):
         return []
     since = int(episode.get("since_ms") or 0)
     if "until_ms" not in episode:
         until, source = read_limit(session, episode)
-        return [finding("limit", source, None, key, since, at_ms=until or 0)]
+        if until is None:
+            return []  # it names no time: read again by the next look, never guessed
+        return [finding("limit", source, None, key, since, at_ms=until)]
     until = episode.get("until_ms")
     if not isinstance(until, int) or until <= 0 or episode.get("lifted") or now_ms < until:
         return []
@@ -312,8 +314,8 @@ def _line_text(line: Mapping[str, Any]) -> str:
 
 def due_ms(session: Mapping[str, Any], watch: Watch) -> int | None:
     """When the session next needs a look with no event (the sender's timers), from its
-    snapshot alone: a working session's earliest stuck time, a limit's lift, at once for a
-    limit not read yet; None when time passing can prove nothing about it."""
+    snapshot alone: a working session's earliest stuck time, a limit's lift, at once (0) for
+    a limit not read yet; None when time passing can prove nothing about it."""
     main = session.get("main") or {}
     episode = main.get("episode") if isinstance(main, dict) else None
     status = session.get("status")

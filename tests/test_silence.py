@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from lookout import client_sessions, events, machine, reconcile, silence, store, words
+from lookout.notify.timers import Timers
 from lookout.platform.base import Platform
 
 from .conftest import write_config
@@ -329,16 +330,22 @@ def test_without_a_transcript_the_hooks_text_says_when(state_dir: Path, agent: A
     assert s.snapshot["main"]["episode"]["until_ms"] == now + 30_000
 
 
-def test_a_limit_that_names_no_time_is_read_once_and_says_nothing(
+def test_a_limit_that_names_no_time_records_nothing_and_guesses_nothing(
     state_dir: Path, agent: Agent
 ) -> None:
     text = "API Error: Request rejected (429) · mock error 429"
     now = words.now_ms()
     s = failed(state_dir, agent.pid, now, None, text)
-    assert s.look(now + 1000) == [("Reconciled", "hook", "limit")]
-    assert s.snapshot["main"]["episode"]["until_ms"] == 0
+    assert s.look(now + 1000) == []
+    assert "until_ms" not in s.snapshot["main"]["episode"]
     assert s.look(now + 99 * MINUTE) == []
-    assert silence.due_ms(s.snapshot, {"stuck_after_ms": 1000, "woke_ms": 0}) is None
+    assert silence.due_ms(s.snapshot, {"stuck_after_ms": 1000, "woke_ms": 0}) == 0  # unread
+    write_config(
+        '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["limit_lifted"]\nchannels = ["d"]\n'
+    )
+    timers = Timers(str(state_dir))
+    assert timers.look(now + 1000) is not None  # read once...
+    assert timers.look(now + 5000) is None  # ... and nothing to wait for: the sender leaves
 
 
 def test_other_errors_are_not_read_for_a_limit(state_dir: Path, agent: Agent) -> None:
