@@ -355,3 +355,18 @@ def test_other_errors_are_not_read_for_a_limit(state_dir: Path, agent: Agent) ->
     s.feed("StopFailure", now, error="authentication_failed", last_assistant_message="401")
     assert s.snapshot["summary"] == "the API key or login was refused: 401"
     assert s.look(now + 1000) == []
+
+
+def test_lookout_ack_clears_a_stuck_session(
+    state_dir: Path, agent: Agent, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lookout.commands.main import main as cli_main
+
+    now = words.now_ms()
+    s = working(state_dir, agent.pid, now - 11 * MINUTE)
+    s.look(now)
+    assert s.shown == ("attention", "stuck")
+    assert cli_main(["ack", SID[:8]]) == 0
+    assert s.shown == ("idle", None)
+    assert s.snapshot["evidence"] == "user"
+    capsys.readouterr()
