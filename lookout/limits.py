@@ -17,10 +17,9 @@ A text none of these fits gives None: lookout says nothing rather than guess."""
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from datetime import datetime, tzinfo
     from typing import Any
 
@@ -56,15 +55,16 @@ _UNITS = {
     "second": 1,
     "seconds": 1,
 }
-_EPOCH = re.compile(r"usage limit reached\|(\d{9,11})\b", re.I)
-_RELATIVE = re.compile(
+# The patterns, compiled on first use: `re` (with enum) is ~10 ms a reader without a limit to
+# read never pays (`lookout status --line`).
+_EPOCH = r"usage limit reached\|(\d{9,11})\b"
+_RELATIVE = (
     r"\b(?:resets?|try(?:ing)? again|retry(?:ing)?|available again)\s+in\s+"
-    r"((?:\d+(?:\.\d+)?\s*[a-z]+[\s,]*(?:and\s+)?)+)",
-    re.I,
+    r"((?:\d+(?:\.\d+)?\s*[a-z]+[\s,]*(?:and\s+)?)+)"
 )
-_ISO = re.compile(
-    r"\breset(?:s)?(?:\s+at)?\s+(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d))",
-    re.I,
+_ISO = (
+    r"\breset(?:s)?(?:\s+at)?\s+"
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d))"
 )
 _DATE = (
     r"(?:(?P<mon>[A-Za-z]{3})[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?"
@@ -76,12 +76,23 @@ def _time(n: str) -> str:
     return rf"(?P<hour{n}>\d{{1,2}})(?::(?P<min{n}>\d\d))?\s*(?P<ampm{n}>[ap]\.?m\.?)"
 
 
-_WALL = re.compile(
+_WALL = (
     r"\b(?:resets?|reset\s+at|resets\s+at|try\s+again\s+at)\s+"
     rf"(?:{_DATE}(?:,?\s*(?:at\s+)?{_time('')})?|{_time('2')})"
-    r"(?:\s*\((?P<tz>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\))?",
-    re.I,
+    r"(?:\s*\((?P<tz>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\))?"
 )
+_COMPILED: dict[str, re.Pattern[str]] = {}
+# A text without any of these words names no reset time: not worth `re`.
+_WORDS = ("reset", "again", "retry", "limit reached|")
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    found = _COMPILED.get(source)
+    if found is None:
+        import re
+
+        found = _COMPILED[source] = re.compile(source, re.I)
+    return found
 
 
 def from_entry(line: dict[str, Any]) -> int | None:
@@ -99,7 +110,8 @@ def from_entry(line: dict[str, Any]) -> int | None:
 def from_text(text: str, at_ms: int, local: tzinfo | None = None) -> int | None:
     """The reset time (epoch ms) a message states, printed at `at_ms`; None when it states none
     lookout can read. `local`: the zone of a wall time that names none (default: this host's)."""
-    if not text:
+    lowered = text.lower()
+    if not any(word in lowered for word in _WORDS):
         return None
     for read in (_epoch, _relative, _iso, _wall):
         found = read(text, at_ms, local)
@@ -109,16 +121,16 @@ def from_text(text: str, at_ms: int, local: tzinfo | None = None) -> int | None:
 
 
 def _epoch(text: str, at_ms: int, local: tzinfo | None) -> int | None:
-    m = _EPOCH.search(text)
+    m = _pattern(_EPOCH).search(text)
     return int(m.group(1)) * 1000 if m else None
 
 
 def _relative(text: str, at_ms: int, local: tzinfo | None) -> int | None:
-    m = _RELATIVE.search(text)
+    m = _pattern(_RELATIVE).search(text)
     if not m:
         return None
     seconds = 0.0
-    for amount, unit in re.findall(r"(\d+(?:\.\d+)?)\s*([a-z]+)", m.group(1), re.I):
+    for amount, unit in _pattern(r"(\d+(?:\.\d+)?)\s*([a-z]+)").findall(m.group(1)):
         factor = _UNITS.get(unit.lower())
         if factor is None:
             break  # "in 5 minutes or so": what came before still counts
@@ -127,7 +139,7 @@ def _relative(text: str, at_ms: int, local: tzinfo | None) -> int | None:
 
 
 def _iso(text: str, at_ms: int, local: tzinfo | None) -> int | None:
-    m = _ISO.search(text)
+    m = _pattern(_ISO).search(text)
     if not m:
         return None
     from datetime import datetime
@@ -180,7 +192,7 @@ def local_zone() -> tzinfo:
 
 
 def _wall(text: str, at_ms: int, local: tzinfo | None) -> int | None:
-    m = _WALL.search(text)
+    m = _pattern(_WALL).search(text)
     if not m:
         return None
     zone = _zone(m.group("tz"), local)

@@ -377,6 +377,7 @@ def reconcile(
             timed.append(watch(state_dir, now_ms))
         findings = observe(snapshot, now_ms, entry, live, timed[0] if timed else None)
         meta = _meta(snapshot, entry) if entry is not None else {}
+        findings = _noted(findings, meta)
         if findings or meta:
             changed = _apply(state_dir, session_id, findings, intents, meta)
             if read is not None:  # the file may have changed (a record, or only the name)
@@ -409,6 +410,15 @@ def watch(state_dir: str, now_ms: int) -> Watch:
     if cfg is not None:
         after = (cfg.get("sessions") or {}).get("stuck_after_s", after)
     return silence.watch(state_dir, now_ms, after)
+
+
+def _noted(findings: list[Finding], meta: dict[str, Any]) -> list[Finding]:
+    """A failure read for a usage limit that names no time is kept as read (`limit_read`,
+    written with the snapshot like the client's name: no event, nothing to show)."""
+    for f in findings:
+        if f["outcome"] == "limit" and not f.get("at_ms"):
+            meta["limit_read"] = f["episode"]
+    return [f for f in findings if f["outcome"] != "limit" or f.get("at_ms")]
 
 
 def _meta(session: Session, entry: Entry) -> dict[str, Any]:

@@ -129,6 +129,7 @@ class Session(TypedDict):
     # What proved the status: hook | client | transcript | process | user | silence.
     evidence: NotRequired[str]
     heard_ms: NotRequired[int]  # the last hook's time, whatever it meant: a sign of life
+    limit_read: NotRequired[str]  # the failure read for a usage limit that named no time
     name: NotRequired[str | None]  # the client's display name (its registry's `name`)
     name_source: NotRequired[str | None]  # `derived` (from the folder), else user/client-set
 

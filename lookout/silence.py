@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from lookout import events, limits, store, transcript, words
+from lookout import events, store, transcript, words
 from lookout.platform import current as platform
 
 TYPE_CHECKING = False
@@ -270,11 +270,10 @@ def limit_findings(
     if not limited(session, episode) or not isinstance(key, str):
         return []
     since = int(episode.get("since_ms") or 0)
-    if "until_ms" not in episode:
+    if "until_ms" not in episode and session.get("limit_read") != key:
         until, source = read_limit(session, episode)
-        if until is None:
-            return []  # it names no time: read again by the next look, never guessed
-        return [finding("limit", source, None, key, since, at_ms=until)]
+        # None names no time (never guessed): kept as read (`limit_read`), with no event.
+        return [finding("limit", source, None, key, since, at_ms=until or 0)]
     until = episode.get("until_ms")
     if not isinstance(until, int) or until <= 0 or episode.get("lifted") or now_ms < until:
         return []
@@ -286,6 +285,8 @@ def read_limit(session: Mapping[str, Any], episode: Mapping[str, Any]) -> tuple[
     """(when the limit lifts in epoch ms or None, where it was read): the transcript's API
     error line (its exact `resetsAt`, else its text), else the failure's message as the hook
     recorded it."""
+    from lookout import limits  # only with a failed turn to read
+
     since = int(episode.get("since_ms") or 0)
     path = transcript.path_of(session, None)
     line = transcript.last_api_error(path) if path else None
@@ -321,7 +322,7 @@ def due_ms(session: Mapping[str, Any], watch: Watch) -> int | None:
     status = session.get("status")
     if isinstance(episode, dict) and limited(session, episode):
         if "until_ms" not in episode:
-            return 0
+            return None if session.get("limit_read") == episode.get("key") else 0
         until = episode.get("until_ms")
         return until if isinstance(until, int) and until > 0 and not episode.get("lifted") else None
     if status == words.WORKING and watch["stuck_after_ms"] and isinstance(session.get("pid"), int):

@@ -115,6 +115,10 @@ class Session:
     def shown(self) -> tuple[str, str | None]:
         return self.snapshot["status"], self.snapshot["reason"]
 
+    def records(self) -> list[dict[str, Any]]:
+        lines = (Path(self.state_dir) / store.EVENTS).read_text().splitlines()
+        return [json.loads(line) for line in lines]
+
     def look(self, now_ms: int) -> list[tuple[str, str, str]]:
         written = reconcile.reconcile(self.state_dir, now_ms=now_ms)
         return [(r["event"], str(r["source"]), str(r["outcome"])) for r in written]
@@ -333,19 +337,22 @@ def test_without_a_transcript_the_hooks_text_says_when(state_dir: Path, agent: A
 def test_a_limit_that_names_no_time_records_nothing_and_guesses_nothing(
     state_dir: Path, agent: Agent
 ) -> None:
-    text = "API Error: Request rejected (429) · mock error 429"
-    now = words.now_ms()
-    s = failed(state_dir, agent.pid, now, None, text)
-    assert s.look(now + 1000) == []
-    assert "until_ms" not in s.snapshot["main"]["episode"]
-    assert s.look(now + 99 * MINUTE) == []
-    assert silence.due_ms(s.snapshot, {"stuck_after_ms": 1000, "woke_ms": 0}) == 0  # unread
     write_config(
         '[channels.d]\ntype = "desktop"\n[[rules]]\nwhen = ["limit_lifted"]\nchannels = ["d"]\n'
     )
+    text = "API Error: Request rejected (429) · This request would exceed your rate limit."
+    now = words.now_ms()
+    s = failed(state_dir, agent.pid, now, None, text)
+    watch: silence.Watch = {"stuck_after_ms": 1000, "woke_ms": 0}
+    assert silence.due_ms(s.snapshot, watch) == 0  # not read yet: at once
     timers = Timers(str(state_dir))
-    assert timers.look(now + 1000) is not None  # read once...
+    assert timers.look(now + 1000) is not None  # read once (no event: nothing to show)...
+    assert [r["event"] for r in s.records()][-1] == "StopFailure"
+    assert "until_ms" not in s.snapshot["main"]["episode"]
+    assert s.snapshot["limit_read"] == s.snapshot["episode"]
+    assert silence.due_ms(s.snapshot, watch) is None
     assert timers.look(now + 5000) is None  # ... and nothing to wait for: the sender leaves
+    assert s.look(now + 99 * MINUTE) == []
 
 
 def test_other_errors_are_not_read_for_a_limit(state_dir: Path, agent: Agent) -> None:

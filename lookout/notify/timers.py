@@ -31,8 +31,6 @@ class Timers:
     def __init__(self, state_dir: str) -> None:
         self.state_dir = state_dir
         self.next: dict[str, int] = {}
-        # Failures read once for a limit that named no time: nothing more to wait for.
-        self.read: set[str] = set()
 
     def look(self, now_ms: int | None = None) -> int | None:
         """Reconcile the sessions whose time has come; the earliest time one will need a look
@@ -50,15 +48,15 @@ class Timers:
         watch = reconcile.watch(self.state_dir, now_ms)
         due: list[str] = []
         soonest: int | None = None
+        kinds_in: dict[object, frozenset[str]] = {}  # by session directory: asked once a look
         for snapshot in _snapshots(self.state_dir):
             sid = snapshot["session_id"]
             at = silence.due_ms(snapshot, watch)
-            if at == 0:  # a limit not read yet: read once
-                key = str((snapshot.get("main") or {}).get("episode", {}).get("key"))
-                at = None if key in self.read else at
-                self.read.add(key)
-            kinds = timed_kinds(cache.load_cached(self.state_dir, snapshot.get("cwd")))
-            if at is None or not _counts(snapshot, kinds):
+            cwd = snapshot.get("cwd")
+            if cwd not in kinds_in:
+                where = cwd if isinstance(cwd, str) else None
+                kinds_in[cwd] = timed_kinds(cache.load_cached(self.state_dir, where))
+            if at is None or not _counts(snapshot, kinds_in[cwd]):
                 continue
             at = max(at, self.next.get(sid, 0))
             if at <= now_ms:
