@@ -399,17 +399,14 @@ def watch(state_dir: str, now_ms: int) -> Watch:
     """What judging silence needs: `[sessions] stuck_after_s` from the config the hooks cache
     (the default when it cannot be read), and when the machine last woke from sleep."""
     from lookout.config import cache
-    from lookout.config.sessions import SESSIONS_DEFAULTS
+    from lookout.config.sessions import stuck_after_s
     from lookout.errors import LookoutError
 
-    after = SESSIONS_DEFAULTS["stuck_after_s"]
     try:
         cfg = cache.load_cached(state_dir, None)
     except (OSError, LookoutError):
         cfg = None
-    if cfg is not None:
-        after = (cfg.get("sessions") or {}).get("stuck_after_s", after)
-    return silence.watch(state_dir, now_ms, after)
+    return silence.watch(state_dir, now_ms, stuck_after_s(cfg))
 
 
 def _noted(findings: list[Finding], meta: dict[str, Any]) -> list[Finding]:

@@ -337,14 +337,15 @@ def _record_payload(
 def _timed(was: object, session: Session, name: str) -> bool:
     """The event starts what only time passing can end (lookout.notify.timers): a turn of a
     session whose process lookout knows (it may go stuck), or a turn failed on a limit (it may
-    lift). Costs a few comparisons; most events are neither."""
+    lift). Costs a few comparisons; most events are neither. A session first heard of mid-turn
+    is armed by its next turn (its first hook then pays nothing more than any other)."""
     if name == "StopFailure":
         return session["status"] == words.ATTENTION
-    return (
-        session["status"] == words.WORKING
-        and isinstance(session.get("pid"), int)
-        and was != words.WORKING
-    )
+    started = name in _TURN_STARTS or was not in (None, words.WORKING)
+    return started and session["status"] == words.WORKING and isinstance(session.get("pid"), int)
+
+
+_TURN_STARTS = frozenset({"UserPromptSubmit", "UserPromptExpansion"})
 
 
 def _start_timers(state_dir: str, session: Session) -> None:

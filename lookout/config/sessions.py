@@ -43,6 +43,13 @@ def check_sessions(c: Checker, raw: object) -> dict[str, Any]:
     return out
 
 
+def stuck_after_s(cfg: Mapping[str, Any] | None) -> float:
+    """`[sessions] stuck_after_s` of a validated config, the default without one (a broken
+    config silences alerts, not the status)."""
+    sessions = (cfg or {}).get("sessions") or {}
+    return float(sessions.get("stuck_after_s", SESSIONS_DEFAULTS["stuck_after_s"]))
+
+
 # The kinds only time passing sends (lookout.notify.timers).
 TIMED_KINDS = frozenset({"stuck", "limit_lifted"})
 
@@ -57,9 +64,6 @@ def timed_kinds(cfg: Mapping[str, Any] | None) -> frozenset[str]:
     for rule in cfg.get("rules") or []:
         if any((channels.get(name) or {}).get("enabled", True) for name in rule["channels"]):
             kinds.update(TIMED_KINDS.intersection(rule["when"]))
-    stuck_after = (cfg.get("sessions") or {}).get(
-        "stuck_after_s", SESSIONS_DEFAULTS["stuck_after_s"]
-    )
-    if not stuck_after:
+    if not stuck_after_s(cfg):
         kinds.discard("stuck")
     return frozenset(kinds)

@@ -1,7 +1,8 @@
 """The sender's timers: what time passing alone can prove, recorded with no reader running. A
 working session could turn `stuck` once `[sessions] stuck_after_s` passes with no sign of life,
 and a usage limit lifts at its time (`limit_lifted`): at those moments the sender reconciles
-those sessions (lookout.silence judges, lookout.reconcile records and notifies, as for a reader),
+those sessions through escalate.watch (lookout.silence judges, lookout.reconcile records and
+notifies, as for a reader),
 and the alert a transition asks for goes out from here.
 
 A hook starts the sender when a session begins a turn (or fails on a limit), no sender runs and
@@ -13,7 +14,7 @@ from __future__ import annotations
 import os
 
 from lookout import store, words
-from lookout.config.sessions import timed_kinds
+from lookout.config.sessions import stuck_after_s, timed_kinds
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,10 +43,12 @@ class Timers:
             return now_ms + RECHECK_MS  # an unreadable state directory for now: try again
 
     def _look(self, now_ms: int) -> int | None:
-        from lookout import reconcile, silence
+        from lookout import silence
         from lookout.config import cache
+        from lookout.notify import escalate  # notify's one way to reconcile
 
-        watch = reconcile.watch(self.state_dir, now_ms)
+        cfg = cache.load_cached(self.state_dir, None)
+        watch = silence.watch(self.state_dir, now_ms, stuck_after_s(cfg))
         due: list[str] = []
         soonest: int | None = None
         kinds_in: dict[object, frozenset[str]] = {}  # by session directory: asked once a look
@@ -65,7 +68,7 @@ class Timers:
                 at = now_ms + RECHECK_MS
             soonest = at if soonest is None else min(soonest, at)
         if due:
-            reconcile.reconcile(self.state_dir, due, now_ms)
+            escalate.watch(self.state_dir, due)
         return soonest
 
 
