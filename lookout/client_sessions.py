@@ -33,6 +33,11 @@ if TYPE_CHECKING:
         version: str | None
         entrypoint: str | None
         path: str
+        # Its inbox (cross-session messaging): the socket path, protocol and features, as written
+        # (lookout.steer.inbox checks them before use).
+        socket: str | None
+        peer_protocol: int | None
+        peer_features: list[str]
 
 
 STATUSES = frozenset({"busy", "waiting", "idle"})
@@ -157,6 +162,7 @@ def _entry(raw: dict[str, Any], pid: int, session_id: str, path: str) -> Entry:
     status_ms = raw.get("statusUpdatedAt")
     tmux = raw.get("tmux")
     pane = tmux.rpartition(".")[2] if isinstance(tmux, str) else ""
+    protocol, features = raw.get("peerProtocol"), raw.get("peerFeatures")
     return {
         "session_id": session_id,
         "pid": pid,
@@ -170,6 +176,13 @@ def _entry(raw: dict[str, Any], pid: int, session_id: str, path: str) -> Entry:
         "version": _text(raw.get("version"), 40),
         "entrypoint": _text(raw.get("entrypoint"), 40),
         "path": path,
+        "socket": _text(raw.get("messagingSocketPath"), 4096),
+        "peer_protocol": protocol
+        if isinstance(protocol, int) and not isinstance(protocol, bool)
+        else None,
+        "peer_features": [f for f in features if isinstance(f, str)][:16]
+        if isinstance(features, list)
+        else [],
     }
 
 

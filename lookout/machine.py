@@ -712,6 +712,8 @@ def _stop_failure(s: Session, event: Event, intents: list[Intent]) -> None:
     main["detail"] = event["error"]  # rate_limit, authentication_failed ... (docs/statuses.md)
     # The error is both the episode and the turn's outcome: notify once, as the outcome.
     opened = intents.pop() if intents and intents[-1]["kind"] == "error" else None
+    if opened is not None and event["error"]:
+        opened["error"] = event["error"]  # a sound plays resource.limit for a limit
     if failed_again and turn.get("outcome") is not None and opened is not None:
         intents.append(opened)  # the turn's outcome was decided by the first failure
         return

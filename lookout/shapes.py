@@ -213,13 +213,23 @@ class Intent(TypedDict):
     by: NotRequired[str]  # ...and who answered, when known ("in the terminal", "the dashboard")
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
+    error: NotRequired[str]  # on a failed turn: the API's error code (rate_limit, ...)
 
 
 # -- notifications ---------------------------------------------------------------------------------
 
-# One validated [channels.<name>] table: its keys depend on its type (config._TYPE_KEYS), so it
-# stays a mapping; config.validate is the boundary that checks every key and value.
-Channel = dict[str, Any]
+class Channel(TypedDict):
+    """One validated [channels.<name>] table: the keys every type has, and its type's traits
+    (stamped in by the config check, so that what reads the cached config knows them without
+    loading the type). Each type's own keys: its TypedDict in lookout/channels/<type>.py."""
+
+    type: str  # a lookout.channels.registry name
+    enabled: bool
+    timeout_ms: int
+    content: str  # a ContentLevel
+    remote: bool  # it leaves the machine (channels.base.ChannelType.REMOTE)
+    updatable: bool  # an alert it sent is replaced in place on a resolve
+    loud: bool  # it makes a sound: a rule's quiet hours mute it for every kind
 
 
 class Rule(TypedDict):
@@ -278,25 +288,6 @@ class Delivery(TypedDict):
     escalate: list[Escalation]
     hold: NotRequired[list[Hold]]
     texts: NotRequired[dict[str, list[str]]]
-
-
-class Job(TypedDict):
-    """outbox/<ms>-<pid>.json: what one detached sender sends (no secrets: it re-reads them)."""
-
-    v: int
-    created_ms: int
-    cwd: str | None
-    deliveries: list[Delivery]
-
-
-class ScheduledEscalation(TypedDict):
-    """outbox/esc-<due_ms>-<pid>-<n>.json: one escalation the sender sends when due, if
-    sender.escalation_due() still says so."""
-
-    v: int
-    cwd: str | None
-    delivery: Delivery
-    escalation: Escalation
 
 
 class DeliveryLine(TypedDict):

@@ -1,5 +1,5 @@
 """lookout's vocabulary, defined once: the statuses, the reasons a session waits, the kinds of
-notification and of channel, the format versions, and the clock. Stdlib only and tiny: the hook
+notification, the format versions, and the clock. Stdlib only and tiny: the hook
 path imports it. shapes.py holds the same words as typing Literals (tests/test_words.py keeps
 them equal)."""
 
@@ -36,11 +36,8 @@ KINDS = (
 # The reason of an attention nothing reported, inferred from silence (docs/statuses.md).
 STUCK = "stuck"
 
-# The kinds of channel; those that leave the machine; those that can replace an alert they sent
-# when its episode resolves.
-CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise", "telegram")
-REMOTE_TYPES = ("ntfy", "webhook", "apprise", "telegram")
-UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
+# The agents `lookout start` can start and `say` can type into (lookout.steer.agents).
+STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
 
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")
@@ -49,11 +46,14 @@ SUMMARY_CHARS = 140
 
 # The snapshot's shape (shapes.Session); an older one is read as absent, a newer one is left alone.
 SNAPSHOT_VERSION = 1
-# The job file's shape (shapes.Job); the sender drops an older job unread, leaves a newer one.
+# The job files' format (notify/outbox.py); the sender drops an older job unread, leaves a newer
+# one.
 JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
-# 4: the config has `fleet` and `remote` tables; 5: and `sessions`.
-CONFIG_CACHE_VERSION = 5
+# 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits
+# (`remote`, `updatable`, `loud`: what the rules read without loading lookout/channels/).
+# 6: and the `sessions` table.
+CONFIG_CACHE_VERSION = 6
 
 # Every file lookout writes, with the format of what this version writes there
 # (docs/state-files.md). Format 1 is the shape every version so far has written; where a file of
@@ -79,6 +79,8 @@ FORMATS = {
     "serve.json": 1,
     "serve.codes": 1,
     "suggest-applied.json": 1,
+    "steer-rate.json": 1,
+    "sound-played.json": 1,  # the sound channel's debounce
     "installed.json": 1,  # in the runtime home, as the next two
     "codex-notify.json": 1,
     "runtime.json": 1,

@@ -126,3 +126,12 @@ def test_a_ratio_above_the_limit_fails() -> None:
     )
     assert proc.returncode == 1
     assert "FAIL" in proc.stdout
+
+
+@pytest.mark.slow
+def test_steering_a_real_claude_session_is_quick() -> None:
+    # Issue 33: the full run is 30 says and 5 interrupts (p95 <= 1 s; interrupt <= 2 s).
+    out = bench("steer.py", "--runs", "3", "--interrupts", "1", "--max-ms", "3000")
+    assert "say -> answer on screen: n=3" in out
+    assert "interrupt (Esc) -> idle, from records: n=1" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok")

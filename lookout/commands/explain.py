@@ -84,6 +84,22 @@ def notifications(state_dir: str, session_id: str, last: int) -> list[dict[str, 
     ]
 
 
+def steered(state_dir: str, session_id: str, last: int) -> list[dict[str, Any]]:
+    """The session's last `last` steering actions (say, interrupt, start: Steered records)."""
+    marker = b'"session_id":' + json.dumps(session_id).encode()
+    found = [
+        {
+            "ts": r.get("ts"),
+            "source": r.get("source"),
+            "summary": r.get("summary") or "",
+            **{k: v for k, v in (r.get("steer") or {}).items() if k != "target"},
+        }
+        for r in _lines(state_dir, store.EVENTS, marker)
+        if r.get("session_id") == session_id and r.get("event") == "Steered"
+    ]
+    return found[-last:] if last > 0 else []
+
+
 def _why_nothing(kind: str, cwd: str | None) -> str:
     """No delivery line for a kind: what the current config says about it."""
     from lookout.config import check, files
@@ -121,13 +137,17 @@ def explain(*, session: str | None, last: int, as_json: bool) -> int:
     for item in items:
         if not item["deliveries"]:
             item["note"] = _why_nothing(item["kind"], chosen.get("cwd"))
+    steering = steered(state_dir, sid, last)
     if as_json:
-        print(json.dumps({"session_id": sid, "notifications": items}, indent=2))
+        print(
+            json.dumps({"session_id": sid, "notifications": items, "steered": steering}, indent=2)
+        )
         return 0
     where = paths.tilde(chosen["cwd"]) if chosen["cwd"] else "?"
     who = _printable(f"{label(chosen)} {chosen.get('short_id') or sid[:8]} ({where})")
     if not items:
         print(f"{who}: no notification raised yet")
+        _show_steered(steering)
         return 0
     plural = "s" if len(items) != 1 else ""
     print(f"{who}: the last {len(items)} notification{plural}, oldest first")
@@ -144,4 +164,14 @@ def explain(*, session: str | None, last: int, as_json: bool) -> int:
             print(f"          {d['channel']!s:<{width}}  {d['result']:<7}  {detail}".rstrip())
         if not item["deliveries"]:
             print(f"          {item['note']}")
+    _show_steered(steering)
     return 0
+
+
+def _show_steered(steering: list[dict[str, Any]]) -> None:
+    """Who steered the session (lookout say, interrupt, start) and what came of it."""
+    if not steering:
+        return
+    print(f"steered ({len(steering)}), oldest first:")
+    for s in steering:
+        print(f"{_clock(s['ts'])}  {_printable(str(s['summary']))[:100]}  (from {s['source']})")

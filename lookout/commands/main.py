@@ -202,21 +202,17 @@ def _cmd_suggest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
 
 def _cmd_channel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.channels import registry
     from lookout.commands import configure
 
     if args.action == "remove":
         return configure.channel_remove(args.name, dry_run=args.dry_run)
+    dests = {registry.dest(o) for kind in registry.CHANNELS.values() for o in kind.OPTIONS}
     return configure.channel_add(
         args.name,
         kind=args.type,
-        url=args.url,
-        url_env=args.url_env,
-        token_env=args.token_env,
-        chat_id=args.chat_id,
-        allowed_user_ids=args.allowed_user_ids,
-        fmt=args.format,
+        options={dest: getattr(args, dest) for dest in dests},
         content=args.content,
-        command=args.argv,
         enabled=not args.disabled,
         dry_run=args.dry_run,
     )
@@ -256,6 +252,26 @@ def _cmd_trust(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return trust.trust(directory, yes=args.yes)
 
 
+def _cmd_say(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.say import say
+
+    return say(args.session, args.text, via=args.via, as_json=args.json)
+
+
+def _cmd_interrupt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.interrupt import interrupt
+
+    return interrupt(args.session, as_json=args.json)
+
+
+def _cmd_start(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.commands.start import start
+
+    return start(
+        args.project, agent=args.agent, prompt=args.prompt, wait_s=args.wait, as_json=args.json
+    )
+
+
 def _cmd_uninstall(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from lookout.install import cli as install_cli
     from lookout.install import plan as install
@@ -284,6 +300,9 @@ COMMANDS: dict[str, Command] = {
     "rule": _cmd_rule,
     "serve": _cmd_serve,
     "trust": _cmd_trust,
+    "say": _cmd_say,
+    "interrupt": _cmd_interrupt,
+    "start": _cmd_start,
     "uninstall": _cmd_uninstall,
 }
 

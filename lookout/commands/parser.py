@@ -12,7 +12,7 @@ from typing import Any
 from lookout import paths, version
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.words import CHANNEL_TYPES
+from lookout.words import STEER_AGENTS
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -384,6 +384,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     explain.add_argument("--json", action="store_true", help="machine-readable output")
 
     _configure_commands(sub)
+    _steer_commands(sub)
 
     # issue 26: the waiting ledger and the allow rules it suggests (commands/report, suggest)
     report = sub.add_parser(
@@ -494,16 +495,24 @@ def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _command_arg(text: str) -> list[str]:
-    import shlex
+def _channel_examples(channel: Any) -> str | None:
+    """`channel add`'s epilog: a line per channel type (each type says its own)."""
+    if isinstance(channel, _Unused):
+        return None  # another command's parser: the channel types need not load
+    from lookout.channels import registry
 
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"cannot split {text!r}: {exc}") from None
-    if not words:
-        raise argparse.ArgumentTypeError("expected a program and its arguments")
-    return words
+    return "examples:\n" + "\n".join(f"  {kind.EXAMPLE}" for kind in registry.CHANNELS.values())
+
+
+def _channel_types(add: Any) -> None:
+    """`--type` and the flags each channel type takes (lookout/channels/, loaded only for
+    `channel` itself)."""
+    if isinstance(add, _Unused):
+        return
+    from lookout.channels import registry
+
+    add.add_argument("--type", required=True, choices=registry.NAMES, help="the kind of channel")
+    registry.add_options(add)
 
 
 def _configure_commands(sub: Any) -> None:
@@ -521,48 +530,12 @@ def _configure_commands(sub: Any) -> None:
         help="add a channel",
         description="Append a [channels.NAME] table. Secrets stay out of the file and your"
         " shell history with --token-env / --url-env (the variable's name is stored).",
-        epilog="examples:\n"
-        "  lookout channel add phone --type ntfy --url https://ntfy.sh/my-long-secret-topic\n"
-        "  lookout channel add team --type webhook --url-env SLACK_WEBHOOK_URL --format slack\n"
-        "  lookout channel add log --type command --command 'logger -t lookout {title}'\n"
-        "  lookout channel add bot --type telegram --token-env TELEGRAM_BOT_TOKEN"
-        " --chat-id 123456789",
+        epilog=_channel_examples(channel),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add.add_argument("name", metavar="NAME", help="the channel's name (letters, digits, - and _)")
-    add.add_argument("--type", required=True, choices=CHANNEL_TYPES, help="the kind of channel")
-    add.add_argument(
-        "--url",
-        help="ntfy: server and topic; webhook: the URL; apprise: a URL; telegram: the Bot API"
-        " server (api_url, default the public one)",
-    )
-    add.add_argument("--url-env", metavar="VAR", help="webhook: the variable holding the URL")
-    add.add_argument(
-        "--token-env",
-        metavar="VAR",
-        help="ntfy: the variable holding a token; telegram: the variable holding the bot token",
-    )
-    add.add_argument(
-        "--chat-id", type=int, metavar="ID", help="telegram: the chat the bot writes to"
-    )
-    add.add_argument(
-        "--allowed-user-id",
-        dest="allowed_user_ids",
-        type=int,
-        action="append",
-        metavar="ID",
-        help="telegram: a user whose presses answer requests (repeat for more; default: anyone"
-        " in the chat)",
-    )
-    add.add_argument("--format", choices=("json", "slack", "discord"), help="webhook: body format")
+    _channel_types(add)
     add.add_argument("--content", choices=("full", "summary", "none"), help="how much text to send")
-    add.add_argument(
-        "--command",
-        dest="argv",
-        type=_command_arg,
-        metavar="'PROGRAM ARGS'",
-        help="command: what to run, split like a shell would (no shell runs it)",
-    )
     add.add_argument("--disabled", action="store_true", help="add it switched off")
     add.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
     remove = actions.add_parser(
@@ -627,6 +600,69 @@ def _configure_commands(sub: Any) -> None:
     )
     rremove.add_argument("index", type=int, metavar="N")
     rremove.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+
+
+# issue 33: steering sessions (lookout.steer): say, interrupt, start.
+_STEER_NOTE = " Needs [steer] enabled = true in your own config (docs/steer.md)."
+
+
+def _steer_commands(sub: Any) -> None:
+    say = sub.add_parser(
+        "say",
+        help="send a message to a session as your next prompt ([steer])",
+        description="Send TEXT to SESSION as your next message: typed into its tmux pane (then"
+        " Enter), else, for Claude Code, written to its inbox socket (shown to the model as a"
+        " message from another Claude session). Never into an open dialog; to a working"
+        " session only where the agent queues it. Says which way it went and what was"
+        " delivered." + _STEER_NOTE,
+    )
+    say.add_argument(
+        "session", metavar="SESSION", help="a session id or its start, a project or a title"
+    )
+    say.add_argument(
+        "text", metavar="TEXT", help="the message (newlines allowed where the agent keeps them)"
+    )
+    say.add_argument(
+        "--via",
+        choices=("pane", "socket"),
+        help="pane: type into its tmux pane; socket: Claude Code's inbox (default: the pane when"
+        " lookout knows it, else the socket)",
+    )
+    say.add_argument("--json", action="store_true", help="the outcome as JSON")
+
+    interrupt = sub.add_parser(
+        "interrupt",
+        help="stop a session's current turn, as Esc does ([steer])",
+        description="Press the agent's interrupt key (Esc) in SESSION's tmux pane to stop its"
+        " current turn, and say whether it stopped. Claude Code's inbox socket has no way to"
+        " interrupt: this needs the pane." + _STEER_NOTE,
+    )
+    interrupt.add_argument(
+        "session", metavar="SESSION", help="a session id or its start, a project or a title"
+    )
+    interrupt.add_argument("--json", action="store_true", help="the outcome as JSON")
+
+    start = sub.add_parser(
+        "start",
+        help="start a new session in a new tmux window in an allowed project ([steer])",
+        description="Start the agent's own program in a new tmux window whose working directory"
+        " is PROJECT (one of [steer] projects), in the tmux session lookout runs in, else in a"
+        " session named `lookout` on the default tmux server; print its SESSION once its first"
+        " hook arrives." + _STEER_NOTE,
+    )
+    start.add_argument("project", metavar="PROJECT", help="the project's directory")
+    start.add_argument(
+        "--agent", choices=STEER_AGENTS, help="which agent (default: the first of [steer] agents)"
+    )
+    start.add_argument("--prompt", metavar="TEXT", help="its first message")
+    start.add_argument(
+        "--wait",
+        type=_duration_arg,
+        default=30,
+        metavar="DURATION",
+        help="how long to wait for its first hook (30s)",
+    )
+    start.add_argument("--json", action="store_true", help="the outcome as JSON")
 
 
 def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -34,6 +34,8 @@ def do_install(opts: Options, out: Out) -> int:
     refuse_newer(home, out)  # an older checkout over a newer install: stop before any change
     with contextlib.nullcontext() if opts.dry_run else runtimes.locked(home):
         python, home = _runtime(opts, out)
+        if not opts.dry_run:
+            say_steer(out)
         for step in steps:
             step(python, home)
         if opts.bridge:
@@ -41,6 +43,29 @@ def do_install(opts: Options, out: Out) -> int:
                 bridge.ensure_client(python, opts.python is None, out)
             bridge.install(python, home, opts.dry_run, out)
     return 0
+
+
+def say_steer(out: Out) -> None:
+    """One line: whether `lookout say`, `interrupt` and `start` may type into sessions (issue 33),
+    and how to turn them on."""
+    from lookout.config import check
+    from lookout.config import steer as steer_config
+
+    try:
+        cfg = steer_config.load()
+    except check.ConfigError:
+        out("warning: [steer] in your config is invalid (lookout check-config): steering stays off")
+        return
+    if cfg.enabled:
+        out(
+            "steering is on: lookout say, interrupt and start may type into your sessions"
+            " ([steer] in your config; docs/steer.md)"
+        )
+    else:
+        out(
+            "steering is off: lookout say, interrupt and start refuse until you set enabled ="
+            f" true under [steer] in {tilde(paths.config_path())} (docs/steer.md)"
+        )
 
 
 def refuse_newer(home: Path, out: Out) -> None:

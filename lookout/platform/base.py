@@ -11,7 +11,7 @@ from lookout import procs
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -37,8 +37,14 @@ def as_value(text: str) -> str:
     return WORD_JOINER + text if text.startswith(_ARG_LEADERS) else text
 
 
-def run(argv: list[str], timeout_s: float, stdin: bytes | None = None) -> str:
-    """Run a program without a shell, from /; its stdout, or PlatformError naming it."""
+def run(
+    argv: list[str],
+    timeout_s: float,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Run a program without a shell, from / (`env`: its environment, else ours); its stdout,
+    or PlatformError naming it."""
     import subprocess  # only when a program runs: `lookout status --line` on Linux never does
 
     try:
@@ -47,6 +53,7 @@ def run(argv: list[str], timeout_s: float, stdin: bytes | None = None) -> str:
             input=stdin if stdin is not None else b"",
             capture_output=True,
             timeout=timeout_s,
+            env=env,
             cwd="/",
             check=False,
         )
@@ -75,6 +82,42 @@ def last_line(done: subprocess.CompletedProcess[str]) -> str:
     return lines[-1].strip() if lines else f"exit {done.returncode}"
 
 
+class SoundPlayer:
+    """A program that plays one audio file and exits: `name` (pw-play, paplay, aplay, afplay,
+    powershell.exe), its path, the formats it plays, whether it takes a volume, and `stdin`:
+    the file's bytes go to its standard input (a Windows program cannot open a Linux path).
+    The argv is built here from lookout's own words and the file's path, never from a pack."""
+
+    def __init__(
+        self,
+        name: str,
+        program: str,
+        formats: tuple[str, ...],
+        build: Callable[[str, str, float], list[str]],
+        volume: bool,
+        via: str = "",
+        stdin: bool = False,
+    ) -> None:
+        self.name = name
+        self.program = program
+        self.formats = formats
+        self._build = build
+        self.volume = volume
+        self.via = via  # what it plays through: "PipeWire (/run/user/1000/pipewire-0)"
+        self.stdin = stdin
+
+    def argv(self, file: str, volume: float) -> list[str]:
+        """The command that plays `file` (an absolute path) at `volume` (0.0-1.0)."""
+        return self._build(self.program, file, min(1.0, max(0.0, volume)))
+
+    def describe(self) -> str:
+        """What doctor says of it: `paplay at /usr/bin/paplay (PulseAudio ...): wav, ogg, mp3;
+        volume`."""
+        via = f" ({self.via})" if self.via else ""
+        volume = "volume" if self.volume else "no volume control (plays at the system's level)"
+        return f"{self.name} at {self.program}{via}: {', '.join(self.formats)}; {volume}"
+
+
 class Service:
     """The bridge as a background service of the platform (launchd); systemd's unit stays in
     install/bridge.py, which is what Linux and WSL use."""
@@ -99,9 +142,9 @@ class Platform:
 
     # -- alerts ------------------------------------------------------------------------------
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
         """Show (or, msg["update"], replace) the desktop alert `msg`. None: the notify-send path
-        of notify/channels.py does it. A platform whose alert waits for a click hands the
+        of lookout/channels/desktop.py does it. A platform whose alert waits for a click hands the
         process over as msg["focus_proc"] = (proc, bytes already read); its first line is the
         clicked action (CLICKS: Focus)."""
         return None
@@ -112,6 +155,15 @@ class Platform:
 
     def notifier(self) -> tuple[bool, str]:
         """(usable, what doctor says: which notifier was found and what it can do)."""
+        raise NotImplementedError
+
+    def sound_player(self) -> SoundPlayer | None:
+        """The program that plays a sound here, None when none is found."""
+        raise NotImplementedError
+
+    def sound_status(self) -> tuple[bool, str]:
+        """(a player was found, what doctor says: which one and what it can do, or what to
+        install)."""
         raise NotImplementedError
 
     def raise_terminal(self) -> str | None:

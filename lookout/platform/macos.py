@@ -1,7 +1,7 @@
 """macOS: alerts through alerter (Focus as an action, the click printed), terminal-notifier
-(Focus through -activate/-execute) or osascript (no actions); process truth from kill(pid, 0)
-and ps; the bridge as a launchd agent (launchd.py). Never a payload's text in a shell command
-or an AppleScript source: argv items only."""
+(Focus through -activate/-execute) or osascript (no actions); sounds through afplay; process
+truth from kill(pid, 0) and ps; the bridge as a launchd agent (launchd.py). Never a payload's
+text in a shell command or an AppleScript source: argv items only."""
 
 from __future__ import annotations
 
@@ -13,10 +13,19 @@ import subprocess
 import time
 
 from lookout import paths
-from lookout.platform.base import Platform, PlatformError, as_value, group_id, plain, run
+from lookout.platform.base import (
+    Platform,
+    PlatformError,
+    SoundPlayer,
+    as_value,
+    group_id,
+    plain,
+    run,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from lookout.platform.base import Outcome, Service
@@ -70,7 +79,7 @@ def jump_command(session_id: object) -> str | None:
 class MacOS(Platform):
     name = "macos"
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
         title = plain(msg["title"])
         body = plain(msg["body"]) or title
         name, prog = notifier()
@@ -128,6 +137,19 @@ class MacOS(Platform):
                 " (brew install alerter or terminal-notifier for Focus)"
             )
         return False, "no notifier found (alerter, terminal-notifier or osascript)"
+
+    def sound_player(self) -> SoundPlayer | None:
+        found = shutil.which("afplay")
+        if found is None:
+            return None
+        # Core Audio reads WAV and MP3; Ogg Vorbis needs a component macOS does not ship.
+        return SoundPlayer("afplay", found, ("wav", "mp3"), afplay_argv, True, "Core Audio")
+
+    def sound_status(self) -> tuple[bool, str]:
+        player = self.sound_player()
+        if player is None:
+            return False, "afplay not found (it ships with macOS in /usr/bin: is it on PATH?)"
+        return True, player.describe()
 
     def raise_terminal(self) -> str | None:
         bundle = terminal_bundle()
@@ -203,6 +225,10 @@ class MacOS(Platform):
         from lookout.platform import launchd
 
         return launchd.LaunchAgent()
+
+
+def afplay_argv(program: str, file: str, volume: float) -> list[str]:
+    return [program, "-v", f"{volume:.2f}", file]  # 0.0-1.0 of the output level
 
 
 def command_argv(command: str) -> list[str]:

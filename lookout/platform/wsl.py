@@ -1,7 +1,9 @@
 """WSL: Linux underneath (/proc, tmux, systemd when WSL runs it), alerts on the Windows desktop:
 the Linux notify-send path when a Linux notification daemon answers on D-Bus, else
 wsl-notify-send.exe, else a Windows toast through powershell.exe. The toast's script is fixed
-(-EncodedCommand); the alert's text reaches it only as JSON data on stdin."""
+(-EncodedCommand); the alert's text reaches it only as JSON data on stdin. Sounds: a Linux
+player when a sound server answers (WSLg), else Windows' SoundPlayer through powershell.exe,
+with the WAV's bytes on stdin under a fixed script as well."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ import os
 import shutil
 import subprocess
 
-from lookout.platform.base import PlatformError, group_id, plain, run
-from lookout.platform.linux import Linux
+from lookout.platform.base import PlatformError, SoundPlayer, group_id, plain, run
+from lookout.platform.linux import Linux, linux_sound_player
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from lookout.platform.base import Outcome
@@ -48,21 +51,39 @@ TOAST_SCRIPT = (
 )
 
 
+# Plays the WAV it reads from stdin (System.Media.SoundPlayer: PCM WAV only, no volume).
+SOUND_SCRIPT = (
+    "$ErrorActionPreference = 'Stop'\n"
+    "$m = New-Object System.IO.MemoryStream\n"
+    "[Console]::OpenStandardInput().CopyTo($m)\n"
+    "$m.Position = 0\n"
+    "(New-Object System.Media.SoundPlayer $m).PlaySync()\n"
+)
+
+
 def encoded(script: str) -> str:
     """PowerShell's -EncodedCommand: base64 of the UTF-16LE script."""
     return base64.b64encode(script.encode("utf-16-le")).decode("ascii")
 
 
 def toast_argv() -> list[str]:
+    return powershell_argv(POWERSHELL, TOAST_SCRIPT)
+
+
+def powershell_argv(program: str, script: str) -> list[str]:
     return [
-        POWERSHELL,
+        program,
         "-NoProfile",
         "-NonInteractive",
         "-ExecutionPolicy",
         "Bypass",
         "-EncodedCommand",
-        encoded(TOAST_SCRIPT),
+        encoded(script),
     ]
+
+
+def sound_argv(program: str, file: str, volume: float) -> list[str]:
+    return powershell_argv(program, SOUND_SCRIPT)  # the file goes on stdin, never into a script
 
 
 def toast_data(title: str, body: str, tag: str, remove: bool = False) -> bytes:
@@ -116,7 +137,7 @@ def path() -> tuple[str, str | None]:
 class WSL(Linux):
     name = "wsl"
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
         way, prog = path()
         if way == "linux":
             return None
@@ -157,3 +178,23 @@ class WSL(Linux):
                 " (lookout jump switches tmux)"
             )
         return False, f"WSL: no Linux notification daemon, no {WSL_NOTIFY}, no {POWERSHELL}"
+
+    def sound_player(self) -> SoundPlayer | None:
+        linux = linux_sound_player(server_only=True)
+        if linux is not None:
+            return linux  # WSLg's PulseAudio server (PULSE_SERVER), or one the user runs
+        prog = shutil.which(POWERSHELL)
+        if prog is not None:
+            return SoundPlayer(
+                POWERSHELL, prog, ("wav",), sound_argv, False, "Windows SoundPlayer", stdin=True
+            )
+        return linux_sound_player()  # aplay and the like may still reach a device
+
+    def sound_status(self) -> tuple[bool, str]:
+        player = self.sound_player()
+        if player is None:
+            return False, (
+                f"WSL: no sound server (PULSE_SERVER, as WSLg sets it) and no {POWERSHELL} on"
+                " PATH (WSL interop off?)"
+            )
+        return True, f"WSL, {player.describe()}"

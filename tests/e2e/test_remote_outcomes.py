@@ -56,6 +56,7 @@ token_env = "LOOKOUT_TG_TOKEN"
 chat_id = {CHAT}
 allowed_user_ids = [{OWNER}]
 api_url = "{api.url}"
+content = "full"
 [[rules]]
 when = ["permission", "question", "plan"]
 channels = ["chat"]

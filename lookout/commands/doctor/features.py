@@ -198,3 +198,55 @@ def _why_no_hooks(cwd: str | None) -> str:
         "it was started before lookout's hooks were installed, or with `--settings` / "
         "`--setting-sources` that leave them out, or a managed policy allows only managed hooks"
     )
+
+
+def check_steer(report: Report) -> None:
+    """[steer] (issue 33): off, or on and what `say`, `interrupt` and `start` can reach here."""
+    import shutil
+
+    from lookout.config import steer
+    from lookout.steer import agents
+
+    try:
+        cfg = steer.load()
+    except LookoutError as exc:
+        report.add("steer", FAIL, f"invalid [steer]: {exc}", "lookout check-config")
+        return
+    if not cfg.enabled:
+        report.add(
+            "steer", INFO, "steering is off: say, interrupt and start refuse", steer.HOW_TO_ENABLE
+        )
+        return
+    report.add("steer", OK, steer.describe(cfg).removeprefix("steer: "))
+    if shutil.which("tmux") is None:
+        report.add(
+            "steer", WARN, "tmux is not on PATH: nothing can be typed or started", "install tmux"
+        )
+    if not cfg.project_dirs():
+        report.add(
+            "steer",
+            WARN,
+            f"no directory matches [steer] projects ({', '.join(cfg.projects)}): start has none",
+            "name existing directories (globs allowed) in projects",
+        )
+    from lookout.steer.launch import unsafe_dir
+
+    for directory in cfg.project_dirs():
+        why = unsafe_dir(directory)
+        if why is not None:
+            report.add(
+                "steer",
+                WARN,
+                f"start refuses {paths.tilde(directory)}: {why}",
+                "list only your own directories in [steer] projects",
+            )
+    for name in cfg.agents:
+        keys = agents.keys(name)
+        if keys is not None and agents.program(keys) is None:
+            report.add(
+                "steer",
+                WARN,
+                f"{keys.title}'s program ({keys.program}) is not on PATH: start --agent {name}"
+                " cannot run it",
+                f"install {keys.title}, or run lookout where it is on PATH",
+            )

@@ -16,7 +16,12 @@ from lookout import paths
 from lookout.agents.registry import AGENTS
 from lookout.boundary import visible
 from lookout.commands.doctor.channels import check_channels
-from lookout.commands.doctor.features import check_client_registry, check_fleet, check_remote
+from lookout.commands.doctor.features import (
+    check_client_registry,
+    check_fleet,
+    check_remote,
+    check_steer,
+)
 from lookout.commands.doctor.state import (
     check_config,
     check_deliveries,
@@ -49,6 +54,7 @@ def diagnose(project: str) -> Report:
         )
     loaded = check_config(report, project)
     check_remote(report, project)
+    check_steer(report)
     check_state(report)
     check_formats(report)
     check_channels(report, loaded)

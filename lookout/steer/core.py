@@ -1,0 +1,537 @@
+"""say, interrupt, start: the one entry of every surface. Each runs every check here, in this
+order, so no surface can skip one: [steer] enabled, the surface and its rate, the text, the
+session (one, live), its state (never into an open dialog; while working only where the agent
+queues it), the way (its pane, else Claude Code's inbox socket), then delivers, records a
+`Steered` event and says what came of it (an Outcome), or raises SteerError with a hint."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from lookout import client_sessions, paths, reconcile, store, words
+from lookout.config import steer as steer_config
+from lookout.errors import LookoutError
+from lookout.jump.locate import name as session_name
+from lookout.jump.tmux import Pane
+from lookout.sessions import Row, load_sessions, matching, resolve
+from lookout.steer import agents, inbox, journal, launch, pane, text
+from lookout.steer.shapes import SURFACES, Outcome, SteerError
+
+# How long say/interrupt wait to see the agent take what was sent (its prompt hook, its status).
+WAIT_S = 3.0
+POLL_S = 0.03
+FRAMING = {
+    "pane": "typed into its input box: the agent gets it as your own message",
+    "socket": "sent to its inbox: Claude Code shows it to the model as a message from another"
+    " Claude session, not as typed by you",
+}
+# Claude Code's registry says `waiting` while a dialog is open.
+_DIALOG = "waiting"
+
+
+def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig, str]:
+    """The config (on), the state directory, and one attempt counted against the surface."""
+    cfg = steer_config.load()
+    surface = source.split(":", 1)[0]
+    if surface not in SURFACES:
+        raise SteerError("surface", f"{source!r} is not a surface that may steer sessions")
+    if not cfg.enabled:
+        raise SteerError(
+            "disabled",
+            f"steering is off ([steer] enabled is not true in {cfg.source})",
+            hint=steer_config.HOW_TO_ENABLE,
+        )
+    state = state_dir or paths.state_dir()
+    journal.allow(state, surface, cfg.per_minute)
+    return cfg, state
+
+
+def _resolve(state_dir: str, key: str, command: str) -> Row:
+    """The one live session `key` names (sessions.resolve: an id or its start, a project, a
+    title); SteerError when none, several or it ended."""
+    reconcile.quietly(state_dir)  # what a signal proves (a dialog answered, a process gone) first
+    rows = load_sessions(state_dir)
+    try:
+        row = resolve(rows, key, command)
+    except LookoutError as exc:
+        reason = "ambiguous" if matching(rows, key) else "no_session"
+        raise SteerError(reason, str(exc), hint=exc.hint) from None
+    if row["status"] == "ended":
+        raise SteerError("ended", f"{session_name(row)} has ended", hint="lookout start PROJECT")
+    return row
+
+
+def _registry_status(row: Row) -> str | None:
+    """Claude Code's own word on the session now (busy, waiting, idle), when it has one."""
+    if row["agent"] != "claude":
+        return None
+    entry = client_sessions.read().get(row["session_id"])
+    return entry["status"] if entry else None
+
+
+def _refuse_dialog(row: Row, action: str) -> SteerError:
+    reason = row.get("reason") or "a dialog"
+    return SteerError(
+        "attention",
+        f"{session_name(row)} waits on you ({reason}): lookout will not {action} into an open"
+        " dialog (typed keys would answer it)",
+        hint="answer the dialog first (lookout jump, the dashboard, or lookout answer)",
+    )
+
+
+def _fresh(state_dir: str, row: Row) -> Row:
+    """The row again from its snapshot as the hooks left it now (for the last check)."""
+    snapshot = store.read_session(state_dir, row["session_id"])
+    if snapshot is None:
+        raise SteerError("no_session", f"{session_name(row)} is no longer recorded")
+    status = snapshot.get("status") or "idle"
+    return {**row, "status": status, "reason": snapshot.get("reason")}
+
+
+def _check_state(row: Row, keys: agents.Keys, action: str) -> None:
+    """Never into an open dialog; while working only where the agent queues what is typed."""
+    if row["status"] == "attention" or _registry_status(row) == _DIALOG:
+        raise _refuse_dialog(row, action)
+    if row["status"] == "working" and not keys.queues_while_working:
+        raise SteerError(
+            "working",
+            f"{session_name(row)} is working, and what is typed into {keys.title} during a turn"
+            f" was not checked to wait for it (checked with {keys.checked})",
+            hint="wait until it is idle (lookout status), or interrupt it first",
+        )
+
+
+# -- say -----------------------------------------------------------------------------------------
+
+
+def say(
+    session: str,
+    message: str,
+    *,
+    via: str | None = None,
+    source: str = "terminal",
+    state_dir: str | None = None,
+    wait_s: float = WAIT_S,
+) -> Outcome:
+    """Send `message` to `session` as the user's next message: typed into its tmux pane, or
+    (Claude Code without a pane, or `via="socket"`) written to its inbox socket."""
+    cfg, state = _setup(source, state_dir)
+    message = text.check(message, cfg.max_chars)
+    row = _resolve(state, session, "lookout say")
+    try:
+        return _say(state, row, message, via, source, wait_s)
+    except SteerError as exc:
+        _record_refusal(state, row, "say", source, via or "", message, exc)
+        raise
+
+
+def _say(
+    state: str, row: Row, message: str, via: str | None, source: str, wait_s: float
+) -> Outcome:
+    keys = _keys(row)
+    _check_state(row, keys, "type")
+    way, found_pane, entry = _way(state, row, keys, via)
+    if way == "pane":
+        assert found_pane is not None
+        if "\n" in message and not keys.multiline:
+            raise SteerError(
+                "text",
+                f"the message has several lines, and a newline typed into {keys.title} may send"
+                " the first line on its own",
+                hint="send it as one line",
+            )
+        prefix = text.command_prefix(message)
+        if prefix is not None:
+            raise SteerError(
+                "text",
+                f"the message starts with {prefix!r}, which {keys.title}'s input box runs as a"
+                " command instead of sending it",
+                hint="start it with another character",
+            )
+    mark = _events_mark(state)
+    now_ms = words.now_ms()
+    if way == "pane":
+        assert found_pane is not None
+        target = found_pane.target
+        _type(state, row, keys, found_pane, message)
+        sent_keys = ["Enter"]
+    else:
+        assert entry is not None
+        _check_state(_fresh(state, row), keys, "send")
+        target = inbox.send(entry, row["session_id"], message)
+        sent_keys = []
+    took = _wait_prompt(state, row["session_id"], mark, wait_s)
+    result = (
+        "delivered"
+        if took
+        else "queued"
+        if row["status"] == "working"
+        else ("typed" if way == "pane" else "sent")
+    )
+    line = journal.record(
+        state,
+        row["session_id"],
+        action="say",
+        source=source,
+        via=way,
+        target=target,
+        text=message,
+        result=result,
+        ts_ms=now_ms,
+    )
+    return _outcome("say", row, way, target, message, sent_keys, result, line, state)
+
+
+def _keys(row: Row) -> agents.Keys:
+    keys = agents.keys(row["agent"])
+    if keys is None:
+        raise SteerError(
+            "agent", f"lookout does not know how to steer {row['agent']} sessions", hint=None
+        )
+    return keys
+
+
+def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str, Pane | None, Any]:
+    """(pane | socket, the pane, the inbox's registry entry): its pane when lookout knows it,
+    else Claude Code's inbox; `via` chooses."""
+    snapshot: dict[str, Any] = dict(store.read_session(state, row["session_id"]) or {})
+    found: Pane | None = None
+    why_pane = "lookout knows no tmux pane for it (it was not started inside tmux)"
+    if via in (None, "pane") and pane.recorded(snapshot):
+        found = pane.find(snapshot)
+        if found is None:
+            why_pane = "its tmux pane (or that tmux server) is gone"
+        elif not pane.runs_in(found, snapshot):
+            found = None
+            why_pane = f"its tmux pane does not run its {keys.title} process any more"
+    if found is not None:
+        return "pane", found, None
+    if via == "pane":
+        raise SteerError(
+            "no_way",
+            f"{session_name(row)}: {why_pane}",
+            hint="--via socket (Claude Code only)" if keys.socket else None,
+        )
+    if not keys.socket:
+        raise SteerError("no_way", f"{session_name(row)}: {why_pane}", hint=_PANE_HINT)
+    entry = inbox.entry(row["session_id"])
+    why_socket = inbox.usable(entry)
+    if why_socket is not None:
+        before = "" if via == "socket" else f"{why_pane}, and "
+        raise SteerError(
+            "no_way",
+            f"{session_name(row)}: {before}its inbox socket cannot be used: {why_socket}",
+            hint=_PANE_HINT,
+        )
+    return "socket", None, entry
+
+
+_PANE_HINT = "start your agents inside tmux for lookout to type into them"
+
+
+def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) -> None:
+    """The last checks (snapshot, registry, screen) right before the keys, then the text, then
+    (once the pane shows it, and still no dialog) Enter."""
+
+    def check(screen: str) -> None:
+        _check_state(_fresh(state, row), keys, "type")
+        if keys.name == "claude":
+            shown = agents.claude_input(screen)
+            if shown is None:
+                raise SteerError(
+                    "attention",
+                    f"{session_name(row)}: its pane shows no input box (a dialog or a menu is"
+                    " open): nothing was typed",
+                    hint="answer it first: lookout jump",
+                )
+            if shown:
+                raise SteerError(
+                    "draft",
+                    f"{session_name(row)}: its input box holds text not sent yet ({shown[:40]!r}):"
+                    " lookout will not send it with yours",
+                    hint="send or clear it in the pane first (lookout jump)",
+                )
+
+    before = pane.screen(where)
+    check(before)
+    pane.type_text(where, message)
+
+    def still(screen: str) -> None:
+        _check_state(_fresh(state, row), keys, "type")
+        if keys.name == "claude" and agents.claude_input(screen) is None:
+            raise SteerError(
+                "attention",
+                f"{session_name(row)}: a dialog opened while typing: Enter was not pressed",
+                hint="look at the pane (lookout jump): the dialog is the session's to answer",
+            )
+
+    pane.wait_echo(where, message, before, still)
+    time.sleep(keys.enter_after_s)
+    still(pane.screen(where))
+    pane.press(where, "Enter")
+
+
+def _events_mark(state: str) -> tuple[int, int]:
+    """events.jsonl's (inode, size) now: what comes after is new."""
+    try:
+        st = os.stat(os.path.join(state, store.EVENTS))
+    except FileNotFoundError:
+        return 0, 0
+    return st.st_ino, st.st_size
+
+
+def _new_lines(state: str, mark: tuple[int, int]) -> list[dict[str, Any]]:
+    from lookout.sessions import parse_line
+
+    path = os.path.join(state, store.EVENTS)
+    try:
+        with open(path, "rb") as f:
+            ino = os.fstat(f.fileno()).st_ino
+            f.seek(mark[1] if ino == mark[0] else 0)
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    out = []
+    for raw in data.split(b"\n"):
+        record = parse_line(raw) if raw else None
+        if record is not None:
+            out.append(record)
+    return out
+
+
+def _wait_prompt(state: str, session_id: str, mark: tuple[int, int], wait_s: float) -> bool:
+    """Whether the agent's prompt hook fired for the session (it took the message)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        if any(
+            r.get("session_id") == session_id and r.get("event") == "UserPromptSubmit"
+            for r in _new_lines(state, mark)
+        ):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(POLL_S)
+
+
+# -- interrupt -----------------------------------------------------------------------------------
+
+
+def interrupt(
+    session: str,
+    *,
+    source: str = "terminal",
+    state_dir: str | None = None,
+    wait_s: float = WAIT_S,
+) -> Outcome:
+    """Stop the session's current turn, as its interrupt key (Esc) does, in its pane."""
+    _, state = _setup(source, state_dir)
+    row = _resolve(state, session, "lookout interrupt")
+    try:
+        return _interrupt(state, row, source, wait_s)
+    except SteerError as exc:
+        _record_refusal(state, row, "interrupt", source, "pane", "", exc)
+        raise
+
+
+def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
+    keys = _keys(row)
+    if keys.interrupt is None:
+        raise SteerError(
+            "agent",
+            f"the key that interrupts {keys.title} was not checked with its real client",
+            hint="interrupt it in its pane: lookout jump",
+        )
+    if row["status"] == "idle" and _registry_status(row) != "busy":
+        raise SteerError(
+            "idle",
+            f"{session_name(row)} is idle: there is no turn to interrupt",
+            hint="lookout say SESSION TEXT starts one",
+        )
+    way, found, _ = _way(state, row, keys, "pane")
+    assert found is not None
+    now_ms = words.now_ms()
+    for key in keys.interrupt:
+        pane.press(found, key)
+    status = (
+        _wait_stopped(state, row["session_id"], row["status"], wait_s)
+        if keys.reports_interrupt
+        else None
+    )
+    stopped = status in ("idle", "ended") or status not in (None, row["status"], "working")
+    result = "interrupted" if stopped else "sent"
+    line = journal.record(
+        state,
+        row["session_id"],
+        action="interrupt",
+        source=source,
+        via=way,
+        target=found.target,
+        text="",
+        result=result,
+        ts_ms=now_ms,
+    )
+    pressed = list(keys.interrupt)
+    out = _outcome("interrupt", row, way, found.target, "", pressed, result, line, state)
+    if not keys.reports_interrupt:
+        out["note"] = (
+            f"{keys.title} reports no hook for a stopped turn: lookout shows it working until"
+            " its next prompt"
+        )
+    elif status == "attention":
+        out["note"] = (
+            f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
+        )
+    elif result != "interrupted":
+        out["note"] = f"it still shows {status} after {wait_s:g} s"
+    return out
+
+
+def _wait_stopped(state: str, session_id: str, before: str, wait_s: float) -> str | None:
+    """The session's status once the turn stopped: idle (or ended), or another status than it
+    had (an agent that reports a stopped turn as failed); reconciled from the client's own
+    signals, as Claude Code records no hook for Esc. Its status at the deadline otherwise."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        reconcile.quietly(state)
+        snapshot: dict[str, Any] = dict(store.read_session(state, session_id) or {})
+        status = snapshot.get("status")
+        settled = status in ("idle", "ended") or status not in (before, "working")
+        if settled or time.monotonic() > deadline:
+            return str(status) if status else None
+        time.sleep(POLL_S * 3)
+
+
+# -- start ---------------------------------------------------------------------------------------
+
+
+def start(
+    project: str,
+    agent: str | None = None,
+    prompt: str | None = None,
+    *,
+    source: str = "terminal",
+    state_dir: str | None = None,
+    wait_s: float = launch.WAIT_S,
+) -> Outcome:
+    """A new session of `agent` (default: the first of [steer] agents) in a new tmux window in
+    `project` (one of [steer] projects), with `prompt` as its first message; returns once its
+    first hook arrived."""
+    cfg, state = _setup(source, state_dir)
+    name = agent or (cfg.agents[0] if cfg.agents else "claude")
+    keys = agents.keys(name)
+    if keys is None or name not in cfg.agents:
+        raise SteerError(
+            "agent",
+            f"[steer] agents does not allow starting {name} (allowed: {', '.join(cfg.agents)})",
+            hint=f"add {name!r} to agents in [steer], in your own config",
+        )
+    if prompt is not None:
+        text.check(prompt, cfg.max_chars, what="the prompt")
+        prefix = text.command_prefix(prompt)
+        if prefix is not None:
+            raise SteerError(
+                "text",
+                f"the prompt starts with {prefix!r}, which {keys.title} runs as a command",
+                hint="start it with another character",
+            )
+    directory = launch.project_dir(cfg, project)
+    program = agents.program(keys)
+    if program is None:
+        raise SteerError(
+            "agent",
+            f"{keys.title}'s program ({keys.program}) is not on PATH",
+            hint=f"install {keys.title}, or run lookout where {keys.program} is on PATH",
+        )
+    known = launch.known_sessions(state)
+    now_ms = words.now_ms()
+    socket, pane_id = launch.open_window(directory, launch.argv(keys, program, prompt))
+    target = launch.target(socket, pane_id)
+    sid = launch.first_session(state, socket, pane_id, known, wait_s)
+    line = journal.record(
+        state,
+        sid or "",
+        action="start",
+        source=source,
+        via="pane",
+        target=target,
+        text=prompt or "",
+        result="started" if sid else "no_hook",
+        ts_ms=now_ms,
+    )
+    if sid is None:
+        raise SteerError(
+            "no_hook",
+            f"started {keys.title} in {paths.tilde(directory)} (tmux {target}), but no hook of it"
+            f" arrived within {wait_s:g} s, so lookout cannot name its session",
+            hint=f"is lookout installed for {keys.title}? lookout doctor (the window still runs)",
+        )
+    rows = load_sessions(state)
+    row = next((r for r in rows if r["session_id"] == sid), None)
+    shown = session_name(row) if row else sid[:8]
+    return {
+        "action": "start",
+        "session_id": sid,
+        "session": shown,
+        "agent": name,
+        "via": "pane",
+        "target": target,
+        "text": prompt or "",
+        "keys": [],
+        "result": "started",
+        "status": row["status"] if row else None,
+        "framing": "its first prompt, as if you typed it" if prompt else "",
+        "note": None,
+        "ts": str(line["ts"]),
+    }
+
+
+# -- the outcome and the record --------------------------------------------------------------
+
+
+def _outcome(
+    action: str,
+    row: Row,
+    way: str,
+    target: str,
+    sent: str,
+    keys: list[str],
+    result: str,
+    line: dict[str, Any],
+    state: str,
+) -> Outcome:
+    snapshot: dict[str, Any] = dict(store.read_session(state, row["session_id"]) or {})
+    return {
+        "action": action,
+        "session_id": row["session_id"],
+        "session": session_name(row),
+        "agent": row["agent"],
+        "via": way,
+        "target": target,
+        "text": sent,
+        "keys": keys,
+        "result": result,
+        "status": snapshot.get("status"),
+        "framing": FRAMING[way] if action != "interrupt" else "",
+        "note": None,
+        "ts": str(line["ts"]),
+    }
+
+
+def _record_refusal(
+    state: str, row: Row, action: str, source: str, via: str, sent: str, exc: SteerError
+) -> None:
+    """A refusal about a session is recorded too (result refused, and why)."""
+    journal.record(
+        state,
+        row["session_id"],
+        action=action,
+        source=source,
+        via=via,
+        target="",
+        text=sent,
+        result="failed" if exc.reason == "failed" else "refused",
+        ts_ms=words.now_ms(),
+        reason=exc.reason,
+    )

@@ -1,0 +1,55 @@
+"""A stand-in agent for tests/steer/test_pane.py, run as a tmux pane's own process: it reports
+one hook event as an agent does (the real hook script, as its child, so the hook records this
+process and the pane it runs in), then reads its terminal raw and appends every byte it gets to
+a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, or with a
+draft) or a permission dialog first.
+
+usage: fake_agent.py LOG MODE HOOK_SCRIPT PAYLOAD_JSON"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tty
+
+RULE = "\u2500" * 40
+
+
+def main() -> None:
+    log, mode, script, payload = sys.argv[1:5]
+    subprocess.run([sys.executable, "-I", "-S", script], input=payload.encode(), check=True)
+    tty.setraw(0)
+    box = "my draft" if mode == "claude-draft" else ""
+    if mode == "plain":
+        show("ready> ")
+    elif mode == "claude-dialog":
+        show(
+            f"{RULE}\r\n Bash command\r\n Do you want to proceed?\r\n \u276f 1. Yes\r\n   2. No\r\n"
+        )
+    else:
+        draw(box)
+    with open(log, "ab", buffering=0) as f:
+        while chunk := os.read(0, 4096):
+            f.write(chunk)
+            text = chunk.decode("utf-8", "replace")
+            if mode in ("claude-empty", "claude-draft"):
+                # As Claude Code: LF is a newline in the box, CR sends what it holds.
+                box = "" if "\r" in text else box + text
+                draw(box)
+            else:
+                show(text.replace("\r", "\r\n").replace("\x1b", "^["))
+
+
+def draw(box: str) -> None:
+    """Claude Code's input box, drawn again whole: rule, the prompt mark and the text, rule."""
+    body = "\r\n  ".join(box.split("\n"))
+    show(f"\x1b[H\x1b[J{RULE}\r\n\u276f {body}\r\n{RULE}\r\n")
+
+
+def show(text: str) -> None:
+    os.write(1, text.encode())
+
+
+if __name__ == "__main__":
+    main()

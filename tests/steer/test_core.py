@@ -1,0 +1,325 @@
+"""Every refusal of `lookout say`, `interrupt` and `start`, through the real entry point, on
+sessions the real runner recorded: nothing is typed or sent, exit 1, `error:` and `hint:`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import store
+from tests.commands.test_main import deliver, lookout
+from tests.helpers import shape, write_config
+
+pytestmark = pytest.mark.usefixtures("no_notifications")
+
+API = "aaaa1111-0000-4000-8000-000000000001"
+WEB = "bbbb2222-0000-4000-8000-000000000002"
+ON = "[steer]\nenabled = true\n"
+
+
+def session(state: Path, sid: str, project: str, event: str = "Stop", **env: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"session_id": sid, "cwd": f"/w/{project}", "hook_event_name": event}
+    if event in ("PreToolUse", "PermissionRequest"):
+        body.update(tool_name="Bash", tool_input={"command": "make test"})
+    deliver(state, body, **env)
+    return body
+
+
+def refused(*args: str) -> list[str]:
+    done = lookout(*args)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("error: ") and len(lines) <= 2, lines
+    assert lines[1:] == [] or lines[1].startswith("hint: "), lines
+    return [*lines, ""][:2]
+
+
+def records(state: Path) -> list[dict[str, Any]]:
+    path = state / store.EVENTS
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def steered(state: Path) -> list[dict[str, Any]]:
+    return [r for r in records(state) if r["event"] == "Steered"]
+
+
+def test_off_by_default_and_says_how_to_turn_it_on(state_dir: Path) -> None:
+    session(state_dir, API, "api")
+    for args in (("say", "api", "hello"), ("interrupt", "api"), ("start", "/w/api")):
+        error, hint = refused(*args)
+        assert error.startswith("error: steering is off ([steer] enabled is not true in ~/")
+        assert hint == "hint: add `[steer]` with `enabled = true` to your config (docs/steer.md)"
+    assert steered(state_dir) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("hi \x1b[31mred", "a control character (\\x1b U+001B) at character 4 (line 1)"),
+        ("ok\r", "a control character (\\x0d U+000D) at character 3 (line 1)"),
+        ("tab\there", "a control character (\\x09 U+0009) at character 4 (line 1)"),
+        ("a\nb\x07", "a control character (\\x07 U+0007) at character 4 (line 2)"),
+        ("rm \u202eboog", "an invisible formatting character (\\u202e RIGHT-TO-LEFT OVERRIDE)"),
+        ("yes\u200b", "an invisible formatting character (\\u200b ZERO WIDTH SPACE)"),
+        ("x\U000e0041", "an invisible formatting character (\\U000e0041 TAG LATIN CAPITAL"),
+        ("p\u2029q", "a line or paragraph separator (\\u2029 PARAGRAPH SEPARATOR)"),
+    ],
+)
+def test_text_that_could_hide_or_escape_is_refused(state_dir: Path, text: str, shown: str) -> None:
+    write_config(ON)
+    session(state_dir, API, "api")
+    error, hint = refused("say", "api", text)
+    assert error.startswith(f"error: the message holds {shown}")
+    assert "\x1b" not in error and "\u202e" not in error and "\u200b" not in error
+    assert hint == "hint: remove it; only printable text and newlines are sent"
+
+
+def test_max_chars_and_empty(state_dir: Path) -> None:
+    write_config(ON + "max_chars = 10\n")
+    session(state_dir, API, "api")
+    error, hint = refused("say", "api", "x" * 11)
+    assert error == "error: the message has 11 characters, more than [steer] max_chars (10)"
+    assert hint == "hint: send a shorter message, or raise max_chars in [steer]"
+    assert refused("say", "api", "  \n ")[0] == "error: the message is empty"
+
+
+def test_rate_limited_per_surface(state_dir: Path) -> None:
+    write_config(ON + "per_minute = 2\n")
+    for _ in range(2):
+        refused("say", "nosuch", "hello")  # refused, but each attempt counts
+    error, hint = refused("say", "nosuch", "hello")
+    assert error == (
+        "error: terminal: 2 steering actions in the last minute, the most [steer] per_minute allows"
+    )
+    assert hint.startswith("hint: try again in ") and hint.endswith(" s")
+    table = json.loads((state_dir / "steer-rate.json").read_text())
+    assert table["v"] == 1 and len(table["surfaces"]["terminal"]) == 2
+
+
+def test_no_session_and_an_ambiguous_one(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api")
+    session(state_dir, WEB, "api")
+    error, hint = refused("say", "nosuch", "hello")
+    assert error == "error: no session 'nosuch' is recorded"
+    assert hint.startswith("hint: give the start of a session id")
+    error, hint = refused("say", "api", "hello")
+    # Both, the most recent first (in the same millisecond, either may be), each by its id.
+    one, other = (
+        ("bbbb2222", "aaaa1111") if "— bbbb2222, idle;" in error else ("aaaa1111", "bbbb2222")
+    )
+    assert error == (
+        f"error: 'api' names 2 sessions: api (project) — {one}, idle; api (project) — {other}, idle"
+    )
+    assert hint == f"hint: name one by its id: lookout say {one}"
+    assert steered(state_dir) == []
+
+
+def test_an_ended_session(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api", "SessionEnd")
+    error, hint = refused("say", "api", "hello")
+    assert error == "error: api (aaaa1111) has ended"
+    assert hint == "hint: lookout start PROJECT"
+
+
+def test_never_into_an_open_dialog(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse")
+    session(state_dir, API, "api", "PermissionRequest")
+    error, hint = refused("say", "api", "hello")
+    assert error == (
+        "error: api (aaaa1111) waits on you (permission): lookout will not type into an open"
+        " dialog (typed keys would answer it)"
+    )
+    assert hint == "hint: answer the dialog first (lookout jump, the dashboard, or lookout answer)"
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"], line["source"]) == (
+        "refused",
+        "attention",
+        "terminal",
+    )
+    assert (line["status"], line["reason"], line["notify"]) == ("attention", "permission", [])
+    # The record moved nothing but seq on: the session still waits, as it did.
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["status"], shown["reason"]) == ("attention", "permission")
+
+
+def test_an_agent_lookout_does_not_know_how_to_steer(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT="copilot")
+    error, hint = refused("say", "api", "hello")
+    assert (error, hint) == ("error: lookout does not know how to steer copilot sessions", "")
+    assert refused("interrupt", "api")[0] == error
+
+
+def test_no_way_to_reach_it(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api", LOOKOUT_AGENT="gemini")
+    error, hint = refused("say", "api", "hello")
+    assert error == (
+        "error: api (aaaa1111): lookout knows no tmux pane for it (it was not started inside tmux)"
+    )
+    assert hint == "hint: start your agents inside tmux for lookout to type into them"
+    session(state_dir, WEB, "web")  # Claude Code: the inbox is the other way, if it had one
+    error, hint = refused("say", "web", "hello")
+    assert error == (
+        "error: web (bbbb2222): lookout knows no tmux pane for it (it was not started inside"
+        " tmux), and its inbox socket cannot be used: Claude Code's registry has no live entry"
+        " for it"
+    )
+    error, _ = refused("say", "--via", "pane", "web", "hello")
+    assert error.endswith("it was not started inside tmux)")
+    error, _ = refused("interrupt", "web")
+    assert error == "error: web (bbbb2222) is idle: there is no turn to interrupt"
+    session(state_dir, WEB, "web", "PreToolUse")
+    error, hint = refused("interrupt", "web")
+    assert error.endswith("it was not started inside tmux)")
+    assert hint == "hint: --via socket (Claude Code only)"
+
+
+def test_a_dead_pane_is_not_typed_into(state_dir: Path, tmp_path: Path) -> None:
+    write_config(ON)
+    gone = str(tmp_path / "no-tmux-server")
+    session(state_dir, API, "api", TMUX=f"{gone},1,0", TMUX_PANE="%3")
+    error, _ = refused("say", "--via", "pane", "api", "hello")
+    assert error == "error: api (aaaa1111): its tmux pane (or that tmux server) is gone"
+
+
+def test_a_project_file_cannot_turn_it_on(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "repo"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / ".claude" / "lookout.toml").write_text(ON)
+    done = lookout("check-config", "--project", str(project))
+    assert done.returncode == 1
+    assert (
+        "lookout.toml: steer: is read only from your own config file, never from a project's"
+        " (a repository must not turn on typing into your sessions or starting them)"
+    ) in done.stderr
+    write_config("")
+    session(state_dir, API, "api")
+    monkeypatch.chdir(project)  # no effect on the user's own config either
+    assert refused("say", "api", "hi")[0].startswith("error: steering is off")
+
+
+def test_check_config_explains_it(state_dir: Path) -> None:
+    write_config("")
+    assert "steer" not in lookout("check-config").stdout  # no [steer]: as for [fleet], nothing
+    write_config("[steer]\nenabled = false\n")
+    done = lookout("check-config")
+    assert done.stdout.splitlines()[-1] == (
+        "steer: off (`lookout say`, `interrupt` and `start` refuse); add `[steer]` with"
+        " `enabled = true` to your config (docs/steer.md)"
+    )
+    write_config(ON + 'agents = ["claude", "gemni"]\nmax_chars = 0\nsend = 1\n')
+    done = lookout("check-config")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "error: ~/.config/lookout/config.toml: steer.send: unknown key (expected one of enabled,"
+        " projects, agents, max_chars, per_minute)",
+        "error: ~/.config/lookout/config.toml: steer.agents[1]: expected one of claude, codex,"
+        " gemini, opencode, got 'gemni' (did you mean 'gemini'?)",
+        "error: ~/.config/lookout/config.toml: steer.max_chars: expected 1 to 100000, got 0",
+    ]
+
+
+def test_start_refuses_tmp_and_anything_outside_projects(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = tmp_path / "src" / "api"
+    mine.mkdir(parents=True)
+    (tmp_path / "src" / "link").symlink_to(mine)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    write_config(ON + f'projects = ["{tmp_path}/src/*", "/tmp", "{shared}"]\n')
+    error, hint = refused("start", "/tmp")
+    assert error == (
+        "error: /tmp: /tmp is writable by other users, so a session there could run what someone"
+        " else put in it"
+    )
+    error, hint = refused("start", "/etc")
+    assert error.startswith("error: /etc is not one of the projects [steer] allows (")
+    assert hint == "hint: add it (or a glob) to projects in [steer], in your own config"
+    assert refused("start", str(shared))[0] == (
+        f"error: {shared}: {shared} is writable by other users, so a session there could run"
+        " what someone else put in it"
+    )
+    assert refused("start", str(mine / "nope"))[0] == f"error: {mine / 'nope'} is not a directory"
+    # An allowed project (through a symlink): the agent must be allowed and found.
+    error, hint = refused("start", str(tmp_path / "src" / "link"), "--agent", "codex")
+    assert error == "error: [steer] agents does not allow starting codex (allowed: claude)"
+    assert hint == "hint: add 'codex' to agents in [steer], in your own config"
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", str(tmp_path / "empty"))
+        error, hint = refused("start", str(tmp_path / "src" / "link"))
+    assert error == "error: Claude Code's program (claude) is not on PATH"
+    error, hint = refused("start", str(mine), "--prompt", "/exit")
+    assert error == "error: the prompt starts with '/', which Claude Code runs as a command"
+    assert steered(state_dir) == []  # nothing started, nothing to record
+
+
+def test_report_and_suggest_ignore_steered_records(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse")
+    session(state_dir, API, "api", "PermissionRequest")
+    deliver(
+        state_dir,
+        {
+            "session_id": API,
+            "cwd": "/w/api",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make test"},
+        },
+    )
+
+    def read() -> list[dict[str, Any]]:
+        docs = [json.loads(lookout(c, "--json").stdout) for c in ("report", "suggest")]
+        return [{k: v for k, v in d.items() if k not in ("since", "until")} for d in docs]
+
+    before = read()
+    assert before[0]["episodes"] == 1
+    refused("say", "api", "hi")  # a Steered line, refused: nothing to type into
+    assert len(steered(state_dir)) == 1
+    assert read() == before
+
+
+def test_tail_and_explain_show_steering(state_dir: Path) -> None:
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse")
+    session(state_dir, API, "api", "PermissionRequest")
+    refused("say", "api", "my password is hunter2")
+    (shown,) = [json.loads(x) for x in lookout("tail", "-n", "1", "--json").stdout.splitlines()]
+    assert shown["event"] == "Steered"
+    assert shown["summary"] == f"say, refused (attention): my password is {shape(7)}"
+    assert "Steered" in lookout("tail", "-n", "1").stdout
+    assert "hunter2" not in (state_dir / store.EVENTS).read_text()  # masked as alerts are
+    explained = lookout("explain", "api").stdout.splitlines()
+    assert explained[-2] == "steered (1), oldest first:"
+    said = f"say, refused (attention): my password is {shape(7)}  (from terminal)"
+    assert explained[-1].endswith(said)
+    doc = json.loads(lookout("explain", "api", "--json").stdout)
+    assert doc["steered"][0]["result"] == "refused" and doc["steered"][0]["reason"] == "attention"
+
+
+def test_only_the_owners_surfaces_may_steer(state_dir: Path) -> None:
+    # The library every surface calls: a surface it does not know is refused before anything.
+    from lookout.steer import core
+    from lookout.steer.shapes import SteerError
+
+    write_config(ON)
+    session(state_dir, API, "api")
+    for source in ("home_assistant", "mqtt", "web"):
+        with pytest.raises(SteerError) as info:
+            core.say("api", "hello", source=source)
+        assert info.value.reason == "surface"
+    assert not (state_dir / "steer-rate.json").exists()
+    assert steered(state_dir) == []

@@ -1,0 +1,266 @@
+"""`lookout say` and `interrupt` into a real tmux pane whose process is a stand-in agent
+(tests/steer/fake_agent.py) that logs every byte it receives: exactly the text, as literal keys,
+then Enter; Esc for interrupt; and nothing at all when a check refuses. The real clients:
+tests/e2e/test_steer.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, wait_for, write_config
+from tests.receivers import TmuxServer, require
+
+pytestmark = [pytest.mark.real, pytest.mark.usefixtures("no_notifications")]
+
+SID = "dddd4444-0000-4000-8000-000000000004"
+FAKE = Path(__file__).with_name("fake_agent.py")
+
+
+class Panes(TmuxServer):
+    def agent(self, log: Path, mode: str, event: str = "Stop", agent: str = "gemini") -> str:
+        """A pane running the stand-in agent; it reported `event` for session SID."""
+        script = {"Stop": "stop.py", "PreToolUse": "pre_tool_use.py"}[event]
+        body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": event}
+        if event == "PreToolUse":
+            body.update(tool_name="Bash", tool_input={"command": "make"})
+        pane = self.tmux(
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-e",
+            f"LOOKOUT_AGENT={agent}",
+            "--",
+            sys.executable,
+            str(FAKE),
+            str(log),
+            mode,
+            str(ROOT / "hooks" / script),
+            json.dumps(body),
+        )
+        drawn = ("ready>", "\u2500")
+        wait_for(lambda: any(d in self.screen(pane) for d in drawn), 20, "the agent's screen")
+        return pane
+
+    def screen(self, pane: str) -> str:
+        return self.tmux("capture-pane", "-p", "-t", pane)
+
+
+@pytest.fixture
+def panes(state_dir: Path) -> Iterator[Panes]:
+    require("tmux")
+    write_config("[steer]\nenabled = true\n")
+    with Panes() as server:
+        yield server
+        server.tmux("kill-server")
+
+
+def lookout(server: Panes, *args: str) -> tuple[int, str, str]:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={k: v for k, v in server.env.items() if k not in ("TMUX", "TMUX_PANE")},
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_say_types_the_text_exactly_then_enter(panes: Panes, tmp_path: Path) -> None:
+    log = tmp_path / "got"
+    pane = panes.agent(log, "plain")
+    text = 'make it so; echo "$HOME" `id` \\n #{pane_id} caf\u00e9 ;'
+    rc, out, err = lookout(panes, "say", "api", text)
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+    assert log.read_bytes() == text.encode() + b"\r"
+    target = panes.tmux(
+        "display-message", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_id}"
+    )
+    assert out.splitlines() == [
+        f"api (dddd4444): typed into tmux pane {target}, then Enter: typed (idle)",
+        f"text: {text}",
+    ]
+
+
+def test_what_a_plain_input_box_would_run_or_split_is_not_typed(
+    panes: Panes, tmp_path: Path
+) -> None:
+    log = tmp_path / "got"
+    panes.agent(log, "plain")
+    rc, _, err = lookout(panes, "say", "api", "first\nsecond")
+    assert rc == 1 and err.startswith(
+        "error: the message has several lines, and a newline typed into Gemini CLI may send the"
+        " first line on its own"
+    )
+    rc, _, err = lookout(panes, "say", "api", "/quit")
+    assert rc == 1 and "starts with '/', which Gemini CLI's input box runs as a command" in err
+    rc, _, err = lookout(panes, "say", "api", " !rm -rf x")
+    assert rc == 1 and "starts with '!'" in err
+    time.sleep(0.2)  # nothing may arrive; a byte would be there by now (it comes in ms)
+    assert not log.exists() or log.read_bytes() == b""
+
+
+def test_interrupt_presses_escape_and_says_what_it_cannot_know(
+    panes: Panes, tmp_path: Path
+) -> None:
+    log = tmp_path / "got"
+    panes.agent(log, "plain", event="PreToolUse")
+    rc, out, err = lookout(panes, "interrupt", "api", "--json")
+    assert (rc, err) == (0, "")
+    wait_for(lambda: log.exists() and log.read_bytes() == b"\x1b", 10, "Esc")
+    outcome = json.loads(out)
+    assert (outcome["keys"], outcome["result"]) == (["Escape"], "sent")
+    assert outcome["note"] == (
+        "Gemini CLI reports no hook for a stopped turn: lookout shows it working until its next"
+        " prompt"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [
+        (
+            "claude-draft",
+            "error: api (dddd4444): its input box holds text not sent yet ('my draft'): lookout"
+            " will not send it with yours",
+        ),
+        (
+            "claude-dialog",
+            "error: api (dddd4444): its pane shows no input box (a dialog or a menu is open):"
+            " nothing was typed",
+        ),
+    ],
+)
+def test_claude_code_draft_or_dialog_on_screen_is_left_alone(
+    panes: Panes, tmp_path: Path, mode: str, error: str
+) -> None:
+    log = tmp_path / "got"
+    pane = panes.agent(log, mode, agent="claude")
+    before = panes.screen(pane)
+    rc, _, err = lookout(panes, "say", "api", "hello")
+    assert (rc, err.splitlines()[0]) == (1, error)
+    time.sleep(0.2)
+    assert not log.exists() or log.read_bytes() == b""
+    assert panes.screen(pane) == before
+
+
+def test_claude_code_empty_box_is_typed_into_multiline_kept(panes: Panes, tmp_path: Path) -> None:
+    log = tmp_path / "got"
+    panes.agent(log, "claude-empty", agent="claude")
+    rc, _, err = lookout(panes, "say", "api", "line one\nline two")
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+    assert log.read_bytes() == b"line one\nline two\r"  # LF is C-j: a newline in its box
+
+
+def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
+    """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
+    `report`, fires a SessionStart hook as its child (so it reports from its pane), then waits."""
+    bin_dir.mkdir(exist_ok=True)
+    hook = ROOT / "hooks" / "session_start.py"
+    body = {"session_id": "eeee5555-0000-4000-8000-000000000005", "hook_event_name": "SessionStart"}
+    program = bin_dir / name
+    program.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, subprocess, sys, time\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd(), *sys.argv[1:]]) + '\\n')\n"
+        + (
+            f"subprocess.run([sys.executable, '-I', '-S', {str(hook)!r}],"
+            f" input=json.dumps({{**{body!r}, 'cwd': os.getcwd()}}).encode())\n"
+            if report
+            else ""
+        )
+        + "time.sleep(120)\n"
+    )
+    program.chmod(0o755)
+
+
+def test_start_runs_the_agents_own_program_with_the_prompt_as_data(
+    panes: Panes, tmp_path: Path
+) -> None:
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
+    log = tmp_path / "argv.jsonl"
+    fake_program(tmp_path / "bin", "claude", log, report=True)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    prompt = '-x; $(touch pwned) `id` "q" ;'
+    env = {**panes.env, "TMUX_PANE": own}
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--prompt", prompt, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert (outcome["session_id"], outcome["result"]) == (
+        "eeee5555-0000-4000-8000-000000000005",
+        "started",
+    )
+    assert outcome["target"].startswith("main:1.%")
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        [str(project), "--", prompt]
+    ]
+    assert not (project / "pwned").exists() and not (ROOT / "pwned").exists()
+
+
+def test_start_says_when_no_hook_arrives(panes: Panes, tmp_path: Path) -> None:
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
+    fake_program(tmp_path / "bin", "claude", tmp_path / "argv.jsonl", report=False)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--wait", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**panes.env, "TMUX_PANE": own},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    error, hint = done.stderr.splitlines()
+    assert error.startswith(f"error: started Claude Code in {project} (tmux main:1.%")
+    assert error.endswith(
+        "but no hook of it arrived within 1 s, so lookout cannot name its session"
+    )
+    assert (
+        hint == "hint: is lookout installed for Claude Code? lookout doctor (the window still runs)"
+    )
+
+
+def test_a_long_text_arrives_whole_in_one_burst(panes: Panes, tmp_path: Path) -> None:
+    # Over one tmux message (16 KB): through a buffer of its own, never in pieces.
+    write_config("[steer]\nenabled = true\nmax_chars = 20000\n")
+    log = tmp_path / "got"
+    panes.agent(log, "plain")
+    text = ("caf\u00e9 \U0001f680 line; " * 1100)[:-1] + " end"
+    assert len(text.encode()) > 16_000
+    rc, _, err = lookout(panes, "say", "api", text)
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 20, "Enter")
+    assert log.read_bytes() == text.encode() + b"\r"
+    assert "lookout-steer" not in panes.tmux("list-buffers")  # the buffer went with the paste
