@@ -49,6 +49,11 @@ OPTIONS: tuple[Option, ...] = (
      " maps a kind to)"},
 )  # fmt: skip
 EXAMPLE = "lookout channel add speaker --type sound --pack peon --volume 0.6"
+# What only your own config may set (trust rule 6), with why.
+PROJECT_REFUSES = {
+    "type": "add a sound channel (a repository never chooses what this machine plays)",
+    "pack": "choose a sound pack (a repository never chooses a file lookout opens)",
+}
 
 replace = base.cannot_replace
 withdraw = base.cannot_withdraw
@@ -59,12 +64,12 @@ def check(c: Checker, path: KeyPath, raw: dict[str, Any], ch: dict[str, Any]) ->
     """The keys (settings.check), and what only your own config may say: a repository's
     .claude/lookout.toml never adds a sound channel nor chooses its pack (a file lookout opens
     and hands to a player), even when trusted."""
-    for key, what in (("type", "add a sound channel"), ("pack", "choose a sound pack")):
+    for key, what in PROJECT_REFUSES.items():
         if c.over_name and key in raw and c.origin((*path, key)) == c.over_name:
             c.error(
                 (*path, key),
-                f"a project file may not {what} (a repository never chooses a file lookout"
-                " opens): define the channel in your own config; a project's rules may name it",
+                f"a project file may not {what}: define the channel in your own config (a"
+                " project's rules may name it)",
             )
     settings.check(c, path, raw, ch)
 
