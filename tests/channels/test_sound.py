@@ -169,6 +169,14 @@ def test_channel_add_writes_the_table_and_lookout_test_plays_it(
         " (volume 0.25))\n"
     )
     assert played(box) == ["done.wav"]
+    # The pack is read before the file changes, as check-config reads it.
+    assert main(["channel", "add", "bad", "--type", "sound", "--pack", str(BAD)]) == 1
+    assert capsys.readouterr().err.startswith(
+        "error: ~/.config/lookout/config.toml: channels.bad.pack: "
+        f"{BAD}/openpeon.json: categories['task.complete'].sounds[0].file: 'sounds/done.wav' is"
+        " not a WAV file"
+    )
+    assert Path(os.environ["LOOKOUT_CONFIG"]).read_text() == text
     assert main(["channel", "add", "loud", "--type", "sound", "--volume", "2"]) == 1
     assert "channels.loud.volume: expected a number from 0.0 to 1.0, got 2" in (
         capsys.readouterr().err
