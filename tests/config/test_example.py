@@ -39,7 +39,9 @@ def keys_in(node: Any, out: set[str]) -> set[str]:
 def test_example_parses_and_validates() -> None:
     raw = tomllib.loads(EXAMPLE.read_text())
     cfg = files.validate(raw, "config.example.toml")
-    assert set(cfg["channels"]) == {"desktop", "phone", "homelab", "team", "log", "other", "chat"}
+    assert set(cfg["channels"]) == {
+        "desktop", "phone", "homelab", "team", "log", "other", "chat", "speaker"
+    }  # fmt: skip
     assert {ch["type"] for ch in cfg["channels"].values()} == set(registry.NAMES)
 
 
