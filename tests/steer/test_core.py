@@ -4,7 +4,6 @@ sessions the real runner recorded: nothing is typed or sent, exit 1, `error:` an
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +108,14 @@ def test_no_session_and_an_ambiguous_one(state_dir: Path) -> None:
     assert error == "error: no session 'nosuch' is recorded"
     assert hint.startswith("hint: give the start of a session id")
     error, hint = refused("say", "api", "hello")
-    assert error == (
-        "error: 'api' names 2 sessions: api (project) — bbbb2222, idle;"
-        " api (project) — aaaa1111, idle"
+    # Both, the most recent first (in the same millisecond, either may be), each by its id.
+    one, other = (
+        ("bbbb2222", "aaaa1111") if "— bbbb2222, idle;" in error else ("aaaa1111", "bbbb2222")
     )
-    assert hint == "hint: name one by its id: lookout say bbbb2222"
+    assert error == (
+        f"error: 'api' names 2 sessions: api (project) — {one}, idle; api (project) — {other}, idle"
+    )
+    assert hint == f"hint: name one by its id: lookout say {one}"
     assert steered(state_dir) == []
 
 
@@ -188,7 +190,9 @@ def test_a_dead_pane_is_not_typed_into(state_dir: Path, tmp_path: Path) -> None:
     assert error == "error: api (aaaa1111): its tmux pane (or that tmux server) is gone"
 
 
-def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> None:
+def test_a_project_file_cannot_turn_it_on(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "repo"
     (project / ".claude").mkdir(parents=True)
     (project / ".git").mkdir()
@@ -201,7 +205,7 @@ def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> No
     ) in done.stderr
     write_config("")
     session(state_dir, API, "api")
-    os.chdir(project)  # no effect on the user's own config either
+    monkeypatch.chdir(project)  # no effect on the user's own config either
     assert refused("say", "api", "hi")[0].startswith("error: steering is off")
 
 
@@ -226,7 +230,9 @@ def test_check_config_explains_it(state_dir: Path) -> None:
     ]
 
 
-def test_start_refuses_tmp_and_anything_outside_projects(state_dir: Path, tmp_path: Path) -> None:
+def test_start_refuses_tmp_and_anything_outside_projects(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mine = tmp_path / "src" / "api"
     mine.mkdir(parents=True)
     (tmp_path / "src" / "link").symlink_to(mine)
@@ -251,11 +257,9 @@ def test_start_refuses_tmp_and_anything_outside_projects(state_dir: Path, tmp_pa
     error, hint = refused("start", str(tmp_path / "src" / "link"), "--agent", "codex")
     assert error == "error: [steer] agents does not allow starting codex (allowed: claude)"
     assert hint == "hint: add 'codex' to agents in [steer], in your own config"
-    os.environ["PATH"] = str(tmp_path / "empty")
-    try:
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", str(tmp_path / "empty"))
         error, hint = refused("start", str(tmp_path / "src" / "link"))
-    finally:
-        os.environ["PATH"] = os.defpath
     assert error == "error: Claude Code's program (claude) is not on PATH"
     error, hint = refused("start", str(mine), "--prompt", "/exit")
     assert error == "error: the prompt starts with '/', which Claude Code runs as a command"
