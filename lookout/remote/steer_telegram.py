@@ -213,8 +213,13 @@ def refusal(exc: LookoutError) -> str:
 
 
 def chunks(text: str) -> list[str]:
-    size = telegram.TEXT_MAX
-    return [text[i : i + size] for i in range(0, len(text), size)]
+    """The text in messages of Telegram's size (UTF-16 code units, as it counts)."""
+    out = []
+    while text:
+        piece = telegram.head(text, telegram.TEXT_MAX)
+        out.append(piece)
+        text = text[len(piece) :]
+    return out
 
 
 def sessions_text(state_dir: str) -> str:

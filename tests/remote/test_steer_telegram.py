@@ -280,3 +280,14 @@ def test_new_starts_a_session_in_an_allowed_project(
                 check=False,
             )
             panes.tmux("kill-server")
+
+
+def test_a_long_reply_goes_in_pieces_of_telegrams_size() -> None:
+    from lookout.channels import telegram
+    from lookout.remote.steer_telegram import chunks
+
+    text = "a" + "😀" * 5000
+    pieces = chunks(text)
+    assert "".join(pieces) == text
+    assert all(telegram.units(p) <= telegram.TEXT_MAX for p in pieces)
+    assert len(pieces) == 3  # 10,001 code units
