@@ -32,15 +32,28 @@ class Timers:
     def __init__(self, state_dir: str) -> None:
         self.state_dir = state_dir
         self.next: dict[str, int] = {}
+        self.failed = ""  # the last failure logged (each one once, not every round)
 
     def look(self, now_ms: int | None = None) -> int | None:
         """Reconcile the sessions whose time has come; the earliest time one will need a look
-        again, or None when time passing can prove nothing more about any session."""
+        again, or None when time passing can prove nothing more about any session. A failure
+        (an unreadable state directory, a snapshot nothing expected) never ends the sender,
+        which has alerts to send: it is logged once and looked at again later."""
         now_ms = words.now_ms() if now_ms is None else now_ms
         try:
-            return self._look(now_ms)
+            soonest = self._look(now_ms)
         except (OSError, TimeoutError):
             return now_ms + RECHECK_MS  # an unreadable state directory for now: try again
+        except Exception:
+            import traceback
+
+            failed = traceback.format_exc()
+            if failed != self.failed:
+                store.log_error(self.state_dir, f"sender timers: {failed}")
+            self.failed = failed
+            return now_ms + RECHECK_MS
+        self.failed = ""
+        return soonest
 
     def _look(self, now_ms: int) -> int | None:
         from lookout import silence
@@ -52,7 +65,8 @@ class Timers:
         due: list[str] = []
         soonest: int | None = None
         kinds_in: dict[object, frozenset[str]] = {}  # by session directory: asked once a look
-        for snapshot in _snapshots(self.state_dir):
+        snapshots = _snapshots(self.state_dir)
+        for snapshot in snapshots:
             sid = snapshot["session_id"]
             at = silence.due_ms(snapshot, watch)
             cwd = snapshot.get("cwd")
@@ -69,6 +83,8 @@ class Timers:
             soonest = at if soonest is None else min(soonest, at)
         if due:
             escalate.watch(self.state_dir, due)
+        seen = {snapshot["session_id"] for snapshot in snapshots}
+        self.next = {sid: at for sid, at in self.next.items() if sid in seen}  # bounded
         return soonest
 
 

@@ -125,3 +125,29 @@ def _ms(stamp: str) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_a_failure_never_ends_the_sender_and_is_logged_once(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout import silence
+    from lookout.notify import timers
+
+    def broken(*_a: object) -> None:
+        raise ValueError("a snapshot nothing expected")
+
+    monkeypatch.setattr(silence, "watch", broken)
+    clock = timers.Timers(str(state_dir))
+    assert clock.look(1_000_000) == 1_000_000 + timers.RECHECK_MS  # looked at again later
+    assert clock.look(1_002_000) == 1_002_000 + timers.RECHECK_MS
+    log = (state_dir / "errors.log").read_text()
+    assert log.count("sender timers:") == 1 and "ValueError: a snapshot nothing expected" in log
+
+
+def test_what_it_remembers_is_only_the_sessions_it_still_watches(state_dir: Path) -> None:
+    from lookout.notify import timers
+
+    clock = timers.Timers(str(state_dir))
+    clock.next = {"gone-1": 5, "gone-2": 6}  # sessions that ended or were pruned since
+    assert clock.look(1_000_000) is None
+    assert clock.next == {}
