@@ -108,7 +108,10 @@ class Chat:
         self.ignored = ignored
         self.alert = alert
         self.jobs: queue.Queue[Job] = queue.Queue(maxsize=MAX_WAITING)
-        self._worker: threading.Thread | None = None
+        # One worker for the poller's life: it waits for the next job (one that ended when
+        # idle could miss a job put as it ended, which would wait for the next message).
+        self._worker = threading.Thread(target=self._work, daemon=True, name="tg-steer")
+        self._worker.start()
 
     def busy(self) -> bool:
         """An action runs or waits (the poller stays for it)."""
@@ -134,10 +137,6 @@ class Chat:
             self.jobs.put_nowait(job)
         except queue.Full:
             self._reply(job, f"busy: {MAX_WAITING} steering actions wait already; try again")
-            return
-        if self._worker is None or not self._worker.is_alive():
-            self._worker = threading.Thread(target=self._work, daemon=True, name="tg-steer")
-            self._worker.start()
 
     def _replied(self, name: str, message: Mapping[str, Any]) -> tuple[str | None, str]:
         """(the session whose alert the message replies to, or None and why)."""
@@ -151,10 +150,7 @@ class Chat:
 
     def _work(self) -> None:
         while True:
-            try:
-                job = self.jobs.get(timeout=1.0)
-            except queue.Empty:
-                return
+            job = self.jobs.get()
             try:
                 self._reply(job, self._run(job))
             except Exception:

@@ -124,10 +124,10 @@ def alert_session(state_dir: str, channel: str, message_id: object) -> str | Non
     return None
 
 
-def _replyable(state_dir: str) -> bool:
+def _replyable(table: dict[str, Any]) -> bool:
     """Is an alert of the last ALERT_KEEP_MS there to reply to?"""
     now = words.now_ms()
-    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in _load(state_dir)["alerts"])
+    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
 
 
 def _int(value: object) -> int:
@@ -178,6 +178,13 @@ def ensure_poller(state_dir: str) -> None:
         close_fds=True,
         start_new_session=True,
     )
+
+
+def _forget(table: dict[str, Any], channel: str) -> None:
+    """A channel gone from the config: its messages with buttons and its alerts go too (once:
+    nothing of it is left to listen for)."""
+    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
+    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
 
 
 def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
@@ -235,6 +242,7 @@ class Poller:
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"telegram poller: {text}"))
         self.steering = False  # [steer] enabled, read again every STEER_CHECK_S
         self._steer_read = -STEER_CHECK_S
+        self._config_read = 0.0  # when the channels were read (again every STEER_CHECK_S)
         self.chat: steer_telegram.Chat | None = None  # the owner's messages, once one came
 
     def serve(self) -> None:
@@ -254,22 +262,34 @@ class Poller:
             self.stop.set()
             self.ignored.flush(force=True)
 
-    def _serve_locked(self) -> None:
+    def _reload(self) -> bool:
+        """The channels whose buttons and messages this poller takes (those of its answer
+        surface), from the user's own file as it is now: a user taken out of allowed_user_ids,
+        a chat changed or a channel disabled counts from the next update on. A config that no
+        longer loads takes none (fails closed): False."""
         from lookout.config import check, files
 
+        self._config_read = time.monotonic()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot
         except check.ConfigError as exc:
             store.log_error(self.state_dir, f"telegram poller: config error: {exc.errors[0]}")
-            self._drop_all()
-            return
-        # The channels whose buttons this poller takes: those of its answer surface.
+            self.channels = {}
+            return False
         self.channels = {
             name: ch
             for name, ch in cfg["channels"].items()
             if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
         }
+        return True
+
+    def _serve_locked(self) -> None:
+        if not self._reload():
+            self._drop_all()
+            return
         while True:
+            if time.monotonic() - self._config_read >= STEER_CHECK_S:
+                self._reload()
             table = _load(self.state_dir)
             names = {m.get("channel") for m in _waiting(table)}
             if self._stays(table):
@@ -296,7 +316,7 @@ class Poller:
             self.steering, self._steer_read = steering_on(), now
         if self.chat is not None and self.chat.busy():
             return True
-        return self.steering and _replyable(self.state_dir)
+        return self.steering and _replyable(table or _load(self.state_dir))
 
     def _drop_all(self) -> None:
         _change(self.state_dir, lambda t: t.update(messages=[]))
@@ -305,11 +325,8 @@ class Poller:
         if name in self.threads and self.threads[name].is_alive():
             return
         ch = self.channels.get(name)
-        if ch is None:  # gone from the config: its buttons can no longer answer anything
-            _change(
-                self.state_dir,
-                lambda t: t.update(messages=[m for m in t["messages"] if m["channel"] != name]),
-            )
+        if ch is None:  # gone from the config: its buttons and alerts can answer nothing
+            _change(self.state_dir, lambda t: _forget(t, name))
             return
         offset = _load(self.state_dir)["offsets"].get(name)
         thread = threading.Thread(
@@ -321,7 +338,8 @@ class Poller:
     def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
         delay = 0.0
-        while not self.stop.is_set():
+        # Until the channel changes or goes from the config: a listener of the new one starts.
+        while not self.stop.is_set() and self.channels.get(name) == ch:
             # Messages too (issue 33): steering, or a reply saying that steering is off.
             kinds = ["callback_query", "message"]
             params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": kinds}
@@ -352,8 +370,11 @@ class Poller:
         _change(self.state_dir, lambda t: t["offsets"].__setitem__(name, offset))
 
     def _handle(self, name: str, update: dict[str, Any]) -> None:
-        """One update: a press, or (issue 33) a message of the chat; any other kind is ignored."""
-        if isinstance(update.get("callback_query"), dict):
+        """One update: a press, or (issue 33) a message of the chat; any other kind is ignored.
+        Checked against the channel as the config says now."""
+        if name not in self.channels:
+            self.ignored("foreign", f"channel {name}: an update of a channel no longer configured")
+        elif isinstance(update.get("callback_query"), dict):
             self._press(name, update)
         elif isinstance(update.get("message"), dict):
             if self.chat is None:
