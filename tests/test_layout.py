@@ -366,6 +366,7 @@ GROUND = {
     "lookout.mask",
     "lookout.paths",
     "lookout.procs",
+    "lookout.net",
     "lookout.programs",
     "lookout.shapes",
     "lookout.swap",

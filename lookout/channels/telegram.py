@@ -275,17 +275,14 @@ def risks(name: str, ch: Telegram, answers: bool) -> list[str]:
 
 
 def _loopback(url: str) -> bool:
-    import ipaddress
     from urllib.parse import urlsplit
 
+    from lookout import net
+
     try:
-        host = (urlsplit(url).hostname or "").lower()
+        return net.is_loopback(urlsplit(url).hostname or "")
     except ValueError:
         return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost" or host.endswith(".localhost")
 
 
 def doctor(used: dict[str, Any], ctx: Doctor) -> list[Finding]:
