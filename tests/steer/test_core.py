@@ -4,6 +4,9 @@ sessions the real runner recorded: nothing is typed or sent, exit 1, `error:` an
 from __future__ import annotations
 
 import json
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -343,3 +346,59 @@ def test_interrupt_refuses_an_open_dialog_where_esc_was_not_checked(state_dir: P
     )
     (line,) = steered(state_dir)
     assert (line["outcome"], line["steer"]["reason"]) == ("refused", "attention")
+
+
+@pytest.fixture
+def live_pid() -> Iterator[int]:
+    """A live process standing for the agent (silence proves `stuck` only of a live one)."""
+    proc = subprocess.Popen(["sleep", "120"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def stuck(state: Path, sid: str, project: str, pid: int, agent: str) -> None:
+    """A session whose turn began an hour ago and said nothing since: reconcile makes it
+    `attention` `stuck` (the first reader does, as `say` is)."""
+    write_config(ON + "[sessions]\nstuck_after_s = 600\n")
+    body = {"session_id": sid, "cwd": f"/w/{project}", "hook_event_name": "UserPromptSubmit"}
+    env = {"CLAUDE_PID": str(pid), "CLAUDE_CODE_ENTRYPOINT": "cli", "LOOKOUT_AGENT": agent}
+    deliver(state, {**body, "prompt": "refactor"}, ts_ms=int(time.time() * 1000) - 3_600_000, **env)
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["status"], shown["reason"]) == ("attention", "stuck"), shown
+
+
+def test_a_failed_turn_is_no_dialog_it_takes_a_message_as_idle(state_dir: Path) -> None:
+    # A turn that failed (an API error, a usage limit: the limit_lifted alert says "send a
+    # prompt to continue") waits in attention `error` with no dialog on screen.
+    write_config(ON)
+    session(state_dir, API, "api", "UserPromptSubmit")
+    deliver(
+        state_dir,
+        {"session_id": API, "cwd": "/w/api", "hook_event_name": "StopFailure", "error": "rate_limit"},
+    )
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["status"], shown["reason"]) == ("attention", "error")
+    error, _ = refused("say", "api", "continue")
+    # Past the state check, on to the way (no pane, no live inbox here): not "waits on you".
+    assert error == (
+        "error: api (aaaa1111): lookout knows no tmux pane for it (it was not started inside"
+        " tmux), and its inbox socket cannot be used: Claude Code's registry has no live entry"
+        " for it"
+    )
+    # As an idle session: no turn to interrupt.
+    error, _ = refused("interrupt", "api")
+    assert error == "error: api (aaaa1111) is idle: there is no turn to interrupt"
+    assert [r["steer"]["reason"] for r in steered(state_dir)] == ["no_way", "idle"]
+
+
+def test_a_stuck_session_is_no_dialog_it_is_working(state_dir: Path, live_pid: int) -> None:
+    # `stuck` is inferred from silence: nothing on screen is known to wait; Gemini CLI queues
+    # what is typed during a turn, so `say` goes on to the way (none known here).
+    stuck(state_dir, API, "api", live_pid, "gemini")
+    error, _ = refused("say", "api", "are you there?")
+    assert error == (
+        "error: api (aaaa1111): lookout knows no tmux pane for it (it was not started inside tmux)"
+    )
+    (line,) = steered(state_dir)
+    assert line["steer"]["reason"] == "no_way"
