@@ -402,3 +402,30 @@ def test_a_stuck_session_is_no_dialog_it_is_working(state_dir: Path, live_pid: i
     )
     (line,) = steered(state_dir)
     assert line["steer"]["reason"] == "no_way"
+
+
+@pytest.mark.parametrize("agent", ["codex", "opencode"])
+def test_say_to_a_working_agent_whose_queue_was_not_checked_is_refused(
+    state_dir: Path, agent: str
+) -> None:
+    # Their approval prompts can be on screen before the hook says so (Codex takes `y`, `a`):
+    # typing during a turn was not checked with the real client, so nothing is typed then.
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT=agent)
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["agent"], shown["status"]) == (agent, "working")
+    error, hint = refused("say", "api", "also run the linter")
+    title = {"codex": "OpenAI Codex", "opencode": "OpenCode"}[agent]
+    assert error.startswith(
+        f"error: api (aaaa1111) is working, and what is typed into {title} during a turn was not"
+        " checked to wait for it"
+    )
+    assert hint == "hint: wait until it is idle (lookout status), or interrupt it first"
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"]) == ("refused", "working")
+
+
+def test_a_stuck_codex_session_counts_as_working(state_dir: Path, live_pid: int) -> None:
+    stuck(state_dir, API, "api", live_pid, "codex")
+    error, _ = refused("say", "api", "are you there?")
+    assert error.startswith("error: api (aaaa1111) is working, and what is typed into OpenAI Codex")
