@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from lookout.errors import LookoutError
 from lookout.jump import locate, tmux
 from lookout.jump.tmux import Pane
 from lookout.steer.shapes import SteerError
@@ -35,10 +36,18 @@ def recorded(snapshot: Mapping[str, object]) -> bool:
 
 
 def _run(pane: Pane, *args: str) -> str:
+    """tmux's answer; every failure a SteerError(failed), which say and interrupt record (the
+    pane closed between the text and Enter, a server that did not answer in time)."""
     try:
         return tmux.run(pane.socket, *args)
     except tmux.ServerGone:
         raise SteerError("failed", f"the tmux server of pane {pane.pane} exited") from None
+    except LookoutError as exc:
+        raise SteerError(
+            "failed",
+            f"pane {pane.pane}: {exc}",
+            hint=exc.hint or "look at the pane: lookout jump (what was typed may be in its box)",
+        ) from None
 
 
 def screen(pane: Pane) -> str:

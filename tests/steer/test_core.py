@@ -4,7 +4,11 @@ sessions the real runner recorded: nothing is typed or sent, exit 1, `error:` an
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +18,7 @@ import pytest
 
 from lookout import store
 from tests.commands.test_main import deliver, lookout
-from tests.helpers import shape, write_config
+from tests.helpers import shape, short_tmpdir, write_config
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 
@@ -429,3 +433,57 @@ def test_a_stuck_codex_session_counts_as_working(state_dir: Path, live_pid: int)
     stuck(state_dir, API, "api", live_pid, "codex")
     error, _ = refused("say", "api", "are you there?")
     assert error.startswith("error: api (aaaa1111) is working, and what is typed into OpenAI Codex")
+
+
+# A stand-in for tmux on PATH: one pane (%3) showing `ready> ` and what was typed into it; every
+# other command fails as tmux does when the pane is gone. Its calls go to FAKE_TMUX_STATE.log.
+FAKE_TMUX = """#!{python}
+import os, sys
+args = sys.argv[3:]  # past -S SOCKET
+state = os.environ["FAKE_TMUX_STATE"]
+with open(state + ".log", "a") as f:
+    f.write(repr(args) + "\\n")
+if args[0] == "list-panes":
+    print("%3\\x1fmain\\x1f1\\x1f$1")
+elif args[0] == "capture-pane":
+    print("ready> " + (open(state).read() if os.path.exists(state) else ""))
+elif args[0] == "send-keys" and "-l" in args:
+    open(state, "w").write(args[-1])
+else:
+    sys.stderr.write("can't find pane: %3\\n")
+    sys.exit(1)
+"""
+
+
+@pytest.fixture
+def fake_tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """(the server's socket: a real Unix socket, private; the file what was typed goes to)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tmux").write_text(FAKE_TMUX.format(python=sys.executable))
+    (bin_dir / "tmux").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_TMUX_STATE", str(tmp_path / "typed"))
+    home = short_tmpdir("lk-tmux-")
+    path = str(home / "default")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    sock.close()
+    yield path, tmp_path / "typed"
+    shutil.rmtree(home)
+
+
+def test_a_tmux_failure_after_the_text_is_recorded(
+    state_dir: Path, fake_tmux: tuple[str, Path]
+) -> None:
+    # The text went in, then the pane was gone before Enter: tmux's own error, recorded as a
+    # failed say (it was not, when tmux failed otherwise than with its server gone).
+    write_config(ON)
+    sock, typed = fake_tmux
+    session(state_dir, API, "api", LOOKOUT_AGENT="gemini", TMUX=f"{sock},1,0", TMUX_PANE="%3")
+    error, hint = refused("say", "api", "hello")
+    assert typed.read_text() == "hello"
+    assert error == "error: pane %3: tmux send-keys failed: can't find pane: %3"
+    assert hint == "hint: look at the pane: lookout jump (what was typed may be in its box)"
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"]) == ("failed", "failed")
