@@ -5,6 +5,8 @@ Never on the hook path, which fails open instead (runner._fail_open)."""
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 
 from lookout import paths, store
@@ -33,6 +35,28 @@ _ESCAPES_KEEP_NEWLINES = {k: v for k, v in _ESCAPES.items() if k != 0x0A}
 def visible(text: object, keep_newlines: bool = False) -> str:
     """`text` safe to print to a terminal: every control character shown as `\\x1b`-style text."""
     return str(text).translate(_ESCAPES_KEEP_NEWLINES if keep_newlines else _ESCAPES)
+
+
+def unsafe_socket(path: str, what: str) -> str | None:
+    """Why lookout may not talk to the Unix socket at `path` (a path another party could have
+    chosen: a registry file, a hook's $TMUX), or None: it must be absolute, a socket itself (no
+    symlink), owned by this user, in a directory owned by this user (or root) that no one else can
+    write. `what` names it in the answer ("its inbox socket", "its tmux socket")."""
+    if not os.path.isabs(path):
+        return f"{what} {path!r} is not an absolute path"
+    uid = os.geteuid()
+    try:
+        st = os.lstat(path)
+        parent = os.stat(os.path.dirname(path))
+    except OSError as exc:
+        return f"{what} {path} is not there ({exc.strerror})"
+    if not stat.S_ISSOCK(st.st_mode):
+        return f"{path} is not a socket"
+    if st.st_uid != uid:
+        return f"{path} is owned by uid {st.st_uid}, not by you"
+    if parent.st_uid not in (uid, 0) or parent.st_mode & 0o022:
+        return f"{os.path.dirname(path)} can be written by another user"
+    return None
 
 
 def guarded(command: Callable[[], int]) -> int:

@@ -256,12 +256,23 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
     found: Pane | None = None
     why_pane = "lookout knows no tmux pane for it (it was not started inside tmux)"
     if via in (None, "pane") and pane.recorded(snapshot):
+        unsafe = pane.unsafe(snapshot)
+        if unsafe is not None:
+            raise SteerError(
+                "no_way",
+                f"{session_name(row)}: lookout will not type into its tmux server: {unsafe}",
+                hint="its hooks recorded that server from $TMUX (a project's settings `env` can set"
+                " it): type into the session yourself, and check where TMUX comes from",
+            )
         found = pane.find(snapshot)
         if found is None:
             why_pane = "its tmux pane (or that tmux server) is gone"
         elif not pane.runs_in(found, snapshot):
             found = None
-            why_pane = f"its tmux pane does not run its {keys.title} process any more"
+            why_pane = (
+                f"its tmux pane does not run its {keys.title} process any more (or lookout"
+                " cannot tell that it does)"
+            )
     if found is not None:
         return "pane", found, None
     if via == "pane":

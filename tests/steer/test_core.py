@@ -377,10 +377,8 @@ def test_a_failed_turn_is_no_dialog_it_takes_a_message_as_idle(state_dir: Path) 
     # prompt to continue") waits in attention `error` with no dialog on screen.
     write_config(ON)
     session(state_dir, API, "api", "UserPromptSubmit")
-    deliver(
-        state_dir,
-        {"session_id": API, "cwd": "/w/api", "hook_event_name": "StopFailure", "error": "rate_limit"},
-    )
+    failed = {"session_id": API, "cwd": "/w/api", "hook_event_name": "StopFailure"}
+    deliver(state_dir, {**failed, "error": "rate_limit"})
     shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
     assert (shown["status"], shown["reason"]) == ("attention", "error")
     error, _ = refused("say", "api", "continue")
@@ -435,8 +433,8 @@ def test_a_stuck_codex_session_counts_as_working(state_dir: Path, live_pid: int)
     assert error.startswith("error: api (aaaa1111) is working, and what is typed into OpenAI Codex")
 
 
-# A stand-in for tmux on PATH: one pane (%3) showing `ready> ` and what was typed into it; every
-# other command fails as tmux does when the pane is gone. Its calls go to FAKE_TMUX_STATE.log.
+# A stand-in for tmux on PATH: one pane (%3) showing `ready> ` and what was typed into it, its
+# process FAKE_TMUX_PANE_PID; every other command fails as tmux does when the pane is gone. Its calls go to FAKE_TMUX_STATE.log.
 FAKE_TMUX = """#!{python}
 import os, sys
 args = sys.argv[3:]  # past -S SOCKET
@@ -447,6 +445,8 @@ if args[0] == "list-panes":
     print("%3\\x1fmain\\x1f1\\x1f$1")
 elif args[0] == "capture-pane":
     print("ready> " + (open(state).read() if os.path.exists(state) else ""))
+elif args[0] == "display-message":
+    print(os.environ.get("FAKE_TMUX_PANE_PID", ""))
 elif args[0] == "send-keys" and "-l" in args:
     open(state, "w").write(args[-1])
 else:
@@ -487,3 +487,65 @@ def test_a_tmux_failure_after_the_text_is_recorded(
     assert hint == "hint: look at the pane: lookout jump (what was typed may be in its box)"
     (line,) = steered(state_dir)
     assert (line["outcome"], line["steer"]["reason"]) == ("failed", "failed")
+
+
+def unix_socket(path: Path) -> str:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    sock.close()
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["shared_dir", "not_a_socket"])
+def test_a_tmux_socket_that_is_not_the_users_own_is_never_typed_into(
+    state_dir: Path, fake_tmux: tuple[str, Path], kind: str
+) -> None:
+    # The hook's $TMUX names the server; a repository's settings `env` can set it. A socket in a
+    # directory others can write (or no socket at all) could be another user's server.
+    write_config(ON)
+    _, typed = fake_tmux
+    home = short_tmpdir("lk-shared-")
+    try:
+        if kind == "shared_dir":
+            home.chmod(0o777)
+            path = unix_socket(home / "default")
+            why = f"{home} can be written by another user"
+        else:
+            path = str(home / "default")
+            Path(path).write_text("")
+            why = f"{path} is not a socket"
+        session(state_dir, API, "api", LOOKOUT_AGENT="gemini", TMUX=f"{path},1,0", TMUX_PANE="%3")
+        for args in (("say", "api", "hello"), ("say", "--via", "pane", "api", "hello")):
+            error, hint = refused(*args)
+            assert error == f"error: api (aaaa1111): lookout will not type into its tmux server: {why}"
+            assert hint == (
+                "hint: its hooks recorded that server from $TMUX (a project's settings `env` can"
+                " set it): type into the session yourself, and check where TMUX comes from"
+            )
+        assert not Path(str(typed) + ".log").exists()  # tmux was never run
+        assert [r["steer"]["reason"] for r in steered(state_dir)] == ["no_way", "no_way"]
+        # `lookout jump` will not switch a client of that server either.
+        done = lookout("jump", "api", "--print")
+        assert done.returncode == 1
+        assert done.stderr.splitlines()[0] == (
+            f"error: api (aaaa1111): lookout will not use its tmux server: {why}"
+        )
+    finally:
+        shutil.rmtree(home)
+
+
+def test_a_pane_whose_process_cannot_be_followed_to_the_agent_is_not_typed_into(
+    state_dir: Path, fake_tmux: tuple[str, Path], live_pid: int
+) -> None:
+    # A pid was recorded, but tmux names no process for the pane: it cannot be shown to run the
+    # session's agent, so nothing is typed (it was typed).
+    write_config(ON)
+    sock, typed = fake_tmux
+    env = {"LOOKOUT_AGENT": "gemini", "CLAUDE_PID": str(live_pid)}
+    session(state_dir, API, "api", TMUX=f"{sock},1,0", TMUX_PANE="%3", **env)
+    error, _ = refused("say", "--via", "pane", "api", "hello")
+    assert error == (
+        "error: api (aaaa1111): its tmux pane does not run its Gemini CLI process any more (or"
+        " lookout cannot tell that it does)"
+    )
+    assert not typed.exists()
