@@ -434,7 +434,8 @@ def test_a_stuck_codex_session_counts_as_working(state_dir: Path, live_pid: int)
 
 
 # A stand-in for tmux on PATH: one pane (%3) showing `ready> ` and what was typed into it, its
-# process FAKE_TMUX_PANE_PID; every other command fails as tmux does when the pane is gone. Its calls go to FAKE_TMUX_STATE.log.
+# process FAKE_TMUX_PANE_PID; every other command fails as tmux does when the pane is gone. Its
+# calls go to FAKE_TMUX_STATE.log.
 FAKE_TMUX = """#!{python}
 import os, sys
 args = sys.argv[3:]  # past -S SOCKET
@@ -517,7 +518,9 @@ def test_a_tmux_socket_that_is_not_the_users_own_is_never_typed_into(
         session(state_dir, API, "api", LOOKOUT_AGENT="gemini", TMUX=f"{path},1,0", TMUX_PANE="%3")
         for args in (("say", "api", "hello"), ("say", "--via", "pane", "api", "hello")):
             error, hint = refused(*args)
-            assert error == f"error: api (aaaa1111): lookout will not type into its tmux server: {why}"
+            assert error == (
+                f"error: api (aaaa1111): lookout will not type into its tmux server: {why}"
+            )
             assert hint == (
                 "hint: its hooks recorded that server from $TMUX (a project's settings `env` can"
                 " set it): type into the session yourself, and check where TMUX comes from"
