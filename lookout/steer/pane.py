@@ -73,9 +73,12 @@ def type_text(pane: Pane, text: str) -> None:
     if len(text.encode("utf-8")) <= SEND_KEYS_MAX_BYTES:
         _run(pane, "send-keys", "-l", "-t", pane.pane, "--", escaped_arg(text))
         return
+    import secrets
     import subprocess
 
-    buffer = f"lookout-steer-{os.getpid()}"
+    # A name of this call's own: the dashboard and the Telegram poller steer from threads of one
+    # process, and the session lock does not cover another session on the same tmux server.
+    buffer = f"lookout-steer-{os.getpid()}-{secrets.token_hex(6)}"
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
     try:
         done = subprocess.run(

@@ -3,6 +3,7 @@ sessions the real runner recorded: nothing is typed or sent, exit 1, `error:` an
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -450,6 +451,8 @@ elif args[0] == "display-message":
     print(os.environ.get("FAKE_TMUX_PANE_PID", ""))
 elif args[0] == "send-keys" and "-l" in args:
     open(state, "w").write(args[-1])
+elif args[0] in ("load-buffer", "paste-buffer"):
+    sys.stdin.buffer.read() if args[0] == "load-buffer" else None
 else:
     sys.stderr.write("can't find pane: %3\\n")
     sys.exit(1)
@@ -552,3 +555,22 @@ def test_a_pane_whose_process_cannot_be_followed_to_the_agent_is_not_typed_into(
         " lookout cannot tell that it does)"
     )
     assert not typed.exists()
+
+
+def test_each_long_text_goes_through_a_tmux_buffer_of_its_own(
+    fake_tmux: tuple[str, Path],
+) -> None:
+    # Two long texts to two panes of one server from one process (the dashboard's threads): each
+    # loads and pastes a buffer no other call names (one name per process let one paste the
+    # other's text).
+    from lookout.jump.tmux import Pane
+    from lookout.steer import pane
+
+    sock, typed = fake_tmux
+    for target in ("%3", "%4"):
+        pane.type_text(Pane(sock, target, "main", 1, "$1"), "x" * (pane.SEND_KEYS_MAX_BYTES + 1))
+    calls = [ast.literal_eval(line) for line in Path(str(typed) + ".log").read_text().splitlines()]
+    loads = [c[c.index("-b") + 1] for c in calls if c[0] == "load-buffer"]
+    pastes = [(c[c.index("-b") + 1], c[c.index("-t") + 1]) for c in calls if c[0] == "paste-buffer"]
+    assert len(set(loads)) == 2
+    assert pastes == [(loads[0], "%3"), (loads[1], "%4")]
