@@ -556,6 +556,7 @@ def start(
         text=prompt or "",
         result="started" if sid else "no_hook",
         ts_ms=now_ms,
+        agent=name,
     )
     if sid is None:
         raise SteerError(

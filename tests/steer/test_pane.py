@@ -364,3 +364,40 @@ def test_two_long_texts_to_two_panes_at_once_each_arrive_whole(
         assert set(got) == set(b"".join(t.encode() for t in texts[i])), got[:40]
         assert len(got) == size
     assert "lookout-steer" not in panes.tmux("list-buffers")
+
+
+def test_a_start_with_no_hook_records_its_agent_and_no_status_it_does_not_know(
+    panes: Panes, tmp_path: Path, state_dir: Path
+) -> None:
+    import subprocess
+
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\nagents = ["gemini"]\n')
+    fake_program(tmp_path / "bin", "gemini", tmp_path / "argv.jsonl", report=False)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--wait", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**panes.env, "TMUX_PANE": own},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "no hook of it arrived" in done.stderr
+    lines = [json.loads(x) for x in (state_dir / "events.jsonl").read_text().splitlines()]
+    (steered,) = [x for x in lines if x["event"] == "Steered"]
+    assert (steered["session_id"], steered["agent"], steered["status"]) == ("", "gemini", None)
+    assert steered["outcome"] == "no_hook"
+    tail = subprocess.run(
+        [sys.executable, "-m", "lookout", "tail", "-n", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=panes.env,
+        timeout=60,
+        check=False,
+    )
+    assert tail.returncode == 0 and "Steered" in tail.stdout, tail.stderr
