@@ -75,6 +75,9 @@ def test_off_by_default_and_says_how_to_turn_it_on(state_dir: Path) -> None:
         ("yes\u200b", "an invisible formatting character (\\u200b ZERO WIDTH SPACE)"),
         ("x\U000e0041", "an invisible formatting character (\\U000e0041 TAG LATIN CAPITAL"),
         ("p\u2029q", "a line or paragraph separator (\\u2029 PARAGRAPH SEPARATOR)"),
+        # What a shown request escapes as invisible (boundary.invisible), beyond format chars.
+        ("ok\u3164", "an invisible character (\\u3164 HANGUL FILLER) at character 3"),
+        ("y\ufe0fes", "an invisible character (\\ufe0f VARIATION SELECTOR-16) at character 2"),
     ],
 )
 def test_text_that_could_hide_or_escape_is_refused(state_dir: Path, text: str, shown: str) -> None:
@@ -83,6 +86,7 @@ def test_text_that_could_hide_or_escape_is_refused(state_dir: Path, text: str, s
     error, hint = refused("say", "api", text)
     assert error.startswith(f"error: the message holds {shown}")
     assert "\x1b" not in error and "\u202e" not in error and "\u200b" not in error
+    assert "\u3164" not in error and "\ufe0f" not in error
     assert hint == "hint: remove it; only printable text and newlines are sent"
 
 
