@@ -79,5 +79,5 @@ def check(text: str, max_chars: int, *, what: str = "the message") -> str:
 
 def command_prefix(text: str) -> str | None:
     """The prefix that makes an agent's input box run `text` as a command, if it has one."""
-    head = text.lstrip(" ")
+    head = text.lstrip()  # any whitespace: "\n/exit" types a newline, then runs /exit
     return next((p for p in COMMAND_PREFIXES if head.startswith(p)), None)

@@ -578,3 +578,12 @@ def test_each_long_text_goes_through_a_tmux_buffer_of_its_own(
     pastes = [(c[c.index("-b") + 1], c[c.index("-t") + 1]) for c in calls if c[0] == "paste-buffer"]
     assert len(set(loads)) == 2
     assert pastes == [(loads[0], "%3"), (loads[1], "%4")]
+
+
+@pytest.mark.parametrize("prompt", ["\n/exit", " \n !rm -rf x"])
+def test_a_command_after_leading_newlines_is_still_a_command(state_dir: Path, prompt: str) -> None:
+    write_config(ON)
+    session(state_dir, API, "api")
+    error, hint = refused("start", "/w/api", "--prompt", prompt)
+    assert error.startswith("error: the prompt starts with '"), error
+    assert hint == "hint: start it with another character"
