@@ -31,8 +31,13 @@ FRAMING = {
 }
 # Claude Code's registry says `waiting` while a dialog is open.
 _DIALOG = "waiting"
-# The attention reasons that are a dialog on screen (`error`, a failed turn, is none).
+# The attention reasons that are a dialog on screen.
 DIALOG_REASONS = ("permission", "question", "plan", "elicitation", "input")
+# The attention reasons that are no dialog, and the status steering takes them for: a failed
+# turn (`error`: an API error, a usage limit) waits for a prompt as an idle session does (the
+# limit_lifted alert says to send one); `stuck` is a turn that, for all anyone knows, still runs.
+# Any other attention (an unknown reason) counts as a dialog: fail closed.
+NOT_DIALOGS = {"error": "idle", "stuck": "working"}
 # One action at a time types into a session, whichever surface or process it comes from: a flock
 # of the session's own file under LOCK_DIR for the duration of the keys, waited for this long.
 LOCK_DIR = "steer-locks"
@@ -89,11 +94,10 @@ def _registry_status(row: Row) -> str | None:
     return entry["status"] if entry else None
 
 
-def _refuse_dialog(row: Row, action: str) -> SteerError:
-    reason = row.get("reason") or "a dialog"
+def _refuse_dialog(row: Row, dialog: str, action: str) -> SteerError:
     return SteerError(
         "attention",
-        f"{session_name(row)} waits on you ({reason}): lookout will not {action} into an open"
+        f"{session_name(row)} waits on you ({dialog}): lookout will not {action} into an open"
         " dialog (typed keys would answer it)",
         hint="answer the dialog first (lookout jump, the dashboard, or lookout answer)",
     )
@@ -108,11 +112,20 @@ def _fresh(state_dir: str, row: Row) -> Row:
     return {**row, "status": status, "reason": snapshot.get("reason")}
 
 
+def _steer_status(row: Row) -> str:
+    """The status steering treats the session as having: an attention that is no dialog as
+    NOT_DIALOGS says (a failed turn idle, a stuck one working), every other as it is."""
+    if row["status"] == "attention":
+        return NOT_DIALOGS.get(row.get("reason") or "", "attention")
+    return str(row["status"])
+
+
 def _check_state(row: Row, keys: agents.Keys, action: str) -> None:
     """Never into an open dialog; while working only where the agent queues what is typed."""
-    if row["status"] == "attention" or _registry_status(row) == _DIALOG:
-        raise _refuse_dialog(row, action)
-    if row["status"] == "working" and not keys.queues_while_working:
+    dialog = _open_dialog(row)
+    if dialog is not None:
+        raise _refuse_dialog(row, dialog, action)
+    if _steer_status(row) == "working" and not keys.queues_while_working:
         raise SteerError(
             "working",
             f"{session_name(row)} is working, and what is typed into {keys.title} during a turn"
@@ -210,7 +223,7 @@ def _say(
         "delivered"
         if took
         else "queued"
-        if row["status"] == "working"
+        if _steer_status(row) == "working"
         else ("typed" if way == "pane" else "sent")
     )
     line = journal.record(
@@ -243,12 +256,23 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
     found: Pane | None = None
     why_pane = "lookout knows no tmux pane for it (it was not started inside tmux)"
     if via in (None, "pane") and pane.recorded(snapshot):
+        unsafe = pane.unsafe(snapshot)
+        if unsafe is not None:
+            raise SteerError(
+                "no_way",
+                f"{session_name(row)}: lookout will not type into its tmux server: {unsafe}",
+                hint="its hooks recorded that server from $TMUX (a project's settings `env` can set"
+                " it): type into the session yourself, and check where TMUX comes from",
+            )
         found = pane.find(snapshot)
         if found is None:
             why_pane = "its tmux pane (or that tmux server) is gone"
         elif not pane.runs_in(found, snapshot):
             found = None
-            why_pane = f"its tmux pane does not run its {keys.title} process any more"
+            why_pane = (
+                f"its tmux pane does not run its {keys.title} process any more (or lookout"
+                " cannot tell that it does)"
+            )
     if found is not None:
         return "pane", found, None
     if via == "pane":
@@ -395,7 +419,7 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
             hint="answer the dialog first (Deny stops the turn): lookout jump, the dashboard, or"
             " lookout answer",
         )
-    if dialog is None and row["status"] == "idle" and _registry_status(row) != "busy":
+    if dialog is None and _steer_status(row) == "idle" and _registry_status(row) != "busy":
         raise SteerError(
             "idle",
             f"{session_name(row)} is idle: there is no turn to interrupt",
@@ -433,10 +457,12 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
 
 
 def _open_dialog(row: Row) -> str | None:
-    """The dialog the session shows now (its attention reason, or "a dialog" when only Claude
-    Code's registry says it waits), or None."""
-    if row["status"] == "attention" and (row.get("reason") or "") in DIALOG_REASONS:
-        return str(row["reason"])
+    """The dialog the session shows now (its attention reason, or "a dialog" when the reason is
+    unknown or only Claude Code's registry says it waits), or None. An attention of NOT_DIALOGS
+    (a failed turn, a stuck one) is no dialog."""
+    reason = row.get("reason") or ""
+    if row["status"] == "attention" and reason not in NOT_DIALOGS:
+        return reason if reason in DIALOG_REASONS else "a dialog"
     if _registry_status(row) == _DIALOG:
         return "a dialog"
     return None
@@ -530,6 +556,7 @@ def start(
         text=prompt or "",
         result="started" if sid else "no_hook",
         ts_ms=now_ms,
+        agent=name,
     )
     if sid is None:
         raise SteerError(

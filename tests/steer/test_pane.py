@@ -317,3 +317,87 @@ def test_interrupt_in_a_claude_code_dialog_dismisses_it_and_says_so(
     (steered,) = [x for x in lines if x["event"] == "Steered"]
     assert steered["steer"]["dismissed"] == "permission"
     assert "the open dialog (permission) dismissed (denied)" in steered["summary"]
+
+
+def test_two_long_texts_to_two_panes_at_once_each_arrive_whole(
+    panes: Panes, tmp_path: Path
+) -> None:
+    # The dashboard steers from threads of one process; two sessions on one server have two
+    # locks. Each long text (through a tmux buffer) must reach its own pane, whole.
+    import threading
+
+    from lookout.jump.tmux import Pane
+    from lookout.steer import pane as steer_pane
+
+    socket = panes.env["TMUX"].split(",")[0]
+    logs = [tmp_path / "one", tmp_path / "two"]
+    ids = [
+        panes.tmux(
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "sh",
+            "-c",
+            f"stty raw -echo; exec cat > {log}",
+        )
+        for log in logs
+    ]
+    rounds = 3
+    texts = [("A" * 13_000, "B" * 13_000), ("C" * 13_000, "D" * 13_000)]
+
+    def send(i: int) -> None:
+        for r in range(rounds):
+            steer_pane.type_text(Pane(socket, ids[i], "main", 1, ""), texts[i][r % 2])
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    size = 13_000 * rounds
+    wait_for(lambda: all(log.exists() and log.stat().st_size >= size for log in logs), 20, "texts")
+    for i, log in enumerate(logs):
+        got = log.read_bytes()
+        assert set(got) == set(b"".join(t.encode() for t in texts[i])), got[:40]
+        assert len(got) == size
+    assert "lookout-steer" not in panes.tmux("list-buffers")
+
+
+def test_a_start_with_no_hook_records_its_agent_and_no_status_it_does_not_know(
+    panes: Panes, tmp_path: Path, state_dir: Path
+) -> None:
+    import subprocess
+
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\nagents = ["gemini"]\n')
+    fake_program(tmp_path / "bin", "gemini", tmp_path / "argv.jsonl", report=False)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--wait", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**panes.env, "TMUX_PANE": own},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "no hook of it arrived" in done.stderr
+    lines = [json.loads(x) for x in (state_dir / "events.jsonl").read_text().splitlines()]
+    (steered,) = [x for x in lines if x["event"] == "Steered"]
+    assert (steered["session_id"], steered["agent"], steered["status"]) == ("", "gemini", None)
+    assert steered["outcome"] == "no_hook"
+    tail = subprocess.run(
+        [sys.executable, "-m", "lookout", "tail", "-n", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=panes.env,
+        timeout=60,
+        check=False,
+    )
+    assert tail.returncode == 0 and "Steered" in tail.stdout, tail.stderr
