@@ -187,6 +187,11 @@ class Platform:
         """(pid, argv) of each direct child of `pid`; [] when unknown (which proves nothing)."""
         raise NotImplementedError
 
+    def parent(self, pid: int) -> int | None:
+        """The parent of process `pid`, None when unknown (gone, or no way to ask)."""
+        found = procs.stat(pid)
+        return found[2] if found else None
+
     def started_ms(self, pid: int) -> int | None:
         """When a process started (epoch ms, to the second), None when unknown: its start in
         clock ticks after boot (/proc/<pid>/stat) past the boot time (/proc/stat `btime`)."""

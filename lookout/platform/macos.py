@@ -221,6 +221,13 @@ class MacOS(Platform):
             found.append((int(parts[0]), command_argv(parts[2])))
         return found
 
+    def parent(self, pid: int) -> int | None:
+        try:
+            out = run(["ps", "-o", "ppid=", "-p", str(pid)], 10).strip()
+        except (PlatformError, subprocess.TimeoutExpired):
+            return None
+        return int(out) if out.isdigit() else None
+
     def bridge_service(self) -> Service | None:
         from lookout.platform import launchd
 

@@ -141,9 +141,11 @@ def runs_in(where: Pane, snapshot: Mapping[str, object]) -> bool:
     """Whether the session's agent process is the pane's process or one of its descendants (a
     pane can outlive the agent and run a shell or another program). True when no pid was
     recorded (the pane the hooks recorded is all there is); False when one was and it cannot be
-    followed to the pane's process (gone, no /proc, tmux names no pane pid): fail closed."""
-    from lookout import procs
+    followed to the pane's process (gone, no way to ask, tmux names no pane pid): fail closed.
+    The parents come from the platform (/proc on Linux, ps on macOS)."""
+    from lookout.platform import current
 
+    parent = current.get().parent
     pid = snapshot.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return True
@@ -154,10 +156,8 @@ def runs_in(where: Pane, snapshot: Mapping[str, object]) -> bool:
     for _ in range(64):
         if pid == top:
             return True
-        found = procs.stat(pid)
-        if found is None:
+        found = parent(pid)
+        if found is None or found <= 1:
             return False
-        pid = found[2]
-        if pid <= 1:
-            return False
+        pid = found
     return False
