@@ -25,10 +25,16 @@ FAKE = Path(__file__).with_name("fake_agent.py")
 class Panes(TmuxServer):
     def agent(self, log: Path, mode: str, event: str = "Stop", agent: str = "gemini") -> str:
         """A pane running the stand-in agent; it reported `event` for session SID."""
-        script = {"Stop": "stop.py", "PreToolUse": "pre_tool_use.py"}[event]
+        script = {
+            "Stop": "stop.py",
+            "PreToolUse": "pre_tool_use.py",
+            "StopFailure": "stop_failure.py",
+        }[event]
         body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": event}
         if event == "PreToolUse":
             body.update(tool_name="Bash", tool_input={"command": "make"})
+        if event == "StopFailure":  # a failed turn: attention, but no dialog on screen
+            body.update(error="rate_limit", last_assistant_message="API Error: 429")
         pane = self.tmux(
             "new-window",
             "-d",
