@@ -352,6 +352,8 @@ def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
             # Where the machine's own lookout keeps them (the test process's may differ).
             "LOOKOUT_STATE_DIR": str(machine.home / ".local" / "state" / "lookout"),
             "LOOKOUT_CONFIG": str(config),
+            # Gemini CLI runs headless (and exits: no prompt on stdin) when CI=true, as in .ci/run.
+            "CI": "false",
         }
         pairs = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
         try:
