@@ -374,11 +374,12 @@ class _Reader:
             return
         if n == 9:
             return  # no `notify` at all: not a record
+        self.noted(session, event, raw, n)
+
+    def noted(self, session: bytes, event: bytes, raw: bytes, n: int) -> None:
+        """A record that notified (its `notify` list at `n`): episodes open and close here."""
         if self.unproved:
-            if event in _RAN:
-                self.ran(session, _actor(raw), raw)
-            elif event in _TURN_EDGES or event == b"SubagentStop":
-                self.edge(session, _actor(raw), event)
+            self.progress(session, event, raw)
         if event == b"UserPromptSubmit":
             self.prompt(session, raw)
         kinds = raw[n : raw.find(b"]", n)].split(b",")
@@ -401,6 +402,13 @@ class _Reader:
                 carry = None
             elif kind in _TURN_KINDS and event == b"Stop":
                 self.finished[session] = at
+
+    def progress(self, session: bytes, event: bytes, raw: bytes) -> None:
+        """A call ran, or the turn moved on: what an unproved end was."""
+        if event in _RAN:
+            self.ran(session, _actor(raw), raw)
+        elif event in _TURN_EDGES or event == b"SubagentStop":
+            self.edge(session, _actor(raw), event)
 
     def edge(self, session: bytes, actor: bytes, event: bytes) -> None:
         """The turn moved on (a subagent's: its own): what ended unproved stays unknown."""

@@ -8,6 +8,7 @@ Linux /proc; elsewhere the start time is unknown and only kill(pid, 0) tells."""
 from __future__ import annotations
 
 import posix  # built in: `os` costs a hook ~1 ms (bench/hook_latency.py --phases)
+import time  # built in, loaded by every hook already (words)
 
 PROC = "/proc"
 # Agents whose hooks run as children of their own process, with at most a shell in between,
@@ -39,6 +40,30 @@ def stat(pid: int) -> tuple[str, str, int, int] | None:
         return name, fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+# A client kills a hook past its timeout (hookspec.TIMEOUT_S): a start further back than this is
+# a clock read wrong (a kernel whose start times leave out a suspend), and not believed.
+STARTED_MAX_MS = 10_000
+
+
+def started_ms(now_ms: int) -> int:
+    """When this process was started, in wall-clock ms (rounded down to a clock tick, 10 ms):
+    for a hook, when the client fired it (the shell it runs under execs the interpreter),
+    however long a busy machine kept the interpreter from coming up; records are ordered by it.
+    `now_ms` (the wall clock read just before) where /proc cannot say."""
+    found = stat(posix.getpid())
+    if found is None:
+        return now_ms  # no /proc: not Linux
+    try:
+        hz = posix.sysconf("SC_CLK_TCK")
+        # The boot clock (what /proc counts in) against the wall clock, read back to back:
+        # processes started in one tick get one time stamp, never two a millisecond apart.
+        offset_ns = time.time_ns() - time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        started = (offset_ns + found[3] * 1_000_000_000 // hz) // 1_000_000
+    except (AttributeError, ValueError, OSError, ZeroDivisionError):
+        return now_ms
+    return started if 0 <= now_ms - started <= STARTED_MAX_MS else now_ms
 
 
 def of_hook(agent: str, claude_pid: int | None) -> tuple[int, int | None]:

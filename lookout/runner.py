@@ -30,7 +30,9 @@ STAMP_SKEW_MS = 10 * 60 * 1000
 def run(event_name: str | None = None) -> int:
     """Entry point of hooks/<event>.py. `event_name` is what the script is for; the payload's
     own hook_event_name wins (hooks/event.py passes None)."""
-    ts_ms = words.now_ms()  # the hook's start: records are ordered by it
+    # When the client fired the hook: records are ordered by it (on a busy machine the
+    # interpreter can come up seconds later, after the client's next move).
+    ts_ms = procs.started_ms(words.now_ms())
     try:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
@@ -78,7 +80,7 @@ def run_notify(agent: str, argv: list[str]) -> int:
     """Entry point of a notify program (hooks/codex_notify.py: Codex's legacy `notify`): the JSON
     comes as the last argument. Arguments after a leading `--` are the notify program the user
     had before; it still runs (detached), with the same JSON."""
-    ts_ms = words.now_ms()
+    ts_ms = procs.started_ms(words.now_ms())
     chain = argv[1:-1] if len(argv) >= 2 and argv[0] == "--" else []
     raw = argv[-1] if argv and argv[-1] != "--" else ""
 
@@ -87,7 +89,7 @@ def run_notify(agent: str, argv: list[str]) -> int:
             record_notify(agent, raw, ts_ms, state_dir, paths.environ())
         finally:
             if chain:
-                from lookout.notify import spawn
+                from lookout import spawn
 
                 spawn.spawn_detached([*chain, raw])
 
@@ -98,7 +100,9 @@ def run_remote() -> int:
     """Entry point of hooks/remote_answer.py, the deciding PermissionRequest hook: the decision
     (lookout.remote.decide) is printed first, then recorded, each inside the boundary. Its
     stdout carries exactly one decision object or nothing at all."""
-    ts_ms = words.now_ms()
+    # When the client fired the hook, as the recording hooks' records (the request's turn-edge
+    # check compares with them): a busy machine may start the interpreter seconds later.
+    ts_ms = procs.started_ms(words.now_ms())
     try:
         raw = sys.stdin.buffer.read()  # to EOF first, so the client never sees EPIPE
     except Exception:
@@ -144,7 +148,7 @@ def run_agent(agent: str, argv: list[str]) -> int:
     """Entry point of hooks/<agent>.py (an agent with a script of its own): the agent's JSON on
     stdin (or after `--json`), translated by its module in lookout.agents. The first argument,
     if any, names the event (Copilot's camelCase payloads do not)."""
-    ts_ms = words.now_ms()
+    ts_ms = procs.started_ms(words.now_ms())
     try:
         raw = sys.stdin.buffer.read()
     except Exception:

@@ -188,9 +188,18 @@ class Intent(TypedDict):
 
 # -- notifications ---------------------------------------------------------------------------------
 
-# One validated [channels.<name>] table: its keys depend on its type (config._TYPE_KEYS), so it
-# stays a mapping; config.validate is the boundary that checks every key and value.
-Channel = dict[str, Any]
+class Channel(TypedDict):
+    """One validated [channels.<name>] table: the keys every type has, and its type's traits
+    (stamped in by the config check, so that what reads the cached config knows them without
+    loading the type). Each type's own keys: its TypedDict in lookout/channels/<type>.py."""
+
+    type: str  # a lookout.channels.registry name
+    enabled: bool
+    timeout_ms: int
+    content: str  # a ContentLevel
+    remote: bool  # it leaves the machine (channels.base.ChannelType.REMOTE)
+    updatable: bool  # an alert it sent is replaced in place on a resolve
+    loud: bool  # it makes a sound: a rule's quiet hours mute it for every kind
 
 
 class Rule(TypedDict):
@@ -247,25 +256,6 @@ class Delivery(TypedDict):
     escalate: list[Escalation]
     hold: NotRequired[list[Hold]]
     texts: NotRequired[dict[str, list[str]]]
-
-
-class Job(TypedDict):
-    """outbox/<ms>-<pid>.json: what one detached sender sends (no secrets: it re-reads them)."""
-
-    v: int
-    created_ms: int
-    cwd: str | None
-    deliveries: list[Delivery]
-
-
-class ScheduledEscalation(TypedDict):
-    """outbox/esc-<due_ms>-<pid>-<n>.json: one escalation the sender sends when due, if
-    sender.escalation_due() still says so."""
-
-    v: int
-    cwd: str | None
-    delivery: Delivery
-    escalation: Escalation
 
 
 class DeliveryLine(TypedDict):

@@ -299,6 +299,20 @@ def suggest(waits: Iterable[Wait]) -> list[Suggestion]:
 
 def _prefixes(candidates: dict[str, list[Wait]], refused: list[str]) -> list[Suggestion]:
     commands = {c: hits for r, hits in candidates.items() if (c := bash_command(r)) is not None}
+    covers = _covers(list(commands), refused)
+    out = []
+    for prefix, covered in covers.items():
+        if len(covered) < MIN_DISTINCT or _narrower_covers_the_same(covers, prefix):
+            continue
+        hits = [w for c in sorted(covered) for w in commands[c]]
+        hits.sort(key=lambda w: w.start_ms)
+        out.append(_suggestion(f"Bash({' '.join(prefix)}:*)", hits))
+    return out
+
+
+def _covers(commands: list[str], refused: list[str]) -> dict[tuple[str, ...], frozenset[str]]:
+    """Every allowed word prefix of the approved commands (two words or more) -> the approved
+    commands it would allow; none that would also allow a refused one."""
     covers: dict[tuple[str, ...], frozenset[str]] = {}
     for command in commands:
         words = tuple(command.split())
@@ -316,19 +330,17 @@ def _prefixes(candidates: dict[str, list[Wait]], refused: list[str]) -> list[Sug
             if any(c.startswith(text) for c in refused):
                 continue
             covers[prefix] = frozenset(loose)
-    out = []
-    for prefix, covered in covers.items():
-        if len(covered) < MIN_DISTINCT:
-            continue
-        longer = [
-            q for q, cq in covers.items() if len(q) > len(prefix) and q[: len(prefix)] == prefix
-        ]
-        if any(covers[q] == covered for q in longer):
-            continue  # a narrower prefix allows the same approved commands
-        hits = [w for c in sorted(covered) for w in commands[c]]
-        hits.sort(key=lambda w: w.start_ms)
-        out.append(_suggestion(f"Bash({' '.join(prefix)}:*)", hits))
-    return out
+    return covers
+
+
+def _narrower_covers_the_same(
+    covers: dict[tuple[str, ...], frozenset[str]], prefix: tuple[str, ...]
+) -> bool:
+    """A longer prefix allows the same approved commands: suggest that one instead."""
+    return any(
+        len(q) > len(prefix) and q[: len(prefix)] == prefix and covered == covers[prefix]
+        for q, covered in covers.items()
+    )
 
 
 def _suggestion(rule: str, hits: list[Wait]) -> Suggestion:

@@ -1,5 +1,5 @@
 """lookout's vocabulary, defined once: the statuses, the reasons a session waits, the kinds of
-notification and of channel, the format versions, and the clock. Stdlib only and tiny: the hook
+notification, the format versions, and the clock. Stdlib only and tiny: the hook
 path imports it. shapes.py holds the same words as typing Literals (tests/test_words.py keeps
 them equal)."""
 
@@ -30,11 +30,6 @@ KINDS = (
     "resolved",
 )
 
-# The kinds of channel; those that leave the machine; those that can replace an alert they sent
-# when its episode resolves.
-CHANNEL_TYPES = ("desktop", "ntfy", "webhook", "command", "apprise", "telegram")
-REMOTE_TYPES = ("ntfy", "webhook", "apprise", "telegram")
-UPDATABLE_TYPES = ("desktop", "ntfy", "telegram")
 # The agents `lookout start` can start and `say` can type into (lookout.steer.agents).
 STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
 
@@ -45,11 +40,13 @@ SUMMARY_CHARS = 140
 
 # The snapshot's shape (shapes.Session); an older one is read as absent, a newer one is left alone.
 SNAPSHOT_VERSION = 1
-# The job file's shape (shapes.Job); the sender drops an older job unread, leaves a newer one.
+# The job files' format (notify/outbox.py); the sender drops an older job unread, leaves a newer
+# one.
 JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
-# 4: the config has `fleet` and `remote` tables.
-CONFIG_CACHE_VERSION = 4
+# 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits
+# (`remote`, `updatable`, `loud`: what the rules read without loading lookout/channels/).
+CONFIG_CACHE_VERSION = 5
 
 # Every file lookout writes, with the format of what this version writes there
 # (docs/state-files.md). Format 1 is the shape every version so far has written; where a file of

@@ -4,15 +4,20 @@ condition instead of sleeping."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import io
 import json
 import os
 import shutil
 import stat
 import sys
+import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -44,6 +49,21 @@ def require_binary(name: str) -> str:
             pytest.fail(f"{name} is not installed (CI must install it: see .ci/run)")
         pytest.skip(f"{name} is not installed")
     return path
+
+
+# A Unix socket's path holds at most 107 bytes (sun_path); tmux, D-Bus and Chromium put theirs
+# under a directory the tests choose. pytest's basetemp and $TMPDIR can be long (a private CI
+# folder, a long test name), so sockets never live under either.
+SHORT_TMP = "/tmp"
+
+
+def short_tmpdir(prefix: str) -> Path:
+    """A new private (0700) directory with a short path, for Unix sockets: under $TMPDIR when
+    that is short, else under /tmp. The caller removes it."""
+    base = tempfile.gettempdir()
+    if len(base) > 20:
+        base = SHORT_TMP
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 def write_config(text: str) -> None:
@@ -119,3 +139,65 @@ class Output:
 def shape(chars: int) -> str:
     """How the masker shows a secret of this many characters (lookout.mask)."""
     return f"\u2039secret, {chars} chars\u203a"
+
+
+# -- install.py in this process ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a command's main() returned and printed, as subprocess.run reports it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def in_process(main: Callable[[list[str]], int], argv: Sequence[str]) -> Ran:
+    """Run a command's main(argv) in this process, its output captured (argparse's usage errors
+    exit: their code is the return code). A test saves the ~0.3 s (seconds on a busy machine) an
+    interpreter costs to start and import."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+    return Ran(rc, out.getvalue(), err.getvalue())
+
+
+def install_py(*argv: str) -> Ran:
+    """`python3 install.py ARGV`: install.py's whole body is lookout.install.cli.main (the true
+    entry point runs in tests/test_readme.py and the e2e suite)."""
+    from lookout.install import cli
+
+    return in_process(cli.main, argv)
+
+
+_built_runtime: list[Path] = []
+
+
+def built_runtime() -> Path:
+    """lookout's runtime as install.py lays it out for this interpreter (the package and hooks
+    copied, byte-compiled, the hook pack written), built once per test process: ~3 s of fsyncs
+    and compiling that a test about the installer's other steps need not pay each time."""
+    if not _built_runtime:
+        from lookout.install import runtime
+
+        root = Path(tempfile.mkdtemp(prefix="lookout-runtime-"))
+        atexit.register(shutil.rmtree, root, True)
+        runtime.install_code(root / "lookout", sys.executable)
+        _built_runtime.append(root / "lookout")
+    return _built_runtime[0]
+
+
+def preinstall_runtime() -> Path:
+    """This test's runtime home ($LOOKOUT_HOME) as an earlier install.py of this checkout left it
+    (its files with their times: the installer finds it up to date, checks it, compiles it and
+    writes its hook pack again). Returns the home."""
+    from lookout import paths
+
+    home = paths.runtime_home()
+    if not home.exists():
+        shutil.copytree(built_runtime(), home, symlinks=True)
+    return home

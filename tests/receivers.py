@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -31,6 +30,8 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.helpers import short_tmpdir
 
 
 def require(*binaries: str) -> None:
@@ -276,13 +277,14 @@ class NotificationBus:
     its alerts on a private Xvfb screen, where `click_alert()` clicks them like a user."""
 
     BINARIES = ("dbus-daemon", "lxqt-notificationd", "busctl", "notify-send")
+    PROBE = "LookoutTestProbe"  # a signal the monitor's match takes, to know it is listening
     DISPLAY_BINARIES = ("Xvfb", "xdotool")
 
     def __init__(self, display: bool = False, daemon: list[str] | None = None) -> None:
         self.display = display
         self.daemon = daemon or ["lxqt-notificationd"]
         self.signals: list[tuple[str, list[Any]]] = []
-        self.tmp = tempfile.mkdtemp(prefix="lookout-bus-")
+        self.tmp = str(short_tmpdir("lookout-bus-"))
         self.address = f"unix:path={self.tmp}/bus"
         # The daemon gets its own HOME: it must never read or write the real ~/.config.
         self.env = {
@@ -298,6 +300,7 @@ class NotificationBus:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.calls: list[dict[str, Any]] = []
         self._monitor: subprocess.Popen[bytes] | None = None
+        self._monitor_ready = threading.Event()
 
     def __enter__(self) -> NotificationBus:
         if self.display:
@@ -344,8 +347,20 @@ class NotificationBus:
             stdout=True,
         )
         threading.Thread(target=self._read_monitor, daemon=True).start()
-        time.sleep(0.3)  # busctl needs a moment to install its match
+        # The monitor sees nothing until it has installed its match: signal until it has seen
+        # one (a fixed pause was too short on a busy machine, and a missed Notify fails a test).
+        self._wait(self._probed, "busctl monitor's match")
         return self
+
+    def _probed(self) -> bool:
+        if self._monitor_ready.is_set():
+            return True
+        subprocess.run(
+            ["busctl", f"--address={self.address}", "emit", "/org/lookout/probe",
+             "org.freedesktop.Notifications", self.PROBE],
+            env=self.env, capture_output=True, timeout=10,
+        )  # fmt: skip
+        return self._monitor_ready.wait(0.1)
 
     def _start(self, argv: list[str], stdout: bool = False) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
@@ -371,6 +386,9 @@ class NotificationBus:
             try:
                 msg = json.loads(line)
             except ValueError:
+                continue
+            if msg.get("type") == "signal" and msg.get("member") == self.PROBE:
+                self._monitor_ready.set()
                 continue
             if msg.get("type") == "signal" and msg.get("member") in (
                 "ActionInvoked",
@@ -521,7 +539,7 @@ class TmuxServer:
 
     def __init__(self) -> None:
         self.name = f"lookout-test-{uuid.uuid4().hex[:8]}"
-        self.tmp = tempfile.mkdtemp(prefix="lookout-tmux-")
+        self.tmp = str(short_tmpdir("lookout-tmux-"))
         self.env = {**os.environ, "TMUX_TMPDIR": self.tmp}
         self.env.pop("TMUX", None)
         self.clients: list[subprocess.Popen[bytes]] = []

@@ -187,6 +187,30 @@ def test_an_approved_long_tool_is_working_and_a_later_hook_wins(state_dir: Path)
     assert reconcile.reconcile(str(state_dir)) == []
 
 
+@pytest.mark.parametrize(("status", "answer"), [("busy", "approved"), ("idle", "denied")])
+def test_a_dialog_the_clients_file_ended_is_counted_as_the_client_said(
+    state_dir: Path, status: str, answer: str
+) -> None:
+    """The sender's watch (or a reader) can see the client's `busy` before the hook of the tool
+    that then runs (on a busy machine, a second): the ledger counts that approval, as the state
+    machine does, and `lookout suggest` sees it."""
+    from lookout import ledger
+
+    t = int(time.time() * 1000) - 5000
+    feed(state_dir, "SessionStart", t, source="startup")
+    feed(state_dir, "UserPromptSubmit", t + 100, prompt="go")
+    tool = {"tool_name": "Bash", "tool_input": {"command": "touch made"}}
+    feed(state_dir, "PreToolUse", t + 200, tool_use_id="toolu_1", **tool)
+    feed(state_dir, "PermissionRequest", t + 250, **tool)
+    write_entry(capture(status, statusUpdatedAt=t + 2000))  # "Yes" / Esc
+    (line,) = reconcile.reconcile(str(state_dir))
+    assert line["notify"] == ["resolved"]
+    if status == "busy":
+        feed(state_dir, "PostToolUse", t + 2100, tool_use_id="toolu_1", **tool)  # too late
+    (wait,) = ledger.read(str(state_dir)).waits
+    assert (wait.summary, wait.wait_ms, wait.answer) == ("touch made", 1750, answer)
+
+
 def test_a_session_without_hooks_is_listed_from_the_client(
     state_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

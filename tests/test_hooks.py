@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -248,6 +250,30 @@ def test_a_damaged_snapshot_does_not_stop_recording(state_dir: Path) -> None:
     _run("pre_tool_use.py", raw)
     (record,) = _events(state_dir)
     assert record["event"] == "PreToolUse"
+
+
+def test_a_hook_a_busy_machine_holds_up_is_stamped_when_the_client_fired_it(
+    state_dir: Path,
+) -> None:
+    """Records are ordered by their time stamps (issue 35): on a busy machine a hook's
+    interpreter can come up seconds after the client fired it, after the client's next move
+    (the registry's `waiting` of a dialog that an async PreToolUse came before). The shell here
+    waits a second before it execs the hook, as a starved scheduler would."""
+    raw = _real_payload("PreToolUse")
+    hook = str(ROOT / "hooks" / "pre_tool_use.py")
+    fired = time.time_ns() // 1_000_000
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", 'sleep 1; exec "$0" -I -S "$1"', sys.executable, hook],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    spawned = time.time_ns() // 1_000_000  # Popen returns once the shell runs
+    assert proc.communicate(raw, timeout=30) == (b"", b"")
+    (record,) = _events(state_dir)
+    stamp = datetime.fromisoformat(str(record["ts"]).replace("Z", "+00:00")).timestamp() * 1000
+    # The process's start time, in clock ticks (10 ms): never the interpreter's, a second later.
+    assert fired - 10 <= stamp <= spawned, (fired, stamp, spawned)
 
 
 def test_a_cursor_key_inside_a_claude_payload_keeps_stdout_empty(state_dir: Path) -> None:

@@ -23,7 +23,7 @@ import filelock
 import pytest
 
 from lookout import sessions, store
-from tests.helpers import PAYLOADS, ROOT
+from tests.helpers import PAYLOADS, ROOT, SHORT_TMP
 
 
 def _mode(path: Path) -> int:
@@ -337,13 +337,15 @@ def test_tail_follow_keeps_following_across_rotations(
     try:
         assert seen.get(timeout=10) == 0  # the follower is running and positioned
         total = 1
+        got: list[int] = []
         for _batch in range(4):  # each batch of 10 fills a file and rotates it once
             with store.Locked(str(state_dir)) as st:
                 for _ in range(10):
                     st.append(store.EVENTS, _fixed_record(total), store.rotate_bytes())
                     total += 1
-            time.sleep(0.7)  # longer than the follower's poll: it sees every rotation
-        got = [seen.get(timeout=10) for _ in range(total - 1)]
+            # The follower shows the whole batch before the next one rotates again (one rotation
+            # between two of its looks, however late a busy machine lets it look).
+            got += [seen.get(timeout=20) for _ in range(10)]
     finally:
         tail.kill()
         tail.wait()
@@ -479,6 +481,7 @@ def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
     import fcntl
 
     monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    monkeypatch.setattr(store, "LOCK_WAIT_MAX_S", 0.5)
     store.ensure_dir(str(state_dir))
     holder = os.open(state_dir / "events.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(holder, fcntl.LOCK_EX)
@@ -494,6 +497,27 @@ def test_a_lock_held_forever_costs_one_record_not_a_stuck_hook(
         os.close(holder)
     with store.Locked(str(state_dir)):  # free again
         pass
+
+
+def test_a_busy_machine_slows_the_holder_and_the_wait_counts_tries_not_wall_time(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pause the waiter asks for runs five times long (a starved scheduler), and the
+    holder lets go after three times LOCK_WAIT_S of wall time: slow, not stuck. The record gets
+    in (16 hooks next to two CPU hogs lost records at 5 s of wall time)."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.2)
+    real_sleep = time.sleep
+    monkeypatch.setattr(store.time, "sleep", lambda s: real_sleep(s * 5))
+    store.ensure_dir(str(state_dir))
+    holder = os.open(state_dir / "events.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    threading.Timer(0.6, os.close, (holder,)).start()  # closing it lets go
+    with store.Locked(str(state_dir)) as st:
+        st.append(store.EVENTS, {"seq": 1})
+    assert _lines(state_dir / store.EVENTS) == [b'{"seq":1}']
 
 
 def test_a_full_disk_never_truncates_a_snapshot_and_seq_never_restarts(state_dir: Path) -> None:
@@ -593,11 +617,12 @@ def _system_python() -> str:
 
 @pytest.fixture
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A world-writable sticky directory that both users can reach (like /tmp)."""
+    """A world-writable sticky directory that both users can reach: in /tmp itself, never under
+    $TMPDIR or the basetemp (a private 0700 folder, as CI's fresh clone may be)."""
     import shutil
     import tempfile
 
-    root = Path(tempfile.mkdtemp(prefix="lookout-m6-"))
+    root = Path(tempfile.mkdtemp(prefix="lookout-m6-", dir=SHORT_TMP))
     root.chmod(0o1777)
     yield root  # type: ignore[misc]
     shutil.rmtree(root, ignore_errors=True)

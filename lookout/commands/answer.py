@@ -186,10 +186,26 @@ def _by_session(
     """The one request waiting in the session `key` names, as every command names a session
     (sessions.resolve: an id or its start, a project, a title). Request ids are never matched
     here."""
+    rows = _sessions_with_requests(state_dir, waiting, records, now_ms)
+    asking = {str(r.get("session_id")) for r in waiting}
+    with_requests = [s for s in rows if s["session_id"] in asking]
+    if matching(with_requests, key):
+        return _the_one_waiting(waiting, resolve(with_requests, key, "lookout answer"))
+    if not matching(rows, key):
+        raise _nothing_named(key, records)
+    chosen = resolve(rows, key, "lookout answer")  # several sessions: says which
+    raise _why_not_waiting(chosen, records, now_ms)
+
+
+def _sessions_with_requests(
+    state_dir: str, waiting: list[dict[str, Any]], records: list[dict[str, Any]], now_ms: int
+) -> list[Row]:
+    """The sessions as every command sees them, and those known only by their requests (their
+    snapshot was pruned)."""
     rows = load_sessions(state_dir, now_ms)
     asking = {str(r.get("session_id")) for r in waiting}
     known = {s["session_id"] for s in rows}
-    for rec in records:  # a session known only by its requests (its snapshot was pruned)
+    for rec in records:
         sid = str(rec.get("session_id") or "")
         if sid and sid not in known:
             known.add(sid)
@@ -200,38 +216,44 @@ def _by_session(
                 "updated_ms": int(rec.get("created_ms") or 0),
             }
             rows.append(present(snapshot, now_ms, STALE_AFTER_S))
-    with_requests = [s for s in rows if s["session_id"] in asking]
-    if matching(with_requests, key):
-        # Of the sessions `key` names, those that wait on a request: one, or a list.
-        chosen = resolve(with_requests, key, "lookout answer")
-        found = [r for r in waiting if r.get("session_id") == chosen["session_id"]]
-        if len(found) == 1:
-            return found[0]
-        ids = ", ".join(shown(f"{r['id']} ({r.get('tool_name')})") for r in found)
-        raise LookoutError(
-            f"{len(found)} requests wait in {_name(chosen)}: {ids}",
-            hint="give the request id: lookout answer REQUEST_ID allow|deny",
+    return rows
+
+
+def _the_one_waiting(waiting: list[dict[str, Any]], chosen: Row) -> dict[str, Any]:
+    """Of the requests waiting in the chosen session: the one, or an error that lists them."""
+    found = [r for r in waiting if r.get("session_id") == chosen["session_id"]]
+    if len(found) == 1:
+        return found[0]
+    ids = ", ".join(shown(f"{r['id']} ({r.get('tool_name')})") for r in found)
+    raise LookoutError(
+        f"{len(found)} requests wait in {_name(chosen)}: {ids}",
+        hint="give the request id: lookout answer REQUEST_ID allow|deny",
+    )
+
+
+def _nothing_named(key: str, records: list[dict[str, Any]]) -> LookoutError:
+    if any(str(r.get("id") or "").startswith(key) for r in records):
+        return LookoutError(
+            f"{shown(key)!r} is the start of a request id: give the full id (an answer names"
+            " its request whole, never by a prefix)",
+            hint="lookout answer lists each waiting request with its full id",
         )
-    if not matching(rows, key):
-        if any(str(r.get("id") or "").startswith(key) for r in records):
-            raise LookoutError(
-                f"{shown(key)!r} is the start of a request id: give the full id (an answer names"
-                " its request whole, never by a prefix)",
-                hint="lookout answer lists each waiting request with its full id",
-            )
-        raise LookoutError(
-            f"no request and no session {shown(key)!r}",
-            hint="lookout answer lists the waiting requests, each with its id",
-        )
-    chosen = resolve(rows, key, "lookout answer")  # several sessions: says which
-    for rec in reversed(records):  # say why, when the request exists but takes no answer
+    return LookoutError(
+        f"no request and no session {shown(key)!r}",
+        hint="lookout answer lists the waiting requests, each with its id",
+    )
+
+
+def _why_not_waiting(chosen: Row, records: list[dict[str, Any]], now_ms: int) -> LookoutError:
+    """Why the named session has nothing to answer: its last request's end, or its status."""
+    for rec in reversed(records):
         if rec.get("session_id") == chosen["session_id"]:
             reason = requests.public(rec, now_ms)["reason"] or "not waiting"
-            raise LookoutError(
+            return LookoutError(
                 f"the last request in {_name(chosen)} ({shown(rec.get('tool_name'))}) is {reason}",
                 hint="lookout answer lists what is still waiting",
             )
-    raise LookoutError(
+    return LookoutError(
         f"no permission request is waiting in {_name(chosen)}: it is {chosen['status']}",
         hint=_why_none(),
     )

@@ -6,22 +6,25 @@ from __future__ import annotations
 import os
 import sys
 
-from lookout import paths, store, words
+from lookout import paths, store, templates, words
 from lookout.boundary import visible
+from lookout.channels import registry
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import deliver, templates
+from lookout.notify import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from lookout.shapes import Intent
+    from typing import Any
+
+    from lookout.shapes import Channel, Intent
 
 
 def check_config(project: str) -> int:
     gpath = paths.config_path()
     try:
-        cfg, pf = files.resolve(project)
+        cfg, pf = files.resolve(project, deep=True)
     except check.ConfigError as exc:
         for line in exc.errors:
             print(f"error: {visible(line)}", file=sys.stderr)
@@ -130,6 +133,26 @@ def test_channels(project: str, names: list[str]) -> int:
     if pf is not None and pf.ignored is not None:
         print(project_file_line(pf), file=sys.stderr)
     available = cfg["channels"]
+    chosen = _chosen(available, names)
+    intent = test_intent(project)
+    tasks = [(name, available[name], _message(name, available[name], intent)) for name in chosen]
+    state_dir = paths.state_dir()
+    failed = 0
+    for (name, _ch, _msg), (result, detail, _ref) in zip(
+        tasks, deliver.run_parallel(tasks), strict=True
+    ):
+        print(f"{name}: {result} ({visible(detail)})")
+        failed += result != "sent"
+        try:
+            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
+        except OSError:
+            pass  # the terminal already shows the result
+    return 1 if failed else 0
+
+
+def _chosen(available: dict[str, Channel], names: list[str]) -> list[str]:
+    """The channels to test: those named (disabled or not), else every enabled one (saying
+    which are left out)."""
     unknown = [n for n in names if n not in available]
     if unknown:
         raise LookoutError(
@@ -142,8 +165,7 @@ def test_channels(project: str, names: list[str]) -> int:
     if not available:
         raise LookoutError(
             "no channel to test: the config defines none",
-            hint="add one: lookout channel add NAME --type "
-            "desktop|ntfy|webhook|command|apprise|telegram",
+            hint=f"add one: lookout channel add NAME --type {'|'.join(registry.NAMES)}",
         )
     if not chosen:
         first = disabled[0]
@@ -157,29 +179,17 @@ def test_channels(project: str, names: list[str]) -> int:
             f"skipped {', '.join(disabled)} (disabled; `lookout test {disabled[0]}` tests it"
             " anyway)"
         )
-    intent = test_intent(project)
-    tasks = []
-    for name in chosen:
-        ch = available[name]
-        values = templates.values(intent, ch["content"])
-        msg = {
-            "title": f"{values['project']} · lookout test",
-            "body": f"Notifications from lookout reach you through '{name}'.",
-            "kind": "message",
-            "intent": intent,
-            "values": values,
-            "update": False,
-        }
-        tasks.append((name, ch, msg))
-    state_dir = paths.state_dir()
-    failed = 0
-    for (name, _ch, _msg), (result, detail, _ref) in zip(
-        tasks, deliver.run_parallel(tasks), strict=True
-    ):
-        print(f"{name}: {result} ({visible(detail)})")
-        failed += result != "sent"
-        try:
-            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
-        except OSError:
-            pass  # the terminal already shows the result
-    return 1 if failed else 0
+    return chosen
+
+
+def _message(name: str, ch: Channel, intent: Intent) -> dict[str, Any]:
+    values = templates.values(intent, ch["content"])
+    return {
+        "title": f"{values['project']} · lookout test",
+        "body": f"Notifications from lookout reach you through '{name}'.",
+        "kind": "message",
+        "intent": intent,
+        "values": values,
+        "update": False,
+        "test": True,  # `lookout test`: a type may say so (a sound plays, never debounced)
+    }

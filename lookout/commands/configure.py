@@ -111,17 +111,15 @@ def channel_add(
     name: str,
     *,
     kind: str,
-    url: str | None = None,
-    url_env: str | None = None,
-    token_env: str | None = None,
-    chat_id: int | None = None,
-    allowed_user_ids: list[int] | None = None,
-    fmt: str | None = None,
+    options: dict[str, Any] | None = None,
     content: str | None = None,
-    command: list[str] | None = None,
     enabled: bool = True,
     dry_run: bool = False,
 ) -> int:
+    """Append [channels.NAME] of type `kind`; `options`: the type's flags as given (argparse's
+    dest -> value, None: not given)."""
+    from lookout.channels import registry
+
     cur = _read()
     channels = cur.doc.get("channels", {})
     if name in channels:
@@ -129,30 +127,11 @@ def channel_add(
             f"channel {name!r} already exists in {tilde(cur.path)}",
             hint=f"pick another name, or `lookout channel remove {name}` first; {NOTHING}",
         )
-    if kind != "telegram" and (chat_id is not None or allowed_user_ids):
-        raise LookoutError("--chat-id and --allowed-user-id are for --type telegram", hint=NOTHING)
-    if kind == "telegram" and (token_env is None or chat_id is None):
-        raise LookoutError(
-            "a telegram channel needs --token-env (the variable holding the bot token) and"
-            " --chat-id",
-            hint="lookout channel add bot --type telegram --token-env TELEGRAM_BOT_TOKEN"
-            f" --chat-id 123456789 (docs/remote.md says how to find the chat id); {NOTHING}",
-        )
-    table: dict[str, Any] = {"type": kind}
-    if url is not None:
-        key = {"apprise": "urls", "telegram": "api_url"}.get(kind, "url")
-        table[key] = [url] if kind == "apprise" else url
-    for key, value in (
-        ("url_env", url_env),
-        ("token_env", token_env),
-        ("chat_id", chat_id),
-        ("allowed_user_ids", allowed_user_ids),
-        ("format", fmt),
-        ("content", content),
-        ("argv", command),
-    ):
-        if value is not None:
-            table[key] = value
+    given = {k: v for k, v in (options or {}).items() if v is not None}
+    _check_flags(kind, given)
+    table: dict[str, Any] = {"type": kind, **registry.table(kind, given)}
+    if content is not None:
+        table["content"] = content
     if not enabled:
         table["enabled"] = False
     import tomli_w
@@ -175,6 +154,36 @@ def channel_add(
         )
     print(f"try it: lookout test {name}")
     return 0
+
+
+def _check_flags(kind: str, given: dict[str, Any]) -> None:
+    """Refuse a flag the type does not take, and a type without a flag it needs."""
+    from lookout.channels import registry
+
+    mine = {registry.dest(opt) for opt in registry.CHANNELS[kind].OPTIONS}
+    wrong = {
+        opt["flag"]
+        for other in registry.CHANNELS.values()
+        for opt in other.OPTIONS
+        if registry.dest(opt) in given and registry.dest(opt) not in mine
+    }
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for flag in (f for f in registry.flags() if f in wrong):
+        groups.setdefault(tuple(registry.takers(flag)), []).append(flag)
+    if groups:
+        said = "; ".join(
+            f"{' and '.join(flags)} {'is' if len(flags) == 1 else 'are'} for --type"
+            f" {' or '.join(types)}"
+            for types, flags in groups.items()
+        )
+        raise LookoutError(said, hint=NOTHING)
+    needed = [o for o in registry.CHANNELS[kind].OPTIONS if o.get("required")]
+    if any(registry.dest(o) not in given for o in needed):
+        wants = " and ".join(f"{o['flag']} ({o['help']})" for o in needed)
+        raise LookoutError(
+            f"a {kind} channel needs {wants}",
+            hint=f"{registry.CHANNELS[kind].EXAMPLE}; {NOTHING}",
+        )
 
 
 def channel_remove(name: str, *, dry_run: bool = False) -> int:

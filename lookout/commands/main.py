@@ -202,21 +202,17 @@ def _cmd_suggest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
 
 def _cmd_channel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from lookout.channels import registry
     from lookout.commands import configure
 
     if args.action == "remove":
         return configure.channel_remove(args.name, dry_run=args.dry_run)
+    dests = {registry.dest(o) for kind in registry.CHANNELS.values() for o in kind.OPTIONS}
     return configure.channel_add(
         args.name,
         kind=args.type,
-        url=args.url,
-        url_env=args.url_env,
-        token_env=args.token_env,
-        chat_id=args.chat_id,
-        allowed_user_ids=args.allowed_user_ids,
-        fmt=args.format,
+        options={dest: getattr(args, dest) for dest in dests},
         content=args.content,
-        command=args.argv,
         enabled=not args.disabled,
         dry_run=args.dry_run,
     )

@@ -12,7 +12,7 @@ from typing import Any
 from lookout import paths, version
 from lookout.errors import LookoutError
 from lookout.install import cli as install_cli
-from lookout.words import CHANNEL_TYPES, STEER_AGENTS
+from lookout.words import STEER_AGENTS
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -495,16 +495,24 @@ def _names(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _command_arg(text: str) -> list[str]:
-    import shlex
+def _channel_examples(channel: Any) -> str | None:
+    """`channel add`'s epilog: a line per channel type (each type says its own)."""
+    if isinstance(channel, _Unused):
+        return None  # another command's parser: the channel types need not load
+    from lookout.channels import registry
 
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"cannot split {text!r}: {exc}") from None
-    if not words:
-        raise argparse.ArgumentTypeError("expected a program and its arguments")
-    return words
+    return "examples:\n" + "\n".join(f"  {kind.EXAMPLE}" for kind in registry.CHANNELS.values())
+
+
+def _channel_types(add: Any) -> None:
+    """`--type` and the flags each channel type takes (lookout/channels/, loaded only for
+    `channel` itself)."""
+    if isinstance(add, _Unused):
+        return
+    from lookout.channels import registry
+
+    add.add_argument("--type", required=True, choices=registry.NAMES, help="the kind of channel")
+    registry.add_options(add)
 
 
 def _configure_commands(sub: Any) -> None:
@@ -522,48 +530,12 @@ def _configure_commands(sub: Any) -> None:
         help="add a channel",
         description="Append a [channels.NAME] table. Secrets stay out of the file and your"
         " shell history with --token-env / --url-env (the variable's name is stored).",
-        epilog="examples:\n"
-        "  lookout channel add phone --type ntfy --url https://ntfy.sh/my-long-secret-topic\n"
-        "  lookout channel add team --type webhook --url-env SLACK_WEBHOOK_URL --format slack\n"
-        "  lookout channel add log --type command --command 'logger -t lookout {title}'\n"
-        "  lookout channel add bot --type telegram --token-env TELEGRAM_BOT_TOKEN"
-        " --chat-id 123456789",
+        epilog=_channel_examples(channel),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add.add_argument("name", metavar="NAME", help="the channel's name (letters, digits, - and _)")
-    add.add_argument("--type", required=True, choices=CHANNEL_TYPES, help="the kind of channel")
-    add.add_argument(
-        "--url",
-        help="ntfy: server and topic; webhook: the URL; apprise: a URL; telegram: the Bot API"
-        " server (api_url, default the public one)",
-    )
-    add.add_argument("--url-env", metavar="VAR", help="webhook: the variable holding the URL")
-    add.add_argument(
-        "--token-env",
-        metavar="VAR",
-        help="ntfy: the variable holding a token; telegram: the variable holding the bot token",
-    )
-    add.add_argument(
-        "--chat-id", type=int, metavar="ID", help="telegram: the chat the bot writes to"
-    )
-    add.add_argument(
-        "--allowed-user-id",
-        dest="allowed_user_ids",
-        type=int,
-        action="append",
-        metavar="ID",
-        help="telegram: a user whose presses answer requests (repeat for more; default: anyone"
-        " in the chat)",
-    )
-    add.add_argument("--format", choices=("json", "slack", "discord"), help="webhook: body format")
+    _channel_types(add)
     add.add_argument("--content", choices=("full", "summary", "none"), help="how much text to send")
-    add.add_argument(
-        "--command",
-        dest="argv",
-        type=_command_arg,
-        metavar="'PROGRAM ARGS'",
-        help="command: what to run, split like a shell would (no shell runs it)",
-    )
     add.add_argument("--disabled", action="store_true", help="add it switched off")
     add.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
     remove = actions.add_parser(

@@ -119,7 +119,11 @@ def check_with_tmux(block_text: str) -> None:
     """Let tmux itself parse the block (source-file -n: parse only) on a private server."""
     if shutil.which("tmux") is None:
         return
-    with tempfile.TemporaryDirectory(prefix="lookout-tmux-") as tmp:
+    # The server's socket is TMUX_TMPDIR/tmux-UID/check, and a socket's path holds at most 107
+    # bytes: under /tmp when $TMPDIR is long (a private folder's).
+    base = tempfile.gettempdir()
+    short = base if len(base) <= 40 else "/tmp"  # noqa: S108 - mkdtemp: a new 0700 folder
+    with tempfile.TemporaryDirectory(prefix="lookout-tmux-", dir=short) as tmp:
         conf = Path(tmp) / "block.conf"
         conf.write_text(block_text)
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
 _CACHE_VERSION = words.CONFIG_CACHE_VERSION
 _CACHE_ENTRIES = 16
-# Keys that can hold a secret: kept out of the hook's cache (and so out of every job file).
-SECRET_KEYS = ("url", "token", "headers", "urls", "argv")
 
 
 def _stamp(path: str | None) -> list[object]:
@@ -34,9 +32,13 @@ def _stamp(path: str | None) -> list[object]:
 
 
 def public(cfg: Config) -> Config:
-    """The config without anything that can hold a secret (what the hook caches)."""
-    channels = {
-        name: {k: v for k, v in ch.items() if k not in SECRET_KEYS}
+    """The config without anything that can hold a secret (what the hook caches): each channel
+    without its type's SECRETS. Runs where the config was just validated, which loaded the
+    types already."""
+    from lookout.channels.registry import CHANNELS
+
+    channels: dict[str, Any] = {
+        name: {k: v for k, v in ch.items() if k not in CHANNELS[ch["type"]].SECRETS}
         for name, ch in cfg["channels"].items()
     }
     return {**cfg, "channels": channels}

@@ -5,6 +5,7 @@ once. Pure: no I/O."""
 from __future__ import annotations
 
 from lookout.errors import ConfigError as ConfigError  # its home: errors (light to import)
+from lookout.words import KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,6 +124,28 @@ class Checker:
                     (*path, key),
                     f"unknown key{did_you_mean(key, allowed)} (expected one of {choices(allowed)})",
                 )
+
+    def by_kind(
+        self, path: KeyPath, value: object, check: Callable[[KeyPath, object], object]
+    ) -> object:
+        """A value, or a table of values by notification kind (`default` for the rest), each
+        checked by `check` (its checked value, or None when it is wrong)."""
+        if not isinstance(value, dict):
+            return check(path, value)
+        known = (*KINDS, "default")
+        out: dict[str, object] = {}
+        for kind, item in value.items():
+            if kind not in known:
+                self.error(
+                    (*path, kind),
+                    f"unknown kind{did_you_mean(kind, known)} (expected one of {choices(KINDS)},"
+                    " default)",
+                )
+                continue
+            checked = check((*path, kind), item)
+            if checked is not None:
+                out[kind] = checked
+        return out
 
     def choice(self, values: tuple[str, ...]) -> Callable[[KeyPath, object], object]:
         """A check of one value against `values` (for by_kind and the like)."""

@@ -121,11 +121,15 @@ def _user_table(gpath: str) -> tuple[dict[str, Any], str]:
 
 
 def resolve(
-    cwd: str | None = None, path: str | None = None, trust_file: str | None = None
+    cwd: str | None = None,
+    path: str | None = None,
+    trust_file: str | None = None,
+    deep: bool = False,
 ) -> tuple[Config, ProjectFile | None]:
     """The validated config for a session in `cwd` (global file or the embedded default, then
     the project file over it when it applies), and the project file as judged. Raises
-    ConfigError listing every problem found."""
+    ConfigError listing every problem found (`deep`: also in what the channels name, such as a
+    sound pack: `lookout check-config`)."""
     gpath = path or paths.config_path()
     base, base_name = _user_table(gpath)
     ppath = project_path(cwd)
@@ -141,7 +145,7 @@ def resolve(
         )
         if pf.ignored is None:
             over, over_name = pf.data, paths.tilde(ppath)
-    return validate(_merge(base, over), base_name, over, over_name), pf
+    return validate(_merge(base, over), base_name, over, over_name, deep), pf
 
 
 def project_file(cwd: str | None) -> ProjectFile | None:
@@ -177,6 +181,7 @@ def validate(
     base_name: str = "config.toml",
     over: dict[str, Any] | None = None,
     over_name: str = "",
+    deep: bool = False,
 ) -> Config:
     """The whole file, section by section, every problem in one ConfigError."""
     from lookout.config import notify, remote
@@ -194,7 +199,7 @@ def validate(
             "is read only from your own config file, never from a project's (a repository must"
             " not turn on typing into your sessions or starting them)",
         )
-    channels, names = notify.check_channels(c, raw.get("channels", {}))
+    channels, names = notify.check_channels(c, raw.get("channels", {}), deep)
     rules = notify.check_rules(c, raw.get("rules", []), names)
     tmpl = notify.check_templates(c, raw.get("templates", {}))
     remote_cfg = remote.check_remote(c, raw.get("remote", {}))

@@ -4,43 +4,23 @@ only show at send time. Pure but for `warnings`, which reads the environment."""
 
 from __future__ import annotations
 
-import os
-
-from lookout import events
-from lookout.config.check import Checker, choices, did_you_mean, type_name
-from lookout.notify import templates
+from lookout import events, templates
+from lookout.config.check import Checker, choices, did_you_mean
 from lookout.words import (
     ATTENTION_KINDS,
-    CHANNEL_TYPES,
     CONTENT_LEVELS,
     KINDS,
-    REMOTE_TYPES,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
     from lookout.config.check import KeyPath
-    from lookout.shapes import Channel, Config, Rule
+    from lookout.shapes import Config, Rule
 
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
 DEFAULT_QUIET_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
-URGENCIES = ("low", "normal", "critical")
-NTFY_PRIORITIES = ("min", "low", "default", "high", "max", "urgent")
-WEBHOOK_FORMATS = ("json", "slack", "discord")
-
-COMMON_KEYS = ("type", "enabled", "timeout_ms", "content")
-TYPE_KEYS: dict[str, tuple[str, ...]] = {
-    "desktop": ("urgency", "app_name", "skip_when_focused"),
-    "ntfy": ("url", "token", "token_env", "priority", "tags", "click"),
-    "webhook": ("url", "url_env", "format", "headers"),
-    "command": ("argv",),
-    "apprise": ("urls",),
-    "telegram": ("token_env", "chat_id", "allowed_user_ids", "api_url"),
-}
-TELEGRAM_API = "https://api.telegram.org"
 RULE_KEYS = (
     "when",
     "channels",
@@ -61,14 +41,6 @@ RULE_KEYS = (
 MAX_HOLD_S = 3600.0
 # A send that takes longer is broken; the bound also keeps deadlines inside time_t.
 MAX_TIMEOUT_MS = 600_000
-_DEFAULT_TIMEOUT_MS = {
-    "desktop": 5000,
-    "ntfy": 10000,
-    "webhook": 10000,
-    "command": 10000,
-    "apprise": 20000,
-    "telegram": 10000,
-}
 
 # With no config file at all: desktop alerts for every attention reason, and for a finished turn
 # that took at least 30 s. Nothing remote.
@@ -125,48 +97,53 @@ def parse_quiet_hours(text: str) -> tuple[int, int] | None:
     return a, b
 
 
-def _by_kind(c: Checker, path: KeyPath, value: object, check: Any) -> object:
-    """A value, or a table of values by notification kind (`default` for the rest)."""
-    if isinstance(value, dict):
-        out: dict[str, object] = {}
-        for kind, item in value.items():
-            if kind not in (*KINDS, "default"):
-                c.error(
-                    (*path, kind),
-                    f"unknown kind{did_you_mean(kind, (*KINDS, 'default'))} (expected one of"
-                    f" {choices(KINDS)}, default)",
-                )
-                continue
-            checked = check((*path, kind), item)
-            if checked is not None:
-                out[kind] = checked
-        return out
-    return check(path, value)
+def _channel(c: Checker, name: str, raw: object, deep: bool = False) -> dict[str, Any] | None:
+    from lookout.channels.base import COMMON_KEYS
+    from lookout.channels.registry import CHANNELS
 
-
-def _channel(c: Checker, name: str, raw: object) -> dict[str, Any] | None:
     path: KeyPath = ("channels", name)
     if not c.expect(path, raw, dict, "a table"):
         return None
     assert isinstance(raw, dict)
-    kind = raw.get("type")
+    kind = _type(c, path, raw, tuple(CHANNELS))
     if kind is None:
-        c.error(path, f"missing key 'type' (one of {choices(CHANNEL_TYPES)})")
         return None
-    if not isinstance(kind, str) or kind not in CHANNEL_TYPES:
-        c.error(
-            (*path, "type"),
-            f"expected one of {choices(CHANNEL_TYPES)}, got {kind!r}"
-            + did_you_mean(kind, CHANNEL_TYPES),
-        )
-        return None
-    c.unknown_keys(path, raw, COMMON_KEYS + TYPE_KEYS[kind])
+    of = CHANNELS[kind]
+    c.unknown_keys(path, raw, COMMON_KEYS + of.KEYS)
     ch: dict[str, Any] = {
         "type": kind,
         "enabled": True,
-        "timeout_ms": _DEFAULT_TIMEOUT_MS[kind],
-        "content": "summary" if kind in REMOTE_TYPES else "full",
+        "timeout_ms": of.TIMEOUT_MS,
+        "content": "summary" if of.REMOTE else "full",
+        # Its type's traits, for what reads the cached config (a hook's rules) without loading
+        # the type's module.
+        "remote": of.REMOTE,
+        "updatable": of.UPDATABLE,
+        "loud": of.LOUD,
     }
+    _common_keys(c, path, raw, ch)
+    of.check(c, path, raw, ch)
+    if deep:
+        of.inspect(c, path, ch)
+    return ch
+
+
+def _type(c: Checker, path: KeyPath, raw: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    kind = raw.get("type")
+    if kind is None:
+        c.error(path, f"missing key 'type' (one of {choices(names)})")
+        return None
+    if not isinstance(kind, str) or kind not in names:
+        c.error(
+            (*path, "type"),
+            f"expected one of {choices(names)}, got {kind!r}" + did_you_mean(kind, names),
+        )
+        return None
+    return kind
+
+
+def _common_keys(c: Checker, path: KeyPath, raw: dict[str, Any], ch: dict[str, Any]) -> None:
+    """enabled, timeout_ms and content, over their defaults in `ch`."""
     if (enabled := c.get(path, raw, "enabled", bool, "a bool")) is not None:
         ch["enabled"] = enabled
     if "timeout_ms" in raw and c.get(path, raw, "timeout_ms", int, "an integer") is not None:
@@ -184,182 +161,6 @@ def _channel(c: Checker, name: str, raw: object) -> dict[str, Any] | None:
             )
         else:
             ch["content"] = content
-    _TYPE_CHECKS[kind](c, path, raw, ch)
-    return ch
-
-
-def _desktop(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
-    ch["app_name"] = c.get(path, raw, "app_name", str, "a string") or "lookout"
-    ch["urgency"] = _by_kind(
-        c, (*path, "urgency"), raw.get("urgency", "normal"), c.choice(URGENCIES)
-    )
-    focused = c.get(path, raw, "skip_when_focused", bool, "a bool")
-    ch["skip_when_focused"] = True if focused is None else focused
-
-
-def _ntfy(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
-    url = c.get(path, raw, "url", str, "a string")
-    if "url" not in raw:
-        c.error(path, "missing key 'url' (server and topic, e.g. https://ntfy.sh/my-topic)")
-    elif url is not None and (problem := _ntfy_url_problem(url)):
-        c.error(
-            (*path, "url"),
-            "expected http(s)://server/topic with a topic of letters, "
-            f"digits, - and _, got {shown_url(url)!r} ({problem})",
-        )
-    ch["url"] = url
-    ch["token"] = c.get(path, raw, "token", str, "a string")
-    ch["token_env"] = c.get(path, raw, "token_env", str, "a string")
-    if ch["token"] and ch["token_env"]:
-        c.error(path, "set either 'token' or 'token_env', not both")
-
-    def prio(p: KeyPath, v: object) -> object:
-        if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5:
-            return v
-        if isinstance(v, str) and v in NTFY_PRIORITIES:
-            return v
-        c.error(p, f"expected 1-5 or one of {choices(NTFY_PRIORITIES)}, got {v!r}")
-        return None
-
-    ch["priority"] = _by_kind(
-        c,
-        (*path, "priority"),
-        raw.get("priority", {"default": 3, **dict.fromkeys(ATTENTION_KINDS, 4)}),
-        prio,
-    )
-    ch["tags"] = c.string_list((*path, "tags"), raw["tags"]) if "tags" in raw else []
-    ch["click"] = c.get(path, raw, "click", str, "a string")
-
-
-def _webhook(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
-    url = c.get(path, raw, "url", str, "a string")
-    url_env = c.get(path, raw, "url_env", str, "a string")
-    if "url" not in raw and "url_env" not in raw:
-        c.error(path, "missing key 'url' or 'url_env'")
-    if url is not None and url_env is not None:
-        c.error(path, "set either 'url' or 'url_env', not both")
-    if url is not None and not url.startswith(("http://", "https://")):
-        c.error(
-            (*path, "url"),
-            f"expected an http(s) URL, got {shown_url(url)!r} ({_scheme_problem(url)})",
-        )
-    ch["url"], ch["url_env"] = url, url_env
-    fmt = raw.get("format", "json")
-    if not isinstance(fmt, str) or fmt not in WEBHOOK_FORMATS:
-        c.error((*path, "format"), f"expected one of {choices(WEBHOOK_FORMATS)}, got {fmt!r}")
-    ch["format"] = fmt
-    headers = c.get(path, raw, "headers", dict, "a table of strings") or {}
-    for key, value in headers.items():
-        if not isinstance(value, str):
-            c.error((*path, "headers", key), f"expected a string, got {type_name(value)}")
-    ch["headers"] = headers
-
-
-def _command(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
-    if "argv" not in raw:
-        c.error(path, "missing key 'argv' (the program and its arguments, no shell)")
-        argv: list[str] = []
-    else:
-        argv = c.string_list((*path, "argv"), raw["argv"], nonempty=True)
-    for i, arg in enumerate(argv):
-        try:
-            templates.parse(arg, templates.ARGV_PLACEHOLDERS)
-        except ValueError as exc:
-            c.error((*path, "argv", i), str(exc))
-    ch["argv"] = argv
-
-
-def _apprise(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
-    if "urls" not in raw:
-        c.error(path, "missing key 'urls' (Apprise service URLs)")
-        ch["urls"] = []
-    else:
-        ch["urls"] = c.string_list((*path, "urls"), raw["urls"], nonempty=True)
-
-
-def _telegram(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Channel) -> None:
-    # The bot token is a secret: only the name of the variable that holds it is in the file.
-    if "token_env" not in raw:
-        c.error(path, "missing key 'token_env' (the environment variable holding the bot token)")
-    ch["token_env"] = c.get(path, raw, "token_env", str, "a string")
-    chat = raw.get("chat_id")
-    if "chat_id" not in raw:
-        c.error(path, "missing key 'chat_id' (the chat the bot writes to, e.g. 123456789)")
-    elif isinstance(chat, bool) or not isinstance(chat, int):
-        c.error((*path, "chat_id"), f"expected an integer, got {type_name(chat)}")
-        chat = None
-    ch["chat_id"] = chat
-    users: list[int] = []
-    if "allowed_user_ids" in raw:
-        value = raw["allowed_user_ids"]
-        if not isinstance(value, list) or any(
-            isinstance(u, bool) or not isinstance(u, int) for u in value
-        ):
-            c.error((*path, "allowed_user_ids"), f"expected a list of integers, got {value!r}")
-        else:
-            users = value
-    ch["allowed_user_ids"] = users
-    api = c.get(path, raw, "api_url", str, "a string")
-    if api is not None and not api.startswith(("http://", "https://")):
-        c.error(
-            (*path, "api_url"),
-            f"expected an http(s) URL, got {shown_url(api)!r} ({_scheme_problem(api)})",
-        )
-    ch["api_url"] = (api or TELEGRAM_API).rstrip("/")
-
-
-_TYPE_CHECKS: dict[str, Callable[[Checker, KeyPath, dict[str, Any], Channel], None]] = {
-    "desktop": _desktop,
-    "ntfy": _ntfy,
-    "webhook": _webhook,
-    "command": _command,
-    "apprise": _apprise,
-    "telegram": _telegram,
-}
-
-
-def _scheme_problem(url: str) -> str:
-    scheme, sep, _ = url.partition("://")
-    return f"the scheme is {scheme!r}, not http or https" if sep else "no http:// or https://"
-
-
-def _ntfy_url_problem(url: str) -> str | None:
-    """What is wrong with an ntfy URL, said without repeating the topic (it is the secret)."""
-    if not url.startswith(("http://", "https://")):
-        return _scheme_problem(url)
-    server, _, topic = url.rstrip("/").rpartition("/")
-    if not topic or "//" not in server:
-        return "no topic after the server"
-    if len(topic) > 64:
-        return f"the topic has {len(topic)} characters, at most 64"
-    bad = sorted({ch for ch in topic if not (ch.isascii() and (ch.isalnum() or ch in "-_"))})
-    if bad:
-        return f"the topic contains {' '.join(repr(ch) for ch in bad)}"
-    return None
-
-
-def shown_url(url: str) -> str:
-    """A URL as a config error may show it: scheme, user and host as written (a typo there is the
-    usual mistake), the password and everything after the host (topics, webhook tokens) hidden."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        scheme, rest = "", url
-    host, slash, path = rest.partition("/")
-    user, at, hostport = host.rpartition("@")
-    if at:
-        name, colon, _ = user.partition(":")
-        host = f"{name}{':…' if colon else ''}@{hostport}"
-    tail = "/…" if path else slash
-    return f"{scheme}{sep}{host}{tail}"
-
-
-def redact_url(url: str) -> str:
-    """`https://hooks.slack.com/…`: scheme and host only, never the path that holds the secret."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return "…"
-    host = rest.split("/", 1)[0].rpartition("@")[2]
-    return f"{scheme}://{host}/…"
 
 
 def _channel_refs(c: Checker, path: KeyPath, value: object, names: tuple[str, ...]) -> list[str]:
@@ -398,18 +199,28 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         "grace_s": None,
         "digest_s": None,
     }
+    _rule_filters(c, path, raw, rule)
+    _rule_quiet(c, path, raw, rule)
+    _rule_escalation(c, path, raw, rule, channel_names)
+    _rule_holds(c, path, raw, rule)
+    return rule
+
+
+def _rule_filters(c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule) -> None:
+    """What a rule sends: projects, agents, min_duration_s, include_subagents, print_mode."""
     if "projects" in raw:
         rule["projects"] = c.string_list((*path, "projects"), raw["projects"])
     if "agents" in raw:
         rule["agents"] = c.string_list((*path, "agents"), raw["agents"], events.AGENTS)
     if "min_duration_s" in raw:
         rule["min_duration_s"] = c.number((*path, "min_duration_s"), raw["min_duration_s"], 0)
-    if "include_subagents" in raw and c.expect(
-        (*path, "include_subagents"), raw["include_subagents"], bool, "a bool"
-    ):
-        rule["include_subagents"] = raw["include_subagents"]
-    if "print_mode" in raw and c.expect((*path, "print_mode"), raw["print_mode"], bool, "a bool"):
-        rule["print_mode"] = raw["print_mode"]
+    for key in ("include_subagents", "print_mode"):
+        if key in raw and c.expect((*path, key), raw[key], bool, "a bool"):
+            rule[key] = raw[key]
+
+
+def _rule_quiet(c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule) -> None:
+    """When it keeps quiet: cooldown_s, quiet_hours and the kinds they mute."""
     if "cooldown_s" in raw:
         rule["cooldown_s"] = c.number((*path, "cooldown_s"), raw["cooldown_s"], 0) or 0.0
     if "quiet_hours" in raw and c.expect(
@@ -427,6 +238,12 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         rule["quiet_kinds"] = c.string_list((*path, "quiet_kinds"), raw["quiet_kinds"], KINDS)
         if "quiet_hours" not in raw:
             c.error((*path, "quiet_kinds"), "has no effect without 'quiet_hours'")
+
+
+def _rule_escalation(
+    c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule, channel_names: tuple[str, ...]
+) -> None:
+    """escalate_after_s and escalate_to: each needs the other."""
     if "escalate_after_s" in raw:
         rule["escalate_after_s"] = c.number(
             (*path, "escalate_after_s"), raw["escalate_after_s"], 0, positive=True
@@ -439,6 +256,10 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
         )
         if "escalate_after_s" not in raw:
             c.error(path, "missing key 'escalate_after_s' (escalate_to needs it)")
+
+
+def _rule_holds(c: Checker, path: KeyPath, raw: dict[str, Any], rule: Rule) -> None:
+    """grace_s or digest_s, never both."""
     if "grace_s" in raw:
         rule["grace_s"] = _hold_s(c, (*path, "grace_s"), raw["grace_s"])
     if "digest_s" in raw:
@@ -449,7 +270,6 @@ def _rule(c: Checker, i: int, raw: object, channel_names: tuple[str, ...]) -> Ru
                 "grace_s and digest_s exclude each other (a digest already drops what was"
                 " answered before it is sent)",
             )
-    return rule
 
 
 def _hold_s(c: Checker, path: KeyPath, value: object) -> float | None:
@@ -460,8 +280,11 @@ def _hold_s(c: Checker, path: KeyPath, value: object) -> float | None:
     return seconds
 
 
-def check_channels(c: Checker, raw: object) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """[channels.<name>]: the valid channels, and every name defined (for the rules' refs)."""
+def check_channels(
+    c: Checker, raw: object, deep: bool = False
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """[channels.<name>]: the valid channels, and every name defined (for the rules' refs);
+    `deep`: each type also looks at what its table names (check-config, never a hook)."""
     channels: dict[str, Any] = {}
     if c.expect(("channels",), raw, dict, "a table"):
         assert isinstance(raw, dict)
@@ -469,7 +292,7 @@ def check_channels(c: Checker, raw: object) -> tuple[dict[str, Any], tuple[str, 
             if not name or not all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name):
                 c.error(("channels", name), "channel names use letters, digits, - and _")
                 continue
-            ch = _channel(c, name, value)
+            ch = _channel(c, name, value, deep)
             if ch is not None:
                 channels[name] = ch
     return channels, tuple(raw) if isinstance(raw, dict) else ()
@@ -516,6 +339,8 @@ def check_templates(c: Checker, raw: object) -> dict[str, dict[str, str]]:
 def warnings(cfg: Config) -> list[str]:
     """Problems that only show at send time: missing env vars, apprise not installed, and a
     config under which nothing can ever be sent."""
+    from lookout.channels.registry import CHANNELS
+
     out: list[str] = []
     if not cfg["rules"]:
         out.append("no [[rules]]: nothing will ever be sent (lookout rule add adds one)")
@@ -530,61 +355,13 @@ def warnings(cfg: Config) -> list[str]:
             f"every channel the rules send to is disabled ({', '.join(used)}): nothing will ever"
             " be sent (set enabled = true in one)"
         )
+    answers = _answers_on(cfg)
     for name, ch in cfg["channels"].items():
-        if not ch.get("enabled", True):
-            continue  # defined but switched off: nothing will be sent, nothing can fail
-        for key in ("token_env", "url_env"):
-            var = ch.get(key)
-            if var and not os.environ.get(var):
-                out.append(f"channels.{name}.{key}: environment variable {var} is not set")
-        if ch["type"] == "telegram":
-            out.extend(telegram_warnings(name, ch, _answers_on(cfg)))
-        if ch["type"] == "apprise":
-            import importlib.util
-
-            if importlib.util.find_spec("apprise") is None:
-                out.append(
-                    f"channels.{name}: the optional 'apprise' package is not installed "
-                    f"(pip install apprise into lookout's environment)"
-                )
+        if ch.get("enabled", True):  # switched off: nothing will be sent, nothing can fail
+            out.extend(CHANNELS[ch["type"]].warnings(name, ch, answers))
     return out
 
 
 def _answers_on(cfg: Config) -> bool:
     remote = cfg.get("remote")
     return isinstance(remote, dict) and bool(remote.get("enabled"))
-
-
-def telegram_warnings(name: str, ch: Channel, answers: bool) -> list[str]:
-    """S6: the bot token is part of every Bot API call's URL, so plain http to a host off this
-    machine hands it (and with [remote] on, the power to press Allow) to the network; and with
-    [remote] on and no allowed_user_ids, any member of the chat answers requests. A host name is
-    not resolved: only `localhost` and loopback addresses count as this machine."""
-    out = []
-    api = str(ch.get("api_url") or "")
-    if api.startswith("http://") and not _loopback(api):
-        out.append(
-            f"channels.{name}.api_url: {shown_url(api)} is not encrypted: the bot token (part of "
-            "every call's URL) crosses the network in clear text, and whoever holds it can "
-            "answer your requests (use https://)"
-        )
-    if answers and not ch.get("allowed_user_ids"):
-        out.append(
-            f"channels.{name}.allowed_user_ids is empty: a press from anyone in chat "
-            f"{ch.get('chat_id')} answers a permission request (set it to your Telegram user id)"
-        )
-    return out
-
-
-def _loopback(url: str) -> bool:
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    try:
-        host = (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost" or host.endswith(".localhost")

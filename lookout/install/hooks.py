@@ -119,14 +119,16 @@ def answer_surfaces() -> list[str]:
         cfg = files.load(None)
     except check.ConfigError:
         return found
-    types = {
-        cfg["channels"][name]["type"]
+    from lookout.channels import registry
+
+    surfaces = {
+        registry.of(cfg["channels"][name]).ANSWERS
         for rule in cfg["rules"]
         if {"permission", "question"} & set(rule["when"])
         for name in rule["channels"] + rule["escalate_to"]
         if name in cfg["channels"] and cfg["channels"][name].get("enabled", True)
     }
-    found += [label for kind, label in _SURFACES if kind in types]
+    found += [label for surface, label in _SURFACES if surface in surfaces]
     try:
         if fleet_config.load().answers:
             found.append("Home Assistant")
@@ -135,6 +137,7 @@ def answer_surfaces() -> list[str]:
     return found
 
 
+# By answer surface (a channel type's ANSWERS, remote.answers.SURFACES).
 _SURFACES = (("desktop", "the desktop popup"), ("telegram", "Telegram"))
 
 

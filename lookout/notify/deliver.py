@@ -9,8 +9,9 @@ import os
 import threading
 import time
 
-from lookout import mask, store, words
-from lookout.notify import channels, escalate, focus, templates
+from lookout import mask, store, templates, words
+from lookout.channels import registry
+from lookout.notify import escalate, focus
 from lookout.notify.lanes import QUEUED, Lanes
 from lookout.platform import current as platform
 from lookout.platform.base import CLICKS
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    Outcome = tuple[str, str, str | None]
-    Task = tuple[str, dict[str, Any], dict[str, Any]]
-
     from lookout.shapes import Channel, Config, Delivery, Escalation, Intent
+
+    Outcome = tuple[str, str, str | None]
+    Task = tuple[str, Channel, dict[str, Any]]
 
 
 DELIVERIES_ROTATE_BYTES = store.DELIVERIES_ROTATE_BYTES
@@ -78,7 +79,7 @@ def deliver(
     own = lanes is None
     lanes = Lanes(state_dir) if lanes is None else lanes
     intent = d["intent"]
-    # A desktop alert for a session lookout can switch to offers Focus (issue 13).
+    # An alert for a session lookout can switch to offers Focus (issue 13), where its type can.
     mark = focus.focus_mark(state_dir, intent)
     for name in d["channels"]:
         ch = cfg["channels"].get(name)
@@ -86,7 +87,7 @@ def deliver(
             record(state_dir, intent, name, "skipped", "channel no longer in the config")
             continue
         msg = message(d, cfg, ch)
-        if ch["type"] == "desktop" and mark is not None:
+        if registry.of(ch).FOCUS and mark is not None:
             msg["focus"] = True
         work = _alert_work(
             lanes, state_dir, d, name, ch, msg, mark, detail_prefix, remote=cfg.get("remote")
@@ -120,39 +121,61 @@ def _alert_work(
 ) -> Callable[[], None]:
     def work() -> None:
         intent = d["intent"]
-        if ch["type"] == "desktop" and ch.get("skip_when_focused") and not detail_prefix:
-            pane = intent.get("tmux_pane")
-            if focus.pane_focused(pane):
-                reason = f"focused: tmux pane {pane} is active in an attached client"
-                record(state_dir, intent, name, "skipped", reason)
-                return
-        if ch["type"] == "desktop" and remote:
-            _answer_buttons(state_dir, intent, remote, msg, ch["content"])
-        if ch["type"] == "telegram" and remote:
-            _telegram_buttons(state_dir, intent, remote, msg, name, ch["content"])
-        found = bool(msg.get("answer") or msg.get("buttons"))
+        if _focused(state_dir, intent, name, ch, detail_prefix):
+            return
+        surface = _surface(ch) if remote else None
+        alert = _Alert(state_dir, intent, name, ch, msg, remote or {}, mark)
+        if surface is not None:
+            surface.bind(alert)
+        bound = bool(msg.get("answer") or msg.get("buttons"))
         result, _, ref = send_one(state_dir, intent, name, ch, msg, detail_prefix)
-        if msg.get("buttons") and result == "sent" and ref:
-            from lookout.remote import telegram
-
-            telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
+        sent = ref if result == "sent" else None
+        if surface is not None and sent:
+            surface.sent(alert, sent)
         if "focus_proc" in msg:  # notify-send waits for a click on an action: a waiter takes it
-            proc, rest = msg.pop("focus_proc")
-            if msg.get("answer") and ref:
-                _ANSWERED_REFS.add((name, ref, str(intent.get("episode"))))
-            lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
-        if remote and not found and result == "sent" and ref and _late(intent, ch, remote):
+            _hand_over(lanes, state_dir, intent, name, ch, msg, mark, ref)
+        if surface is not None and not bound and sent and _late(intent, remote):
             # Its request was not recorded yet (a question's PreToolUse raised the alert, or a
             # slow deciding hook): the buttons are added when it is.
-            lanes.watch(_late_buttons, state_dir, intent, name, ch, msg, ref, mark, remote)
+            lanes.watch(_late_buttons, state_dir, intent, name, ch, msg, sent, mark, remote)
 
     return work
 
 
-def _late(intent: Intent, ch: Channel, remote: dict[str, Any]) -> bool:
+def _focused(state_dir: str, intent: Intent, name: str, ch: Channel, detail_prefix: str) -> bool:
+    """A channel that keeps quiet while its session's tmux pane is focused (`skip_when_focused`,
+    never for an escalation or a held alert): skipped, and recorded."""
+    if not ch.get("skip_when_focused") or detail_prefix:
+        return False
+    pane = intent.get("tmux_pane")
+    if not focus.pane_focused(pane):
+        return False
+    reason = f"focused: tmux pane {pane} is active in an attached client"
+    record(state_dir, intent, name, "skipped", reason)
+    return True
+
+
+def _hand_over(
+    lanes: Lanes,
+    state_dir: str,
+    intent: Intent,
+    name: str,
+    ch: Channel,
+    msg: dict[str, Any],
+    mark: object | None,
+    ref: str | None,
+) -> None:
+    """The alert's process waits for a click on an action (Focus, an answer): a waiter takes it."""
+    proc, rest = msg.pop("focus_proc")
+    if msg.get("answer") and ref:
+        _ANSWERED_REFS.add((name, ref, str(intent.get("episode"))))
+    lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
+
+
+def _late(intent: Intent, remote: dict[str, Any] | None) -> bool:
     from lookout.remote import answers
 
-    return ch["type"] in ("desktop", "telegram") and bool(answers.request_id_for(intent, remote))
+    return remote is not None and bool(answers.request_id_for(intent, remote))
 
 
 # How often an alert sent before its request was recorded looks for it (while its episode lasts).
@@ -169,9 +192,8 @@ def _late_buttons(
     mark: object,
     remote: dict[str, Any],
 ) -> None:
-    """Add the buttons to an alert that went out before its request was recorded, once it is:
-    Telegram's keyboard is added to the message; the desktop popup is closed and posted again
-    with its actions (a replace keeps the old actions on lxqt-notificationd)."""
+    """Add the buttons to an alert that went out before its request was recorded, once it is
+    (as its answer surface can)."""
     from lookout.remote import answers, requests
 
     rid = answers.request_id_for(intent, remote)
@@ -188,33 +210,112 @@ def _late_buttons(
             return
         time.sleep(LATE_POLL_S)
     again = {k: v for k, v in msg.items() if k not in ("answer", "buttons", "bound", "ref")}
-    if ch["type"] == "telegram":
-        _telegram_buttons(state_dir, intent, remote, again, name, ch["content"])
-        if again.get("buttons"):
-            _add_keyboard(state_dir, intent, name, ch, again, ref)
-        return
-    _answer_buttons(state_dir, intent, remote, again, ch["content"])
-    if not again.get("answer"):
-        return
-    channels.desktop_close(ref, ch["timeout_ms"] / 1000)
-    _, _, new = send_one(state_dir, intent, name, ch, again, "buttons added: ")
-    if "focus_proc" in again:
-        proc, rest = again.pop("focus_proc")
-        if new:
-            _ANSWERED_REFS.add((name, new, str(intent.get("episode"))))
-        _watch_focus(proc, rest, intent, name, state_dir, mark, ch, again, new)
+    surface = _surface(ch)
+    if surface is not None:
+        surface.late(_Alert(state_dir, intent, name, ch, again, remote, mark), ref)
 
 
-def _add_keyboard(
-    state_dir: str, intent: Intent, name: str, ch: Channel, msg: dict[str, Any], ref: str
-) -> None:
-    from lookout.notify import telegram as bot
-    from lookout.remote import telegram
+# -- the answer surfaces ---------------------------------------------------------------------------
 
-    result, detail = bot.add_keyboard(ch, ref, msg["buttons"], ch["timeout_ms"] / 1000)
-    record(state_dir, intent, name, result, f"buttons added: {detail}", update=True)
-    if result == "sent":
-        telegram.watch(state_dir, name, ref, msg["bound"], msg["title"], msg["body"])
+
+class _Alert:
+    """One alert and where it goes: what an answer surface works on."""
+
+    def __init__(
+        self,
+        state_dir: str,
+        intent: Intent,
+        name: str,
+        ch: Channel,
+        msg: dict[str, Any],
+        remote: dict[str, Any],
+        mark: object,
+    ) -> None:
+        self.state_dir, self.intent, self.name, self.ch = state_dir, intent, name, ch
+        self.msg, self.remote, self.mark = msg, remote, mark
+
+
+class _Surface:
+    """Buttons that answer a request on an alert, as a channel type's ANSWERS names them: how
+    they are bound to the request, what follows the send, how they are added late, and whether
+    the alert already shows its request's outcome (its "handled" update then stays away)."""
+
+    def bind(self, a: _Alert) -> None:
+        raise NotImplementedError
+
+    def sent(self, a: _Alert, ref: str) -> None:
+        pass
+
+    def late(self, a: _Alert, ref: str) -> None:
+        raise NotImplementedError
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return False
+
+
+class _Popup(_Surface):
+    """The desktop popup: Allow / Deny (or a question's options) bound to the request by its
+    nonce, kept in this sender's memory; notify-send reports the click, which a waiter takes
+    (_watch_focus). Added late by closing the popup and posting it again with its actions (a
+    replace keeps the old actions on lxqt-notificationd)."""
+
+    def bind(self, a: _Alert) -> None:
+        _answer_buttons(a.state_dir, a.intent, a.remote, a.msg, a.ch["content"])
+
+    def late(self, a: _Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("answer"):
+            return
+        registry.of(a.ch).withdraw(a.ch, ref, a.ch["timeout_ms"] / 1000)
+        _, _, new = send_one(a.state_dir, a.intent, a.name, a.ch, a.msg, "buttons added: ")
+        if "focus_proc" in a.msg:
+            proc, rest = a.msg.pop("focus_proc")
+            if new:
+                _ANSWERED_REFS.add((a.name, new, str(a.intent.get("episode"))))
+            _watch_focus(proc, rest, a.intent, a.name, a.state_dir, a.mark, a.ch, a.msg, new)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return (name, ref, episode) in _ANSWERED_REFS
+
+
+class _Chat(_Surface):
+    """Telegram's buttons: each carries a single-use token for this channel, never the request's
+    nonce; the poller (lookout.remote.telegram) takes the presses and edits the message to the
+    outcome. Added late under the message as it stands."""
+
+    def bind(self, a: _Alert) -> None:
+        _telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
+
+    def sent(self, a: _Alert, ref: str) -> None:
+        if a.msg.get("buttons"):
+            from lookout.remote import telegram
+
+            msg = a.msg
+            telegram.watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+
+    def late(self, a: _Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("buttons"):
+            return
+        timeout_s = a.ch["timeout_ms"] / 1000
+        result, detail = registry.of(a.ch).add_buttons(a.ch, ref, a.msg["buttons"], timeout_s)
+        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
+        if result == "sent":
+            self.sent(a, ref)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        from lookout.remote import telegram
+
+        return telegram.known(state_dir, name, ref)
+
+
+# By the answer surface a channel type's buttons are (its ANSWERS): remote.answers.SURFACES.
+SURFACES: dict[str, _Surface] = {"desktop": _Popup(), "telegram": _Chat()}
+
+
+def _surface(ch: Channel) -> _Surface | None:
+    answers = registry.of(ch).ANSWERS
+    return SURFACES[answers] if answers is not None else None
 
 
 def _answer_buttons(
@@ -267,7 +368,7 @@ def _shown_choices(
     rec: dict[str, Any], surface: str, msg: dict[str, Any], content: str
 ) -> list[tuple[str, str, dict[str, str] | None]]:
     """The alert's body becomes the request as `surface` shows it, and its buttons the ones that
-    rule allows: Allow (or a question's options) only when that body holds all of the input."""
+    rule allows: Allow (or a question's options) only when that body holds all of it."""
     from lookout.remote import answers, shown
 
     url = msg["intent"].get("url") if isinstance(msg.get("intent"), dict) else None
@@ -301,6 +402,8 @@ def _watch_focus(
     msg: dict[str, Any] | None = None,
     ref: str | None = None,
 ) -> None:
+    """Wait for a click on the alert's actions: Focus switches to the session; an answer button
+    answers its request, and the popup is then replaced by the request's outcome."""
     bound = (msg or {}).get("answer")
     if bound:
         focus.CLOSED.start()
@@ -315,29 +418,55 @@ def _watch_focus(
         record(state_dir, intent, channel, "clicked", detail + (f"; {raised}" if raised else ""))
     if not bound or ch is None or msg is None:
         return
+    refused = _answer_click(state_dir, intent, channel, bound, action)
+    if ref is not None:
+        _show_outcome(state_dir, intent, channel, ch, msg, ref, bound, mark, refused)
+
+
+def _answer_click(
+    state_dir: str, intent: Intent, channel: str, bound: dict[str, Any], action: str | None
+) -> str | None:
+    """A click on one of the popup's answer buttons answers the request it was bound to (and is
+    recorded); why it did not, or None."""
     from lookout.remote import answers, requests
 
+    if action not in bound["picks"]:
+        return None
+    decision, picked = bound["picks"][action]
     refused = None
-    if action in bound["picks"]:
-        decision, picked = bound["picks"][action]
-        try:
-            answers.answer(
-                state_dir,
-                bound["rid"],
-                bound["nonce"],
-                decision,
-                surface="desktop",
-                by="the desktop alert",
-                answers=picked,
-            )
-        except requests.Refused as exc:
-            refused = str(exc)
-        label = dict(bound["actions"])[action]
-        said = f"not answered: {refused}" if refused else "answered"
-        record(state_dir, intent, channel, "clicked", f"{label}: {said}")
-    if ref is None:
-        return
-    # The popup is replaced by the outcome: its buttons go with it (within a poll of the end).
+    try:
+        answers.answer(
+            state_dir,
+            bound["rid"],
+            bound["nonce"],
+            decision,
+            surface="desktop",
+            by="the desktop alert",
+            answers=picked,
+        )
+    except requests.Refused as exc:
+        refused = str(exc)
+    label = dict(bound["actions"])[action]
+    said = f"not answered: {refused}" if refused else "answered"
+    record(state_dir, intent, channel, "clicked", f"{label}: {said}")
+    return refused
+
+
+def _show_outcome(
+    state_dir: str,
+    intent: Intent,
+    channel: str,
+    ch: Channel,
+    msg: dict[str, Any],
+    ref: str,
+    bound: dict[str, Any],
+    mark: object,
+    refused: str | None,
+) -> None:
+    """The popup is replaced by its request's outcome: its buttons go with it (within a poll of
+    the end)."""
+    from lookout.remote import answers, requests
+
     rec = _settled(state_dir, bound["rid"], bound["nonce"])
     if refused is None and rec is not None and requests.is_open(rec, words.now_ms()):
         if mark is None or not focus.resolved(state_dir, intent, mark):
@@ -345,7 +474,8 @@ def _watch_focus(
         rec = {**rec, "status": requests.ANSWERED_LOCALLY}  # its episode ended in the terminal
     if rec is not None and rec.get("nonce") != bound["nonce"]:
         rec = None  # a later request with the same id: this one is no longer waiting
-    result, detail, _ = _replace(ch, ref, msg["title"], answers.outcome_text(rec, refused))
+    text, timeout_s = answers.outcome_text(rec, refused), ch["timeout_ms"] / 1000
+    result, detail, _ = registry.of(ch).replace(ch, ref, msg["title"], text, timeout_s)
     record(state_dir, intent, channel, result, detail, update=True)
 
 
@@ -408,13 +538,6 @@ def _settled(state_dir: str, rid: str, nonce: str) -> dict[str, Any] | None:
         time.sleep(0.05)
 
 
-def _replace(ch: Channel, ref: str, title: str, text: str) -> Outcome:
-    try:
-        return channels.desktop_replace(ch, ref, title, text, ch["timeout_ms"] / 1000)
-    except channels.ChannelError as exc:
-        return "failed", str(exc), None
-
-
 # Desktop alerts of this sender that carried answer buttons: their waiter replaces them with the
 # request's outcome, which a "handled" update must not overwrite. By (channel, notification id,
 # episode): a daemon reuses ids (after a restart), an episode is never reused.
@@ -422,13 +545,8 @@ _ANSWERED_REFS: set[tuple[str, str, str]] = set()
 
 
 def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str, episode: str) -> bool:
-    if ch["type"] == "desktop":
-        return (name, ref, episode) in _ANSWERED_REFS
-    if ch["type"] == "telegram":
-        from lookout.remote import telegram
-
-        return telegram.known(state_dir, name, ref)
-    return False
+    surface = _surface(ch)
+    return surface is not None and surface.shows_outcome(state_dir, name, ref, episode)
 
 
 def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callable[[], None]:
@@ -447,8 +565,6 @@ def _update_work(state_dir: str, d: Delivery, cfg: Config, name: str) -> Callabl
         msg = message(d, cfg, ch, update=True)
         msg["ref"] = ref
         msg["close_first"] = isinstance(episode, str) and had_actions(state_dir, episode, name)
-        if ch["type"] == "ntfy":
-            msg["sequence_id"] = ref
         send_one(state_dir, intent, name, ch, msg)
 
     return work
@@ -481,13 +597,13 @@ def send_one(
 
 def run_parallel(
     tasks: list[Task],
-    send: Callable[[dict[str, Any], dict[str, Any], float], Outcome] = channels.send,
+    send: Callable[[Channel, dict[str, Any], float], Outcome] = registry.send,
 ) -> list[Outcome]:
     """Each channel in its own thread under its own deadline: a hung one costs the others
     nothing, and the process never outlives the slowest timeout by much."""
     results: list[Outcome | None] = [None] * len(tasks)
 
-    def work(i: int, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> None:
+    def work(i: int, ch: Channel, msg: dict[str, Any], timeout_s: float) -> None:
         results[i] = send(ch, msg, timeout_s)
 
     threads = []
@@ -555,7 +671,7 @@ def wait_ref(state_dir: str, episode: str, channel: str, wait_s: float = REF_WAI
 def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lanes: Lanes) -> None:
     intent = d["intent"]
     if not escalate.escalation_due(state_dir, intent):
-        skip_escalation(state_dir, {"delivery": d, "escalation": e})
+        skip_escalation(state_dir, d, e)
         return
     for name in e["channels"]:
         ch = cfg["channels"].get(name)
@@ -570,8 +686,7 @@ def send_escalation(d: Delivery, e: Escalation, cfg: Config, state_dir: str, lan
         queue(lanes, state_dir, intent, name, work)
 
 
-def skip_escalation(state_dir: str, job: dict[str, Any]) -> None:
-    d, e = job["delivery"], job["escalation"]
+def skip_escalation(state_dir: str, d: Delivery, e: Escalation) -> None:
     for name in e["channels"]:
         record(
             state_dir,

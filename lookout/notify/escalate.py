@@ -1,4 +1,4 @@
-"""Escalations as scheduled files (outbox/esc-<due_ms>-...json), the one check of whether an
+"""Escalations as jobs due later (notify/outbox.py: kind `escalation`), the one check of whether an
 escalation is still due, and the watch over alerts that are out (an answered dialog gets its
 "handled" update from the sender, within WATCH_S). The only part of notify that imports
 reconcile."""
@@ -8,42 +8,25 @@ from __future__ import annotations
 import os
 
 from lookout import store, words
+from lookout.notify import outbox
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from lookout.shapes import Delivery, Intent, ScheduledEscalation
+    from lookout.shapes import Delivery, Intent
 
 
-ESCALATION_FILE_PREFIX = "esc-"
 ESCALATION_PREFIX = "Still waiting: "
-_escalation_seq = iter(range(1 << 62))
-
-
-def due_ms(name: str) -> int:
-    """When an outbox file is due: an escalation's time from its name, a job's now (0)."""
-    if name.startswith(ESCALATION_FILE_PREFIX):
-        stamp = name[len(ESCALATION_FILE_PREFIX) :].split("-", 1)[0]
-        return int(stamp) if stamp.isdigit() else 0
-    return 0  # a job: due now
 
 
 def schedule_escalations(
-    created_ms: int, cwd: str | None, deliveries: list[Delivery], outbox: str
+    created_ms: int, cwd: str | None, deliveries: list[Delivery], outbox_dir: str
 ) -> None:
-    """Each escalation of a job becomes its own file (shapes.ScheduledEscalation), due
-    `after_s` after the job was made: the sender waits for it, re-checking it, instead of a
-    process sleeping for each one."""
+    """Each escalation of a job becomes a job of its own (kind `escalation`), due `after_s`
+    after the job was made: the sender waits for it, re-checking it, instead of a process
+    sleeping for each one."""
     for d in deliveries:
         for e in d.get("escalate", []):
-            due = int(created_ms + e["after_s"] * 1000)
-            name = f"{ESCALATION_FILE_PREFIX}{due:013d}-{os.getpid()}-{next(_escalation_seq)}"
-            scheduled: ScheduledEscalation = {
-                "v": words.JOB_VERSION,
-                "cwd": cwd,
-                "delivery": d,
-                "escalation": e,
-            }
-            store.write_json_atomic(os.path.join(outbox, name + ".json"), scheduled)
+            outbox.escalate(outbox_dir, int(created_ms + e["after_s"] * 1000), cwd, d, e)
 
 
 def escalation_due(state_dir: str, intent: Intent) -> bool:

@@ -11,7 +11,7 @@ import threading
 import time
 
 from lookout import store, words
-from lookout.notify import channels
+from lookout.channels import desktop
 from lookout.words import ATTENTION, ATTENTION_KINDS, ENDED
 
 TYPE_CHECKING = False
@@ -153,7 +153,7 @@ class Closures:
                 return
             stdbuf = shutil.which("stdbuf")
             argv = [*([stdbuf, "-oL"] if stdbuf else []), gdbus, "monitor", "--session"]
-            argv += ["--dest", channels.BUS_NAME, "--object-path", channels.BUS_PATH]
+            argv += ["--dest", desktop.BUS_NAME, "--object-path", desktop.BUS_PATH]
             try:
                 proc = subprocess.Popen(
                     argv,

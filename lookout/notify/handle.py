@@ -8,17 +8,18 @@ from __future__ import annotations
 import posix
 import time
 
-from lookout import paths, store
+from lookout import paths, store, templates
 from lookout.config import cache
-from lookout.notify import rules, templates
-from lookout.words import JOB_VERSION, now_ms
+from lookout.notify import rules
+from lookout.words import now_ms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from lookout.notify.outbox import AlertJob
     from lookout.notify.rules import Skip
-    from lookout.shapes import Config, Delivery, Intent, Job
+    from lookout.shapes import Config, Delivery, Intent
 
 
 def minute_of_day(ms: int) -> int:
@@ -41,7 +42,7 @@ def handle(intents: list[Intent], state_dir: str) -> None:
         record_skipped(state_dir, skipped, ms)
     if deliveries:
         job_path = write_job(state_dir, build_job(deliveries, cfg, cwd, ms))
-        from lookout.notify import spawn
+        from lookout import spawn
 
         try:
             spawn.spawn(state_dir, job_path, [cwd] if isinstance(cwd, str) else [])
@@ -122,9 +123,11 @@ def record_skipped(state_dir: str, skipped: list[Skip], now_ms: int) -> None:
             st.append(store.DELIVERIES, line, store.DELIVERIES_ROTATE_BYTES)
 
 
-def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int) -> Job:
+def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int) -> AlertJob:
     """What the sender needs besides secrets: intents, channel names and the rendered texts at
     each content level those channels use."""
+    from lookout.notify import outbox  # only a hook that notifies: its job's format
+
     channels = cfg["channels"]
     out: list[Delivery] = []
     for d in deliveries:
@@ -137,17 +140,10 @@ def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int)
             for level in levels
         }
         out.append({**d, "texts": texts})
-    return {
-        "v": JOB_VERSION,
-        "created_ms": now_ms,
-        "cwd": cwd if isinstance(cwd, str) else None,
-        "deliveries": out,
-    }
+    return outbox.alert(now_ms, cwd if isinstance(cwd, str) else None, out)
 
 
-def write_job(state_dir: str, job: Job) -> str:
-    outbox = paths.join(state_dir, store.OUTBOX)
-    store.ensure_dir(outbox)
-    path = paths.join(outbox, f"{job['created_ms']}-{posix.getpid()}.json")
-    store.write_json_atomic(path, job)
-    return path
+def write_job(state_dir: str, job: AlertJob) -> str:
+    from lookout.notify import outbox
+
+    return outbox.write_alert(state_dir, job)

@@ -1,12 +1,10 @@
-"""Grace and digests (issue 26): alerts a rule holds back as scheduled outbox files, re-checked
-like escalations (escalate.escalation_due) and dropped or merged instead of paging.
+"""Grace and digests (issue 26): alerts a rule holds back as jobs due later (notify/outbox.py),
+re-checked like escalations (escalate.escalation_due) and dropped or merged instead of paging.
 
-- grace: outbox/esc-<due_ms>-<pid>-<n>.json `{"v", "cwd", "delivery", "grace": Hold}`: sent when
-  due unless the dialog was answered meanwhile.
-- digest: outbox/esc-<due_ms>-dig-<channel>.json `{"v", "cwd", "digest": Hold, "items": [...]}`:
-  one per channel; every alert held for the channel before it is due joins it; when due, one
-  message lists every session still waiting. notify-digests.json keeps a sent digest's items so
-  that a resolve replaces the message with the sessions left.
+- grace (a job of kind `grace`): sent when due unless the dialog was answered meanwhile.
+- digest (kind `digest`): one per channel; every alert held for the channel before it is due
+  joins it; when due, one message lists every session still waiting. notify-digests.json keeps a
+  sent digest's items so that a resolve replaces the message with the sessions left.
 
 Only the sender runs this (one per state directory): the outbox files have one writer."""
 
@@ -16,8 +14,8 @@ import hashlib
 import os
 import threading
 
-from lookout import mask, store, words
-from lookout.notify import escalate, templates
+from lookout import mask, store, templates, words
+from lookout.notify import escalate, outbox
 from lookout.notify.deliver import deliver, message, queue, record, save_refs, send_one
 
 TYPE_CHECKING = False
@@ -26,12 +24,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from lookout.notify.lanes import Lanes
+    from lookout.notify.outbox import DigestItem, DigestJob, GraceJob, Job
     from lookout.shapes import Config, Delivery, Hold, Intent
 
-DIGEST_TAG = "-dig-"
 DIGESTS = "notify-digests.json"  # sent digests: their items, to update them on a resolve
 DIGESTS_KEEP_MS = store.DAY_MS
-_seq = iter(range(1 << 62))
 # Updates of one sent digest, one at a time: two resolves racing must not reorder the message.
 _digest_locks: dict[str, threading.Lock] = {}
 _locks_lock = threading.Lock()
@@ -39,19 +36,6 @@ _locks_lock = threading.Lock()
 
 def _seconds(s: float) -> str:
     return f"{s:g}"
-
-
-def is_digest(name: str) -> bool:
-    return name.startswith(escalate.ESCALATION_FILE_PREFIX) and DIGEST_TAG in name
-
-
-def _digest_files(outbox: str, channel: str) -> list[str]:
-    suffix = f"{DIGEST_TAG}{channel}.json"
-    try:
-        names = os.listdir(outbox)
-    except FileNotFoundError:
-        return []
-    return sorted(os.path.join(outbox, n) for n in names if is_digest(n) and n.endswith(suffix))
 
 
 def _hold_line(
@@ -71,48 +55,35 @@ def _hold_line(
 # -- the hook's job arrives ----------------------------------------------------------------------
 
 
-def schedule(created_ms: int, cwd: str | None, d: Delivery, outbox: str, state_dir: str) -> None:
-    """Each hold of a delivery: a grace file due `after_s` after the job was made, or the item
+def schedule(
+    created_ms: int, cwd: str | None, d: Delivery, outbox_dir: str, state_dir: str
+) -> None:
+    """Each hold of a delivery: a grace job due `after_s` after the job was made, or the item
     joins the channel's open digest (opening one due `after_s` from now)."""
     for h in d.get("hold") or []:
+        due = int(created_ms + h["after_s"] * 1000)
         if h["key"] == "grace_s":
-            due = int(created_ms + h["after_s"] * 1000)
-            name = f"{escalate.ESCALATION_FILE_PREFIX}{due:013d}-{os.getpid()}-{next(_seq)}"
-            job = {"v": words.JOB_VERSION, "cwd": cwd, "delivery": d, "grace": h}
-            store.write_json_atomic(os.path.join(outbox, name + ".json"), job)
+            outbox.grace(outbox_dir, due, cwd, d, h)
             continue
         for channel in h["channels"]:
-            _join_digest(created_ms, cwd, d, {**h, "channels": [channel]}, outbox, state_dir)
+            _join_digest(due, cwd, d, {**h, "channels": [channel]}, outbox_dir, state_dir)
 
 
 def _join_digest(
-    created_ms: int, cwd: str | None, d: Delivery, h: Hold, outbox: str, state_dir: str
+    due: int, cwd: str | None, d: Delivery, h: Hold, outbox_dir: str, state_dir: str
 ) -> None:
     channel = h["channels"][0]
-    item = {"intent": d["intent"], "texts": d.get("texts") or {}}
-    for path in _digest_files(outbox, channel):
-        digest = store.read_json(path)
-        if isinstance(digest, dict) and digest.get("v") == words.JOB_VERSION:
-            others = len(digest["items"])
-            digest["items"].append(item)
-            store.write_json_atomic(path, digest)
-            _hold_line(
-                state_dir,
-                d["intent"],
-                channel,
-                "merged",
-                h,
-                f"merged into the digest with {others} other alert(s)",
-            )
-            return
-    due = int(created_ms + h["after_s"] * 1000)
-    name = f"{escalate.ESCALATION_FILE_PREFIX}{due:013d}{DIGEST_TAG}{channel}.json"
-    digest = {"v": words.JOB_VERSION, "cwd": cwd, "digest": h, "items": [item]}
-    store.write_json_atomic(os.path.join(outbox, name), digest)
+    item: DigestItem = {"intent": d["intent"], "texts": d.get("texts") or {}}
+    others = outbox.join_digest(outbox_dir, channel, item)
+    if others is not None:
+        detail = f"merged into the digest with {others} other alert(s)"
+        _hold_line(state_dir, d["intent"], channel, "merged", h, detail)
+        return
+    outbox.open_digest(outbox_dir, due, cwd, h, item)
     _hold_line(state_dir, d["intent"], channel, "merged", h, "opened a digest")
 
 
-def drop_pending(state_dir: str, outbox: str, d: Delivery) -> None:
+def drop_pending(state_dir: str, outbox_dir: str, d: Delivery) -> None:
     """A `resolved` delivery: a held alert of its episode is dropped at once (the dialog was
     answered), and so is the update of its channel, which never got that alert."""
     episode = d["intent"].get("episode")
@@ -121,49 +92,32 @@ def drop_pending(state_dir: str, outbox: str, d: Delivery) -> None:
     if d["updates"]:  # a hold the sender's own re-check dropped already
         dropped = _dropped(state_dir, episode)
         d["updates"] = [n for n in d["updates"] if n not in dropped]
-    try:
-        names = sorted(os.listdir(outbox))
-    except FileNotFoundError:
-        return
-    for name in names:
-        if not name.startswith(escalate.ESCALATION_FILE_PREFIX) or not name.endswith(".json"):
-            continue
-        path = os.path.join(outbox, name)
-        job = store.read_json(path)
-        if not isinstance(job, dict):
-            continue
-        if "grace" in job and job["delivery"]["intent"].get("episode") == episode:
-            if _unlink(path):
-                _answered_in_grace(state_dir, job)
-                gone = set(job["grace"]["channels"])
-                d["updates"] = [n for n in d["updates"] if n not in gone]
-        elif "digest" in job:
-            left = [i for i in job["items"] if i["intent"].get("episode") != episode]
-            if len(left) < len(job["items"]):
-                channel = job["digest"]["channels"][0]
-                for item in job["items"]:
-                    if item not in left:
-                        _answered_in_digest(state_dir, job["digest"], item)
-                d["updates"] = [n for n in d["updates"] if n != channel]
-                _rewrite(path, job, left)
+    for path, job in outbox.later(outbox_dir):
+        gone = _drop_answered(state_dir, path, job, episode)
+        d["updates"] = [n for n in d["updates"] if n not in gone]
 
 
-def _unlink(path: str) -> bool:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    return True
+def _drop_answered(state_dir: str, path: str, job: Job, episode: str) -> set[str]:
+    """Take `episode`'s alert out of a held job (a grace job goes, a digest loses its item):
+    the channels that will never get it."""
+    if job["kind"] == "grace":
+        if job["delivery"]["intent"].get("episode") != episode or not outbox.remove(path):
+            return set()
+        _answered_in_grace(state_dir, job)
+        return set(job["grace"]["channels"])
+    if job["kind"] == "digest":
+        left = [i for i in job["items"] if i["intent"].get("episode") != episode]
+        if len(left) == len(job["items"]):
+            return set()
+        for item in job["items"]:
+            if item not in left:
+                _answered_in_digest(state_dir, job["digest"], item)
+        outbox.keep_items(path, job, left)
+        return set(job["digest"]["channels"][:1])
+    return set()
 
 
-def _rewrite(path: str, job: dict[str, Any], items: list[dict[str, Any]]) -> None:
-    if items:
-        store.write_json_atomic(path, {**job, "items": items})
-    else:
-        _unlink(path)
-
-
-def _answered_in_grace(state_dir: str, job: dict[str, Any]) -> None:
+def _answered_in_grace(state_dir: str, job: GraceJob) -> None:
     h = job["grace"]
     intent = job["delivery"]["intent"]
     _mark_dropped(state_dir, intent, h["channels"])
@@ -171,7 +125,7 @@ def _answered_in_grace(state_dir: str, job: dict[str, Any]) -> None:
         _hold_line(state_dir, intent, channel, "skipped", h, "answered within grace")
 
 
-def _answered_in_digest(state_dir: str, h: Hold, item: dict[str, Any]) -> None:
+def _answered_in_digest(state_dir: str, h: Hold, item: DigestItem) -> None:
     channel = h["channels"][0]
     _mark_dropped(state_dir, item["intent"], [channel])
     _hold_line(
@@ -207,25 +161,28 @@ def _dropped(state_dir: str, episode: str) -> list[str]:
 
 
 def recheck(state_dir: str, path: str) -> bool:
-    """A waiting grace or digest file, asked every RECHECK_S: drop what was answered (recorded);
+    """A waiting grace or digest job, asked every RECHECK_S: drop what was answered (recorded);
     False when nothing of it is left."""
-    job = store.read_json(path)
-    if not isinstance(job, dict) or job.get("v") != words.JOB_VERSION:
-        _unlink(path)
+    job, newer = outbox.read(path)
+    if job is None:
+        if not newer:
+            outbox.remove(path)
         return False
-    if "grace" in job:
+    if job["kind"] == "grace":
         if escalate.escalation_due(state_dir, job["delivery"]["intent"]):
             return True
-        if _unlink(path):
+        if outbox.remove(path):
             _answered_in_grace(state_dir, job)
         return False
+    if job["kind"] != "digest":
+        return True  # not held here: the sender's own
     left = _still_waiting(state_dir, job)
     if len(left) < len(job["items"]):
-        _rewrite(path, job, left)
+        outbox.keep_items(path, job, left)
     return bool(left)
 
 
-def _still_waiting(state_dir: str, job: dict[str, Any]) -> list[dict[str, Any]]:
+def _still_waiting(state_dir: str, job: DigestJob) -> list[DigestItem]:
     left = []
     for item in job["items"]:
         if escalate.escalation_due(state_dir, item["intent"]):
@@ -238,13 +195,13 @@ def _still_waiting(state_dir: str, job: dict[str, Any]) -> list[dict[str, Any]]:
 # -- when due ------------------------------------------------------------------------------------
 
 
-def send_grace(job: dict[str, Any], cfg: Config, state_dir: str, lanes: Lanes) -> None:
+def send_grace(job: GraceJob, cfg: Config, state_dir: str, lanes: Lanes) -> None:
     """A grace file came due: one last check, then the held channels' alerts."""
     if not escalate.escalation_due(state_dir, job["delivery"]["intent"]):
         _answered_in_grace(state_dir, job)
         return
     h = job["grace"]
-    held: dict[str, Any] = job["delivery"]
+    held = job["delivery"]
     d: Delivery = {
         "intent": held["intent"],
         "channels": h["channels"],
@@ -259,7 +216,7 @@ def digest_id(path: str) -> str:
     return "lookout-digest-" + hashlib.sha256(os.path.basename(path).encode()).hexdigest()[:24]
 
 
-def _entry(item: dict[str, Any], level: str) -> str:
+def _entry(item: DigestItem, level: str) -> str:
     intent = item["intent"]
     values = templates.values(intent, level, mask.mask)
     kind = values["kind"]
@@ -270,7 +227,7 @@ def _entry(item: dict[str, Any], level: str) -> str:
     return f"{values['session']} ({kind})"
 
 
-def digest_message(items: list[dict[str, Any]], level: str, ident: str) -> dict[str, Any]:
+def digest_message(items: list[DigestItem], level: str, ident: str) -> dict[str, Any]:
     """ "3 sessions need you" / "api (permission: npm test), web (question), demo (plan)"."""
     n = len(items)
     title = f"{n} session needs you" if n == 1 else f"{n} sessions need you"
@@ -291,7 +248,7 @@ def digest_message(items: list[dict[str, Any]], level: str, ident: str) -> dict[
     }
 
 
-def send_digest(job: dict[str, Any], path: str, cfg: Config, state_dir: str, lanes: Lanes) -> None:
+def send_digest(job: DigestJob, path: str, cfg: Config, state_dir: str, lanes: Lanes) -> None:
     """A digest came due: the items still waiting, as one message on its channel."""
     h = job["digest"]
     channel = h["channels"][0]
@@ -321,7 +278,7 @@ def send_digest(job: dict[str, Any], path: str, cfg: Config, state_dir: str, lan
 
 
 def _remember(
-    state_dir: str, ident: str, channel: str, ref: str, items: list[dict[str, Any]]
+    state_dir: str, ident: str, channel: str, ref: str, items: list[DigestItem]
 ) -> None:
     path = os.path.join(state_dir, DIGESTS)
     now_ms = words.now_ms()
@@ -385,8 +342,6 @@ def _digest_update_work(
             msg = digest_message(left, ch["content"], ident) if left else message(d, cfg, ch)
             msg["update"] = True
             msg["ref"] = ref
-            if ch["type"] == "ntfy":
-                msg["sequence_id"] = ref
             send_one(state_dir, d["intent"], channel, ch, msg, "digest: " if left else "")
 
     return work

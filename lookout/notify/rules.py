@@ -4,7 +4,7 @@ deliveries. Pure: no I/O, no clock of its own; the caller persists the returned 
 from __future__ import annotations
 
 from lookout import paths
-from lookout.words import ATTENTION_KINDS, REMOTE_TYPES, UPDATABLE_TYPES
+from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,10 +104,7 @@ def withheld(rule: Rule, intent: Intent, minute_of_day: int) -> tuple[str, str] 
         and kind in rule["quiet_kinds"]
         and in_window(minute_of_day, rule["quiet_hours"])
     ):
-        start, end = rule["quiet_hours"]
-        return "quiet_hours", (
-            f"quiet hours {_hhmm(start)}-{_hhmm(end)} (it was {_hhmm(minute_of_day)} local time)"
-        )
+        return _quiet(rule, minute_of_day)
     return None
 
 
@@ -139,66 +136,126 @@ def decide(
     that lists an intent's kind but withholds it adds `{"intent", "rule", "channels",
     "reason", "detail"}` to `skipped`, so that a missing notification can be explained."""
     st = _prune(state or {}, now_ms)
-    channels_cfg: dict[str, Any] = cfg["channels"]
     deliveries: list[Delivery] = []
     for intent in intents:
-        kind = intent.get("kind")
-        episode = intent.get("episode")
-        updates = _updates_for(intent, st, channels_cfg)
-        chosen: list[str] = []
-        escalate: list[Escalation] = []
-        holds: list[Hold] = []
-        for index, rule in enumerate(cfg["rules"]):
-            if kind not in rule["when"]:
-                continue
-            names, why = _apply_rule(index, rule, intent, st, channels_cfg, now_ms, minute_of_day)
-            if why is not None:
-                if skipped is not None:
-                    skipped.append(
-                        {
-                            "intent": intent,
-                            "rule": index,
-                            "channels": list(rule["channels"]),
-                            "reason": why[0],
-                            "detail": why[1],
-                        }
-                    )
-                continue
-            held = _hold(index, rule, intent, names, channels_cfg)
-            if held is not None:
-                holds.append(held)
-                names = [n for n in names if n not in held["channels"]]
-            chosen.extend(n for n in names if n not in chosen and n not in updates)
-            if (
-                rule["escalate_after_s"]
-                and kind in ATTENTION_KINDS
-                and isinstance(episode, str)
-                and not unanswerable(intent)
-            ):
-                targets = [n for n in rule["escalate_to"] if channels_cfg[n]["enabled"]]
-                if targets:
-                    escalate.append({"after_s": rule["escalate_after_s"], "channels": targets})
-        hold = _without(holds, chosen)
-        if kind in ATTENTION_KINDS and isinstance(episode, str) and (chosen or escalate or hold):
-            remembered = list(chosen)
-            for e in [*escalate, *hold]:
-                remembered.extend(n for n in e["channels"] if n not in remembered)
-            st["episodes"][episode] = {
-                "channels": remembered,
-                "ts_ms": now_ms,
-                "session_id": intent.get("session_id"),
-            }
-        if chosen or updates or escalate or hold:
-            delivery: Delivery = {
-                "intent": intent,
-                "channels": chosen,
-                "updates": updates,
-                "escalate": escalate,
-            }
-            if hold:
-                delivery["hold"] = hold
+        delivery = _route(intent, cfg, st, now_ms, minute_of_day, skipped)
+        if delivery is not None:
             deliveries.append(delivery)
     return deliveries, st
+
+
+def _route(
+    intent: Intent,
+    cfg: Config,
+    st: State,
+    now_ms: int,
+    minute_of_day: int,
+    skipped: list[Skip] | None,
+) -> Delivery | None:
+    """One intent through every rule that lists its kind: where it goes now, what it updates,
+    escalates and holds back (None: nowhere). Remembers the episode it alerted on."""
+    channels_cfg: dict[str, Any] = cfg["channels"]
+    updates = _updates_for(intent, st, channels_cfg)
+    chosen: list[str] = []
+    escalate: list[Escalation] = []
+    holds: list[Hold] = []
+    for index, rule in enumerate(cfg["rules"]):
+        if intent.get("kind") not in rule["when"]:
+            continue
+        names = _sends_to(index, rule, intent, st, cfg, now_ms, minute_of_day, skipped)
+        if names is None:
+            continue
+        held = _hold(index, rule, intent, names, channels_cfg)
+        if held is not None:
+            holds.append(held)
+            names = [n for n in names if n not in held["channels"]]
+        chosen.extend(n for n in names if n not in chosen and n not in updates)
+        escalation = _escalation(rule, intent, channels_cfg)
+        if escalation is not None:
+            escalate.append(escalation)
+    hold = _without(holds, chosen)
+    _remember(
+        st, intent, [*chosen, *(n for e in [*escalate, *hold] for n in e["channels"])], now_ms
+    )
+    if not (chosen or updates or escalate or hold):
+        return None
+    delivery: Delivery = {
+        "intent": intent,
+        "channels": chosen,
+        "updates": updates,
+        "escalate": escalate,
+    }
+    if hold:
+        delivery["hold"] = hold
+    return delivery
+
+
+def _sends_to(
+    index: int,
+    rule: Rule,
+    intent: Intent,
+    st: State,
+    cfg: Config,
+    now_ms: int,
+    minute_of_day: int,
+    skipped: list[Skip] | None,
+) -> list[str] | None:
+    """The channels one rule sends the intent to (None: it withholds it), each channel it
+    leaves out said in `skipped`."""
+    names, why, hushed = _apply_rule(
+        index, rule, intent, st, cfg["channels"], now_ms, minute_of_day
+    )
+    if hushed:
+        _withheld_by(skipped, intent, index, hushed, _quiet(rule, minute_of_day, loud=True))
+    if why is not None:
+        _withheld_by(skipped, intent, index, rule["channels"], why)
+        return None
+    return names
+
+
+def _withheld_by(
+    skipped: list[Skip] | None,
+    intent: Intent,
+    index: int,
+    channels: list[str],
+    why: tuple[str, str],
+) -> None:
+    if skipped is not None:
+        skipped.append(
+            {
+                "intent": intent,
+                "rule": index,
+                "channels": list(channels),
+                "reason": why[0],
+                "detail": why[1],
+            }
+        )
+
+
+def _escalation(rule: Rule, intent: Intent, channels_cfg: dict[str, Any]) -> Escalation | None:
+    """What a sending rule escalates to if the dialog still waits after `escalate_after_s`."""
+    if not (
+        rule["escalate_after_s"]
+        and intent.get("kind") in ATTENTION_KINDS
+        and isinstance(intent.get("episode"), str)
+        and not unanswerable(intent)
+    ):
+        return None
+    targets = [n for n in rule["escalate_to"] if channels_cfg[n]["enabled"]]
+    return {"after_s": rule["escalate_after_s"], "channels": targets} if targets else None
+
+
+def _remember(st: State, intent: Intent, channels: list[str], now_ms: int) -> None:
+    """An attention episode that alerted (now, later or by escalation) is remembered with its
+    channels: its `resolved` updates them."""
+    episode = intent.get("episode")
+    if intent.get("kind") not in ATTENTION_KINDS or not isinstance(episode, str) or not channels:
+        return
+    st["episodes"][episode] = {
+        "channels": list(dict.fromkeys(channels)),
+        "ts_ms": now_ms,
+        "session_id": intent.get("session_id"),
+    }
 
 
 def _hold(
@@ -215,7 +272,7 @@ def _hold(
     if digest:
         return {"key": "digest_s", "rule": index, "after_s": digest, "channels": names}
     grace = rule.get("grace_s")
-    remote = [n for n in names if channels_cfg[n]["type"] in REMOTE_TYPES]
+    remote = [n for n in names if channels_cfg[n]["remote"]]
     if grace and remote:
         return {"key": "grace_s", "rule": index, "after_s": grace, "channels": remote}
     return None
@@ -247,7 +304,7 @@ def _updates_for(intent: Intent, st: State, channels_cfg: dict[str, Any]) -> lis
         for name in alerted.get("channels", [])
         if name in channels_cfg
         and channels_cfg[name]["enabled"]
-        and channels_cfg[name]["type"] in UPDATABLE_TYPES
+        and channels_cfg[name]["updatable"]
     ]
 
 
@@ -259,35 +316,62 @@ def _apply_rule(
     channels_cfg: dict[str, Any],
     now_ms: int,
     minute_of_day: int,
-) -> tuple[list[str], tuple[str, str] | None]:
+) -> tuple[list[str], tuple[str, str] | None, list[str]]:
     """One rule that lists the intent's kind: the channels it sends to, or why it withholds
-    the intent (the rule key that decided, a sentence). Marks its cooldown when it sends."""
-    kind = intent.get("kind")
-    why = withheld(rule, intent, minute_of_day)
+    the intent (the rule key that decided, a sentence), and the loud channels its quiet hours
+    silence while it sends to others. Marks its cooldown when it sends."""
     mark = f"{index}:{intent.get('session_id') or ''}"
-    last = st["cooldown"].get(mark)
-    if (
-        why is None
-        and rule["cooldown_s"]
-        and kind != "resolved"
-        and last is not None
-        and now_ms - last < rule["cooldown_s"] * 1000
-    ):
-        why = (
-            "cooldown_s",
-            (
-                f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
-                f" {_seconds(now_ms - last)} ago"
-            ),
-        )
+    why = withheld(rule, intent, minute_of_day) or _cooling_down(rule, intent, st, mark, now_ms)
     names = [n for n in rule["channels"] if channels_cfg[n]["enabled"]]
-    if why is None and not names:
-        why = "enabled", f"its channels are disabled ({', '.join(rule['channels'])})"
-    if why is None and unanswerable(intent):
-        # Local channels may show a print-mode dialog; nothing pages a phone for it.
-        names = [n for n in names if channels_cfg[n]["type"] not in REMOTE_TYPES]
-        if not names:
-            why = "print_mode", "a print-mode dialog goes to desktop and command only"
+    hushed: list[str] = []
+    if why is None:
+        names, why, hushed = _narrow(rule, intent, names, channels_cfg, minute_of_day)
     if why is None and rule["cooldown_s"]:
         st["cooldown"][mark] = now_ms
-    return names, why
+    return names, why, hushed
+
+
+def _cooling_down(
+    rule: Rule, intent: Intent, st: State, mark: str, now_ms: int
+) -> tuple[str, str] | None:
+    last = st["cooldown"].get(mark)
+    if (
+        not rule["cooldown_s"]
+        or intent.get("kind") == "resolved"
+        or last is None
+        or now_ms - last >= rule["cooldown_s"] * 1000
+    ):
+        return None
+    return "cooldown_s", (
+        f"cooldown_s = {rule['cooldown_s']:g}: this rule sent for this session"
+        f" {_seconds(now_ms - last)} ago"
+    )
+
+
+def _narrow(
+    rule: Rule, intent: Intent, names: list[str], channels_cfg: dict[str, Any], minute_of_day: int
+) -> tuple[list[str], tuple[str, str] | None, list[str]]:
+    """The rule's enabled channels this intent may reach (None: all of them), why none, and
+    the loud ones left out."""
+    if not names:
+        return names, ("enabled", f"its channels are disabled ({', '.join(rule['channels'])})"), []
+    if unanswerable(intent):
+        # Local channels may show a print-mode dialog; nothing pages a phone for it.
+        names = [n for n in names if not channels_cfg[n]["remote"]]
+        if not names:
+            return names, ("print_mode", "a print-mode dialog goes to desktop and command only"), []
+    hushed = []
+    if rule["quiet_hours"] is not None and in_window(minute_of_day, rule["quiet_hours"]):
+        # A loud channel (a sound) keeps a rule's quiet hours for every kind, whatever
+        # quiet_kinds says: a silent alert at 3 a.m. waits for you, a sound wakes the house.
+        hushed = [n for n in names if channels_cfg[n]["loud"]]
+        names = [n for n in names if n not in hushed]
+        if not names:
+            return names, _quiet(rule, minute_of_day, loud=True), []
+    return names, None, hushed
+
+
+def _quiet(rule: Rule, minute_of_day: int, loud: bool = False) -> tuple[str, str]:
+    start, end = rule["quiet_hours"] or (0, 0)
+    said = f"quiet hours {_hhmm(start)}-{_hhmm(end)} (it was {_hhmm(minute_of_day)} local time)"
+    return "quiet_hours", said + ("; a sound keeps them for every kind" if loud else "")

@@ -1,9 +1,9 @@
-"""The background sender: one per state directory. It takes jobs from outbox/ in order, hands
-each delivery to `deliver` (channel lanes, records, updates in place), keeps escalation files
-waiting until due, re-checking them so an episode answered early frees them at once, and exits
-when nothing is left.
+"""The background sender: one per state directory. It takes jobs from outbox/ (notify/outbox.py)
+in order, hands each delivery to `deliver` (channel lanes, records, updates in place), keeps the
+jobs due later (escalations, grace, digests) waiting until due, re-checking them so an episode
+answered early frees them at once, and exits when nothing is left.
 
-Started by notify.spawn.spawn (only when no sender holds sender.lock), never by a hook directly;
+Started by lookout.spawn.spawn (only when no sender holds sender.lock), never by a hook directly;
 re-reads the config itself for secrets."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import traceback
 
 from lookout import store, words
 from lookout.config import check, files
-from lookout.notify import escalate, hold
+from lookout.notify import escalate, hold, outbox
 from lookout.notify.deliver import deliver, record, send_escalation, skip_escalation
 from lookout.notify.lanes import Lanes
 
@@ -23,6 +23,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
+
+    from lookout.notify.outbox import AlertJob, Job
+    from lookout.shapes import Config
 
 
 # A job older than this was never picked up (its sender failed to start): never send it.
@@ -62,9 +65,9 @@ def serve(
     leaves its job to us. While an alert is out for a dialog still open, every `watch_s` it
     looks whether the dialog was answered (None: no watch), so the "handled" update goes out
     from here, with no reader running."""
-    outbox = os.path.join(state_dir, store.OUTBOX)
+    outbox_dir = os.path.join(state_dir, store.OUTBOX)
     lanes = Lanes(state_dir)
-    waiting: dict[str, dict[str, Any]] = {}  # escalation file -> its job, read once
+    waiting: dict[str, dict[str, Any]] = {}  # a job due later -> it, read once
     watched: list[str] = []
     looked = 0.0
     try:
@@ -78,10 +81,10 @@ def serve(
             if fd is None:
                 return  # another sender serves this state directory
             try:
-                sweep(outbox, state_dir)
+                sweep(outbox_dir, state_dir)
                 maintain(state_dir)
                 while True:
-                    next_due = _drain_once(outbox, state_dir, lanes, waiting)
+                    next_due = _drain_once(outbox_dir, state_dir, lanes, waiting)
                     if watch_s is not None and time.monotonic() - looked >= watch_s:
                         looked = time.monotonic()
                         watched = escalate.open_alerts(state_dir)
@@ -94,82 +97,72 @@ def serve(
                 os.close(fd)  # releases the lock
             # No lost wake-up: a hook that found the lock held wrote its job before it looked;
             # a job that arrived after our last scan is seen here, and we try to serve again.
-            if not _jobs(outbox):
+            if not outbox.names(outbox_dir):
                 return
     finally:
         lanes.close()
 
 
-def _jobs(outbox: str) -> list[str]:
-    try:
-        names = os.listdir(outbox)
-    except FileNotFoundError:
-        return []
-    # A newer lookout's job is left to it: not run, not removed, not waited for.
-    return sorted(
-        n
-        for n in names
-        if n.endswith(".json")
-        and not n.startswith(".")
-        and not store.file_newer(os.path.join(outbox, n), words.JOB_VERSION)
-    )
-
-
 def _drain_once(
-    outbox: str, state_dir: str, lanes: Lanes, waiting: dict[str, dict[str, Any]]
+    outbox_dir: str, state_dir: str, lanes: Lanes, waiting: dict[str, dict[str, Any]]
 ) -> int | None:
-    """Run every due job, re-check every waiting escalation; the earliest due time left."""
+    """Run every due job, re-check every waiting one; the earliest due time left."""
     now_ms = words.now_ms()
     next_due: int | None = None
-    names = _jobs(outbox)
+    names = outbox.names(outbox_dir)
     for name in names:
-        path = os.path.join(outbox, name)
-        due = escalate.due_ms(name)
+        path = os.path.join(outbox_dir, name)
+        due = outbox.due_ms(name)
         if due <= now_ms:
             waiting.pop(name, None)
             run_job(path, state_dir, lanes)
-            continue
-        if name not in waiting:
-            job = store.read_json(path)
-            if not isinstance(job, dict) or job.get("v") != words.JOB_VERSION:
-                if not store.newer(job, words.JOB_VERSION):
-                    _unlink(path)  # an older version's: dropped unread
-                continue
-            waiting[name] = {"job": job, "checked_ms": 0}  # first look: at once
-        entry = waiting[name]
-        if now_ms - entry["checked_ms"] >= RECHECK_S * 1000:
-            entry["checked_ms"] = now_ms
-            job = entry["job"]
-            if "escalation" not in job:
-                # Grace and digest files change while they wait (merged, answered): read again.
-                if not hold.recheck(state_dir, path):
-                    waiting.pop(name)
-                    continue
-            elif not escalate.escalation_due(state_dir, job["delivery"]["intent"]):
-                _unlink(path)
-                skip_escalation(state_dir, waiting.pop(name)["job"])
-                continue
-        next_due = due if next_due is None else min(next_due, due)
+        elif _waits(state_dir, path, name, waiting, now_ms):
+            next_due = due if next_due is None else min(next_due, due)
     for gone in set(waiting) - set(names):
         del waiting[gone]
     return next_due
 
 
-def _unlink(path: str) -> bool:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    return True
+def _waits(
+    state_dir: str, path: str, name: str, waiting: dict[str, dict[str, Any]], now_ms: int
+) -> bool:
+    """A job not due yet, read once and asked every RECHECK_S whether it is still to be sent:
+    False once nothing of it is left."""
+    if name not in waiting:
+        job, newer = outbox.read(path)
+        if job is None:
+            if not newer:
+                outbox.remove(path)  # an older version's: dropped unread
+            return False
+        waiting[name] = {"job": job, "checked_ms": 0}  # first look: at once
+    entry = waiting[name]
+    if now_ms - entry["checked_ms"] < RECHECK_S * 1000:
+        return True
+    entry["checked_ms"] = now_ms
+    if _still_to_send(state_dir, path, entry["job"]):
+        return True
+    waiting.pop(name)
+    return False
 
 
-def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
+def _still_to_send(state_dir: str, path: str, job: Job) -> bool:
+    if job["kind"] != "escalation":
+        # Grace and digest jobs change while they wait (merged, answered): read again.
+        return hold.recheck(state_dir, path)
+    if escalate.escalation_due(state_dir, job["delivery"]["intent"]):
+        return True
+    outbox.remove(path)
+    skip_escalation(state_dir, job["delivery"], job["escalation"])
+    return False
+
+
+def sweep(outbox_dir: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
     """Drop jobs no sender took in time (and escalations that long overdue): a late alert is a
     wrong alert. `.tmp` files of writers killed mid-write go too."""
     now = time.time()
     dropped = 0
     try:
-        entries = list(os.scandir(outbox))
+        entries = list(os.scandir(outbox_dir))
     except FileNotFoundError:
         return 0
     for entry in entries:
@@ -180,7 +173,7 @@ def sweep(outbox: str, state_dir: str, max_age_s: float = STALE_JOB_S) -> int:
                 continue
             if not entry.name.endswith(".json") or store.file_newer(entry.path, words.JOB_VERSION):
                 continue  # not a job, or a newer lookout's
-            due_s = escalate.due_ms(entry.name) / 1000 or entry.stat().st_mtime
+            due_s = outbox.due_ms(entry.name) / 1000 or entry.stat().st_mtime
             if now - due_s > max_age_s:
                 os.unlink(entry.path)
                 dropped += 1
@@ -233,16 +226,15 @@ def maintain(state_dir: str, now: float | None = None) -> None:
 
 
 def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:
-    """Send one job (a hook's, or an escalation that came due). Without `lanes`, synchronously:
+    """Send one job (a hook's, or one due later that came due). Without `lanes`, synchronously:
     returns once every message is sent and recorded."""
-    raw = store.read_json(job_path)
-    if store.newer(raw, words.JOB_VERSION):
+    job, newer = outbox.read(job_path)
+    if newer:
         return  # a newer lookout's job: left to it
-    if not _unlink(job_path):
+    if not outbox.remove(job_path):
         return  # taken already: one attempt per job, a crash must not resend it forever
-    if not isinstance(raw, dict) or raw.get("v") != words.JOB_VERSION:
-        return  # not a job this version wrote: dropped unread rather than misread
-    job: dict[str, Any] = raw  # a Job (handle.write_job) or a ScheduledEscalation, version checked
+    if job is None:
+        return  # not a job this version reads: dropped unread rather than misread
     own = lanes is None
     lanes = Lanes(state_dir) if lanes is None else lanes
     try:
@@ -254,34 +246,30 @@ def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:
             lanes.close()
 
 
-def _run(job: dict[str, Any], job_path: str, state_dir: str, lanes: Lanes) -> None:
-    escalation = job.get("escalation") or job.get("grace")
-    if "digest" in job:
-        escalation = job["digest"]
-        deliveries = job["items"]
-    else:
-        deliveries = [job["delivery"]] if escalation else job["deliveries"]
+def _run(job: Job, job_path: str, state_dir: str, lanes: Lanes) -> None:
     try:
         cfg = files.load(job.get("cwd"))
     except check.ConfigError as exc:
-        for d in deliveries:
-            names = escalation["channels"] if escalation else d["channels"]
+        for intent, names in outbox.addressed(job):
             for name in names:
-                record(state_dir, d["intent"], name, "failed", f"config error: {exc.errors[0]}")
+                record(state_dir, intent, name, "failed", f"config error: {exc.errors[0]}")
         return
-    if "grace" in job:
+    if job["kind"] == "grace":
         hold.send_grace(job, cfg, state_dir, lanes)
-        return
-    if "digest" in job:
+    elif job["kind"] == "digest":
         hold.send_digest(job, job_path, cfg, state_dir, lanes)
-        return
-    if escalation:
-        send_escalation(job["delivery"], escalation, cfg, state_dir, lanes)
-        return
-    outbox = os.path.dirname(job_path)
-    for d in deliveries:
-        hold.drop_pending(state_dir, outbox, d)
+    elif job["kind"] == "escalation":
+        send_escalation(job["delivery"], job["escalation"], cfg, state_dir, lanes)
+    else:
+        _send_alert(job, job_path, cfg, state_dir, lanes)
+
+
+def _send_alert(job: AlertJob, job_path: str, cfg: Config, state_dir: str, lanes: Lanes) -> None:
+    """A hook's job: its deliveries now, what they hold back and escalate for later."""
+    outbox_dir = os.path.dirname(job_path)
+    for d in job["deliveries"]:
+        hold.drop_pending(state_dir, outbox_dir, d)
         hold.take_updates(state_dir, d, cfg, lanes)
         deliver(d, cfg, state_dir, lanes)
-        hold.schedule(job["created_ms"], job.get("cwd"), d, outbox, state_dir)
-    escalate.schedule_escalations(job["created_ms"], job.get("cwd"), deliveries, outbox)
+        hold.schedule(job["created_ms"], job.get("cwd"), d, outbox_dir, state_dir)
+    escalate.schedule_escalations(job["created_ms"], job.get("cwd"), job["deliveries"], outbox_dir)

@@ -11,7 +11,7 @@ from lookout import procs
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -37,8 +37,14 @@ def as_value(text: str) -> str:
     return WORD_JOINER + text if text.startswith(_ARG_LEADERS) else text
 
 
-def run(argv: list[str], timeout_s: float, stdin: bytes | None = None) -> str:
-    """Run a program without a shell, from /; its stdout, or PlatformError naming it."""
+def run(
+    argv: list[str],
+    timeout_s: float,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Run a program without a shell, from / (`env`: its environment, else ours); its stdout,
+    or PlatformError naming it."""
     import subprocess  # only when a program runs: `lookout status --line` on Linux never does
 
     try:
@@ -47,6 +53,7 @@ def run(argv: list[str], timeout_s: float, stdin: bytes | None = None) -> str:
             input=stdin if stdin is not None else b"",
             capture_output=True,
             timeout=timeout_s,
+            env=env,
             cwd="/",
             check=False,
         )
@@ -135,9 +142,9 @@ class Platform:
 
     # -- alerts ------------------------------------------------------------------------------
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
         """Show (or, msg["update"], replace) the desktop alert `msg`. None: the notify-send path
-        of notify/channels.py does it. A platform whose alert waits for a click hands the
+        of lookout/channels/desktop.py does it. A platform whose alert waits for a click hands the
         process over as msg["focus_proc"] = (proc, bytes already read); its first line is the
         clicked action (CLICKS: Focus)."""
         return None

@@ -1,4 +1,4 @@
-"""Linux: notify-send over D-Bus (in notify/channels.py), /proc for process truth, systemd's
+"""Linux: notify-send over D-Bus (in channels/desktop.py), /proc for process truth, systemd's
 user unit for the bridge (in install/bridge.py), sounds through pw-play, paplay or aplay. Base's
 defaults are Linux's answers."""
 

@@ -25,6 +25,7 @@ from lookout.platform.base import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from lookout.platform.base import Outcome, Service
@@ -78,7 +79,7 @@ def jump_command(session_id: object) -> str | None:
 class MacOS(Platform):
     name = "macos"
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome:
         title = plain(msg["title"])
         body = plain(msg["body"]) or title
         name, prog = notifier()

@@ -18,6 +18,7 @@ from lookout.platform.linux import Linux, linux_sound_player
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from lookout.platform.base import Outcome
@@ -136,7 +137,7 @@ def path() -> tuple[str, str | None]:
 class WSL(Linux):
     name = "wsl"
 
-    def alert(self, ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
+    def alert(self, ch: Mapping[str, Any], msg: dict[str, Any], timeout_s: float) -> Outcome | None:
         way, prog = path()
         if way == "linux":
             return None

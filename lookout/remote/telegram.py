@@ -19,15 +19,16 @@ import traceback
 
 from lookout import store, words
 from lookout.boundary import visible
-from lookout.notify import telegram
+from lookout.channels import registry, telegram
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
+SURFACE = "telegram"  # the answer surface it serves (remote.answers.SURFACES)
 TABLE = "telegram-messages.json"  # the sent messages with buttons, and each bot's update offset
 LOCK = "telegram.lock"
 POLL_S = 0.25  # how often the messages of ended requests are looked for (withdrawn within 2 s)
@@ -102,7 +103,7 @@ def ensure_poller(state_dir: str) -> None:
     os.close(fd)
     import subprocess
 
-    from lookout.notify import spawn
+    from lookout import spawn
 
     argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
     # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor; a
@@ -168,7 +169,7 @@ class Poller:
         self.updates: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self.threads: dict[str, threading.Thread] = {}
         self.stop = threading.Event()
-        self.channels: dict[str, dict[str, Any]] = {}
+        self.channels: dict[str, Mapping[str, Any]] = {}
         # Refused presses go to errors.log, a flood of them as a few lines with counts.
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"telegram poller: {text}"))
 
@@ -198,10 +199,11 @@ class Poller:
             store.log_error(self.state_dir, f"telegram poller: config error: {exc.errors[0]}")
             self._drop_all()
             return
+        # The channels whose buttons this poller takes: those of its answer surface.
         self.channels = {
             name: ch
             for name, ch in cfg["channels"].items()
-            if ch["type"] == "telegram" and ch["enabled"]
+            if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
         }
         while True:
             messages = _waiting(_load(self.state_dir))
@@ -239,7 +241,7 @@ class Poller:
         self.threads[name] = thread
         thread.start()
 
-    def _long_poll(self, name: str, ch: dict[str, Any], offset: object) -> None:
+    def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
         delay = 0.0
         while not self.stop.is_set():
@@ -306,7 +308,7 @@ class Poller:
         self._ack(ch, query["id"], outcome)
         self._withdraw()
 
-    def _ack(self, ch: dict[str, Any], query_id: str, text: str) -> None:
+    def _ack(self, ch: Mapping[str, Any], query_id: str, text: str) -> None:
         try:
             params = {"callback_query_id": query_id, "text": text[:200]}
             telegram.call(ch, "answerCallbackQuery", params, 10)
@@ -331,7 +333,7 @@ class Poller:
         if ended:
             _change(self.state_dir, lambda t: _mark_done(t, ended, now))
 
-    def _edit(self, ch: dict[str, Any], m: dict[str, Any], outcome: str) -> None:
+    def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
         params = {
             "chat_id": ch["chat_id"],
             "message_id": int(m["message_id"]),

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from lookout import store, words
-from lookout.web import auth, remote, report, routes
+from lookout.web import auth, remote, report, routes, steer
 from lookout.web.hub import Hub
 from lookout.web.routing import Request, Response, Route, error
 
@@ -41,8 +41,9 @@ REQUEST_DEADLINE_S = 10.0
 MAX_BODY = 64 * 1024
 
 
-# Every route the dashboard serves: the page and its API, then the remote answers (issue 15).
-ROUTES: list[Route] = [*routes.ROUTES, *remote.ROUTES, *report.ROUTES]
+# Every route the dashboard serves: the page and its API, the remote answers (issue 15), the
+# week's report, and steering (issue 33: say, interrupt, start).
+ROUTES: list[Route] = [*routes.ROUTES, *remote.ROUTES, *report.ROUTES, *steer.ROUTES]
 
 
 class Dashboard(ThreadingHTTPServer):

@@ -15,7 +15,7 @@ from lookout import hookspec, paths
 from lookout.commands.doctor import report as doctor
 from lookout.commands.main import main as cli_main
 from lookout.install import cli as install_cli
-from tests.helpers import VERSION, write_config
+from tests.helpers import VERSION, preinstall_runtime, write_config
 
 N = len(hookspec.EVENTS)
 
@@ -39,6 +39,9 @@ def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def install(capsys: pytest.CaptureFixture[str], *argv: str) -> None:
+    """install.py over the runtime an earlier install of this checkout left (doctor judges what
+    an install leaves, not how long it takes)."""
+    preinstall_runtime()
     assert install_cli.main(["--python", sys.executable, *argv]) == 0
     capsys.readouterr()
 

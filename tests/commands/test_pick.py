@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lookout import runner
-from tests.helpers import payload, wait_for
+from tests.helpers import payload, short_tmpdir, wait_for
 from tests.jump.world import World, lookout
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
@@ -81,7 +80,7 @@ def test_choosing_from_the_menu_switches_the_client(world: World) -> None:
 
 
 def test_labels_cannot_run_tmux_formats(world: World, tmp_path: Path) -> None:
-    canary = Path(tempfile.mkdtemp(prefix="lk")) / "p"  # short: the label is cut at 72
+    canary = short_tmpdir("lk") / "p"  # short: the label is cut at 72
     world.hook(
         world.web,
         tmp_path,

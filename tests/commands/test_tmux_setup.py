@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from lookout import paths
 from lookout.commands import tmux_setup
+from tests.helpers import short_tmpdir
 from tests.jump.world import lookout
 from tests.receivers import require
 
@@ -104,6 +105,17 @@ def test_a_file_lookout_created_goes_away_again(isolated_env: Path) -> None:
     assert not conf(isolated_env).exists()
 
 
+def test_a_long_tmpdir_still_lets_tmux_read_the_block(isolated_env: Path, tmp_path: Path) -> None:
+    # tmux checks the block on a private server whose socket lives under TMUX_TMPDIR: a socket's
+    # path holds 107 bytes, and $TMPDIR can be a long private folder's.
+    require("tmux")
+    long = tmp_path / ("t" * 60) / ("u" * 60)
+    long.mkdir(parents=True, mode=0o700)
+    out = lookout("tmux-setup", "--apply", env={**os.environ, "TMPDIR": str(long)})
+    assert (out.returncode, out.stderr) == (0, "")
+    assert conf(isolated_env).read_text().startswith(tmux_setup.BEGIN)
+
+
 def test_new_keys_update_the_block_in_place(isolated_env: Path) -> None:
     conf(isolated_env).write_bytes(USER_CONF)
     lookout("tmux-setup", "--apply")
@@ -158,29 +170,30 @@ def test_real_tmux_reads_the_block_and_sourcing_twice_adds_the_status_once(
     require("tmux")
     conf(isolated_env).write_bytes(USER_CONF.replace(b"bind r source-file ~/.tmux.conf\n", b""))
     assert lookout("tmux-setup", "--apply").returncode == 0
-    with tempfile.TemporaryDirectory(prefix="lookout-tmux-") as tmp:
-        env = {**os.environ, "TMUX_TMPDIR": tmp}
-        env.pop("TMUX", None)
+    tmp = str(short_tmpdir("lookout-tmux-"))  # the socket's folder: a short path
+    env = {**os.environ, "TMUX_TMPDIR": tmp}
+    env.pop("TMUX", None)
 
-        def tmux(*args: str) -> str:
-            return subprocess.run(
-                ["tmux", "-L", "setup", *args],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=10,
-            ).stdout
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", "setup", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout
 
-        try:
-            tmux("-f", str(conf(isolated_env)), "new-session", "-d", "-s", "s")
-            tmux("set", "-g", "status-right", "mine")
-            tmux("source-file", str(conf(isolated_env)))
-            tmux("source-file", str(conf(isolated_env)))
-            keys = tmux("list-keys", "-T", "prefix")
-            status = tmux("show", "-gv", "status-right")
-        finally:
-            subprocess.run(["tmux", "-L", "setup", "kill-server"], env=env, check=False)
+    try:
+        tmux("-f", str(conf(isolated_env)), "new-session", "-d", "-s", "s")
+        tmux("set", "-g", "status-right", "mine")
+        tmux("source-file", str(conf(isolated_env)))
+        tmux("source-file", str(conf(isolated_env)))
+        keys = tmux("list-keys", "-T", "prefix")
+        status = tmux("show", "-gv", "status-right")
+    finally:
+        subprocess.run(["tmux", "-L", "setup", "kill-server"], env=env, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
     bound = [line for line in keys.splitlines() if line.split()[3] in ("a", "A")]
     assert len(bound) == 2 and all("run-shell -b" in line for line in bound)
     assert " jump --client '#{client_name}'" in bound[-1] or " jump --client" in bound[0]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from lookout import templates
+from lookout.channels import base, registry
 from lookout.config import files, notify, remote
-from lookout.notify import templates
 from tests.helpers import ROOT
 
 EXAMPLE = ROOT / "config.example.toml"
@@ -14,9 +15,9 @@ EXAMPLE = ROOT / "config.example.toml"
 
 def every_key() -> set[str]:
     keys = {"channels", "rules", "templates", "title", "message", "default"}
-    keys.update(notify.COMMON_KEYS, notify.RULE_KEYS)
-    for type_keys in notify.TYPE_KEYS.values():
-        keys.update(type_keys)
+    keys.update(base.COMMON_KEYS, notify.RULE_KEYS)
+    for kind in registry.CHANNELS.values():
+        keys.update(kind.KEYS)
     keys.add("remote")
     keys.update(remote.REMOTE_DEFAULTS)
     return keys
@@ -37,7 +38,7 @@ def test_example_parses_and_validates() -> None:
     raw = tomllib.loads(EXAMPLE.read_text())
     cfg = files.validate(raw, "config.example.toml")
     assert set(cfg["channels"]) == {"desktop", "phone", "homelab", "team", "log", "other", "chat"}
-    assert {ch["type"] for ch in cfg["channels"].values()} == set(notify.CHANNEL_TYPES)
+    assert {ch["type"] for ch in cfg["channels"].values()} == set(registry.NAMES)
 
 
 def test_example_shows_every_key() -> None:

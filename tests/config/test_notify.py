@@ -43,6 +43,9 @@ def test_no_file_means_the_embedded_default() -> None:
             "app_name": "lookout",
             "urgency": "normal",
             "skip_when_focused": True,
+            "remote": False,
+            "updatable": True,
+            "loud": False,
         }
     }
     attention, done = cfg["rules"]
@@ -308,15 +311,6 @@ def test_project_file_over_the_default(tmp_path: Path) -> None:
 def test_home_claude_dir_is_not_a_project_file(tmp_path: Path) -> None:
     write(tmp_path / "home" / ".claude" / "lookout.toml", "rules = 3\n")
     assert files.project_path(str(tmp_path / "home" / "x")) is None
-
-
-def test_redact_url() -> None:
-    assert (
-        notify.redact_url("https://hooks.slack.com/services/T0/B0/secret")
-        == "https://hooks.slack.com/…"
-    )
-    assert notify.redact_url("https://user:pw@h.example:8443/x") == "https://h.example:8443/…"
-    assert notify.redact_url("not a url") == "…"
 
 
 def test_warnings(cfg_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,13 +11,14 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, short_tmpdir
 
 from .client import DUMMY_API_KEY, offline_env
 
@@ -377,6 +378,7 @@ def sequence(records: Iterable[dict[str, Any]]) -> list[tuple[str, str, str | No
 def describe(records: Iterable[dict[str, Any]]) -> str:
     """A readable dump for assertion messages."""
     keys = (
+        "ts",
         "seq",
         "event",
         "status",
@@ -386,6 +388,7 @@ def describe(records: Iterable[dict[str, Any]]) -> str:
         "tool_name",
         "notification_type",
         "duplicate",
+        "observed_ms",
     )
     return "\n".join(json.dumps({k: row.get(k) for k in keys}) for row in records)
 
@@ -393,13 +396,14 @@ def describe(records: Iterable[dict[str, Any]]) -> str:
 class ClaudePane:
     """The real client, interactive, in the only pane of a private tmux server.
 
-    `tmux -L <unique>` with its own TMUX_TMPDIR: never the user's server; killed on exit."""
+    `tmux -L <unique>` with its own TMUX_TMPDIR: never the user's server; killed on exit. The
+    socket's directory is a short one of its own, never under the sandbox (pytest's basetemp can
+    be long enough to push the socket's path over the 107-byte limit)."""
 
     def __init__(self, sandbox: Sandbox, *args: str, env: dict[str, str] | None = None) -> None:
         self.sandbox = sandbox
         self.name = f"lookout-e2e-{os.getpid()}-{id(self):x}"
-        self.tmpdir = sandbox.root / "tmux"
-        self.tmpdir.mkdir(exist_ok=True)
+        self.tmpdir = short_tmpdir("lk-tmux-")
         self.args = args
         self.env = env or sandbox.env()
 
@@ -442,6 +446,12 @@ class ClaudePane:
             self.tmux("kill-server")
         except (RuntimeError, subprocess.TimeoutExpired):
             pass
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    @property
+    def socket(self) -> Path:
+        """Where tmux puts the server's socket (TMUX_TMPDIR/tmux-UID/NAME)."""
+        return self.tmpdir / f"tmux-{os.getuid()}" / self.name
 
     @property
     def pane_id(self) -> str:
@@ -462,9 +472,11 @@ class ClaudePane:
         self.tmux("send-keys", "-t", "e2e", *keys)
 
     def type(self, text: str) -> None:
-        """Type a prompt and submit it (the paste settles before Enter)."""
+        """Type a prompt and submit it: Enter only once the client has drawn the text (keys that
+        arrive with the text are taken for part of a paste, and a starved client reads late)."""
         self.tmux("send-keys", "-t", "e2e", "-l", text)
-        time.sleep(0.3)
+        self.wait_screen(text[-24:], timeout=20)
+        time.sleep(0.3)  # the paste settles
         self.keys("Enter")
 
     def ready(self, timeout: float = 20) -> str:
@@ -477,6 +489,100 @@ class ClaudePane:
         )
         time.sleep(0.3)  # the input box takes keys a moment after it is drawn
         return str(row["session_id"])
+
+
+@dataclass(frozen=True)
+class ClientState:
+    """One state of the client's own registry file, with its two stamps."""
+
+    session_id: str
+    status: str | None
+    status_ms: int | None  # the client's own time of the change (statusUpdatedAt)
+    written_ms: int  # the file's ctime (its write, or the rename that put it in place)
+
+
+class ClientLog:
+    """Every state the real client's registry (HOME/.claude/sessions/<pid>.json) was seen in,
+    watched by a thread. Its stamps are what the real-client tests measure lookout's bounds
+    from: the client writes the answer to a dialog there (`busy`, `idle`) as it takes the key, so
+    "lookout says it within 1 s" is measured from that write, not from the test's keypress, which
+    a starved scheduler can keep from the client for seconds."""
+
+    def __init__(self, sandbox: Sandbox, every: float = 0.01) -> None:
+        self.directory = sandbox.home / ".claude" / "sessions"
+        self.every = every
+        self.states: list[ClientState] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> ClientLog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _watch(self) -> None:
+        seen: dict[str, tuple[int, int]] = {}
+        while not self._stop.wait(self.every):
+            try:
+                names = os.listdir(self.directory)
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith(".json"):
+                    self._look(self.directory / name, name, seen)
+
+    def _look(self, path: Path, name: str, seen: dict[str, tuple[int, int]]) -> None:
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())  # the stamp of the very bytes read
+                if seen.get(name) == (st.st_ino, st.st_ctime_ns):
+                    return
+                raw = json.loads(fh.read())
+        except (OSError, ValueError):
+            return
+        seen[name] = (st.st_ino, st.st_ctime_ns)
+        if not isinstance(raw, dict):
+            return
+        state = ClientState(
+            str(raw.get("sessionId")),
+            raw.get("status"),
+            raw.get("statusUpdatedAt"),
+            st.st_ctime_ns // 1_000_000,  # from then on any reader sees it
+        )
+        last = [s for s in self.states if s.session_id == state.session_id][-1:]
+        if not last or (last[0].status, last[0].status_ms) != (state.status, state.status_ms):
+            self.states.append(state)
+
+    def wait(
+        self,
+        session_id: str | None,
+        status: Callable[[str | None], bool],
+        after_ms: int = 0,
+        timeout: float = 20,
+    ) -> ClientState:
+        """The first state (of `session_id`, or of any session) written at or after `after_ms`
+        whose status passes `status`."""
+
+        def probe() -> ClientState | None:
+            return next(
+                (
+                    s
+                    for s in list(self.states)
+                    if session_id in (None, s.session_id)
+                    and s.written_ms >= after_ms
+                    and status(s.status)
+                ),
+                None,
+            )
+
+        return wait_for(probe, timeout, f"the client's registry: {self.states}")
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def replay_hooks(

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import filelock
 import pytest
+
+from tests.helpers import short_tmpdir
 
 # Read at import, before the autouse fixture points HOME and XDG_* at a temporary directory.
 _ENV = dict(os.environ)
@@ -99,7 +100,7 @@ class Tmux:
     def __init__(self, root: Path, name: str) -> None:
         self.name = f"lookout-e2e-{name}-{os.getpid()}"
         # A short directory: a socket path over ~100 bytes cannot be bound.
-        self.tmpdir = Path(tempfile.mkdtemp(prefix="lk-tmux-"))
+        self.tmpdir = short_tmpdir("lk-tmux-")
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 import pytest
 
 from lookout import reconcile
+from tests.web.conftest import browser_sign_in, start_serve
+from tests.web.test_browser import until
 
 from ..receivers import require
 from . import npm_client  # imported at collection: it reads the environment before fixtures
@@ -287,6 +290,49 @@ def test_start_opens_a_session_in_an_allowed_project_and_refuses_others(
             assert done.returncode == 1 and done.stderr.startswith(f"error: {where}")
         assert pane.tmux("list-windows", "-F", "#{window_index}").split() == ["0", "1"]
         steering.assert_no_errors()
+
+
+def test_a_message_from_the_dashboard_is_the_users_own(
+    steering: Sandbox, mock_api: LatestPrompt, browser: Any
+) -> None:
+    # The card's message box in a real Chromium, signed in with the one-time link, through the
+    # same core: the model gets it as the user's own turn, and the page shows what went where.
+    served = start_serve(env={**os.environ, **steering.env()})
+    try:
+        with ClaudePane(steering, "--permission-mode", "manual") as pane:
+            session = pane.ready()
+            browser_sign_in(browser, served, served.login)
+            box = f'[data-steer="{session}"]'
+            until(browser, f"document.querySelector('{box} textarea')", 20)
+            text = 'from the dashboard; "quoted" <b>as text</b> [[say: dashboard answer]]'
+            browser.find_element("css selector", f"{box} textarea").send_keys(text)
+            browser.find_element("css selector", f"{box} .steer-send").click()
+            clicked = time.monotonic()
+            done = f"document.querySelector('{box} .steer-result').dataset.kind === 'done'"
+            until(browser, done, 20)  # the outcome comes once its prompt hook fired
+            shown = time.monotonic()
+            answered = pane.wait_screen(ANSWER + "dashboard answer")
+            print(f"click -> outcome shown {shown - clicked:.2f} s, -> answer on screen"
+                  f" {answered - clicked:.2f} s")  # fmt: skip
+            assert text in mock_api.user_texts()  # the user's own turn, exactly as typed
+            assert not any(PEER in t for t in mock_api.user_texts())
+            lines = browser.execute_script(
+                f"return [...document.querySelectorAll('{box} .steer-line')]"
+                ".map(l => l.textContent)"
+            )
+            name = steering.session_status(session)["title"]
+            head = f"{name} ({session[:8]}): typed into tmux pane e2e:0.{pane.pane_id}, then Enter"
+            assert lines[0] in (f"{head}: delivered (working)", f"{head}: delivered (idle)")
+            assert lines[1:] == [f"text: {text}"]
+            steered = steering.wait_event(session, "Steered")
+            assert (steered["source"], steered["outcome"], steered["steer"]["via"]) == (
+                "dashboard",
+                "delivered",
+                "pane",
+            )
+            steering.assert_no_errors()
+    finally:
+        served.stop()
 
 
 # -- one more real agent: Gemini CLI through its pane ---------------------------------------------

@@ -16,7 +16,7 @@ from lookout import paths
 from lookout.install import bridge
 from lookout.install import cli as install_cli
 from lookout.install import plan as installer
-from tests.helpers import calls, write_config
+from tests.helpers import calls, preinstall_runtime, write_config
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n'
 
@@ -72,6 +72,7 @@ def test_installs_and_uninstalls_a_systemd_user_unit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> None:
     write_config(FLEET)
+    preinstall_runtime()  # the runtime an earlier install.py left: not what is tested here
     log = fake_systemctl(tmp_path, monkeypatch, works=True)
     rc, lines = run("--bridge")
     assert rc == 0, lines
@@ -105,6 +106,7 @@ def test_without_systemd_it_says_how_to_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> None:
     write_config(FLEET)
+    preinstall_runtime()  # the runtime an earlier install.py left: not what is tested here
     fake_systemctl(tmp_path, monkeypatch, works=False)
     rc, lines = run("--bridge")
     assert rc == 0, lines
@@ -119,6 +121,7 @@ def test_a_unit_that_is_not_ours_is_left_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> None:
     write_config(FLEET)
+    preinstall_runtime()  # the runtime an earlier install.py left: not what is tested here
     fake_systemctl(tmp_path, monkeypatch, works=True)
     unit = isolated_env / ".config" / "systemd" / "user" / "lookout-bridge.service"
     unit.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ import pytest
 
 from lookout.agents import copilot, cursor, gemini, opencode
 from lookout.install import hookfiles, settings
-from tests.helpers import ROOT
+from tests.helpers import ROOT, Ran, install_py, preinstall_runtime
 
 DEV_PY = sys.executable
 
@@ -74,26 +74,18 @@ def no_running_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOKOUT_PROC_DIR", str(proc))
 
 
-def install(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "install.py"), "--python", DEV_PY, *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
+def install(*args: str, ok: bool = True) -> Ran:
+    """install.py with the hooks run by this interpreter; over the runtime an earlier install
+    of this checkout left, unless it is to be refused (which must write nothing at all)."""
+    if ok:
+        preinstall_runtime()
+    done = install_py("--python", DEV_PY, *args)
     assert (done.returncode == 0) == ok, f"{done.stdout}\n{done.stderr}"
     return done
 
 
-def uninstall(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "install.py"), "--uninstall", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-    )
+def uninstall(*args: str) -> Ran:
+    done = install_py("--uninstall", *args)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     return done
 
@@ -119,6 +111,33 @@ def test_gemini_install_keeps_everything_and_uninstall_gives_the_file_back(
     again = install("--agent", "gemini").stdout
     assert "already installed: 7 hooks for Gemini CLI in ~/.gemini/settings.json" in again
     out = uninstall("--agent", "gemini").stdout
+    assert "removed 7 hooks for Gemini CLI from ~/.gemini/settings.json (backup: " in out
+    assert path.read_text() == GEMINI
+
+
+@pytest.mark.real  # two interpreters and a runtime built from nothing: seconds
+def test_the_same_through_install_py_itself(isolated_env: Path) -> None:
+    """The tests here run install.py's main in-process over a runtime built once; this one runs
+    `python3 install.py` as a user does, from an empty HOME, and uninstalls again."""
+
+    def install_py_run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "install.py"), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=os.environ.copy(),
+        )
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    path = isolated_env / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI)
+    out = install_py_run("--python", DEV_PY, "--agent", "gemini")
+    assert "installed runtime " in out
+    assert "installed 7 hooks for Gemini CLI into ~/.gemini/settings.json (backup: " in out
+    out = install_py_run("--uninstall", "--agent", "gemini")
     assert "removed 7 hooks for Gemini CLI from ~/.gemini/settings.json (backup: " in out
     assert path.read_text() == GEMINI
 

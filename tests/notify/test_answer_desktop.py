@@ -164,7 +164,7 @@ def test_a_daemon_without_actions_keeps_the_plain_alert_and_nothing_answers(
         body = payload("PermissionRequest-Bash")
         deciding = start(body)
         rec = waiting(state_dir)
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+        monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
         runner.record(json.dumps(body).encode(), None, int(time.time() * 1000), str(state_dir), {})
         (job,) = (state_dir / "outbox").glob("*.json")
         sender.run_job(str(job), str(state_dir))
@@ -320,7 +320,7 @@ def test_a_popup_the_daemon_expires_is_posted_again_until_its_request_ends(
     # daemon without actions, also on a loaded machine.)
     with expiring_bus(2.0) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+        monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
         monkeypatch.setattr(deliver, "QUICK_S", 1.0)  # a 2 s expiry is the daemon's, not a fight
         write_config(CONFIG)
         body = payload("PermissionRequest-Bash")
@@ -362,7 +362,7 @@ def test_a_daemon_that_closes_it_at_once_gets_it_a_few_times_only(
     # actions; within deliver.QUICK_S, a close that comes "at once".)
     with expiring_bus(2.0) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+        monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
         write_config(CONFIG)
         body = payload("PermissionRequest-Bash")
         deciding = start(body)

@@ -199,7 +199,7 @@ def test_an_answer_after_the_alert_is_sent_as_handled_by_the_sender_within_2s(
     """The alert is out, no escalation, no reader runs: Esc in the terminal (the transcript says
     so, no hook does) reaches the phone as "handled" within 2 s, sent by the sender itself, and
     the state file says the truth."""
-    from lookout.notify import spawn
+    from lookout import spawn
     from tests.test_reconcile import SID, Session
 
     with ntfy_receiver() as rx:
@@ -239,7 +239,7 @@ def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
     """A reader run from a shell without the desktop (`lookout status` over SSH) may be the one
     that notices the answer; the update still goes out from the sender, which has the
     environment of the session that raised the alert (its D-Bus address, say)."""
-    from lookout.notify import spawn
+    from lookout import spawn
     from tests.test_reconcile import SID, Session
 
     log = tmp_path / "sent.log"

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from lookout import runner, store
-from lookout.notify import channels, focus, sender
+from lookout.channels import desktop
+from lookout.notify import focus, sender
 from tests.helpers import IN_CI, PAYLOADS, ROOT, payload, write_config
 from tests.jump.world import World
 from tests.receivers import NotificationBus, require
@@ -92,7 +93,7 @@ def focus_senders(marker: str) -> list[int]:
         except OSError:
             continue
         text = [a.decode("utf-8", "replace") for a in argv]
-        if channels.FOCUS_ACTION in text and any(marker in a for a in text):
+        if desktop.FOCUS_ACTION in text and any(marker in a for a in text):
             found.append(int(entry))
     return found
 
@@ -183,7 +184,7 @@ def test_a_daemon_without_actions_gets_the_plain_alert(
         env = {"TMUX": "/tmp/nowhere/default,1,0", "TMUX_PANE": "%3"}
         raw = json.dumps(payload("PermissionRequest-Bash")).encode()
         # Recorded without spawning the sender: the test runs it in-process, and waits for it.
-        monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+        monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
         runner.record(raw, None, int(time.time() * 1000), str(state_dir), env)
         (job,) = (state_dir / "outbox").glob("*.json")
         started = time.monotonic()
@@ -200,7 +201,7 @@ def test_a_daemon_without_actions_gets_the_plain_alert(
 
 def test_no_focus_without_stdbuf(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert channels._desktop_focus(["notify-send", "--", "t"], {}, 1.0) is None
+    assert desktop._with_actions(["notify-send", "--", "t"], {}, 1.0) is None
 
 
 def _record(state_dir: Path, stem: str, env: dict[str, str], **fields: object) -> None:
@@ -214,7 +215,7 @@ IN_TMUX = {"TMUX": "/tmp/tmux-0/default,1,0", "TMUX_PANE": "%3"}
 def test_focus_is_offered_while_the_episode_or_the_idle_turn_lasts(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("lookout.notify.spawn.spawn", lambda state_dir, job, *dirs: 0)
+    monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
     sid = payload("PermissionRequest-Bash")["session_id"]
     _record(state_dir, "UserPromptSubmit", IN_TMUX, session_id=sid)
     _record(state_dir, "PermissionRequest-Bash", IN_TMUX)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from lookout import store
-from lookout.notify import handle, spawn
+from lookout import spawn, store
+from lookout.notify import handle
 from lookout.shapes import Intent
 from tests.helpers import ROOT, build_intent, write_config
 

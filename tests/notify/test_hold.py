@@ -14,7 +14,7 @@ import pytest
 
 from lookout import store
 from lookout.notify import rules
-from lookout.notify.escalate import ESCALATION_FILE_PREFIX
+from lookout.notify.outbox import LATER
 from tests.helpers import PAYLOADS, ROOT, build_intent, calls, recorder, wait_for, write_config
 from tests.receivers import ntfy_receiver, webhook_receiver
 
@@ -78,16 +78,16 @@ def settled(state_dir: Path) -> None:
 
 
 def held(state_dir: Path) -> list[Path]:
-    return sorted((state_dir / "outbox").glob(f"{ESCALATION_FILE_PREFIX}*.json"))
+    return sorted((state_dir / "outbox").glob(f"{LATER}*.json"))
 
 
 def fast_forward(state_dir: Path) -> None:
     """Make the held files due now, as if their time had passed: the sender reads the due time
-    from the name (escalate.due_ms), so a test need not wait out a window it cannot shorten
+    from the name (outbox.due_ms), so a test need not wait out a window it cannot shorten
     without racing the hooks."""
     for path in held(state_dir):
-        rest = path.name[len(ESCALATION_FILE_PREFIX) :].split("-", 1)[1]
-        path.rename(path.with_name(f"{ESCALATION_FILE_PREFIX}{0:013d}-{rest}"))
+        rest = path.name[len(LATER) :].split("-", 1)[1]
+        path.rename(path.with_name(f"{LATER}{0:013d}-{rest}"))
 
 
 def explain(session: str) -> str:

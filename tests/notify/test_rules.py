@@ -119,6 +119,28 @@ def test_quiet_kinds_can_mute_attention_too() -> None:
     assert decide(c, [intent()], minute=13 * 60)[0] != []
 
 
+def test_a_loud_channel_keeps_quiet_hours_for_every_kind() -> None:
+    # A sound at 3 a.m. wakes the house: a loud type's channel (its trait, stamped into the
+    # cached config) is silent in a rule's quiet hours whatever quiet_kinds says; the desktop
+    # beside it still gets the attention alert, and explain says why the sound did not play.
+    c = cfg(
+        {"when": ["permission"], "channels": ["desktop", "phone"], "quiet_hours": "22:00-07:00"}
+    )
+    c["channels"]["phone"]["loud"] = True
+    skipped: list[dict[str, Any]] = []
+    out, _ = rules.decide([intent()], c, T0, 3 * 60, None, skipped)
+    assert channels_of(out) == [["desktop"]]
+    assert [(s["channels"], s["reason"]) for s in skipped] == [(["phone"], "quiet_hours")]
+    assert skipped[0]["detail"].endswith("; a sound keeps them for every kind")
+    assert channels_of(decide(c, [intent()], minute=NOON)[0]) == [["desktop", "phone"]]
+    c["channels"]["desktop"]["loud"] = True  # nothing left to send: the rule withholds it
+    skipped.clear()
+    assert rules.decide([intent()], c, T0, 3 * 60, None, skipped)[0] == []
+    assert [(s["channels"], s["reason"]) for s in skipped] == [
+        (["desktop", "phone"], "quiet_hours")
+    ]
+
+
 def test_min_duration() -> None:
     c = cfg({"when": ["done"], "channels": ["desktop"], "min_duration_s": 30})
     assert decide(c, [intent("done", duration_ms=29_999)])[0] == []

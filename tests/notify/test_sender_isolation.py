@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from lookout.notify import spawn
+from lookout import spawn
 from tests.helpers import ROOT, write_config
 
 

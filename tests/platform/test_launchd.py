@@ -14,7 +14,7 @@ import pytest
 from lookout import paths
 from lookout.install import plan as installer
 from lookout.platform import launchd
-from tests.helpers import write_config
+from tests.helpers import preinstall_runtime, write_config
 from tests.platform.standins import standins
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n'
@@ -53,6 +53,7 @@ def test_writes_loads_reloads_and_removes_the_plist_exactly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> None:
     write_config(FLEET)
+    preinstall_runtime()  # the runtime an earlier install.py left: not what is tested here
     box = standins(tmp_path, monkeypatch, "macos", "launchctl")
     agents = isolated_env / "Library" / "LaunchAgents"
     agents.mkdir(parents=True)
@@ -98,6 +99,7 @@ def test_a_plist_that_is_not_lookouts_is_left_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> None:
     write_config(FLEET)
+    preinstall_runtime()  # the runtime an earlier install.py left: not what is tested here
     box = standins(tmp_path, monkeypatch, "macos", "launchctl")
     target = isolated_env / "Library" / "LaunchAgents" / f"{launchd.LABEL}.plist"
     target.parent.mkdir(parents=True)

@@ -8,12 +8,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from lookout.commands.doctor.channels import desktop_status
-from lookout.notify import channels
+from lookout.channels import desktop, registry
 from lookout.platform import current, wsl
 from tests.platform.standins import standins
 
@@ -43,7 +43,7 @@ def test_a_toast_through_powershell_gets_the_text_as_data(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     box = standins(tmp_path, monkeypatch, "wsl", "powershell.exe", "wsl-notify-send.exe")
-    assert channels.send(CH, msg(EVIL, EVIL), 10) == (
+    assert registry.send(CH, msg(EVIL, EVIL), 10) == (
         "sent",
         f"Windows toast (powershell.exe) tag {SEQ}",
         SEQ,
@@ -66,10 +66,10 @@ def test_an_update_replaces_the_toast_by_tag_and_withdraw_removes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     box = standins(tmp_path, monkeypatch, "wsl", "powershell.exe")
-    ref = channels.send(CH, msg(), 10)[2]
+    ref = registry.send(CH, msg(), 10)[2]
     update = msg("demo · handled", "answered", update=True, ref=ref)
     update.pop("sequence_id")
-    assert channels.send(CH, update, 10)[2] == ref
+    assert registry.send(CH, update, 10)[2] == ref
     assert current.get().withdraw(str(ref), 10) is True
     sent = [json.loads(str(c["stdin"])) for c in box.calls("powershell.exe")]
     assert [(d["tag"], d["title"], d["remove"]) for d in sent] == [
@@ -82,7 +82,7 @@ def test_an_update_replaces_the_toast_by_tag_and_withdraw_removes_it(
 def test_wsl_notify_send_gets_inert_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     box = standins(tmp_path, monkeypatch, "wsl", "wsl-notify-send.exe")
     monkeypatch.setenv("PATH", str(tmp_path / "standin-bin"))  # no powershell.exe reachable
-    assert channels.send(CH, msg("-p " + EVIL, "-x " + EVIL), 10) == (
+    assert registry.send(CH, msg("-p " + EVIL, "-x " + EVIL), 10) == (
         "sent",
         "wsl-notify-send.exe",
         None,
@@ -104,11 +104,11 @@ def test_the_linux_path_when_a_linux_daemon_answers(
         (fake / name).chmod(0o755)
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/bus")
     monkeypatch.setattr(
-        channels.shutil, "which", lambda n: None if n == "stdbuf" else os.path.join(fake, n)
+        shutil, "which", lambda n: None if n == "stdbuf" else os.path.join(fake, n)
     )
-    assert channels.send(CH, msg(), 10) == ("sent", "notify-send id 7", "7")
+    assert registry.send(CH, msg(), 10) == ("sent", "notify-send id 7", "7")
     assert box.calls("powershell.exe") == []
-    ok, detail = desktop_status()
+    ok, detail = desktop.notifier()
     assert ok and detail.startswith("WSL, Linux notification daemon: notify-send at ")
 
 
@@ -125,5 +125,5 @@ def test_doctor_says_which_path(
 ) -> None:
     standins(tmp_path, monkeypatch, "wsl", *installed)
     monkeypatch.setenv("PATH", str(tmp_path / "standin-bin"))
-    ok, detail = desktop_status()
+    ok, detail = desktop.notifier()
     assert ok is bool(installed) and detail.startswith(says)

@@ -15,17 +15,22 @@ from typing import Any
 import pytest
 
 from lookout.remote import answers, decide, requests
-from tests.helpers import ROOT, payload, write_config
+from tests.helpers import ROOT, payload, wait_for, write_config
 
 ON = "[remote]\nenabled = true\nwait_s = 30\n"
 
 
 def start(
-    data: dict[str, Any] | bytes, env: dict[str, str] | None = None
+    data: dict[str, Any] | bytes, env: dict[str, str] | None = None, late_s: float = 0
 ) -> subprocess.Popen[bytes]:
+    """The deciding hook, as the client starts it; `late_s`: its interpreter comes up that much
+    later, as on a busy machine (the shell that execs it waits first)."""
     raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+    argv = [sys.executable, "-I", "-S", str(ROOT / "hooks" / "remote_answer.py")]
+    if late_s:
+        argv = ["/bin/sh", "-c", f'sleep {late_s}; exec "$@"', "sh", *argv]
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "remote_answer.py")],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -52,6 +57,25 @@ def waiting(state: Path, timeout: float = 10) -> dict[str, Any]:
             return recs[0]
         time.sleep(0.02)
     raise AssertionError("no pending request recorded")
+
+
+def polling(proc: subprocess.Popen[bytes]) -> None:
+    """Wait until the deciding hook sleeps between two looks at its request: it has looked at
+    the session (and seen its episode open) at least once. The kernel says where a process
+    sleeps (/proc/PID/wchan); one that hides it ("0") gets a pause instead."""
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+
+    def asleep() -> bool:
+        try:
+            where = wchan.read_text()
+        except OSError:
+            return False
+        if where == "0":
+            time.sleep(0.3)
+            return True
+        return "nanosleep" in where
+
+    wait_for(asleep, what="the deciding hook in its poll")
 
 
 def record_hook(script: str, data: dict[str, Any]) -> None:
@@ -179,7 +203,7 @@ def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
     record_hook("permission_request.py", p)
     proc = start(p)
     rec = waiting(state_dir)
-    time.sleep(0.3)  # the hook has seen the episode open
+    polling(proc)  # the hook has seen the episode open
     post = dict(payload("PostToolUse-Bash"), session_id=p["session_id"], tool_input=p["tool_input"])
     record_hook("post_tool_use.py", post)  # "1. Yes" at the keyboard: the tool ran
     assert finish(proc, timeout=5) == b""
@@ -262,6 +286,23 @@ def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> No
     p = dict(payload("PermissionRequest-Bash"), cwd=str(project))
     assert finish(start(p)) == b""
     assert requests.load_all(str(state_dir)) == []
+
+
+def test_a_deciding_hook_started_late_still_sees_the_turn_end_before_it(state_dir: Path) -> None:
+    """A busy machine brings the deciding hook's interpreter up after the user answered at the
+    keyboard and the turn ended: it never sees its dialog open, and the turn's end (recorded
+    with the time the client fired its hook) still comes after the request, which is as old as
+    the client's firing of the deciding hook, not as its interpreter: settled at once, instead
+    of a request pending (and the hook running) for wait_s."""
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    proc = start(p, late_s=1.5)
+    time.sleep(0.05)  # the user's answer comes later than the client's firing of the hook
+    record_hook("stop.py", {**payload("Stop"), "session_id": p["session_id"]})
+    assert finish(proc, timeout=10) == b""
+    (rec,) = requests.load_all(str(state_dir))
+    assert rec["status"] == "answered_locally", rec
 
 
 def test_the_session_ending_ends_the_wait_silently(state_dir: Path) -> None:

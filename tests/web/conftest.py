@@ -12,7 +12,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from lookout.web import auth
 from lookout.web.hub import Hub
 from lookout.web.server import Dashboard
 from lookout.web.source import LocalSource
-from tests.helpers import IN_CI, ROOT
+from tests.helpers import IN_CI, ROOT, short_tmpdir
 
 TOKEN = "t" * 43
 
@@ -294,17 +293,21 @@ def chromium() -> Iterator[Any]:
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
 
-    profile = tempfile.mkdtemp(prefix="lookout-chromium-")
+    profile = str(short_tmpdir("lookout-chromium-"))
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in [*BROWSER_FLAGS, f"--user-data-dir={profile}"]:
         options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    # Chromium's own sockets (the profile's SingletonSocket) go under $TMPDIR: a short one.
+    tmp = str(short_tmpdir("lookout-chromium-tmp-"))
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": tmp})
+    driver = webdriver.Chrome(options=options, service=service)
     try:
         yield driver
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lookout import paths
-from lookout.config.notify import telegram_warnings
-from lookout.install.checks import INFO, OK, WARN, Report
 from lookout.sessions import parse_line
 
 if TYPE_CHECKING:
-    from lookout.shapes import Config
+    from lookout.channels.base import Doctor, Finding
+    from lookout.install.checks import Report
+    from lookout.shapes import Channel, Config
 
 
 def last_sent_or_failed(channels: list[str], last: int = 200) -> dict[str, Any] | None:
@@ -39,94 +37,37 @@ def last_sent_or_failed(channels: list[str], last: int = 200) -> dict[str, Any] 
     return None
 
 
-def desktop_status() -> tuple[bool, str]:
-    """Which notifier the platform layer found and what it can do."""
-    from lookout.platform import current
-
-    return current.get().notifier()
-
-
 def check_channels(report: Report, loaded: Config | None) -> None:
-    ok, detail = desktop_status()
-    # Only channels some rule sends to (directly or by escalation) matter.
+    """Each channel type's doctor: the type as a whole first (the desktop's notifier), then each
+    channel some rule sends to, by name."""
+    from lookout.channels.registry import CHANNELS
+
+    used = _used(loaded)
+    remote = loaded.get("remote") if loaded else None
+    ctx: Doctor = {
+        "answers": isinstance(remote, dict) and bool(remote.get("enabled")),
+        "last": last_sent_or_failed,
+    }
+    found: list[tuple[str, Finding]] = []
+    for kind, of in CHANNELS.items():
+        mine = {name: ch for name, ch in used.items() if ch["type"] == kind}
+        found += [(kind, finding) for finding in of.doctor(mine, ctx)]
+    whole = [(kind, f) for kind, f in found if f[0] is None]
+    each = sorted(((f[0] or kind, f) for kind, f in found if f[0] is not None), key=lambda x: x[0])
+    for label, (_, status, detail, hint) in whole + each:
+        report.add(f"channel {label}", status, detail, hint)
+
+
+def _used(loaded: Config | None) -> dict[str, Channel]:
+    """The enabled channels some rule sends to (directly or by escalation): only they matter."""
+    if loaded is None:
+        return {}
     referenced: set[str] = set()
-    for rule in loaded["rules"] if loaded else []:
+    for rule in loaded["rules"]:
         referenced.update(rule["channels"])
         referenced.update(rule["escalate_to"])
-    defined = loaded["channels"] if loaded else {}
-    names = {
-        name: ch for name, ch in defined.items() if ch.get("enabled", True) and name in referenced
+    return {
+        name: ch
+        for name, ch in loaded["channels"].items()
+        if ch.get("enabled", True) and name in referenced
     }
-    desktop_used = any(ch.get("type") == "desktop" for ch in names.values())
-    remote = loaded.get("remote") if loaded else None
-    answers = isinstance(remote, dict) and bool(remote.get("enabled"))
-    if ok:
-        hint = None
-    elif "no notifier found" in detail:
-        hint = "brew install alerter (Focus action) or terminal-notifier"
-    elif "notify-send not found" in detail:
-        hint = "apt install libnotify-bin (desktop notifications need notify-send)"
-    else:
-        hint = "desktop notifications need a graphical session with a D-Bus session bus"
-    # The hooks (and so the sender) run in Claude Code's environment, not this shell's: what
-    # their last desktop notification did is the better witness.
-    desktop = [n for n, ch in names.items() if ch.get("type") == "desktop"]
-    last = last_sent_or_failed(desktop)
-    if last is not None and last.get("result") == "failed":
-        report.add(
-            "channel desktop",
-            WARN,
-            f"the hooks' last desktop notification failed ({last.get('channel')},"
-            f" {last.get('ts')}): {last.get('detail')}; in this shell: {detail}",
-            "the hooks run with Claude Code's environment, not this shell's: start claude"
-            " where DBUS_SESSION_BUS_ADDRESS (or DISPLAY) is set, e.g. in a terminal of your"
-            " desktop session (tmux: update-environment, or start the tmux server from there)",
-        )
-    elif last is not None:
-        report.add(
-            "channel desktop",
-            OK,
-            f"the hooks' last desktop notification was sent ({last.get('channel')},"
-            f" {last.get('ts')}); in this shell: {detail}",
-        )
-    else:
-        status = OK if ok else (WARN if desktop_used else INFO)
-        report.add("channel desktop", status, detail, hint if desktop_used else None)
-    for name, ch in sorted(names.items()):
-        kind = ch.get("type")
-        label = f"channel {name}"
-        if kind == "desktop":
-            continue
-        if kind == "command":
-            argv = ch.get("argv") or [""]
-            exe = argv[0]
-            found = exe if os.path.isabs(exe) and os.access(exe, os.X_OK) else shutil.which(exe)
-            if found:
-                report.add(label, OK, f"command {found}")
-            else:
-                report.add(label, WARN, f"command {exe!r} not found on PATH")
-        elif kind == "apprise":
-            import importlib.util
-
-            if importlib.util.find_spec("apprise"):
-                report.add(label, OK, "apprise is installed")
-            else:
-                report.add(
-                    label,
-                    WARN,
-                    "the apprise package is not installed",
-                    "pip install apprise into lookout's environment",
-                )
-        else:
-            missing = [
-                ch[key]
-                for key in ("token_env", "url_env")
-                if ch.get(key) and not os.environ.get(ch[key])
-            ]
-            risks = telegram_warnings(name, ch, answers) if kind == "telegram" else []
-            if missing:
-                report.add(label, WARN, f"{kind}: environment variable {missing[0]} is not set")
-            elif not risks:
-                report.add(label, OK, f"{kind} configured (reached over the network when sent)")
-            for risk in risks:
-                report.add(label, WARN, risk.removeprefix(f"channels.{name}."))

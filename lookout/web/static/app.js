@@ -97,6 +97,9 @@ function sessionCard(s) {
     }
     card.append(list);
   }
+  // The message box and Interrupt ([steer] on; steer.js): the same node across rebuilds.
+  const steer = window.lookout.steerBox ? window.lookout.steerBox(s) : null;
+  if (steer) card.append(steer);
   card.addEventListener("click", () => openTimeline(s.session_id));
   card.addEventListener("keydown", (e) => { if (e.key === "Enter") openTimeline(s.session_id); });
   return card;
@@ -133,6 +136,9 @@ function sorted() {
 
 function render() {
   const groups = $("groups");
+  // Redrawing moves every card, which takes the focus from a message box being typed into.
+  const typing = groups.contains(document.activeElement) ? document.activeElement : null;
+  const caret = typing && "selectionStart" in typing ? [typing.selectionStart, typing.selectionEnd] : null;
   const byStatus = new Map(ORDER.map((k) => [k, []]));
   for (const s of sorted()) (byStatus.get(s.status) || byStatus.get("ended")).push(s);
   const wasOpen = groups.querySelector("details.group")?.open || false;
@@ -149,6 +155,11 @@ function render() {
     }
   }
   for (const id of cards.keys()) if (!state.sessions.has(id)) cards.delete(id);
+  if (window.lookout.steerPrune) window.lookout.steerPrune(state.sessions);
+  if (typing && typing !== document.activeElement && groups.contains(typing)) {
+    typing.focus({ preventScroll: true });
+    if (caret) typing.setSelectionRange(caret[0], caret[1]);
+  }
   $("empty").hidden = state.sessions.size > 0;
   const counts = $("counts");
   counts.replaceChildren();
@@ -216,6 +227,8 @@ function showLogin() {
   if (state.stream) { state.stream.abort(); state.stream = null; }
 }
 document.addEventListener("lookout:signed-out", showLogin);
+// Steering turned on or off (steer.js): every card is drawn again, with or without its box.
+document.addEventListener("lookout:steer", () => { cards.clear(); if (state.primed) render(); });
 
 // The server's key for a session: its id, or host/id when it serves a fleet (two hosts may
 // share an id); "removed" messages carry the same key.
@@ -224,6 +237,7 @@ function keyOf(s) {
 }
 
 function applySnapshot(data) {
+  if (window.lookout.steerLoad) window.lookout.steerLoad(); // [steer] may have changed meanwhile
   state.offset = (data.now_ms || Date.now()) - Date.now();
   state.host = data.host || state.host;
   $("host").textContent = state.host;

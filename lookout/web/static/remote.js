@@ -236,6 +236,8 @@
     }
   }
 
+  window.lookout.visibleText = visibleText; // steer.js shows what was delivered the same way
+
   document.addEventListener("DOMContentLoaded", async () => {
     await window.lookout.ready; // a sign-in link is exchanged first
     window.addEventListener("hashchange", fromHash);

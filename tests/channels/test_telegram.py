@@ -1,4 +1,4 @@
-"""The Telegram channel's sending side (lookout.notify.telegram) against the Bot API double: plain
+"""The Telegram channel's sending side (lookout.channels.telegram) against the Bot API double: plain
 text, buttons, edits in place, and no token in any detail."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lookout.notify import channels, telegram
+from lookout.channels import registry, telegram
 from tests.telegram_api import BotApi
 
 TOKEN = "123456:AAH-unit-token-secret"
@@ -39,18 +39,18 @@ def msg(**kw: Any) -> dict[str, Any]:
 
 def test_an_alert_is_plain_text_and_an_update_edits_it(api: BotApi) -> None:
     ch = channel(api.url)
-    result, detail, ref = channels.send(ch, msg(), 5)
+    result, detail, ref = registry.send(ch, msg(), 5)
     assert (result, detail) == ("sent", f"sendMessage message_id {ref}")
     (sent,) = api.sent("sendMessage")
     assert sent == {"chat_id": 1001, "text": "demo · done\ntook 3s"}
-    result, detail, _ = channels.send(ch, msg(title="demo · handled", update=True, ref=ref), 5)
+    result, detail, _ = registry.send(ch, msg(title="demo · handled", update=True, ref=ref), 5)
     assert (result, detail) == ("sent", f"editMessageText {ref}")
     assert api.messages[(1001, int(str(ref)))]["text"] == "demo · handled\ntook 3s"
 
 
 def test_buttons_carry_the_prefix_and_token_only(api: BotApi) -> None:
     buttons = [("Allow", "A" * 22), ("Deny", "B" * 22)]
-    result, _, ref = channels.send(channel(api.url), msg(buttons=buttons), 5)
+    result, _, ref = registry.send(channel(api.url), msg(buttons=buttons), 5)
     assert result == "sent"
     assert api.buttons(1001, int(str(ref))) == [
         ("Allow", "lk1:" + "A" * 22),
@@ -78,7 +78,7 @@ def test_failures_say_why_without_the_token(
         ch["api_url"] = f"http://127.0.0.1:{port}"
     if case == "no-token":
         monkeypatch.delenv("TG")
-    result, detail, ref = channels.send(ch, msg(), 5)
+    result, detail, ref = registry.send(ch, msg(), 5)
     assert (result, ref) == ("failed", None)
     assert TOKEN not in detail and "other-token-value" not in detail
     expected = {

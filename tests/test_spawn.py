@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from lookout import spawn
 from lookout.config import cache
-from lookout.notify import handle, spawn
+from lookout.notify import handle
 from tests.helpers import PAYLOADS, ROOT, recorder, write_config
 
 
@@ -60,11 +61,14 @@ def test_spawned_sender_is_detached(state_dir: Path, tmp_path: Path) -> None:
     deliveries = handle.decide_and_remember([intent], cfg, str(state_dir), now_ms)
     job = handle.write_job(str(state_dir), handle.build_job(deliveries, cfg, None, now_ms))
 
-    start = time.monotonic()
     pid = spawn.spawn(str(state_dir), job)
-    assert time.monotonic() - start < 0.2  # started, not waited for
+    returned = time.time()
     try:
         wait_for(log)  # the first send happened; the sender now sleeps until the escalation
+        # Started, not waited for: the send came after spawn returned (the log's own time
+        # stamp, however long a busy machine took to get there), and the sender still runs.
+        assert log.stat().st_mtime > returned
+        assert Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
         assert os.getsid(pid) == pid != os.getsid(0)  # its own session: no terminal, no group
         for fd in (0, 1, 2):
             assert os.readlink(f"/proc/{pid}/fd/{fd}") == os.devnull
@@ -108,8 +112,10 @@ def test_a_real_hook_drives_the_whole_chain(state_dir: Path, tmp_path: Path) -> 
 
 
 def test_a_channel_hanging_30s_changes_nothing_in_the_hooks_time(tmp_path: Path) -> None:
-    """The same hook, interleaved: a config whose channel hangs for 30 s vs one that sends
-    nothing. The hook's time must not notice the hang."""
+    """The same hook, interleaved: a config whose channel hangs for 30 s vs one whose channel
+    returns at once (the same work for the hook: the rule, the job, the sender). The hook's time
+    must not notice the hang. Each side's fastest run is compared: a busy machine only ever adds
+    to a run's time (issue 34 saw medians 0.2 s apart next to other work)."""
     if not (ROOT / "lookout" / "runner.py").exists():
         pytest.skip("the hook runner is not there yet")
     pids = tmp_path / "pids"
@@ -120,12 +126,12 @@ def test_a_channel_hanging_30s_changes_nothing_in_the_hooks_time(tmp_path: Path)
         "\ntime.sleep(30)\n"
     )
     envs = {}
-    for name, rule in (("hang", '"permission"'), ("quiet", '"session_end"')):
+    for name, argv in (("hang", f'"{sys.executable}", "{hang}"'), ("quiet", '"/bin/true"')):
         cfg = tmp_path / f"{name}.toml"
         cfg.write_text(
             f'[channels.slow]\ntype = "command"\n'
-            f'argv = ["{sys.executable}", "{hang}"]\ntimeout_ms = 40000\n'
-            f'[[rules]]\nwhen = [{rule}]\nchannels = ["slow"]\n'
+            f"argv = [{argv}]\ntimeout_ms = 40000\n"
+            '[[rules]]\nwhen = ["permission"]\nchannels = ["slow"]\n'
         )
         envs[name] = {
             **os.environ,
@@ -147,8 +153,8 @@ def test_a_channel_hanging_30s_changes_nothing_in_the_hooks_time(tmp_path: Path)
         while len(list(pids.iterdir())) < 8 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(list(pids.iterdir())) == 8  # every hanging send did start
-        hang_s, quiet_s = (sorted(times[n])[len(times[n]) // 2] for n in ("hang", "quiet"))
-        assert hang_s - quiet_s < 0.1, (hang_s, quiet_s)
+        hang_s, quiet_s = min(times["hang"]), min(times["quiet"])
+        assert hang_s - quiet_s < 0.1, times
     finally:
         for p in pids.iterdir():
             try:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from lookout import templates
+from lookout.channels import base, registry, webhook
 from lookout.config import files, notify
-from lookout.notify import channels, templates
 from tests.receivers import NotificationBus, ntfy_receiver, require, webhook_receiver
 
 INJECTION = "$(touch pwned) ; rm -rf ~ `id`"
@@ -87,7 +88,7 @@ def test_notify_send_reaches_a_real_daemon(
         }
     )
     start = len(bus.calls)
-    result, detail, ref = channels.send(ch, msg_for(), 5)
+    result, detail, ref = registry.send(ch, msg_for(), 5)
     assert result == "sent" and ref is not None and ref.isdigit()
     assert detail == f"notify-send id {ref}"
     call = bus.wait_calls(start + 1)[start]
@@ -101,7 +102,7 @@ def test_notify_send_reaches_a_real_daemon(
     # update in place: same id, low urgency, transient
     update = msg_for("resolved", reason="permission", duration_ms=4000)
     update.update(update=True, ref=ref)
-    assert channels.send(ch, update, 5)[0] == "sent"
+    assert registry.send(ch, update, 5)[0] == "sent"
     call = bus.wait_calls(start + 2)[start + 1]
     assert (call["replaces_id"], call["summary"], call["body"], call["urgency"]) == (
         int(ref),
@@ -118,7 +119,7 @@ def test_notify_send_title_starting_with_dash(
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
     start = len(bus.calls)
     msg = msg_for(project="-u critical", summary="--help")
-    assert channels.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
+    assert registry.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
     call = bus.wait_calls(start + 1)[start]
     assert (call["summary"], call["body"], call["urgency"]) == (
         "-u critical · needs permission",
@@ -129,7 +130,7 @@ def test_notify_send_title_starting_with_dash(
 
 def test_desktop_without_notify_send(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert channels.send(channel({"type": "desktop"}), msg_for(), 5) == (
+    assert registry.send(channel({"type": "desktop"}), msg_for(), 5) == (
         "failed",
         "notify-send not found on PATH",
         None,
@@ -142,7 +143,7 @@ def test_desktop_that_hangs_is_cut_at_its_timeout(
     fake_program(tmp_path / "bin", "notify-send", "import time; time.sleep(30)\n")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     start = time.monotonic()
-    assert channels.send(channel({"type": "desktop"}), msg_for(), 0.5) == (
+    assert registry.send(channel({"type": "desktop"}), msg_for(), 0.5) == (
         "failed",
         "timed out after 0.5s",
         None,
@@ -162,7 +163,7 @@ def test_macos_osascript_gets_texts_as_argv(
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.setenv("LOOKOUT_PLATFORM", "macos")  # no alerter/terminal-notifier on PATH
     msg = msg_for(summary='say "hi" & quit')
-    assert channels.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
+    assert registry.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
     argv = json.loads(log.read_text())
     assert argv[-2:] == ["demo · needs permission", 'Bash: say "hi" & quit']
     assert 'say "hi"' not in " ".join(argv[:-2])  # never interpolated into the script
@@ -185,7 +186,7 @@ def test_ntfy_json_publish_with_unicode_title_and_token() -> None:
         )
         msg = msg_for(project="démo ✅")
         msg["sequence_id"] = "lookout-abc"
-        result, detail, ref = channels.send(ch, msg, 5)
+        result, detail, ref = registry.send(ch, msg, 5)
         assert (result, ref) == ("sent", "lookout-abc")
         assert detail == f"HTTP 200 {rx.url}/…"
         (req,) = rx.requests
@@ -210,8 +211,8 @@ def test_ntfy_json_publish_with_unicode_title_and_token() -> None:
 def test_ntfy_basic_auth_and_default_priorities() -> None:
     with ntfy_receiver(token="alice:pw") as rx:
         ch = channel({"type": "ntfy", "url": f"{rx.url}/t", "token": "alice:pw"})
-        assert channels.send(ch, msg_for("done", reason=None), 5)[0] == "sent"
-        assert channels.send(ch, msg_for("question"), 5)[0] == "sent"
+        assert registry.send(ch, msg_for("done", reason=None), 5)[0] == "sent"
+        assert registry.send(ch, msg_for("question"), 5)[0] == "sent"
         assert [m["priority"] for m in rx.messages] == [3, 4]
 
 
@@ -219,13 +220,13 @@ def test_ntfy_token_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     with ntfy_receiver(token=TOKEN) as rx:
         ch = channel({"type": "ntfy", "url": f"{rx.url}/t", "token_env": "MY_NTFY"})
         monkeypatch.delenv("MY_NTFY", raising=False)
-        assert channels.send(ch, msg_for(), 5) == (
+        assert registry.send(ch, msg_for(), 5) == (
             "failed",
             "environment variable MY_NTFY is not set",
             None,
         )
         monkeypatch.setenv("MY_NTFY", TOKEN)
-        assert channels.send(ch, msg_for(), 5)[0] == "sent"
+        assert registry.send(ch, msg_for(), 5)[0] == "sent"
 
 
 @pytest.mark.parametrize(
@@ -241,7 +242,7 @@ def test_ntfy_auth_errors_are_failures(token: str | None, detail: str) -> None:
         raw: dict[str, Any] = {"type": "ntfy", "url": f"{rx.url}/t"}
         if token:
             raw["token"] = token
-        assert channels.send(channel(raw), msg_for(), 5) == ("failed", detail, None)
+        assert registry.send(channel(raw), msg_for(), 5) == ("failed", detail, None)
         assert rx.messages == []
 
 
@@ -250,14 +251,14 @@ def test_ntfy_update_lowers_priority_and_keeps_sequence() -> None:
         ch = channel({"type": "ntfy", "url": f"{rx.url}/t"})
         msg = msg_for("resolved", duration_ms=1000)
         msg.update(update=True, sequence_id="lookout-seq", ref="lookout-seq")
-        assert channels.send(ch, msg, 5)[0] == "sent"
+        assert registry.send(ch, msg, 5)[0] == "sent"
         assert (rx.messages[0]["priority"], rx.messages[0]["sequence_id"]) == (2, "lookout-seq")
 
 
 def test_ntfy_that_hangs_is_cut_at_its_timeout() -> None:
     with ntfy_receiver(delay_s=30) as rx:
         start = time.monotonic()
-        result = channels.send(channel({"type": "ntfy", "url": f"{rx.url}/t"}), msg_for(), 0.5)
+        result = registry.send(channel({"type": "ntfy", "url": f"{rx.url}/t"}), msg_for(), 0.5)
         assert result == ("failed", "timed out after 0.5s", None)
         assert time.monotonic() - start < 5
 
@@ -265,7 +266,7 @@ def test_ntfy_that_hangs_is_cut_at_its_timeout() -> None:
 def test_connection_refused_names_no_secret() -> None:
     with webhook_receiver() as rx:
         dead = rx.url
-    result, detail, _ = channels.send(
+    result, detail, _ = registry.send(
         channel({"type": "webhook", "url": f"{dead}/services/T0/{TOKEN}"}), msg_for(), 2
     )
     assert result == "failed"
@@ -281,7 +282,7 @@ def test_slack_webhook() -> None:
         ch = channel(
             {"type": "webhook", "url": f"{rx.url}/services/T0/B0/{TOKEN}", "format": "slack"}
         )
-        result, detail, _ = channels.send(ch, msg_for(summary="a <b> & c"), 5)
+        result, detail, _ = registry.send(ch, msg_for(summary="a <b> & c"), 5)
         assert (result, detail) == ("sent", f"HTTP 200 {rx.url}/…")
         (req,) = rx.requests
         assert req.path == f"/services/T0/B0/{TOKEN}"
@@ -293,7 +294,7 @@ def test_discord_webhook_204_and_no_mentions() -> None:
     with webhook_receiver(status=204) as rx:
         ch = channel({"type": "webhook", "url": f"{rx.url}/api/webhooks/1/x", "format": "discord"})
         long = msg_for("done", message="@everyone " + "x" * 3000, duration_ms=1000)
-        assert channels.send(ch, long, 5)[0] == "sent"
+        assert registry.send(ch, long, 5)[0] == "sent"
         body = rx.requests[0].json()
         assert body["allowed_mentions"] == {"parse": []}
         assert body["content"].startswith("**demo · done in 1s**\n@everyone")
@@ -304,7 +305,7 @@ def test_json_webhook_with_headers_and_url_env(monkeypatch: pytest.MonkeyPatch) 
     with webhook_receiver() as rx:
         monkeypatch.setenv("HOOK_URL", f"{rx.url}/in")
         ch = channel({"type": "webhook", "url_env": "HOOK_URL", "headers": {"X-Auth": "s3cret"}})
-        assert channels.send(ch, msg_for(), 5)[0] == "sent"
+        assert registry.send(ch, msg_for(), 5)[0] == "sent"
         req = rx.requests[0]
         assert req.headers["x-auth"] == "s3cret"
         assert req.json() == {
@@ -324,7 +325,7 @@ def test_json_webhook_with_headers_and_url_env(monkeypatch: pytest.MonkeyPatch) 
 def test_webhook_error_status_is_a_failure() -> None:
     with webhook_receiver(status=403) as rx:  # Slack's answer for a revoked webhook
         ch = channel({"type": "webhook", "url": f"{rx.url}/x"})
-        assert channels.send(ch, msg_for(), 5) == ("failed", "HTTP 403: invalid_token", None)
+        assert registry.send(ch, msg_for(), 5) == ("failed", "HTTP 403: invalid_token", None)
 
 
 # -- command / apprise -------------------------------------------------------------------------
@@ -350,7 +351,7 @@ def test_command_gets_text_as_arguments_and_no_shell_runs(
         }
     )
     msg = msg_for("done", message=INJECTION, summary=INJECTION, tool_name=None, duration_ms=2000)
-    assert channels.send(ch, msg, 5)[0] == "sent"
+    assert registry.send(ch, msg, 5)[0] == "sent"
     argv, body_env = json.loads(log.read_text())
     # {message} is Claude's markdown made plain (backquotes dropped); {summary} is verbatim
     plain = "$(touch pwned) ; rm -rf ~ id"
@@ -365,13 +366,13 @@ def test_command_failure_reports_exit_code_and_stderr(tmp_path: Path) -> None:
         tmp_path / "bin", "fails", "import sys\nsys.stderr.write('boom\\n')\nsys.exit(3)\n"
     )
     ch = channel({"type": "command", "argv": [str(prog)]})
-    assert channels.send(ch, msg_for(), 5) == ("failed", "fails exited with 3: boom", None)
+    assert registry.send(ch, msg_for(), 5) == ("failed", "fails exited with 3: boom", None)
 
 
 def test_apprise_missing_is_a_clear_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "apprise", None)
     ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:1/{TOKEN}"]})
-    assert channels.send(ch, msg_for(), 5) == (
+    assert registry.send(ch, msg_for(), 5) == (
         "failed",
         "the optional 'apprise' package is not installed "
         "(pip install apprise into lookout's environment)",
@@ -382,7 +383,7 @@ def test_apprise_missing_is_a_clear_failure(monkeypatch: pytest.MonkeyPatch) -> 
 def test_redact_replaces_every_secret() -> None:
     text = f"bad https://h.example/x/{TOKEN} and {TOKEN}"
     assert (
-        channels.redact(text, [f"https://h.example/x/{TOKEN}", TOKEN])
+        base.redact(text, [f"https://h.example/x/{TOKEN}", TOKEN])
         == "bad https://h.example/… and …"
     )
 
@@ -393,7 +394,7 @@ def test_macos_cannot_update_in_place(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("LOOKOUT_PLATFORM", "macos")  # no alerter/terminal-notifier on PATH
     msg = msg_for("resolved", reason="permission")
     msg.update(update=True, ref="1")
-    assert channels.send(channel({"type": "desktop"}), msg, 5) == (
+    assert registry.send(channel({"type": "desktop"}), msg, 5) == (
         "skipped",
         "osascript cannot replace a notification",
         None,
@@ -405,7 +406,7 @@ def test_apprise_json_url_to_a_loopback_receiver() -> None:
     with webhook_receiver() as rx:
         port = rx.url.rsplit(":", 1)[1]
         ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:{port}/hook"]})
-        result, detail, _ = channels.send(ch, msg_for(), 10)
+        result, detail, _ = registry.send(ch, msg_for(), 10)
         assert (result, detail) == ("sent", "apprise (1 url(s))")
         body = rx.requests[0].json()
         assert (body["title"], body["message"]) == (
@@ -419,7 +420,7 @@ def test_apprise_failure_is_reported() -> None:
     with webhook_receiver(status=403) as rx:
         port = rx.url.rsplit(":", 1)[1]
         ch = channel({"type": "apprise", "urls": [f"json://127.0.0.1:{port}/hook"]})
-        assert channels.send(ch, msg_for(), 10) == ("failed", "apprise reported a failure", None)
+        assert registry.send(ch, msg_for(), 10) == ("failed", "apprise reported a failure", None)
 
 
 # -- what a server, a token or a message can do (L2, L3, L4) --------------------------------
@@ -445,7 +446,7 @@ def test_a_redirect_is_refused_and_the_token_never_reaches_the_other_origin() ->
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}/mytopic"
             ch = channel({"type": "ntfy", "url": url, "token": TOKEN})
-            result, detail, _ref = channels.send(ch, msg_for(), 5)
+            result, detail, _ref = registry.send(ch, msg_for(), 5)
         finally:
             server.shutdown()
         assert (result, detail) == (
@@ -460,7 +461,7 @@ def test_a_token_with_a_newline_is_refused_without_quoting_it(
 ) -> None:
     monkeypatch.setenv("NTFY_TOKEN", "tk_LEAKEDTOKEN12345\n")
     ch = channel({"type": "ntfy", "url": "http://127.0.0.1:9/t", "token_env": "NTFY_TOKEN"})
-    assert channels.send(ch, msg_for(), 5) == (
+    assert registry.send(ch, msg_for(), 5) == (
         "failed",
         "environment variable NTFY_TOKEN holds whitespace or control characters",
         None,
@@ -469,15 +470,24 @@ def test_a_token_with_a_newline_is_refused_without_quoting_it(
 
 def test_a_url_with_a_space_is_refused_without_quoting_it() -> None:
     ch = channel({"type": "webhook", "url": "http://127.0.0.1:9/services/T0/B0/SuperSecret Token"})
-    result, detail, _ = channels.send(ch, msg_for(), 5)
+    result, detail, _ = registry.send(ch, msg_for(), 5)
     assert (result, detail) == ("failed", "the URL holds whitespace or control characters")
+
+
+def test_redact_url() -> None:
+    assert (
+        base.redact_url("https://hooks.slack.com/services/T0/B0/secret")
+        == "https://hooks.slack.com/…"
+    )
+    assert base.redact_url("https://user:pw@h.example:8443/x") == "https://h.example:8443/…"
+    assert base.redact_url("not a url") == "…"
 
 
 def test_redaction_covers_pieces_of_a_secret_in_exception_text() -> None:
     text = "ValueError: Invalid header value b'Bearer tk_LEAKEDTOKEN12345\\n'"
-    assert "LEAKED" not in channels.redact(text, ["tk_LEAKEDTOKEN12345\n"])
+    assert "LEAKED" not in base.redact(text, ["tk_LEAKEDTOKEN12345\n"])
     text = "InvalidURL: URL can't contain control characters. '/services/T0ABC/B0ABC/SuperSecret'"
-    out = channels.redact(text, ["https://hooks.slack.com/services/T0ABC/B0ABC/SuperSecret"])
+    out = base.redact(text, ["https://hooks.slack.com/services/T0ABC/B0ABC/SuperSecret"])
     assert "SuperSecret" not in out and "T0ABC" not in out
 
 
@@ -494,7 +504,7 @@ def test_desktop_text_has_no_nul_and_no_markup(
     msg = msg_for()
     msg["title"] = "proj\x00ect · needs permission"
     msg["body"] = 'Finished <a href="https://evil.example/login">re-auth</a> & <img src="x"/>'
-    assert channels.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
+    assert registry.send(channel({"type": "desktop"}), msg, 5)[0] == "sent"
     argv = json.loads(log.read_text())
     assert argv[-2:] == [
         "proj ect · needs permission",
@@ -511,7 +521,7 @@ LINK = "https://laptop.tail.ts.net:8787/#request=0123456789abcdef0123"
 def test_ntfy_links_to_the_request_page_with_a_view_action() -> None:
     with ntfy_receiver() as rx:
         ch = channel({"type": "ntfy", "url": f"{rx.url}/t"})
-        assert channels.send(ch, msg_for(url=LINK), 5)[0] == "sent"
+        assert registry.send(ch, msg_for(url=LINK), 5)[0] == "sent"
         (sent,) = rx.messages
         assert sent["click"] == LINK
         assert [{k: v for k, v in a.items() if k != "id"} for a in sent["actions"]] == [
@@ -525,7 +535,7 @@ def test_ntfy_links_to_the_request_page_with_a_view_action() -> None:
     [("json", "url"), ("slack", "text"), ("discord", "content")],
 )
 def test_webhooks_carry_the_link(fmt: str, where: str) -> None:
-    body = channels.webhook_body(fmt, msg_for(url=LINK))
+    body = webhook.body(fmt, msg_for(url=LINK))
     assert LINK in str(body[where])
-    plain = channels.webhook_body(fmt, msg_for())
+    plain = webhook.body(fmt, msg_for())
     assert "request=" not in json.dumps(plain)

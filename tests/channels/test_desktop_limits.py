@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lookout.notify import channels
+from lookout.channels import registry
 from lookout.remote import requests, shown
 from tests.receivers import NotificationBus, require
 from tests.x11shot import Ink, ink
@@ -45,7 +45,7 @@ def popup(bus: NotificationBus, body: str) -> tuple[tuple[int, int, int, int], I
     on screen and its ink, once two looks at it agree."""
     msg = {"title": TITLE, "body": body, "kind": "permission", "values": {}}
     msg["answer"] = {"actions": [("allow", "Allow"), ("deny", "Deny")]}
-    result, detail, ref = channels.send(CHANNEL, msg, 10.0)
+    result, detail, ref = registry.send(CHANNEL, msg, 10.0)
     assert result == "sent" and ref, detail
     proc, _rest = msg.pop("focus_proc")
     try:

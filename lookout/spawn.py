@@ -1,5 +1,8 @@
-"""Starts the background sender for one job file: detached (new session, stdio on /dev/null) and
-never waited for. The only module that starts processes on the hook's path."""
+"""Starts lookout's detached processes: the background sender for one job file (a hook's), and
+what the sender and the Telegram poller need to start theirs (where the package is, the
+environment without the project's). Detached (new session, stdio on /dev/null) and never
+waited for. The only module that starts processes on the hook's path; process plumbing, so it
+sits below notify/ and remote/, which both use it."""
 
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ _BOOT = (
 
 
 def runtime_root() -> str:
-    # lookout/notify/spawn.py -> the directory that holds the lookout package
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # lookout/spawn.py -> the directory that holds the lookout package
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def sender_argv(state_dir: str, job_path: str, lock_fd: int | None = None) -> list[str]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lookout.notify import templates
+from lookout import templates
 
 
 def intent(**fields: Any) -> dict[str, Any]:

@@ -1,0 +1,204 @@
+// lookout dashboard: steering ([steer] enabled, docs/steer.md). A message box and an Interrupt
+// button on each live session's card, and a "New session" form; each action shows back what the
+// server's outcome says was delivered, to which session, which way, and what came of it, or the
+// refusal's error and hint. Every check is the server's (lookout/steer/core.py): the page only
+// sends what was typed, untouched. Text reaches the page through textContent only, invisible
+// characters as visible escapes.
+"use strict";
+(() => {
+  const S = { on: false, settings: null, boxes: new Map() }; // session id -> {node, text, send, stop, result, busy}
+
+  function node(tag, attrs, ...children) {
+    const n = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") n.className = v;
+      else if (k === "text") n.textContent = v;
+      else if (k.startsWith("data-") || k.startsWith("aria-")) n.setAttribute(k, v);
+      else n[k] = v;
+    }
+    for (const c of children) if (c) n.append(c);
+    return n;
+  }
+
+  const visible = (text) => window.lookout.visibleText(text);
+
+  // -- showing back an outcome or a refusal ---------------------------------------------------
+  // The same lines `lookout say`, `interrupt` and `start` print (lookout/commands/say.py).
+  function outcomeLines(o) {
+    const status = o.status ? ` (${o.status})` : "";
+    const lines = [];
+    if (o.action === "start") {
+      lines.push(["head", `started ${o.agent}: tmux ${o.target}`]);
+      lines.push(["session", `session: ${o.session}${status}`]);
+    } else {
+      let how;
+      if (o.via === "socket") how = `sent to its inbox socket ${o.target}`;
+      else if (o.text) how = `typed into tmux pane ${o.target}${o.keys.map((k) => `, then ${k}`).join("")}`;
+      else how = `${o.keys.join(", ")} pressed in tmux pane ${o.target}`;
+      lines.push(["head", `${o.session}: ${how}: ${o.result}${status}`]);
+    }
+    if (o.text) lines.push(["text", o.text]);
+    if (o.via === "socket" && o.framing) lines.push(["framing", `note: ${o.framing}`]);
+    if (o.note) lines.push(["note", `note: ${o.note}`]);
+    return lines;
+  }
+
+  function show(result, kind, lines) {
+    result.dataset.kind = kind;
+    result.replaceChildren(...lines.map(([part, text]) => (part === "text"
+      ? node("div", { class: "steer-line", "data-part": part }, node("span", { class: "steer-label", text: "text: " }),
+        node("span", { class: "steer-text" }, ...visible(text)))
+      : node("div", { class: "steer-line", "data-part": part }, ...visible(text)))));
+  }
+
+  // POST, signed (auth.js), and what came back shown in `result`. True when it was done.
+  async function post(path, body, result) {
+    const response = await window.lookout.api(path, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    }).catch(() => null);
+    if (!response) { show(result, "error", [["error", "lookout is not reachable: nothing was sent"]]); return false; }
+    const answer = await response.json().catch(() => ({}));
+    if (response.ok) { show(result, "done", outcomeLines(answer)); return true; }
+    if (response.status === 401 && window.lookout.state() !== "signed-in") return false; // app.js shows how to sign in
+    show(result, "error", [["error", answer.error || `refused (${response.status})`], ...(answer.hint ? [["hint", `hint: ${answer.hint}`]] : [])]);
+    if (answer.reason === "disabled") load();
+    return false;
+  }
+
+  // -- on each card -----------------------------------------------------------------------------
+
+  // The box for a session (the same node when its card is rebuilt: a draft, the focus and the
+  // last outcome survive an update), or null when it cannot be steered from here.
+  function box(s) {
+    const can = S.on && s.status !== "ended" && !s.host && S.settings.steerable.includes(s.agent);
+    if (!can) return null;
+    let b = S.boxes.get(s.session_id);
+    if (!b) b = makeBox(s.session_id);
+    b.session = s;
+    const name = s.title || s.project || s.session_id.slice(0, 8);
+    b.text.setAttribute("aria-label", `Message to ${name}`);
+    b.text.placeholder = s.status === "attention"
+      ? "It waits on a dialog: answer it first"
+      : `Message to ${name} (Enter sends, Shift+Enter: new line)`;
+    // Interrupt stops a turn: there is none while idle (the server refuses it then too).
+    b.stop.disabled = b.busy || s.status !== "working";
+    b.stop.title = s.status === "working" ? "Stop its current turn, as Esc does" : "It is not working: no turn to stop";
+    return b.node;
+  }
+
+  function makeBox(id) {
+    const text = node("textarea", { class: "steer-input", rows: 1, name: "text", spellcheck: true });
+    const send = node("button", { type: "submit", class: "steer-send", text: "Send" });
+    const stop = node("button", { type: "button", class: "steer-stop", text: "Interrupt" });
+    const result = node("div", { class: "steer-result", role: "status", "aria-live": "polite" });
+    const form = node("form", { class: "steer-say" }, text, send, stop);
+    const b = { node: node("div", { class: "steer", "data-steer": id }, form, result), text, send, stop, result, busy: false, session: null };
+    // Typing and clicking here is not opening the timeline (the card's own click and Enter).
+    for (const kind of ["click", "keydown"]) b.node.addEventListener(kind, (e) => e.stopPropagation());
+    text.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
+    });
+    form.addEventListener("submit", (e) => { e.preventDefault(); say(b); });
+    stop.addEventListener("click", () => interrupt(b));
+    S.boxes.set(id, b);
+    return b;
+  }
+
+  function busy(b, on, what) {
+    b.busy = on;
+    b.send.disabled = on;
+    b.stop.disabled = on || !b.session || b.session.status !== "working";
+    if (on) show(b.result, "pending", [["pending", what]]);
+  }
+
+  async function say(b) {
+    const text = b.text.value;
+    if (b.busy || !text.trim()) return;
+    const id = b.session.session_id;
+    busy(b, true, "sending…");
+    const done = await post(`/api/sessions/${encodeURIComponent(id)}/say`, { text }, b.result);
+    busy(b, false);
+    if (done && b.text.value === text) b.text.value = "";
+  }
+
+  async function interrupt(b) {
+    if (b.busy) return;
+    busy(b, true, "interrupting…");
+    await post(`/api/sessions/${encodeURIComponent(b.session.session_id)}/interrupt`, {}, b.result);
+    busy(b, false);
+  }
+
+  // -- the "New session" form ---------------------------------------------------------------------
+
+  function panel() {
+    const section = document.getElementById("newsession");
+    const open = document.getElementById("newsession-open");
+    if (!section || !open) return;
+    open.hidden = !S.on;
+    if (!S.on) { section.hidden = true; section.replaceChildren(); return; }
+    const { projects, agents } = S.settings;
+    const project = node("select", { name: "project", id: "ns-project", required: true },
+      ...projects.map((p) => node("option", { value: p.path, text: p.name })));
+    const agent = node("select", { name: "agent", id: "ns-agent" }, ...agents.map((a) => node("option", { value: a, text: a })));
+    const prompt = node("textarea", { name: "prompt", id: "ns-prompt", rows: 3, placeholder: "What it should do first (optional)" });
+    const go = node("button", { type: "submit", class: "steer-send", text: "Start", disabled: !projects.length || !agents.length });
+    const close = node("button", { type: "button", class: "ghost", text: "Close" });
+    const result = node("div", { class: "steer-result", id: "ns-result", role: "status", "aria-live": "polite" });
+    const form = node("form", { class: "ns-form" },
+      node("h2", { text: "New session" }),
+      projects.length ? null : node("p", { class: "ns-none", text: "No directory of yours matches [steer] projects: add one to your config." }),
+      node("label", {}, node("span", { text: "Project" }), project),
+      node("label", {}, node("span", { text: "Agent" }), agent),
+      node("label", { class: "wide" }, node("span", { text: "Prompt" }), prompt),
+      node("div", { class: "ns-actions" }, go, close), result);
+    close.addEventListener("click", () => { section.hidden = true; });
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      if (go.disabled) return;
+      go.disabled = true;
+      show(result, "pending", [["pending", "starting… (lookout waits for its first hook, up to 30 s)"]]);
+      const body = { project: project.value, agent: agent.value };
+      if (prompt.value) body.prompt = prompt.value;
+      if (await post("/api/start", body, result)) prompt.value = "";
+      go.disabled = false;
+    });
+    const wasOpen = !section.hidden;
+    section.replaceChildren(form);
+    section.hidden = !wasOpen;
+  }
+
+  // -- what the server allows -----------------------------------------------------------------
+
+  async function load() {
+    const response = await window.lookout.api("/api/steer").catch(() => null);
+    if (!response || response.status === 401) return; // app.js shows how to sign in
+    const body = response.ok ? await response.json().catch(() => null) : null;
+    const settings = body && body.enabled ? body : null;
+    if (JSON.stringify(settings) === JSON.stringify(S.settings)) return;
+    S.settings = settings;
+    S.on = Boolean(settings);
+    if (!S.on) S.boxes.clear();
+    panel();
+    document.dispatchEvent(new CustomEvent("lookout:steer")); // app.js draws the cards again
+  }
+
+  window.lookout.steerBox = box;
+  window.lookout.steerPrune = (sessions) => { for (const id of S.boxes.keys()) if (!sessions.has(id)) S.boxes.delete(id); };
+  window.lookout.steerLoad = load; // app.js asks again at each snapshot (a new stream)
+
+  document.addEventListener("lookout:signed-out", () => {
+    S.settings = null; S.on = false; S.boxes.clear(); panel();
+  });
+  document.addEventListener("DOMContentLoaded", async () => {
+    const open = document.getElementById("newsession-open");
+    open.addEventListener("click", () => {
+      const section = document.getElementById("newsession");
+      section.hidden = !section.hidden;
+      if (!section.hidden) document.getElementById("ns-project")?.focus();
+    });
+    await window.lookout.ready;
+    load();
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) load(); });
+  });
+})();
