@@ -28,8 +28,8 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
-import hashlib
 import http.client
+import itertools
 import json
 import os
 import re
@@ -92,8 +92,11 @@ def tokens(text: str) -> set[str]:
     return set(TOKEN.findall(text))
 
 
+OUT = sys.stdout  # the readable lines; stderr with --json (stdout then holds the JSON alone)
+
+
 def log(text: str) -> None:
-    print(text, flush=True)
+    print(text, file=OUT, flush=True)
 
 
 def load() -> str:
@@ -118,6 +121,7 @@ class Place:
 def config_text(place: Place, webhook: str, api: str, broker: str) -> str:
     recorder = place.tmp / "recorder.py"
     recorder.write_text(RECORDER)
+    argv = json.dumps([sys.executable, "-I", "-S", str(recorder), str(place.cmd_log)])[:-1]
     return f"""# bench/soak.py
 [remote]
 enabled = true
@@ -132,7 +136,7 @@ content = "full"
 
 [channels.cmd]
 type = "command"
-argv = [{json.dumps(sys.executable)}, "-I", "-S", {json.dumps(str(recorder))}, {json.dumps(str(place.cmd_log))}, "{{session_id}}"]
+argv = {argv}, "{{session_id}}"]
 
 [channels.tg]
 type = "telegram"
@@ -171,7 +175,14 @@ def install(place: Place) -> None:
     them."""
     for agent in AGENTS:
         done = subprocess.run(
-            [sys.executable, str(ROOT / "install.py"), "--agent", agent, "--python", sys.executable],
+            [
+                sys.executable,
+                str(ROOT / "install.py"),
+                "--agent",
+                agent,
+                "--python",
+                sys.executable,
+            ],
             env=place.env,
             cwd=place.home,
             capture_output=True,
@@ -249,7 +260,7 @@ class Sampler(threading.Thread):
         self.state = str(state)
         self.fixed = fixed
         self.procs: dict[tuple[str, int], Proc] = {}
-        self.known: dict[int, tuple[str, bytes] | None] = {}  # pid -> (role, start) or not ours
+        self.known: dict[int, tuple[str, bytes]] = {}  # pid -> (role, start) or not ours
         self.stop = threading.Event()
         self.lock = threading.Lock()
 
@@ -308,8 +319,9 @@ class Page:
             raise SystemExit(f"error: the dashboard refused the sign-in code: {body}")
         self.session, self.key = body["session"], base64.urlsafe_b64decode(body["key"] + "==")
         challenge = secrets.token_urlsafe(24)
-        status, hello = self._plain("POST", "/api/hello", {"session": self.session,
-                                                           "challenge": challenge})  # fmt: skip
+        status, hello = self._plain(
+            "POST", "/api/hello", {"session": self.session, "challenge": challenge}
+        )
         want = auth.b64(auth._hmac(self.key, "lookout proof", challenge))
         if status != 200 or hello.get("proof") != want:
             raise SystemExit("error: the dashboard did not prove it knows the session's key")
@@ -321,8 +333,9 @@ class Page:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         try:
             data = json.dumps(body).encode()
-            conn.request(method, path, data, {"Content-Type": "application/json",
-                                              "Origin": self.origin})  # fmt: skip
+            conn.request(
+                method, path, data, {"Content-Type": "application/json", "Origin": self.origin}
+            )
             resp = conn.getresponse()
             return resp.status, json.loads(resp.read() or b"{}")
         finally:
@@ -441,8 +454,11 @@ class Replay:
     def env_for(self, session: Session) -> dict[str, str]:
         env = dict(self.place.env)
         if session.agent == "claude":
-            env.update(CLAUDE_PID=str(os.getpid()), CLAUDE_PROJECT_DIR=session.cwd,
-                       CLAUDE_CODE_ENTRYPOINT="cli")  # fmt: skip
+            env.update(
+                CLAUDE_PID=str(os.getpid()),
+                CLAUDE_PROJECT_DIR=session.cwd,
+                CLAUDE_CODE_ENTRYPOINT="cli",
+            )
         return env
 
     def fire(self, session: Session, event: str, payload: dict[str, Any]) -> None:
@@ -454,16 +470,24 @@ class Replay:
         data = json.dumps(payload).encode()
         for command in self.place.hooks[session.agent].get(event, []):
             try:
-                proc = subprocess.run([shell, "-c", command], input=data, capture_output=True,
-                                      env=self.env_for(session), cwd=session.cwd, timeout=60)  # fmt: skip
+                proc = subprocess.run(
+                    [shell, "-c", command],
+                    input=data,
+                    capture_output=True,
+                    env=self.env_for(session),
+                    cwd=session.cwd,
+                    timeout=60,
+                )
             except subprocess.TimeoutExpired:
                 self.fail(f"{session.agent} {event}: still running after 60 s")
                 continue
             with self.lock:
                 self.runs += 1
             if proc.returncode or proc.stderr or proc.stdout:
-                self.fail(f"{session.agent} {event}: exit {proc.returncode}, stdout"
-                          f" {proc.stdout[:200]!r}, stderr {proc.stderr[:300]!r}")  # fmt: skip
+                self.fail(
+                    f"{session.agent} {event}: exit {proc.returncode}, stdout"
+                    f" {proc.stdout[:200]!r}, stderr {proc.stderr[:300]!r}"
+                )
 
     def wait_until(self, at: float) -> None:
         due = self.t0 + at / self.speed
@@ -494,9 +518,14 @@ class Replay:
         d = step.dialog
         assert d is not None and d.answer is not None
         data = json.dumps(step.payload).encode()
-        decider = subprocess.Popen(["sh", "-c", self.place.deciding], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=self.env_for(session), cwd=session.cwd)  # fmt: skip
+        decider = subprocess.Popen(
+            ["sh", "-c", self.place.deciding],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env_for(session),
+            cwd=session.cwd,
+        )
         with self.lock:
             self.deciders.append(decider)
         assert decider.stdin is not None
@@ -515,8 +544,9 @@ class Replay:
         if d.answer == "telegram" and not self.press(d):
             d.answer = "terminal"  # no button to press: answered at the terminal instead
         if d.answer == "dashboard":
-            status, _ = self.page.call("POST", f"/api/requests/{rec['id']}",
-                                       {"decision": "allow", "nonce": rec["nonce"]})  # fmt: skip
+            status, _ = self.page.call(
+                "POST", f"/api/requests/{rec['id']}", {"decision": "allow", "nonce": rec["nonce"]}
+            )
             if status != 200:
                 self.fail(f"{d.token}: the dashboard's answer got HTTP {status}")
                 d.answer = "terminal"
@@ -539,7 +569,10 @@ class Replay:
         while time.monotonic() < deadline:
             _, body = self.page.call("GET", "/api/requests")
             for rec in (body or {}).get("requests", []):
-                if d.token in tokens(json.dumps(rec.get("tool_input"))) and rec.get("status") == "pending":
+                if (
+                    d.token in tokens(json.dumps(rec.get("tool_input")))
+                    and rec.get("status") == "pending"
+                ):
                     return dict(rec)
             if decider.poll() is not None:
                 break
@@ -552,7 +585,9 @@ class Replay:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             for (chat, mid), message in list(self.api.messages.items()):
-                if d.token not in tokens(message.get("text", "")) or not message.get("reply_markup"):
+                if d.token not in tokens(message.get("text", "")) or not message.get(
+                    "reply_markup"
+                ):
                     continue
                 allow = [data for label, data in self.api.buttons(chat, mid) if label == "Allow"]
                 if allow:
@@ -575,17 +610,22 @@ class Replay:
         said = None
         with contextlib.suppress(ValueError, KeyError, TypeError):
             said = json.loads(out)["hookSpecificOutput"]["decision"]["behavior"]
-        ok = decider.returncode == 0 and not err and (
-            want is None or (out == b"" if want == "" else said == want)
+        ok = (
+            decider.returncode == 0
+            and not err
+            and (want is None or (out == b"" if want == "" else said == want))
         )
         if not ok:
-            self.fail(f"{d.token} ({d.answer}): deciding hook exit {decider.returncode},"
-                      f" stdout {out[:200]!r}, stderr {err[:300]!r}")  # fmt: skip
+            self.fail(
+                f"{d.token} ({d.answer}): deciding hook exit {decider.returncode},"
+                f" stdout {out[:200]!r}, stderr {err[:300]!r}"
+            )
 
     def run(self) -> None:
         self.t0 = time.monotonic()
         threads = [
-            threading.Thread(target=self.session, args=(s,), daemon=True) for s in self.week.sessions
+            threading.Thread(target=self.session, args=(s,), daemon=True)
+            for s in self.week.sessions
         ]
         for t in threads:
             t.start()
@@ -664,7 +704,9 @@ def drain(place: Place, sampler: Sampler, replay: Replay, limit_s: float) -> tup
         time.sleep(0.5)
 
 
-def received(place: Place, webhook: Receiver, api: BotApi) -> tuple[Counter[tuple[str, str]], list[str]]:
+def received(
+    place: Place, webhook: Receiver, api: BotApi
+) -> tuple[Counter[tuple[str, str]], list[str]]:
     got: Counter[tuple[str, str]] = Counter()
     stray = []
 
@@ -728,11 +770,17 @@ def judge_alerts(
     return problems, rows
 
 
-def report_check(place: Place, week: Week) -> tuple[list[str], str]:
+def report_check(place: Place, week: Week) -> tuple[list[str], dict[str, Any]]:
     """`lookout report --json` per project against the script's dialogs per project and reason."""
+
     def run(*args: str) -> dict[str, Any]:
-        out = subprocess.run([place.lookout, "report", "--json", "--since", "30d", *args],
-                             env=place.env, capture_output=True, text=True, timeout=600)  # fmt: skip
+        out = subprocess.run(
+            [place.lookout, "report", "--json", "--since", "30d", *args],
+            env=place.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if out.returncode:
             raise SystemExit(f"error: lookout report: {out.stderr}")
         data: dict[str, Any] = json.loads(out.stdout)
@@ -755,11 +803,17 @@ def report_check(place: Place, week: Week) -> tuple[list[str], str]:
                 exact += 1
             else:
                 problems.append(f"report: {project}/{reason}: {got.get(reason, 0)}, script {n}")
-    return problems, f"{total['episodes']:,} episodes (script {len(week.dialogs):,}); " \
-        f"per project x reason: {exact}/{cells} cells exact"
+    return problems, {
+        "episodes": total["episodes"],
+        "script": len(week.dialogs),
+        "cells": cells,
+        "cells_exact": exact,
+        "exact": not problems,
+    }
 
 
-def events_check(place: Place, replay: Replay, week: Week) -> tuple[list[str], str]:
+def events_check(place: Place, replay: Replay) -> tuple[list[str], dict[str, Any]]:
+    """events.jsonl and its rotated files: one record per hook run, no duplicate, no seq gap."""
     files = sorted(place.state.glob("events.jsonl*"))
     lines = dups = hooks = 0
     seqs: dict[str, list[int]] = {}
@@ -780,8 +834,7 @@ def events_check(place: Place, replay: Replay, week: Week) -> tuple[list[str], s
         if values and values[0] != 1:
             whole = False  # its start was rotated away
             continue
-        gaps += sum(1 for a, b in zip(values, values[1:], strict=False) if b != a + 1)
-    size = sum(p.stat().st_size for p in files)
+        gaps += sum(1 for a, b in itertools.pairwise(values) if b != a + 1)
     problems = []
     if dups:
         problems.append(f"events: {dups} records marked duplicate (every payload is unique)")
@@ -789,31 +842,175 @@ def events_check(place: Place, replay: Replay, week: Week) -> tuple[list[str], s
         problems.append(f"events: {hooks} hook records for {replay.runs} hook runs")
     if gaps:
         problems.append(f"events: {gaps} gaps in the per-session seq")
-    kept = "everything kept" if whole else "the oldest rotated away"
-    return problems, (f"{lines:,} lines ({hooks:,} from hooks) in {len(files)} files,"
-                      f" {size / 1e6:.1f} MB, {kept}")  # fmt: skip
+    return problems, {
+        "lines": lines,
+        "hook_records": hooks,
+        "hook_runs": replay.runs,
+        "files": len(files),
+        "bytes": sum(p.stat().st_size for p in files),
+        "everything_kept": whole,
+        "duplicates": dups,
+        "seq_gaps": gaps,
+    }
 
 
-def rows_for(procs: list[Proc], warm_s: float, t_end: float) -> list[tuple[str, Proc, Sample, Sample, Sample]]:
-    """(label, proc, warm sample, end sample, max) for each process that lived past warm-up."""
+def rows_for(procs: list[Proc], warm_s: float) -> list[tuple[Proc, Sample, Sample, Sample]]:
+    """(proc, warm sample, end sample, largest after warm-up) for each process that lived past
+    warm-up."""
     out = []
     for p in procs:
         if not p.samples:
             continue
-        first = p.samples[0].t
-        after = [s for s in p.samples if s.t >= first + warm_s]
-        if not after:
-            continue
-        warm = after[0]
-        end = p.samples[-1]
-        biggest = max(after, key=lambda s: s.rss_kb)
-        out.append((p.role, p, warm, end, biggest))
+        after = [s for s in p.samples if s.t >= p.samples[0].t + warm_s]
+        if after:
+            out.append((p, after[0], p.samples[-1], max(after, key=lambda s: s.rss_kb)))
     return out
 
 
 def flat_min(samples: list[Sample], t: float, window: float, attr: str) -> int:
     near = [getattr(s, attr) for s in samples if t <= s.t <= t + window]
-    return min(near) if near else getattr(samples[-1], attr)
+    return min(near) if near else int(getattr(samples[-1], attr))
+
+
+def judge_process(p: Proc, warm: Sample, end: Sample, biggest: Sample) -> dict[str, Any]:
+    """One long-lived process's figures. Growth counts the largest RSS after warm-up for serve
+    and bridge (they are sampled under load until the end); descriptors and threads at warm-up
+    and at the end are the least within a few samples (a request in flight is not a leak)."""
+    top = biggest.rss_kb if p.role in ("serve", "bridge") else end.rss_kb
+    after = [s for s in p.samples if s.t >= warm.t]
+    return {
+        "role": p.role,
+        "pid": p.pid,
+        "lived_s": round(p.lived(), 1),
+        "samples": len(p.samples),
+        "rss_warm_kb": warm.rss_kb,
+        "rss_end_kb": end.rss_kb,
+        "rss_max_kb": biggest.rss_kb,
+        "growth_pct": round((max(end.rss_kb, top) - warm.rss_kb) / warm.rss_kb * 100, 2),
+        "fds_warm": flat_min(p.samples, warm.t, 10, "fds"),
+        "fds_end": min(s.fds for s in p.samples[-5:]),
+        "fds_max": max(s.fds for s in after),
+        "threads_warm": flat_min(p.samples, warm.t, 10, "threads"),
+        "threads_end": min(s.threads for s in p.samples[-5:]),
+        "threads_max": max(s.threads for s in after),
+        # RSS at a quarter, half, three quarters and the end of its life after warm-up: a
+        # plateau or a slope
+        "rss_after_warm_kb": [
+            after[min(len(after) - 1, len(after) * q // 4)].rss_kb for q in (1, 2, 3, 4)
+        ],
+    }
+
+
+def resources(
+    procs: list[Proc], warm_s: float, max_growth: float
+) -> tuple[list[str], dict[str, Any]]:
+    """The table of long-lived processes and a line for the short-lived senders and pollers."""
+    problems: list[str] = []
+    log(
+        f"  {'process':<9} {'pid':>7} {'lived':>7} {'RSS warm':>9} {'RSS end':>8} {'RSS max':>8}"
+        f" {'growth':>7} {'fds warm/end/max':>17} {'threads warm/end/max':>21}"
+    )
+    fixed = [p for p in procs if p.role in ("serve", "bridge")]
+    others = sorted(
+        (p for p in procs if p.role not in ("serve", "bridge")), key=lambda p: -p.lived()
+    )
+    rows = [judge_process(*r) for r in rows_for(fixed, warm_s) + rows_for(others, warm_s)]
+    for r in rows:
+        log(
+            f"  {r['role']:<9} {r['pid']:>7} {r['lived_s'] / 60:>6.1f}m"
+            f" {r['rss_warm_kb'] / 1024:>7.1f}MB {r['rss_end_kb'] / 1024:>6.1f}MB"
+            f" {r['rss_max_kb'] / 1024:>6.1f}MB {r['growth_pct']:>+6.1f}%"
+            f" {r['fds_warm']:>7}/{r['fds_end']}/{r['fds_max']:<5}"
+            f" {r['threads_warm']:>9}/{r['threads_end']}/{r['threads_max']:<5}"
+        )
+        who = f"{r['role']} {r['pid']}"
+        if r["growth_pct"] > max_growth:
+            problems.append(f"{who}: RSS grew {r['growth_pct']:.1f}% after warm-up")
+        if r["fds_end"] > r["fds_warm"] + FLAT_SLACK:
+            problems.append(f"{who}: descriptors {r['fds_warm']} -> {r['fds_end']}")
+        if r["threads_end"] > r["threads_warm"] + FLAT_SLACK:
+            problems.append(f"{who}: threads {r['threads_warm']} -> {r['threads_end']}")
+    judged = {r["pid"] for r in rows}
+    short: dict[str, Any] = {}
+    for role in ("sender", "poller"):
+        all_of = [p for p in others if p.role == role]
+        if not all_of:
+            continue
+        every = [s for p in all_of for s in p.samples]
+        short[role] = {
+            "processes": len(all_of),
+            "longest_s": round(all_of[0].lived(), 1),
+            "shorter_than_warmup": sum(1 for p in all_of if p.pid not in judged),
+            "rss_max_kb": max(s.rss_kb for s in every),
+            "fds_max": max(s.fds for s in every),
+            "threads_max": max(s.threads for s in every),
+        }
+        s = short[role]
+        log(
+            f"  {role}s: {s['processes']} processes over the run, longest"
+            f" {s['longest_s'] / 60:.1f} min; {s['shorter_than_warmup']} lived less than the"
+            f" warm-up ({warm_s:.0f} s); largest RSS {s['rss_max_kb'] / 1024:.1f} MB, most fds"
+            f" {s['fds_max']}, most threads {s['threads_max']}"
+        )
+    return problems, {"warmup_s": round(warm_s, 1), "long_lived": rows, "short_lived": short}
+
+
+def alerts(
+    place: Place, webhook: Receiver, api: BotApi, follower: Follower, week: Week
+) -> tuple[list[str], dict[str, Any]]:
+    got, stray = received(place, webhook, api)
+    problems, rows = judge_alerts(week, got, follower.lines)
+    log(
+        f"  {'alerts':<14} {'expected':>9} {'sent':>7} {'received':>9} {'duplicated':>11}"
+        f" {'lost':>5} {'unexpected':>11} {'failed':>7}"
+    )
+    names = {"hook": "hook (webhook)", "cmd": "cmd (command)", "tg": "tg (telegram)"}
+    for channel, row in rows.items():
+        log(
+            f"  {names[channel]:<14} {row['expected']:>9,} {row['sent']:>7,} {row['received']:>9,}"
+            f" {row['duplicated']:>11} {row['lost']:>5} {row['unexpected']:>11} {row['failed']:>7}"
+        )
+    if stray:
+        problems.append(f"{len(stray)} messages without exactly one token: {stray[:3]}")
+    for d in [d for d in follower.lines if d.get("result") == "failed"][:3]:
+        log(f"    failed: {d.get('channel')} {d.get('kind')}: {d.get('detail')}")
+    telegram = {
+        "messages": len(api.sent("sendMessage")),
+        "edited": len(api.sent("editMessageText")),
+        "presses": len(api.sent("answerCallbackQuery")),
+        "get_updates": len(api.sent("getUpdates")),
+    }
+    log(
+        f"  telegram: {telegram['messages']:,} messages, {telegram['edited']:,} edited to their"
+        f" outcome or handled, {telegram['presses']} presses acknowledged,"
+        f" {telegram['get_updates']:,} getUpdates"
+    )
+    return problems, {"channels": rows, "stray": len(stray), "telegram": telegram}
+
+
+def errors_and_page(place: Place, page: Page) -> tuple[list[str], dict[str, Any]]:
+    problems = []
+    errors = place.state / "errors.log"
+    text = errors.read_text(errors="replace") if errors.exists() else ""
+    heads = Counter(line[:120] for line in text.splitlines() if line and not line[0].isspace())
+    log(f"  errors.log: {len(text.splitlines())} lines")
+    for head, n in heads.most_common(8):
+        log(f"    {n} x {head}")
+    if "Traceback" in text:
+        problems.append("errors.log holds a traceback")
+    with page.lock:
+        counts = dict(page.counts)
+        errs = list(page.errors)
+    log(f"  dashboard: {', '.join(f'{k} {v:,}' for k, v in sorted(counts.items()))}")
+    real_errors = [e for e in errs if "HTTP 200" not in e]
+    if real_errors:
+        log(f"    {len(real_errors)} errors, first: {real_errors[:3]}")
+        problems.append(f"dashboard: {len(real_errors)} failed requests")
+    return problems, {
+        "errors_log_lines": len(text.splitlines()),
+        "dashboard": counts,
+        "dashboard_errors": len(real_errors),
+    }
 
 
 def main() -> int:
@@ -829,7 +1026,11 @@ def main() -> int:
     ap.add_argument("--drain-s", type=float, default=900.0, help="how long the drain may take")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--json", action="store_true", help="the figures as one JSON object on stdout")
     args = ap.parse_args()
+    if args.json:
+        global OUT
+        OUT = sys.stderr
     days = args.minutes * 60 * args.speed / 86400 if args.minutes else args.days
     seconds = days * 86400
     events = args.events or round(WEEK_EVENTS * seconds / WEEK_S)
@@ -843,6 +1044,26 @@ def main() -> int:
             log(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class Run:
+    """Everything the verdict reads."""
+
+    args: argparse.Namespace
+    place: Place
+    week: Week
+    replay: Replay
+    page: Page
+    api: BotApi
+    webhook: Receiver
+    follower: Follower
+    times: tuple[float, float]  # replay start, replay end (monotonic)
+    drained: bool
+    drain_s: float
+    bridge: subprocess.Popen[bytes]
+    serve: subprocess.Popen[bytes]
+    summary: dict[str, Any]
 
 
 @contextlib.contextmanager
@@ -875,23 +1096,39 @@ def soak(args: argparse.Namespace, tmp: Path, seconds: float, events: int, n_ses
     home = tmp / "h"
     for project in PROJECTS:
         (home / "src" / project / ".git").mkdir(parents=True)
-    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-           "SOAK_TG_TOKEN": TG_TOKEN, "SOAK_MQTT_PASSWORD": MQTT_PASSWORD}  # fmt: skip
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "SOAK_TG_TOKEN": TG_TOKEN,
+        "SOAK_MQTT_PASSWORD": MQTT_PASSWORD,
+    }
     if args.rotate_bytes:
         env["LOOKOUT_ROTATE_BYTES"] = str(args.rotate_bytes)
-    place = Place(tmp, home, env, home / ".local" / "state" / "lookout",
-                  str(home / ".local" / "bin" / "lookout"), cmd_log=tmp / "cmd.log")  # fmt: skip
+    place = Place(
+        tmp,
+        home,
+        env,
+        home / ".local" / "state" / "lookout",
+        str(home / ".local" / "bin" / "lookout"),
+        cmd_log=tmp / "cmd.log",
+    )
     t_build = time.monotonic()
     week = build(seconds, events, n_sessions, args.seed, str(home))
-    log(f"soak: {seconds / 86400:.2f} simulated days at {args.speed:g}x"
+    log(
+        f"soak: {seconds / 86400:.2f} simulated days at {args.speed:g}x"
         f" ({seconds / args.speed / 60:.1f} min planned), {len(week.sessions)} sessions"
         f" ({len(PROJECTS)} projects, {len(AGENTS)} agents), {week.events:,} events,"
-        f" {len(week.dialogs):,} dialogs, seed {args.seed} (built in {time.monotonic() - t_build:.0f} s)")  # fmt: skip
-    log(f"  load average at the start {load()}")
+        f" {len(week.dialogs):,} dialogs, seed {args.seed}"
+        f" (built in {time.monotonic() - t_build:.0f} s)"
+    )
+    load_start = load()
+    log(f"  load average at the start {load_start}")
     users = {HOST: MQTT_PASSWORD, "ha": "pw-ha-soak"}
     (tmp / "broker").mkdir()
-    broker = Broker(tmp / "broker", acl=ROOT / "tests" / "fixtures" / "mosquitto" / "acl",
-                    users=users)  # fmt: skip
+    broker = Broker(
+        tmp / "broker", acl=ROOT / "tests" / "fixtures" / "mosquitto" / "acl", users=users
+    )
     broker.start()
     webhook = Receiver()
     with contextlib.ExitStack() as stack:
@@ -907,9 +1144,13 @@ def soak(args: argparse.Namespace, tmp: Path, seconds: float, events: int, n_ses
             running([place.lookout, "serve", "--port", "0"], env, tmp / "serve.out")
         )
         bridge = stack.enter_context(running([place.lookout, "bridge"], env, tmp / "bridge.out"))
-        started = wait_for("serve printed no sign-in link", lambda: re.search(
-            rb"sign in: http://127\.0\.0\.1:(\d+)/login#code=([A-Za-z0-9_-]+)",
-            (tmp / "serve.out").read_bytes()))  # fmt: skip
+        started = wait_for(
+            "serve printed no sign-in link",
+            lambda: re.search(
+                rb"sign in: http://127\.0\.0\.1:(\d+)/login#code=([A-Za-z0-9_-]+)",
+                (tmp / "serve.out").read_bytes(),
+            ),
+        )
         page = Page(int(started.group(1)), started.group(2).decode())
         stop = threading.Event()
         stack.callback(stop.set)
@@ -923,9 +1164,11 @@ def soak(args: argparse.Namespace, tmp: Path, seconds: float, events: int, n_ses
         t_start = time.monotonic()
         replay.run()
         t_replayed = time.monotonic()
-        log(f"  replayed in {(t_replayed - t_start) / 60:.1f} min (achieved"
+        log(
+            f"  replayed in {(t_replayed - t_start) / 60:.1f} min (achieved"
             f" {week.seconds / (t_replayed - t_start):.0f}x; at most {replay.late_s:.1f} s behind"
-            f" the schedule); load average {load()}")  # fmt: skip
+            f" the schedule); load average {load()}"
+        )
         sampler.take()
         drained, drain_s = drain(place, sampler, replay, args.drain_s)
         for _ in range(5):  # serve and bridge at the end, still under the page's load
@@ -938,30 +1181,49 @@ def soak(args: argparse.Namespace, tmp: Path, seconds: float, events: int, n_ses
         stop.set()
         with sampler.lock:
             procs = list(sampler.procs.values())
-        with open(tmp / "telegram-calls.jsonl", "w") as f:  # for a look afterwards (--keep)
+        with open(tmp / "samples.jsonl", "w") as f:  # for a look afterwards (--keep)
+            for p in procs:
+                for x in p.samples:
+                    f.write(json.dumps({"role": p.role, "pid": p.pid, **x.__dict__}) + "\n")
+        with open(tmp / "telegram-calls.jsonl", "w") as f:
             for at, method, params in list(api.calls):
                 f.write(json.dumps({"t": at, "method": method, "params": params}) + "\n")
-        return verdict(args, place, week, replay, page, api, webhook, follower, procs,
-                       (t_start, t_replayed), drained, drain_s, bridge, serve)
+        summary = {
+            "days": round(seconds / 86400, 3),
+            "speed": args.speed,
+            "sessions": len(week.sessions),
+            "events": week.events,
+            "dialogs": len(week.dialogs),
+            "seed": args.seed,
+            "rotate_bytes": args.rotate_bytes,
+            "replay_s": round(t_replayed - t_start, 1),
+            "achieved_speed": round(week.seconds / (t_replayed - t_start), 1),
+            "late_s": round(replay.late_s, 1),
+            "load_start": load_start,
+            "cpus": os.cpu_count(),
+        }
+        run = Run(
+            args,
+            place,
+            week,
+            replay,
+            page,
+            api,
+            webhook,
+            follower,
+            (t_start, t_replayed),
+            drained,
+            drain_s,
+            bridge,
+            serve,
+            summary,
+        )
+        return verdict(run, procs)
 
 
-def verdict(
-    args: argparse.Namespace,
-    place: Place,
-    week: Week,
-    replay: Replay,
-    page: Page,
-    api: BotApi,
-    webhook: Receiver,
-    follower: Follower,
-    procs: list[Proc],
-    times: tuple[float, float],
-    drained: bool,
-    drain_s: float,
-    bridge: subprocess.Popen[bytes],
-    serve: subprocess.Popen[bytes],
-) -> int:
-    t_start, t_replayed = times
+def verdict(run: Run, procs: list[Proc]) -> int:
+    args, replay = run.args, run.replay
+    t_start, t_replayed = run.times
     warm_s = max(30.0, (t_replayed - t_start) * args.warmup)
     problems: list[str] = []
     answered = ", ".join(f"{k} {n}" for k, n in sorted(replay.answered.items()))
@@ -970,100 +1232,63 @@ def verdict(
         log(f"    {text}")
     if replay.failures:
         problems.append(f"{len(replay.failures)} hook runs failed")
-    log(f"  drain: {'done' if drained else 'NOT done'} in {drain_s:.1f} s (outbox empty, every"
-        " sender, poller and deciding hook exited)")  # fmt: skip
-    if not drained:
+    log(
+        f"  drain: {'done' if run.drained else 'NOT done'} in {run.drain_s:.1f} s (outbox empty,"
+        " every sender, poller and deciding hook exited)"
+    )
+    if not run.drained:
         problems.append("the drain did not finish")
-    for proc, name in ((serve, "serve"), (bridge, "bridge")):
+    for proc, name in ((run.serve, "serve"), (run.bridge, "bridge")):
         if proc.poll() is not None:
             problems.append(f"{name} exited {proc.returncode} during the run")
-
+    result: dict[str, Any] = {
+        "run": run.summary,
+        "hooks": {
+            "runs": replay.runs,
+            "failed": len(replay.failures),
+            "answers": dict(replay.answered),
+        },
+        "drain": {"done": run.drained, "s": round(run.drain_s, 1)},
+    }
     log("")
-    log(f"  {'process':<9} {'pid':>7} {'lived':>7} {'RSS warm':>9} {'RSS end':>8} {'RSS max':>8}"
-        f" {'growth':>7} {'fds warm/end/max':>17} {'threads warm/end/max':>21}")  # fmt: skip
-    fixed = [p for p in procs if p.role in ("serve", "bridge")]
-    others = sorted((p for p in procs if p.role not in ("serve", "bridge")),
-                    key=lambda p: -p.lived())  # fmt: skip
-    judged = rows_for(fixed, warm_s, t_replayed) + rows_for(others, warm_s, t_replayed)
-    for role, p, warm, end, biggest in judged:
-        growth = (max(end.rss_kb, biggest.rss_kb if role in ("serve", "bridge") else end.rss_kb)
-                  - warm.rss_kb) / warm.rss_kb * 100  # fmt: skip
-        fds_w = flat_min(p.samples, warm.t, 10, "fds")
-        fds_e = min(s.fds for s in p.samples[-5:])
-        thr_w = flat_min(p.samples, warm.t, 10, "threads")
-        thr_e = min(s.threads for s in p.samples[-5:])
-        fds_max = max(s.fds for s in p.samples if s.t >= warm.t)
-        thr_max = max(s.threads for s in p.samples if s.t >= warm.t)
-        log(f"  {role:<9} {p.pid:>7} {p.lived() / 60:>6.1f}m {warm.rss_kb / 1024:>7.1f}MB"
-            f" {end.rss_kb / 1024:>6.1f}MB {biggest.rss_kb / 1024:>6.1f}MB {growth:>+6.1f}%"
-            f" {fds_w:>7}/{fds_e}/{fds_max:<5} {thr_w:>9}/{thr_e}/{thr_max:<5}")  # fmt: skip
-        if growth > args.max_growth:
-            problems.append(f"{role} {p.pid}: RSS grew {growth:.1f}% after warm-up")
-        if fds_e > fds_w + FLAT_SLACK:
-            problems.append(f"{role} {p.pid}: descriptors {fds_w} -> {fds_e}")
-        if thr_e > thr_w + FLAT_SLACK:
-            problems.append(f"{role} {p.pid}: threads {thr_w} -> {thr_e}")
-    seen = {id(r[1]) for r in judged}
-    short = [p for p in others if id(p) not in seen]
-    for role in ("sender", "poller"):
-        all_of = [p for p in others if p.role == role]
-        brief = [p for p in short if p.role == role]
-        if all_of:
-            biggest = max((s for p in all_of for s in p.samples), key=lambda s: s.rss_kb)
-            log(f"  {role}s: {len(all_of)} processes over the run, longest {all_of[0].lived() / 60:.1f} min;"
-                f" {len(brief)} lived less than the warm-up ({warm_s:.0f} s); largest RSS"
-                f" {biggest.rss_kb / 1024:.1f} MB, most fds {max(s.fds for p in all_of for s in p.samples)},"
-                f" most threads {max(s.threads for p in all_of for s in p.samples)}")  # fmt: skip
-
+    more, result["processes"] = resources(procs, warm_s, args.max_growth)
+    problems += more
     log("")
-    got, stray = received(place, webhook, api)
-    alert_problems, rows = judge_alerts(week, got, follower.lines)
-    log(f"  {'alerts':<14} {'expected':>9} {'sent':>7} {'received':>9} {'duplicated':>11}"
-        f" {'lost':>5} {'unexpected':>11} {'failed':>7}")  # fmt: skip
-    names = {"hook": "hook (webhook)", "cmd": "cmd (command)", "tg": "tg (telegram)"}
-    for channel, row in rows.items():
-        log(f"  {names[channel]:<14} {row['expected']:>9,} {row['sent']:>7,} {row['received']:>9,}"
-            f" {row['duplicated']:>11} {row['lost']:>5} {row['unexpected']:>11} {row['failed']:>7}")  # fmt: skip
-    problems += alert_problems
-    if stray:
-        problems.append(f"{len(stray)} messages without exactly one token: {stray[:3]}")
-    failed = [d for d in follower.lines if d.get("result") == "failed"][:3]
-    for d in failed:
-        log(f"    failed: {d.get('channel')} {d.get('kind')}: {d.get('detail')}")
-    edits = len(api.sent("editMessageText"))
-    log(f"  telegram: {len(api.sent('sendMessage')):,} messages, {edits:,} edited to their outcome"
-        f" or handled, {len(api.sent('answerCallbackQuery'))} presses acknowledged,"
-        f" {len(api.sent('getUpdates')):,} getUpdates")  # fmt: skip
-
+    more, result["alerts"] = alerts(run.place, run.webhook, run.api, run.follower, run.week)
+    problems += more
     log("")
-    report_problems, said = report_check(place, week)
-    log(f"  report: {said}")
-    problems += report_problems
-    event_problems, said = events_check(place, replay, week)
-    log(f"  events.jsonl: {said}")
-    problems += event_problems
-    errors = place.state / "errors.log"
-    text = errors.read_text(errors="replace") if errors.exists() else ""
-    heads = Counter(line[:120] for line in text.splitlines() if line and not line[0].isspace())
-    log(f"  errors.log: {len(text.splitlines())} lines")
-    for head, n in heads.most_common(8):
-        log(f"    {n} x {head}")
-    if "Traceback" in text:
-        problems.append("errors.log holds a traceback")
-    with page.lock:
-        counts = dict(page.counts)
-        errs = list(page.errors)
-    log(f"  dashboard: {', '.join(f'{k} {v:,}' for k, v in sorted(counts.items()))}")
-    real_errors = [e for e in errs if "HTTP 200" not in e]
-    if real_errors:
-        log(f"    {len(real_errors)} errors, first: {real_errors[:3]}")
-        problems.append(f"dashboard: {len(real_errors)} failed requests")
+    more, result["report"] = report_check(run.place, run.week)
+    problems += more
+    log(f"  report: {said('report', result['report'])}")
+    more, result["events"] = events_check(run.place, replay)
+    problems += more
+    log(f"  events.jsonl: {said('events', result['events'])}")
+    more, result["errors"] = errors_and_page(run.place, run.page)
+    problems += more
     log(f"  load average at the end {load()}")
+    result["load_end"] = load()
+    result["problems"] = problems
+    result["ok"] = not problems
+    if args.json:
+        print(json.dumps(result), flush=True)
     if problems:
         log("FAIL: " + "; ".join(problems[:12]))
         return 1
     log("ok")
     return 0
+
+
+def said(key: str, part: dict[str, Any]) -> str:
+    if key == "report":
+        return (
+            f"{part['episodes']:,} episodes (script {part['script']:,}); per project x reason:"
+            f" {part['cells_exact']}/{part['cells']} cells exact"
+        )
+    kept = "everything kept" if part["everything_kept"] else "the oldest rotated away"
+    return (
+        f"{part['lines']:,} lines ({part['hook_records']:,} from hooks) in {part['files']}"
+        f" files, {part['bytes'] / 1e6:.1f} MB, {kept}"
+    )
 
 
 if __name__ == "__main__":

@@ -127,7 +127,9 @@ class Builder:
         agent = self.s.agent
         if agent == "gemini":
             body = copy.deepcopy(self.w.gemini.get(name) or {"hook_event_name": name})
-            body["transcript_path"] = f"{self.home}/.gemini/tmp/{self.s.project}/chats/{self.s.sid}.jsonl"
+            body["transcript_path"] = (
+                f"{self.home}/.gemini/tmp/{self.s.project}/chats/{self.s.sid}.jsonl"
+            )
         elif agent == "codex":
             body = copy.deepcopy(self.w.codex.get(name) or self.w.claude[name])
             body["transcript_path"] = f"{self.home}/.codex/sessions/rollout-{self.s.sid}.jsonl"
@@ -166,14 +168,21 @@ class Builder:
         if self.s.agent == "gemini":
             self.tool("run_shell_command", {"command": f"ls src/part{n}"})
         elif kind == 0:
-            self.tool("Bash", {"command": f"pytest -q tests/test_part{n}.py", "description": "run"},
-                      agent_id)  # fmt: skip
+            self.tool(
+                "Bash",
+                {"command": f"pytest -q tests/test_part{n}.py", "description": "run"},
+                agent_id,
+            )
         elif kind == 1:
             self.tool("Read", {"file_path": f"{self.s.cwd}/src/part{n}.py"}, agent_id)
         elif kind == 2:
             self.tool("Grep", {"pattern": f"def part{n}", "path": self.s.cwd}, agent_id)
         else:
-            edit = {"file_path": f"{self.s.cwd}/src/part{n}.py", "old_string": "a", "new_string": "b"}
+            edit = {
+                "file_path": f"{self.s.cwd}/src/part{n}.py",
+                "old_string": "a",
+                "new_string": "b",
+            }
             self.tool("Edit", edit, agent_id)
 
     def _as_agent(self, body: dict[str, Any], agent_id: str | None) -> None:
@@ -182,8 +191,14 @@ class Builder:
             body["agent_type"] = "general-purpose"
 
     def dialog(self, reason: str, **more: Any) -> Dialog:
-        d = Dialog(f"soak-d{len(self.w.dialogs) + 1}", self.s.sid, self.s.agent, self.s.project,
-                   reason, **more)  # fmt: skip
+        d = Dialog(
+            f"soak-d{len(self.w.dialogs) + 1}",
+            self.s.sid,
+            self.s.agent,
+            self.s.project,
+            reason,
+            **more,
+        )
         self.w.dialogs.append(d)
         return d
 
@@ -196,13 +211,23 @@ class Builder:
             pre.update(tool_name="run_shell_command", tool_input={"command": command})
             self.add("BeforeTool", pre, scale=0.3)
             note = self.base("Notification")
-            note.update(notification_type="ToolPermission", message="Tool requires execution",
-                        details={"type": "exec", "title": "Confirm Shell Command",
-                                 "command": command, "rootCommand": "make"})  # fmt: skip
+            note.update(
+                notification_type="ToolPermission",
+                message="Tool requires execution",
+                details={
+                    "type": "exec",
+                    "title": "Confirm Shell Command",
+                    "command": command,
+                    "rootCommand": "make",
+                },
+            )
             self.add("Notification", note, scale=0.3)
             post = self.base("AfterTool")
-            post.update(tool_name="run_shell_command", tool_input={"command": command},
-                        tool_response={"llmContent": "ok"})  # fmt: skip
+            post.update(
+                tool_name="run_shell_command",
+                tool_input={"command": command},
+                tool_response={"llmContent": "ok"},
+            )
             self.add("AfterTool", post, scale=3)
             return
         use = f"toolu_soak_{self.w.next_id()}"
@@ -216,8 +241,12 @@ class Builder:
         req.pop("tool_use_id", None)
         self._as_agent(req, agent_id)
         post = self.base("PostToolUse")
-        post.update(tool_name="Bash", tool_input=tool_input, tool_use_id=use,
-                    tool_response={"stdout": "deployed", "stderr": ""})  # fmt: skip
+        post.update(
+            tool_name="Bash",
+            tool_input=tool_input,
+            tool_use_id=use,
+            tool_response={"stdout": "deployed", "stderr": ""},
+        )
         self._as_agent(post, agent_id)
         if agent == "codex":  # no deciding hook: answered at the terminal
             self.add("PermissionRequest", req, scale=0.3)
@@ -228,11 +257,20 @@ class Builder:
         note = None
         if wait > 6:  # the client's permission Notification comes ~6 s after the dialog
             note = self.base("Notification")
-            note.update(notification_type="permission_prompt",
-                        message="Claude needs your permission to use Bash")  # fmt: skip
+            note.update(
+                notification_type="permission_prompt",
+                message="Claude needs your permission to use Bash",
+            )
             self._as_agent(note, agent_id)
-        self.add("PermissionRequest", req, scale=0.3, dialog=d, notify=note,
-                 resolve=None if d.answer == "denied" else post, answer_after=wait)  # fmt: skip
+        self.add(
+            "PermissionRequest",
+            req,
+            scale=0.3,
+            dialog=d,
+            notify=note,
+            resolve=None if d.answer == "denied" else post,
+            answer_after=wait,
+        )
         self.t += wait
 
     def claude_dialog(self) -> None:
@@ -251,16 +289,28 @@ class Builder:
             self.permission(agent_id)
             self.ordinary_tool(agent_id)
             stop = self.base("SubagentStop")
-            stop.update(agent_id=agent_id, agent_type="general-purpose", background_tasks=[],
-                        last_assistant_message="Subtask finished.")  # fmt: skip
+            stop.update(
+                agent_id=agent_id,
+                agent_type="general-purpose",
+                background_tasks=[],
+                last_assistant_message="Subtask finished.",
+            )
             self.add("SubagentStop", stop, scale=0.3)
         elif reason == "question":
             d = self.dialog("question")
-            tool_input = {"questions": [{
-                "question": f"Which layout for {d.token}?", "header": "Layout",
-                "options": [{"label": "Flat", "description": "one level"},
-                            {"label": "Nested", "description": "by module"}],
-                "multiSelect": False}]}  # fmt: skip
+            tool_input = {
+                "questions": [
+                    {
+                        "question": f"Which layout for {d.token}?",
+                        "header": "Layout",
+                        "options": [
+                            {"label": "Flat", "description": "one level"},
+                            {"label": "Nested", "description": "by module"},
+                        ],
+                        "multiSelect": False,
+                    }
+                ]
+            }
             self.tool("AskUserQuestion", tool_input)
         elif reason == "plan":
             d = self.dialog("plan")
@@ -268,8 +318,11 @@ class Builder:
         elif reason == "elicitation":
             d = self.dialog("elicitation")
             ask = self.base("Elicitation")
-            ask.update(mcp_server_name="tracker", message=f"Sign in to the tracker for {d.token}",
-                       requested_schema={"type": "object", "properties": {}})  # fmt: skip
+            ask.update(
+                mcp_server_name="tracker",
+                message=f"Sign in to the tracker for {d.token}",
+                requested_schema={"type": "object", "properties": {}},
+            )
             self.add("Elicitation", ask, scale=0.3)
             done = self.base("ElicitationResult")
             done.update(mcp_server_name="tracker", action="accept", content={})
@@ -277,8 +330,10 @@ class Builder:
         else:
             d = self.dialog("input")
             note = self.base("Notification")
-            note.update(notification_type="agent_needs_input",
-                        message=f"Auto mode needs your choice for {d.token}")  # fmt: skip
+            note.update(
+                notification_type="agent_needs_input",
+                message=f"Auto mode needs your choice for {d.token}",
+            )
             self.add("Notification", note, scale=0.3)
             self.ordinary_tool()  # the choice made, the turn goes on (its Stop ends the episode)
 
@@ -368,10 +423,22 @@ class WeekBuilder:
         self.error_rate = 0.04
         payloads = FIXTURES / "payloads"
         self.claude = {}
-        for name in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-                     "PermissionRequest", "PostToolBatch", "Notification", "Stop",
-                     "StopFailure", "SubagentStart", "SubagentStop", "SessionEnd", "PreCompact",
-                     "PostCompact"):  # fmt: skip
+        for name in (
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PermissionRequest",
+            "PostToolBatch",
+            "Notification",
+            "Stop",
+            "StopFailure",
+            "SubagentStart",
+            "SubagentStop",
+            "SessionEnd",
+            "PreCompact",
+            "PostCompact",
+        ):
             self.claude[name] = json.loads((payloads / f"{name}.json").read_text())
         self.claude["PermissionRequest"] = _fixture("payloads/PermissionRequest-Bash.json")
         self.claude["PreToolUse"] = _fixture("payloads/PreToolUse-Bash.json")
@@ -382,12 +449,20 @@ class WeekBuilder:
         self.claude["Elicitation"] = {**base, "hook_event_name": "Elicitation"}
         self.claude["ElicitationResult"] = {**base, "hook_event_name": "ElicitationResult"}
         self.codex = {
-            p.stem: json.loads(p.read_text()) for p in (FIXTURES / "codex" / "payloads").glob("*.json")
+            p.stem: json.loads(p.read_text())
+            for p in (FIXTURES / "codex" / "payloads").glob("*.json")
         }
         self.gemini = {
             name: _fixture(f"gemini/{name}.json")
-            for name in ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool",
-                         "Notification", "AfterAgent", "SessionEnd")  # fmt: skip
+            for name in (
+                "SessionStart",
+                "BeforeAgent",
+                "BeforeTool",
+                "AfterTool",
+                "Notification",
+                "AfterAgent",
+                "SessionEnd",
+            )
         }
 
     def next_id(self) -> int:
