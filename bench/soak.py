@@ -78,6 +78,7 @@ TOKEN = re.compile(r"soak-[dt]\d+")
 SAMPLE_S = 2.0
 GROWTH_MAX = 10.0  # % RSS after warm-up
 FLAT_SLACK = 2  # descriptors / threads: a request in flight at the moment of a sample
+FLOOR_S = 10.0  # each figure at warm-up and at the end: the least of the samples this long
 RECORDER = """import os, sys
 line = repr((sys.argv[2], os.environ.get("LOOKOUT_KIND"), os.environ.get("LOOKOUT_TITLE"),
              os.environ.get("LOOKOUT_BODY"))) + "\\n"
@@ -854,16 +855,15 @@ def events_check(place: Place, replay: Replay) -> tuple[list[str], dict[str, Any
     }
 
 
-def rows_for(procs: list[Proc], warm_s: float) -> list[tuple[Proc, Sample, Sample, Sample]]:
-    """(proc, warm sample, end sample, largest after warm-up) for each process that lived past
-    warm-up."""
+def rows_for(procs: list[Proc], warm_s: float) -> list[tuple[Proc, Sample, Sample]]:
+    """(proc, warm sample, largest after warm-up) for each process that lived past warm-up."""
     out = []
     for p in procs:
         if not p.samples:
             continue
         after = [s for s in p.samples if s.t >= p.samples[0].t + warm_s]
         if after:
-            out.append((p, after[0], p.samples[-1], max(after, key=lambda s: s.rss_kb)))
+            out.append((p, after[0], max(after, key=lambda s: s.rss_kb)))
     return out
 
 
@@ -872,31 +872,32 @@ def flat_min(samples: list[Sample], t: float, window: float, attr: str) -> int:
     return min(near) if near else int(getattr(samples[-1], attr))
 
 
-def judge_process(p: Proc, warm: Sample, end: Sample, biggest: Sample) -> dict[str, Any]:
-    """One long-lived process's figures. Growth counts the largest RSS after warm-up for serve
-    and bridge (they are sampled under load until the end); descriptors and threads at warm-up
-    and at the end are the least within a few samples (a request in flight is not a leak)."""
-    top = biggest.rss_kb if p.role in ("serve", "bridge") else end.rss_kb
+def judge_process(p: Proc, warm: Sample, biggest: Sample) -> dict[str, Any]:
+    """One long-lived process's figures. Each figure at warm-up and at the end is the least of
+    the samples within FLOOR_S: a request in flight (its buffers, its thread, its socket) is
+    not growth; a leak raises the floor. The largest after warm-up is shown beside them."""
     after = [s for s in p.samples if s.t >= warm.t]
+    end = p.samples[-1].t - FLOOR_S
+    rss_warm = flat_min(p.samples, warm.t, FLOOR_S, "rss_kb")
+    rss_end = min(s.rss_kb for s in p.samples if s.t >= end)
     return {
         "role": p.role,
         "pid": p.pid,
         "lived_s": round(p.lived(), 1),
         "samples": len(p.samples),
-        "rss_warm_kb": warm.rss_kb,
-        "rss_end_kb": end.rss_kb,
+        "rss_warm_kb": rss_warm,
+        "rss_end_kb": rss_end,
         "rss_max_kb": biggest.rss_kb,
-        "growth_pct": round((max(end.rss_kb, top) - warm.rss_kb) / warm.rss_kb * 100, 2),
-        "fds_warm": flat_min(p.samples, warm.t, 10, "fds"),
-        "fds_end": min(s.fds for s in p.samples[-5:]),
+        "growth_pct": round((rss_end - rss_warm) / rss_warm * 100, 2),
+        "fds_warm": flat_min(p.samples, warm.t, FLOOR_S, "fds"),
+        "fds_end": min(s.fds for s in p.samples if s.t >= end),
         "fds_max": max(s.fds for s in after),
-        "threads_warm": flat_min(p.samples, warm.t, 10, "threads"),
-        "threads_end": min(s.threads for s in p.samples[-5:]),
+        "threads_warm": flat_min(p.samples, warm.t, FLOOR_S, "threads"),
+        "threads_end": min(s.threads for s in p.samples if s.t >= end),
         "threads_max": max(s.threads for s in after),
-        # RSS at a quarter, half, three quarters and the end of its life after warm-up: a
-        # plateau or a slope
-        "rss_after_warm_kb": [
-            after[min(len(after) - 1, len(after) * q // 4)].rss_kb for q in (1, 2, 3, 4)
+        # RSS at warm-up and at each further quarter of the run: a plateau or a slope
+        "rss_quarters_kb": [
+            after[min(len(after) - 1, len(after) * q // 4)].rss_kb for q in range(5)
         ],
     }
 

@@ -357,7 +357,10 @@ class Builder:
             self.ordinary_tool()
             if i % 4 == 3 and self.s.agent == "claude":
                 batch = self.base("PostToolBatch")
-                batch["tool_calls"] = [{"tool_name": "Read", "tool_input": {"file_path": "x"}}]
+                # Each batch its own (as the client's: its calls' ids and inputs differ); two
+                # alike in a row with no change between are a duplicate delivery to lookout.
+                read = {"file_path": f"{self.s.cwd}/src/part{self.w.next_id()}.py"}
+                batch["tool_calls"] = [{"tool_name": "Read", "tool_input": read}]
                 self.add("PostToolBatch", batch, scale=0.3)
             if i == dialog_at:
                 if self.s.agent == "claude":
