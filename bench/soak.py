@@ -14,12 +14,17 @@ install.py built in a temporary HOME, with everything that lives long running th
 
 It prints, for each long-lived process (serve, bridge, each sender and poller process over its
 life): resident memory after warm-up and at the end, open descriptors and threads (from
-/proc/<pid>/status and /proc/<pid>/fd); the alerts expected (the script and the rules), sent
+/proc/<pid>/status and /proc/<pid>/fd, each the least of FLOOR_S of samples: a request in flight
+is not growth); the alerts expected (the script and the rules), sent
 (deliveries.jsonl), received, duplicated and lost, judged once the outbox is empty and every
 sender and poller has exited; and `lookout report --json` against the script's own count of
 dialogs per project and reason.
 
     python bench/soak.py [--minutes N | --days D] [--speed 100] [--rotate-bytes B] [--seed 1]
+                         [--keep] [--json]
+
+`--json` prints the figures as one JSON object on stdout (tests/test_bench.py asserts the goals
+from it) and the readable lines on stderr.
 
 The full week at 100x runs 101 minutes. Writes only to a temporary directory."""
 
