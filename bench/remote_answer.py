@@ -39,6 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PAYLOAD = json.loads(
     (ROOT / "tests" / "fixtures" / "payloads" / "PermissionRequest-Bash.json").read_text()
 )
+# One field, so that every surface may offer Allow (issue 31: a Home Assistant button's name is
+# one line; the captured request's `description` would be a second).
+PAYLOAD["tool_input"] = {"command": PAYLOAD["tool_input"]["command"]}
 sys.path.insert(0, str(ROOT))
 
 from lookout.remote import requests  # noqa: E402

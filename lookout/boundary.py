@@ -5,6 +5,8 @@ Never on the hook path, which fails open instead (runner._fail_open)."""
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 
 from lookout import paths, store
@@ -30,9 +32,56 @@ _ESCAPES = {
 _ESCAPES_KEEP_NEWLINES = {k: v for k, v in _ESCAPES.items() if k != 0x0A}
 
 
+# Characters that show as nothing, or hide or reorder the text around them, though they are no
+# control (the same set as the dashboard's static/remote.js INVISIBLE): format characters
+# (zero-width spaces and joiners, bidi marks and isolates, tags, the soft hyphen), line and
+# paragraph separators, private use and lone surrogates, the Hangul fillers and the variation
+# selectors. What shows a request escapes them; what steering types refuses them.
+_INVISIBLE_CATEGORIES = frozenset(("Cf", "Zl", "Zp", "Co", "Cs"))
+_INVISIBLE = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10)))
+_INVISIBLE_RANGES = ((0xE0100, 0xE01EF),)
+
+
+def invisible(ch: str) -> bool:
+    """Whether the character `ch` is one of those invisible ones (never a control: `visible`
+    escapes those)."""
+    o = ord(ch)
+    if o < 0xA0:
+        return False
+    import unicodedata  # only now: most command lines never show a request
+
+    return (
+        unicodedata.category(ch) in _INVISIBLE_CATEGORIES
+        or o in _INVISIBLE
+        or any(a <= o <= b for a, b in _INVISIBLE_RANGES)
+    )
+
+
 def visible(text: object, keep_newlines: bool = False) -> str:
     """`text` safe to print to a terminal: every control character shown as `\\x1b`-style text."""
     return str(text).translate(_ESCAPES_KEEP_NEWLINES if keep_newlines else _ESCAPES)
+
+
+def unsafe_socket(path: str, what: str) -> str | None:
+    """Why lookout may not talk to the Unix socket at `path` (a path another party could have
+    chosen: a registry file, a hook's $TMUX), or None: it must be absolute, a socket itself (no
+    symlink), owned by this user, in a directory owned by this user (or root) that no one else can
+    write. `what` names it in the answer ("its inbox socket", "its tmux socket")."""
+    if not os.path.isabs(path):
+        return f"{what} {path!r} is not an absolute path"
+    uid = os.geteuid()
+    try:
+        st = os.lstat(path)
+        parent = os.stat(os.path.dirname(path))
+    except OSError as exc:
+        return f"{what} {path} is not there ({exc.strerror})"
+    if not stat.S_ISSOCK(st.st_mode):
+        return f"{path} is not a socket"
+    if st.st_uid != uid:
+        return f"{path} is owned by uid {st.st_uid}, not by you"
+    if parent.st_uid not in (uid, 0) or parent.st_mode & 0o022:
+        return f"{os.path.dirname(path)} can be written by another user"
+    return None
 
 
 def guarded(command: Callable[[], int]) -> int:

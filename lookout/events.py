@@ -54,6 +54,8 @@ if TYPE_CHECKING:
         outcome: str | None
         episode: str | None
         observed_ms: int | None
+        # A reader's finding about a time: `stuck`'s last sign of life, `limit`'s lift time.
+        at_ms: int | None
         rule: str | None
 
 
@@ -334,6 +336,7 @@ def parse(
         "outcome": None,
         "episode": None,
         "observed_ms": None,
+        "at_ms": None,
         # `lookout suggest` replays approvals against rules: the exact one this dialog needed.
         "rule": permission_rule(tool_name, tool_input) if name == "PermissionRequest" else None,
     }
@@ -453,10 +456,29 @@ def _last_message(payload: dict[str, object], t: Texts) -> None:
         ]
 
 
+# What each StopFailure `error` means, in words (docs/statuses.md; the values of 2.1.332).
+FAILURES = {
+    "rate_limit": "rate or usage limit reached",
+    "overloaded": "the API is overloaded",
+    "authentication_failed": "the API key or login was refused",
+    "oauth_org_not_allowed": "this organization may not use Claude Code",
+    "account_on_hold": "the account is on hold",
+    "verification_required": "the account needs verifying",
+    "billing_error": "billing: no credit left or a payment problem",
+    "invalid_request": "the API refused the request as invalid",
+    "model_not_found": "the model was not found",
+    "server_error": "the API failed (server error)",
+    "max_output_tokens": "the reply hit the output token limit",
+    "cloud_credential_error": "the cloud provider refused the credentials",
+    "unknown": "the API call failed",
+}
+
+
 def _failure(payload: dict[str, object], t: Texts) -> None:
     error = _str(payload.get("error")) or "unknown"
     t["error"] = error
-    t["summary"] = one_line(f"{error}: {t['summary']}" if t["summary"] else error)
+    said = FAILURES.get(error, error)
+    t["summary"] = one_line(f"{said}: {t['summary']}" if t["summary"] else said)
 
 
 def _batch(payload: dict[str, object], t: Texts) -> None:
@@ -562,6 +584,7 @@ def observed(
     observed_ms: int | None = None,
     tool_name: str | None = None,
     summary: str = "",
+    at_ms: int | None = None,
 ) -> Event:
     """An event no hook delivered: what a reader proved (`Reconciled`) or the user said (`Ack`).
     `episode` is the one it ends (the machine ignores it once another is open); `observed_ms` is
@@ -599,5 +622,6 @@ def observed(
         "outcome": outcome,
         "episode": episode,
         "observed_ms": observed_ms,
+        "at_ms": at_ms,
         "rule": None,
     }

@@ -580,7 +580,8 @@ def _tool(rec: dict[str, Any]) -> str | None:
     if tool:
         return tool
     detail = _str(rec, "detail")  # a Notification-opened dialog: the pending call's tool
-    if detail and rec.get("status") == "attention":
+    # (a failed turn's detail is its error's code, no tool)
+    if detail and rec.get("status") == "attention" and rec.get("reason") != "error":
         return detail.rpartition(": ")[2] or None
     return None
 

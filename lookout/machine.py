@@ -13,6 +13,7 @@ from lookout.words import (
     ENDED,
     IDLE,
     SNAPSHOT_VERSION,
+    STUCK,
     WORKING,
 )
 from lookout.words import (
@@ -132,40 +133,67 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
     s = new_session(event) if session is None else session
     s["seq"] = int(s.get("seq", 0)) + 1
     duplicate = _is_duplicate(s, event)
-    late = (
-        not duplicate
-        and (event["name"] in ASYNC_EVENTS or event["agent"] in STAMPED_AGENTS)
-        and event["ts_ms"] < int(s.get("status_ms", 0))
-        and not _still_open(s, event)
-    )
+    late = not duplicate and _is_late(s, event)
     intents: list[Intent] = []
-    ended_before = s["status"] == ENDED
-    inert = duplicate or late or (ended_before and event["name"] != "SessionStart")
+    shown = _shown(s)
+    if event["name"] not in _OBSERVED:
+        _heard(s, event, duplicate)
     if late and event["name"] == "PreToolUse" and event["tool_use_id"]:
         actor = s["agents"].get(event["agent_id"]) if event["agent_id"] else s["main"]
         if actor is not None:
             _bind_call(actor, event)  # bookkeeping only: the status stays as it is
-    if not inert:
-        shown = (s["status"], s["reason"], s["detail"], s["episode"])
-        _touch(s, event)
-        _dispatch(s, event, intents)
-        _derive(s)
-        if event["name"] not in _OBSERVED:
-            s["hooks"] = True
-        if shown != (s["status"], s["reason"], s["detail"], s["episode"]):
-            s["changes"] = s.get("changes", 0) + 1
-        if shown != (s["status"], s["reason"], s["detail"], s["episode"]) or not s.get("evidence"):
+    if not (duplicate or late or (s["status"] == ENDED and event["name"] != "SessionStart")):
+        _step(s, event, intents)
+        if not s.get("evidence"):
             s["evidence"] = _evidence(event)
+    if shown != _shown(s):
+        s["changes"] = s.get("changes", 0) + 1
+        s["evidence"] = _evidence(event)
+    _stamp(s, event, duplicate)
+    record = _record(s, event, duplicate, late, intents)
+    for intent in intents:
+        intent["seq"] = s["seq"]
+    return s, record, intents
+
+
+def _is_late(s: Session, event: Event) -> bool:
+    """An async delivery that started before the status it would change (docs/state-model.md)."""
+    return (
+        (event["name"] in ASYNC_EVENTS or event["agent"] in STAMPED_AGENTS)
+        and event["ts_ms"] < int(s.get("status_ms", 0))
+        and not _still_open(s, event)
+    )
+
+
+def _shown(s: Session) -> tuple[object, ...]:
+    return s["status"], s["reason"], s["detail"], s["episode"]
+
+
+def _step(s: Session, event: Event, intents: list[Intent]) -> None:
+    """What the event means for the session (it is neither a duplicate nor late)."""
+    _touch(s, event)
+    _dispatch(s, event, intents)
+    _derive(s)
+    if event["name"] not in _OBSERVED:
+        s["hooks"] = True
+
+
+def _stamp(s: Session, event: Event, duplicate: bool) -> None:
+    """When the status last changed (what `late` is judged by), and the last event."""
     if not duplicate and s["recent"] and s["recent"][-1][0] == event["digest"]:
         s["recent"][-1][2:] = [s.get("changes", 0)]
         if event["name"] not in ("CwdChanged",):
             s["status_ms"] = max(int(s.get("status_ms", 0)), event["ts_ms"])
     s["updated_ms"] = max(int(s.get("updated_ms", 0)), event["ts_ms"])
     s["last_event"] = event["name"]
-    record = _record(s, event, duplicate, late, intents)
-    for intent in intents:
-        intent["seq"] = s["seq"]
-    return s, record, intents
+
+
+def _heard(s: Session, event: Event, duplicate: bool) -> None:
+    """A hook ran: the agent lives, whatever the event means (even late or twice). A session
+    shown stuck works again (docs/statuses.md)."""
+    s["heard_ms"] = max(int(s.get("heard_ms") or 0), event["ts_ms"])
+    if not duplicate and _wake(s):
+        _derive(s)
 
 
 # -- bookkeeping -------------------------------------------------------------------------------
@@ -261,8 +289,20 @@ def _set(actor: Actor, status: str, detail: str | None = None, summary: str | No
     actor["status"] = status
     actor["reason"] = None
     actor["detail"] = detail
+    actor.pop("tool_ms", None)  # a tool that runs says so again (_running_tool)
     if summary is not None:
         actor["summary"] = summary
+
+
+def _running_tool(actor: Actor, event: Event, at: int | None = None) -> None:
+    """The actor runs the tool its detail names, since `at` (the event's time): how long it
+    has run is shown, and a session running a tool is not stuck (docs/statuses.md)."""
+    if actor["status"] == WORKING and actor["detail"] and actor["detail"] not in _LAUNCHERS:
+        actor["tool_ms"] = event["ts_ms"] if at is None else at
+
+
+# Tools that start a subagent: the subagent's own hooks show its life, not the call.
+_LAUNCHERS = frozenset({"Agent", "Task"})
 
 
 # -- episodes ----------------------------------------------------------------------------------
@@ -516,6 +556,7 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
             intents[-1]["request"] = [event["agent_id"], event["prompt_id"], event["tool_key"]]
     else:
         _set(actor, WORKING, tool, event["summary"])
+        _running_tool(actor, event)
 
 
 def _bind_call(actor: Actor, event: Event) -> None:
@@ -668,8 +709,11 @@ def _stop_failure(s: Session, event: Event, intents: list[Intent]) -> None:
     turn = _turn_for(s, event)
     turn["stopped"] = True
     _raise(s, main, event, "error", intents, summary=event["summary"])
+    main["detail"] = event["error"]  # rate_limit, authentication_failed ... (docs/statuses.md)
     # The error is both the episode and the turn's outcome: notify once, as the outcome.
     opened = intents.pop() if intents and intents[-1]["kind"] == "error" else None
+    if opened is not None and event["error"]:
+        opened["error"] = event["error"]  # a sound plays resource.limit for a limit
     if failed_again and turn.get("outcome") is not None and opened is not None:
         intents.append(opened)  # the turn's outcome was decided by the first failure
         return
@@ -806,6 +850,14 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
     if outcome == "process_gone":
         _end(s, event, intents, "process_gone")
         return
+    timed = _TIMED.get(outcome or "")
+    if timed is not None:
+        timed(s, event, intents)
+        return
+    if _newer_than_quiet(s, event):
+        _wake(s)  # what the client left behind since the session went quiet: it lives
+    if outcome == "alive":
+        return
     if event["source"] == "client":
         _client_status(s, event, intents)
         return
@@ -820,6 +872,13 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
             return
         _interrupted(s, actor)
         return
+    _answered(s, actor, event, intents)
+
+
+def _answered(s: Session, actor: Actor, event: Event, intents: list[Intent]) -> None:
+    """The episode the finding names was answered (transcript, process): how decides what the
+    actor does next."""
+    outcome = event["outcome"]
     episode = actor.get("episode")
     if episode is None or episode["key"] != event["episode"]:
         return  # answered some other way already, or another dialog is open now
@@ -828,10 +887,93 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
         _forget_tool(actor, episode.get("tool_use_id"))  # answered: no later dialog's call
     if outcome == "approved":  # the approved tool runs (its process is there)
         _set(actor, WORKING, episode.get("tool_name"), episode.get("summary") or "")
-    elif outcome == "rejected" and not agent_id:
+        _running_tool(actor, event)
+    elif outcome == "rejected" and not event["agent_id"]:
         _interrupted(s, actor)  # "No" / Esc ends the turn: the prompt is back
     else:  # answered (the tool already returned), or refused and the agent goes on
         _set(actor, WORKING, "Thinking")
+
+
+# -- time passing with no event (lookout.silence judges it; readers and the sender record it) --
+
+
+def _stuck(s: Session, event: Event, intents: list[Intent]) -> None:
+    """Working, no tool running, and no sign of life since `at_ms` for the configured time:
+    `attention stuck`, one `stuck` alert. A finding older than the session's last hook, or a
+    session no longer plainly working, changes nothing."""
+    main = s["main"]
+    quiet = event["at_ms"]
+    # Shown working: nothing waits on the user (an attention anywhere would show instead).
+    if quiet is None or int(s.get("heard_ms") or 0) > quiet or s["status"] != WORKING:
+        return
+    before = {"status": main["status"], "detail": main["detail"], "summary": main["summary"]}
+    _raise(s, main, event, STUCK, intents, summary=event["summary"])
+    episode = main["episode"]
+    if episode is None:  # pragma: no cover - _raise always opens one
+        return
+    episode["since_ms"] = quiet  # its AGE is how long it has been silent
+    episode["quiet_ms"] = quiet
+    episode["before"] = before
+    main["detail"] = before["detail"]
+    if intents and intents[-1]["kind"] == STUCK:
+        intents[-1]["reason"] = STUCK
+        intents[-1]["message"] = event["summary"]
+
+
+def _wake(s: Session) -> bool:
+    """A stuck session shows a sign of life: it works again, as it did before it went quiet.
+    True when it was stuck."""
+    main = s["main"]
+    episode = main.get("episode")
+    if episode is None or episode["reason"] != STUCK:
+        return False
+    before = episode.get("before") or {}
+    main["episode"] = None
+    main["status"] = str(before.get("status") or WORKING)
+    main["reason"] = None
+    main["detail"] = before.get("detail")
+    main["summary"] = str(before.get("summary") or "")
+    return True
+
+
+def _newer_than_quiet(s: Session, event: Event) -> bool:
+    """A reader's proof of something the client did after the session went quiet."""
+    episode = s["main"].get("episode")
+    if episode is None or episode["reason"] != STUCK:
+        return False
+    return int(event["observed_ms"] or 0) > int(episode.get("quiet_ms") or 0)
+
+
+def _limit(s: Session, event: Event, intents: list[Intent]) -> None:
+    """When the usage limit that failed the turn lifts (`at_ms`), read by a reader from what
+    the client printed: kept on the error's episode, shown as `until`."""
+    episode = _limit_episode(s, event)
+    if episode is not None and event["at_ms"] and "until_ms" not in episode:
+        episode["until_ms"] = event["at_ms"]
+
+
+def _limit_lifted(s: Session, event: Event, intents: list[Intent]) -> None:
+    """The limit's time passed while the session still waits: one `limit_lifted` alert."""
+    episode = _limit_episode(s, event)
+    if episode is None or episode.get("lifted"):
+        return
+    until = episode.get("until_ms")
+    if not isinstance(until, int) or int(event["observed_ms"] or 0) < until:
+        return
+    episode["lifted"] = True
+    intent = _intent(s, event, "limit_lifted", reason=s["main"]["detail"] or "error")
+    intent["summary"] = intent["message"] = event["summary"]
+    intents.append(intent)
+
+
+def _limit_episode(s: Session, event: Event) -> Episode | None:
+    episode = s["main"].get("episode")
+    if episode is None or episode["reason"] != "error" or episode["key"] != event["episode"]:
+        return None
+    return episode
+
+
+_TIMED = {"stuck": _stuck, "limit": _limit, "limit_lifted": _limit_lifted}
 
 
 # What the client's `waitingFor` says a dialog is (2.1.332); any other text is still a dialog.
@@ -845,32 +987,43 @@ def _client_status(s: Session, event: Event, intents: list[Intent]) -> None:
     than lookout's own knowledge changes anything (a hook that came later wins)."""
     outcome = event["outcome"]
     observed = event["observed_ms"] or 0
-    main = s["main"]
     newer = observed > int(s.get("status_ms", 0))
     if outcome == "waiting":
         if newer and not _any_attention(s):
             reason = _WAITING_FOR.get(event["notification_type"] or "", "input")
-            _open_dialog(s, main, event, reason, intents)
+            _open_dialog(s, s["main"], event, reason, intents)
         return
     if outcome not in ("busy", "idle"):
         return  # a status this lookout does not know: no signal
-    # No dialog is open: every dialog that opened before this status was answered.
-    for agent_id, actor in [(None, main), *s["agents"].items()]:
+    _client_answered(s, event, intents, observed)
+    if newer:
+        _client_turn(s["main"], outcome)
+
+
+def _client_answered(s: Session, event: Event, intents: list[Intent], observed: int) -> None:
+    """No dialog is open (busy or idle): every dialog that opened before this status was
+    answered: Yes when the client is busy again, No or Esc when it is idle."""
+    busy = event["outcome"] == "busy"
+    for agent_id, actor in [(None, s["main"]), *s["agents"].items()]:
         episode = actor.get("episode")
         if episode is None or episode["reason"] not in _CLIENT_CLEARED:
             continue
         if int(episode["since_ms"]) >= observed:
             continue
-        how = "approved" if outcome == "busy" else "rejected"
-        _resolve(s, actor, event, intents, how)
-        if outcome == "busy":
+        _resolve(s, actor, event, intents, "approved" if busy else "rejected")
+        if busy:
             # The approved tool runs (an MCP call, a WebFetch: no hook until it returns).
             _set(actor, WORKING, episode.get("tool_name"), episode.get("summary") or "")
+            _running_tool(actor, event, observed)
         elif agent_id is None:
             _interrupted(s, actor)
         else:
             _set(actor, WORKING, "Thinking")
-    if not newer or main["status"] == ATTENTION:
+
+
+def _client_turn(main: Actor, outcome: str) -> None:
+    """A newer busy starts a turn no hook announced; a newer idle ends the one shown."""
+    if main["status"] == ATTENTION:
         return
     if outcome == "busy" and main["status"] == IDLE:
         _set(main, WORKING)  # a turn runs (a session without lookout's hooks: no prompt hook)

@@ -25,41 +25,28 @@ Signals (2.1.332):
 from __future__ import annotations
 
 import os
-import stat
-import time
 
-from lookout import _jsonfast, client_sessions, store, words
+from lookout import client_sessions, silence, store, transcript, words
 from lookout.platform import current as platform
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any, TypedDict
+    from typing import Any
 
     from lookout.client_sessions import Entry
-    from lookout.shapes import Actor, Intent, Record, Session
-
-    class Finding(TypedDict):
-        # transcript/process: approved | answered | rejected | denied | interrupted |
-        # process_gone; client: the client's own status, busy | waiting | idle
-        outcome: str
-        source: str  # transcript | process | client
-        agent_id: str | None
-        episode: str | None
-        observed_ms: int
-        waiting_for: str | None  # client `waiting`: "permission prompt", "input needed"
+    from lookout.shapes import Actor, Finding, Intent, Record, Session
+    from lookout.silence import Watch
 
 
-CHUNK = 64 * 1024
-# Past this many bytes from the end nothing is read: the proof of an answer is always near the
-# end while the status still claims a dialog (every later step would have fired hooks).
-TAIL_MAX_BYTES = 1024 * 1024
+CHUNK = transcript.CHUNK
+TAIL_MAX_BYTES = transcript.TAIL_MAX_BYTES
 INTERRUPT_MARK = "[Request interrupted by user"
 # Who may report attention that pages someone (docs/state-model.md): never a reader's inference.
 REPORTED = frozenset({"hook", "client"})
-_SNAPSHOT_MARK = "/shell-snapshots/snapshot-"
-_EVAL = "eval '"
-_EVAL_END = "' < /dev/null"
+# The transcript's readers, by their old names here (the tests read them so).
+_ts_ms = transcript.ts_ms
+_lines_backwards = transcript.lines_backwards
 
 
 # -- what the client left behind -----------------------------------------------------------------
@@ -67,65 +54,7 @@ _EVAL_END = "' < /dev/null"
 
 def transcript_of(session: Session, agent_id: str | None) -> str | None:
     """The transcript an actor writes: the session's, or its subagent's own file."""
-    path = session.get("transcript")
-    if not isinstance(path, str) or not path.endswith(".jsonl") or not os.path.isabs(path):
-        return None
-    if agent_id is None:
-        return path
-    base = path[: -len(".jsonl")]
-    name = "agent-" + "".join(c for c in agent_id if c.isalnum() or c in "-_") + ".jsonl"
-    return os.path.join(base, "subagents", name)
-
-
-def _open_regular(path: str) -> int | None:
-    """A read-only fd of a regular file, or None: never blocks on a FIFO someone put there."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    return fd
-
-
-def _lines_backwards(fd: int, max_bytes: int) -> Iterable[bytes]:
-    """Whole lines from the end of the file, newest first; a line cut by the bound is dropped."""
-    end = os.fstat(fd).st_size
-    pos = end
-    carry = b""
-    while pos > 0 and end - pos < max_bytes:
-        step = min(CHUNK, pos)
-        pos -= step
-        data = os.pread(fd, step, pos) + carry
-        lines = data.split(b"\n")
-        carry = lines[0] if pos > 0 else b""
-        for raw in reversed(lines[1:] if pos > 0 else lines):
-            if raw.strip():
-                yield raw
-
-
-def _entry(raw: bytes) -> dict[str, Any] | None:
-    try:
-        value = _jsonfast.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _ts_ms(entry: dict[str, Any]) -> int | None:
-    """A transcript line's `timestamp` ("2026-11-26T02:25:07.011Z") in epoch ms."""
-    text = entry.get("timestamp")
-    if not isinstance(text, str) or len(text) < 19:
-        return None
-    try:
-        import calendar  # only with a transcript to read: status --line rarely needs it
-
-        seconds = calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
-    except (ValueError, OverflowError):
-        return None
-    millis = int(text[20:23]) if len(text) >= 23 and text[20:23].isdigit() else 0
-    return seconds * 1000 + millis
+    return transcript.path_of(session, agent_id)
 
 
 def _user_texts(entry: dict[str, Any]) -> list[str]:
@@ -160,59 +89,52 @@ def scan_transcript(
 ) -> dict[str, Any]:
     """What the transcript says happened to one tool call, read backwards from the end:
     `result` ({"error": bool, "rejected": bool, "ts_ms"} or None), `interrupt_ms` (the newest
-    interrupt marker, after the call's tool_use line when there is one), `last_user_ms`."""
+    interrupt marker, after the call's tool_use line when there is one), `conversation` (the
+    newest conversational line's type)."""
     found: dict[str, Any] = {"result": None, "interrupt_ms": None, "conversation": None}
-    fd = _open_regular(path)
+    fd = transcript.open_regular(path)
     if fd is None:
         return found
-    result_needle = f'"tool_use_id":"{tool_use_id}"'.encode() if tool_use_id else None
     call_needle = f'"id":"{tool_use_id}"'.encode() if tool_use_id else None
     try:
-        for raw in _lines_backwards(fd, max_bytes):
-            if not (b'"type":"user"' in raw or b'"type":"assistant"' in raw):
-                continue  # bookkeeping lines (snapshots, api requests, modes): never parsed
-            entry = _entry(raw)
-            if entry is None or entry.get("type") not in ("user", "assistant"):
-                continue
+        for raw, entry in transcript.conversation_backwards(fd, max_bytes):
             if found["conversation"] is None:
-                found["conversation"] = entry.get("type")
+                found["conversation"] = entry["type"]
             if entry["type"] == "user":
-                if found["interrupt_ms"] is None and any(
-                    t.startswith(INTERRUPT_MARK) for t in _user_texts(entry)
-                ):
-                    found["interrupt_ms"] = _ts_ms(entry)
-                if result_needle and found["result"] is None and result_needle in raw:
-                    block = _tool_result(entry, str(tool_use_id))
-                    if block is not None:
-                        found["result"] = {
-                            "error": bool(block.get("is_error")),
-                            "rejected": entry.get("toolDenialKind") == "user-rejected",
-                            "ts_ms": _ts_ms(entry),
-                        }
+                _seen_user_line(found, raw, entry, tool_use_id)
             elif call_needle and call_needle in raw:
                 break  # the call itself: everything that answered it is behind us
-            if tool_use_id is None and found["conversation"] is not None:
+            if tool_use_id is None:
                 break  # no call to look for: only the newest conversational line matters
     finally:
         os.close(fd)
     return found
 
 
+def _seen_user_line(
+    found: dict[str, Any], raw: bytes, entry: dict[str, Any], tool_use_id: str | None
+) -> None:
+    """A user line, read backwards: the newest interrupt marker, and the call's result."""
+    if found["interrupt_ms"] is None and any(
+        t.startswith(INTERRUPT_MARK) for t in _user_texts(entry)
+    ):
+        found["interrupt_ms"] = transcript.ts_ms(entry)
+    needle = f'"tool_use_id":"{tool_use_id}"'.encode() if tool_use_id else None
+    if needle is None or found["result"] is not None or needle not in raw:
+        return
+    block = _tool_result(entry, str(tool_use_id))
+    if block is not None:
+        found["result"] = {
+            "error": bool(block.get("is_error")),
+            "rejected": entry.get("toolDenialKind") == "user-rejected",
+            "ts_ms": transcript.ts_ms(entry),
+        }
+
+
 def running_commands(pid: int) -> list[str]:
     """The commands the client's Bash tool runs right now (children of CLAUDE_PID; the platform
     layer reads them: /proc, or ps on macOS; unknown proves nothing)."""
-    commands = []
-    for _child, argv in platform.get().children(pid):
-        if len(argv) < 3 or argv[1] != "-c" or _SNAPSHOT_MARK not in argv[2]:
-            continue  # a hook (`/bin/sh -c <hook command>`) or anything else
-        script = argv[2]
-        start = script.find(_EVAL)
-        end = script.rfind(_EVAL_END)
-        if start == -1 or end <= start:
-            continue
-        quoted = script[start + len(_EVAL) : end]
-        commands.append(quoted.replace("'\\''", "'").replace("'\"'\"'", "'"))
-    return commands
+    return [command for _child, command in silence.bash_tools(pid)]
 
 
 def pid_alive(session: Session) -> bool | None:
@@ -236,60 +158,107 @@ def _actors(session: Session) -> list[tuple[str | None, Actor]]:
 
 
 def observe(
-    session: Session, now_ms: int, client: Entry | None, alive: bool | None
+    session: Session,
+    now_ms: int,
+    client: Entry | None,
+    alive: bool | None,
+    watch: Watch | None = None,
 ) -> list[Finding]:
     """Every proof that an open episode (or a working turn) of `session` is over, and what the
-    client's registry entry (`client`) says when nothing else proves anything. `alive`: the
-    process's liveness (pid_alive) as the caller just saw it, required so that no caller can
-    leave out the process's proof. Reads only."""
+    client's registry entry (`client`) says when nothing else proves anything; with `watch`,
+    what time passing proves (lookout.silence: stuck, back to life, a usage limit). `alive`:
+    the process's liveness (pid_alive) as the caller just saw it, required so that no caller
+    can leave out the process's proof. Reads only."""
     if session.get("status") == words.ENDED:
         return []
     if alive is False:
         return [_finding("process_gone", "process", None, None, now_ms)]
-    findings: list[Finding] = []
-    commands: list[str] | None = None
-    for agent_id, actor in _actors(session):
-        episode = actor.get("episode")
-        if actor.get("status") != words.ATTENTION or not isinstance(episode, dict):
-            continue
-        key = episode.get("key")
-        use_id = episode.get("tool_use_id") or _pending_id(actor, episode.get("tool_key"))
-        path = transcript_of(session, agent_id)
-        if use_id and path:
-            seen = scan_transcript(path, use_id)
-            result = seen["result"]
-            if result is not None:
-                at = result["ts_ms"] or now_ms
-                if not result["error"]:
-                    outcome = "answered"
-                elif agent_id is None and seen["interrupt_ms"] is not None:
-                    outcome, at = "rejected", max(at, seen["interrupt_ms"])
-                else:
-                    outcome = "denied"  # refused, and the agent goes on
-                findings.append(_finding(outcome, "transcript", agent_id, key, at))
-                continue
-        pid = session.get("pid")
-        if episode.get("tool_name") == "Bash" and isinstance(pid, int):
-            if commands is None:
-                commands = running_commands(pid)
-            summary = episode.get("summary") or ""
-            from lookout.events import first_line
-
-            if summary and any(first_line(c) == summary for c in commands):
-                findings.append(_finding("approved", "process", agent_id, key, now_ms))
-    main = session.get("main") or {}
-    if main.get("status") == words.WORKING and not findings:
-        path = transcript_of(session, None)
-        if path and _written_since(path, int(session.get("status_ms") or 0)):
-            seen = scan_transcript(path, None, CHUNK * 4)
-            at = seen["interrupt_ms"]
-            if seen["conversation"] == "user" and at and at > int(session.get("status_ms") or 0):
-                findings.append(_finding("interrupted", "transcript", None, None, at))
+    findings = _answers(session, now_ms) or _interrupt(session)
     if not findings and client is not None:
         said = _client_finding(session, client)
         if said is not None and _changes(session, said):
             findings.append(said)
+    if not findings and watch is not None:
+        findings = silence.judge(session, now_ms, client, alive, watch)
     return findings
+
+
+def _answers(session: Session, now_ms: int) -> list[Finding]:
+    """Each open dialog's answer: its call's result in the transcript, else (a Bash command)
+    its process running, approved."""
+    findings: list[Finding] = []
+    commands: dict[str, list[str]] = {}  # the running commands, asked once
+    for agent_id, actor in _actors(session):
+        episode = actor.get("episode")
+        if actor.get("status") != words.ATTENTION or not isinstance(episode, dict):
+            continue
+        found = _transcript_answer(session, agent_id, actor, now_ms) or _approved(
+            session, agent_id, episode, commands, now_ms
+        )
+        if found is not None:
+            findings.append(found)
+    return findings
+
+
+def _transcript_answer(
+    session: Session, agent_id: str | None, actor: Actor, now_ms: int
+) -> Finding | None:
+    """The dialog's call answered in the transcript: answered, rejected (No, Esc) or denied."""
+    episode: Any = actor.get("episode") or {}
+    use_id = episode.get("tool_use_id") or _pending_id(actor, episode.get("tool_key"))
+    path = transcript_of(session, agent_id)
+    if not (use_id and path):
+        return None
+    seen = scan_transcript(path, use_id)
+    result = seen["result"]
+    if result is None:
+        return None
+    at = result["ts_ms"] or now_ms
+    if not result["error"]:
+        outcome = "answered"
+    elif agent_id is None and seen["interrupt_ms"] is not None:
+        outcome, at = "rejected", max(at, seen["interrupt_ms"])
+    else:
+        outcome = "denied"  # refused, and the agent goes on
+    return _finding(outcome, "transcript", agent_id, episode.get("key"), at)
+
+
+def _approved(
+    session: Session,
+    agent_id: str | None,
+    episode: Any,
+    commands: dict[str, list[str]],
+    now_ms: int,
+) -> Finding | None:
+    """A Bash dialog whose very command runs as a child of the agent: approved."""
+    pid = session.get("pid")
+    summary = episode.get("summary") or ""
+    if episode.get("tool_name") != "Bash" or not isinstance(pid, int) or not summary:
+        return None
+    if "running" not in commands:
+        commands["running"] = running_commands(pid)
+    from lookout.events import first_line
+
+    if any(first_line(c) == summary for c in commands["running"]):
+        return _finding("approved", "process", agent_id, episode.get("key"), now_ms)
+    return None
+
+
+def _interrupt(session: Session) -> list[Finding]:
+    """Esc while Claude worked (no dialog): the transcript's interrupt marker, newer than the
+    status, with nothing after it."""
+    main = session.get("main") or {}
+    if main.get("status") != words.WORKING:
+        return []
+    path = transcript_of(session, None)
+    status_ms = int(session.get("status_ms") or 0)
+    if not path or not _written_since(path, status_ms):
+        return []
+    seen = scan_transcript(path, None, CHUNK * 4)
+    at = seen["interrupt_ms"]
+    if seen["conversation"] == "user" and at and at > status_ms:
+        return [_finding("interrupted", "transcript", None, None, at)]
+    return []
 
 
 def _client_finding(session: Session, client: Entry) -> Finding | None:
@@ -316,6 +285,8 @@ def _event(session_id: str, f: Finding) -> dict[str, Any]:
         agent_id=f["agent_id"],
         episode=f["episode"],
         observed_ms=f["observed_ms"],
+        at_ms=f.get("at_ms"),
+        summary=f.get("summary") or "",
     )
     event["notification_type"] = f.get("waiting_for")
     return dict(event)
@@ -351,14 +322,7 @@ def _written_since(path: str, ms: int) -> bool:
 def _finding(
     outcome: str, source: str, agent_id: str | None, episode: str | None, at: int
 ) -> Finding:
-    return {
-        "outcome": outcome,
-        "source": source,
-        "agent_id": agent_id,
-        "episode": episode,
-        "observed_ms": at,
-        "waiting_for": None,
-    }
+    return silence.finding(outcome, source, agent_id, episode, at)
 
 
 # -- through the store ---------------------------------------------------------------------------
@@ -399,6 +363,7 @@ def reconcile(
     open_ones = _open_sessions(state_dir, read) if session_ids is None else None
     written: list[Record] = []
     intents: list[Intent] = []
+    timed: list[Watch] = []  # what time passing proves needs the config: read once, if at all
     for session_id in open_ones or session_ids or ():
         if open_ones is not None:
             snapshot: Session | None = open_ones[session_id]
@@ -408,8 +373,11 @@ def reconcile(
             continue
         entry = registry.get(session_id)
         live = pid_alive(snapshot) if snapshot.get("status") != words.ENDED else None
-        findings = observe(snapshot, now_ms, entry, live)
+        if not timed and snapshot.get("status") in (words.WORKING, words.ATTENTION):
+            timed.append(watch(state_dir, now_ms))
+        findings = observe(snapshot, now_ms, entry, live, timed[0] if timed else None)
         meta = _meta(snapshot, entry) if entry is not None else {}
+        findings = _noted(findings, meta)
         if findings or meta:
             changed = _apply(state_dir, session_id, findings, intents, meta)
             if read is not None:  # the file may have changed (a record, or only the name)
@@ -425,6 +393,24 @@ def reconcile(
                 written += _adopt(state_dir, entry, now_ms, intents)
     _notify(state_dir, intents)
     return written
+
+
+def watch(state_dir: str, now_ms: int) -> Watch:
+    """What judging silence needs: `[sessions] stuck_after_s` from the config the hooks cache
+    (the default when it cannot be read), and when the machine last woke from sleep."""
+    # Through notify.handle, which reads the hooks' cached config already (one arrow up).
+    from lookout.notify.handle import stuck_after_s
+
+    return silence.watch(state_dir, now_ms, stuck_after_s(state_dir))
+
+
+def _noted(findings: list[Finding], meta: dict[str, Any]) -> list[Finding]:
+    """A failure read for a usage limit that names no time is kept as read (`limit_read`,
+    written with the snapshot like the client's name: no event, nothing to show)."""
+    for f in findings:
+        if f["outcome"] == "limit" and not f.get("at_ms"):
+            meta["limit_read"] = f["episode"]
+    return [f for f in findings if f["outcome"] != "limit" or f.get("at_ms")]
 
 
 def _meta(session: Session, entry: Entry) -> dict[str, Any]:
@@ -583,12 +569,18 @@ def _episode_key(actor: Actor) -> str | None:
 
 
 def _shape(session: Session) -> object:
-    """What a Reconciled event may change: statuses and open episodes."""
+    """What a Reconciled event may change: statuses, open episodes, and what is known of a
+    usage limit (its time, whether it lifted)."""
     return [
         session.get("status"),
         session.get("ended_reason"),
-        [(a["status"], _episode_key(a)) for _, a in _actors(session)],
+        [(a["status"], _episode_key(a), _limit_of(a)) for _, a in _actors(session)],
     ]
+
+
+def _limit_of(actor: Actor) -> tuple[object, object]:
+    episode: Any = actor.get("episode") or {}
+    return episode.get("until_ms"), episode.get("lifted")
 
 
 def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> Record | None:

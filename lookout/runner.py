@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
     from lookout.agents.base import Agent
-    from lookout.shapes import Intent
+    from lookout.shapes import Intent, Session
 
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
@@ -323,6 +323,7 @@ def _record_payload(
         event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
     with store.Locked(state_dir) as st:
         before = st.read_session(event["session_id"])
+        was = before.get("status") if before is not None else None  # apply changes `before`
         session, line, intents = machine.apply(before, event)
         if store.newer(before, words.SNAPSHOT_VERSION):
             # A newer lookout's snapshot: the event is recorded, the snapshot left as it is
@@ -333,6 +334,41 @@ def _record_payload(
             st.write_session(session)
         st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
     _notify(intents, state_dir)
+    if _timed(was, session, event["name"]):
+        _start_timers(state_dir, session)
+
+
+def _timed(was: object, session: Session, name: str) -> bool:
+    """The event starts what only time passing can end (lookout.notify.timers): a turn of a
+    session whose process lookout knows (it may go stuck), or a turn failed on a limit (it may
+    lift). Costs a few comparisons; most events are neither. A session first heard of mid-turn
+    is armed by its next turn (its first hook then pays nothing more than any other)."""
+    if name == "StopFailure":
+        return session["status"] == words.ATTENTION
+    started = name in _TURN_STARTS or was not in (None, words.WORKING)
+    return started and session["status"] == words.WORKING and isinstance(session.get("pid"), int)
+
+
+_TURN_STARTS = frozenset({"UserPromptSubmit", "UserPromptExpansion"})
+
+
+def _start_timers(state_dir: str, session: Session) -> None:
+    """Make sure a sender runs its timers, when some rule sends what they may find: its lock
+    free (none runs), the cached config asked, then the same detached start as for a job. The
+    hook never waits for it."""
+    fd = store.try_lock(paths.join(state_dir, store.SENDER_LOCK))
+    if fd is None:
+        return  # a sender runs: it looks at every session itself
+    posix.close(fd)
+    from lookout.config import cache
+    from lookout.config.sessions import timed_kinds
+
+    cwd = session.get("cwd")
+    if not timed_kinds(cache.load_cached(state_dir, cwd if isinstance(cwd, str) else None)):
+        return
+    from lookout import spawn
+
+    spawn.spawn(state_dir, paths.join(state_dir, store.OUTBOX), [cwd] if cwd else [])
 
 
 def _notify(intents: list[Intent], state_dir: str) -> None:

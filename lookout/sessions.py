@@ -69,6 +69,10 @@ class Row(TypedDict):
     waiting_ms: int | None
     print_mode: bool
     agents: list[Child]
+    # A failed turn's usage limit: when it lifts (epoch ms), read from what the client printed.
+    until_ms: int | None
+    # The tool it runs now, as its hooks saw it start: {"name", "since", "running_s"}.
+    tool: dict[str, Any] | None
     # The shortest start of its id, SHORT_ID at least, that no other session's id shares.
     short_id: NotRequired[str]
     # Where its tmux pane is now, resolved live by jump.tmux_json (status --json, /api/sessions).
@@ -256,8 +260,32 @@ def present(
         "waiting_ms": waiting,
         "print_mode": words.print_mode(snapshot.get("entrypoint")),
         "agents": _children(snapshot),
+        "until_ms": until_of(snapshot) if status == "attention" else None,
+        "tool": tool_of(snapshot, now_ms) if status == "working" else None,
     }
     return row
+
+
+def until_of(snapshot: Mapping[str, Any]) -> int | None:
+    """When the usage limit that failed the session's turn lifts, once a reader read it."""
+    main = snapshot.get("main")
+    episode = main.get("episode") if isinstance(main, dict) else None
+    until = episode.get("until_ms") if isinstance(episode, dict) else None
+    return until if isinstance(until, int) and until > 0 else None
+
+
+def tool_of(snapshot: Mapping[str, Any], now_ms: int) -> dict[str, Any] | None:
+    """The tool the session runs, and for how long: what its hooks saw start and not end (the
+    main thread's, else a subagent's)."""
+    actors = [snapshot.get("main"), *(snapshot.get("agents") or {}).values()]
+    for actor in actors:
+        if not isinstance(actor, dict) or actor.get("status") != "working":
+            continue
+        since, name = actor.get("tool_ms"), actor.get("detail")
+        if isinstance(since, int) and isinstance(name, str):
+            running = max(0, now_ms - since) // 1000
+            return {"name": name, "since": store.rfc3339(since), "running_s": running}
+    return None
 
 
 def label(session: Mapping[str, Any]) -> str:

@@ -29,6 +29,8 @@ Kind = Literal[
     "session_end",
     "message",
     "resolved",
+    "stuck",
+    "limit_lifted",
 ]
 Agent = str  # a lookout.agents.registry name: open, since agents get added
 ContentLevel = Literal["full", "summary", "none"]
@@ -47,7 +49,14 @@ class Episode(TypedDict):
     tool_use_id: str | None
     since_ms: int
     summary: str
-    by: NotRequired[str]  # who reported it: hook | client (docs/state-model.md)
+    by: NotRequired[str]  # who reported it: hook | client | silence (docs/state-model.md)
+    # `stuck`: the last sign of life, and what the actor showed before it went quiet.
+    quiet_ms: NotRequired[int]
+    before: NotRequired[dict[str, Any]]
+    # `error` on a usage limit: when it lifts (read from what the client printed), and whether
+    # the `limit_lifted` alert went out.
+    until_ms: NotRequired[int]
+    lifted: NotRequired[bool]
 
 
 class Actor(TypedDict):
@@ -65,6 +74,7 @@ class Actor(TypedDict):
     started_ms: NotRequired[int]
     ended_ms: NotRequired[int | None]
     done_tools: NotRequired[list[str]]
+    tool_ms: NotRequired[int]  # since when it runs the tool its detail names (a PreToolUse)
     # How its last permission episode ended: {"episode": key, "answer": allowed | denied | None,
     # "by": "in the terminal" | "by <who>" | None}.
     answered: NotRequired[dict[str, str | None]]
@@ -116,10 +126,29 @@ class Session(TypedDict):
     where: NotRequired[dict[str, str] | None]  # terminal location ids (events.where)
     pid_start: NotRequired[int | None]  # the pid's start time (procs.stat): reuse-safe liveness
     hooks: NotRequired[bool]  # False: known only from the client's registry (no hook fired)
-    # What proved the status: hook | client | transcript | process | user.
+    # What proved the status: hook | client | transcript | process | user | silence.
     evidence: NotRequired[str]
+    heard_ms: NotRequired[int]  # the last hook's time, whatever it meant: a sign of life
+    limit_read: NotRequired[str]  # the failure read for a usage limit that named no time
     name: NotRequired[str | None]  # the client's display name (its registry's `name`)
     name_source: NotRequired[str | None]  # `derived` (from the folder), else user/client-set
+
+
+class Finding(TypedDict):
+    """What a reader proved about a session (lookout.reconcile, lookout.silence), recorded as a
+    `Reconciled` event."""
+
+    # transcript/process: approved | answered | rejected | denied | interrupted |
+    # process_gone; client: the client's own status, busy | waiting | idle; silence: stuck |
+    # alive; a usage limit: limit (read) | limit_lifted (its time passed)
+    outcome: str
+    source: str  # transcript | process | client | silence | hook | clock
+    agent_id: str | None
+    episode: str | None
+    observed_ms: int
+    waiting_for: str | None  # client `waiting`: "permission prompt", "input needed"
+    at_ms: NotRequired[int | None]  # stuck: the last sign of life; limit: when it lifts
+    summary: NotRequired[str]  # what an alert says of it (stuck's evidence, a lift's time)
 
 
 class Record(TypedDict):
@@ -184,6 +213,7 @@ class Intent(TypedDict):
     by: NotRequired[str]  # ...and who answered, when known ("in the terminal", "the dashboard")
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
+    error: NotRequired[str]  # on a failed turn: the API's error code (rate_limit, ...)
 
 
 # -- notifications ---------------------------------------------------------------------------------
@@ -230,6 +260,8 @@ class Config(TypedDict):
     # [remote] (config.REMOTE_DEFAULTS: enabled, wait_s, tools, allow_always, url); only ever
     # from the user's own file.
     remote: dict[str, Any]
+    # [sessions] (config.sessions.SESSIONS_DEFAULTS: stuck_after_s); the user's own file only.
+    sessions: NotRequired[dict[str, Any]]
 
 
 class Escalation(TypedDict):

@@ -39,6 +39,7 @@ DELIVERIES_LOCK = "deliveries.lock"  # deliveries.jsonl: the senders' own, never
 CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for hooks
 TRUST = "trust.json"  # `lookout trust`: project file path -> sha256 of its exact bytes
 MAINTAINED = "maintained.json"  # when the sender last swept the state directory
+CLOCK = "clock.json"  # how long the machine had slept, and when it last woke (lookout.silence)
 
 # Retention: how long bookkeeping entries live before they are forgotten.
 DAY_MS = 24 * 3600 * 1000

@@ -44,6 +44,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "session_end": {"title": "{session} · session ended", "message": "{reason}"},
     "message": {"title": "{session}", "message": "{message}"},
     "resolved": {"title": "{session} · {reason} handled", "message": "after {duration}"},
+    "stuck": {"title": "{session} · stuck? nothing moves", "message": "{message}"},
+    "limit_lifted": {"title": "{session} · usage limit lifted", "message": "{message}"},
 }
 # Used instead of a default title whose {duration} is unknown ("done in " reads badly).
 _NO_DURATION = {"done": "{session} · done", "resolved": "{session} · {reason} handled"}

@@ -28,7 +28,13 @@ KINDS = (
     "session_end",
     "message",
     "resolved",
+    # Sent when time passes with no event (lookout.timers): a working session gone silent, and
+    # a usage limit that lifted while its session still waits.
+    "stuck",
+    "limit_lifted",
 )
+# The reason of an attention nothing reported, inferred from silence (docs/statuses.md).
+STUCK = "stuck"
 
 # The agents `lookout start` can start and `say` can type into (lookout.steer.agents).
 STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
@@ -46,7 +52,8 @@ JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
 # 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits
 # (`remote`, `updatable`, `loud`: what the rules read without loading lookout/channels/).
-CONFIG_CACHE_VERSION = 5
+# 6: and the `sessions` table.
+CONFIG_CACHE_VERSION = 6
 
 # Every file lookout writes, with the format of what this version writes there
 # (docs/state-files.md). Format 1 is the shape every version so far has written; where a file of
@@ -68,6 +75,7 @@ FORMATS = {
     "trust.json": 1,
     "bridge-cursor.json": 1,
     "maintained.json": 1,
+    "clock.json": 1,
     "serve.json": 1,
     "serve.codes": 1,
     "suggest-applied.json": 1,

@@ -4,7 +4,7 @@ answerCallbackQuery, getUpdates), their parameters as JSON, form or query string
 `{"ok": true, "result": ...}` / `{"ok": false, "error_code", "description"}` envelope with the
 Bot API's own error texts, update_id offsets (an update is dropped once getUpdates is called with
 a higher offset), long polling (`timeout`) and the 409 a second concurrent getUpdates causes.
-`press()` is a user tapping an inline button."""
+`press()` is a user tapping an inline button, `message()` one sending a message (or a reply)."""
 
 from __future__ import annotations
 
@@ -94,6 +94,46 @@ class BotApi:
             )
             self._cond.notify_all()
         return qid
+
+    def message(
+        self,
+        text: str,
+        user_id: int,
+        chat_id: int | None = None,
+        reply_to: int | None = None,
+        kind: str = "message",
+        **extra: Any,
+    ) -> int:
+        """A user sends `text` in the chat (`reply_to`: as a reply to that message of the chat;
+        `kind`: edited_message for an edit): a message update; returns the message's id."""
+        chat = chat_id if chat_id is not None else next(iter(self.chats))
+        message: dict[str, Any] = {
+            "message_id": next(self._ids),
+            "from": {"id": user_id, "is_bot": False, "first_name": "U"},
+            "chat": {"id": chat, "type": "private"},
+            "date": int(time.time()),
+            "text": text,
+            **extra,
+        }
+        if reply_to is not None:
+            message["reply_to_message"] = self.messages.get((chat, reply_to)) or {
+                "message_id": reply_to,
+                "chat": {"id": chat, "type": "private"},
+                "date": int(time.time()),
+                "text": "?",
+            }
+        with self._cond:
+            self.updates.append({"update_id": next(self._update_ids), kind: message})
+            self._cond.notify_all()
+        return int(message["message_id"])
+
+    def replies(self, message_id: int) -> list[str]:
+        """The texts the bot sent as replies to message `message_id`."""
+        return [
+            p["text"]
+            for p in self.sent("sendMessage")
+            if (p.get("reply_parameters") or {}).get("message_id") == message_id
+        ]
 
     def sent(self, method: str) -> list[dict[str, Any]]:
         return [params for _, method_, params in self.calls if method_ == method]

@@ -187,13 +187,14 @@ def test_an_approved_long_tool_is_working_and_a_later_hook_wins(state_dir: Path)
     assert reconcile.reconcile(str(state_dir)) == []
 
 
-@pytest.mark.parametrize(("status", "answer"), [("busy", "approved"), ("idle", "denied")])
+@pytest.mark.parametrize(("status", "answer"), [("busy", "approved"), ("idle", "unknown")])
 def test_a_dialog_the_clients_file_ended_is_counted_as_the_client_said(
     state_dir: Path, status: str, answer: str
 ) -> None:
     """The sender's watch (or a reader) can see the client's `busy` before the hook of the tool
     that then runs (on a busy machine, a second): the ledger counts that approval, as the state
-    machine does, and `lookout suggest` sees it."""
+    machine does, and `lookout suggest` sees it. Its `idle` says only that the dialog closed and
+    the call did not run (No, Esc or an interrupt): the ledger does not guess which."""
     from lookout import ledger
 
     t = int(time.time() * 1000) - 5000

@@ -83,7 +83,41 @@ def test_stop_carries_the_last_message_and_running_background_tasks() -> None:
 def test_stop_failure_summary_names_the_error() -> None:
     event = events.parse(payload("StopFailure-rate_limit"), {}, 1, "d", None)
     assert event["error"] == "rate_limit"
-    assert event["summary"].startswith("rate_limit: API Error")
+    assert event["summary"] == (
+        "rate or usage limit reached: API Error: Request rejected (429) · mock error 429"
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        ("authentication_failed", "the API key or login was refused"),
+        ("billing_error", "billing: no credit left or a payment problem"),
+        ("overloaded", "the API is overloaded"),
+        ("server_error", "the API failed (server error)"),
+        ("max_output_tokens", "the reply hit the output token limit"),
+        ("something_new", "something_new"),  # a value this lookout does not know: as it came
+    ],
+)
+def test_every_stop_failure_error_reads_as_words(error: str, said: str) -> None:
+    body = {"session_id": "s", "hook_event_name": "StopFailure", "error": error}
+    assert events.parse(body, {}, 1, "d", None)["summary"] == said
+    body["last_assistant_message"] = "API Error: 401 invalid x-api-key"
+    assert (
+        events.parse(body, {}, 1, "d", None)["summary"]
+        == f"{said}: API Error: 401 invalid x-api-key"
+    )
+
+
+def test_every_documented_stop_failure_error_has_words() -> None:
+    # claude-code-hooks.md's StopFailure `error` values (2.1.332)
+    documented = [
+        *("rate_limit", "overloaded", "authentication_failed", "oauth_org_not_allowed"),
+        *("account_on_hold", "verification_required", "billing_error", "invalid_request"),
+        *("model_not_found", "server_error", "max_output_tokens", "cloud_credential_error"),
+        "unknown",
+    ]
+    assert sorted(events.FAILURES) == sorted(documented)
 
 
 def test_prompt_summary_is_its_first_line_and_task_notifications_are_named() -> None:

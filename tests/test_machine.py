@@ -119,8 +119,9 @@ EXPECTED: dict[str, tuple[str, str | None, str | None]] = {
     "SessionStart-startup": ("idle", None, None),
     "Setup": ("working", None, "Setup"),
     "Stop": ("idle", None, None),
-    "StopFailure": ("attention", "error", None),
-    "StopFailure-rate_limit": ("attention", "error", None),
+    "StopFailure": ("attention", "error", "rate_limit"),
+    "StopFailure-rate_limit": ("attention", "error", "rate_limit"),
+    "StopFailure-usage_limit": ("attention", "error", "rate_limit"),
     "SubagentStart": ("working", None, None),
     "SubagentStart-general-purpose": ("working", None, None),
     "SubagentStop": ("working", None, None),
@@ -530,7 +531,8 @@ def test_stop_failure_is_attention_error_and_the_outcome() -> None:
     )
     assert run.status == ("attention", "error")
     assert [i["kind"] for i in out] == ["error"]
-    assert out[0]["summary"].startswith("rate_limit")
+    assert out[0]["summary"] == "rate or usage limit reached: API Error: Request rejected (429)"
+    assert run.detail == "rate_limit"  # the error's code, what a rule or script reads
     assert "429" in out[0]["message"]
     assert out[0]["episode"]
     out = run(ev("UserPromptSubmit", prompt="try again", prompt_id="p2"))
@@ -1156,3 +1158,161 @@ def test_the_async_events_are_hookspecs() -> None:
     # machine writes them out (a hook does not load hookspec); SessionEnd is async but ends all.
     registered = {name for name, _, is_async in hookspec.EVENTS if is_async}
     assert registered - {"SessionEnd"} == machine.ASYNC_EVENTS
+
+
+# -- time passing with no event (issue 32: stuck sessions and usage limits) ------------------------
+
+
+# Later than every time the module's clock hands out: these tests place their events themselves.
+T = 1_900_000_000_000
+
+
+def found(outcome: str, ts: int, **fields: Any) -> Any:
+    """A reader's Reconciled finding, as lookout.reconcile builds it."""
+    return events.observed(
+        "Reconciled",
+        SID,
+        ts,
+        source=fields.pop("source", "silence"),
+        outcome=outcome,
+        observed_ms=fields.pop("observed_ms", ts),
+        **fields,
+    )
+
+
+def stuck_run() -> tuple[Run, int]:
+    """A turn thinking since its last hook, then found silent for 10 minutes."""
+    run = started()
+    run(ev("PreToolUse", ts=T + 50_000, **bash("make")))
+    run(ev("PostToolUse", ts=T + 60_000, **bash("make")))
+    assert (run.status, run.detail) == (("working", None), "Thinking")
+    out = run(
+        found("stuck", T + 660_000, at_ms=T + 60_000, summary="silent since 10:01 (10m): no hook")
+    )
+    assert [i["kind"] for i in out] == ["stuck"]
+    assert (out[0]["reason"], out[0]["message"]) == ("stuck", "silent since 10:01 (10m): no hook")
+    return run, T + 660_000
+
+
+def test_a_silent_turn_is_stuck_once_with_its_evidence() -> None:
+    run, at = stuck_run()
+    assert run.status == ("attention", "stuck")
+    assert run.detail == "Thinking"  # what it was doing when it went quiet
+    assert run.session is not None
+    assert run.session["evidence"] == "silence"
+    assert run.session["since_ms"] == T + 60_000  # its AGE: how long it has been silent
+    assert run.session["summary"] == "silent since 10:01 (10m): no hook"
+    # The same finding again (another reader, the sender) changes nothing and sends nothing.
+    assert run(found("stuck", at + 5000, at_ms=T + 60_000, summary="again")) == []
+    assert run.status == ("attention", "stuck")
+
+
+def test_any_hook_brings_a_stuck_session_back_to_work() -> None:
+    run, at = stuck_run()
+    out = run(ev("PreToolUse", ts=at + 1000, **bash("make test", "toolu_2")))
+    assert out == []  # no `resolved`: nobody answered anything
+    assert (run.status, run.detail) == (("working", None), "Bash")
+    assert run.session is not None and run.session["evidence"] == "hook"
+
+
+def test_a_late_async_hook_still_proves_it_lives() -> None:
+    # An async PostToolUse that started before the stuck finding and landed after it: late (its
+    # meaning is stale), but a hook ran, so the session is not stuck.
+    run, at = stuck_run()
+    record_count = len(run.records)
+    run(ev("PostToolUse", ts=at - 1000, **bash("make")))
+    assert run.records[record_count]["late"] is True
+    assert run.status == ("working", None)
+
+
+def test_a_readers_sign_of_life_brings_it_back_and_an_older_one_does_not() -> None:
+    run, at = stuck_run()
+    run(
+        found("alive", at + 10, source="transcript", observed_ms=T + 30_000)
+    )  # before it went quiet
+    assert run.status == ("attention", "stuck")
+    run(found("alive", T + 700_000, source="transcript"))
+    assert (run.status, run.detail) == (("working", None), "Thinking")
+    assert run.session is not None and run.session["evidence"] == "transcript"
+
+
+def test_the_registry_going_idle_wakes_it_and_ends_the_turn() -> None:
+    run, _ = stuck_run()
+    run(found("idle", T + 700_000, source="client"))
+    assert run.status == ("idle", None)
+
+
+def test_ack_clears_a_stuck_session() -> None:
+    run, at = stuck_run()
+    out = run(events.observed("Ack", SID, at + 5000, source="user", outcome="ack"))
+    assert [i["kind"] for i in out] == ["resolved"]
+    assert run.status == ("idle", None)
+
+
+def test_a_stale_stuck_finding_changes_nothing() -> None:
+    run = started()
+    run(ev("PreToolUse", ts=T + 900_000, **bash("make")))  # a hook after the quiet point it names
+    assert run(found("stuck", T + 660_000, at_ms=T + 60_000, summary="x")) == []
+    assert run.status == ("working", None)
+    idle = started()
+    idle(ev("Stop", ts=T + 70_000, last_assistant_message="done"))
+    assert idle(found("stuck", T + 660_000, at_ms=T + 60_000, summary="x")) == []
+    assert idle.status == ("idle", None)
+
+
+def test_a_session_working_only_for_its_background_agent_wakes_to_that() -> None:
+    run = started()
+    run(ev("SubagentStart", ts=T + 50_000, agent_id="a1", agent_type="general-purpose"))
+    stop = {"background_tasks": [{"id": "a1", "type": "subagent", "status": "running"}]}
+    run(ev("Stop", ts=T + 60_000, last_assistant_message="started it", **stop))
+    assert (run.status, run.detail) == (("working", None), "1 background agent")
+    run(found("stuck", T + 660_000, at_ms=T + 60_000, summary="x"))
+    assert run.status == ("attention", "stuck")
+    run(ev("PostToolUse", ts=T + 700_000, agent_id="a1", **bash("ls")))
+    assert run.status == ("working", None)
+    assert run.session is not None and run.session["main"]["status"] == "idle"
+
+
+def test_a_tool_its_hooks_saw_start_is_timed_until_it_ends() -> None:
+    run = started()
+    run(ev("PreToolUse", ts=T + 50_000, **bash("sleep 30")))
+    assert run.session is not None
+    assert run.session["main"]["tool_ms"] == T + 50_000
+    run(ev("PostToolUse", ts=T + 80_000, **bash("sleep 30")))
+    assert "tool_ms" not in run.session["main"]
+    run(ev("PreToolUse", ts=T + 90_000, tool_name="Agent", tool_use_id="t9", tool_input={}))
+    assert "tool_ms" not in run.session["main"]  # a subagent's life shows through its hooks
+
+
+def limited_run() -> tuple[Run, str]:
+    run = started()
+    text = "You've hit your 5-hour limit · resets 12:45pm (Europe/Berlin)"
+    run(ev("StopFailure", ts=T + 100_000, error="rate_limit", last_assistant_message=text))
+    assert run.session is not None
+    return run, str(run.session["episode"])
+
+
+def test_a_usage_limits_time_is_kept_once_and_its_lifting_sent_once() -> None:
+    run, key = limited_run()
+    assert (
+        run(found("limit", T + 100_000, source="transcript", episode=key, at_ms=T + 900_000)) == []
+    )
+    assert run.session is not None
+    assert run.session["main"]["episode"]["until_ms"] == T + 900_000
+    run(found("limit", T + 100_000, source="hook", episode=key, at_ms=1))  # read already: kept
+    assert run.session["main"]["episode"]["until_ms"] == T + 900_000
+    assert run(found("limit_lifted", T + 899_000, source="clock", episode=key)) == []  # not yet
+    said = "the limit lifted at 10:15: send a prompt to continue"
+    out = run(found("limit_lifted", T + 900_000, source="clock", episode=key, summary=said))
+    assert [(i["kind"], i["reason"], i["message"]) for i in out] == [
+        ("limit_lifted", "rate_limit", said)
+    ]
+    assert run.status == ("attention", "error")  # it still waits for a prompt
+    assert run(found("limit_lifted", T + 901_000, source="clock", episode=key, summary=said)) == []
+
+
+def test_a_limit_lifting_after_the_user_moved_on_sends_nothing() -> None:
+    run, key = limited_run()
+    run(found("limit", T + 100_000, source="transcript", episode=key, at_ms=T + 900_000))
+    run(ev("UserPromptSubmit", ts=T + 500_000, prompt="go on", prompt_id="p2"))
+    assert run(found("limit_lifted", T + 900_000, source="clock", episode=key, summary="x")) == []

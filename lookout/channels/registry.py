@@ -7,7 +7,7 @@ the cached config never loads it."""
 
 from __future__ import annotations
 
-from lookout.channels import apprise, base, command, desktop, ntfy, telegram, webhook
+from lookout.channels import apprise, base, command, desktop, ntfy, sound, telegram, webhook
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ CHANNELS: dict[str, ChannelType] = {
     "command": command,
     "apprise": apprise,
     "telegram": telegram,
+    "sound": sound,
 }
 NAMES = tuple(CHANNELS)
 # Those that leave the machine; those that replace an alert they sent when its episode resolves.

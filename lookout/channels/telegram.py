@@ -57,7 +57,7 @@ API = "https://api.telegram.org"
 withdraw = base.cannot_withdraw  # an alert is edited to its outcome instead (replace)
 inspect = base.nothing_to_inspect
 
-TEXT_MAX = 4096  # sendMessage's limit, in characters
+TEXT_MAX = 4096  # sendMessage's limit, in UTF-16 code units as Telegram counts
 CALLBACK_PREFIX = "lk1:"  # callback_data: this prefix and an opaque token (answers.mint), <= 64 B
 USER_AGENT = "lookout-notify/0.1"
 
@@ -140,9 +140,26 @@ def text_of(title: str, body: str, outcome: str | None = None) -> str:
         parts.append(visible(body, keep_newlines=True))
     tail = f"\n\n{visible(outcome)}" if outcome else ""
     text = "\n".join(parts)
-    if len(text) + len(tail) > TEXT_MAX:
-        text = text[: TEXT_MAX - len(tail) - 1] + "…"
+    if units(text) + units(tail) > TEXT_MAX:
+        text = head(text, TEXT_MAX - units(tail) - 1) + "…"
     return text + tail
+
+
+def units(text: str) -> int:
+    """The text's length as Telegram counts it (UTF-16 code units: an emoji is two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def head(text: str, limit: int) -> str:
+    """The longest start of `text` that is at most `limit` UTF-16 code units."""
+    if units(text) <= limit:
+        return text
+    taken = 0
+    for n, c in enumerate(text):
+        taken += 2 if ord(c) > 0xFFFF else 1
+        if taken > limit:
+            return text[:n]
+    return text
 
 
 def keyboard(buttons: list[tuple[str, str]]) -> dict[str, Any]:
@@ -258,17 +275,14 @@ def risks(name: str, ch: Telegram, answers: bool) -> list[str]:
 
 
 def _loopback(url: str) -> bool:
-    import ipaddress
     from urllib.parse import urlsplit
 
+    from lookout import net
+
     try:
-        host = (urlsplit(url).hostname or "").lower()
+        return net.is_loopback(urlsplit(url).hostname or "")
     except ValueError:
         return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost" or host.endswith(".localhost")
 
 
 def doctor(used: dict[str, Any], ctx: Doctor) -> list[Finding]:

@@ -134,6 +134,7 @@ def channel_add(
         table["content"] = content
     if not enabled:
         table["enabled"] = False
+    _inspect(name, table, tilde(cur.path))
     import tomli_w
 
     new_text = _append(cur.text, tomli_w.dumps({"channels": {name: table}}))
@@ -154,6 +155,17 @@ def channel_add(
         )
     print(f"try it: lookout test {name}")
     return 0
+
+
+def _inspect(name: str, table: dict[str, Any], where: str) -> None:
+    """The new table as check-config reads it, what it names included (a sound pack): refused
+    before the file changes."""
+    try:
+        validate({"channels": {name: table}, "rules": []}, where, deep=True)
+    except ConfigError as exc:
+        raise LookoutError(
+            "; ".join(exc.errors), hint=f"{NOTHING}; see lookout channel add --help"
+        ) from None
 
 
 def _check_flags(kind: str, given: dict[str, Any]) -> None:

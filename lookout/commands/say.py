@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 
-from lookout import paths
-from lookout.boundary import visible
 from lookout.steer import core
 from lookout.steer.shapes import Outcome
+from lookout.steer.show import lines
 
 
 def say(session: str, text: str, *, via: str | None, as_json: bool) -> int:
@@ -20,25 +19,6 @@ def show(outcome: Outcome, as_json: bool) -> int:
     if as_json:
         print(json.dumps(outcome))
         return 0
-    who = visible(outcome["session"])
-    status = f" ({outcome['status']})" if outcome["status"] else ""
-    if outcome["action"] == "start":
-        print(f"started {outcome['agent']}: tmux {visible(outcome['target'])}")
-        print(f"session: {who}{status}")
-    else:
-        if outcome["via"] == "socket":
-            how = f"sent to its inbox socket {paths.tilde(outcome['target'])}"
-        elif outcome["text"]:
-            keys = "".join(f", then {k}" for k in outcome["keys"])
-            how = f"typed into tmux pane {visible(outcome['target'])}{keys}"
-        else:
-            keys = ", ".join(outcome["keys"])
-            how = f"{keys} pressed in tmux pane {visible(outcome['target'])}"
-        print(f"{who}: {how}: {outcome['result']}{status}")
-    if outcome["text"]:
-        print(f"text: {visible(outcome['text'])}")
-    if outcome["via"] == "socket":
-        print(f"note: {outcome['framing']}")
-    if outcome["note"]:
-        print(f"note: {visible(outcome['note'])}")
+    for line in lines(outcome):
+        print(line)
     return 0

@@ -88,13 +88,29 @@ def _rows(s: Mapping[str, Any], now_ms: int) -> list[_Row]:
         s.get("short_id") or s["session_id"][:SHORT_ID],
         visible(_status_text(s["status"], s["reason"])),
         s["status"],
-        visible(s["detail"] or ""),
+        visible(detail_text(s, now_ms)),
         age(now_ms - since),
         visible(s["summary"]),
         s["stale"],
         visible(evidence_text(s)),
     )
     return [row, *(_child_row(c, s["stale"]) for c in s["agents"] if c["status"] != "done")]
+
+
+def detail_text(s: Mapping[str, Any], now_ms: int) -> str:
+    """DETAIL: the session's detail, with how long its tool has run (`Bash 12m`) and when a
+    usage limit lifts (`rate_limit until 15:05`, then `lifted 15:05`)."""
+    detail = str(s.get("detail") or "")
+    tool = s.get("tool")
+    if isinstance(tool, dict) and isinstance(tool.get("running_s"), int):
+        return f"{detail} {age(tool['running_s'] * 1000)}".strip()
+    until = s.get("until_ms")
+    if isinstance(until, int):
+        from lookout.silence import clock
+
+        word = "until" if until > now_ms else "lifted"
+        return f"{detail} {word} {clock(until)}".strip()
+    return detail
 
 
 def _child_row(child: Mapping[str, Any], stale: bool) -> _Row:

@@ -184,13 +184,14 @@ def validate(
     deep: bool = False,
 ) -> Config:
     """The whole file, section by section, every problem in one ConfigError."""
-    from lookout.config import notify, remote
+    from lookout.config import notify, remote, sessions
     from lookout.config.check import Checker  # only to check: a reader of the cache never does
 
     c = Checker(base_name, over, over_name)
     # [fleet] and [steer] are checked by lookout.config.fleet and .steer (a broken one must not
     # silence notifications).
-    c.unknown_keys((), raw, ("channels", "rules", "templates", "fleet", "remote", "steer"))
+    known = ("channels", "rules", "templates", "fleet", "remote", "sessions", "steer")
+    c.unknown_keys((), raw, known)
     if "fleet" in c.over:
         c.error(("fleet",), "only your own config file may name a broker (not a project file)")
     if "steer" in c.over:
@@ -203,5 +204,12 @@ def validate(
     rules = notify.check_rules(c, raw.get("rules", []), names)
     tmpl = notify.check_templates(c, raw.get("templates", {}))
     remote_cfg = remote.check_remote(c, raw.get("remote", {}))
+    sessions_cfg = sessions.check_sessions(c, raw.get("sessions", {}))
     c.done()
-    return {"channels": channels, "rules": rules, "templates": tmpl, "remote": remote_cfg}
+    return {
+        "channels": channels,
+        "rules": rules,
+        "templates": tmpl,
+        "remote": remote_cfg,
+        "sessions": sessions_cfg,
+    }

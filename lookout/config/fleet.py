@@ -12,8 +12,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from lookout import paths
-from lookout.config import net
+from lookout import net, paths
 from lookout.config.check import Checker, choices, type_name
 from lookout.config.files import read_toml
 from lookout.errors import LookoutError

@@ -42,13 +42,14 @@ MAX_HOLD_S = 3600.0
 # A send that takes longer is broken; the bound also keeps deadlines inside time_t.
 MAX_TIMEOUT_MS = 600_000
 
-# With no config file at all: desktop alerts for every attention reason, and for a finished turn
-# that took at least 30 s. Nothing remote.
+# With no config file at all: desktop alerts for every attention reason, for a finished turn
+# that took at least 30 s, for a stuck session and a lifted usage limit. Nothing remote.
 DEFAULT_RAW: dict[str, Any] = {
     "channels": {"desktop": {"type": "desktop"}},
     "rules": [
         {"when": list(ATTENTION_KINDS), "channels": ["desktop"]},
         {"when": ["done"], "channels": ["desktop"], "min_duration_s": 30},
+        {"when": ["stuck", "limit_lifted"], "channels": ["desktop"]},
     ],
 }
 
@@ -76,6 +77,11 @@ channels = ["desktop"]
 when = ["done"]
 channels = ["desktop"]
 min_duration_s = 30
+
+# A session that says working while nothing moves (stuck), and a usage limit that lifted.
+[[rules]]
+when = ["stuck", "limit_lifted"]
+channels = ["desktop"]
 """
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lookout import paths, store
+from lookout.boundary import unsafe_socket
 from lookout.errors import LookoutError
 from lookout.jump import tmux
 from lookout.jump.tmux import Pane
@@ -84,16 +85,30 @@ def where(snapshot: Mapping[str, object]) -> dict[str, str]:
     )
 
 
+def untrusted(snapshot: Mapping[str, object]) -> str | None:
+    """Why the session's recorded tmux socket is not this user's own (boundary.unsafe_socket),
+    or None. It comes from the hook's $TMUX, which a repository's settings can set (`env`): keys
+    sent there could reach another user's server. A socket no longer there is the server gone,
+    which the callers say as such."""
+    socket = where(snapshot).get("tmux_socket") or ""
+    if socket and os.path.isabs(socket) and not os.path.lexists(socket):
+        return None
+    return unsafe_socket(socket, "its tmux socket")
+
+
 def locate_tmux(
     snapshot: Mapping[str, object], cache: dict[str, dict[str, Pane] | None] | None = None
 ) -> Pane | None:
     """The session's tmux pane as its server knows it now; None when there is no recorded pane,
-    the server is gone or the pane is. `cache` (socket -> panes) saves a call per session."""
+    the server is gone or the pane is, or the socket is not this user's own (untrusted).
+    `cache` (socket -> panes) saves a call per session."""
     place = where(snapshot)
     socket, pane = place.get("tmux_socket"), place.get("tmux_pane")
     if not socket or not pane:
         return None
     cache = {} if cache is None else cache
+    if socket not in cache and untrusted(snapshot) is not None:
+        cache[socket] = None
     if socket not in cache:
         try:
             cache[socket] = tmux.panes(socket)
@@ -106,6 +121,13 @@ def locate_tmux(
 def _require_tmux_pane(session: Mapping[str, Any]) -> Pane:
     place = where(session["snapshot"])
     socket, pane = place["tmux_socket"], place["tmux_pane"]
+    why = untrusted(session["snapshot"])
+    if why is not None:
+        raise LookoutError(
+            f"{name(session)}: lookout will not use its tmux server: {why}",
+            hint="its hooks recorded that server from $TMUX (a project's settings `env` can set"
+            " it): check where TMUX comes from",
+        )
     try:
         found = tmux.panes(socket)
     except tmux.ServerGone:

@@ -168,7 +168,7 @@ def _hand_over(
     """The alert's process waits for a click on an action (Focus, an answer): a waiter takes it."""
     proc, rest = msg.pop("focus_proc")
     if msg.get("answer") and ref:
-        _ANSWERED_REFS.add((name, ref, str(intent.get("episode"))))
+        _answered((name, ref, str(intent.get("episode"))))
     lanes.watch(_watch_focus, proc, rest, intent, name, state_dir, mark, ch, msg, ref)
 
 
@@ -271,7 +271,7 @@ class _Popup(_Surface):
         if "focus_proc" in a.msg:
             proc, rest = a.msg.pop("focus_proc")
             if new:
-                _ANSWERED_REFS.add((a.name, new, str(a.intent.get("episode"))))
+                _answered((a.name, new, str(a.intent.get("episode"))))
             _watch_focus(proc, rest, a.intent, a.name, a.state_dir, a.mark, a.ch, a.msg, new)
 
     def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
@@ -287,9 +287,11 @@ class _Chat(_Surface):
         _telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
 
     def sent(self, a: _Alert, ref: str) -> None:
-        if a.msg.get("buttons"):
-            from lookout.remote import telegram
+        from lookout.remote import telegram
 
+        # Every alert: a reply to it steers its session (issue 33), with [steer] on.
+        telegram.remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
             msg = a.msg
             telegram.watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
 
@@ -518,7 +520,7 @@ def _wait_click(
         proc, rest = msg.pop("focus_proc")
         if new:
             ref = new
-            _ANSWERED_REFS.add((channel, new, str(intent.get("episode"))))
+            _answered((channel, new, str(intent.get("episode"))))
 
 
 def _settled(state_dir: str, rid: str, nonce: str) -> dict[str, Any] | None:
@@ -541,7 +543,15 @@ def _settled(state_dir: str, rid: str, nonce: str) -> dict[str, Any] | None:
 # Desktop alerts of this sender that carried answer buttons: their waiter replaces them with the
 # request's outcome, which a "handled" update must not overwrite. By (channel, notification id,
 # episode): a daemon reuses ids (after a restart), an episode is never reused.
-_ANSWERED_REFS: set[tuple[str, str, str]] = set()
+# The newest ANSWERED_MAX (in insertion order): a sender lives for hours.
+_ANSWERED_REFS: dict[tuple[str, str, str], None] = {}
+ANSWERED_MAX = 1000
+
+
+def _answered(key: tuple[str, str, str]) -> None:
+    _ANSWERED_REFS[key] = None
+    while len(_ANSWERED_REFS) > ANSWERED_MAX:
+        del _ANSWERED_REFS[next(iter(_ANSWERED_REFS))]
 
 
 def _shows_outcome(state_dir: str, name: str, ch: Channel, ref: str, episode: str) -> bool:

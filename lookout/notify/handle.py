@@ -22,6 +22,19 @@ if TYPE_CHECKING:
     from lookout.shapes import Config, Delivery, Intent
 
 
+def stuck_after_s(state_dir: str) -> float:
+    """`[sessions] stuck_after_s` of the config the hooks cache (the default when it cannot be
+    read): what reconcile judges a silent session by."""
+    from lookout.config.sessions import stuck_after_s as read
+    from lookout.errors import LookoutError
+
+    try:
+        cfg = cache.load_cached(state_dir, None)
+    except (OSError, LookoutError):
+        cfg = None
+    return read(cfg)
+
+
 def minute_of_day(ms: int) -> int:
     t = time.localtime(ms / 1000)
     return t.tm_hour * 60 + t.tm_min

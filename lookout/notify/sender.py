@@ -15,7 +15,7 @@ import traceback
 
 from lookout import store, words
 from lookout.config import check, files
-from lookout.notify import escalate, hold, outbox
+from lookout.notify import escalate, hold, outbox, timers
 from lookout.notify.deliver import deliver, record, send_escalation, skip_escalation
 from lookout.notify.lanes import Lanes
 
@@ -70,6 +70,8 @@ def serve(
     waiting: dict[str, dict[str, Any]] = {}  # a job due later -> it, read once
     watched: list[str] = []
     looked = 0.0
+    clock = timers.Timers(state_dir)  # stuck sessions and lifted limits, with no reader
+    timed: int | None = None
     try:
         while True:
             fd = (
@@ -90,7 +92,8 @@ def serve(
                         watched = escalate.open_alerts(state_dir)
                         if watched:  # a `resolved` job it writes is taken next round
                             escalate.watch(state_dir, watched)
-                    if next_due is None and not lanes.busy() and not watched:
+                        timed = clock.look()  # its alert's job is taken next round too
+                    if next_due is None and not lanes.busy() and not watched and timed is None:
                         break
                     time.sleep(poll_s)
             finally:

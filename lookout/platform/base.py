@@ -187,6 +187,31 @@ class Platform:
         """(pid, argv) of each direct child of `pid`; [] when unknown (which proves nothing)."""
         raise NotImplementedError
 
+    def parent(self, pid: int) -> int | None:
+        """The parent of process `pid`, None when unknown (gone, or no way to ask)."""
+        found = procs.stat(pid)
+        return found[2] if found else None
+
+    def started_ms(self, pid: int) -> int | None:
+        """When a process started (epoch ms, to the second), None when unknown: its start in
+        clock ticks after boot (/proc/<pid>/stat) past the boot time (/proc/stat `btime`)."""
+        ticks = self.start_time(pid)
+        boot = boot_s()
+        if ticks is None or boot is None:
+            return None
+        return boot * 1000 + ticks * 1000 // os.sysconf("SC_CLK_TCK")
+
+    def slept_ms(self) -> int | None:
+        """How long the machine has been suspended since it booted, None when unknown: Linux's
+        CLOCK_BOOTTIME counts the time asleep, CLOCK_MONOTONIC does not."""
+        import time
+
+        try:
+            asleep = time.clock_gettime(time.CLOCK_BOOTTIME) - time.monotonic()
+        except (AttributeError, OSError):
+            return None
+        return max(0, int(asleep * 1000))
+
     # -- the bridge's service ----------------------------------------------------------------
 
     def bridge_service(self) -> Service | None:
@@ -211,3 +236,15 @@ def group_id(msg: dict[str, Any]) -> str:
     intent = msg.get("intent") or {}
     key = f"{intent.get('session_id')}:{msg.get('kind')}"
     return "lookout-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def boot_s() -> int | None:
+    """When the machine booted (epoch seconds, /proc/stat `btime`), None without /proc."""
+    try:
+        with open(f"{procs.PROC}/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"btime "):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

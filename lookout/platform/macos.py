@@ -195,6 +195,19 @@ class MacOS(Platform):
         seen = ps_status(pid)
         return seen[1] if seen else None
 
+    def started_ms(self, pid: int) -> int | None:
+        seen = ps_status(pid)
+        return seen[1] * 1000 if seen and seen[1] is not None else None
+
+    def slept_ms(self) -> int | None:
+        # macOS: CLOCK_MONOTONIC counts the time asleep, CLOCK_UPTIME_RAW does not.
+        try:
+            uptime = getattr(time, "CLOCK_UPTIME_RAW")  # noqa: B009 - macOS only
+            asleep = time.clock_gettime(time.CLOCK_MONOTONIC) - time.clock_gettime(uptime)
+        except (AttributeError, OSError):
+            return None
+        return max(0, int(asleep * 1000))
+
     def children(self, pid: int) -> list[tuple[int, list[str]]]:
         try:
             out = run(["ps", "-ww", "-A", "-o", "pid=,ppid=,command="], 10)
@@ -207,6 +220,13 @@ class MacOS(Platform):
                 continue
             found.append((int(parts[0]), command_argv(parts[2])))
         return found
+
+    def parent(self, pid: int) -> int | None:
+        try:
+            out = run(["ps", "-o", "ppid=", "-p", str(pid)], 10).strip()
+        except (PlatformError, subprocess.TimeoutExpired):
+            return None
+        return int(out) if out.isdigit() else None
 
     def bridge_service(self) -> Service | None:
         from lookout.platform import launchd

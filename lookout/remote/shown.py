@@ -21,7 +21,7 @@ import unicodedata
 from typing import TypedDict
 
 from lookout import mask
-from lookout.boundary import visible
+from lookout.boundary import invisible, visible
 from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
@@ -56,13 +56,6 @@ HA_NAME_CHARS = 60
 
 ZWSP, NBSP = "\u200b", "\u00a0"
 _SOFT_BREAKS = frozenset("/._-=:,;|&?+")
-# Invisible characters beyond boundary.visible's controls and bidi overrides, shown as
-# `\\u200b` as the dashboard shows them (static/remote.js INVISIBLE): format characters
-# (zero-width, joiners, bidi marks and isolates, tags), line and paragraph separators, private
-# use and lone surrogates, the Hangul fillers and the variation selectors.
-_INVISIBLE_CATEGORIES = frozenset(("Cf", "Zl", "Zp", "Co", "Cs"))
-_INVISIBLE = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10)))
-_INVISIBLE_RANGES = ((0xE0100, 0xE01EF),)
 
 
 class View(TypedDict):
@@ -77,18 +70,7 @@ class View(TypedDict):
 def escape(text: object, keep_newlines: bool = True) -> str:
     """`text` with every control, bidi and invisible character as a visible escape (`\\x1b`,
     `\\u202e`, `\\u200b`): what the dashboard card and `lookout answer` show."""
-    return "".join(f"\\u{ord(c):04x}" if _invisible(c) else c for c in visible(text, keep_newlines))
-
-
-def _invisible(c: str) -> bool:
-    o = ord(c)
-    if o < 0xA0:
-        return False  # visible() escaped the controls already
-    return (
-        unicodedata.category(c) in _INVISIBLE_CATEGORIES
-        or o in _INVISIBLE
-        or any(a <= o <= b for a, b in _INVISIBLE_RANGES)
-    )
+    return "".join(f"\\u{ord(c):04x}" if invisible(c) else c for c in visible(text, keep_newlines))
 
 
 def request_lines(rec: Mapping[str, Any]) -> list[str]:

@@ -3,10 +3,12 @@ port, no webhook), checks chat and user, answers the request the button was mint
 (lookout.remote.answers), acknowledges the press (answerCallbackQuery) and edits the message to
 the outcome (editMessageText), also when the dialog closed elsewhere.
 
-One poller per state directory (telegram.lock, like the sender's lock), alive only while a sent
-message still has buttons for a pending request. Started by the sender, never by a hook. A press
-from another chat or user, for an ended request, or replayed changes nothing; an error never
-answers."""
+One poller per state directory (telegram.lock, like the sender's lock), alive while a sent
+message still has buttons for a pending request, and (issue 33) while [steer] is on and an alert
+of the last ALERT_KEEP_MS can be replied to: it then also takes the chat's messages
+(lookout.remote.steer_telegram: a reply to an alert says it to that session; /new, /stop,
+/sessions). Started by the sender, never by a hook. A press or a message from another chat or
+user, for an ended request, or replayed changes nothing; an error never answers."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import traceback
 from lookout import store, words
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
-from lookout.remote import answers, requests
+from lookout.remote import answers, requests, steer_telegram
 from lookout.remote.ignored import Ignored
 
 TYPE_CHECKING = False
@@ -29,13 +31,20 @@ if TYPE_CHECKING:
     from typing import Any
 
 SURFACE = "telegram"  # the answer surface it serves (remote.answers.SURFACES)
-TABLE = "telegram-messages.json"  # the sent messages with buttons, and each bot's update offset
+# The sent messages with buttons, each bot's update offset, and every alert's session (issue 33)
+TABLE = "telegram-messages.json"
 LOCK = "telegram.lock"
 POLL_S = 0.25  # how often the messages of ended requests are looked for (withdrawn within 2 s)
 LONG_POLL_S = 25  # getUpdates' `timeout`: the Bot API answers at once when a press arrives
 RETRY_S = 2.0
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.5, 30.0  # getUpdates that brought no new press, at once
 EDIT_TRIES = 3
+# The alerts a reply can steer: each one's session, for a day, the newest ALERTS_MAX of them.
+ALERT_KEEP_MS = store.DAY_MS
+ALERTS_MAX = 500
+# Updates that never steer, said as ignored when an API sends them unasked.
+IGNORED_KINDS = ("edited_message", "channel_post", "edited_channel_post")
+STEER_CHECK_S = 2.0  # how often the poller reads [steer] enabled again (it leaves when off)
 _BOOT = (
     "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
     "from lookout.remote.telegram import main; raise SystemExit(main(sys.argv[2:]))"
@@ -54,11 +63,13 @@ def _load(state_dir: str) -> dict[str, Any]:
     data = data if isinstance(data, dict) else {}
     messages = data.get("messages")
     offsets = data.get("offsets")
+    alerts = data.get("alerts")
     return {
         "messages": [m for m in messages if isinstance(m, dict)]
         if isinstance(messages, list)
         else [],
         "offsets": offsets if isinstance(offsets, dict) else {},
+        "alerts": [a for a in alerts if isinstance(a, dict)] if isinstance(alerts, list) else [],
     }
 
 
@@ -87,6 +98,53 @@ def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, b
     ensure_poller(state_dir)
 
 
+def remember_alert(state_dir: str, channel: str, message_id: str, session_id: str) -> None:
+    """An alert about `session_id` was sent as `message_id`: a reply to it steers that session
+    (issue 33). Kept ALERT_KEEP_MS, the newest ALERTS_MAX; with [steer] on, a poller runs."""
+    now = words.now_ms()
+    entry = {"channel": channel, "message_id": message_id, "session_id": session_id, "ts": now}
+
+    def add(table: dict[str, Any]) -> None:
+        fresh = [a for a in table["alerts"] if now - _int(a.get("ts")) < ALERT_KEEP_MS]
+        table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
+
+    _change(state_dir, add)
+    if steering_on():
+        ensure_poller(state_dir)
+
+
+def alert_session(state_dir: str, channel: str, message_id: object) -> str | None:
+    """The session whose alert `message_id` is (sent through `channel`, within ALERT_KEEP_MS)."""
+    now = words.now_ms()
+    for a in reversed(_load(state_dir)["alerts"]):
+        if a.get("channel") == channel and a.get("message_id") == str(message_id):
+            fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
+            sid = a.get("session_id")
+            return sid if fresh and isinstance(sid, str) else None
+    return None
+
+
+def _replyable(table: dict[str, Any]) -> bool:
+    """Is an alert of the last ALERT_KEEP_MS there to reply to?"""
+    now = words.now_ms()
+    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def steering_on() -> bool:
+    """[steer] enabled in the user's own config (an unreadable config: off)."""
+    from lookout.config import check
+    from lookout.config import steer as steer_config
+
+    try:
+        return steer_config.load().enabled
+    except (check.ConfigError, OSError):
+        return False
+
+
 def known(state_dir: str, channel: str, message_id: str) -> bool:
     """Is this message one with buttons (waiting, or edited to its request's outcome)? Its
     "handled" update is then left out: the outcome says more."""
@@ -106,6 +164,8 @@ def ensure_poller(state_dir: str) -> None:
     from lookout import spawn
 
     argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
+    # Not the hook's tmux pane: a session /new starts opens in lookout's own tmux session.
+    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
     # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor; a
     # poller holding a copy would keep every later job waiting for a sender that is gone.
     subprocess.Popen(
@@ -113,11 +173,18 @@ def ensure_poller(state_dir: str) -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=spawn.sender_env(os.environ),
+        env=env,
         cwd="/",
         close_fds=True,
         start_new_session=True,
     )
+
+
+def _forget(table: dict[str, Any], channel: str) -> None:
+    """A channel gone from the config: its messages with buttons and its alerts go too (once:
+    nothing of it is left to listen for)."""
+    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
+    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
 
 
 def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
@@ -140,7 +207,8 @@ def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`telegram STATE_DIR`: poll while messages with buttons wait; exit 0 always."""
+    """`telegram STATE_DIR`: poll while messages with buttons wait, or steering is on and an
+    alert can be replied to; exit 0 always."""
     args = list(argv or [])
     if len(args) != 1:
         return 2
@@ -172,6 +240,10 @@ class Poller:
         self.channels: dict[str, Mapping[str, Any]] = {}
         # Refused presses go to errors.log, a flood of them as a few lines with counts.
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"telegram poller: {text}"))
+        self.steering = False  # [steer] enabled, read again every STEER_CHECK_S
+        self._steer_read = -STEER_CHECK_S
+        self._config_read = 0.0  # when the channels were read (again every STEER_CHECK_S)
+        self.chat: steer_telegram.Chat | None = None  # the owner's messages, once one came
 
     def serve(self) -> None:
         try:
@@ -184,32 +256,47 @@ class Poller:
                 finally:
                     os.close(fd)
                 # No lost wake-up: a message registered after our last look starts us again.
-                if not _waiting(_load(self.state_dir)):
+                if not _waiting(_load(self.state_dir)) and not self._stays():
                     return
         finally:
             self.stop.set()
             self.ignored.flush(force=True)
 
-    def _serve_locked(self) -> None:
+    def _reload(self) -> bool:
+        """The channels whose buttons and messages this poller takes (those of its answer
+        surface), from the user's own file as it is now: a user taken out of allowed_user_ids,
+        a chat changed or a channel disabled counts from the next update on. A config that no
+        longer loads takes none (fails closed): False."""
         from lookout.config import check, files
 
+        self._config_read = time.monotonic()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot
         except check.ConfigError as exc:
             store.log_error(self.state_dir, f"telegram poller: config error: {exc.errors[0]}")
-            self._drop_all()
-            return
-        # The channels whose buttons this poller takes: those of its answer surface.
+            self.channels = {}
+            return False
         self.channels = {
             name: ch
             for name, ch in cfg["channels"].items()
             if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
         }
+        return True
+
+    def _serve_locked(self) -> None:
+        if not self._reload():
+            self._drop_all()
+            return
         while True:
-            messages = _waiting(_load(self.state_dir))
-            if not messages:
+            if time.monotonic() - self._config_read >= STEER_CHECK_S:
+                self._reload()
+            table = _load(self.state_dir)
+            names = {m.get("channel") for m in _waiting(table)}
+            if self._stays(table):
+                names |= {a.get("channel") for a in table["alerts"]}
+            elif not names:
                 return
-            for name in {m.get("channel") for m in messages}:
+            for name in names:
                 if isinstance(name, str):
                     self._listen(name)
             try:
@@ -221,6 +308,16 @@ class Poller:
             self.ignored.flush()
             self._withdraw()
 
+    def _stays(self, table: dict[str, Any] | None = None) -> bool:
+        """Steering keeps the poller: [steer] on and an alert of the last ALERT_KEEP_MS to reply
+        to, or an action of the owner's still running (it finishes; the reply is sent)."""
+        now = time.monotonic()
+        if now - self._steer_read >= STEER_CHECK_S:
+            self.steering, self._steer_read = steering_on(), now
+        if self.chat is not None and self.chat.busy():
+            return True
+        return self.steering and _replyable(table or _load(self.state_dir))
+
     def _drop_all(self) -> None:
         _change(self.state_dir, lambda t: t.update(messages=[]))
 
@@ -228,11 +325,8 @@ class Poller:
         if name in self.threads and self.threads[name].is_alive():
             return
         ch = self.channels.get(name)
-        if ch is None:  # gone from the config: its buttons can no longer answer anything
-            _change(
-                self.state_dir,
-                lambda t: t.update(messages=[m for m in t["messages"] if m["channel"] != name]),
-            )
+        if ch is None:  # gone from the config: its buttons and alerts can answer nothing
+            _change(self.state_dir, lambda t: _forget(t, name))
             return
         offset = _load(self.state_dir)["offsets"].get(name)
         thread = threading.Thread(
@@ -244,8 +338,11 @@ class Poller:
     def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
         delay = 0.0
-        while not self.stop.is_set():
-            params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": ["callback_query"]}
+        # Until the channel changes or goes from the config: a listener of the new one starts.
+        while not self.stop.is_set() and self.channels.get(name) == ch:
+            # Messages too (issue 33): steering, or a reply saying that steering is off.
+            kinds = ["callback_query", "message"]
+            params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": kinds}
             if isinstance(offset, int):
                 params["offset"] = offset
             started = time.monotonic()
@@ -261,7 +358,7 @@ class Poller:
                 if not isinstance(uid, int) or (isinstance(offset, int) and uid < offset):
                     continue  # garbage, or one already taken (the API ignored the offset)
                 offset = uid + 1  # the next call confirms it: it is never delivered again
-                if isinstance(update.get("callback_query"), dict):
+                if any(isinstance(update.get(k), dict) for k in (*kinds, *IGNORED_KINDS)):
                     self.updates.put((name, update))
                     fresh = True
             if isinstance(offset, int) and offset != before:
@@ -273,6 +370,24 @@ class Poller:
         _change(self.state_dir, lambda t: t["offsets"].__setitem__(name, offset))
 
     def _handle(self, name: str, update: dict[str, Any]) -> None:
+        """One update: a press, or (issue 33) a message of the chat; any other kind is ignored.
+        Checked against the channel as the config says now."""
+        if name not in self.channels:
+            self.ignored("foreign", f"channel {name}: an update of a channel no longer configured")
+        elif isinstance(update.get("callback_query"), dict):
+            self._press(name, update)
+        elif isinstance(update.get("message"), dict):
+            if self.chat is None:
+                state = self.state_dir
+                self.chat = steer_telegram.Chat(
+                    state, self.ignored, lambda ch, mid: alert_session(state, ch, mid)
+                )
+            self.chat.take(name, self.channels[name], update["message"])
+        else:
+            kind = next((k for k in IGNORED_KINDS if k in update), "update")
+            self.ignored("kind", f"channel {name}: an {kind.replace('_', ' ')}: ignored")
+
+    def _press(self, name: str, update: dict[str, Any]) -> None:
         """One press: from the configured chat and users only, answered once, acknowledged."""
         ch = self.channels[name]
         query = update.get("callback_query")

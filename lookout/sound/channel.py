@@ -17,6 +17,7 @@ from lookout.sound.settings import spec_problem
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import random
+    from collections.abc import Mapping
     from typing import Any
 
     from lookout.config.check import Checker, KeyPath
@@ -35,7 +36,7 @@ INSTALL_HINTS = {
 }
 
 
-def pack_problems(ch: dict[str, Any]) -> list[str]:
+def pack_problems(ch: Mapping[str, Any]) -> list[str]:
     """What is wrong with the channel's pack on disk ([] when it plays): check-config and doctor
     ask it. lookout's own pack is made on demand and always plays."""
     spec = ch.get("pack")
@@ -48,13 +49,13 @@ def pack_problems(ch: dict[str, Any]) -> list[str]:
     return []
 
 
-def check_pack(c: Checker, path: KeyPath, ch: dict[str, Any]) -> None:
+def check_pack(c: Checker, path: KeyPath, ch: Mapping[str, Any]) -> None:
     """check-config's look at the pack: each problem as `file: channels.NAME.pack: ...`."""
     for problem in pack_problems(ch):
         c.error((*path, "pack"), problem)
 
 
-def doctor(ch: dict[str, Any]) -> tuple[bool, str, str | None]:
+def doctor(ch: Mapping[str, Any]) -> tuple[bool, str, str | None]:
     """(fine, what doctor says, a hint): the player found here, and the pack's state."""
     from lookout.platform import current
 
@@ -71,7 +72,7 @@ def doctor(ch: dict[str, Any]) -> tuple[bool, str, str | None]:
 
 
 def send(
-    ch: dict[str, Any],
+    ch: Mapping[str, Any],
     msg: dict[str, Any],
     timeout_s: float,
     state_dir: str | None = None,
@@ -107,7 +108,7 @@ def send(
     return _play(pack, category, sound, ch, player, timeout_s)
 
 
-def _category(ch: dict[str, Any], msg: dict[str, Any]) -> tuple[str, str | None]:
+def _category(ch: Mapping[str, Any], msg: dict[str, Any]) -> tuple[str, str | None]:
     """(the category `msg` plays, None), or ("", why it plays none)."""
     if msg.get("update"):
         return "", "a sound is not replaced when its episode ends"
@@ -121,7 +122,7 @@ def _category(ch: dict[str, Any], msg: dict[str, Any]) -> tuple[str, str | None]
 
 
 def _first(
-    pack: Pack, ch: dict[str, Any], player: SoundPlayer, rng: random.Random | None
+    pack: Pack, ch: Mapping[str, Any], player: SoundPlayer, rng: random.Random | None
 ) -> tuple[str, Sound | None]:
     """`lookout test`'s sound: the channel's first category the pack has a sound for."""
     for category in ch["categories"]:
@@ -154,7 +155,7 @@ def _claim(
     return sound, None
 
 
-def _pack(ch: dict[str, Any], state_dir: str) -> Pack:
+def _pack(ch: Mapping[str, Any], state_dir: str) -> Pack:
     spec = ch.get("pack")
     if isinstance(spec, str):
         return load_pack(spec)
@@ -165,7 +166,7 @@ def _play(
     pack: Pack,
     category: str,
     sound: Sound | None,
-    ch: dict[str, Any],
+    ch: Mapping[str, Any],
     player: SoundPlayer,
     timeout_s: float,
 ) -> Outcome:

@@ -35,6 +35,9 @@ class Keys:
     # together as a paste takes an Enter among them for a newline (Gemini CLI: ~40 ms).
     enter_after_s: float = 0.3
     socket: bool = False  # Claude Code's inbox socket (messagingSocketPath)
+    # Its interrupt key in an open dialog answers it as No, as checked with the real client
+    # (`interrupt` then presses it and says so); False: not checked, `interrupt` refuses there.
+    esc_denies: bool = False
 
 
 def _after_options(prompt: str) -> list[str]:
@@ -62,12 +65,14 @@ KEYS: dict[str, Keys] = {
         reports_interrupt=True,  # its registry turns idle; lookout reconciles from it
         enter_after_s=0.05,
         socket=True,
+        esc_denies=True,  # a permission dialog: "User rejected", the turn stops (tests/e2e)
     ),
     "gemini": Keys(
         "gemini",
         "Gemini CLI",
         "0.61.0",
-        queues_while_working=True,  # "Queued (press ↑ to edit)", sent when the turn ends
+        # "Queued (press ↑ to edit)", sent when the turn ends (tests/e2e/test_steer.py)
+        queues_while_working=True,
         interrupt=("Escape",),  # "Request cancelled."
         multiline=False,
         prompt_argv=_gemini,
@@ -78,8 +83,10 @@ KEYS: dict[str, Keys] = {
         "codex",
         "OpenAI Codex",
         "0.169.0",
-        # "Messages to be submitted after next tool call", else when the turn ends.
-        queues_while_working=True,
+        # Its screen says "Messages to be submitted after next tool call", but that was never
+        # checked against an approval prompt that is drawn before its hook is recorded (it takes
+        # single letters: `y`, `a`): not checked, so `say` waits for idle.
+        queues_while_working=None,
         interrupt=("Escape",),  # "Conversation interrupted" (and sends what was queued)
         multiline=True,  # a typed LF stays a newline in its input box
         prompt_argv=_after_options,
@@ -90,7 +97,9 @@ KEYS: dict[str, Keys] = {
         "opencode",
         "OpenCode",
         "1.18.33",
-        queues_while_working=True,  # "QUEUED", given to the model at its next step
+        # Its screen shows "QUEUED", but a permission dialog drawn before its hook is recorded
+        # was not checked with the real client: not checked, so `say` waits for idle.
+        queues_while_working=None,
         interrupt=("Escape", "Escape"),  # "esc again to interrupt"
         multiline=False,
         prompt_argv=_opencode,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lookout import client_sessions, paths, reconcile, store, words
@@ -29,20 +31,41 @@ FRAMING = {
 }
 # Claude Code's registry says `waiting` while a dialog is open.
 _DIALOG = "waiting"
+# The attention reasons that are a dialog on screen.
+DIALOG_REASONS = ("permission", "question", "plan", "elicitation", "input")
+# The attention reasons that are no dialog, and the status steering takes them for: a failed
+# turn (`error`: an API error, a usage limit) waits for a prompt as an idle session does (the
+# limit_lifted alert says to send one); `stuck` is a turn that, for all anyone knows, still runs.
+# Any other attention (an unknown reason) counts as a dialog: fail closed.
+NOT_DIALOGS = {"error": "idle", "stuck": "working"}
+# One action at a time types into a session, whichever surface or process it comes from: a flock
+# of the session's own file under LOCK_DIR for the duration of the keys, waited for this long.
+LOCK_DIR = "steer-locks"
+# What Esc does to an open dialog of an agent whose Keys.esc_denies (checked with Claude Code).
+DISMISSED = "Esc answers it as No (denied), and the turn stops"
+LOCK_WAIT_S = 5.0
 
 
-def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig, str]:
-    """The config (on), the state directory, and one attempt counted against the surface."""
+def enabled() -> steer_config.SteerConfig:
+    """The user's [steer], when it is on; SteerError(disabled) saying how to turn it on (also for
+    what a surface shows without steering: Telegram's /sessions)."""
     cfg = steer_config.load()
-    surface = source.split(":", 1)[0]
-    if surface not in SURFACES:
-        raise SteerError("surface", f"{source!r} is not a surface that may steer sessions")
     if not cfg.enabled:
         raise SteerError(
             "disabled",
             f"steering is off ([steer] enabled is not true in {cfg.source})",
             hint=steer_config.HOW_TO_ENABLE,
         )
+    return cfg
+
+
+def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig, str]:
+    """The config (on), the state directory, and one attempt counted against the surface."""
+    surface = source.split(":", 1)[0]
+    if surface not in SURFACES:
+        steer_config.load()  # a config error says itself first, as before
+        raise SteerError("surface", f"{source!r} is not a surface that may steer sessions")
+    cfg = enabled()
     state = state_dir or paths.state_dir()
     journal.allow(state, surface, cfg.per_minute)
     return cfg, state
@@ -71,11 +94,10 @@ def _registry_status(row: Row) -> str | None:
     return entry["status"] if entry else None
 
 
-def _refuse_dialog(row: Row, action: str) -> SteerError:
-    reason = row.get("reason") or "a dialog"
+def _refuse_dialog(row: Row, dialog: str, action: str) -> SteerError:
     return SteerError(
         "attention",
-        f"{session_name(row)} waits on you ({reason}): lookout will not {action} into an open"
+        f"{session_name(row)} waits on you ({dialog}): lookout will not {action} into an open"
         " dialog (typed keys would answer it)",
         hint="answer the dialog first (lookout jump, the dashboard, or lookout answer)",
     )
@@ -90,17 +112,50 @@ def _fresh(state_dir: str, row: Row) -> Row:
     return {**row, "status": status, "reason": snapshot.get("reason")}
 
 
+def _steer_status(row: Row) -> str:
+    """The status steering treats the session as having: an attention that is no dialog as
+    NOT_DIALOGS says (a failed turn idle, a stuck one working), every other as it is."""
+    if row["status"] == "attention":
+        return NOT_DIALOGS.get(row.get("reason") or "", "attention")
+    return str(row["status"])
+
+
 def _check_state(row: Row, keys: agents.Keys, action: str) -> None:
     """Never into an open dialog; while working only where the agent queues what is typed."""
-    if row["status"] == "attention" or _registry_status(row) == _DIALOG:
-        raise _refuse_dialog(row, action)
-    if row["status"] == "working" and not keys.queues_while_working:
+    dialog = _open_dialog(row)
+    if dialog is not None:
+        raise _refuse_dialog(row, dialog, action)
+    if _steer_status(row) == "working" and not keys.queues_while_working:
         raise SteerError(
             "working",
             f"{session_name(row)} is working, and what is typed into {keys.title} during a turn"
             f" was not checked to wait for it (checked with {keys.checked})",
             hint="wait until it is idle (lookout status), or interrupt it first",
         )
+
+
+@contextmanager
+def _delivering(state: str, row: Row) -> Iterator[None]:
+    """The session's own steering lock, across processes (a terminal `say` and a dashboard one at
+    the same moment would interleave their keys in one pane); SteerError(busy) when another
+    action holds it for more than LOCK_WAIT_S."""
+    directory = os.path.join(state, LOCK_DIR)
+    store.ensure_dir(directory)
+    path = os.path.join(directory, store.safe_name(row["session_id"]) + ".lock")
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while (fd := store.try_lock(path)) is None:
+        if time.monotonic() > deadline:
+            raise SteerError(
+                "busy",
+                f"{session_name(row)}: another steering action is typing into it (for more than"
+                f" {LOCK_WAIT_S:g} s)",
+                hint="wait for its outcome, then try again",
+            )
+        time.sleep(POLL_S)
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 # -- say -----------------------------------------------------------------------------------------
@@ -150,24 +205,25 @@ def _say(
                 " command instead of sending it",
                 hint="start it with another character",
             )
-    mark = _events_mark(state)
-    now_ms = words.now_ms()
-    if way == "pane":
-        assert found_pane is not None
-        target = found_pane.target
-        _type(state, row, keys, found_pane, message)
-        sent_keys = ["Enter"]
-    else:
-        assert entry is not None
-        _check_state(_fresh(state, row), keys, "send")
-        target = inbox.send(entry, row["session_id"], message)
-        sent_keys = []
+    with _delivering(state, row):
+        mark = _events_mark(state)  # after the wait: another action's prompt is not this one's
+        now_ms = words.now_ms()
+        if way == "pane":
+            assert found_pane is not None
+            target = found_pane.target
+            _type(state, row, keys, found_pane, message)
+            sent_keys = ["Enter"]
+        else:
+            assert entry is not None
+            _check_state(_fresh(state, row), keys, "send")
+            target = inbox.send(entry, row["session_id"], message)
+            sent_keys = []
     took = _wait_prompt(state, row["session_id"], mark, wait_s)
     result = (
         "delivered"
         if took
         else "queued"
-        if row["status"] == "working"
+        if _steer_status(row) == "working"
         else ("typed" if way == "pane" else "sent")
     )
     line = journal.record(
@@ -200,12 +256,23 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
     found: Pane | None = None
     why_pane = "lookout knows no tmux pane for it (it was not started inside tmux)"
     if via in (None, "pane") and pane.recorded(snapshot):
+        unsafe = pane.unsafe(snapshot)
+        if unsafe is not None:
+            raise SteerError(
+                "no_way",
+                f"{session_name(row)}: lookout will not type into its tmux server: {unsafe}",
+                hint="its hooks recorded that server from $TMUX (a project's settings `env` can set"
+                " it): type into the session yourself, and check where TMUX comes from",
+            )
         found = pane.find(snapshot)
         if found is None:
             why_pane = "its tmux pane (or that tmux server) is gone"
         elif not pane.runs_in(found, snapshot):
             found = None
-            why_pane = f"its tmux pane does not run its {keys.title} process any more"
+            why_pane = (
+                f"its tmux pane does not run its {keys.title} process any more (or lookout"
+                " cannot tell that it does)"
+            )
     if found is not None:
         return "pane", found, None
     if via == "pane":
@@ -343,7 +410,16 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
             f"the key that interrupts {keys.title} was not checked with its real client",
             hint="interrupt it in its pane: lookout jump",
         )
-    if row["status"] == "idle" and _registry_status(row) != "busy":
+    dialog = _open_dialog(row)
+    if dialog is not None and not keys.esc_denies:
+        raise SteerError(
+            "attention",
+            f"{session_name(row)} waits on you ({dialog}): its interrupt key would answer the"
+            f" dialog, and what {keys.title} makes of that was not checked",
+            hint="answer the dialog first (Deny stops the turn): lookout jump, the dashboard, or"
+            " lookout answer",
+        )
+    if dialog is None and _steer_status(row) == "idle" and _registry_status(row) != "busy":
         raise SteerError(
             "idle",
             f"{session_name(row)} is idle: there is no turn to interrupt",
@@ -351,9 +427,10 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         )
     way, found, _ = _way(state, row, keys, "pane")
     assert found is not None
-    now_ms = words.now_ms()
-    for key in keys.interrupt:
-        pane.press(found, key)
+    with _delivering(state, row):
+        now_ms = words.now_ms()
+        for key in keys.interrupt:
+            pane.press(found, key)
     status = (
         _wait_stopped(state, row["session_id"], row["status"], wait_s)
         if keys.reports_interrupt
@@ -371,21 +448,41 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         text="",
         result=result,
         ts_ms=now_ms,
+        dismissed=dialog,
     )
     pressed = list(keys.interrupt)
     out = _outcome("interrupt", row, way, found.target, "", pressed, result, line, state)
+    out["note"] = _interrupt_note(keys, dialog, status, result, wait_s)
+    return out
+
+
+def _open_dialog(row: Row) -> str | None:
+    """The dialog the session shows now (its attention reason, or "a dialog" when the reason is
+    unknown or only Claude Code's registry says it waits), or None. An attention of NOT_DIALOGS
+    (a failed turn, a stuck one) is no dialog."""
+    reason = row.get("reason") or ""
+    if row["status"] == "attention" and reason not in NOT_DIALOGS:
+        return reason if reason in DIALOG_REASONS else "a dialog"
+    if _registry_status(row) == _DIALOG:
+        return "a dialog"
+    return None
+
+
+def _interrupt_note(
+    keys: agents.Keys, dialog: str | None, status: str | None, result: str, wait_s: float
+) -> str | None:
+    if dialog is not None:
+        return f"the open dialog ({dialog}) was dismissed: {DISMISSED}"
     if not keys.reports_interrupt:
-        out["note"] = (
+        return (
             f"{keys.title} reports no hook for a stopped turn: lookout shows it working until"
             " its next prompt"
         )
-    elif status == "attention":
-        out["note"] = (
-            f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
-        )
-    elif result != "interrupted":
-        out["note"] = f"it still shows {status} after {wait_s:g} s"
-    return out
+    if status == "attention":
+        return f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
+    if result != "interrupted":
+        return f"it still shows {status} after {wait_s:g} s"
+    return None
 
 
 def _wait_stopped(state: str, session_id: str, before: str, wait_s: float) -> str | None:
@@ -459,6 +556,7 @@ def start(
         text=prompt or "",
         result="started" if sid else "no_hook",
         ts_ms=now_ms,
+        agent=name,
     )
     if sid is None:
         raise SteerError(

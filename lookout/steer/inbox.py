@@ -24,7 +24,7 @@ import socket
 import stat
 import struct
 
-from lookout import client_sessions
+from lookout import boundary, client_sessions
 from lookout.steer.shapes import SteerError
 
 PROTOCOL = 1
@@ -51,25 +51,7 @@ def usable(found: Entry | None) -> str | None:
         return "its registry entry names no inbox socket (messagingSocketPath)"
     if found.get("peer_protocol") != PROTOCOL:
         return f"its inbox speaks protocol {found.get('peer_protocol')!r}, not {PROTOCOL}"
-    return _unsafe(path)
-
-
-def _unsafe(path: str) -> str | None:
-    if not os.path.isabs(path):
-        return f"its inbox path {path!r} is not absolute"
-    uid = os.geteuid()
-    try:
-        st = os.lstat(path)
-        parent = os.stat(os.path.dirname(path))
-    except OSError as exc:
-        return f"its inbox socket {path} is not there ({exc.strerror})"
-    if not stat.S_ISSOCK(st.st_mode):
-        return f"{path} is not a socket"
-    if st.st_uid != uid:
-        return f"{path} is owned by uid {st.st_uid}, not by you"
-    if parent.st_uid not in (uid, 0) or parent.st_mode & 0o022:
-        return f"{os.path.dirname(path)} can be written by another user"
-    return None
+    return boundary.unsafe_socket(path, "its inbox socket")
 
 
 def _token(found: Entry) -> str | None:

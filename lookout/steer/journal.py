@@ -61,12 +61,18 @@ def record(
     result: str,
     ts_ms: int,
     reason: str | None = None,
+    dismissed: str | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     """Append one Steered line for `session_id` (its snapshot's seq moves on; nothing else in it
-    changes) and return it."""
+    changes) and return it. `dismissed`: the dialog an interrupt's Esc answered (as No). `agent`:
+    the agent when no snapshot says it (a `start` whose first hook never came); the status is
+    then unknown (None), never a guess."""
     kept = shown_text(text)
     what = f"{action} via {via}" if via else action
     what += f", {result}" + (f" ({reason})" if reason else "")
+    if dismissed:
+        what += f", the open dialog ({dismissed}) dismissed (denied)"
     summary = events.one_line(f"{what}: {kept}" if kept else what)
     steer: dict[str, Any] = {
         "action": action,
@@ -77,6 +83,8 @@ def record(
     }
     if reason:
         steer["reason"] = reason
+    if dismissed:
+        steer["dismissed"] = dismissed
     with store.Locked(state_dir) as st:
         session = st.read_session(session_id)
         known = session is not None and not store.newer(session, words.SNAPSHOT_VERSION)
@@ -90,9 +98,9 @@ def record(
             "ts": store.rfc3339(ts_ms),
             "seq": seq,
             "session_id": session_id,
-            "agent": s.get("agent") or "claude",
+            "agent": s.get("agent") or agent or "claude",
             "event": EVENT,
-            "status": s.get("status") or "idle",
+            "status": s.get("status"),
             "reason": s.get("reason"),
             "detail": s.get("detail"),
             "agent_id": None,

@@ -4,8 +4,10 @@ it. Every call names the server (-S) and the pane (-t %N); bounded in time."""
 
 from __future__ import annotations
 
+import os
 import time
 
+from lookout.errors import LookoutError
 from lookout.jump import locate, tmux
 from lookout.jump.tmux import Pane
 from lookout.steer.shapes import SteerError
@@ -34,11 +36,25 @@ def recorded(snapshot: Mapping[str, object]) -> bool:
     return bool(place.get("tmux_socket") and place.get("tmux_pane"))
 
 
+def unsafe(snapshot: Mapping[str, object]) -> str | None:
+    """Why the session's recorded tmux server may not be typed into (not this user's own
+    socket: locate.untrusted), or None."""
+    return locate.untrusted(snapshot)
+
+
 def _run(pane: Pane, *args: str) -> str:
+    """tmux's answer; every failure a SteerError(failed), which say and interrupt record (the
+    pane closed between the text and Enter, a server that did not answer in time)."""
     try:
         return tmux.run(pane.socket, *args)
     except tmux.ServerGone:
         raise SteerError("failed", f"the tmux server of pane {pane.pane} exited") from None
+    except LookoutError as exc:
+        raise SteerError(
+            "failed",
+            f"pane {pane.pane}: {exc}",
+            hint=exc.hint or "look at the pane: lookout jump (what was typed may be in its box)",
+        ) from None
 
 
 def screen(pane: Pane) -> str:
@@ -57,10 +73,12 @@ def type_text(pane: Pane, text: str) -> None:
     if len(text.encode("utf-8")) <= SEND_KEYS_MAX_BYTES:
         _run(pane, "send-keys", "-l", "-t", pane.pane, "--", escaped_arg(text))
         return
-    import os
+    import secrets
     import subprocess
 
-    buffer = f"lookout-steer-{os.getpid()}"
+    # A name of this call's own: the dashboard and the Telegram poller steer from threads of one
+    # process, and the session lock does not cover another session on the same tmux server.
+    buffer = f"lookout-steer-{os.getpid()}-{secrets.token_hex(6)}"
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
     try:
         done = subprocess.run(
@@ -121,24 +139,25 @@ def wait_echo(pane: Pane, text: str, before: str, check: Callable[[str], None]) 
 
 def runs_in(where: Pane, snapshot: Mapping[str, object]) -> bool:
     """Whether the session's agent process is the pane's process or one of its descendants (a
-    pane can outlive the agent and run a shell or another program). True when the process cannot
-    be looked at (no pid recorded, no /proc): the pane the hooks recorded is all there is."""
-    from lookout import procs
+    pane can outlive the agent and run a shell or another program). True when no pid was
+    recorded (the pane the hooks recorded is all there is); False when one was and it cannot be
+    followed to the pane's process (gone, no way to ask, tmux names no pane pid): fail closed.
+    The parents come from the platform (/proc on Linux, ps on macOS)."""
+    from lookout.platform import current
 
+    parent = current.get().parent
     pid = snapshot.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return True
     text = _run(where, "display-message", "-p", "-t", where.pane, "#{pane_pid}").strip()
     if not text.isdigit():
-        return True
+        return False
     top = int(text)
     for _ in range(64):
         if pid == top:
             return True
-        found = procs.stat(pid)
-        if found is None:
-            return pid == top or procs.stat(top) is None
-        pid = found[2]
-        if pid <= 1:
+        found = parent(pid)
+        if found is None or found <= 1:
             return False
+        pid = found
     return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from lookout.boundary import invisible
 from lookout.steer.shapes import SteerError
 
 # What an agent's input box runs instead of sending (Claude Code, Codex, Gemini CLI, OpenCode):
@@ -26,21 +27,30 @@ def _name(ch: str) -> str:
     return unicodedata.name(ch, "") or f"U+{ord(ch):04X}"
 
 
+# Why each kind of invisible character (boundary.invisible) is refused, by its category.
+_SEPARATOR = "a line or paragraph separator"
+_NO_FORM = "a character with no visible form"
+_WHY = {
+    "Cf": "an invisible formatting character",
+    "Zl": _SEPARATOR,
+    "Zp": _SEPARATOR,
+    "Co": _NO_FORM,
+    "Cs": _NO_FORM,
+    "Cn": _NO_FORM,
+}
+
+
 def hidden(ch: str) -> str | None:
-    """Why `ch` may not be typed or sent, or None. Newline is the one control allowed."""
+    """Why `ch` may not be typed or sent, or None. Newline is the one control allowed; every
+    character a shown request escapes as invisible (boundary.invisible: format characters, the
+    Hangul fillers, the variation selectors...) is refused, and so is an unassigned one."""
     if ch == "\n":
         return None
     category = unicodedata.category(ch)
     if category == "Cc":
         return "a control character"
-    if category == "Cf":
-        # Bidi overrides and isolates, zero-width spaces and joiners, tag characters, the soft
-        # hyphen: each can hide or reorder what the sender saw.
-        return "an invisible formatting character"
-    if category in ("Zl", "Zp"):
-        return "a line or paragraph separator"
-    if category in ("Cs", "Co", "Cn"):
-        return "a character with no visible form"
+    if category == "Cn" or invisible(ch):
+        return _WHY.get(category, "an invisible character")
     return None
 
 
@@ -69,5 +79,5 @@ def check(text: str, max_chars: int, *, what: str = "the message") -> str:
 
 def command_prefix(text: str) -> str | None:
     """The prefix that makes an agent's input box run `text` as a command, if it has one."""
-    head = text.lstrip(" ")
+    head = text.lstrip()  # any whitespace: "\n/exit" types a newline, then runs /exit
     return next((p for p in COMMAND_PREFIXES if head.startswith(p)), None)

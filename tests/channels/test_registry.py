@@ -1,4 +1,4 @@
-"""lookout.channels.registry: exactly the six channel types, each a module behind
+"""lookout.channels.registry: exactly the seven channel types, each a module behind
 channels.base.ChannelType; what a channel type is lives in its module (no branch on a type's name
 anywhere else), and a new type is one file and one registry line (docs/development.md's example,
 run here)."""
@@ -19,7 +19,7 @@ from lookout.commands import main as cli
 from lookout.config import cache, files
 from tests.helpers import ROOT, write_config
 
-SIX = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram"]
+TYPES = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram", "sound"]
 PACKAGE = ROOT / "lookout"
 
 
@@ -32,9 +32,9 @@ def protocol_members() -> set[str]:
     return {n.name for n in proto.body if isinstance(n, ast.FunctionDef)}
 
 
-def test_the_registry_lists_exactly_the_six_types() -> None:
-    assert list(registry.CHANNELS) == SIX
-    assert tuple(SIX) == registry.NAMES
+def test_the_registry_lists_exactly_the_seven_types() -> None:
+    assert list(registry.CHANNELS) == TYPES
+    assert tuple(TYPES) == registry.NAMES
     for name, kind in registry.CHANNELS.items():
         assert name == kind.NAME
         assert kind.__name__ == f"lookout.channels.{name}"  # type: ignore[attr-defined]
@@ -42,7 +42,7 @@ def test_the_registry_lists_exactly_the_six_types() -> None:
     assert registry.UPDATABLE == ("desktop", "ntfy", "telegram")
 
 
-@pytest.mark.parametrize("name", SIX)
+@pytest.mark.parametrize("name", TYPES)
 def test_each_type_implements_the_interface(name: str) -> None:
     kind = registry.CHANNELS[name]
     members = protocol_members()
@@ -65,7 +65,7 @@ def test_each_type_implements_the_interface(name: str) -> None:
 def test_the_vocabulary_holds_no_channel_type() -> None:
     # words is the hook path's: it names no channel type; the registry is where they are.
     text = (PACKAGE / "words.py").read_text()
-    assert not {n for n in SIX if f'"{n}"' in text}
+    assert not {n for n in TYPES if f'"{n}"' in text}
     assert not hasattr(words, "CHANNEL_TYPES")
 
 
@@ -77,6 +77,7 @@ def test_each_channel_carries_its_types_traits() -> None:
             "p": {"type": "ntfy", "url": "https://ntfy.sh/t"},
             "w": {"type": "webhook", "url": "https://h.example/x"},
             "c": {"type": "command", "argv": ["true"]},
+            "s": {"type": "sound"},
         },
         "rules": [],
     }
@@ -126,7 +127,7 @@ def _is_type_of(node: ast.AST) -> bool:
 
 def _names_a_type(node: ast.AST) -> bool:
     values = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
-    return any(isinstance(v, ast.Constant) and v.value in SIX for v in values)
+    return any(isinstance(v, ast.Constant) and v.value in TYPES for v in values)
 
 
 def type_branches(source: str) -> list[int]:

@@ -62,6 +62,10 @@ def test_control_characters_are_shown_and_long_text_is_cut() -> None:
     text = telegram.text_of("t\x1b[2J", "a\nb\x07" + "x" * 5000, "Allowed")
     assert text.startswith("t\\x1b[2J\na\nb\\x07") and text.endswith("…\n\nAllowed")
     assert len(text) == telegram.TEXT_MAX
+    # Telegram counts UTF-16 code units: an emoji is two, and the cut never splits one.
+    wide = telegram.text_of("t", "😀" * 3000, "Allowed")
+    assert wide.endswith("…\n\nAllowed") and telegram.units(wide) <= telegram.TEXT_MAX
+    assert telegram.units(wide) >= telegram.TEXT_MAX - 1
 
 
 @pytest.mark.parametrize("case", ["wrong-chat", "wrong-token", "unreachable", "no-token"])

@@ -318,3 +318,15 @@ def test_channel_add_telegram_without_what_it_needs_changes_nothing(
     assert err.startswith("error: ") and says in err
     assert "\nhint: " in err and "the config file is unchanged" in err
     assert config_file.read_text() == COMMENTED
+
+
+def test_rule_add_names_the_kinds_only_time_sends(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 32: a stuck session and a lifted usage limit are kinds a rule can name.
+    put(config_file, COMMENTED)
+    rc, out, _ = run(
+        capsys, "rule", "add", "--when", "stuck,limit_lifted", "--channels", "desktop"
+    )
+    assert rc == 0, out
+    assert files.load()["rules"][-1]["when"] == ["stuck", "limit_lifted"]

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from lookout import runner
+from lookout import runner, store
 from lookout.commands import main as cli
 from lookout.sessions import parse_line
+from lookout.silence import clock
 from tests.helpers import ROOT, Output, payload, wait_for
 
 if TYPE_CHECKING:
@@ -650,3 +651,39 @@ def test_a_status_line_asks_each_process_once(
     assert cli.main(["status", "--line"]) == 0
     assert capsys.readouterr().out == "3 working · 1 idle\n"
     assert sorted(map(str, asked)) == sorted([str(os.getpid())] * 3 + ["1"])
+
+
+def test_status_shows_how_long_a_tool_has_run(state_dir: Path) -> None:
+    # issue 32: a running tool is not stuck, and `status` says how long it has run.
+    now = int(time.time() * 1000)
+    deliver(state_dir, payload("SessionStart-startup"), now - 13 * 60_000)
+    deliver(state_dir, payload("UserPromptSubmit"), now - 13 * 60_000)
+    deliver(state_dir, payload("PreToolUse-Bash"), now - 12 * 60_000 - 5000)
+    out = lookout("status")
+    row = next(line for line in out.stdout.splitlines() if "working" in line)
+    assert " Bash 12m " in row, out.stdout
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert shown["tool"]["name"] == "Bash"
+    assert shown["tool"]["since"] == store.rfc3339(now - 12 * 60_000 - 5000)
+    assert shown["tool"]["running_s"] >= 12 * 60 + 5
+    assert shown["until_ms"] is None
+    deliver(state_dir, payload("PostToolUse-Bash"), now - 1000)
+    assert json.loads(lookout("status", "--json").stdout)["sessions"][0]["tool"] is None
+
+
+def test_status_shows_when_a_usage_limit_lifts(state_dir: Path) -> None:
+    now = int(time.time() * 1000)
+    deliver(state_dir, payload("SessionStart-startup"), now - 2000)
+    deliver(state_dir, payload("UserPromptSubmit"), now - 1000)
+    failure = dict(payload("StopFailure"), error="rate_limit")
+    failure["last_assistant_message"] = "API Error: Request rejected (429) · try again in 2h"
+    deliver(state_dir, failure, now)
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    shown_as = (shown["status"], shown["reason"], shown["detail"])
+    assert shown_as == ("attention", "error", "rate_limit")
+    assert shown["until_ms"] == now + 2 * 3600 * 1000
+    assert shown["summary"] == (
+        "rate or usage limit reached: API Error: Request rejected (429) · try again in 2h"
+    )
+    row = next(line for line in lookout("status").stdout.splitlines() if "error" in line)
+    assert f" rate_limit until {clock(now + 2 * 3600 * 1000)} " in row

@@ -77,7 +77,9 @@ def test_the_week_matches_the_hand_count(week: Path, capsys: pytest.CaptureFixtu
         "project": "web",
         "reason": "error",
         "tool": None,
-        "summary": "rate_limit: API Error: Request rejected (429) · mock error 429",
+        "summary": (
+            "rate or usage limit reached: API Error: Request rejected (429) · mock error 429"
+        ),
         "since": build.BASE_MS + 3 * 86400 * 1000 + 10_000,
         "wait_s": 300.0,
         "title": "web",  # no snapshot kept: its project
@@ -100,7 +102,7 @@ def test_the_table_says_it_in_words(week: Path, capsys: pytest.CaptureFixture[st
     assert cli.main(["report", "--project", "web"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1] == "7 episodes, 8m 13s in all; time to unblock: median 25s, p95 5m 00s"
-    assert out[2].startswith("longest: 5m 00s web (error rate_limit: API Error")
+    assert out[2].startswith("longest: 5m 00s web (error rate or usage limit reached: API Error")
     assert out[3] == "idle after finishing: 1 times, 10m 00s in all, median 10m 00s"
     assert "permission                      4      58s      14s      25s" in out
 
@@ -120,7 +122,7 @@ def test_a_session_is_named_by_its_title_as_status_names_it(
     assert (
         capsys.readouterr()
         .out.splitlines()[2]
-        .startswith("longest: 5m 00s billing-fix (error rate_limit: API Error")
+        .startswith("longest: 5m 00s billing-fix (error rate or usage limit reached: API Error")
     )
     assert run_json(capsys)["longest"]["title"] == "billing-fix"  # type: ignore[index]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from lookout import templates
 from lookout.channels import base, registry
-from lookout.config import files, notify, remote
+from lookout.config import files, notify, remote, sessions
 from tests.helpers import ROOT
 
 EXAMPLE = ROOT / "config.example.toml"
@@ -20,6 +20,8 @@ def every_key() -> set[str]:
         keys.update(kind.KEYS)
     keys.add("remote")
     keys.update(remote.REMOTE_DEFAULTS)
+    keys.add("sessions")
+    keys.update(sessions.SESSIONS_DEFAULTS)
     return keys
 
 
@@ -37,7 +39,9 @@ def keys_in(node: Any, out: set[str]) -> set[str]:
 def test_example_parses_and_validates() -> None:
     raw = tomllib.loads(EXAMPLE.read_text())
     cfg = files.validate(raw, "config.example.toml")
-    assert set(cfg["channels"]) == {"desktop", "phone", "homelab", "team", "log", "other", "chat"}
+    assert set(cfg["channels"]) == {
+        "desktop", "phone", "homelab", "team", "log", "other", "chat", "speaker"
+    }  # fmt: skip
     assert {ch["type"] for ch in cfg["channels"].values()} == set(registry.NAMES)
 
 

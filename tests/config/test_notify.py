@@ -48,9 +48,11 @@ def test_no_file_means_the_embedded_default() -> None:
             "loud": False,
         }
     }
-    attention, done = cfg["rules"]
+    attention, done, silent = cfg["rules"]
     assert attention["when"] == list(notify.ATTENTION_KINDS)
     assert done["when"] == ["done"] and done["min_duration_s"] == 30
+    assert silent["when"] == ["stuck", "limit_lifted"]
+    assert cfg["sessions"] == {"stuck_after_s": 600}
     assert all(r["channels"] == ["desktop"] for r in cfg["rules"])
 
 
@@ -97,14 +99,14 @@ quiet_hours = "22:00-07:00"
             '[channels.phone]\ntype = "email"\n',
             [
                 f"{G}: channels.phone.type: expected one of desktop, ntfy, "
-                "webhook, command, apprise, telegram, got 'email'"
+                "webhook, command, apprise, telegram, sound, got 'email'"
             ],
         ),
         (
             '[channels.phone]\nurl = "x"\n',
             [
                 f"{G}: channels.phone: missing key 'type' (one of desktop, "
-                "ntfy, webhook, command, apprise, telegram)"
+                "ntfy, webhook, command, apprise, telegram, sound)"
             ],
         ),
         (
@@ -169,7 +171,7 @@ quiet_hours = "22:00-07:00"
             [
                 f"{G}: rules[0].when[1]: expected one of permission, question, plan, "
                 "elicitation, input, error, done, idle, subagent_done, session_start, "
-                "session_end, message, resolved, got 'finished'",
+                "session_end, message, resolved, stuck, limit_lifted, got 'finished'",
                 f"{G}: rules[0].channels[1]: unknown channel 'pager' (defined: d)",
             ],
         ),
@@ -205,7 +207,7 @@ quiet_hours = "22:00-07:00"
             [
                 f"{G}: templates.finished: unknown kind (expected one of "
                 "permission, question, plan, elicitation, input, error, done, idle, subagent_done, "
-                "session_start, session_end, message, resolved)"
+                "session_start, session_end, message, resolved, stuck, limit_lifted)"
             ],
         ),
         (
@@ -298,7 +300,7 @@ def test_project_file_errors_name_the_project_file(cfg_file: Path, tmp_path: Pat
     assert exc.value.errors == [
         "~/api/.claude/lookout.toml: rules[0].when[0]: expected one of permission, question, "
         "plan, elicitation, input, error, done, idle, subagent_done, session_start, "
-        "session_end, message, resolved, got 'loud'"
+        "session_end, message, resolved, stuck, limit_lifted, got 'loud'"
     ]
 
 

@@ -67,6 +67,8 @@ def _tool_input(kind: str, arg: str) -> tuple[str, dict[str, Any]]:
 
 
 TOOL_DIRECTIVES = ("bash", "write", "ask", "plan", "agent", "mcp", "tool")
+# A prompt holding this gets a reply that hangs mid-stream until the test releases it.
+STALL = "[[stall]]"
 
 # A subagent prompt containing this answers slowly, so that the parent's turn ends (Stop lists
 # the agent as a running background task) before the agent finishes: `[[agent: hi (slow)]]`.
@@ -83,6 +85,7 @@ class Reply:
     tool: tuple[str, dict[str, Any]] | None = None
     error_body: dict[str, Any] | None = None
     delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers
 
 
 def _text_of(content: Any) -> str:
@@ -216,6 +219,11 @@ class MockAPI:
 
     requests: list[dict[str, Any]] = field(default_factory=list)
     queued: deque[Reply] = field(default_factory=deque)
+    # A streaming reply to a conversation whose prompt holds STALL starts (message_start, ping)
+    # and then sends nothing, the connection open, until `release` is set: a turn hung on a
+    # live connection, its process alive (issue 32). `stalled` is set once one hangs.
+    release: threading.Event = field(default_factory=threading.Event)
+    stalled: threading.Event = field(default_factory=threading.Event)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -226,9 +234,20 @@ class MockAPI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def fail_next(self, status: int, times: int = 1) -> None:
+    def fail_next(
+        self,
+        status: int,
+        times: int = 1,
+        message: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """The next `times` requests fail with `status`; `message`: the error body's own
+        message; `headers`: more response headers (retry-after, the rate-limit ones)."""
+        body = error_body(status)
+        if message is not None:
+            body["error"]["message"] = message
         for _ in range(times):
-            self.queued.append(Reply(status=status, error_body=error_body(status)))
+            self.queued.append(Reply(status=status, error_body=body, headers=dict(headers or {})))
 
     def reply_for(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -246,12 +265,17 @@ class MockAPI:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, ctype: str, payload: bytes) -> None:
+            def _send(
+                self, status: int, ctype: str, payload: bytes, headers: dict[str, str] | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(payload)))
+                extra = dict(headers or {})
                 if status == 429:
-                    self.send_header("retry-after", "0")
+                    extra.setdefault("retry-after", "0")
+                for name, value in extra.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
 
@@ -272,14 +296,35 @@ class MockAPI:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
                     payload = json.dumps(reply.error_body or error_body(reply.status)).encode()
-                    self._send(reply.status, "application/json", payload)
+                    self._send(reply.status, "application/json", payload, reply.headers)
                     return
                 model = body.get("model", "claude-mock")
                 chunks = [
                     f"event: {name}\ndata: {json.dumps(data)}\n\n"
                     for name, data in sse_events(reply, model)
                 ]
+                if (
+                    STALL in first_user_text(body)
+                    and body.get("stream")
+                    and not api.release.is_set()
+                ):
+                    self._stall(chunks)
+                    return
                 self._send(200, "text/event-stream", "".join(chunks).encode())
+
+            def _stall(self, chunks: list[str]) -> None:
+                # No Content-Length: the stream ends when the connection closes.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write("".join(chunks[:2]).encode())  # message_start, ping
+                self.wfile.flush()
+                api.stalled.set()
+                api.release.wait(600)
+                self.wfile.write("".join(chunks[2:]).encode())
+                self.wfile.flush()
+                self.close_connection = True
 
             def do_GET(self) -> None:
                 self._send(404, "application/json", b"{}")

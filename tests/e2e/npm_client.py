@@ -135,6 +135,8 @@ class Tmux:
             screen = self.screen()
             if needle in screen:
                 return screen
+            if self.tmux("display-message", "-p", "-t", "e2e", "#{pane_dead}").strip() == "1":
+                raise AssertionError(f"the program in the pane exited:\n{screen}")
             time.sleep(0.25)
         raise AssertionError(f"{needle!r} never appeared on screen:\n{screen}")
 

@@ -21,13 +21,14 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, calls, recorder
 
 from . import npm_client
 
 pytestmark = pytest.mark.e2e
 
 VERSION = "0.61.0"
+STALL = "STALL_NOW"
 CHECKOUT = ROOT
 REPLY = "OK from mock"
 MODEL = "gemini-2.5-flash"
@@ -40,6 +41,10 @@ class GeminiAPI:
 
     def __init__(self, command: str) -> None:
         self.requests: list[str] = []
+        # A prompt holding STALL gets a stream that starts and then hangs, the connection open,
+        # until `release` is set (issue 32: a turn hung on a live connection).
+        self.release = threading.Event()
+        self.stalled = threading.Event()
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -68,6 +73,17 @@ class GeminiAPI:
                     raw, kind = f"data: {json.dumps(chunk)}\n\n".encode(), "text/event-stream"
                 else:
                     raw, kind = json.dumps(chunk).encode(), "application/json"
+                if STALL in json.dumps(contents) and not api.release.is_set():
+                    self.send_response(200)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.flush()
+                    api.stalled.set()
+                    api.release.wait(600)
+                    self.wfile.write(raw)
+                    self.close_connection = True
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(raw)))
@@ -283,4 +299,54 @@ def test_a_gemini_killed_at_a_permission_dialog_ends_the_session(machine: Machin
         assert (shown["reason"], shown["alive"], shown["pid"]) == ("process_gone", False, pid)
     finally:
         screen.kill()
+    assert machine.errors() == ""
+
+
+def test_a_gemini_turn_hung_on_a_live_connection_is_stuck_then_works_again(
+    machine: Machine, tmp_path: Path
+) -> None:
+    # issue 32 with a second agent: Gemini's hooks (BeforeAgent) and its process are what
+    # lookout has; the stream hangs, no hook fires, and the sender its hook started says so.
+    machine.install()
+    prog, log = recorder(tmp_path)
+    config = machine.home / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{message}}"]\n'
+        '[[rules]]\nwhen = ["stuck"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 2\n"
+    )
+    proc = subprocess.Popen(
+        [str(machine.gemini), "-p", f"hello {STALL}", "-m", MODEL],
+        cwd=machine.project,
+        env=machine.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert machine.api.stalled.wait(120), "the mock never held the stream"
+        deadline = time.monotonic() + 90
+        while not calls(log):  # no reader runs meanwhile: only the recorder is looked at
+            assert time.monotonic() < deadline, "no stuck alert"
+            time.sleep(0.1)
+        (sent,) = calls(log)
+        assert sent[0] == "stuck" and sent[1].startswith("silent since "), sent
+        shown = machine.wait("attention", "stuck")
+        assert (shown["agent"], shown["evidence"], shown["alive"]) == ("gemini", "silence", True)
+        machine.api.release.set()
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert REPLY in out
+    finally:
+        machine.api.release.set()
+        if proc.poll() is None:
+            proc.kill()
+    machine.wait("ended")
+    events = [(r["event"], r.get("outcome")) for r in machine.records()]
+    assert events.count(("Reconciled", "stuck")) == 1, events
+    after = events[events.index(("Reconciled", "stuck")) + 1 :]
+    assert ("Stop", None) in after, events  # the stream resumed: the turn ended
+    assert [c[0] for c in calls(log)] == ["stuck"]
     assert machine.errors() == ""

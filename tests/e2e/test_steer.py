@@ -355,7 +355,9 @@ def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
         }
         pairs = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
         try:
+            # remain-on-exit: should Gemini CLI exit, its last screen stays for the failure.
             screen.tmux(
+                "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
                 "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c",
                 str(machine.project), *pairs,
                 str(gemini), "-m", GEMINI_MODEL, "--approval-mode", "yolo",

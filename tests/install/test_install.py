@@ -486,6 +486,7 @@ def test_the_written_default_config_is_the_built_in_default_and_what_the_readme_
     assert [r["when"] for r in with_file["rules"]] == [
         list(notify.ATTENTION_KINDS),
         ["done"],
+        ["stuck", "limit_lifted"],
     ]
     assert with_file["rules"][1]["min_duration_s"] == 30
     readme = " ".join((ROOT / "docs" / "notifications.md").read_text().split())

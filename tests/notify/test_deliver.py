@@ -259,3 +259,15 @@ def test_recording_a_delivery_never_waits_for_the_hooks_lock(state_dir: Path) ->
         assert time.monotonic() - start < 1.0
     line = json.loads((state_dir / store.DELIVERIES).read_text())
     assert (line["channel"], line["result"]) == ("desktop", "sent")
+
+
+def test_the_answered_alerts_a_sender_remembers_are_bounded() -> None:
+    # A sender lives for hours: it keeps the newest ANSWERED_MAX, not every alert it ever sent.
+    from lookout.notify import deliver
+
+    keys = [("desktop", str(n), f"s:permission:{n}") for n in range(deliver.ANSWERED_MAX + 5)]
+    for key in keys:
+        deliver._answered(key)
+    assert len(deliver._ANSWERED_REFS) == deliver.ANSWERED_MAX
+    assert keys[0] not in deliver._ANSWERED_REFS and keys[-1] in deliver._ANSWERED_REFS
+    deliver._ANSWERED_REFS.clear()

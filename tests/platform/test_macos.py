@@ -255,3 +255,19 @@ def test_alerter_shows_a_callers_actions_and_prints_the_clicked_one(
     proc, rest = m.pop("focus_proc")
     monkeypatch.setattr(focus, "resolved", lambda *a: False)
     assert focus.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20) == "Deny"  # type: ignore[typeddict-item]
+
+
+def test_a_process_parent_comes_from_ps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Steering follows the agent up to its tmux pane's process (steer.pane.runs_in): on macOS,
+    # with no /proc, each parent comes from `ps -o ppid= -p PID`, and an unknown pid is None.
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        box = standins(tmp_path, monkeypatch, "macos", "ps")
+        assert current.get().parent(child.pid) == os.getpid()
+        assert box.argvs("ps") == [["-o", "ppid=", "-p", str(child.pid)]]
+        child.kill()
+        child.wait()
+        assert current.get().parent(child.pid) is None
+    finally:
+        child.kill()
+        child.wait()

@@ -430,3 +430,35 @@ def test_refused_presses_are_logged_at_most_once_a_second_with_a_count(
     )
     deciding.send_signal(signal.SIGTERM)
     assert finish(deciding) == b""
+
+
+def test_a_user_taken_out_of_allowed_user_ids_answers_nothing_from_then_on(
+    api: BotApi, state_dir: Path
+) -> None:
+    """The poller lives as long as requests wait (and with [steer], for days): it reads the
+    channel again, so revoking a user counts without restarting it."""
+    configure(api)
+    deciding, rec, message = ask(api, state_dir)
+    mid = message["message_id"]
+    (_, allow), _ = api.buttons(CHAT, mid)
+    wait_for(lambda: not poller_gone(state_dir), 5)
+    # The poller has read the channel: a stranger's press is refused as not the owner's.
+    first = api.press(mid, "not ours", STRANGER)
+    wait_for(lambda: api.queries[first] is not None, 10)
+    assert api.queries[first] == "Not answered: this bot takes answers only from its owner"
+    config = Path(os.environ["LOOKOUT_CONFIG"])
+    config.write_text(config.read_text().replace(f"[{OWNER}]", f"[{STRANGER}]"))
+
+    def read_again() -> bool:  # the stranger is now the owner: the same press gets further
+        press = api.press(mid, "not ours", STRANGER)
+        wait_for(lambda: api.queries[press] is not None, 10)
+        return api.queries[press] == "Not answered: not a lookout button"
+
+    wait_for(read_again, 30, "the poller to read the channel again")
+    press = api.press(mid, allow, OWNER)
+    wait_for(lambda: api.queries[press] is not None, 10)
+    assert api.queries[press] == "Not answered: this bot takes answers only from its owner"
+    now = requests.load(str(state_dir), rec["id"])
+    assert now is not None and now["status"] == requests.PENDING
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""

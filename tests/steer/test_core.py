@@ -3,8 +3,15 @@ sessions the real runner recorded: nothing is typed or sent, exit 1, `error:` an
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +19,7 @@ import pytest
 
 from lookout import store
 from tests.commands.test_main import deliver, lookout
-from tests.helpers import shape, write_config
+from tests.helpers import shape, short_tmpdir, write_config
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 
@@ -68,6 +75,9 @@ def test_off_by_default_and_says_how_to_turn_it_on(state_dir: Path) -> None:
         ("yes\u200b", "an invisible formatting character (\\u200b ZERO WIDTH SPACE)"),
         ("x\U000e0041", "an invisible formatting character (\\U000e0041 TAG LATIN CAPITAL"),
         ("p\u2029q", "a line or paragraph separator (\\u2029 PARAGRAPH SEPARATOR)"),
+        # What a shown request escapes as invisible (boundary.invisible), beyond format chars.
+        ("ok\u3164", "an invisible character (\\u3164 HANGUL FILLER) at character 3"),
+        ("y\ufe0fes", "an invisible character (\\ufe0f VARIATION SELECTOR-16) at character 2"),
     ],
 )
 def test_text_that_could_hide_or_escape_is_refused(state_dir: Path, text: str, shown: str) -> None:
@@ -76,6 +86,7 @@ def test_text_that_could_hide_or_escape_is_refused(state_dir: Path, text: str, s
     error, hint = refused("say", "api", text)
     assert error.startswith(f"error: the message holds {shown}")
     assert "\x1b" not in error and "\u202e" not in error and "\u200b" not in error
+    assert "\u3164" not in error and "\ufe0f" not in error
     assert hint == "hint: remove it; only printable text and newlines are sent"
 
 
@@ -109,11 +120,14 @@ def test_no_session_and_an_ambiguous_one(state_dir: Path) -> None:
     assert error == "error: no session 'nosuch' is recorded"
     assert hint.startswith("hint: give the start of a session id")
     error, hint = refused("say", "api", "hello")
-    assert error == (
-        "error: 'api' names 2 sessions: api (project) — bbbb2222, idle;"
-        " api (project) — aaaa1111, idle"
+    # Both, the most recent first (in the same millisecond, either may be), each by its id.
+    one, other = (
+        ("bbbb2222", "aaaa1111") if "— bbbb2222, idle;" in error else ("aaaa1111", "bbbb2222")
     )
-    assert hint == "hint: name one by its id: lookout say bbbb2222"
+    assert error == (
+        f"error: 'api' names 2 sessions: api (project) — {one}, idle; api (project) — {other}, idle"
+    )
+    assert hint == f"hint: name one by its id: lookout say {one}"
     assert steered(state_dir) == []
 
 
@@ -188,7 +202,9 @@ def test_a_dead_pane_is_not_typed_into(state_dir: Path, tmp_path: Path) -> None:
     assert error == "error: api (aaaa1111): its tmux pane (or that tmux server) is gone"
 
 
-def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> None:
+def test_a_project_file_cannot_turn_it_on(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "repo"
     (project / ".claude").mkdir(parents=True)
     (project / ".git").mkdir()
@@ -201,7 +217,7 @@ def test_a_project_file_cannot_turn_it_on(state_dir: Path, tmp_path: Path) -> No
     ) in done.stderr
     write_config("")
     session(state_dir, API, "api")
-    os.chdir(project)  # no effect on the user's own config either
+    monkeypatch.chdir(project)  # no effect on the user's own config either
     assert refused("say", "api", "hi")[0].startswith("error: steering is off")
 
 
@@ -226,7 +242,9 @@ def test_check_config_explains_it(state_dir: Path) -> None:
     ]
 
 
-def test_start_refuses_tmp_and_anything_outside_projects(state_dir: Path, tmp_path: Path) -> None:
+def test_start_refuses_tmp_and_anything_outside_projects(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mine = tmp_path / "src" / "api"
     mine.mkdir(parents=True)
     (tmp_path / "src" / "link").symlink_to(mine)
@@ -251,11 +269,9 @@ def test_start_refuses_tmp_and_anything_outside_projects(state_dir: Path, tmp_pa
     error, hint = refused("start", str(tmp_path / "src" / "link"), "--agent", "codex")
     assert error == "error: [steer] agents does not allow starting codex (allowed: claude)"
     assert hint == "hint: add 'codex' to agents in [steer], in your own config"
-    os.environ["PATH"] = str(tmp_path / "empty")
-    try:
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", str(tmp_path / "empty"))
         error, hint = refused("start", str(tmp_path / "src" / "link"))
-    finally:
-        os.environ["PATH"] = os.defpath
     assert error == "error: Claude Code's program (claude) is not on PATH"
     error, hint = refused("start", str(mine), "--prompt", "/exit")
     assert error == "error: the prompt starts with '/', which Claude Code runs as a command"
@@ -319,3 +335,255 @@ def test_only_the_owners_surfaces_may_steer(state_dir: Path) -> None:
         assert info.value.reason == "surface"
     assert not (state_dir / "steer-rate.json").exists()
     assert steered(state_dir) == []
+
+
+def test_interrupt_refuses_an_open_dialog_where_esc_was_not_checked(state_dir: Path) -> None:
+    # Gemini CLI's interrupt key in a dialog was not checked: nothing is pressed, exit 1.
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT="gemini")
+    session(state_dir, API, "api", "PermissionRequest", LOOKOUT_AGENT="gemini")
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert shown["status"] == "attention", shown
+    error, hint = refused("interrupt", "api")
+    assert error == (
+        f"error: api (aaaa1111) waits on you ({shown['reason']}): its interrupt key would answer"
+        " the dialog, and what Gemini CLI makes of that was not checked"
+    )
+    assert hint == (
+        "hint: answer the dialog first (Deny stops the turn): lookout jump, the dashboard, or"
+        " lookout answer"
+    )
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"]) == ("refused", "attention")
+
+
+@pytest.fixture
+def live_pid() -> Iterator[int]:
+    """A live process standing for the agent (silence proves `stuck` only of a live one)."""
+    proc = subprocess.Popen(["sleep", "120"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def stuck(state: Path, sid: str, project: str, pid: int, agent: str) -> None:
+    """A session whose turn began an hour ago and said nothing since: reconcile makes it
+    `attention` `stuck` (the first reader does, as `say` is)."""
+    write_config(ON + "[sessions]\nstuck_after_s = 600\n")
+    body = {"session_id": sid, "cwd": f"/w/{project}", "hook_event_name": "UserPromptSubmit"}
+    env = {"CLAUDE_PID": str(pid), "CLAUDE_CODE_ENTRYPOINT": "cli", "LOOKOUT_AGENT": agent}
+    deliver(state, {**body, "prompt": "refactor"}, ts_ms=int(time.time() * 1000) - 3_600_000, **env)
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["status"], shown["reason"]) == ("attention", "stuck"), shown
+
+
+def test_a_failed_turn_is_no_dialog_it_takes_a_message_as_idle(state_dir: Path) -> None:
+    # A turn that failed (an API error, a usage limit: the limit_lifted alert says "send a
+    # prompt to continue") waits in attention `error` with no dialog on screen.
+    write_config(ON)
+    session(state_dir, API, "api", "UserPromptSubmit")
+    failed = {"session_id": API, "cwd": "/w/api", "hook_event_name": "StopFailure"}
+    deliver(state_dir, {**failed, "error": "rate_limit"})
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["status"], shown["reason"]) == ("attention", "error")
+    error, _ = refused("say", "api", "continue")
+    # Past the state check, on to the way (no pane, no live inbox here): not "waits on you".
+    assert error == (
+        "error: api (aaaa1111): lookout knows no tmux pane for it (it was not started inside"
+        " tmux), and its inbox socket cannot be used: Claude Code's registry has no live entry"
+        " for it"
+    )
+    # As an idle session: no turn to interrupt.
+    error, _ = refused("interrupt", "api")
+    assert error == "error: api (aaaa1111) is idle: there is no turn to interrupt"
+    assert [r["steer"]["reason"] for r in steered(state_dir)] == ["no_way", "idle"]
+
+
+def test_a_stuck_session_is_no_dialog_it_is_working(state_dir: Path, live_pid: int) -> None:
+    # `stuck` is inferred from silence: nothing on screen is known to wait; Gemini CLI queues
+    # what is typed during a turn, so `say` goes on to the way (none known here).
+    stuck(state_dir, API, "api", live_pid, "gemini")
+    error, _ = refused("say", "api", "are you there?")
+    assert error == (
+        "error: api (aaaa1111): lookout knows no tmux pane for it (it was not started inside tmux)"
+    )
+    (line,) = steered(state_dir)
+    assert line["steer"]["reason"] == "no_way"
+
+
+@pytest.mark.parametrize("agent", ["codex", "opencode"])
+def test_say_to_a_working_agent_whose_queue_was_not_checked_is_refused(
+    state_dir: Path, agent: str
+) -> None:
+    # Their approval prompts can be on screen before the hook says so (Codex takes `y`, `a`):
+    # typing during a turn was not checked with the real client, so nothing is typed then.
+    write_config(ON)
+    session(state_dir, API, "api", "PreToolUse", LOOKOUT_AGENT=agent)
+    shown = json.loads(lookout("status", "--json").stdout)["sessions"][0]
+    assert (shown["agent"], shown["status"]) == (agent, "working")
+    error, hint = refused("say", "api", "also run the linter")
+    title = {"codex": "OpenAI Codex", "opencode": "OpenCode"}[agent]
+    assert error.startswith(
+        f"error: api (aaaa1111) is working, and what is typed into {title} during a turn was not"
+        " checked to wait for it"
+    )
+    assert hint == "hint: wait until it is idle (lookout status), or interrupt it first"
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"]) == ("refused", "working")
+
+
+def test_a_stuck_codex_session_counts_as_working(state_dir: Path, live_pid: int) -> None:
+    stuck(state_dir, API, "api", live_pid, "codex")
+    error, _ = refused("say", "api", "are you there?")
+    assert error.startswith("error: api (aaaa1111) is working, and what is typed into OpenAI Codex")
+
+
+# A stand-in for tmux on PATH: one pane (%3) showing `ready> ` and what was typed into it, its
+# process FAKE_TMUX_PANE_PID; every other command fails as tmux does when the pane is gone. Its
+# calls go to FAKE_TMUX_STATE.log.
+FAKE_TMUX = """#!{python}
+import os, sys
+args = sys.argv[3:]  # past -S SOCKET
+state = os.environ["FAKE_TMUX_STATE"]
+with open(state + ".log", "a") as f:
+    f.write(repr(args) + "\\n")
+if args[0] == "list-panes":
+    print("%3\\x1fmain\\x1f1\\x1f$1")
+elif args[0] == "capture-pane":
+    print("ready> " + (open(state).read() if os.path.exists(state) else ""))
+elif args[0] == "display-message":
+    print(os.environ.get("FAKE_TMUX_PANE_PID", ""))
+elif args[0] == "send-keys" and "-l" in args:
+    open(state, "w").write(args[-1])
+elif args[0] in ("load-buffer", "paste-buffer"):
+    sys.stdin.buffer.read() if args[0] == "load-buffer" else None
+else:
+    sys.stderr.write("can't find pane: %3\\n")
+    sys.exit(1)
+"""
+
+
+@pytest.fixture
+def fake_tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """(the server's socket: a real Unix socket, private; the file what was typed goes to)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tmux").write_text(FAKE_TMUX.format(python=sys.executable))
+    (bin_dir / "tmux").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_TMUX_STATE", str(tmp_path / "typed"))
+    home = short_tmpdir("lk-tmux-")
+    path = str(home / "default")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    sock.close()
+    yield path, tmp_path / "typed"
+    shutil.rmtree(home)
+
+
+def test_a_tmux_failure_after_the_text_is_recorded(
+    state_dir: Path, fake_tmux: tuple[str, Path]
+) -> None:
+    # The text went in, then the pane was gone before Enter: tmux's own error, recorded as a
+    # failed say (it was not, when tmux failed otherwise than with its server gone).
+    write_config(ON)
+    sock, typed = fake_tmux
+    session(state_dir, API, "api", LOOKOUT_AGENT="gemini", TMUX=f"{sock},1,0", TMUX_PANE="%3")
+    error, hint = refused("say", "api", "hello")
+    assert typed.read_text() == "hello"
+    assert error == "error: pane %3: tmux send-keys failed: can't find pane: %3"
+    assert hint == "hint: look at the pane: lookout jump (what was typed may be in its box)"
+    (line,) = steered(state_dir)
+    assert (line["outcome"], line["steer"]["reason"]) == ("failed", "failed")
+
+
+def unix_socket(path: Path) -> str:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    sock.close()
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["shared_dir", "not_a_socket"])
+def test_a_tmux_socket_that_is_not_the_users_own_is_never_typed_into(
+    state_dir: Path, fake_tmux: tuple[str, Path], kind: str
+) -> None:
+    # The hook's $TMUX names the server; a repository's settings `env` can set it. A socket in a
+    # directory others can write (or no socket at all) could be another user's server.
+    write_config(ON)
+    _, typed = fake_tmux
+    home = short_tmpdir("lk-shared-")
+    try:
+        if kind == "shared_dir":
+            home.chmod(0o777)
+            path = unix_socket(home / "default")
+            why = f"{home} can be written by another user"
+        else:
+            path = str(home / "default")
+            Path(path).write_text("")
+            why = f"{path} is not a socket"
+        session(state_dir, API, "api", LOOKOUT_AGENT="gemini", TMUX=f"{path},1,0", TMUX_PANE="%3")
+        for args in (("say", "api", "hello"), ("say", "--via", "pane", "api", "hello")):
+            error, hint = refused(*args)
+            assert error == (
+                f"error: api (aaaa1111): lookout will not type into its tmux server: {why}"
+            )
+            assert hint == (
+                "hint: its hooks recorded that server from $TMUX (a project's settings `env` can"
+                " set it): type into the session yourself, and check where TMUX comes from"
+            )
+        assert not Path(str(typed) + ".log").exists()  # tmux was never run
+        assert [r["steer"]["reason"] for r in steered(state_dir)] == ["no_way", "no_way"]
+        # `lookout jump` will not switch a client of that server either.
+        done = lookout("jump", "api", "--print")
+        assert done.returncode == 1
+        assert done.stderr.splitlines()[0] == (
+            f"error: api (aaaa1111): lookout will not use its tmux server: {why}"
+        )
+    finally:
+        shutil.rmtree(home)
+
+
+def test_a_pane_whose_process_cannot_be_followed_to_the_agent_is_not_typed_into(
+    state_dir: Path, fake_tmux: tuple[str, Path], live_pid: int
+) -> None:
+    # A pid was recorded, but tmux names no process for the pane: it cannot be shown to run the
+    # session's agent, so nothing is typed (it was typed).
+    write_config(ON)
+    sock, typed = fake_tmux
+    env = {"LOOKOUT_AGENT": "gemini", "CLAUDE_PID": str(live_pid)}
+    session(state_dir, API, "api", TMUX=f"{sock},1,0", TMUX_PANE="%3", **env)
+    error, _ = refused("say", "--via", "pane", "api", "hello")
+    assert error == (
+        "error: api (aaaa1111): its tmux pane does not run its Gemini CLI process any more (or"
+        " lookout cannot tell that it does)"
+    )
+    assert not typed.exists()
+
+
+def test_each_long_text_goes_through_a_tmux_buffer_of_its_own(
+    fake_tmux: tuple[str, Path],
+) -> None:
+    # Two long texts to two panes of one server from one process (the dashboard's threads): each
+    # loads and pastes a buffer no other call names (one name per process let one paste the
+    # other's text).
+    from lookout.jump.tmux import Pane
+    from lookout.steer import pane
+
+    sock, typed = fake_tmux
+    for target in ("%3", "%4"):
+        pane.type_text(Pane(sock, target, "main", 1, "$1"), "x" * (pane.SEND_KEYS_MAX_BYTES + 1))
+    calls = [ast.literal_eval(line) for line in Path(str(typed) + ".log").read_text().splitlines()]
+    loads = [c[c.index("-b") + 1] for c in calls if c[0] == "load-buffer"]
+    pastes = [(c[c.index("-b") + 1], c[c.index("-t") + 1]) for c in calls if c[0] == "paste-buffer"]
+    assert len(set(loads)) == 2
+    assert pastes == [(loads[0], "%3"), (loads[1], "%4")]
+
+
+@pytest.mark.parametrize("prompt", ["\n/exit", " \n !rm -rf x"])
+def test_a_command_after_leading_newlines_is_still_a_command(state_dir: Path, prompt: str) -> None:
+    write_config(ON)
+    session(state_dir, API, "api")
+    error, hint = refused("start", "/w/api", "--prompt", prompt)
+    assert error.startswith("error: the prompt starts with '"), error
+    assert hint == "hint: start it with another character"

@@ -25,10 +25,16 @@ FAKE = Path(__file__).with_name("fake_agent.py")
 class Panes(TmuxServer):
     def agent(self, log: Path, mode: str, event: str = "Stop", agent: str = "gemini") -> str:
         """A pane running the stand-in agent; it reported `event` for session SID."""
-        script = {"Stop": "stop.py", "PreToolUse": "pre_tool_use.py"}[event]
+        script = {
+            "Stop": "stop.py",
+            "PreToolUse": "pre_tool_use.py",
+            "StopFailure": "stop_failure.py",
+        }[event]
         body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": event}
         if event == "PreToolUse":
             body.update(tool_name="Bash", tool_input={"command": "make"})
+        if event == "StopFailure":  # a failed turn: attention, but no dialog on screen
+            body.update(error="rate_limit", last_assistant_message="API Error: 429")
         pane = self.tmux(
             "new-window",
             "-d",
@@ -264,3 +270,140 @@ def test_a_long_text_arrives_whole_in_one_burst(panes: Panes, tmp_path: Path) ->
     wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 20, "Enter")
     assert log.read_bytes() == text.encode() + b"\r"
     assert "lookout-steer" not in panes.tmux("list-buffers")  # the buffer went with the paste
+
+
+def test_two_says_at_once_to_one_session_do_not_interleave(panes: Panes, tmp_path: Path) -> None:
+    # Two surfaces (two processes) steer one session at the same moment: the session's steering
+    # lock lets one type its text and Enter, then the other, never keys of one among the other's.
+    import subprocess
+
+    log = tmp_path / "got"
+    panes.agent(log, "plain")
+    texts = ["A" * 1500 + " first", "B" * 1500 + " second"]
+    env = {k: v for k, v in panes.env.items() if k not in ("TMUX", "TMUX_PANE")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lookout", "say", "api", text],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
+        for text in texts
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert (proc.returncode, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().count(b"\r") == 2, 10, "two Enters")
+    got = log.read_bytes()
+    one, two = (t.encode() + b"\r" for t in texts)
+    assert got in (one + two, two + one), got[:80]
+
+
+def test_interrupt_in_a_claude_code_dialog_dismisses_it_and_says_so(
+    panes: Panes, tmp_path: Path, state_dir: Path
+) -> None:
+    from tests.commands.test_main import deliver
+
+    log = tmp_path / "got"
+    panes.agent(log, "claude-dialog", event="PreToolUse", agent="claude")
+    ask = {"session_id": SID, "cwd": "/w/api", "hook_event_name": "PermissionRequest"}
+    deliver(state_dir, {**ask, "tool_name": "Bash", "tool_input": {"command": "make"}})
+    rc, out, err = lookout(panes, "interrupt", "api", "--json")
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes() == b"\x1b", 10, "Esc")
+    outcome = json.loads(out)
+    assert outcome["keys"] == ["Escape"]
+    assert outcome["note"] == (
+        "the open dialog (permission) was dismissed: Esc answers it as No (denied), and the turn"
+        " stops"
+    )
+    lines = [json.loads(x) for x in (state_dir / "events.jsonl").read_text().splitlines()]
+    (steered,) = [x for x in lines if x["event"] == "Steered"]
+    assert steered["steer"]["dismissed"] == "permission"
+    assert "the open dialog (permission) dismissed (denied)" in steered["summary"]
+
+
+def test_two_long_texts_to_two_panes_at_once_each_arrive_whole(
+    panes: Panes, tmp_path: Path
+) -> None:
+    # The dashboard steers from threads of one process; two sessions on one server have two
+    # locks. Each long text (through a tmux buffer) must reach its own pane, whole.
+    import threading
+
+    from lookout.jump.tmux import Pane
+    from lookout.steer import pane as steer_pane
+
+    socket = panes.env["TMUX"].split(",")[0]
+    logs = [tmp_path / "one", tmp_path / "two"]
+    ids = [
+        panes.tmux(
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "sh",
+            "-c",
+            f"stty raw -echo; exec cat > {log}",
+        )
+        for log in logs
+    ]
+    rounds = 3
+    texts = [("A" * 13_000, "B" * 13_000), ("C" * 13_000, "D" * 13_000)]
+
+    def send(i: int) -> None:
+        for r in range(rounds):
+            steer_pane.type_text(Pane(socket, ids[i], "main", 1, ""), texts[i][r % 2])
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    size = 13_000 * rounds
+    wait_for(lambda: all(log.exists() and log.stat().st_size >= size for log in logs), 20, "texts")
+    for i, log in enumerate(logs):
+        got = log.read_bytes()
+        assert set(got) == set(b"".join(t.encode() for t in texts[i])), got[:40]
+        assert len(got) == size
+    assert "lookout-steer" not in panes.tmux("list-buffers")
+
+
+def test_a_start_with_no_hook_records_its_agent_and_no_status_it_does_not_know(
+    panes: Panes, tmp_path: Path, state_dir: Path
+) -> None:
+    import subprocess
+
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\nagents = ["gemini"]\n')
+    fake_program(tmp_path / "bin", "gemini", tmp_path / "argv.jsonl", report=False)
+    panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
+    own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", "start", str(project), "--wait", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**panes.env, "TMUX_PANE": own},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "no hook of it arrived" in done.stderr
+    lines = [json.loads(x) for x in (state_dir / "events.jsonl").read_text().splitlines()]
+    (steered,) = [x for x in lines if x["event"] == "Steered"]
+    assert (steered["session_id"], steered["agent"], steered["status"]) == ("", "gemini", None)
+    assert steered["outcome"] == "no_hook"
+    tail = subprocess.run(
+        [sys.executable, "-m", "lookout", "tail", "-n", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=panes.env,
+        timeout=60,
+        check=False,
+    )
+    assert tail.returncode == 0 and "Steered" in tail.stdout, tail.stderr

@@ -36,5 +36,6 @@ def test_what_is_refused(bad: str, reason: str) -> None:
 def test_command_prefixes() -> None:
     assert text.command_prefix("/exit") == "/"
     assert text.command_prefix("  !rm -rf x") == "!"
+    assert text.command_prefix("\n\t/exit") == "/"
     assert text.command_prefix("see /etc") is None
     assert text.escaped("\x1b") == "\\x1b" and text.escaped("\u200b") == "\\u200b"

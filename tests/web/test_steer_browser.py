@@ -138,6 +138,21 @@ def test_interrupt_from_the_card_presses_the_agents_key_and_says_what_it_cannot_
         served.stop()
 
 
+def test_a_failed_turn_takes_a_message_and_has_no_turn_to_interrupt(
+    browser: Any, panes: Panes, tmp_path: Path
+) -> None:
+    # `attention error` is no dialog (steer.core sends to it): the box says so as the server does.
+    panes.agent(tmp_path / "got", "plain", event="StopFailure")
+    served = serve(panes)
+    try:
+        box = signed_in(browser, served, SID)
+        text = browser.find_element("css selector", f"{box} textarea")
+        assert text.get_attribute("placeholder").startswith("Message to api")
+        assert not browser.find_element("css selector", f"{box} .steer-stop").is_enabled()
+    finally:
+        served.stop()
+
+
 def test_the_new_session_form_starts_one_in_an_allowed_project(
     browser: Any, panes: Panes, state_dir: Path, tmp_path: Path
 ) -> None:

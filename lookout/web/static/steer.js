@@ -78,12 +78,16 @@
     b.session = s;
     const name = s.title || s.project || s.session_id.slice(0, 8);
     b.text.setAttribute("aria-label", `Message to ${name}`);
-    b.text.placeholder = s.status === "attention"
+    // As the server judges (steer.core): a failed turn (`error`) waits on nothing on screen,
+    // and a `stuck` turn is still running; any other attention is a dialog.
+    const dialog = s.status === "attention" && s.reason !== "error" && s.reason !== "stuck";
+    const running = s.status === "working" || (s.status === "attention" && s.reason === "stuck");
+    b.text.placeholder = dialog
       ? "It waits on a dialog: answer it first"
       : `Message to ${name} (Enter sends, Shift+Enter: new line)`;
     // Interrupt stops a turn: there is none while idle (the server refuses it then too).
-    b.stop.disabled = b.busy || s.status !== "working";
-    b.stop.title = s.status === "working" ? "Stop its current turn, as Esc does" : "It is not working: no turn to stop";
+    b.stop.disabled = b.busy || !running;
+    b.stop.title = running ? "Stop its current turn, as Esc does" : "It is not working: no turn to stop";
     return b.node;
   }
 

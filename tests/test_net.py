@@ -1,10 +1,10 @@
-"""lookout.config.net: which broker or API hosts count as this machine (never resolved)."""
+"""lookout.net: which broker or API hosts count as this machine (never resolved)."""
 
 from __future__ import annotations
 
 import pytest
 
-from lookout.config import net
+from lookout import net
 
 
 @pytest.mark.parametrize(

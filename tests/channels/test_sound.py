@@ -1,0 +1,250 @@
+"""The sound channel type (lookout/channels/sound.py) through the real entry points: hooks whose
+notifications play a real pack's files through a recording stand-in player, `lookout channel
+add` and `lookout test`, check-config on a bad pack, doctor without a player, quiet hours, no
+sound for subagents, and a project file that may not choose a pack."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lookout import runner, spawn
+from lookout.commands.main import main
+from lookout.notify import sender
+from tests.helpers import calls, payload, recorder, write_config
+from tests.sound.standins import PACKS, Players, players, sha256
+
+SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000007"
+T = 1_800_000_000_000  # 08:00 UTC
+MINIMAL = PACKS / "minimal"
+BAD = PACKS.parent / "invalid" / "wrong-magic"
+
+
+CLOCK = [T]  # the time of the last hook's event: when the rules and the sound think it is
+
+
+@pytest.fixture
+def sent_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The detached sender, run in this process: its sends are over when the hook returns. The
+    # rules (quiet hours) and the debounce read the event's time, never the wall clock nor how
+    # fast this machine runs the hooks.
+    from lookout.notify import handle
+    from lookout.sound import channel
+
+    monkeypatch.setattr(spawn, "spawn", lambda st, job, *_: sender.serve(st, watch_s=None) or 1)
+    monkeypatch.setattr(handle, "now_ms", lambda: CLOCK[0])
+    monkeypatch.setattr(channel, "words", types.SimpleNamespace(now_ms=lambda: CLOCK[0]))
+
+
+@pytest.fixture
+def utc() -> Iterator[None]:
+    was = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"  # quiet hours are local time: T is 08:00 here
+    time.tzset()
+    yield
+    if was is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = was
+    time.tzset()
+
+
+@pytest.fixture
+def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Players:
+    box = players(tmp_path, monkeypatch, "paplay")
+    box.server("pulse")
+    return box
+
+
+def hook(state_dir: Path, name: str, ts_ms: int, cwd: Path, **fields: object) -> None:
+    CLOCK[0] = ts_ms
+    data = {**payload(name), "session_id": SESSION, "cwd": str(cwd), **fields}
+    raw = json.dumps(data).encode()
+    runner.record(raw, str(data["hook_event_name"]), ts_ms, str(state_dir),
+                  {"CLAUDE_PID": str(os.getpid())})  # fmt: skip
+
+
+def a_turn(state_dir: Path, project: Path) -> None:
+    """A session asks for a permission, runs a subagent and finishes its turn."""
+    hook(state_dir, "SessionStart-startup", T, project)
+    hook(state_dir, "UserPromptSubmit", T + 1000, project)
+    hook(state_dir, "PreToolUse-Bash", T + 2000, project)
+    hook(state_dir, "PermissionRequest-Bash", T + 2100, project)
+    hook(state_dir, "PostToolUse-Bash", T + 5000, project)
+    hook(state_dir, "SubagentStart-general-purpose", T + 6000, project)
+    hook(state_dir, "SubagentStop-general-purpose", T + 9000, project)
+    hook(state_dir, "Stop", T + 12_000, project)
+
+
+def speaker(rule: str = "") -> str:
+    return (
+        f'[channels.speaker]\ntype = "sound"\npack = "{MINIMAL}"\nvolume = 0.5\n'
+        '[[rules]]\nwhen = ["permission", "subagent_done", "done"]\nchannels = ["speaker"]\n' + rule
+    )
+
+
+def played(box: Players) -> list[str]:
+    by_hash = {sha256(p): p.name for p in (MINIMAL / "sounds").iterdir()}
+    return [by_hash[str(c["file_sha256"])] for c in box.calls()]
+
+
+def test_the_hooks_play_needs_you_and_done_and_no_subagent(
+    box: Players, tmp_path: Path, state_dir: Path, sent_in_process: None
+) -> None:
+    write_config(speaker())
+    project = tmp_path / "demo"
+    project.mkdir()
+    a_turn(state_dir, project)
+    assert played(box) == ["ready.wav", "done.wav"]  # input.required, then task.complete
+    assert {c["prog"] for c in box.calls()} == {"paplay"}
+    assert [c["argv"][0] for c in box.calls()] == ["--volume=32768"] * 2  # type: ignore[index]
+    sent = [
+        json.loads(line)
+        for line in (state_dir / "deliveries.jsonl").read_text().splitlines()
+        if json.loads(line).get("channel") == "speaker"
+    ]
+    assert [(d["kind"], d["result"]) for d in sent] == [
+        ("permission", "sent"),
+        ("subagent_done", "skipped"),  # no sound for subagents (include_subagents = false)
+        ("done", "sent"),
+    ]
+    assert sent[0]["detail"] == (
+        "input.required: sounds/ready.wav of pack minimal, played through paplay (volume 0.5)"
+    )
+
+
+def test_a_sound_is_silent_in_quiet_hours_for_every_kind(
+    box: Players, tmp_path: Path, state_dir: Path, sent_in_process: None, utc: None
+) -> None:
+    # permission is an attention kind: through quiet hours it still reaches the command
+    # channel, never the speaker.
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{kind}}"]\n'
+        + speaker('quiet_hours = "07:00-09:00"\n').replace(
+            'channels = ["speaker"]', 'channels = ["speaker", "cmd"]'
+        )
+    )
+    project = tmp_path / "demo"
+    project.mkdir()
+    a_turn(state_dir, project)
+    assert box.calls() == []
+    assert calls(log) == [["permission"]]
+    skipped = [
+        json.loads(line)
+        for line in (state_dir / "deliveries.jsonl").read_text().splitlines()
+        if '"quiet_hours"' in line
+    ]
+    assert [(s["kind"], s["channel"]) for s in skipped] == [
+        ("permission", "speaker"),
+        ("done", "speaker,cmd"),  # done is a quiet kind: withheld from both
+    ]
+    assert skipped[0]["detail"] == (
+        "rules[0]: quiet hours 07:00-09:00 (it was 08:00 local time); a sound keeps them for"
+        " every kind"
+    )
+
+
+def test_channel_add_writes_the_table_and_lookout_test_plays_it(
+    box: Players, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["channel", "add", "speaker", "--type", "sound", "--pack", str(MINIMAL),
+            "--volume", "0.25", "--categories", "task.complete,input.required"]  # fmt: skip
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("added channel speaker (sound) to ")
+    text = Path(os.environ["LOOKOUT_CONFIG"]).read_text()
+    assert text.endswith(
+        f'[channels.speaker]\ntype = "sound"\npack = "{MINIMAL}"\nvolume = 0.25\n'
+        'categories = [\n    "task.complete",\n    "input.required",\n]\n'
+    )
+    assert main(["test", "speaker"]) == 0
+    assert capsys.readouterr().out == (
+        "speaker: sent (task.complete: sounds/done.wav of pack minimal, played through paplay"
+        " (volume 0.25))\n"
+    )
+    assert played(box) == ["done.wav"]
+    # The pack is read before the file changes, as check-config reads it.
+    assert main(["channel", "add", "bad", "--type", "sound", "--pack", str(BAD)]) == 1
+    assert capsys.readouterr().err.startswith(
+        "error: ~/.config/lookout/config.toml: channels.bad.pack: "
+        f"{BAD}/openpeon.json: categories['task.complete'].sounds[0].file: 'sounds/done.wav' is"
+        " not a WAV file"
+    )
+    assert Path(os.environ["LOOKOUT_CONFIG"]).read_text() == text
+    assert main(["channel", "add", "loud", "--type", "sound", "--volume", "2"]) == 1
+    assert "channels.loud.volume: expected a number from 0.0 to 1.0, got 2" in (
+        capsys.readouterr().err
+    )
+
+
+def test_check_config_names_each_problem_of_the_pack(
+    box: Players, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(speaker().replace(str(MINIMAL), str(BAD)))
+    assert main(["check-config"]) == 1
+    where = "~/.config/lookout/config.toml: channels.speaker.pack"
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {where}: {BAD}/openpeon.json: categories['task.complete'].sounds[0].file:"
+        " 'sounds/done.wav' is not a WAV file: it does not start with RIFF....WAVE (CESP 4.4)",
+        f"error: {where}: {BAD}/openpeon.json: categories['task.error'].sounds[0].file:"
+        " 'sounds/note.ogg' is not a OGG file: it does not start with OggS (CESP 4.4)",
+    ]
+    off = speaker().replace(str(MINIMAL), str(BAD)).replace("volume", "enabled = false\nvolume")
+    write_config(off)
+    assert main(["check-config"]) == 0  # a disabled channel plays nothing: its pack waits
+
+
+def test_doctor_without_a_player_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    players(tmp_path, monkeypatch)
+    write_config(speaker())
+    main(["doctor"])
+    out = capsys.readouterr().out.splitlines()
+    i = next(i for i, line in enumerate(out) if "channel speaker" in line)
+    assert out[i].split(None, 1) == [
+        "warn",
+        "channel speaker: no sound player found: pw-play, paplay or aplay (apt install"
+        " pipewire-bin, pulseaudio-utils or alsa-utils)",
+    ]
+    assert out[i + 1].strip() == (
+        "hint: install one: apt install pipewire-bin (pw-play), pulseaudio-utils (paplay) or"
+        " alsa-utils (aplay)"
+    )
+
+
+def test_a_project_file_never_adds_a_sound_channel_nor_chooses_a_pack(
+    box: Players, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(speaker())
+    repo = tmp_path / "home" / "src" / "game"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claude").mkdir()
+    pfile = repo / ".claude" / "lookout.toml"
+    pfile.write_text(
+        '[channels.speaker]\npack = "/tmp/their-pack"\n'
+        '[channels.horn]\ntype = "sound"\n'
+        '[[rules]]\nwhen = ["done"]\nchannels = ["horn"]\n'
+    )
+    assert main(["trust", str(repo), "--yes"]) == 1
+    err = capsys.readouterr().err
+    where = "~/src/game/.claude/lookout.toml: channels"
+    own = ": define the channel in your own config (a project's rules may name it)"
+    assert err.splitlines() == [
+        f"error: {where}.speaker.pack: a project file may not choose a sound pack (a repository"
+        f" never chooses a file lookout opens){own}",
+        f"{where}.horn.type: a project file may not add a sound channel (a repository never"
+        f" chooses what this machine plays){own}",
+        "hint: see config.example.toml for every key",
+    ]
+    # What a project may do: its rules name your sound channel, or turn it off.
+    pfile.write_text("[channels.speaker]\nenabled = false\n")
+    assert main(["check-config", "--project", str(repo)]) == 0
+    capsys.readouterr()

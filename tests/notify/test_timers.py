@@ -1,0 +1,153 @@
+"""The sender's timers (issue 32): a wedged session's `stuck` alert and a usage limit's
+`limit_lifted` go out with no reader running, from the sender a hook started; once each; and the
+sender leaves once nothing more can happen. Real hooks, a real agent process, a recording
+channel; nothing here runs `lookout status`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import store
+from tests.helpers import ROOT, calls, payload, recorder, wait_for, write_config
+from tests.notify.jobs import senders
+
+
+@pytest.fixture
+def agent() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process standing for the agent (its pid is CLAUDE_PID)."""
+    proc = subprocess.Popen(["sleep", "300"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def hook(state_dir: Path, pid: int, name: str, **fields: Any) -> None:
+    """One hook as Claude Code runs it (SIGTERM ignored, which the sender must not inherit)."""
+    body = {**payload(name.split("-")[0]), "session_id": "s1", "cwd": "/home/dev/project"}
+    body.pop("transcript_path", None)  # no transcript: the hooks and the process are the signals
+    body.update(fields)
+    argv = ["/bin/sh", "-c", f"trap '' TERM; exec {sys.executable} -I -S {ROOT}/hooks/event.py"]
+    env = {**os.environ, "CLAUDE_PID": str(pid), "LOOKOUT_STATE_DIR": str(state_dir)}
+    done = subprocess.run(argv, input=json.dumps(body).encode(), env=env, timeout=60, check=False)
+    assert done.returncode == 0
+
+
+def records(state_dir: Path) -> list[dict[str, Any]]:
+    lines = (state_dir / store.EVENTS).read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_a_silent_turn_is_alerted_once_with_no_reader(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{message}}"]\n'
+        '[[rules]]\nwhen = ["stuck"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 1\n"
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")  # a turn starts: the hook starts the timers
+    assert senders(state_dir)
+    (sent,) = wait_for(lambda: calls(log), 60, "the stuck alert")
+    assert sent[0] == "stuck" and sent[1].startswith("silent since ")
+    stuck = next(r for r in records(state_dir) if r["event"] == "Reconciled")
+    prompt = next(r for r in records(state_dir) if r["event"] == "UserPromptSubmit")
+    assert (stuck["status"], stuck["reason"], stuck["source"]) == ("attention", "stuck", "silence")
+    # Decided from the events' own times: the prompt's, plus stuck_after_s.
+    assert stuck["ts"] == store.rfc3339(_ms(prompt["ts"]) + 1000)
+    # Nothing more can happen with no event: the sender leaves, having alerted once.
+    wait_for(lambda: not senders(state_dir), 60, "the sender to leave")
+    assert [r["outcome"] for r in records(state_dir) if r["event"] == "Reconciled"] == ["stuck"]
+    assert [c[0] for c in calls(log)] == ["stuck"]
+    # The next sign of life (a hook) brings it back to work; the next turn arms it again.
+    hook(state_dir, agent.pid, "Stop")
+    assert records(state_dir)[-1]["status"] == "idle"
+
+
+def test_no_rule_for_it_starts_no_sender(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    prog, _ = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}"]\n'
+        '[[rules]]\nwhen = ["stuck"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 0\n"  # off
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")
+    # A sender the hook started would hold sender.lock from before the hook exits.
+    fd = store.try_lock(str(state_dir / store.SENDER_LOCK))
+    assert fd is not None
+    os.close(fd)
+
+
+def test_a_lifted_usage_limit_is_alerted_once_with_no_reader(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{message}}"]\n'
+        '[[rules]]\nwhen = ["limit_lifted"]\nchannels = ["log"]\n'
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")
+    text = "API Error: Request rejected (429) · Rate limited. Please try again in 2s."
+    hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+    (sent,) = wait_for(lambda: calls(log), 60, "the limit_lifted alert")
+    assert sent[0] == "limit_lifted"
+    assert sent[1].startswith("the limit lifted at ") and sent[1].endswith(
+        "send a prompt to continue"
+    )
+    failure = next(r for r in records(state_dir) if r["event"] == "StopFailure")
+    limit, lifted = [r for r in records(state_dir) if r["event"] == "Reconciled"]
+    assert (limit["outcome"], limit["source"]) == ("limit", "hook")
+    assert (lifted["outcome"], lifted["source"], lifted["status"]) == (
+        "limit_lifted",
+        "clock",
+        "attention",
+    )
+    # It lifted 2 s after the failure was printed (the hook's own time), not when looked at.
+    assert lifted["ts"] == store.rfc3339(_ms(failure["ts"]) + 2000)
+    wait_for(lambda: not senders(state_dir), 60, "the sender to leave")
+    assert len(calls(log)) == 1
+
+
+def _ms(stamp: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_a_failure_never_ends_the_sender_and_is_logged_once(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout import silence
+    from lookout.notify import timers
+
+    def broken(*_a: object) -> None:
+        raise ValueError("a snapshot nothing expected")
+
+    monkeypatch.setattr(silence, "watch", broken)
+    clock = timers.Timers(str(state_dir))
+    assert clock.look(1_000_000) == 1_000_000 + timers.RECHECK_MS  # looked at again later
+    assert clock.look(1_002_000) == 1_002_000 + timers.RECHECK_MS
+    log = (state_dir / "errors.log").read_text()
+    assert log.count("sender timers:") == 1 and "ValueError: a snapshot nothing expected" in log
+
+
+def test_what_it_remembers_is_only_the_sessions_it_still_watches(state_dir: Path) -> None:
+    from lookout.notify import timers
+
+    clock = timers.Timers(str(state_dir))
+    clock.next = {"gone-1": 5, "gone-2": 6}  # sessions that ended or were pruned since
+    assert clock.look(1_000_000) is None
+    assert clock.next == {}

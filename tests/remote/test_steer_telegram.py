@@ -1,0 +1,293 @@
+"""Steering from Telegram (issue 33) through the real processes: a hook raises a session's alert,
+the detached sender sends it to the Bot API double (tests/telegram_api.py) and remembers its
+session, the detached poller takes the owner's messages: a reply to the alert, /stop, /new,
+/sessions. The pane is a real tmux pane running the stand-in agent of tests/steer."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lookout import store
+from lookout.remote import telegram as poller
+from tests.commands.test_main import deliver
+from tests.helpers import wait_for, write_config
+from tests.receivers import require
+from tests.remote.test_decide import finish, record_hook, start, waiting
+from tests.steer.test_pane import SID, Panes, fake_program
+from tests.telegram_api import BotApi
+
+pytestmark = pytest.mark.real
+
+TOKEN = "123456:AAH-test-token-for-the-double"
+CHAT, OTHER_CHAT, OWNER, STRANGER = 1001, 2002, 42, 99
+API = "aaaa1111-0000-4000-8000-000000000001"
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, state_dir: Path) -> Iterator[BotApi]:
+    monkeypatch.setenv("LOOKOUT_TG_TOKEN", TOKEN)
+    with BotApi(TOKEN, chats=(CHAT, OTHER_CHAT)) as double:
+        yield double
+        write_config("# steering off: the poller leaves\n")
+        wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
+
+
+def free(lock: Path) -> bool:
+    fd = store.try_lock(str(lock))
+    if fd is None:
+        return False
+    import os
+
+    os.close(fd)
+    return True
+
+
+def configure(api: BotApi, steer: str = "[steer]\nenabled = true\n", extra: str = "") -> None:
+    write_config(
+        f"""{steer}
+[channels.chat]
+type = "telegram"
+token_env = "LOOKOUT_TG_TOKEN"
+chat_id = {CHAT}
+allowed_user_ids = [{OWNER}]
+api_url = "{api.url}"
+content = "full"
+{extra}
+[[rules]]
+when = ["permission", "question", "done"]
+channels = ["chat"]
+"""
+    )
+
+
+def alert(api: BotApi, sid: str = API, project: str = "api") -> int:
+    """A session's turn ends: its "done" alert is sent; the alert's message id."""
+    record_hook("stop.py", {"session_id": sid, "cwd": f"/w/{project}", "hook_event_name": "Stop"})
+    wait_for(lambda: api.sent("sendMessage"), 10, "the alert")
+    return _last_alert(api)
+
+
+def _last_alert(api: BotApi) -> int:
+    mine = [m for (chat, _), m in api.messages.items() if chat == CHAT]
+    return int(mine[-1]["message_id"])
+
+
+def reply(api: BotApi, mid: int, timeout: float = 20) -> str:
+    """The bot's one reply to message `mid`."""
+    wait_for(lambda: api.replies(mid), timeout, f"the reply to message {mid}")
+    (text,) = api.replies(mid)
+    return text
+
+
+def steered(state: Path) -> list[dict[str, Any]]:
+    path = state / store.EVENTS
+    lines = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    return [x for x in lines if x["event"] == "Steered"]
+
+
+def ignored_lines(state: Path) -> list[str]:
+    path = state / "errors.log"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [x.split(" telegram poller: ", 1)[1] for x in lines if " telegram poller: " in x]
+
+
+def test_sessions_stop_and_refusals_are_replied_in_the_chat(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    mid = alert(api)
+    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller (nothing is pending)")
+    asked = api.message("/sessions", OWNER)
+    assert reply(api, asked) == "1 session:\napi (aaaa1111): idle, claude"
+    asked = api.message("/stop@lkbot api", OWNER)
+    assert reply(api, asked) == (
+        "error: api (aaaa1111) is idle: there is no turn to interrupt\n"
+        "hint: lookout say SESSION TEXT starts one"
+    )
+    asked = api.message("hi \x1b[31mthere", OWNER, reply_to=mid)
+    error, hint = reply(api, asked).split("\n")
+    assert error.startswith(
+        "error: the message holds a control character (\\x1b U+001B) at character 4 (line 1)"
+    )
+    assert hint == "hint: remove it; only printable text and newlines are sent"
+    asked = api.message("/new /etc fix it", OWNER)
+    text = reply(api, asked)
+    assert text.startswith("error: /etc is not one of the projects [steer] allows (")
+    assert text.endswith("\nhint: add it (or a glob) to projects in [steer], in your own config")
+    # A reply to its alert while the session waits on a dialog: never typed, the refusal shown.
+    deliver(
+        state_dir,
+        {"session_id": API, "cwd": "/w/api", "hook_event_name": "PermissionRequest",
+         "tool_name": "Bash", "tool_input": {"command": "make"}},
+    )  # fmt: skip
+    asked = api.message("yes do it", OWNER, reply_to=mid)
+    assert reply(api, asked) == (
+        "error: api (aaaa1111) waits on you (permission): lookout will not type into an open"
+        " dialog (typed keys would answer it)\n"
+        "hint: answer the dialog first (lookout jump, the dashboard, or lookout answer)"
+    )
+    lines = steered(state_dir)
+    assert [(x["steer"]["action"], x["source"], x["outcome"]) for x in lines] == [
+        ("interrupt", "telegram", "refused"),
+        ("say", "telegram", "refused"),
+    ]
+
+
+def test_others_edits_bots_and_unknown_replies_change_nothing(api: BotApi, state_dir: Path) -> None:
+    configure(api)
+    mid = alert(api)
+    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller")
+    quiet = [
+        api.message("hello", STRANGER, reply_to=mid),  # not in allowed_user_ids
+        api.message("hello", OWNER, chat_id=OTHER_CHAT, reply_to=mid),  # the owner, elsewhere
+        api.message("/sessions", STRANGER),
+        api.message("hello", OWNER, reply_to=mid, kind="edited_message"),
+        api.message("hello", OWNER, reply_to=mid, forward_origin={"type": "hidden_user"}),
+        api.message("hello", OWNER, reply_to=mid + 1000),  # no alert of a session
+        api.message("just chatting", OWNER),
+    ]
+    bot = api.message("/stop api", 777)
+    api.updates[-1]["message"]["from"]["is_bot"] = True  # a bot's message (e.g. another bot's)
+    last = api.message("/sessions", OWNER)
+    reply(api, last)  # taken after every one before it
+    assert all(api.replies(m) == [] for m in [*quiet, bot])
+    assert steered(state_dir) == []
+    # Each is said in errors.log as ignored (several of one reason in a second: one line, counted),
+    # but the edit: the poller does not ask for edits (allowed_updates), so none arrives.
+    wait_for(lambda: ignored_count(state_dir) == len(quiet), 10, "every one said as ignored")
+    said = "\n".join(ignored_lines(state_dir))
+    assert said.startswith(
+        f"channel chat: a message by user {STRANGER} in chat {CHAT}, not the owner"
+        " (allowed_user_ids): ignored"
+    )
+    for what in ("a bot: ignored", "no session's alert", "forwarded: ignored", "nor a command"):
+        assert what in said, said
+
+
+def ignored_count(state: Path) -> int:
+    n = 0
+    for text in ignored_lines(state):
+        held = re.match(r"(\d+) press(?:es)? ignored in [\d.]+ s, the last: ", text)
+        n += int(held.group(1)) if held else 1
+    return n
+
+
+def test_steering_off_the_reply_says_how_to_turn_it_on(api: BotApi, state_dir: Path) -> None:
+    # Steering off: the poller runs only for a pending request's buttons, and says so.
+    configure(api, steer="[remote]\nenabled = true\nwait_s = 60\n")
+    body = {"session_id": API, "cwd": "/w/api", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make test"}}  # fmt: skip
+    deciding = start(body)
+    rec = waiting(state_dir)
+    record_hook("permission_request.py", body)
+    wait_for(lambda: api.sent("sendMessage"), 10)
+    mid = _last_alert(api)
+    for asked in (api.message("hello", OWNER, reply_to=mid), api.message("/sessions", OWNER)):
+        error, hint = reply(api, asked).split("\n")
+        assert error.startswith("error: steering is off ([steer] enabled is not true in ")
+        assert hint == "hint: add `[steer]` with `enabled = true` to your config (docs/steer.md)"
+    assert steered(state_dir) == []
+    assert rec["status"] == "pending"
+    deciding.terminate()
+    finish(deciding)
+
+
+def test_a_reply_to_an_alert_types_into_that_sessions_pane(
+    api: BotApi, state_dir: Path, tmp_path: Path
+) -> None:
+    require("tmux")
+    configure(api)
+    with Panes() as panes:
+        try:
+            log = tmp_path / "got"
+            pane = panes.agent(log, "plain")  # its Stop hook raises the alert from its pane
+            wait_for(lambda: api.sent("sendMessage"), 10, "the alert")
+            mid = _last_alert(api)
+            api.message("not you", STRANGER, reply_to=mid)
+            api.message("nor here", OWNER, chat_id=OTHER_CHAT, reply_to=mid)
+            text = 'make it so; echo "$HOME" caf\u00e9'
+            asked = api.message(text, OWNER, reply_to=mid)
+            got = reply(api, asked)
+            wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+            assert log.read_bytes() == text.encode() + b"\r"  # only the owner's, exactly
+            target = panes.tmux(
+                "display-message", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_id}"
+            )
+            assert got.splitlines() == [
+                f"api (dddd4444): typed into tmux pane {target}, then Enter: typed (idle)",
+                f"text: {text}",
+            ]
+            (line,) = steered(state_dir)
+            assert (line["source"], line["steer"]["action"], line["session_id"]) == (
+                "telegram",
+                "say",
+                SID,
+            )
+            # A turn runs: /stop as a reply to its alert presses Esc in that pane.
+            body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash", "tool_input": {"command": "sleep 30"}}  # fmt: skip
+            deliver(state_dir, body)
+            asked = api.message("/stop", OWNER, reply_to=mid)
+            got = reply(api, asked)
+            assert (
+                got.splitlines()[0]
+                == f"api (dddd4444): Escape pressed in tmux pane {target}: sent (working)"
+            )
+            assert log.read_bytes().endswith(b"\r\x1b")
+        finally:
+            panes.tmux("kill-server")
+
+
+def test_new_starts_a_session_in_an_allowed_project(
+    api: BotApi, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require("tmux")
+    project = tmp_path / "src" / "api"
+    project.mkdir(parents=True)
+    configure(api, steer=f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
+    argv_log = tmp_path / "argv.jsonl"
+    fake_program(tmp_path / "bin", "claude", argv_log, report=True)
+    with Panes() as panes:  # a short TMUX_TMPDIR: the poller's `start` opens its server there
+        monkeypatch.setenv("TMUX_TMPDIR", panes.tmp)
+        monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{panes.env['PATH']}")
+        try:
+            alert(api)
+            prompt = "-x; $(touch pwned) fix the tests"
+            asked = api.message(f"/new {project} {prompt}", OWNER)
+            got = reply(api, asked, timeout=60).splitlines()
+            assert got[0].startswith("started claude: tmux lookout:"), got
+            assert got[1] == "session: api (eeee5555) (idle)" or got[1].startswith(
+                "session: api (eeee5555)"
+            )
+            assert got[2] == f"text: {prompt}"
+            assert [json.loads(x) for x in argv_log.read_text().splitlines()] == [
+                [str(project), "--", prompt]
+            ]
+            assert not (project / "pwned").exists()
+            (line,) = steered(state_dir)
+            assert (line["source"], line["steer"]["action"]) == ("telegram", "start")
+        finally:
+            import subprocess
+
+            subprocess.run(
+                ["tmux", "-L", "default", "kill-server"],
+                env={**panes.env, "TMUX_TMPDIR": panes.tmp},
+                capture_output=True,
+                check=False,
+            )
+            panes.tmux("kill-server")
+
+
+def test_a_long_reply_goes_in_pieces_of_telegrams_size() -> None:
+    from lookout.channels import telegram
+    from lookout.remote.steer_telegram import chunks
+
+    text = "a" + "😀" * 5000
+    pieces = chunks(text)
+    assert "".join(pieces) == text
+    assert all(telegram.units(p) <= telegram.TEXT_MAX for p in pieces)
+    assert len(pieces) == 3  # 10,001 code units
