@@ -265,7 +265,8 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.state = str(state)
         self.fixed = fixed
-        self.procs: dict[tuple[str, int], Proc] = {}
+        # (role, pid, start time): a pid the system gave again to a later sender is another one
+        self.procs: dict[tuple[str, int, bytes], Proc] = {}
         self.known: dict[int, tuple[str, bytes]] = {}  # pid -> (role, start) or not ours
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -303,7 +304,8 @@ class Sampler(threading.Thread):
             for pid, role in targets.items():
                 s = sample(pid, now)
                 if s is not None:
-                    self.procs.setdefault((role, pid), Proc(role, pid)).samples.append(s)
+                    start = (self.known.get(pid) or ("", b""))[1]
+                    self.procs.setdefault((role, pid, start), Proc(role, pid)).samples.append(s)
 
     def run(self) -> None:
         while not self.stop.wait(SAMPLE_S):
