@@ -3,8 +3,10 @@ that they keep working. The full runs are `python bench/<name>.py`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -135,3 +137,78 @@ def test_steering_a_real_claude_session_is_quick() -> None:
     assert "say -> answer on screen: n=3" in out
     assert "interrupt (Esc) -> idle, from records: n=1" in out
     assert out.rstrip().splitlines()[-1].startswith("ok")
+
+
+# Issue 35 item 2: the soak's CI version, run once for the tests below (the week is `python
+# bench/soak.py`). events.jsonl rotates at 700 kB so that the report is read across rotated
+# files. Each verdict is counts and /proc samples from the script's JSON, never wall time (a
+# starved replay only falls behind its schedule).
+@pytest.fixture(scope="module")
+def soak() -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "soak.py"), "--minutes", "2",
+         "--rotate-bytes", "700000", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )  # fmt: skip
+    print(proc.stderr)  # the readable report, shown by pytest when an assertion fails
+    result: dict[str, Any] = json.loads(proc.stdout)
+    result["exit"] = proc.returncode
+    return result
+
+
+@pytest.mark.slow
+def test_soak_every_hook_ran_and_every_alert_arrived_once(soak: dict[str, Any]) -> None:
+    assert soak["hooks"]["runs"] == soak["run"]["events"]
+    assert soak["hooks"]["failed"] == 0
+    assert soak["drain"]["done"]  # outbox empty; every sender, poller and deciding hook exited
+    for channel, row in soak["alerts"]["channels"].items():
+        assert row["expected"] > 0, channel
+        assert row["sent"] == row["received"] == row["expected"], (channel, row)
+        assert (row["lost"], row["duplicated"], row["unexpected"], row["failed"]) == (0, 0, 0, 0)
+    assert soak["alerts"]["stray"] == 0
+    assert soak["processes"]["short_lived"]["sender"]["processes"] > 0
+    assert soak["errors"]["dashboard_errors"] == 0
+    assert soak["errors"]["errors_log_lines"] == 0
+
+
+@pytest.mark.slow
+def test_soak_report_stays_exact_across_rotation(soak: dict[str, Any]) -> None:
+    events = soak["events"]
+    assert events["files"] >= 3, "events.jsonl rotated"
+    assert events["everything_kept"]
+    assert events["hook_records"] == soak["hooks"]["runs"]
+    assert (events["duplicates"], events["seq_gaps"]) == (0, 0)
+    report = soak["report"]
+    assert report["episodes"] == report["script"] == soak["run"]["dialogs"]
+    assert report["cells_exact"] == report["cells"] > 0
+
+
+@pytest.mark.slow
+def test_soak_descriptors_and_threads_stay_flat(soak: dict[str, Any]) -> None:
+    processes = soak["processes"]["long_lived"]
+    assert {p["role"] for p in processes} >= {"serve", "bridge"}
+    for p in processes:
+        assert p["samples"] >= 20, p
+        assert p["fds_end"] <= p["fds_warm"] + 2, p
+        assert p["threads_end"] <= p["threads_warm"] + 2, p
+
+
+# Open (issue 35 item 2): serve's resident memory rises with the replay, about 0.8 MB a minute
+# (25 MB to 42.5 MB in 1.5 simulated days, docs/development.md); the 2-minute run is near the
+# line, so this says so without failing the suite either way.
+SERVE_GROWS = pytest.mark.xfail(
+    reason="serve's RSS rises through the soak (issue 35)", strict=False
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", ["bridge", pytest.param("serve", marks=SERVE_GROWS)])
+def test_soak_memory_grows_at_most_10_percent_after_warm_up(
+    soak: dict[str, Any], role: str
+) -> None:
+    rows = [p for p in soak["processes"]["long_lived"] if p["role"] == role]
+    assert rows
+    for p in rows:
+        assert p["growth_pct"] <= 10.0, p
