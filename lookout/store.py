@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 # The state directory, every name in it. Each lock guards the files listed beside it; no code
 # holds two at once except in the order events -> notify -> deliveries.
-EVENTS = "events.jsonl"  # + .1 .. .3 after rotation
+EVENTS = "events.jsonl"  # + .1 .. .7 after rotation (DEFAULT_KEEP)
 SESSIONS = "sessions"  # sessions/<id>.json: one snapshot per session
 LOCK = "events.lock"  # events.jsonl, sessions/: every hook takes it
 ERRORS = "errors.log"  # + .1: lookout's own failures (append-only, no lock: one write each)
@@ -53,7 +53,9 @@ REQUESTS_LOCK = "requests.lock"
 DEFAULT_ROTATE_BYTES = 20 * 1024 * 1024
 # deliveries.jsonl is rotated at this size (the sender's records and the hooks' skips).
 DELIVERIES_ROTATE_BYTES = 1024 * 1024
-DEFAULT_KEEP = 3
+# Rotated files kept: 7 of 20 MiB and the live one hold a heavy week (200,000 deliveries of
+# ~500 bytes are ~100 MB: bench/soak.py), so `report` counts the whole week (issue 35).
+DEFAULT_KEEP = 7
 ERRORS_MAX_BYTES = 1024 * 1024
 ERROR_ENTRY_CHARS = 8192
 # A hook ignores SIGTERM (see install.settings.guarded), so it must never wait on a lock forever:

@@ -260,23 +260,23 @@ def _fixed_record(i: int, size: int = 100) -> dict[str, object]:
     return {"i": i, "pad": "x" * (size - base)}
 
 
-def test_rotation_keeps_three_files_and_loses_nothing_in_them(
+def test_rotation_keeps_seven_files_and_loses_nothing_in_them(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "1000")
     with store.Locked(str(state_dir)) as st:
-        for i in range(75):
+        for i in range(115):
             st.append(store.EVENTS, _fixed_record(i), store.rotate_bytes())
     names = sorted(p.name for p in state_dir.iterdir() if p.name.startswith("events.jsonl"))
-    assert names == ["events.jsonl", "events.jsonl.1", "events.jsonl.2", "events.jsonl.3"]
+    assert names == ["events.jsonl", *(f"events.jsonl.{n}" for n in range(1, 8))]
     kept: list[int] = []
-    for name in ("events.jsonl.3", "events.jsonl.2", "events.jsonl.1", "events.jsonl"):
+    for name in [*(f"events.jsonl.{n}" for n in range(7, 0, -1)), "events.jsonl"]:
         path = state_dir / name
         assert path.stat().st_size <= 1000
         assert _mode(path) == 0o600
         kept += [json.loads(line)["i"] for line in _lines(path)]
-    # 75 records, rotated every 10: 40..69 in the rotated files, 70..74 in the live one.
-    assert kept == list(range(40, 75))
+    # 115 records, rotated every 10: 40..109 in the rotated files, 110..114 in the live one.
+    assert kept == list(range(40, 115))
 
 
 def test_rotation_happens_under_the_lock(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

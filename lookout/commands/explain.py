@@ -15,7 +15,7 @@ from lookout.errors import LookoutError
 from lookout.sessions import Row, label, load_sessions, parse_line, resolve
 
 DELIVERIES = "deliveries.jsonl"
-ROTATED = 3  # events.jsonl.1..3 (store.DEFAULT_KEEP); deliveries.jsonl rotates the same way
+ROTATED = store.DEFAULT_KEEP  # events.jsonl.1..7; deliveries.jsonl rotates the same way
 
 
 def pick_session(state_dir: str, key: str | None) -> Row:

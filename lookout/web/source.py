@@ -15,7 +15,7 @@ from lookout.sessions import STALE_AFTER_S, parse_line, present, public, short_i
 
 BLOCK = 256 * 1024
 QUIET_S = 1.0
-ROTATED = 3  # events.jsonl.1 .. .3, as the store keeps them
+ROTATED = store.DEFAULT_KEEP  # events.jsonl.1 .. .7, as the store keeps them
 
 
 class LocalSource:

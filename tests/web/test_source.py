@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lookout import store
 from lookout.web.source import LocalSource, session_events
 from tests.web import seed
 
@@ -55,14 +56,14 @@ def test_paging_crosses_rotated_files(
     for n in range(40):
         seed.hook(state_dir, "PreToolUse", "r", "/w/r", 100 - n, **seed.bash(f"echo {n}", f"u{n}"))
         seed.hook(state_dir, "PreToolUse", "noise", "/w/n", 100 - n, **seed.bash("ls", f"v{n}"))
-    assert (state_dir / "events.jsonl.3").exists()
+    assert (state_dir / f"events.jsonl.{store.DEFAULT_KEEP}").exists()
     found, cursor = [], None
     while True:
         page, cursor = session_events(str(state_dir), "r", cursor, 7)
         found += page
         if cursor is None:
             break
-    # The store keeps 3 rotated files: the oldest records are gone, the rest come in order.
+    # The store keeps 7 rotated files: the oldest records are gone, the rest come in order.
     seqs = [r["seq"] for r in found]
     assert seqs == list(range(40, 40 - len(seqs), -1)) and len(seqs) > 7
     assert {r["session_id"] for r in found} == {"r"}
