@@ -67,7 +67,8 @@ DEFAULT_KEEP = 3
 ERRORS_MAX_BYTES = 1024 * 1024
 ERROR_ENTRY_CHARS = 8192
 # A hook ignores SIGTERM (see install.settings.guarded), so it must never wait on a lock forever:
-# a holder that hangs costs one record (logged), not a stuck process. The wait is counted in the
+# a holder that hangs costs a late record (the delivery waits in spool/ for the next holder of
+# the lock, Locked.record; logged), not a stuck process. The wait is counted in the
 # waiter's own tries (the pauses it asked for), not in wall time: on a busy machine the holders are
 # slow, not stuck, and every pause runs long (16 hooks next to two CPU hogs lost records at 5 s of
 # wall time). LOCK_WAIT_MAX_S still ends it before the client's hook timeout (hookspec.TIMEOUT_S,
