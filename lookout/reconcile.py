@@ -357,6 +357,7 @@ def reconcile(
     liveness it saw for those sessions (by id): a reader that shows them next need not read
     the files or ask /proc again."""
     now_ms = words.now_ms() if now_ms is None else now_ms
+    drain(state_dir)
     registry = client_sessions.read()
     everything = session_ids is None
     # Each snapshot is read once here (and again under the lock only when there is a proof).
@@ -581,6 +582,26 @@ def _shape(session: Session) -> object:
 def _limit_of(actor: Actor) -> tuple[object, object]:
     episode: Any = actor.get("episode") or {}
     return episode.get("until_ms"), episode.get("lifted")
+
+
+def drain(state_dir: str) -> None:
+    """Record the deliveries waiting in spool/ (hooks that could not take events.lock in time),
+    as the next hook would, and send what they ask for: a reader shows them recorded."""
+    if not os.path.isdir(os.path.join(state_dir, store.SPOOL)):
+        return
+    from lookout import machine
+
+    with store.Locked(state_dir) as st:
+        done = st.record(None, machine.apply)
+    _notify(state_dir, [intent for _, _, intents, _ in done for intent in intents])
+
+
+def drain_quietly(state_dir: str) -> None:
+    """drain() for a reader of the log (tail, report): one that cannot still shows the log."""
+    try:
+        drain(state_dir)
+    except (OSError, TimeoutError):
+        pass
 
 
 def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> Record | None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from lookout.agents.base import Agent
     from lookout.shapes import Intent, Session
+    from lookout.store import Recorded
 
 # Payloads are at most a few hundred KB; past this we record the event without parsing it.
 MAX_PARSE_BYTES = 32 * 1024 * 1024
@@ -321,20 +322,28 @@ def _record_payload(
         if event["name"] != "SessionEnd":
             pid, start = procs.of_hook(event["agent"], event["pid"])
         event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
-    with store.Locked(state_dir) as st:
-        before = st.read_session(event["session_id"])
-        was = before.get("status") if before is not None else None  # apply changes `before`
-        session, line, intents = machine.apply(before, event)
-        if store.newer(before, words.SNAPSHOT_VERSION):
-            # A newer lookout's snapshot: the event is recorded, the snapshot left as it is
-            # (and what it means, alerts included, is that lookout's to judge).
-            intents = []
-        else:
-            # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
-            st.write_session(session)
-        st.append(store.EVENTS, {"ts": store.rfc3339(ts_ms), **line}, store.rotate_bytes())
-    _notify(intents, state_dir)
-    if _timed(was, session, event["name"]):
+    try:
+        with store.Locked(state_dir) as st:
+            # What waits in spool/ first (oldest first, this event in its place among them).
+            done = st.record(event, machine.apply)
+    except store.LockTimeout as exc:
+        # Kept whole for the next holder of the lock: a stall costs a late record, never one.
+        name = store.spool(state_dir, event)
+        store.log_error(
+            state_dir,
+            f"hook {event['name']}: {exc}: spooled as {store.SPOOL}/{name} (not lost);"
+            " the next hook records it",
+        )
+        return
+    _after(done, state_dir)
+
+
+def _after(done: list[Recorded], state_dir: str) -> None:
+    """What the recorded events ask for once the lock is let go: their notifications, and the
+    timers of the sessions they start a turn in."""
+    _notify([intent for _, _, intents, _ in done for intent in intents], state_dir)
+    timed = {s["session_id"]: s for was, s, _, e in done if _timed(was, s, e["name"])}
+    for session in timed.values():
         _start_timers(state_dir, session)
 
 

@@ -17,11 +17,17 @@ from lookout import _jsonfast, paths, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from os import stat_result
     from types import TracebackType
 
-    from lookout.shapes import Session
+    from lookout.events import Event
+    from lookout.shapes import Intent, Record, Session
+
+    # machine.apply, passed in by the writers (the store does not import the machine).
+    Fold = Callable[[Session | None, Event], tuple[Session, Record, list[Intent]]]
+    # One event recorded: the status before it, the snapshot after it, its intents, the event.
+    Recorded = tuple[object, Session, list[Intent], Event]
 
 # The state directory, every name in it. Each lock guards the files listed beside it; no code
 # holds two at once except in the order events -> notify -> deliveries.
@@ -40,6 +46,10 @@ CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for 
 TRUST = "trust.json"  # `lookout trust`: project file path -> sha256 of its exact bytes
 MAINTAINED = "maintained.json"  # when the sender last swept the state directory
 CLOCK = "clock.json"  # how long the machine had slept, and when it last woke (lookout.silence)
+# spool/<ts_ms>-<pid>-<hex>.json: a delivery whose hook could not take events.lock within its
+# budget (LockTimeout), kept whole until the next holder of events.lock records it. The directory
+# exists only while it holds files: one access() per hook tells none waits.
+SPOOL = "spool"
 
 # Retention: how long bookkeeping entries live before they are forgotten.
 DAY_MS = 24 * 3600 * 1000
@@ -59,7 +69,8 @@ DEFAULT_KEEP = 7
 ERRORS_MAX_BYTES = 1024 * 1024
 ERROR_ENTRY_CHARS = 8192
 # A hook ignores SIGTERM (see install.settings.guarded), so it must never wait on a lock forever:
-# a holder that hangs costs one record (logged), not a stuck process. The wait is counted in the
+# a holder that hangs costs a late record (the delivery waits in spool/ for the next holder of
+# the lock, Locked.record; logged), not a stuck process. The wait is counted in the
 # waiter's own tries (the pauses it asked for), not in wall time: on a busy machine the holders are
 # slow, not stuck, and every pause runs long (16 hooks next to two CPU hogs lost records at 5 s of
 # wall time). LOCK_WAIT_MAX_S still ends it before the client's hook timeout (hookspec.TIMEOUT_S,
@@ -69,6 +80,10 @@ LOCK_WAIT_MAX_S = 9.0
 
 _NOFOLLOW = getattr(posix, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(posix, "O_CLOEXEC", 0)
+
+
+class LockTimeout(TimeoutError):
+    """A lock held by another process past the waiter's budget."""
 
 
 class UnsafeStateError(PermissionError):
@@ -171,7 +186,7 @@ def _flock(fd: int, wait_s: float, name: str) -> None:
         except BlockingIOError:
             took = time.monotonic() - started
             if waited >= wait_s or took >= max(wait_s, LOCK_WAIT_MAX_S):
-                raise TimeoutError(f"{name} held by another process for {took:.1f} s") from None
+                raise LockTimeout(f"{name} held by another process for {took:.1f} s") from None
             time.sleep(delay)
             waited += delay
             delay = min(delay * 2, 0.02)
@@ -261,12 +276,133 @@ class Locked:
         if rotate_at is not None and size >= rotate_at:
             self._rotate(path)
 
+    def record(self, event: Event | None, fold: Fold) -> list[Recorded]:
+        """Record `event` (None: only what waits) and every delivery waiting in spool/, in the
+        order of their time stamps: read the snapshot, fold the event in, write the snapshot,
+        append the line. `fold` is machine.apply."""
+        directory = paths.join(self.dir, SPOOL)
+        if not posix.access(directory, posix.F_OK):  # the common case: one syscall
+            return [] if event is None else [self._record(event, fold)]
+        done: list[Recorded] = []
+        for path, queued in self._spooled(directory):
+            if event is not None and event["ts_ms"] < queued["ts_ms"]:
+                done.append(self._record(event, fold))
+                event = None
+            if not _recorded(self.read_session(queued["session_id"]), queued):
+                try:
+                    done.append(self._record(queued, fold))
+                except OSError:
+                    raise  # the disk's, not the file's: it stays for the next holder
+                except Exception as exc:
+                    # A file this version cannot fold in: said (whole) rather than kept forever,
+                    # where it would stop every hook after it.
+                    log_error(self.dir, f"{SPOOL}: cannot record {path} ({exc!r}): {queued}")
+            # Unlinked once recorded: a drainer killed before this finds it recorded next time
+            # (_recorded), so nothing is recorded twice.
+            posix.unlink(path)
+        if event is not None:
+            done.append(self._record(event, fold))
+        try:
+            posix.rmdir(directory)  # empty now, unless a hook is spooling this moment
+        except OSError:
+            pass
+        return done
+
+    def _record(self, event: Event, fold: Fold) -> Recorded:
+        before = self.read_session(event["session_id"])
+        was = before.get("status") if before is not None else None  # fold changes `before`
+        session, line, intents = fold(before, event)
+        if newer(before, words.SNAPSHOT_VERSION):
+            # A newer lookout's snapshot: the event is recorded, the snapshot left as it is
+            # (and what it means, alerts included, is that lookout's to judge).
+            intents = []
+        else:
+            # Snapshot first: a writer killed in between leaves a gap in seq, never a repeat.
+            self.write_session(session)
+        self.append(EVENTS, {"ts": rfc3339(event["ts_ms"]), **line}, rotate_bytes())
+        return was, session, intents, event
+
+    def _spooled(self, directory: str) -> list[tuple[str, Event]]:
+        """The deliveries waiting in spool/, oldest first (the names sort by time stamp)."""
+        found: list[tuple[str, Event]] = []
+        for name in sorted(posix.listdir(directory)):
+            path = paths.join(directory, name)
+            if name.startswith("."):
+                _forget_tmp(path)
+                continue
+            value = read_json(path) if name.endswith(".json") else None
+            if newer(value, words.FORMATS["spool/*.json"]):
+                continue  # a newer lookout's: left to it
+            event = value.get("event") if isinstance(value, dict) else None
+            if _is_delivery(event):
+                found.append((path, event))  # type: ignore[arg-type]
+            elif name.endswith(".json"):
+                log_error(self.dir, f"{SPOOL}: {name} is not a delivery; removed: {value!r}")
+                posix.unlink(path)
+        return found
+
     def _rotate(self, path: str, keep: int = DEFAULT_KEEP) -> None:
         for n in range(keep - 1, 0, -1):
             older = f"{path}.{n}"
             if paths.exists(older):
                 posix.replace(older, f"{path}.{n + 1}")
         posix.replace(path, f"{path}.1")
+
+
+def spool(state_dir: str, event: Event) -> str:
+    """Keep a delivery whose hook could not take events.lock in time: one file in spool/, written
+    whole (tmp + rename), named to sort by the event's time stamp. The next holder of the lock
+    records it (Locked.record). Returns the file's name."""
+    directory = paths.join(state_dir, SPOOL)
+    name = f"{event['ts_ms']:013d}-{posix.getpid()}-{posix.urandom(4).hex()}.json"
+    for attempt in range(3):
+        ensure_dir(directory)
+        try:
+            write_json_atomic(paths.join(directory, name), {"v": 1, "event": event})
+            return name
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+            # a drainer removed the directory, empty, between the two: make it again
+    return name  # not reached
+
+
+def spooled(state_dir: str) -> int:
+    """How many deliveries wait in spool/ (doctor)."""
+    try:
+        names = posix.listdir(paths.join(state_dir, SPOOL))
+    except OSError:
+        return 0
+    return sum(1 for n in names if n.endswith(".json") and not n.startswith("."))
+
+
+def _is_delivery(event: object) -> bool:
+    return (
+        isinstance(event, dict)
+        and isinstance(event.get("session_id"), str)
+        and bool(event["session_id"])
+        and isinstance(event.get("name"), str)
+        and isinstance(event.get("digest"), str)
+        and type(event.get("ts_ms")) is int
+    )
+
+
+def _recorded(session: Session | None, event: Event) -> bool:
+    """Whether the snapshot holds `event` already (its digest and time stamp among the recent
+    deliveries): a drainer killed between recording it and removing its file."""
+    recent = session.get("recent") if session is not None else None
+    mark = [event["digest"], event["ts_ms"]]
+    return isinstance(recent, list) and any(isinstance(r, list) and r[:2] == mark for r in recent)
+
+
+def _forget_tmp(path: str) -> None:
+    """A spool file's tmp a hook killed mid-write left behind (a minute old): never renamed,
+    never recorded, so the delivery was not acknowledged as kept; gone, the directory can go."""
+    try:
+        if time.time() - posix.stat(path).st_mtime > 60:
+            posix.unlink(path)
+    except OSError:
+        pass
 
 
 def read_session(state_dir: str, session_id: str) -> Session | None:
@@ -325,7 +461,7 @@ def known_format(path: str) -> int | None:
     """The format this lookout writes at `path` (words.FORMATS), None for a file not its own."""
     head, _, name = path.rpartition("/")
     parent = head.rpartition("/")[2]
-    if parent in (SESSIONS, OUTBOX, REQUESTS) and name.endswith(".json"):
+    if parent in (SESSIONS, OUTBOX, REQUESTS, SPOOL) and name.endswith(".json"):
         name = f"{parent}/*.json"
     return words.FORMATS.get(name)
 

@@ -64,6 +64,7 @@ FORMATS = {
     "events.jsonl": 1,
     "sessions/*.json": SNAPSHOT_VERSION,
     "outbox/*.json": JOB_VERSION,
+    "spool/*.json": 1,  # a delivery waiting for events.lock (store.spool)
     "deliveries.jsonl": 1,
     "notify-state.json": 1,
     "notify-refs.json": 1,

@@ -276,6 +276,45 @@ def test_a_hook_a_busy_machine_holds_up_is_stamped_when_the_client_fired_it(
     assert fired - 10 <= stamp <= spawned, (fired, stamp, spawned)
 
 
+def test_a_hook_that_cannot_take_the_lock_in_time_leaves_its_delivery_to_the_next(
+    state_dir: Path,
+) -> None:
+    """The lock held past the hook's whole budget (a stalled machine: the soak lost 31 records
+    so): the hook still exits 0 without a word, its delivery waits in spool/, and the next hook
+    records it, once, before its own."""
+    import fcntl
+
+    prompt = _real_payload("UserPromptSubmit")
+    sid = json.loads(prompt)["session_id"]
+    store.ensure_dir(str(state_dir))
+    holder = os.open(state_dir / store.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "user_prompt_submit.py")],
+            input=prompt,
+            capture_output=True,
+            timeout=60,  # its budget is store.LOCK_WAIT_S of tries, at most LOCK_WAIT_MAX_S
+            check=False,
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        assert _events(state_dir) == []
+        assert len(os.listdir(state_dir / store.SPOOL)) == 1
+    finally:
+        os.close(holder)
+    (said,) = _errors(state_dir)
+    assert "hook UserPromptSubmit: events.lock held by another process" in said
+    assert "spooled as spool/" in said and "(not lost)" in said
+    stop = json.loads(_real_payload("Stop"))
+    _run("stop.py", json.dumps({**stop, "session_id": sid}).encode())
+    assert [(e["event"], e["seq"]) for e in _events(state_dir)] == [
+        ("UserPromptSubmit", 1),
+        ("Stop", 2),
+    ]
+    assert not (state_dir / store.SPOOL).exists()
+    assert len(_errors(state_dir)) == 1
+
+
 def test_a_cursor_key_inside_a_claude_payload_keeps_stdout_empty(state_dir: Path) -> None:
     # N11 (security-2.md): an MCP tool's structured result with a "cursor_version" key made a
     # Claude Code hook print `{}`. Only the parsed top-level keys decide.

@@ -293,3 +293,177 @@ def test_run_survives_a_state_dir_it_cannot_create(tmp_path: Path) -> None:
     )
     proc = _run_child(code, raw("Stop"), tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+# -- a lock held past the hook's budget: the delivery waits in spool/, never lost ---------------
+
+
+@pytest.fixture
+def held(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """events.lock held by this process (another open file: flock excludes it), the wait cut to
+    a few tries. Closing the returned descriptor lets go."""
+    import fcntl
+
+    monkeypatch.setattr(store, "LOCK_WAIT_S", 0.05)
+    monkeypatch.setattr(store, "LOCK_WAIT_MAX_S", 0.05)
+    store.ensure_dir(str(state_dir))
+    fd = os.open(state_dir / store.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    yield fd
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def spooled(state_dir: Path) -> list[str]:
+    spool = state_dir / store.SPOOL
+    return sorted(os.listdir(spool)) if spool.exists() else []
+
+
+def test_a_held_lock_spools_each_delivery_and_the_next_hook_records_them_in_order(
+    state_dir: Path, held: int, notified: list[Any]
+) -> None:
+    prompt = raw("UserPromptSubmit")
+    sid = json.loads(prompt)["session_id"]
+    asked = raw("PermissionRequest", session_id=sid)
+    # Spooled out of order: the file names sort by the delivery's own time stamp.
+    record(state_dir, asked, T0 + 1000)
+    record(state_dir, prompt, T0)
+    assert events(state_dir) == []
+    assert [n.split("-")[0] for n in spooled(state_dir)] == [f"{T0:013d}", f"{T0 + 1000:013d}"]
+    assert (state_dir / store.SPOOL).stat().st_mode & 0o777 == 0o700
+    assert {(state_dir / store.SPOOL / n).stat().st_mode & 0o777 for n in spooled(state_dir)} == {
+        0o600
+    }
+    logged = (state_dir / store.ERRORS).read_text().splitlines()
+    assert len(logged) == 2 and all("spooled as spool/" in line for line in logged)
+    assert all("events.lock held by another process" in line for line in logged)
+    assert notified == []
+
+    os.close(held)  # the stall ends: the next delivery records what waited first
+    record(state_dir, raw("Notification", session_id=sid), T0 + 2000)
+    lines = events(state_dir)
+    assert [(e["event"], e["seq"], e["ts"]) for e in lines] == [
+        ("UserPromptSubmit", 1, store.rfc3339(T0)),
+        ("PermissionRequest", 2, store.rfc3339(T0 + 1000)),
+        ("Notification", 3, store.rfc3339(T0 + 2000)),
+    ]
+    assert not any(e["duplicate"] or e["late"] for e in lines)
+    assert lines[1]["status"] == "attention"
+    # The spooled dialog's alert goes out, late, once the lock is let go.
+    assert next(i["kind"] for intents, _ in notified for i in intents) == "permission"
+    assert not (state_dir / store.SPOOL).exists()  # gone once empty: one access() per hook
+    record(state_dir, raw("Stop", session_id=sid), T0 + 3000)
+    assert [e["seq"] for e in events(state_dir)] == [1, 2, 3, 4]  # nothing recorded twice
+
+
+def test_a_spooled_delivery_later_than_the_drainers_own_is_recorded_after_it(
+    state_dir: Path, held: int, notified: list[Any]
+) -> None:
+    prompt = raw("UserPromptSubmit")
+    sid = json.loads(prompt)["session_id"]
+    record(state_dir, raw("Stop", session_id=sid), T0 + 5000)
+    os.close(held)
+    record(state_dir, prompt, T0)  # started before the spooled one, got the lock after
+    assert [e["event"] for e in events(state_dir)] == ["UserPromptSubmit", "Stop"]
+    # The turn ended: the prompt did not open a new one after its Stop.
+    assert store.read_session(str(state_dir), sid)["status"] == "idle"  # type: ignore[index]
+
+
+class Killed(BaseException):
+    """SIGKILL, in process: nothing after it runs."""
+
+
+def test_a_drainer_killed_before_it_removes_the_file_records_nothing_twice(
+    state_dir: Path, held: int, notified: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout import machine
+
+    prompt = raw("UserPromptSubmit")
+    sid = json.loads(prompt)["session_id"]
+    record(state_dir, prompt, T0)
+    os.close(held)
+    unlink = store.posix.unlink
+
+    def killed_at_spool_files(path: str) -> None:
+        if f"/{store.SPOOL}/" in path:
+            raise Killed
+        unlink(path)
+
+    monkeypatch.setattr(store.posix, "unlink", killed_at_spool_files)
+    with pytest.raises(Killed), store.Locked(str(state_dir)) as st:
+        st.record(None, machine.apply)
+    monkeypatch.setattr(store.posix, "unlink", unlink)
+    assert [e["event"] for e in events(state_dir)] == ["UserPromptSubmit"]
+    assert len(spooled(state_dir)) == 1  # recorded, and still there
+    record(state_dir, raw("Stop", session_id=sid), T0 + 1000)
+    assert [(e["event"], e["seq"]) for e in events(state_dir)] == [
+        ("UserPromptSubmit", 1),
+        ("Stop", 2),
+    ]
+    assert not (state_dir / store.SPOOL).exists()
+
+
+def test_a_drainer_killed_before_the_snapshot_records_it_next_time(
+    state_dir: Path, held: int, notified: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout import machine
+
+    prompt = raw("UserPromptSubmit")
+    sid = json.loads(prompt)["session_id"]
+    record(state_dir, prompt, T0)
+    os.close(held)
+
+    def killed(self: store.Locked, session: object) -> None:
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store.Locked, "write_session", killed)
+        with pytest.raises(Killed), store.Locked(str(state_dir)) as st:
+            st.record(None, machine.apply)
+    assert events(state_dir) == []
+    record(state_dir, raw("Stop", session_id=sid), T0 + 1000)
+    assert [(e["event"], e["seq"]) for e in events(state_dir)] == [
+        ("UserPromptSubmit", 1),
+        ("Stop", 2),
+    ]
+
+
+def test_a_spool_file_that_cannot_be_recorded_is_logged_whole_and_stops_nothing(
+    state_dir: Path, held: int, notified: list[Any]
+) -> None:
+    prompt = raw("UserPromptSubmit")
+    record(state_dir, prompt, T0)
+    os.close(held)
+    (name,) = spooled(state_dir)
+    path = state_dir / store.SPOOL / name
+    kept = json.loads(path.read_text())
+    del kept["event"]["summary"]  # a key this version's machine needs
+    path.write_text(json.dumps(kept))
+    (state_dir / store.SPOOL / "0000000000001-1-aa.json").write_text("[1]")
+    record(state_dir, raw("Stop"), T0 + 1000)
+    assert [e["event"] for e in events(state_dir)] == ["Stop"]
+    logged = (state_dir / store.ERRORS).read_text()
+    assert "0000000000001-1-aa.json is not a delivery; removed: [1]" in logged
+    assert f"cannot record {path} (KeyError('summary'))" in logged
+    assert not (state_dir / store.SPOOL).exists()
+
+
+def test_readers_record_what_waits_and_doctor_counts_it(
+    state_dir: Path, held: int, notified: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lookout.commands.main import main as cli_main
+
+    record(state_dir, raw("UserPromptSubmit"), T0)
+    record(state_dir, raw("Stop"), T0 + 1000)
+    os.close(held)
+    cli_main(["doctor", "--json"])
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    said = [c for c in checks if "wait in spool/" in str(c["message"])]
+    assert [(c["check"], c["status"]) for c in said] == [("state", "warn")]
+    assert said[0]["message"].startswith("2 deliveries wait in spool/")
+    assert cli_main(["tail", "--json", "-n", "5"]) == 0
+    tailed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["event"] for e in tailed] == ["UserPromptSubmit", "Stop"]
+    assert not (state_dir / store.SPOOL).exists()

@@ -700,3 +700,25 @@ def test_long_session_ids_that_share_a_prefix_keep_their_own_snapshots(state_dir
         st.write_session({"session_id": two, "cwd": "/w/two"})
     assert store.read_session(str(state_dir), one) == {"session_id": one, "cwd": "/w/one"}
     assert store.read_session(str(state_dir), two) == {"session_id": two, "cwd": "/w/two"}
+
+
+def test_a_spooled_delivery_is_a_private_file_named_by_its_time_stamp(state_dir: Path) -> None:
+    from lookout import machine
+
+    event: dict[str, object] = {"session_id": "s1", "name": "Stop", "digest": "d"}
+    event["ts_ms"] = 1_790_000_000_000
+    name = store.spool(str(state_dir), event)  # type: ignore[arg-type]
+    assert name.startswith(f"1790000000000-{os.getpid()}-") and name.endswith(".json")
+    path = state_dir / store.SPOOL / name
+    assert json.loads(path.read_text()) == {"v": 1, "event": event}
+    assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    assert store.spooled(str(state_dir)) == 1
+    # A spool file's tmp a killed hook left, a minute old, goes with the directory.
+    path.unlink()
+    stale = state_dir / store.SPOOL / f".{name}.1.tmp"
+    stale.write_text("{")
+    os.utime(stale, (time.time() - 120, time.time() - 120))
+    with store.Locked(str(state_dir)) as st:
+        assert st.record(None, machine.apply) == []
+    assert not (state_dir / store.SPOOL).exists()
+    assert issubclass(store.LockTimeout, TimeoutError)

@@ -92,6 +92,9 @@ def render(data: dict[str, Any]) -> list[str]:
 
 def report(*, since_s: int, project: str | None, as_json: bool, now_ms: int | None = None) -> int:
     until_ms = words.now_ms() if now_ms is None else now_ms
+    from lookout import reconcile
+
+    reconcile.drain_quietly(paths.state_dir())  # a delivery waiting in spool/ is recorded first
     data = collect(paths.state_dir(), until_ms - since_s * 1000, until_ms, project)
     if as_json:
         print(json.dumps(data))

@@ -18,6 +18,10 @@ from lookout.sessions import label, load_sessions, matching, parse_line, resolve
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
     name = store.DELIVERIES if deliveries else store.EVENTS
     state_dir = paths.state_dir()
+    if not deliveries:
+        from lookout import reconcile
+
+        reconcile.drain_quietly(state_dir)  # a delivery waiting in spool/ is recorded first
     path = os.path.join(state_dir, name)
     keep = _session_filter(state_dir, path, session, follow) if session else None
     width = None if as_json else line_width()

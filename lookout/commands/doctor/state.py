@@ -94,6 +94,7 @@ def check_state(report: Report) -> None:
             f"{len(loose)} files readable by others ({', '.join(sorted(loose)[:3])})",
             f"chmod -R go= {where}",
         )
+    _check_spool(report, str(state))
     errors = state / store.ERRORS
     if errors.is_file() and errors.stat().st_size:
         with open(errors, encoding="utf-8", errors="replace") as fh:
@@ -104,6 +105,19 @@ def check_state(report: Report) -> None:
             WARN,
             f"errors.log has {len(lines)} lines; last: {last[:160]}",
             f"read {paths.tilde(errors)}; delete it once the cause is fixed",
+        )
+
+
+def _check_spool(report: Report, state_dir: str) -> None:
+    """Deliveries whose hook could not take events.lock in time wait in spool/ (never lost)."""
+    waiting = store.spooled(state_dir)
+    if waiting:
+        report.add(
+            "state",
+            WARN,
+            f"{waiting} {'delivery waits' if waiting == 1 else 'deliveries wait'} in"
+            f" {store.SPOOL}/ (events.lock was held too long)",
+            "the next hook or `lookout status` records them",
         )
 
 
@@ -136,7 +150,7 @@ def newer_files(state_dir: str, runtime_home: Path) -> list[str]:
     state directory's, each record of the logs' last 64 KB, and the install record's."""
     found: list[str] = []
     candidates = [os.path.join(state_dir, name) for name in words.FORMATS if "*" not in name]
-    for sub in (store.SESSIONS, store.OUTBOX, store.REQUESTS):
+    for sub in (store.SESSIONS, store.OUTBOX, store.REQUESTS, store.SPOOL):
         try:
             names = sorted(os.listdir(os.path.join(state_dir, sub)))
         except OSError:
