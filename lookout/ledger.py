@@ -99,6 +99,8 @@ def _last_ts(path: str) -> bytes:
 _DAYS: dict[bytes, int] = {}
 # Parsed pieces of time stamps: each minute's start and each `SS.mmm` within a minute, in ms
 # (int() of bytes costs more than the rest of a line's reading; a year has 525,600 minutes).
+# They live for one read (read() empties them): kept, they would fill with every minute and
+# millisecond a long-lived `lookout serve` ever reported on, about 100 bytes each.
 _MINUTES: dict[bytes, int] = {}
 _SECONDS: dict[bytes, int] = {}
 _MINUTES_MAX = 100_000
@@ -552,8 +554,14 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
     # Episodes open when the window starts are followed (not counted), so that each `resolved`
     # in the window closes the episode it belongs to.
     since = max(0, since_ms - LOOKBACK_MS)
-    for raw in lines(state_dir, since, until_ms, reader.unproved, reader.asked):
-        line(raw)
+    try:
+        for raw in lines(state_dir, since, until_ms, reader.unproved, reader.asked):
+            line(raw)
+    finally:
+        # Another read still running (the dashboard's threads) refills what it needs.
+        _DAYS.clear()
+        _MINUTES.clear()
+        _SECONDS.clear()
     return History(reader.waits, reader.idles)
 
 

@@ -248,3 +248,32 @@ def test_twenty_real_approvals_with_a_reader_polling(state_dir: Path) -> None:
     assert {w.answer for w in waits} == {"approved"}
     found = {s.rule: s.count for s in suggest.suggest(waits)}
     assert found == {f"Bash(touch r-{x}.txt)": 5 for x in "abcd"}
+
+
+def test_a_read_keeps_no_time_stamps_after_it(state_dir: Path) -> None:
+    """The time stamps' parsed pieces are cached for one read only: a long-lived `lookout serve`
+    reporting every minute must not keep every minute and millisecond it ever read."""
+    import gc
+    import tracemalloc
+
+    start = int(time.time() * 1000) - 2 * 86_400_000
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / store.EVENTS, "w", encoding="utf-8") as f:
+        for n in range(3000):  # each in a minute and a millisecond of its own
+            ts = store.rfc3339(start + n * 61_001)
+            f.write(
+                f'{{"ts":"{ts}","seq":{n + 1},"session_id":"s{n}","agent":"claude",'
+                f'"event":"Stop","notify":["done"]}}\n'
+            )
+    ledger.read(str(state_dir), start + 3000 * 61_001)  # warm, on none of them
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        waits = ledger.read(str(state_dir), start).waits
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert waits == []
+    assert kept < 64 * 1024, f"{kept} bytes kept after the read"
