@@ -8,9 +8,8 @@ from __future__ import annotations
 import posix
 import time
 
-from lookout import paths, store, templates
+from lookout import paths, store
 from lookout.config import cache
-from lookout.notify import rules
 from lookout.words import now_ms
 
 TYPE_CHECKING = False
@@ -98,6 +97,8 @@ def decide_and_remember(
     # Its own lock (the events lock is already released), with the same bounded wait.
     with store.Locked(state_dir, store.NOTIFY_LOCK):
         state = store.read_json(path)
+        from lookout.notify import rules  # not for stuck_after_s: a reader's way here
+
         deliveries, new_state = rules.decide(
             intents,
             cfg,
@@ -139,6 +140,7 @@ def record_skipped(state_dir: str, skipped: list[Skip], now_ms: int) -> None:
 def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int) -> AlertJob:
     """What the sender needs besides secrets: intents, channel names and the rendered texts at
     each content level those channels use."""
+    from lookout import templates
     from lookout.notify import outbox  # only a hook that notifies: its job's format
 
     channels = cfg["channels"]
