@@ -237,6 +237,7 @@
   }
 
   window.lookout.visibleText = visibleText; // steer.js shows what was delivered the same way
+  window.lookout.node = node; // and builds its elements the same way
 
   document.addEventListener("DOMContentLoaded", async () => {
     await window.lookout.ready; // a sign-in link is exchanged first

@@ -8,19 +8,8 @@
 (() => {
   const S = { on: false, settings: null, boxes: new Map() }; // session id -> {node, text, send, stop, result, busy}
 
-  function node(tag, attrs, ...children) {
-    const n = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "class") n.className = v;
-      else if (k === "text") n.textContent = v;
-      else if (k.startsWith("data-") || k.startsWith("aria-")) n.setAttribute(k, v);
-      else n[k] = v;
-    }
-    for (const c of children) if (c) n.append(c);
-    return n;
-  }
-
+  // remote.js's (loaded before this one): one way to build an element, one way to escape.
+  const node = (...args) => window.lookout.node(...args);
   const visible = (text) => window.lookout.visibleText(text);
 
   // -- showing back an outcome or a refusal ---------------------------------------------------
