@@ -22,6 +22,7 @@ from typing import TypedDict
 
 from lookout import mask
 from lookout.boundary import invisible, visible
+from lookout.channels import telegram
 from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
@@ -36,8 +37,8 @@ MASKED = frozenset(("desktop", "telegram", "home_assistant"))
 # -- the limits, each the surface's real one --------------------------------------------------
 # Telegram: sendMessage's text is 1-4096 characters (counted here in UTF-16 code units, as the
 # Bot API counts them); the whole message counts, title included. lookout sends no parse_mode,
-# so no entity takes room or changes a character.
-TELEGRAM_CHARS = 4096
+# so no entity takes room or changes a character. Written once, with the channel that sends it.
+TELEGRAM_CHARS = telegram.TEXT_MAX
 # The desktop popup, measured with the real lxqt-notificationd 1.2.0 under Xvfb (300 px wide,
 # its default font; tests/notify/test_desktop_limits.py): the body is rich text in a label 225
 # px wide, 15 px a row. The daemon never scrolls: a popup taller than the screen is cut at the
@@ -176,7 +177,9 @@ _WHAT = {"desktop": "popup", "telegram": "message", "home_assistant": "button's 
 
 def _fits(surface: str, title: str, lines: list[str]) -> bool:
     if surface == "telegram":
-        return _utf16(visible(title)) + 1 + _utf16("\n".join(lines)) <= TELEGRAM_CHARS
+        return (
+            telegram.units(visible(title)) + 1 + telegram.units("\n".join(lines)) <= TELEGRAM_CHARS
+        )
     if surface == "desktop":
         return _rows(title) + sum(_rows(_desktop_line(line)) for line in lines) <= DESKTOP_ROWS
     # Home Assistant: `Allow <title>: <text>`, one line, no run of spaces (HTML collapses it).
@@ -224,10 +227,6 @@ def _deny_only(
 
 def _cut(line: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _render(surface: str, lines: list[str]) -> str:
