@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 
-from lookout import store, words
+from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
 from lookout.remote import answers, requests, steer_telegram
@@ -180,6 +180,15 @@ def ensure_poller(state_dir: str) -> None:
     )
 
 
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """What changes when a file is written (a replace makes a new inode), None without one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _forget(table: dict[str, Any], channel: str) -> None:
     """A channel gone from the config: its messages with buttons and its alerts go too (once:
     nothing of it is left to listen for)."""
@@ -240,9 +249,11 @@ class Poller:
         self.channels: dict[str, Mapping[str, Any]] = {}
         # Refused presses go to errors.log, a flood of them as a few lines with counts.
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"telegram poller: {text}"))
-        self.steering = False  # [steer] enabled, read again every STEER_CHECK_S
-        self._steer_read = -STEER_CHECK_S
-        self._config_read = 0.0  # when the channels were read (again every STEER_CHECK_S)
+        self.steering = False  # [steer] enabled
+        # The channels and [steer] are read again when the config file changed, looked at
+        # every STEER_CHECK_S (a stat; the TOML is parsed only after a change).
+        self._config_stamp: object = ()
+        self._config_looked = 0.0
         self.chat: steer_telegram.Chat | None = None  # the owner's messages, once one came
 
     def serve(self) -> None:
@@ -269,7 +280,9 @@ class Poller:
         longer loads takes none (fails closed): False."""
         from lookout.config import check, files
 
-        self._config_read = time.monotonic()
+        self._config_looked = time.monotonic()
+        self._config_stamp = _stamp(paths.config_path())
+        self.steering = steering_on()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot
         except check.ConfigError as exc:
@@ -288,8 +301,7 @@ class Poller:
             self._drop_all()
             return
         while True:
-            if time.monotonic() - self._config_read >= STEER_CHECK_S:
-                self._reload()
+            self._refresh()
             table = _load(self.state_dir)
             names = {m.get("channel") for m in _waiting(table)}
             if self._stays(table):
@@ -308,12 +320,18 @@ class Poller:
             self.ignored.flush()
             self._withdraw()
 
+    def _refresh(self) -> None:
+        """Read the channels and [steer] again when the config file changed."""
+        if time.monotonic() - self._config_looked < STEER_CHECK_S:
+            return
+        self._config_looked = time.monotonic()
+        if _stamp(paths.config_path()) != self._config_stamp:
+            self._reload()
+
     def _stays(self, table: dict[str, Any] | None = None) -> bool:
         """Steering keeps the poller: [steer] on and an alert of the last ALERT_KEEP_MS to reply
         to, or an action of the owner's still running (it finishes; the reply is sent)."""
-        now = time.monotonic()
-        if now - self._steer_read >= STEER_CHECK_S:
-            self.steering, self._steer_read = steering_on(), now
+        self._refresh()
         if self.chat is not None and self.chat.busy():
             return True
         return self.steering and _replyable(table or _load(self.state_dir))
