@@ -170,7 +170,23 @@ def _remove_tree(path: Path, what: str, dry_run: bool, out: Out) -> None:
         return
     out(f"{'would remove' if dry_run else 'removing'} {what} {tilde(path)}")
     if not dry_run:
-        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        _rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def _rmtree(path: Path, tries: int = 5) -> None:
+    """Remove a tree that a process the hooks started (a sender finishing its work) may still
+    write into for a moment: a directory it filled meanwhile is removed on the next try."""
+    import errno
+    import time
+
+    for attempt in range(tries):
+        try:
+            shutil.rmtree(path)
+            return
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY or attempt == tries - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def do_uninstall(opts: Options, out: Out) -> int:

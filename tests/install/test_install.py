@@ -1154,3 +1154,32 @@ def test_a_broken_config_leaves_remote_answers_off(isolated_env: Path) -> None:
     write_config("[remote]\nenabled = tru\n")
     assert run_install(target)[0] == 0
     assert "remote_answer.py" not in target.read_text()
+
+
+def test_purge_removes_a_tree_a_finishing_process_still_writes_into(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sender a hook started may write into the runtime while `--uninstall --purge` removes
+    # it ("Directory not empty", seen in CI): the removal tries again, and leaves nothing.
+    import errno
+    import shutil
+
+    from lookout.install import plan
+
+    tree = tmp_path / "lookout-home"
+    (tree / "runtimes" / "0.1.0-x").mkdir(parents=True)
+    real = shutil.rmtree
+    calls = {"n": 0}
+
+    def racing(path: Path) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:  # a writer adds a file as the removal empties the directory
+            (tree / "runtimes" / "0.1.0-x" / "late.pyc").write_bytes(b"")
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", "0.1.0-x")
+        real(path)
+
+    monkeypatch.setattr(shutil, "rmtree", racing)
+    said: list[str] = []
+    plan._remove_tree(tree, "lookout's home", False, said.append)
+    assert not tree.exists() and calls["n"] == 2
+    assert said == [f"removing lookout's home {tree}"]
