@@ -505,6 +505,12 @@ def test_the_dashboards_json_carries_the_verdict_and_refuses_what_it_refuses(
         )
         assert status == 409 and "terminal" in reply["error"]
         assert requests.load(str(state_dir), huge["id"])["status"] == "pending"
+        bare = recs["no-command"]  # the model's description alone is not a command
+        status, reply = call(
+            "POST", f"/api/requests/{bare['id']}", {"decision": "allow", "nonce": bare["nonce"]}
+        )
+        assert status == 409 and "has no command" in reply["error"]
+        assert requests.load(str(state_dir), bare["id"])["status"] == "pending"
     finally:
         server.shutdown()
         server.server_close()
