@@ -85,11 +85,10 @@ def escape(text: object, keep_newlines: bool = True) -> str:
     return "".join(f"\\u{ord(c):04x}" if invisible(c) else c for c in visible(text, keep_newlines))
 
 
-def request_lines(rec: Mapping[str, Any], seen: Approved | None = None) -> list[str]:
+def request_lines(rec: Mapping[str, Any], seen: Approved) -> list[str]:
     """What Allow approves of the request, as every surface shows it, not yet escaped: every
-    input field but the model's commentary (requests.approved), its switches (`flags: ! name
-    (risky)`), each question with its options."""
-    seen = seen or requests.approved(rec)
+    input field but the model's commentary (`seen`: requests.approved), its switches (`flags:
+    ! name (risky)`), each question with its options."""
     questions = rec.get("questions") or []
     text = seen["runs"]
     if seen["missing"]:  # never the summary: it would be the commentary (`description`)
