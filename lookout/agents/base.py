@@ -6,7 +6,7 @@ Imported by the registry, the installer and doctor; never by a hook (typing, dat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
@@ -35,6 +35,16 @@ class Facts(TypedDict):
     subagents: bool
 
 
+class Commentary(TypedDict):
+    """One tool's input as Allow sees it, from the tool's published schema (issue 38): `runs`,
+    the field that says what runs (a request without it gets no Allow), and `fields`, the
+    model's own words beside it (Bash's `description`): shown where there is room, never
+    approved, never standing in for what runs. Every other field counts: it is what runs."""
+
+    runs: str
+    fields: frozenset[str]
+
+
 class Agent(Protocol):
     """A module (lookout/agents/<name>.py), as pre-commit's languages are."""
 
@@ -52,6 +62,10 @@ class Agent(Protocol):
 
     @property
     def FACTS(self) -> Facts | None: ...  # None: Claude Code, the shape lookout's events have
+
+    # tool name (as its payloads name it) -> its commentary; a tool not here: every field counts
+    @property
+    def COMMENTARY(self) -> Mapping[str, Commentary]: ...
 
     # -- hook side: stdlib only; the module imports nothing at load but lookout.events ---------
 

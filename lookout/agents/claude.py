@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
@@ -24,6 +24,14 @@ STAMPED = False  # records are ordered by when the hook ran
 SCRIPT = None  # one script per event: hookspec.EVENTS
 FACTS: Facts | None = None  # lookout's own events are Claude Code's
 SCOPES = ("user", "project", "local")
+# What Allow approves (issue 38): every field but the model's own words beside it, as the tools'
+# published input schemas mark them (Bash: `{command, description?, timeout?, run_in_background?,
+# dangerouslyDisableSandbox?}`; Agent, Task before 2.1: `{description, prompt, subagent_type}`).
+COMMENTARY: dict[str, Commentary] = {
+    "Bash": {"runs": "command", "fields": frozenset({"description"})},
+    "Agent": {"runs": "prompt", "fields": frozenset({"description"})},
+    "Task": {"runs": "prompt", "fields": frozenset({"description"})},
+}
 
 
 def translate(data: Payload, name: str | None) -> Payload | None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
@@ -25,6 +25,11 @@ NAME = "codex"
 TITLE = "Codex"
 STAMPED = False  # records are ordered by when the hook ran
 SCRIPT = None  # Claude Code's per-event scripts
+# What Allow approves (issue 38): its exec tool's `justification` (the dialog's "Reason:") comes
+# to hooks as the Bash input's `description` (0.169.0's PermissionRequest), beside the command.
+COMMENTARY: dict[str, Commentary] = {
+    "Bash": {"runs": "command", "fields": frozenset({"description"})},
+}
 # Codex's Claude-compatible hooks: the same scripts. Codex runs matching hooks concurrently and
 # its async semantics differ, so every entry is synchronous.
 EVENTS: tuple[tuple[str, str, bool], ...] = tuple(

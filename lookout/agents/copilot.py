@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
     from lookout.install import hookfiles
     from lookout.install.checks import Report
     from lookout.install.files import Out
@@ -23,6 +23,11 @@ NAME = "copilot"
 TITLE = "Copilot CLI"
 STAMPED = False  # records are ordered by when the hook ran
 SCRIPT = "copilot.py"  # in hooks/: its one script, for every event
+# What Allow approves (issue 38): its bash tool's arguments are `command` and the model's
+# `description` of it (tests/fixtures/copilot/preToolUse-bash.json), beside its switches.
+COMMENTARY: dict[str, Commentary] = {
+    "bash": {"runs": "command", "fields": frozenset({"description"})},
+}
 # permissionRequest fires before its rules and auto-approval (it is not "waiting"); preCompact
 # has no end event.
 EVENTS = (

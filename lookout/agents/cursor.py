@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
     from lookout.install import hookfiles
     from lookout.install.checks import Report
     from lookout.install.files import Out
@@ -23,6 +23,9 @@ NAME = "cursor"
 TITLE = "Cursor"
 STAMPED = False  # records are ordered by when the hook ran
 SCRIPT = "cursor.py"  # in hooks/: its one script, for every event
+# What Allow approves (issue 38): its shell hooks carry the command alone (no `explanation`), so
+# every field of every tool counts.
+COMMENTARY: dict[str, Commentary] = {}
 # Not beforeShellExecution / beforeMCPExecution, permission gates whose verdict Cursor reads from
 # stdout (a no-op answer there is not documented, a wrong one blocks every command); the after*
 # events say the same tool ran and expect nothing.

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
     from lookout.install import hookfiles
     from lookout.install.checks import Report
     from lookout.install.files import Out
@@ -22,6 +22,11 @@ NAME = "gemini"
 TITLE = "Gemini CLI"
 STAMPED = False  # records are ordered by when the hook ran
 SCRIPT = "gemini.py"  # in hooks/: its one script, for every event
+# What Allow approves (issue 38): run_shell_command's published arguments are `command`,
+# `description` ("a brief description of the command's purpose, shown to the user"), `dir_path`.
+COMMENTARY: dict[str, Commentary] = {
+    "run_shell_command": {"runs": "command", "fields": frozenset({"description"})},
+}
 # The events registered. PreCompress is left out on purpose (0.61.0 fires it before every model
 # request, compressing or not), so are the per-model-call events.
 EVENTS = (

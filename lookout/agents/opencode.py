@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
     from lookout.install import hookfiles
     from lookout.install.checks import Report
     from lookout.install.files import Out
@@ -26,6 +26,11 @@ SCRIPT = "opencode.py"  # in hooks/: what the plugin runs, for every event
 # The plugin stamps each bus event (strictly increasing) and starts one process per event without
 # waiting: records are ordered by that stamp, not by when a hook ran (see runner.record_agent).
 STAMPED = True
+# What Allow approves (issue 38): its bash tool's schema is `{command, timeout?, workdir?,
+# description}`, the description "what this command does in 5-10 words".
+COMMENTARY: dict[str, Commentary] = {
+    "bash": {"runs": "command", "fields": frozenset({"description"})},
+}
 
 
 def translate(data: Payload, name: str | None) -> Payload | None:

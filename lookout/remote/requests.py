@@ -22,9 +22,19 @@ from lookout import _jsonfast, events, store, words
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, TypedDict
+
+    from lookout.agents.base import Agent, Commentary
 
     Record = dict[str, Any]
+
+    class Approved(TypedDict):
+        """A request's input as Allow sees it (issue 38)."""
+
+        runs: str  # what Allow approves: the detail without the commentary
+        notes: dict[str, str]  # the model's commentary: field -> its text, never approved
+        missing: str  # the field that says what runs, when the input lacks it ("" when not)
+
 
 PENDING = "pending"
 ALLOWED = "allowed"
@@ -64,32 +74,35 @@ def request_id(session_id: str, agent_id: str | None, prompt_id: str | None, key
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
-def _detail(tool_name: str, tool_input: object, asked: bool = False) -> str:
+def _detail(
+    tool_name: str, tool_input: object, asked: bool = False, leave: frozenset[str] = frozenset()
+) -> str:
     """What to show before someone approves: every field of the input, in full. The command,
     the edit or the file written first, then each other field as `key: value` (an MCP tool's
     arguments, not only its model-written description; flags; timeouts). Nothing is clipped: a
     request too large to show is refused an Allow instead (INPUT_MAX). `asked`: the questions
-    are shown as such (`questions`), each with its options; the detail is what else it holds."""
+    are shown as such (`questions`), each with its options; the detail is what else it holds.
+    `leave`: fields left out (the model's commentary, which Allow does not approve)."""
     if not isinstance(tool_input, dict):
         return "" if tool_input is None else _jsonfast.dumps(tool_input)
     parts: list[str] = []
-    shown: set[str] = set()
+    shown: set[str] = set(leave)
     if tool_name == "AskUserQuestion":
         if not asked:
             parts.append(events.question_text(tool_input))
         shown.add("questions")
     for key in ("command", "file_path", "notebook_path", "url", "pattern", "plan"):
         value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
+        if key not in shown and isinstance(value, str) and value.strip():
             parts.append(value)
             shown.add(key)
     old, new = tool_input.get("old_string"), tool_input.get("new_string")
-    if isinstance(old, str) and isinstance(new, str):
+    if isinstance(old, str) and isinstance(new, str) and not {"old_string", "new_string"} & leave:
         parts += ["".join("- " + line for line in old.splitlines(True)).rstrip("\n")]
         parts += ["".join("+ " + line for line in new.splitlines(True)).rstrip("\n")]
         shown.update(("old_string", "new_string"))
     content = tool_input.get("content")
-    if isinstance(content, str):
+    if isinstance(content, str) and "content" not in shown:
         parts.append(content)
         shown.add("content")
     for key, value in tool_input.items():
@@ -110,6 +123,47 @@ def flags(tool_input: object) -> list[dict[str, Any]]:
         for key, value in tool_input.items()
         if value is True
     ]
+
+
+def approved(rec: Mapping[str, Any]) -> Approved:
+    """What Allow approves of `rec`: every field but the model's commentary, as its agent's
+    plug-in names it from the tool's published schema (lookout.agents.<agent>.COMMENTARY). An
+    unknown agent or tool, or an input no longer kept: the recorded detail, every field of it.
+    Not for a hook: it loads the agent's module."""
+    detail = rec.get("detail")
+    runs = detail if isinstance(detail, str) else ""
+    whole: Approved = {"runs": runs, "notes": {}, "missing": ""}
+    tool_input, tool_name = rec.get("tool_input"), rec.get("tool_name")
+    table = _commentary(rec.get("agent"), tool_name)
+    if table is None or not isinstance(tool_input, dict) or rec.get("too_large"):
+        return whole
+    # Only text is commentary: any other value in such a field counts, as an unknown one does.
+    notes = {k: v for k, v in tool_input.items() if k in table["fields"] and isinstance(v, str)}
+    asked = rec.get("questions") is not None
+    runs = _detail(str(tool_name), tool_input, asked, frozenset(notes))
+    said = tool_input.get(table["runs"])
+    missing = "" if isinstance(said, str) and said.strip() else table["runs"]
+    return {"runs": runs, "notes": notes, "missing": missing}
+
+
+def _commentary(agent: object, tool_name: object) -> Commentary | None:
+    """The tool's commentary by its agent's table, None when either is unknown. The module is
+    loaded by name, as runner loads a hook's own agent: never the registry, never the
+    installer it stands on."""
+    if agent not in events.AGENTS or not isinstance(tool_name, str):
+        return None
+    import importlib
+
+    module: Agent = importlib.import_module(f"lookout.agents.{agent}")
+    return module.COMMENTARY.get(tool_name)
+
+
+def note_lines(notes: Mapping[str, str]) -> list[str]:
+    """The commentary as shown after what runs: `key: text`, one line each, its line breaks
+    and control characters escaped, so that no part of it reads as a line of the command."""
+    from lookout.boundary import visible
+
+    return [f"{key}: {visible(text)}" for key, text in notes.items()]
 
 
 def _questions(tool_input: object) -> list[dict[str, Any]] | None:
@@ -174,6 +228,8 @@ def new_record(
         "project": os.path.basename(cwd.rstrip("/")) or cwd,
         "cwd": cwd,
         "tool_name": tool_name,
+        # Whose tool: its plug-in says which fields are the model's commentary (issue 38).
+        "agent": events.agent_of(dict(payload), env),
         "tool_key": key,
         "summary": events.tool_summary(tool_name, tool_input),
         "detail": detail,
@@ -433,7 +489,7 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
         "project": rec.get("project"),
         "tool_name": rec.get("tool_name"),
         "summary": rec.get("summary"),
-        "detail": rec.get("detail"),
+        "detail": shown_detail(rec),
         "tool_input": rec.get("tool_input"),
         "flags": rec.get("flags") or [],
         "too_large": bool(rec.get("too_large")),
@@ -448,6 +504,14 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
         # A question's answer is the option chosen, not "allowed": {question: label(s)}.
         "answers": decision.get("answers") or None,
     }
+
+
+def shown_detail(rec: Mapping[str, Any]) -> str:
+    """The detail as the pages that show all of it show it (the dashboard, `lookout answer`):
+    what runs, then the model's commentary, each a line of its own (note_lines)."""
+    seen = approved(rec)
+    runs = seen["runs"] or (f"(no {seen['missing']})" if seen["missing"] else "")
+    return "\n".join(filter(None, (runs, *note_lines(seen["notes"]))))
 
 
 def _reason(status: str, answers: object, local: object = None) -> str | None:

@@ -2,15 +2,23 @@
 one rule that the desktop popup, Telegram, Home Assistant, the dashboard and `lookout answer`
 (and any later surface) call.
 
-Allow approves the whole tool input. So a surface offers Allow (for a question: its options)
-only when the text it shows holds all of it: every field, every line and character, escaped by
+Allow approves what the tool will do (issue 38): every field of its input but the model's own
+commentary beside it (Bash's `description`), as the agent's plug-in names it from the tool's
+published schema (lookout.agents.<agent>.COMMENTARY; an unknown tool: every field counts; see
+requests.approved). So a surface offers Allow (for a question: its options) only when the text
+it shows holds all of what runs: every such field, every line and character, escaped by
 `escape` as the dashboard card and `lookout answer` show it, within the surface's real limit
 (below), and unchanged by masking except for values that are a secret and nothing else
 (lookout.mask.harmless). An alert (the popup, a Telegram message, a Home Assistant button) is
 read at a glance and shows each field as one `key: value` line, so it offers Allow only when no
-value spans lines: a command's second line would read as another field, or be missed.
+such value spans lines: a command's second line would read as another field, or be missed.
 Otherwise a surface offers Deny, and its text says where all of it is shown: the request's
 dashboard card (when [remote] url is set) and `lookout answer ID`.
+
+The commentary is never counted and never stands in for what runs (an input without its
+command gets no Allow anywhere). It is shown after what runs, `key: text` on a line of its own
+with its line breaks escaped, where the surface has room left (cut with …, or left out; never on
+a Home Assistant button's one line, nor at `content = "summary"`).
 
 Stdlib only, pure; never called by a hook."""
 
@@ -23,12 +31,15 @@ from typing import TypedDict
 from lookout import mask
 from lookout.boundary import invisible, visible
 from lookout.channels import telegram
+from lookout.remote import requests
 from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from lookout.remote.requests import Approved
 
 SURFACES = ("desktop", "telegram", "home_assistant", "dashboard", "cli")
 # The alerts: what they show leaves lookout's own views, so it goes through the one masker.
@@ -74,13 +85,15 @@ def escape(text: object, keep_newlines: bool = True) -> str:
     return "".join(f"\\u{ord(c):04x}" if invisible(c) else c for c in visible(text, keep_newlines))
 
 
-def request_lines(rec: Mapping[str, Any]) -> list[str]:
-    """The request as every surface shows it, not yet escaped: every input field (the record's
-    `detail`), its switches (`flags: ! name (risky)`), each question with its options."""
+def request_lines(rec: Mapping[str, Any], seen: Approved) -> list[str]:
+    """What Allow approves of the request, as every surface shows it, not yet escaped: every
+    input field but the model's commentary (`seen`: requests.approved), its switches (`flags:
+    ! name (risky)`), each question with its options."""
     questions = rec.get("questions") or []
-    detail = rec.get("detail")
-    text = detail if isinstance(detail, str) else ""
-    if not text and not questions:
+    text = seen["runs"]
+    if seen["missing"]:  # never the summary: it would be the commentary (`description`)
+        text = text or f"(no {seen['missing']})"
+    elif not text and not questions:
         text = str(rec.get("summary") or "") or "(no input)"
     lines = text.split("\n") if text else []
     flags = [f for f in rec.get("flags") or [] if isinstance(f, dict)]
@@ -94,13 +107,16 @@ def request_lines(rec: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def whole(rec: Mapping[str, Any]) -> str:
+def whole(rec: Mapping[str, Any], seen: Approved | None = None) -> str:
     """Why no view of `rec` holds all of its input ("" when one may): the whole verdict of the
     surfaces without a limit (the dashboard, `lookout answer`), which show all of it."""
     if rec.get("too_large"):
         return "it is too large to show in full: answer it in the terminal"
     if not isinstance(rec.get("detail"), str):
         return "its input is unknown"
+    missing = (seen or requests.approved(rec))["missing"]
+    if missing:
+        return f"its input has no {missing}, and the model's commentary never stands in for it"
     return ""
 
 
@@ -116,18 +132,29 @@ def view(
     it may offer Allow. `url`: the request's dashboard card, named when Allow is not here."""
     if surface not in SURFACES:
         raise ValueError(surface)
-    raw = request_lines(rec)
-    why = whole(rec)
+    seen = requests.approved(rec)
+    raw = request_lines(rec, seen)
+    notes = requests.note_lines(seen["notes"])
+    why = whole(rec, seen)
     if surface in ("dashboard", "cli"):  # no limit: they show all of it, unmasked
-        return View(text="\n".join(escape(line) for line in raw), allow=not why, why=why)
+        text = "\n".join(escape(line) for line in [*raw, *notes])
+        return View(text=text, allow=not why, why=why)
     text = "\n".join(raw)
     cut = len(text) > TELEGRAM_CHARS  # longer than any alert shows: mask only what may be shown
-    lines, why = _alert_lines(rec, text[:TELEGRAM_CHARS] + ("…" if cut else ""), surface, why)
+    shows = text[:TELEGRAM_CHARS] + ("…" if cut else "")
+    lines, why = _alert_lines(rec, shows, surface, why, seen["notes"])
     lines, why = _at_level(lines, content, why)
+    # The commentary: after what runs, where there is room; never on a button's one line.
+    if content != "full" or surface == "home_assistant":
+        notes = []
+    notes = [escape(mask.masked(note).text, False) for note in notes]
     if not why and not cut and _fits(surface, title, lines):
+        lines = _with_notes(surface, title, lines, notes, [])
         return View(text=_render(surface, lines), allow=True, why="")
     why = why or f"it is longer than this {_WHAT[surface]} shows"
     shown, tail = _deny_only(surface, title, lines, why, rec, url)
+    if shown == lines:  # all of what runs is there: the commentary, if the tail leaves room
+        shown = _with_notes(surface, title, shown, notes, tail)
     # lookout's own words are not broken up for the popup: an id must copy whole.
     return View(
         text="\n".join(filter(None, (_render(surface, shown), *tail))), allow=False, why=why
@@ -135,7 +162,7 @@ def view(
 
 
 def _alert_lines(
-    rec: Mapping[str, Any], text: str, surface: str, why: str
+    rec: Mapping[str, Any], text: str, surface: str, why: str, notes: Mapping[str, str]
 ) -> tuple[list[str], str]:
     """The request as an alert's lines (masked, escaped), and why they may not offer Allow
     ('' when they may, as far as what they hold goes)."""
@@ -145,7 +172,7 @@ def _alert_lines(
         lines[0] = f"{escape(rec.get('tool_name') or '?', False)}: {lines[0]}"
     if not why and not all(mask.harmless(s) for s in hidden.secrets):
         why = "a masked value there holds more than a secret"
-    if not why and _spans_lines(rec):
+    if not why and _spans_lines(rec, notes):
         why = "a value there spans several lines"
     return lines, why
 
@@ -161,12 +188,14 @@ def _at_level(lines: list[str], content: str, why: str) -> tuple[list[str], str]
     return lines, why
 
 
-def _spans_lines(rec: Mapping[str, Any]) -> bool:
-    """Does a value of the input hold a line break (the alerts show one line per field)? A
+def _spans_lines(rec: Mapping[str, Any], notes: Mapping[str, str]) -> bool:
+    """Does a value of what runs hold a line break (the alerts show one line per field)? A
     nested value is shown as JSON, where a line break is `\\n`; escaped separators (`\\r`,
-    `\\u2028`) are visible."""
+    `\\u2028`) are visible. The commentary (`notes`) is shown on one line, escaped."""
     tool_input = rec.get("tool_input")
-    values = list(tool_input.values()) if isinstance(tool_input, dict) else []
+    values = (
+        [v for k, v in tool_input.items() if k not in notes] if isinstance(tool_input, dict) else []
+    )
     for q in rec.get("questions") or []:
         values += [q.get("question"), *(q.get("options") or []), *(q.get("descriptions") or [])]
     return any(isinstance(v, str) and "\n" in v for v in values)
@@ -213,16 +242,37 @@ def _deny_only(
     shown: list[str] = []
     for line in lines:
         if not _fits(surface, title, [*shown, line, *room]):
-            # The longest start of this line that fits, cut with …
-            low, high = 0, len(line)
-            while low < high:
-                mid = (low + high + 1) // 2
-                fits = _fits(surface, title, [*shown, line[:mid] + "…", *room])
-                low, high = (mid, high) if fits else (low, mid - 1)
-            shown.append(line[:low] + "…")
+            shown.append(line[: _longest(surface, title, shown, line, room)] + "…")
             break
         shown.append(line)
     return shown, tail
+
+
+def _longest(surface: str, title: str, shown: list[str], line: str, room: list[str]) -> int:
+    """How long a start of `line`, cut with …, fits after `shown` and before `room`."""
+    low, high = 0, len(line)
+    while low < high:
+        mid = (low + high + 1) // 2
+        fits = _fits(surface, title, [*shown, line[:mid] + "…", *room])
+        low, high = (mid, high) if fits else (low, mid - 1)
+    return low
+
+
+def _with_notes(
+    surface: str, title: str, lines: list[str], notes: list[str], room: list[str]
+) -> list[str]:
+    """`lines`, then as much of the model's commentary as fits before `room`: each note whole,
+    the first that does not fit cut with … (its `key: ` label whole), the rest left out."""
+    out = list(lines)
+    for note in notes:
+        if _fits(surface, title, [*out, note, *room]):
+            out.append(note)
+            continue
+        keep = _longest(surface, title, out, note, room)
+        if keep > note.find(": ") + 2:
+            out.append(note[:keep] + "…")
+        break
+    return out
 
 
 def _cut(line: str, limit: int) -> str:

@@ -33,6 +33,7 @@ def test_each_agent_implements_the_interface(name: str) -> None:
         "SCRIPT",
         "STAMPED",
         "FACTS",
+        "COMMENTARY",
         "translate",
         "answer",
         "home",
@@ -50,6 +51,9 @@ def test_each_agent_implements_the_interface(name: str) -> None:
         assert callable(getattr(agent, fn))
     if agent.FACTS is not None:
         assert set(agent.FACTS) == set(get_type_hints(base.Facts))
+    for tool, aside in agent.COMMENTARY.items():  # what runs is never commentary (issue 38)
+        assert set(aside) == set(get_type_hints(base.Commentary)), tool
+        assert aside["runs"] and aside["runs"] not in aside["fields"], tool
     assert isinstance(agent.answer(b"{}"), bytes)
 
 

@@ -110,16 +110,18 @@ def test_a_home_assistant_press_closes_the_terminal_dialog(
         with ClaudePane(sandbox, "--permission-mode", "manual") as pane:
             session = pane.ready()
             # 1. Pressed in Home Assistant: the dialog goes and the tool runs.
-            # The mock model runs both commands in turn (its script is the first message).
-            # Without a description: a button's name is one line and must hold all of the input
-            # for an Allow (issue 31).
-            first, then = f'{{"command":"{COMMAND}"}}', '{"command":"touch made-second"}'
-            pane.type(f"[[tool:Bash:{first}]] [[tool:Bash:{then}]]")
+            # The mock model runs both commands in turn (its script is the first message), each
+            # with a description beside it, as the real client sends nearly every command. A
+            # button's name is one line and must hold all of what runs for an Allow (issue 31);
+            # the description is the model's commentary, not what runs (issue 38).
+            pane.type(f"[[bash: {COMMAND}]] [[bash: touch made-second]]")
             pane.wait_screen("Do you want to proceed?")
             rec = pending(sandbox)
+            assert rec["tool_input"] == {"command": COMMAND, "description": "mock command"}
             buttons = wait_for(lambda: ha.buttons(rec) or None, 10, "the request's buttons")
             assert set(buttons) == {"allow", "deny"}
             assert buttons["allow"]["name"] == f"Allow e2ehost · project · Bash: {COMMAND}"
+            assert buttons["deny"]["name"] == f"Deny e2ehost · project · Bash: {COMMAND}"
             ha.press(buttons["allow"])
             pressed = time.monotonic()
             wait_for(lambda: "Do you want to proceed?" not in pane.screen(), 10, "the dialog")
