@@ -400,15 +400,16 @@ FLOORS: dict[str, int] = {
     "config": 5,
     "jump": 5,
     "steer": 6,  # types into a session's pane (jump finds it) or its inbox
-    "remote": 7,  # the answer surfaces; Telegram's poller also steers (issue 33)
-    "notify": 8,
+    "remote": 7,  # the answers domain: requests, answers, the deciding hook, what is shown
+    "surfaces": 8,  # where alerts are answered; Telegram's poller also steers (issue 33)
+    "notify": 9,
     "fleet": 8,
-    "runner": 9,  # every hook's boundary: records, then notifies or decides
-    "web": 9,
-    "install": 9,
-    "agents": 10,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
-    "commands": 11,
-    "__main__": 12,
+    "runner": 10,  # every hook's boundary: records, then notifies or decides
+    "web": 10,
+    "install": 10,
+    "agents": 11,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
+    "commands": 12,
+    "__main__": 13,
 }
 # The arrows that still run up, each a known coupling with its owner; the list only shrinks.
 UPWARD = {

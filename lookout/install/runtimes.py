@@ -433,7 +433,7 @@ def _describe(argv: list[str], home: Path) -> tuple[str, bool]:
     code = " ".join(argv)
     if "notify.sender" in code:
         return "the notification sender", True
-    if "remote.telegram" in code:
+    if "surfaces.telegram" in code or "remote.telegram" in code:  # or before 0.2
         return "the Telegram poller", True
     return "a lookout process", True
 

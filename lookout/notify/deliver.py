@@ -287,7 +287,7 @@ class _Chat(_Surface):
         _telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
 
     def sent(self, a: _Alert, ref: str) -> None:
-        from lookout.remote import telegram
+        from lookout.surfaces import telegram
 
         # Every alert: a reply to it steers its session (issue 33), with [steer] on.
         telegram.remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
@@ -306,7 +306,7 @@ class _Chat(_Surface):
             self.sent(a, ref)
 
     def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
-        from lookout.remote import telegram
+        from lookout.surfaces import telegram
 
         return telegram.known(state_dir, name, ref)
 

@@ -22,8 +22,9 @@ import traceback
 from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
-from lookout.remote import answers, requests, steer_telegram
+from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
+from lookout.surfaces import telegram_steer as steer_telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ IGNORED_KINDS = ("edited_message", "channel_post", "edited_channel_post")
 STEER_CHECK_S = 2.0  # how often the poller reads [steer] enabled again (it leaves when off)
 _BOOT = (
     "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.remote.telegram import main; raise SystemExit(main(sys.argv[2:]))"
+    "from lookout.surfaces.telegram import main; raise SystemExit(main(sys.argv[2:]))"
 )
 
 
