@@ -12,7 +12,7 @@ from lookout.channels import registry
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import deliver
+from lookout.sender import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import secrets
 import time
 from fnmatch import fnmatchcase
 
-from lookout import store, words
+from lookout import hookspec, store, words
 from lookout.remote import requests
 
 TYPE_CHECKING = False
@@ -61,7 +61,7 @@ def request_id_for(intent: Mapping[str, Any], remote: Mapping[str, Any]) -> str 
     ):
         return None
     agent_id, prompt_id, key = request
-    return requests.request_id(
+    return hookspec.request_id(
         str(intent.get("session_id") or ""), agent_id, prompt_id, str(key or "")
     )
 

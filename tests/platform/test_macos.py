@@ -16,7 +16,7 @@ import pytest
 
 from lookout import reconcile
 from lookout.channels import registry
-from lookout.notify import focus
+from lookout.jump import focus
 from lookout.platform import current, macos
 from lookout.platform.base import CLICKS, WORD_JOINER
 from tests.helpers import wait_for

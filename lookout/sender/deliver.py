@@ -11,10 +11,11 @@ import time
 
 from lookout import mask, store, templates, words
 from lookout.channels import registry
-from lookout.notify import escalate, focus
-from lookout.notify.lanes import QUEUED, Lanes
+from lookout.jump import focus
 from lookout.platform import current as platform
 from lookout.platform.base import CLICKS
+from lookout.sender import escalate
+from lookout.sender.lanes import QUEUED, Lanes
 from lookout.words import ATTENTION_KINDS
 
 TYPE_CHECKING = False

@@ -15,7 +15,9 @@ import pytest
 
 from lookout import store
 from lookout.config import files
-from lookout.notify import deliver, focus, rules, sender
+from lookout.jump import focus
+from lookout.notify import rules
+from lookout.sender import deliver, sender
 from tests.helpers import calls, recorder, write_config
 from tests.notify.jobs import SECRET, deliveries, intent, make_job
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
@@ -263,7 +265,7 @@ def test_recording_a_delivery_never_waits_for_the_hooks_lock(state_dir: Path) ->
 
 def test_the_answered_alerts_a_sender_remembers_are_bounded() -> None:
     # A sender lives for hours: it keeps the newest ANSWERED_MAX, not every alert it ever sent.
-    from lookout.notify import deliver
+    from lookout.sender import deliver
 
     keys = [("desktop", str(n), f"s:permission:{n}") for n in range(deliver.ANSWERED_MAX + 5)]
     for key in keys:

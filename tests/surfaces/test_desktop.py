@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from lookout import runner, store
-from lookout.notify import sender
 from lookout.remote import requests
+from lookout.sender import sender
 from tests.helpers import IN_CI, payload, write_config
+from tests.jump.test_focus import deliveries, hook, wait_for
 from tests.jump.world import World
-from tests.notify.test_focus import deliveries, hook, wait_for
 from tests.receivers import NotificationBus, require
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 
@@ -257,6 +257,7 @@ def test_with_two_requests_waiting_each_popup_answers_its_own(
     second = json.loads(finish(hooks[1]))["hookSpecificOutput"]["decision"]
     assert second["behavior"] == "deny"
     wait_for(lambda: any(c["body"] == "Denied by the desktop alert" for c in screen_bus.calls))
+
     # The outcome's note stacks below the older popup (the click is measured from the bottom):
     # once it is gone, as if it had expired, the older popup is the one left.
     def note() -> list[int]:
@@ -314,7 +315,7 @@ def test_a_popup_the_daemon_expires_is_posted_again_until_its_request_ends(
 ) -> None:
     """A daemon that ignores "never expires" (this double closes each after 2 s): the popup is
     posted again while its request waits, and not after it ended."""
-    from lookout.notify import deliver
+    from lookout.sender import deliver
 
     # (2 s: well past the sender's 0.5 s look for a notify-send that exits at once, which is a
     # daemon without actions, also on a loaded machine.)
@@ -356,7 +357,7 @@ def test_a_daemon_that_closes_it_at_once_gets_it_a_few_times_only(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Bounded: a popup the daemon closes soon after each post is not posted forever."""
-    from lookout.notify import deliver
+    from lookout.sender import deliver
 
     # (2 s: past the sender's 0.5 s look for a notify-send that exits at once, a daemon without
     # actions; within deliver.QUICK_S, a close that comes "at once".)
