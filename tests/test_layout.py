@@ -400,17 +400,18 @@ FLOORS: dict[str, int] = {
     "channels": 4,
     "suggest": 4,
     "config": 5,
+    "deliveries": 5,  # a send and its record: what the sender and the surfaces both write
     "notify": 6,  # the hook's side: rules, one job file, a detached sender
-    "reconcile": 7,  # the proof of what no hook said: records and notifies as a hook would
+    "reconcile": 7,  # the second writer: records and notifies as a hook would
     "remote": 8,  # the answers domain: requests, answers, the deciding hook, what is shown
-    "jump": 9,
+    "jump": 8,
     "runner": 9,  # every hook's boundary: records, then notifies or decides
-    "steer": 10,  # types into a session's pane (jump finds it) or its inbox
-    "fleet": 10,
-    "surfaces": 11,  # where alerts are answered; Telegram's poller also steers (issue 33)
-    "web": 11,
-    "install": 11,
-    "sender": 12,  # the detached sender: delivers on lanes through the channels and surfaces
+    "steer": 9,  # types into a session's pane (jump finds it) or its inbox
+    "fleet": 9,
+    "surfaces": 10,  # where an alert is answered (a button, a reply); Telegram's chat steers
+    "web": 10,
+    "sender": 11,  # the detached sender: delivers on lanes, asks the surfaces to bind and follow
+    "install": 11,  # names the surfaces a request can be answered on
     "agents": 12,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
     "commands": 13,
     "__main__": 14,

@@ -15,9 +15,10 @@ import os
 import threading
 
 from lookout import mask, store, templates, words
+from lookout.deliveries import record, save_refs, send_one
 from lookout.notify import outbox
 from lookout.sender import escalate
-from lookout.sender.deliver import deliver, message, queue, record, save_refs, send_one
+from lookout.sender.deliver import deliver, message, queue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
