@@ -556,3 +556,78 @@ def test_no_function_is_above_complexity_20() -> None:
     assert not over, f"split into named steps (radon cc > {CEILING}, or above its ceiling): {over}"
     done = sorted(name for name, cc in COMPLEX.items() if found.get(name, 0) <= CEILING)
     assert not done, f"at or below {CEILING} now, or gone: take them off COMPLEX: {done}"
+
+
+# -- names (issue 39): a channel type or an answer surface is asked, never named -----------------
+
+# The channel types' and the answer surfaces' names, and those of the next ones (issue 40).
+KIND_NAMES = {"desktop", "telegram", "home_assistant", "ntfy", "webhook", "command", "apprise"}
+KIND_NAMES |= {"sound", "slack", "matrix"}
+# Where one of those words is no channel type's or surface's name, or stays until a named step.
+NAMED_ELSEWHERE = {
+    # a Claude Code / Cursor / Gemini CLI hook handler's {"type": "command", "command": ...}
+    ("lookout/agents/cursor.py", "command"),
+    ("lookout/agents/gemini.py", "command"),
+    ("lookout/install/hookfiles.py", "command"),
+    ("lookout/install/hooks.py", "command"),
+    ("lookout/install/settings.py", "command"),
+    ("lookout/commands/main.py", "command"),  # argparse's dest for the subcommand
+    ("lookout/config/notify.py", "desktop"),  # the built-in config's channel, by its name
+    ("lookout/fleet/bridge.py", "home_assistant"),  # a [fleet] key in the bridge's state
+    # remote/shown.py's per-surface limits move to surfaces/ once the Allow rule has merged
+    ("lookout/remote/shown.py", "desktop"),
+    ("lookout/remote/shown.py", "telegram"),
+    ("lookout/remote/shown.py", "home_assistant"),
+}
+
+
+def _names_in(node: ast.AST) -> list[str]:
+    values = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return [v.value for v in values if isinstance(v, ast.Constant) and v.value in KIND_NAMES]
+
+
+def named_kinds(source: str) -> set[tuple[int, str]]:
+    """(line, name) for each channel type's or surface's name a comparison (==, !=, in, not in)
+    holds on either side, or a dict literal has as a key."""
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                found.update((node.lineno, n) for n in _names_in(side))
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if key is not None:
+                    found.update((key.lineno, n) for n in _names_in(key))
+    return found
+
+
+def test_the_name_scan_sees_comparisons_and_table_keys() -> None:
+    old = (
+        'if surface == "telegram":\n    pass\n'
+        'ok = answers in ("desktop", "telegram")\n'
+        'SURFACES = {"desktop": Popup(), "telegram": Chat()}\n'
+        'label = {"desktop": "the desktop popup"}.get(kind)\n'
+    )
+    assert named_kinds(old) == {
+        (1, "telegram"),
+        (3, "desktop"),
+        (3, "telegram"),
+        (4, "desktop"),
+        (4, "telegram"),
+        (5, "desktop"),
+    }
+    assert named_kinds('NAME = "desktop"\nif kind.ANSWERS == surface.NAME:\n    pass\n') == set()
+
+
+def test_no_module_outside_channels_and_surfaces_names_a_type_or_surface() -> None:
+    # A channel type is asked (lookout.channels.registry.of(ch)), a surface too
+    # (lookout.surfaces.registry.of(ch)): a new one is then its modules and registry lines.
+    found = {
+        (path, name)
+        for path, module in ((p.relative_to(ROOT).as_posix(), p) for p in MODULES.values())
+        if path.split("/")[1] not in ("channels", "surfaces")
+        for _, name in named_kinds(module.read_text(encoding="utf-8"))
+    }
+    assert not found - NAMED_ELSEWHERE, sorted(found - NAMED_ELSEWHERE)
+    gone = NAMED_ELSEWHERE - found
+    assert not gone, f"no longer named there: take them off NAMED_ELSEWHERE: {sorted(gone)}"
