@@ -254,7 +254,7 @@ def sample(pid: int, t: float) -> Sample | None:
     return Sample(t, rss, fds, threads)
 
 
-ROLES = (("lookout.notify.sender", "sender"), ("lookout.remote.telegram", "poller"))
+ROLES = (("lookout.sender.sender", "sender"), ("lookout.surfaces.telegram", "poller"))
 
 
 class Sampler(threading.Thread):

@@ -1,7 +1,9 @@
 """Which Claude Code events lookout listens to, and how each is registered (another agent's own
 events are in its module, lookout.agents.<name>).
 
-The one table the installer, the plugin's hooks.json and the tests read. Pure data, no imports.
+The one table the installer, the plugin's hooks.json and the tests read, and the contract the
+two PermissionRequest hooks share (`request_id`). Pure data and one pure function; no imports at
+load.
 """
 
 from __future__ import annotations
@@ -48,6 +50,16 @@ REMOTE_EVENT = "PermissionRequest"
 # Its installed `timeout` is wait_s plus this: the hook gives up (silently) before the client
 # would kill it, and has time left to deliver an answer that came in at the last moment.
 TIMEOUT_MARGIN_S = 15
+
+
+def request_id(session_id: str, agent_id: str | None, prompt_id: str | None, key: str) -> str:
+    """The same for every hook that sees this PermissionRequest payload (it has no tool_use_id):
+    the recording hook links its notification to the request the deciding hook records."""
+    import hashlib
+
+    text = "\0".join((session_id, agent_id or "", prompt_id or "", key))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
 
 # Seconds. Hooks finish in milliseconds; a short timeout bounds the damage of a stuck disk.
 TIMEOUT_S = 10

@@ -348,7 +348,7 @@ def _after(done: list[Recorded], state_dir: str) -> None:
 
 
 def _timed(was: object, session: Session, name: str) -> bool:
-    """The event starts what only time passing can end (lookout.notify.timers): a turn of a
+    """The event starts what only time passing can end (lookout.sender.timers): a turn of a
     session whose process lookout knows (it may go stuck), or a turn failed on a limit (it may
     lift). Costs a few comparisons; most events are neither. A session first heard of mid-turn
     is armed by its next turn (its first hook then pays nothing more than any other)."""

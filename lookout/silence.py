@@ -1,7 +1,7 @@
 """What time passing with no event proves (docs/statuses.md, "Stuck sessions" and "Usage
 limits"): a session that says `working` while nothing moves (`stuck`), one back to life, and when
 a usage limit lifts. Judged for every reader through lookout.reconcile, and by the sender's
-timers (lookout.notify.timers), so that the alert goes out with no reader running. Never imported
+timers (lookout.sender.timers), so that the alert goes out with no reader running. Never imported
 by a hook.
 
 A session is stuck when it is shown working, its agent process runs, no tool runs, and nothing

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # It serves every session's jobs, so it runs in no session's directory (N2): chdir to / first.
 _BOOT = (
     "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.notify.sender import main; raise SystemExit(main(sys.argv[2:]))"
+    "from lookout.sender.sender import main; raise SystemExit(main(sys.argv[2:]))"
 )
 
 

@@ -17,8 +17,8 @@ from lookout import store, words
 from lookout.commands.main import main as cli_main
 from lookout.config import trust
 from lookout.fleet import bridge
-from lookout.notify import sender
 from lookout.remote import requests
+from lookout.sender import sender
 from tests.helpers import PAYLOADS, ROOT
 
 NEWER = {"v": 99, "shape": "something this version does not know"}

@@ -164,7 +164,7 @@ def test_a_notifying_hook_loads_notify_but_never_install_or_commands(
     assert {"lookout.notify.handle", "lookout.notify.rules", "lookout.config.cache"} <= ours
     never = ("lookout.install", "lookout.commands", "lookout.web", "lookout.version")
     assert not {m for m in ours if m.startswith(never)}
-    assert "lookout.notify.sender" not in ours  # the sender runs in its own process
+    assert "lookout.sender.sender" not in ours  # the sender runs in its own process
     assert not (loaded & {"json", "subprocess", "urllib", "threading", "importlib.metadata"})
 
 
@@ -208,9 +208,13 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_sender_reaches_jump_and_reconcile_through_one_module_each() -> None:
-    notify = sorted((ROOT / "lookout" / "notify").glob("*.py"))
-    for target, only in (("lookout.jump.locate", "focus.py"), ("lookout.reconcile", "escalate.py")):
-        importers = {p.name for p in notify if target in _imports(p)}
+    sender = sorted((ROOT / "lookout" / "sender").glob("*.py"))
+    for target, only in (("lookout.jump", "deliver.py"), ("lookout.reconcile", "escalate.py")):
+        importers = {
+            p.name
+            for p in sender
+            if any(m == target or m.startswith(target + ".") for m in _imports(p))
+        }
         assert importers == {only}, target
 
 
@@ -391,29 +395,29 @@ FLOORS: dict[str, int] = {
     "silence": 3,
     "sound": 3,  # CESP packs, the debounce store, playing (the sound channel's library)
     "spawn": 3,  # the detached processes: the sender a hook starts, the Telegram poller
-    # the channel types: sent through by notify/, checked by config/, the Bot API for remote/
+    "sessions": 3,  # the read model
+    # the channel types: sent through by the sender, checked by config/, the Bot API for surfaces/
     "channels": 4,
-    # the read model, and the proof of what no hook said
-    "sessions": 4,
-    "reconcile": 4,
     "suggest": 4,
     "config": 5,
-    "jump": 5,
-    "steer": 6,  # types into a session's pane (jump finds it) or its inbox
-    "remote": 7,  # the answer surfaces; Telegram's poller also steers (issue 33)
-    "notify": 8,
-    "fleet": 8,
+    "deliveries": 5,  # a send and its record: what the sender and the surfaces both write
+    "notify": 6,  # the hook's side: rules, one job file, a detached sender
+    "reconcile": 7,  # the second writer: records and notifies as a hook would
+    "remote": 8,  # the answers domain: requests, answers, the deciding hook, what is shown
+    "jump": 8,
     "runner": 9,  # every hook's boundary: records, then notifies or decides
-    "web": 9,
-    "install": 9,
-    "agents": 10,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
-    "commands": 11,
-    "__main__": 12,
+    "steer": 9,  # types into a session's pane (jump finds it) or its inbox
+    "fleet": 9,
+    "surfaces": 10,  # where an alert is answered (a button, a reply); Telegram's chat steers
+    "web": 10,
+    "sender": 11,  # the detached sender: delivers on lanes, asks the surfaces to bind and follow
+    "install": 11,  # names the surfaces a request can be answered on
+    "agents": 12,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
+    "commands": 13,
+    "__main__": 14,
 }
 # The arrows that still run up, each a known coupling with its owner; the list only shrinks.
 UPWARD = {
-    # reconcile records a transition and notifies as a hook would (docs: the second writer)
-    ("lookout.reconcile", "lookout.notify.handle"),
     # the installer drives the plug-ins, as pre-commit's core imports all_languages
     ("lookout.install.plan", "lookout.agents.registry"),
 }
@@ -456,7 +460,7 @@ def test_the_platform_layer_stands_on_the_ground() -> None:
 
 
 def _folder(module: str) -> str:
-    """The package a module is filed in (lookout.notify.deliver: lookout.notify)."""
+    """The package a module is filed in (lookout.sender.deliver: lookout.notify)."""
     return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
 
 
@@ -495,7 +499,7 @@ def test_the_private_scan_sees_names_and_attributes(tmp_path: Path) -> None:
     # The scanner itself, on the code before issue 34: remote/decide read runner's boundary.
     old = (
         "from lookout import runner\n"
-        "from lookout.notify.deliver import _queue\n"
+        "from lookout.sender.deliver import _queue\n"
         "def f():\n    return runner._fail_open, runner.record\n"
     )
     MODULES["lookout.remote.probe"] = tmp_path / "probe.py"
@@ -503,7 +507,7 @@ def test_the_private_scan_sees_names_and_attributes(tmp_path: Path) -> None:
         (tmp_path / "probe.py").write_text(old)
         assert private_uses("lookout.remote.probe") == {
             "lookout.runner._fail_open",
-            "lookout.notify.deliver._queue",
+            "lookout.sender.deliver._queue",
         }
     finally:
         del MODULES["lookout.remote.probe"]
@@ -519,8 +523,7 @@ def test_no_module_uses_a_private_name_of_another_folder() -> None:
 CEILING = 20
 # Functions other helpers are splitting now, each at its ceiling today: it may only fall, and
 # the list only shrinks (an entry at or below CEILING, or gone, must leave it).
-COMPLEX = {
-}
+COMPLEX = {}
 
 
 def complexities() -> dict[str, int]:
@@ -553,3 +556,78 @@ def test_no_function_is_above_complexity_20() -> None:
     assert not over, f"split into named steps (radon cc > {CEILING}, or above its ceiling): {over}"
     done = sorted(name for name, cc in COMPLEX.items() if found.get(name, 0) <= CEILING)
     assert not done, f"at or below {CEILING} now, or gone: take them off COMPLEX: {done}"
+
+
+# -- names (issue 39): a channel type or an answer surface is asked, never named -----------------
+
+# The channel types' and the answer surfaces' names, and those of the next ones (issue 40).
+KIND_NAMES = {"desktop", "telegram", "home_assistant", "ntfy", "webhook", "command", "apprise"}
+KIND_NAMES |= {"sound", "slack", "matrix"}
+# Where one of those words is no channel type's or surface's name, or stays until a named step.
+NAMED_ELSEWHERE = {
+    # a Claude Code / Cursor / Gemini CLI hook handler's {"type": "command", "command": ...}
+    ("lookout/agents/cursor.py", "command"),
+    ("lookout/agents/gemini.py", "command"),
+    ("lookout/install/hookfiles.py", "command"),
+    ("lookout/install/hooks.py", "command"),
+    ("lookout/install/settings.py", "command"),
+    ("lookout/commands/main.py", "command"),  # argparse's dest for the subcommand
+    ("lookout/config/notify.py", "desktop"),  # the built-in config's channel, by its name
+    ("lookout/fleet/bridge.py", "home_assistant"),  # a [fleet] key in the bridge's state
+    # remote/shown.py's per-surface limits move to surfaces/ once the Allow rule has merged
+    ("lookout/remote/shown.py", "desktop"),
+    ("lookout/remote/shown.py", "telegram"),
+    ("lookout/remote/shown.py", "home_assistant"),
+}
+
+
+def _names_in(node: ast.AST) -> list[str]:
+    values = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return [v.value for v in values if isinstance(v, ast.Constant) and v.value in KIND_NAMES]
+
+
+def named_kinds(source: str) -> set[tuple[int, str]]:
+    """(line, name) for each channel type's or surface's name a comparison (==, !=, in, not in)
+    holds on either side, or a dict literal has as a key."""
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                found.update((node.lineno, n) for n in _names_in(side))
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if key is not None:
+                    found.update((key.lineno, n) for n in _names_in(key))
+    return found
+
+
+def test_the_name_scan_sees_comparisons_and_table_keys() -> None:
+    old = (
+        'if surface == "telegram":\n    pass\n'
+        'ok = answers in ("desktop", "telegram")\n'
+        'SURFACES = {"desktop": Popup(), "telegram": Chat()}\n'
+        'label = {"desktop": "the desktop popup"}.get(kind)\n'
+    )
+    assert named_kinds(old) == {
+        (1, "telegram"),
+        (3, "desktop"),
+        (3, "telegram"),
+        (4, "desktop"),
+        (4, "telegram"),
+        (5, "desktop"),
+    }
+    assert named_kinds('NAME = "desktop"\nif kind.ANSWERS == surface.NAME:\n    pass\n') == set()
+
+
+def test_no_module_outside_channels_and_surfaces_names_a_type_or_surface() -> None:
+    # A channel type is asked (lookout.channels.registry.of(ch)), a surface too
+    # (lookout.surfaces.registry.of(ch)): a new one is then its modules and registry lines.
+    found = {
+        (path, name)
+        for path, module in ((p.relative_to(ROOT).as_posix(), p) for p in MODULES.values())
+        if path.split("/")[1] not in ("channels", "surfaces")
+        for _, name in named_kinds(module.read_text(encoding="utf-8"))
+    }
+    assert not found - NAMED_ELSEWHERE, sorted(found - NAMED_ELSEWHERE)
+    gone = NAMED_ELSEWHERE - found
+    assert not gone, f"no longer named there: take them off NAMED_ELSEWHERE: {sorted(gone)}"

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from lookout import client_sessions, events, machine, reconcile, silence, store, words
-from lookout.notify.timers import Timers
 from lookout.platform.base import Platform
+from lookout.sender.timers import Timers
 
 from .conftest import write_config
 

@@ -1,7 +1,7 @@
 """Desktop notifications: notify-send on Linux (D-Bus), the platform layer's alert on macOS and
 WSL (lookout/platform/). An alert for a session lookout can switch to offers Focus; one whose
 request [remote] may answer carries Allow / Deny (or a question's options), clicked while the
-sender waits for notify-send (the desktop answer surface: lookout/notify/deliver.py). Never
+sender waits for notify-send (the desktop answer surface: lookout/surfaces/desktop.py). Never
 leaves the machine."""
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ NAMES = tuple(CHANNELS)
 # Those that leave the machine; those that replace an alert they sent when its episode resolves.
 REMOTE = tuple(name for name, kind in CHANNELS.items() if kind.REMOTE)
 UPDATABLE = tuple(name for name, kind in CHANNELS.items() if kind.UPDATABLE)
+# The answer surfaces the types' buttons are on (their ANSWERS; lookout.surfaces.registry).
+ANSWERING = tuple(dict.fromkeys(kind.ANSWERS for kind in CHANNELS.values() if kind.ANSWERS))
 
 
 def of(ch: Channel) -> ChannelType:

@@ -1,6 +1,6 @@
 """Telegram (issue 25): the Bot API's sendMessage / editMessageText for alerts and their updates,
 with an inline keyboard for a request [remote] may answer (the telegram answer surface). Presses
-come back through lookout.remote.telegram (getUpdates long polling), never through an inbound
+come back through lookout.surfaces.telegram (getUpdates long polling), never through an inbound
 port; the poller calls the Bot API through `call` here. Leaves the machine.
 
 Runs in the sender, the poller and `lookout test`, never in a hook. The bot token comes from the

@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 import sys
 
-from lookout import paths, store, templates, words
+from lookout import deliveries, paths, store, templates, words
 from lookout.boundary import visible
 from lookout.channels import registry
 from lookout.config import check, files, notify
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -139,12 +138,12 @@ def test_channels(project: str, names: list[str]) -> int:
     state_dir = paths.state_dir()
     failed = 0
     for (name, _ch, _msg), (result, detail, _ref) in zip(
-        tasks, deliver.run_parallel(tasks), strict=True
+        tasks, deliveries.run_parallel(tasks), strict=True
     ):
         print(f"{name}: {result} ({visible(detail)})")
         failed += result != "sent"
         try:
-            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
+            deliveries.record(state_dir, intent, name, result, f"lookout test: {detail}")
         except OSError:
             pass  # the terminal already shows the result
     return 1 if failed else 0

@@ -50,7 +50,7 @@ def stuck_after_s(cfg: Mapping[str, Any] | None) -> float:
     return float(sessions.get("stuck_after_s", SESSIONS_DEFAULTS["stuck_after_s"]))
 
 
-# The kinds only time passing sends (lookout.notify.timers).
+# The kinds only time passing sends (lookout.sender.timers).
 TIMED_KINDS = frozenset({"stuck", "limit_lifted"})
 
 

@@ -128,17 +128,16 @@ def answer_surfaces() -> list[str]:
         for name in rule["channels"] + rule["escalate_to"]
         if name in cfg["channels"] and cfg["channels"][name].get("enabled", True)
     }
-    found += [label for surface, label in _SURFACES if surface in surfaces]
+    from lookout.surfaces import home_assistant
+    from lookout.surfaces import registry as answering
+
+    found += [s.LABEL for name, s in answering.SURFACES.items() if name in surfaces]
     try:
         if fleet_config.load().answers:
-            found.append("Home Assistant")
+            found.append(home_assistant.LABEL)
     except (fleet_config.NotConfigured, check.ConfigError):
         pass
     return found
-
-
-# By answer surface (a channel type's ANSWERS, remote.answers.SURFACES).
-_SURFACES = (("desktop", "the desktop popup"), ("telegram", "Telegram"))
 
 
 def uninstall_file(target: Path, roots: list[str], dry_run: bool, out: Out) -> bool:

@@ -431,9 +431,9 @@ def _describe(argv: list[str], home: Path) -> tuple[str, bool]:
         if arg.startswith(str(home / "hooks") + "/"):
             return f"a hook ({os.path.basename(arg)})", False
     code = " ".join(argv)
-    if "notify.sender" in code:
+    if "sender.sender" in code or "notify.sender" in code:  # or an older install's
         return "the notification sender", True
-    if "remote.telegram" in code:
+    if "surfaces.telegram" in code or "remote.telegram" in code:  # or an older install's
         return "the Telegram poller", True
     return "a lookout process", True
 

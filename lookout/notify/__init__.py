@@ -1,2 +1,3 @@
-"""Notifications: `handle` (the hook's side: rules -> one job file -> a detached sender), the
-sender process (`sender`, `lanes`, `focus`, `escalate`) and the channels it sends through."""
+"""Notifications, the hook's side: `handle` (a transition that asks for an alert: `rules` decide
+where, `outbox` writes one job file, a detached sender is started). The sender is
+lookout.sender."""

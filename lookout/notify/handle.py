@@ -79,7 +79,7 @@ def _link_requests(intents: list[Intent], cfg: Config) -> None:
 
         if not any(fnmatchcase(tool, glob) for glob in remote.get("tools") or []):
             continue
-        from lookout.remote.requests import request_id
+        from lookout.hookspec import request_id
 
         agent_id, prompt_id, key = request
         rid = request_id(str(intent["session_id"]), agent_id, prompt_id, str(key or ""))

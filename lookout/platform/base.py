@@ -167,7 +167,7 @@ class Platform:
         raise NotImplementedError
 
     def raise_terminal(self) -> str | None:
-        """Bring the terminal forward after a Focus click (tmux's jump is done by notify/focus);
+        """Bring the terminal forward after a Focus click (tmux's jump is done by jump/focus);
         what was done, or None."""
         return None
 

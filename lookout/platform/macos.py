@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from lookout.platform.base import Outcome, Service
 
-# alerter keeps its alert (and itself) up this long at most: notify/focus.py's FOCUS_WAIT_S; the
+# alerter keeps its alert (and itself) up this long at most: surfaces/desktop.py's FOCUS_WAIT_S; the
 # sender stops waiting (and alerter) earlier when the episode ends.
 ALERTER_TIMEOUT_S = 1800
 UPDATE_TIMEOUT_S = 30

@@ -18,7 +18,8 @@ import secrets
 import time
 from fnmatch import fnmatchcase
 
-from lookout import store, words
+from lookout import hookspec, store, words
+from lookout.channels import registry
 from lookout.remote import requests
 
 TYPE_CHECKING = False
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
 
     from lookout.remote.requests import Record
 
-SURFACES = ("desktop", "telegram", "home_assistant")
+# The channel types' surfaces, and Home Assistant's buttons (lookout.fleet.answers), the one that
+# is no channel type's (lookout.surfaces.registry.NAMES, kept equal by tests/surfaces).
+SURFACES = (*registry.ANSWERING, "home_assistant")
 TOKENS = "answer-tokens.json"
 TOKEN_BYTES = 16  # 22 characters: fits Telegram's 64-byte callback_data with room for a prefix
 # The deciding hook records its request a moment after the recording hook raised the alert:
@@ -61,7 +64,7 @@ def request_id_for(intent: Mapping[str, Any], remote: Mapping[str, Any]) -> str 
     ):
         return None
     agent_id, prompt_id, key = request
-    return requests.request_id(
+    return hookspec.request_id(
         str(intent.get("session_id") or ""), agent_id, prompt_id, str(key or "")
     )
 

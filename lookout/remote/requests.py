@@ -18,6 +18,7 @@ import os
 import secrets
 
 from lookout import _jsonfast, events, store, words
+from lookout.hookspec import request_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,13 +66,6 @@ LOCAL_ANSWERS = {"allowed": "allowed in the terminal", "denied": "denied in the 
 TOO_LARGE = "too large to show in full here: answer it in the terminal"
 KEEP_DONE_S = 24 * 3600  # finished records stay a day (the page shows how they ended)
 KEEP_MAX = 500
-
-
-def request_id(session_id: str, agent_id: str | None, prompt_id: str | None, key: str) -> str:
-    """The same for every hook that sees this PermissionRequest payload (it has no tool_use_id):
-    the recording hook links its notification to the request the deciding hook records."""
-    text = "\0".join((session_id, agent_id or "", prompt_id or "", key))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def _detail(

@@ -16,7 +16,7 @@ import pytest
 
 from lookout import runner, spawn
 from lookout.commands.main import main
-from lookout.notify import sender
+from lookout.sender import sender
 from tests.helpers import calls, payload, recorder, write_config
 from tests.sound.standins import PACKS, Players, players, sha256
 

@@ -11,7 +11,7 @@ import pytest
 
 from lookout import runner, spawn
 from lookout.commands import main as cli
-from lookout.notify import sender
+from lookout.sender import sender
 from tests.helpers import payload, recorder, write_config
 
 SESSION = "5e55e1d0-aaaa-4bbb-8ccc-000000000001"

@@ -238,7 +238,10 @@ def cards(served: Any) -> list[dict[str, Any]]:
 
 def message_of(sandbox: Sandbox, api: BotApi, rid: str) -> dict[str, Any] | None:
     """The Telegram message whose buttons answer request `rid`."""
-    table = json.loads((sandbox.state_dir / "telegram-messages.json").read_text())
+    path = sandbox.state_dir / "telegram-messages.json"
+    if not path.exists():
+        return None  # written once the sender's sendMessage returned (the popup may come first)
+    table = json.loads(path.read_text())
     ids = [int(m["message_id"]) for m in table["messages"] if m["rid"] == rid]
     return api.messages.get((CHAT, ids[-1])) if ids else None
 

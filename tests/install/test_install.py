@@ -224,6 +224,7 @@ def fake_runtime(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """main() without the venv, code copy and command: just the settings part."""
     calls: list[str] = []
     monkeypatch.setattr(runtime, "ensure_interpreter", lambda home, given, out: PY)
+
     def unchanged(home: Path, python: str, checkout: Path) -> runtimes.Outcome:
         calls.append("code")
         return runtimes.Outcome(home, built=False, switched=False, before=None)
@@ -664,7 +665,7 @@ def test_a_runtime_of_the_flat_layout_upgrades_cleanly(tmp_path: Path, isolated_
             DEV_PY,
             "-I",
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); import lookout.notify.sender",
+            "import sys; sys.path.insert(0, sys.argv[1]); import lookout.sender.sender",
             str(code),
         ],
         capture_output=True,

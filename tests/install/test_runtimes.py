@@ -141,7 +141,7 @@ def test_install_names_what_still_runs_the_previous_version(
     entry = str(home / "bin" / "lookout")
     fake_process(proc, 4242, [sys.executable, "-I", entry, "serve", "--port", "1"], old)
     fake_process(proc, 4243, [sys.executable, "-I", entry, "status"], new)  # the new one already
-    boot = "import os, sys; ...; from lookout.notify.sender import main; ..."
+    boot = "import os, sys; ...; from lookout.sender.sender import main; ..."
     fake_process(proc, 4343, [sys.executable, "-I", "-c", boot, str(old), "/state", "/job"])
     fake_process(proc, 4444, [sys.executable, "-I", "-c", boot, str(home), "/state", "/job"])
 

@@ -60,7 +60,8 @@ def senders(state_dir: Path) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"lookout.notify.sender" in b" ".join(argv) and any(
+        line = b" ".join(argv)  # a sender of this tree, or of an older runtime (lookout.notify)
+        if (b"lookout.sender.sender" in line or b"lookout.notify.sender" in line) and any(
             a.startswith(str(state_dir).encode()) for a in argv
         ):
             found.append(int(entry.name))

@@ -192,7 +192,7 @@ def test_a_withheld_notification_is_recorded_as_skipped(
 def test_a_permission_alert_links_to_its_remote_request(
     state_dir: Path, spawned: list[str]
 ) -> None:
-    from lookout.remote.requests import request_id
+    from lookout.hookspec import request_id
 
     write_config(
         """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.notify import sender
+from lookout.sender import sender
 from tests.helpers import calls, recorder, shape, write_config
 from tests.notify.jobs import intent, make_job
 from tests.receivers import ntfy_receiver, webhook_receiver

@@ -99,7 +99,11 @@ WRITE = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from lookout.config import files
-from lookout.notify import escalate, handle, hold
+from lookout.notify import handle
+try:
+    from lookout.sender import escalate, hold
+except ImportError:  # a tree from before the sender had its own package (lookout/notify/)
+    from lookout.notify import escalate, hold
 
 state, created = sys.argv[2], int(sys.argv[3])
 d = {delivery!r}
@@ -114,7 +118,10 @@ for key in ("grace_s", "digest_s"):
 SEND = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from lookout.notify import sender
+try:
+    from lookout.sender import sender
+except ImportError:  # a tree from before the sender had its own package (lookout/notify/)
+    from lookout.notify import sender
 
 sender.serve(sys.argv[2], watch_s=None)
 """

@@ -16,9 +16,10 @@ import pytest
 
 from lookout import reconcile
 from lookout.channels import registry
-from lookout.notify import focus
+from lookout.jump import focus
 from lookout.platform import current, macos
 from lookout.platform.base import CLICKS, WORD_JOINER
+from lookout.surfaces import desktop
 from tests.helpers import wait_for
 from tests.platform.standins import Standins, standins
 
@@ -70,7 +71,7 @@ def test_alerter_offers_focus_and_reports_the_click(
     ]  # fmt: skip
     click.write_text("Focus\n")  # the user clicks Focus
     monkeypatch.setattr(focus, "resolved", lambda *a: False)
-    action = focus.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20)  # type: ignore[typeddict-item]
+    action = desktop.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20)  # type: ignore[typeddict-item]
     assert action == "Focus" and action in CLICKS
     assert box.argvs("terminal-notifier") == [] and box.argvs("osascript") == []
 
@@ -254,7 +255,7 @@ def test_alerter_shows_a_callers_actions_and_prints_the_clicked_one(
     assert argv[argv.index("-actions") + 1] == "Allow,Deny,Focus"
     proc, rest = m.pop("focus_proc")
     monkeypatch.setattr(focus, "resolved", lambda *a: False)
-    assert focus.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20) == "Deny"  # type: ignore[typeddict-item]
+    assert desktop.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20) == "Deny"  # type: ignore[typeddict-item]
 
 
 def test_a_process_parent_comes_from_ps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,8 +25,8 @@ import pytest
 from lookout import mask, words
 from lookout.config import fleet
 from lookout.fleet import answers as ha
-from lookout.notify import sender
 from lookout.remote import requests, shown
+from lookout.sender import sender
 from tests.helpers import build_intent, payload, wait_for, write_config
 from tests.notify.jobs import make_job
 from tests.telegram_api import BotApi

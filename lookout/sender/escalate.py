@@ -1,6 +1,6 @@
 """Escalations as jobs due later (notify/outbox.py: kind `escalation`), the one check of whether an
 escalation is still due, and the watch over alerts that are out (an answered dialog gets its
-"handled" update from the sender, within WATCH_S). The only part of notify that imports
+"handled" update from the sender, within WATCH_S). The only part of the sender that imports
 reconcile."""
 
 from __future__ import annotations

@@ -15,16 +15,18 @@ import os
 import threading
 
 from lookout import mask, store, templates, words
-from lookout.notify import escalate, outbox
-from lookout.notify.deliver import deliver, message, queue, record, save_refs, send_one
+from lookout.deliveries import record, save_refs, send_one
+from lookout.notify import outbox
+from lookout.sender import escalate
+from lookout.sender.deliver import deliver, message, queue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from lookout.notify.lanes import Lanes
     from lookout.notify.outbox import DigestItem, DigestJob, GraceJob, Job
+    from lookout.sender.lanes import Lanes
     from lookout.shapes import Config, Delivery, Hold, Intent
 
 DIGESTS = "notify-digests.json"  # sent digests: their items, to update them on a resolve
@@ -277,9 +279,7 @@ def send_digest(job: DigestJob, path: str, cfg: Config, state_dir: str, lanes: L
     queue(lanes, state_dir, first, channel, work)
 
 
-def _remember(
-    state_dir: str, ident: str, channel: str, ref: str, items: list[DigestItem]
-) -> None:
+def _remember(state_dir: str, ident: str, channel: str, ref: str, items: list[DigestItem]) -> None:
     path = os.path.join(state_dir, DIGESTS)
     now_ms = words.now_ms()
     with store.Locked(state_dir, store.NOTIFY_LOCK):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lookout import store
-from lookout.remote import telegram as poller
+from lookout.surfaces import telegram as poller
 from tests.commands.test_main import deliver
 from tests.helpers import wait_for, write_config
 from tests.receivers import require
@@ -284,7 +284,7 @@ def test_new_starts_a_session_in_an_allowed_project(
 
 def test_a_long_reply_goes_in_pieces_of_telegrams_size() -> None:
     from lookout.channels import telegram
-    from lookout.remote.steer_telegram import chunks
+    from lookout.surfaces.telegram_steer import chunks
 
     text = "a" + "😀" * 5000
     pieces = chunks(text)

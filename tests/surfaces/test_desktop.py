@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from lookout import runner, store
-from lookout.notify import sender
 from lookout.remote import requests
+from lookout.sender import sender
+from lookout.surfaces import desktop
 from tests.helpers import IN_CI, payload, write_config
+from tests.jump.test_focus import deliveries, hook, wait_for
 from tests.jump.world import World
-from tests.notify.test_focus import deliveries, hook, wait_for
 from tests.receivers import NotificationBus, require
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 
@@ -257,6 +258,7 @@ def test_with_two_requests_waiting_each_popup_answers_its_own(
     second = json.loads(finish(hooks[1]))["hookSpecificOutput"]["decision"]
     assert second["behavior"] == "deny"
     wait_for(lambda: any(c["body"] == "Denied by the desktop alert" for c in screen_bus.calls))
+
     # The outcome's note stacks below the older popup (the click is measured from the bottom):
     # once it is gone, as if it had expired, the older popup is the one left.
     def note() -> list[int]:
@@ -314,14 +316,12 @@ def test_a_popup_the_daemon_expires_is_posted_again_until_its_request_ends(
 ) -> None:
     """A daemon that ignores "never expires" (this double closes each after 2 s): the popup is
     posted again while its request waits, and not after it ended."""
-    from lookout.notify import deliver
-
     # (2 s: well past the sender's 0.5 s look for a notify-send that exits at once, which is a
     # daemon without actions, also on a loaded machine.)
     with expiring_bus(2.0) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
         monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
-        monkeypatch.setattr(deliver, "QUICK_S", 1.0)  # a 2 s expiry is the daemon's, not a fight
+        monkeypatch.setattr(desktop, "QUICK_S", 1.0)  # a 2 s expiry is the daemon's, not a fight
         write_config(CONFIG)
         body = payload("PermissionRequest-Bash")
         deciding = start(body)
@@ -356,10 +356,8 @@ def test_a_daemon_that_closes_it_at_once_gets_it_a_few_times_only(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Bounded: a popup the daemon closes soon after each post is not posted forever."""
-    from lookout.notify import deliver
-
     # (2 s: past the sender's 0.5 s look for a notify-send that exits at once, a daemon without
-    # actions; within deliver.QUICK_S, a close that comes "at once".)
+    # actions; within desktop.QUICK_S, a close that comes "at once".)
     with expiring_bus(2.0) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
         monkeypatch.setattr("lookout.spawn.spawn", lambda state_dir, job, *dirs: 0)
@@ -369,7 +367,7 @@ def test_a_daemon_that_closes_it_at_once_gets_it_a_few_times_only(
         rec = waiting(state_dir)
         thread = send_in_background(state_dir, body)
         wait_for(lambda: "not posted again" in json.dumps(deliveries(state_dir)), 60, state_dir)
-        assert len([c for c in bus.calls if c["actions"]]) == deliver.QUICK_MAX
+        assert len([c for c in bus.calls if c["actions"]]) == desktop.QUICK_MAX
         now = requests.load(str(state_dir), rec["id"])
         assert now is not None and now["status"] == requests.PENDING  # nothing answered
         deciding.send_signal(signal.SIGTERM)
@@ -436,3 +434,13 @@ def test_a_question_alert_raised_before_its_request_gets_its_buttons_when_it_com
     decision = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
     assert decision["updatedInput"]["answers"] == {"Which colour?": "Red"}
     wait_for(lambda: screen_bus.calls[-1]["body"] == "Allowed by the desktop alert: Red")
+
+
+def test_the_answered_alerts_a_sender_remembers_are_bounded() -> None:
+    # A sender lives for hours: it keeps the newest ANSWERED_MAX, not every alert it ever sent.
+    keys = [("desktop", str(n), f"s:permission:{n}") for n in range(desktop.ANSWERED_MAX + 5)]
+    for key in keys:
+        desktop._answered(key)
+    assert len(desktop._ANSWERED_REFS) == desktop.ANSWERED_MAX
+    assert keys[0] not in desktop._ANSWERED_REFS and keys[-1] in desktop._ANSWERED_REFS
+    desktop._ANSWERED_REFS.clear()

@@ -15,9 +15,11 @@ import traceback
 
 from lookout import store, words
 from lookout.config import check, files
-from lookout.notify import escalate, hold, outbox, timers
-from lookout.notify.deliver import deliver, record, send_escalation, skip_escalation
-from lookout.notify.lanes import Lanes
+from lookout.deliveries import record
+from lookout.notify import outbox
+from lookout.sender import escalate, hold, timers
+from lookout.sender.deliver import deliver, send_escalation, skip_escalation
+from lookout.sender.lanes import Lanes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

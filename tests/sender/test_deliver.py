@@ -9,13 +9,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from lookout import deliveries as delivery_log
 from lookout import store
 from lookout.config import files
-from lookout.notify import deliver, focus, rules, sender
+from lookout.jump import focus
+from lookout.notify import rules
+from lookout.sender import deliver, sender
 from tests.helpers import calls, recorder, write_config
 from tests.notify.jobs import SECRET, deliveries, intent, make_job
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
@@ -70,16 +72,6 @@ def test_a_hanging_channel_costs_the_others_nothing(state_dir: Path) -> None:
     assert by_channel["slow"] == ("failed", "timed out after 0.5s")
     assert by_channel["fast"] == ("sent", f"HTTP 200 {fast.url}/…")
     assert SECRET not in (state_dir / store.DELIVERIES).read_text()
-
-
-def test_run_parallel_bounds_a_channel_that_ignores_its_timeout() -> None:
-    def stuck(ch: dict[str, Any], msg: dict[str, Any], timeout_s: float) -> Any:
-        time.sleep(30)
-
-    start = time.monotonic()
-    out = deliver.run_parallel([("x", {"timeout_ms": 200}, {})], send=stuck)
-    assert out == [("failed", "timed out after 0.2s", None)]
-    assert time.monotonic() - start < 2
 
 
 def test_a_config_broken_after_dispatch_is_recorded(state_dir: Path, tmp_path: Path) -> None:
@@ -141,7 +133,7 @@ def test_resolved_episode_replaces_the_desktop_alert_and_ntfy_message(
 def test_update_without_a_recorded_alert_is_skipped(
     state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(deliver, "REF_WAIT_S", 0.1)
+    monkeypatch.setattr(delivery_log, "REF_WAIT_S", 0.1)
     write_config(
         '[channels.desktop]\ntype = "desktop"\n'
         '[[rules]]\nwhen = ["permission"]\nchannels = ["desktop"]\n'
@@ -238,36 +230,3 @@ def test_rules_module_is_what_the_job_reflects(state_dir: Path) -> None:
         "summary": ["demo · done in 1m05s", "Line one"],
     }
     assert rules.decide  # the job came through the rules
-
-
-def test_deliveries_log_is_rotated(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deliver, "DELIVERIES_ROTATE_BYTES", 1000)
-    for _ in range(10):
-        deliver.record(str(state_dir), intent(), "cmd", "sent", "x" * 150)
-    assert (state_dir / "deliveries.jsonl.1").exists()
-    assert (state_dir / "deliveries.jsonl").stat().st_size < 1000
-
-
-def test_recording_a_delivery_never_waits_for_the_hooks_lock(state_dir: Path) -> None:
-    # Senders append to deliveries.jsonl under their own lock: a hook holding events.lock (or a
-    # sender writing deliveries) never delays the other.
-    state_dir.mkdir()
-    intent = {"kind": "done", "session_id": "s1", "episode": None}
-    with store.Locked(str(state_dir)):
-        start = time.monotonic()
-        deliver.record(str(state_dir), intent, "desktop", "sent", "ok")  # type: ignore[arg-type]
-        assert time.monotonic() - start < 1.0
-    line = json.loads((state_dir / store.DELIVERIES).read_text())
-    assert (line["channel"], line["result"]) == ("desktop", "sent")
-
-
-def test_the_answered_alerts_a_sender_remembers_are_bounded() -> None:
-    # A sender lives for hours: it keeps the newest ANSWERED_MAX, not every alert it ever sent.
-    from lookout.notify import deliver
-
-    keys = [("desktop", str(n), f"s:permission:{n}") for n in range(deliver.ANSWERED_MAX + 5)]
-    for key in keys:
-        deliver._answered(key)
-    assert len(deliver._ANSWERED_REFS) == deliver.ANSWERED_MAX
-    assert keys[0] not in deliver._ANSWERED_REFS and keys[-1] in deliver._ANSWERED_REFS
-    deliver._ANSWERED_REFS.clear()

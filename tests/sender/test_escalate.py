@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lookout import store
-from lookout.notify import deliver, sender
+from lookout.sender import deliver, sender
 from tests.helpers import calls, recorder, write_config
 from tests.notify.jobs import (
     deliveries,

@@ -22,13 +22,19 @@ import traceback
 from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
-from lookout.remote import answers, requests, steer_telegram
+from lookout.deliveries import record
+from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
+from lookout.surfaces import base
+from lookout.surfaces import telegram_steer as steer_telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
+
+    from lookout.shapes import Intent
+    from lookout.surfaces.base import Alert, Watch
 
 SURFACE = "telegram"  # the answer surface it serves (remote.answers.SURFACES)
 # The sent messages with buttons, each bot's update offset, and every alert's session (issue 33)
@@ -47,7 +53,7 @@ IGNORED_KINDS = ("edited_message", "channel_post", "edited_channel_post")
 STEER_CHECK_S = 2.0  # how often the poller reads [steer] enabled again (it leaves when off)
 _BOOT = (
     "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.remote.telegram import main; raise SystemExit(main(sys.argv[2:]))"
+    "from lookout.surfaces.telegram import main; raise SystemExit(main(sys.argv[2:]))"
 )
 
 
@@ -480,6 +486,64 @@ class Poller:
                 if exc.code == 400:  # "message is not modified", deleted: nothing more to do
                     return
                 store.log_error(self.state_dir, f"telegram poller: {exc}")
+
+
+# -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
+
+
+class Chat:
+    """Telegram's buttons: each carries a single-use token for this channel, never the request's
+    nonce; the poller (above) takes the presses and edits the message to the
+    outcome. Added late under the message as it stands."""
+
+    NAME = SURFACE
+    LABEL = "Telegram"
+
+    def bind(self, a: Alert) -> None:
+        telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
+
+    def sent(self, a: Alert, ref: str) -> None:
+        # Every alert: a reply to it steers its session (issue 33), with [steer] on.
+        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
+            msg = a.msg
+            watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+
+    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
+        pass  # the poller takes the presses
+
+    def late(self, a: Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("buttons"):
+            return
+        timeout_s = a.ch["timeout_ms"] / 1000
+        result, detail = registry.of(a.ch).add_buttons(a.ch, ref, a.msg["buttons"], timeout_s)
+        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
+        if result == "sent":
+            self.sent(a, ref)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return known(state_dir, name, ref)
+
+
+def telegram_buttons(
+    state_dir: str,
+    intent: Intent,
+    remote: dict[str, Any],
+    msg: dict[str, Any],
+    name: str,
+    content: str = "summary",
+) -> None:
+    """Buttons under a Telegram alert whose request may be answered from afar (issue 25): each
+    carries an opaque single-use token for this channel, never the request's nonce. The message
+    shows the request as lookout.remote.shown renders it (issue 31)."""
+    rec = answers.request_for(state_dir, intent, remote)
+    if rec is None:
+        return
+    picks = base.choices(rec, SURFACE, msg, content)
+    tokens = answers.mint(state_dir, rec, SURFACE, [(d, a) for _, d, a in picks], scope=name)
+    msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
+    msg["bound"] = rec["id"]
 
 
 if __name__ == "__main__":

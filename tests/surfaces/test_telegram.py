@@ -18,7 +18,7 @@ import pytest
 
 from lookout import store
 from lookout.remote import requests
-from lookout.remote import telegram as poller
+from lookout.surfaces import telegram as poller
 from tests.helpers import payload, shape, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 from tests.telegram_api import BotApi

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lookout import store
-from lookout.notify import sender
+from lookout.sender import sender
 from tests.helpers import write_config
 from tests.notify.jobs import deliveries, hook_payload, run_hooks, senders, wait_until
 

@@ -18,7 +18,8 @@ import pytest
 
 from lookout import runner, store
 from lookout.channels import desktop
-from lookout.notify import focus, sender
+from lookout.jump import focus
+from lookout.sender import sender
 from tests.helpers import IN_CI, PAYLOADS, ROOT, payload, write_config
 from tests.jump.world import World
 from tests.receivers import NotificationBus, require
@@ -177,7 +178,7 @@ def test_a_daemon_without_actions_gets_the_plain_alert(
             pytest.fail("CI must install python3-dbus and python3-gi (see .ci/run)")
         pytest.skip("needs the system python3 with python3-dbus and python3-gi")
     require("dbus-daemon", "busctl", "notify-send", "stdbuf")
-    daemon = [python, str(Path(__file__).with_name("plain_daemon.py"))]
+    daemon = [python, str(ROOT / "tests" / "surfaces" / "plain_daemon.py")]
     with NotificationBus(daemon=daemon) as bus:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
         write_config(CONFIG)

@@ -58,7 +58,7 @@ class Timers:
     def _look(self, now_ms: int) -> int | None:
         from lookout import silence
         from lookout.config import cache
-        from lookout.notify import escalate  # notify's one way to reconcile
+        from lookout.sender import escalate  # the sender's one way to reconcile
 
         cfg = cache.load_cached(self.state_dir, None)
         watch = silence.watch(self.state_dir, now_ms, stuck_after_s(cfg))

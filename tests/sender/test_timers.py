@@ -131,7 +131,7 @@ def test_a_failure_never_ends_the_sender_and_is_logged_once(
     state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from lookout import silence
-    from lookout.notify import timers
+    from lookout.sender import timers
 
     def broken(*_a: object) -> None:
         raise ValueError("a snapshot nothing expected")
@@ -145,7 +145,7 @@ def test_a_failure_never_ends_the_sender_and_is_logged_once(
 
 
 def test_what_it_remembers_is_only_the_sessions_it_still_watches(state_dir: Path) -> None:
-    from lookout.notify import timers
+    from lookout.sender import timers
 
     clock = timers.Timers(str(state_dir))
     clock.next = {"gone-1": 5, "gone-2": 6}  # sessions that ended or were pruned since

@@ -64,7 +64,7 @@ def _sender_running(state_dir: Path) -> bool:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"lookout.notify.sender" in b" ".join(argv) and any(
+        if b"lookout.sender.sender" in b" ".join(argv) and any(
             a.startswith(str(state_dir).encode()) for a in argv
         ):
             return True
@@ -310,7 +310,7 @@ def test_alerts_from_hooks_at_once_are_each_in_exactly_one_digest(state_dir: Pat
 def test_a_digest_names_each_session_by_its_title() -> None:
     # newuser-3 defect 7: two sessions of project api, titled api-10 and api-85 by the client,
     # both read `api` in the digest.
-    from lookout.notify import hold
+    from lookout.sender import hold
 
     items = [
         {"intent": build_intent(kind, {"ts_ms": 1}, {"project": "api", "title": title, **more})}
