@@ -407,14 +407,14 @@ FLOORS: dict[str, int] = {
     "jump": 8,
     "runner": 9,  # every hook's boundary: records, then notifies or decides
     "steer": 9,  # types into a session's pane (jump finds it) or its inbox
-    "fleet": 9,
     "surfaces": 10,  # where an alert is answered (a button, a reply); Telegram's chat steers
-    "web": 10,
-    "sender": 11,  # the detached sender: delivers on lanes, asks the surfaces to bind and follow
-    "install": 11,  # names the surfaces a request can be answered on
-    "agents": 12,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
-    "commands": 13,
-    "__main__": 14,
+    "sender": 11,
+    "fleet": 11,  # the bridge: Home Assistant's buttons show a request as its surface does
+    "web": 12,  # the detached sender: delivers on lanes, asks the surfaces to bind and follow
+    "install": 12,  # names the surfaces a request can be answered on
+    "agents": 13,  # the plug-ins use the installer's toolkit (install/files, hooks, checks)
+    "commands": 14,
+    "__main__": 15,
 }
 # The arrows that still run up, each a known coupling with its owner; the list only shrinks.
 UPWARD = {
@@ -574,10 +574,6 @@ NAMED_ELSEWHERE = {
     ("lookout/commands/main.py", "command"),  # argparse's dest for the subcommand
     ("lookout/config/notify.py", "desktop"),  # the built-in config's channel, by its name
     ("lookout/fleet/bridge.py", "home_assistant"),  # a [fleet] key in the bridge's state
-    # remote/shown.py's per-surface limits move to surfaces/ once the Allow rule has merged
-    ("lookout/remote/shown.py", "desktop"),
-    ("lookout/remote/shown.py", "telegram"),
-    ("lookout/remote/shown.py", "home_assistant"),
 }
 
 

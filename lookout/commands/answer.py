@@ -134,7 +134,7 @@ def _show(rec: dict[str, Any], now_ms: int) -> None:
     print(shown(f"{rec['id']}  {rec.get('tool_name') or '?'}  {where}  ({left} s left)"))
     # Every field, its switches, a question with its options: what every surface shows of it
     # (lookout.remote.shown), here in full and unmasked.
-    view = seen.view(rec, "cli")
+    view = seen.view(rec, None)  # no limit: all of it, unmasked
     for line in view["text"].split("\n"):
         print("    " + line)
     if not view["allow"]:

@@ -29,14 +29,19 @@ from lookout import mask, words
 from lookout.boundary import visible
 from lookout.config.fleet import FleetConfig
 from lookout.fleet import payload, topics
-from lookout.remote import requests, shown
+from lookout.remote import requests
+from lookout.surfaces import home_assistant
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from lookout.remote.shown import View
 
 PRESS = topics.PRESS  # <prefix>/<host>/press/<token>: Home Assistant publishes a press here
 REQUESTS = topics.REQUESTS  # <prefix>/<host>/requests/<token>: the request, for automations
 BUTTONS = {"allow": "Allow", "deny": "Deny"}  # payload_press -> label
 SOURCE = "home_assistant"
 BY = "Home Assistant"
-NAME_CHARS = 120  # a Deny button's name, at most (an Allow's is shown.HA_NAME_CHARS)
+NAME_CHARS = 120  # a Deny button's name, at most (an Allow's: surfaces.home_assistant.LIMITS)
 # The buttons' attributes come from the request topic, which is emptied when the request ends.
 # Home Assistant removes the entities a moment after their empty configs, so the empty message
 # still reaches them and, parsed as JSON, logged "Erroneous JSON" for every request (seen with
@@ -100,8 +105,8 @@ def texts(rec: dict[str, Any], content: str, host: str = "") -> tuple[str, str]:
     return title, _view(rec, title, content)["text"]
 
 
-def _view(rec: dict[str, Any], title: str, content: str) -> shown.View:
-    return shown.view(rec, "home_assistant", title=title, content=content)
+def _view(rec: dict[str, Any], title: str, content: str) -> View:
+    return home_assistant.view(rec, title, content)
 
 
 def buttons(rec: dict[str, Any], content: str, host: str = "") -> dict[str, str]:

@@ -24,13 +24,10 @@ Stdlib only, pure; never called by a hook."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 from lookout import mask
 from lookout.boundary import invisible, visible
-from lookout.channels import telegram
 from lookout.remote import requests
 from lookout.words import SUMMARY_CHARS
 
@@ -41,33 +38,30 @@ if TYPE_CHECKING:
 
     from lookout.remote.requests import Approved
 
-SURFACES = ("desktop", "telegram", "home_assistant", "dashboard", "cli")
-# The alerts: what they show leaves lookout's own views, so it goes through the one masker.
-MASKED = frozenset(("desktop", "telegram", "home_assistant"))
+# The views without a limit (the dashboard card, `lookout answer`): a `view` for None shows all of
+# the request, unmasked. Every alert has its surface's real limits (LIMITS in surfaces/<x>.py);
+# none shows more than ALERT_CHARS (Telegram's message, the longest), so no more is masked.
+ALERT_CHARS = 4096
 
-# -- the limits, each the surface's real one --------------------------------------------------
-# Telegram: sendMessage's text is 1-4096 characters (counted here in UTF-16 code units, as the
-# Bot API counts them); the whole message counts, title included. lookout sends no parse_mode,
-# so no entity takes room or changes a character. Written once, with the channel that sends it.
-TELEGRAM_CHARS = telegram.TEXT_MAX
-# The desktop popup, measured with the real lxqt-notificationd 1.2.0 under Xvfb (300 px wide,
-# its default font; tests/notify/test_desktop_limits.py): the body is rich text in a label 225
-# px wide, 15 px a row. The daemon never scrolls: a popup taller than the screen is cut at the
-# screen's edge, its last rows and buttons with it. A run of characters with no break
-# opportunity is clipped at the label's edge, not wrapped, and runs of spaces collapse. So
-# lookout keeps spaces (U+00A0) and gives every run a break (U+200B) at most DESKTOP_ROW_UNITS
-# wide, each unit the widest ASCII glyph measured (W, m, @: 12.8 px); and a popup offers Allow
-# only when its title and body take at most DESKTOP_ROWS rows, which fit a 400 px screen (and
-# dunst's default 300 px height).
-DESKTOP_ROWS = 15
-DESKTOP_ROW_UNITS = 17
-# Home Assistant: core keeps an entity name whole (only the entity_id made from it is cut, at
-# 255 characters), but the frontend shows a name on one line, cut with an ellipsis at the row's
-# width (`white-space: nowrap; text-overflow: ellipsis`). Allow only for a name this short.
-HA_NAME_CHARS = 60
 
-ZWSP, NBSP = "\u200b", "\u00a0"
-_SOFT_BREAKS = frozenset("/._-=:,;|&?+")
+class Limits(Protocol):
+    """What an alert can show, as its surface measured it (lookout.surfaces.<x>.LIMITS): what
+    it is called in a refusal, whether it is one line (a Home Assistant button's name: no tool
+    before it, no commentary, no refusal text after it), whether the refusal's lines take room
+    from the preview, whether `lines` under `title` fit, and how they are drawn."""
+
+    @property
+    def WHAT(self) -> str: ...  # "popup", "message", "button's name"
+
+    @property
+    def ONE_LINE(self) -> int: ...  # 0, or the characters of the one line it shows
+
+    @property
+    def TAIL_ROOM(self) -> bool: ...  # the refusal's own lines count against the limit
+
+    def fits(self, title: str, lines: list[str]) -> bool: ...
+
+    def render(self, lines: list[str]) -> str: ...
 
 
 class View(TypedDict):
@@ -122,53 +116,52 @@ def whole(rec: Mapping[str, Any], seen: Approved | None = None) -> str:
 
 def view(
     rec: Mapping[str, Any],
-    surface: str,
+    surface: Limits | None,
     *,
     title: str = "",
     content: str = "full",
     url: str | None = None,
 ) -> View:
-    """What `surface` shows of request `rec` under `title` at its `content` level, and whether
+    """What an alert within `surface`'s limits (None: the dashboard card or `lookout answer`,
+    which have none) shows of request `rec` under `title` at its `content` level, and whether
     it may offer Allow. `url`: the request's dashboard card, named when Allow is not here."""
-    if surface not in SURFACES:
-        raise ValueError(surface)
     seen = requests.approved(rec)
     raw = request_lines(rec, seen)
     notes = requests.note_lines(seen["notes"])
     why = whole(rec, seen)
-    if surface in ("dashboard", "cli"):  # no limit: they show all of it, unmasked
+    if surface is None:  # no limit: they show all of it, unmasked
         text = "\n".join(escape(line) for line in [*raw, *notes])
         return View(text=text, allow=not why, why=why)
     text = "\n".join(raw)
-    cut = len(text) > TELEGRAM_CHARS  # longer than any alert shows: mask only what may be shown
-    shows = text[:TELEGRAM_CHARS] + ("…" if cut else "")
+    cut = len(text) > ALERT_CHARS  # longer than any alert shows: mask only what may be shown
+    shows = text[:ALERT_CHARS] + ("…" if cut else "")
     lines, why = _alert_lines(rec, shows, surface, why, seen["notes"])
     lines, why = _at_level(lines, content, why)
     # The commentary: after what runs, where there is room; never on a button's one line.
-    if content != "full" or surface == "home_assistant":
+    if content != "full" or surface.ONE_LINE:
         notes = []
     notes = [escape(mask.masked(note).text, False) for note in notes]
-    if not why and not cut and _fits(surface, title, lines):
+    if not why and not cut and surface.fits(title, lines):
         lines = _with_notes(surface, title, lines, notes, [])
-        return View(text=_render(surface, lines), allow=True, why="")
-    why = why or f"it is longer than this {_WHAT[surface]} shows"
+        return View(text=surface.render(lines), allow=True, why="")
+    why = why or f"it is longer than this {surface.WHAT} shows"
     shown, tail = _deny_only(surface, title, lines, why, rec, url)
     if shown == lines:  # all of what runs is there: the commentary, if the tail leaves room
         shown = _with_notes(surface, title, shown, notes, tail)
     # lookout's own words are not broken up for the popup: an id must copy whole.
     return View(
-        text="\n".join(filter(None, (_render(surface, shown), *tail))), allow=False, why=why
+        text="\n".join(filter(None, (surface.render(shown), *tail))), allow=False, why=why
     )
 
 
 def _alert_lines(
-    rec: Mapping[str, Any], text: str, surface: str, why: str, notes: Mapping[str, str]
+    rec: Mapping[str, Any], text: str, surface: Limits, why: str, notes: Mapping[str, str]
 ) -> tuple[list[str], str]:
     """The request as an alert's lines (masked, escaped), and why they may not offer Allow
     ('' when they may, as far as what they hold goes)."""
     hidden = mask.masked(text)
     lines = escape(hidden.text).split("\n")
-    if surface != "home_assistant":  # its title names the tool
+    if not surface.ONE_LINE:  # a button's title names the tool
         lines[0] = f"{escape(rec.get('tool_name') or '?', False)}: {lines[0]}"
     if not why and not all(mask.harmless(s) for s in hidden.secrets):
         why = "a masked value there holds more than a secret"
@@ -201,25 +194,8 @@ def _spans_lines(rec: Mapping[str, Any], notes: Mapping[str, str]) -> bool:
     return any(isinstance(v, str) and "\n" in v for v in values)
 
 
-_WHAT = {"desktop": "popup", "telegram": "message", "home_assistant": "button's name"}
-
-
-def _fits(surface: str, title: str, lines: list[str]) -> bool:
-    if surface == "telegram":
-        return (
-            telegram.units(visible(title)) + 1 + telegram.units("\n".join(lines)) <= TELEGRAM_CHARS
-        )
-    if surface == "desktop":
-        return _rows(title) + sum(_rows(_desktop_line(line)) for line in lines) <= DESKTOP_ROWS
-    # Home Assistant: `Allow <title>: <text>`, one line, no run of spaces (HTML collapses it).
-    name = f"Allow {title}: {' '.join(lines)}"
-    return (
-        len(lines) == 1 and len(name) <= HA_NAME_CHARS and "  " not in name and name == name.strip()
-    )
-
-
 def _deny_only(
-    surface: str,
+    surface: Limits,
     title: str,
     lines: list[str],
     why: str,
@@ -227,9 +203,9 @@ def _deny_only(
     url: str | None,
 ) -> tuple[list[str], list[str]]:
     """As much of the request as fits, and then why there is no Allow and where all of it is."""
-    if surface == "home_assistant":
+    if surface.ONE_LINE:
         return [
-            _cut(lines[0] + (" …" if len(lines) > 1 else ""), HA_NAME_CHARS)
+            _cut(lines[0] + (" …" if len(lines) > 1 else ""), surface.ONE_LINE)
         ] if lines else [], []
     rid = escape(rec.get("id") or "?", False)
     tail = [f"No Allow here: {why}."]
@@ -238,34 +214,34 @@ def _deny_only(
         tail += [f"or: lookout answer {rid}"]
     # On the popup the tail's rows come on top of the preview's: a popup without Allow may be
     # taller (it approves nothing), and still fits a 600 px screen.
-    room = [] if surface == "desktop" else tail
+    room = tail if surface.TAIL_ROOM else []
     shown: list[str] = []
     for line in lines:
-        if not _fits(surface, title, [*shown, line, *room]):
+        if not surface.fits(title, [*shown, line, *room]):
             shown.append(line[: _longest(surface, title, shown, line, room)] + "…")
             break
         shown.append(line)
     return shown, tail
 
 
-def _longest(surface: str, title: str, shown: list[str], line: str, room: list[str]) -> int:
+def _longest(surface: Limits, title: str, shown: list[str], line: str, room: list[str]) -> int:
     """How long a start of `line`, cut with …, fits after `shown` and before `room`."""
     low, high = 0, len(line)
     while low < high:
         mid = (low + high + 1) // 2
-        fits = _fits(surface, title, [*shown, line[:mid] + "…", *room])
+        fits = surface.fits(title, [*shown, line[:mid] + "…", *room])
         low, high = (mid, high) if fits else (low, mid - 1)
     return low
 
 
 def _with_notes(
-    surface: str, title: str, lines: list[str], notes: list[str], room: list[str]
+    surface: Limits, title: str, lines: list[str], notes: list[str], room: list[str]
 ) -> list[str]:
     """`lines`, then as much of the model's commentary as fits before `room`: each note whole,
     the first that does not fit cut with … (its `key: ` label whole), the rest left out."""
     out = list(lines)
     for note in notes:
-        if _fits(surface, title, [*out, note, *room]):
+        if surface.fits(title, [*out, note, *room]):
             out.append(note)
             continue
         keep = _longest(surface, title, out, note, room)
@@ -277,57 +253,3 @@ def _with_notes(
 
 def _cut(line: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _render(surface: str, lines: list[str]) -> str:
-    if surface == "desktop":
-        return "\n".join(_desktop_line(line) for line in lines)
-    return "\n".join(lines)
-
-
-# -- the desktop popup's rows ------------------------------------------------------------------
-
-
-def _units(c: str) -> int:
-    """A character's width in units of the widest ASCII glyph: east Asian wide ones two, the
-    rare ones outside the common scripts four (a Bismillah ligature is wider than four W)."""
-    if c == ZWSP:
-        return 0
-    wide = unicodedata.east_asian_width(c) in ("W", "F")
-    if wide:
-        return 2
-    return 1 if ord(c) < 0x2E80 else 4
-
-
-def _desktop_line(line: str) -> str:
-    """One line as the popup's rich text keeps it: spaces that rich text would collapse become
-    no-break spaces (a single space between words stays a break), and a run wider than a row
-    gets a zero-width break (after a `/`, `.`, `-` ... where one is)."""
-    line = re.sub("  +", lambda m: NBSP * (len(m.group()) - 1) + " ", line)
-    line = re.sub("^ +| +$", lambda m: NBSP * len(m.group()), line)
-    out: list[str] = []
-    run: list[str] = []
-    for c in line:
-        if c == " ":
-            out += [*run, c]
-            run = []
-            continue
-        run.append(c)
-        while sum(_units(x) for x in run) > DESKTOP_ROW_UNITS:
-            soft = [i + 1 for i, x in enumerate(run[:-1]) if x in _SOFT_BREAKS]
-            at = soft[-1] if soft else len(run) - 1
-            out += [*run[:at], ZWSP]
-            run = run[at:]
-    return "".join(out + run)
-
-
-def _rows(line: str) -> int:
-    """The rows a line takes, wrapped greedily at its breaks with every glyph at its widest."""
-    rows, used = 1, 0
-    for chunk in re.split(f"(?<=[ {ZWSP}])", line):
-        word = chunk.rstrip(" " + ZWSP)
-        width = sum(_units(c) for c in word)
-        if used and used + width > DESKTOP_ROW_UNITS:
-            rows, used = rows + 1, 0
-        used += width + (len(chunk) - len(word) if chunk.endswith(" ") else 0)
-    return rows

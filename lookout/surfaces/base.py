@@ -7,7 +7,8 @@ A surface binds an alert to its request before the send (`bind`), takes the aler
 (`sent`), starts what takes a press on it (`take`), adds its buttons to an alert that went out
 before its request was recorded (`late`), and says whether an alert already shows its request's
 outcome (`shows_outcome`: the "handled" update then stays away). What it shows of a request, and
-within which limits, is lookout.remote.shown's one rule (`choices` asks it)."""
+within which limits, is lookout.remote.shown's one rule (`choices` asks it) with the surface's
+own limits (its module's LIMITS: what its alert shows, as measured on the real thing)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from lookout.remote.requests import Record
+    from lookout.remote.shown import Limits
     from lookout.shapes import Channel, Intent
 
     # Runs a wait in a thread of its own while the sender stays up (the sender's Lanes.watch).
@@ -73,15 +75,16 @@ class Alert:
 
 
 def choices(
-    rec: Record, surface: str, msg: dict[str, Any], content: str
+    rec: Record, limits: Limits, msg: dict[str, Any], content: str
 ) -> list[tuple[str, str, dict[str, str] | None]]:
-    """The alert's body becomes the request as `surface` shows it, and its buttons the ones that
-    rule allows: Allow (or a question's options) only when that body holds all of it."""
+    """The alert's body becomes the request as a surface with these `limits` shows it, and its
+    buttons the ones that rule allows: Allow (or a question's options) only when that body holds
+    all of it."""
     from lookout.remote import answers, shown
 
     url = msg["intent"].get("url") if isinstance(msg.get("intent"), dict) else None
     seen = shown.view(
-        rec, surface, title=msg["title"], content=content, url=url if isinstance(url, str) else None
+        rec, limits, title=msg["title"], content=content, url=url if isinstance(url, str) else None
     )
     msg["body"] = seen["text"]
     return [c for c in answers.choices(rec) if seen["allow"] or c[1] == "deny"]

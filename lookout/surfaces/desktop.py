@@ -9,10 +9,12 @@ lookout.channels.desktop."""
 from __future__ import annotations
 
 import os
+import re
 import select
 import subprocess
 import threading
 import time
+import unicodedata
 
 from lookout import words
 from lookout.channels import desktop, registry
@@ -88,7 +90,7 @@ def answer_buttons(
     if rec is None:
         return
     actions, picks = [], {}
-    for i, (label, decision, picked) in enumerate(base.choices(rec, Popup.NAME, msg, content)):
+    for i, (label, decision, picked) in enumerate(base.choices(rec, LIMITS, msg, content)):
         key = decision if picked is None else f"option-{i}"
         actions.append((key, label))
         picks[key] = (decision, picked)
@@ -439,3 +441,81 @@ class Closures:
 
 
 CLOSED = Closures()
+
+
+# -- what the popup shows: its real limits (lookout.remote.shown's rule asks) ------------------
+# Measured with the real lxqt-notificationd 1.2.0 under Xvfb (300 px wide, its default font;
+# tests/channels/test_desktop_limits.py): the body is rich text in a label 225 px wide, 15 px a
+# row. The daemon never scrolls: a popup taller than the screen is cut at the screen's edge, its
+# last rows and buttons with it. A run of characters with no break opportunity is clipped at the
+# label's edge, not wrapped, and runs of spaces collapse. So lookout keeps spaces (U+00A0) and
+# gives every run a break (U+200B) at most ROW_UNITS wide, each unit the widest ASCII glyph
+# measured (W, m, @: 12.8 px); and a popup offers Allow only when its title and body take at
+# most ROWS rows, which fit a 400 px screen (and dunst's default 300 px height).
+ROWS = 15
+ROW_UNITS = 17
+ZWSP, NBSP = "\u200b", "\u00a0"
+_SOFT_BREAKS = frozenset("/._-=:,;|&?+")
+
+
+class Rows:
+    """The popup's limits: rows of ROW_UNITS, ROWS of them. A refusal's own lines come on top of
+    the preview's (a popup without Allow approves nothing, and still fits a 600 px screen)."""
+
+    WHAT = "popup"
+    ONE_LINE = 0
+    TAIL_ROOM = False
+
+    def fits(self, title: str, lines: list[str]) -> bool:
+        return _rows(title) + sum(_rows(_desktop_line(line)) for line in lines) <= ROWS
+
+    def render(self, lines: list[str]) -> str:
+        return "\n".join(_desktop_line(line) for line in lines)
+
+
+LIMITS = Rows()
+
+
+def _units(c: str) -> int:
+    """A character's width in units of the widest ASCII glyph: east Asian wide ones two, the
+    rare ones outside the common scripts four (a Bismillah ligature is wider than four W)."""
+    if c == ZWSP:
+        return 0
+    wide = unicodedata.east_asian_width(c) in ("W", "F")
+    if wide:
+        return 2
+    return 1 if ord(c) < 0x2E80 else 4
+
+
+def _desktop_line(line: str) -> str:
+    """One line as the popup's rich text keeps it: spaces that rich text would collapse become
+    no-break spaces (a single space between words stays a break), and a run wider than a row
+    gets a zero-width break (after a `/`, `.`, `-` ... where one is)."""
+    line = re.sub("  +", lambda m: NBSP * (len(m.group()) - 1) + " ", line)
+    line = re.sub("^ +| +$", lambda m: NBSP * len(m.group()), line)
+    out: list[str] = []
+    run: list[str] = []
+    for c in line:
+        if c == " ":
+            out += [*run, c]
+            run = []
+            continue
+        run.append(c)
+        while sum(_units(x) for x in run) > ROW_UNITS:
+            soft = [i + 1 for i, x in enumerate(run[:-1]) if x in _SOFT_BREAKS]
+            at = soft[-1] if soft else len(run) - 1
+            out += [*run[:at], ZWSP]
+            run = run[at:]
+    return "".join(out + run)
+
+
+def _rows(line: str) -> int:
+    """The rows a line takes, wrapped greedily at its breaks with every glyph at its widest."""
+    rows, used = 1, 0
+    for chunk in re.split(f"(?<=[ {ZWSP}])", line):
+        word = chunk.rstrip(" " + ZWSP)
+        width = sum(_units(c) for c in word)
+        if used and used + width > ROW_UNITS:
+            rows, used = rows + 1, 0
+        used += width + (len(chunk) - len(word) if chunk.endswith(" ") else 0)
+    return rows

@@ -11,12 +11,19 @@ from lookout.surfaces import desktop, home_assistant, telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from lookout.remote.shown import Limits
     from lookout.shapes import Channel
     from lookout.surfaces.base import Surface
 
 SURFACES: dict[str, Surface] = {s.NAME: s for s in (desktop.Popup(), telegram.Chat())}
 # Every surface that answers a request: the channel types' and Home Assistant's buttons (fleet).
 NAMES = (*SURFACES, home_assistant.NAME)
+# What each surface's alert can show (lookout.remote.shown's rule asks): its module's LIMITS.
+LIMITS: dict[str, Limits] = {
+    desktop.Popup.NAME: desktop.LIMITS,
+    telegram.SURFACE: telegram.LIMITS,
+    home_assistant.NAME: home_assistant.LIMITS,
+}
 LABELS = {
     **{name: s.LABEL for name, s in SURFACES.items()},
     home_assistant.NAME: home_assistant.LABEL,

@@ -37,6 +37,27 @@ if TYPE_CHECKING:
     from lookout.surfaces.base import Alert, Watch
 
 SURFACE = "telegram"  # the answer surface it serves (remote.answers.SURFACES)
+
+
+class Message:
+    """What a Telegram alert can show (lookout.remote.shown's rule asks): sendMessage's text is
+    1-4096 characters, counted in UTF-16 code units as the Bot API counts them, the title
+    included. lookout sends no parse_mode, so no entity takes room or changes a character; the
+    limit and the count are the channel's (lookout.channels.telegram), written once."""
+
+    WHAT = "message"
+    ONE_LINE = 0
+    TAIL_ROOM = True
+
+    def fits(self, title: str, lines: list[str]) -> bool:
+        used = telegram.units(visible(title)) + 1 + telegram.units("\n".join(lines))
+        return used <= telegram.TEXT_MAX
+
+    def render(self, lines: list[str]) -> str:
+        return "\n".join(lines)
+
+
+LIMITS = Message()
 # The sent messages with buttons, each bot's update offset, and every alert's session (issue 33)
 TABLE = "telegram-messages.json"
 LOCK = "telegram.lock"
@@ -540,7 +561,7 @@ def telegram_buttons(
     rec = answers.request_for(state_dir, intent, remote)
     if rec is None:
         return
-    picks = base.choices(rec, SURFACE, msg, content)
+    picks = base.choices(rec, LIMITS, msg, content)
     tokens = answers.mint(state_dir, rec, SURFACE, [(d, a) for _, d, a in picks], scope=name)
     msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
     msg["bound"] = rec["id"]

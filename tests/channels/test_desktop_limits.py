@@ -1,4 +1,4 @@
-"""The desktop popup's limits (lookout.remote.shown DESKTOP_ROWS, DESKTOP_ROW_UNITS), measured on
+"""The desktop popup's limits (lookout.surfaces.desktop ROWS, ROW_UNITS), measured on
 the real lxqt-notificationd on a private Xvfb screen, by the ink its popup draws: a body the rule
 lets offer Allow is on screen whole, every row of it and every character of each row; the
 daemon's own behaviour that the rule works around (a run with no break is clipped at the
@@ -14,6 +14,7 @@ import pytest
 
 from lookout.channels import registry
 from lookout.remote import requests, shown
+from lookout.surfaces import desktop
 from tests.receivers import NotificationBus, require
 from tests.x11shot import Ink, ink
 
@@ -107,16 +108,16 @@ def clip_edge(bus: NotificationBus) -> int:
 def test_the_longest_body_the_popup_may_allow_is_on_screen_whole(screen: NotificationBus) -> None:
     # The widest ASCII glyph, in the longest run the rule still lets offer Allow.
     n = 1
-    while shown.view(record("W" * (n + 1)), "desktop", title=TITLE)["allow"]:
+    while shown.view(record("W" * (n + 1)), desktop.LIMITS, title=TITLE)["allow"]:
         n += 1
-    view = shown.view(record("W" * n), "desktop", title=TITLE)
+    view = shown.view(record("W" * n), desktop.LIMITS, title=TITLE)
     assert n >= 200  # 12 rows of 17 W, "Bash:" and a title the rule counts as two rows
 
     (_x, y, width, height), seen = popup(screen, view["text"])
     assert y >= 0 and y + height <= SCREEN_HEIGHT, "the popup does not fit the screen"
     body = seen.bands()[ABOVE:-BELOW]
     # The daemon puts "Bash:" on a row of its own, then 17 W a row (17 x 12.8 px < 225 px).
-    assert len(body) == 1 + -(-n // shown.DESKTOP_ROW_UNITS), "not every row is on screen"
+    assert len(body) == 1 + -(-n // desktop.ROW_UNITS), "not every row is on screen"
     edge = clip_edge(screen)
     for top, bottom in body:
         assert seen.right(top, bottom) < edge - 2, "a row reaches the label's edge: clipped"
@@ -130,7 +131,7 @@ def test_the_daemon_clips_a_run_without_a_break_and_the_rule_breaks_it(
     _, raw = popup(screen, "Bash: " + command)
     edge = clip_edge(screen)
     assert any(raw.right(*band) >= edge - 1 for band in raw.bands()[ABOVE:-BELOW])  # clipped
-    view = shown.view(record(command), "desktop", title=TITLE)
+    view = shown.view(record(command), desktop.LIMITS, title=TITLE)
     _, fixed = popup(screen, view["text"])
     for band in fixed.bands()[ABOVE:-BELOW]:
         assert fixed.right(*band) < edge - 2
@@ -138,7 +139,7 @@ def test_the_daemon_clips_a_run_without_a_break_and_the_rule_breaks_it(
 
 def test_runs_of_spaces_are_kept(screen: NotificationBus) -> None:
     # Rich text collapses "x    y" to "x y": the rule's no-break spaces keep its width.
-    view = shown.view(record("y\nx    y\nx y"), "desktop", title=TITLE)
+    view = shown.view(record("y\nx    y\nx y"), desktop.LIMITS, title=TITLE)
     _, seen = popup(screen, view["text"])
     wide, narrow = seen.bands()[ABOVE + 1 : ABOVE + 3]
     assert seen.right(*wide) - seen.right(*narrow) >= 3 * 3  # three more spaces, ~3 px each

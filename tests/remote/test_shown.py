@@ -23,13 +23,26 @@ from typing import Any
 import pytest
 
 from lookout import mask, words
+from lookout.channels import telegram as tg_channel
 from lookout.config import fleet
 from lookout.fleet import answers as ha
 from lookout.remote import requests, shown
 from lookout.sender import sender
+from lookout.surfaces import desktop, registry
 from tests.helpers import build_intent, payload, wait_for, write_config
 from tests.notify.jobs import make_job
 from tests.telegram_api import BotApi
+
+# Every view of a request: each alert's surface with its own limits, and the two without one.
+VIEWS: dict[str, shown.Limits | None] = {**registry.LIMITS, "dashboard": None, "cli": None}
+SURFACES = tuple(VIEWS)
+MASKED = frozenset(name for name, limits in VIEWS.items() if limits is not None)
+TELEGRAM_CHARS = tg_channel.TEXT_MAX
+HA_NAME_CHARS = registry.LIMITS["home_assistant"].ONE_LINE
+
+
+def shown_on(rec: Any, surface: str, **kw: Any) -> shown.View:
+    return shown.view(rec, VIEWS[surface], **kw)
 
 TOKEN = "123456:AAH-test-token-for-the-double"
 CHAT, OWNER = 1001, 42
@@ -163,17 +176,17 @@ def commentary_apart(text: str, rec: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("name", "tool", "tool_input"), CORPUS, ids=NAMES)
-@pytest.mark.parametrize("surface", shown.SURFACES)
+@pytest.mark.parametrize("surface", SURFACES)
 @pytest.mark.parametrize("content", ["full", "summary", "none"])
 def test_allow_only_when_the_text_holds_all_of_it(
     name: str, tool: str, tool_input: Any, surface: str, content: str
 ) -> None:
     rec = record(name, tool, tool_input)
-    view = shown.view(rec, surface, title=TITLE, content=content, url="http://d/#request=x")
-    text = view["text"].replace(shown.ZWSP, "").replace(shown.NBSP, " ")
+    view = shown_on(rec, surface, title=TITLE, content=content, url="http://d/#request=x")
+    text = view["text"].replace(desktop.ZWSP, "").replace(desktop.NBSP, " ")
     commentary_apart(text, rec)
     if view["allow"]:
-        assert holds_all(text, rec, surface in shown.MASKED), (surface, view)
+        assert holds_all(text, rec, surface in MASKED), (surface, view)
         assert view["why"] == ""
     else:
         assert view["why"]
@@ -212,7 +225,7 @@ def test_allow_only_when_the_text_holds_all_of_it(
 def test_which_surfaces_offer_allow(name: str, offered: set[str]) -> None:
     _, tool, tool_input = next(c for c in CORPUS if c[0] == name)
     rec = record(name, tool, tool_input)
-    got = {s for s in shown.SURFACES if shown.view(rec, s, title=TITLE)["allow"]}
+    got = {s for s in SURFACES if shown_on(rec, s, title=TITLE)["allow"]}
     assert got == offered
 
 
@@ -221,11 +234,11 @@ def test_a_summary_channel_allows_only_a_one_line_command() -> None:
     described = record("d", "Bash", {"command": "npm test", "description": "run the tests"})
     # A switch that changes how it runs is what runs: a second line.
     two = record("two", "Bash", {"command": "npm test", "description": "t", "timeout": 60000})
-    assert shown.view(short, "telegram", title=TITLE, content="summary")["allow"]
+    assert shown_on(short, "telegram", title=TITLE, content="summary")["allow"]
     # One line of what runs: the description is left out, as all that line holds is approved.
-    view = shown.view(described, "telegram", title=TITLE, content="summary", url="http://d/#r")
+    view = shown_on(described, "telegram", title=TITLE, content="summary", url="http://d/#r")
     assert view == {"text": "Bash: npm test", "allow": True, "why": ""}
-    view = shown.view(two, "telegram", title=TITLE, content="summary", url="http://d/#r")
+    view = shown_on(two, "telegram", title=TITLE, content="summary", url="http://d/#r")
     assert not view["allow"]
     assert view["text"].split("\n") == [
         "Bash: npm test …",
@@ -233,25 +246,25 @@ def test_a_summary_channel_allows_only_a_one_line_command() -> None:
         "All of it: http://d/#r",
         f"or: lookout answer {two['id']}",
     ]
-    assert not shown.view(short, "telegram", title=TITLE, content="none")["allow"]
+    assert not shown_on(short, "telegram", title=TITLE, content="none")["allow"]
 
 
 def test_the_commentary_comes_after_what_runs_where_there_is_room() -> None:
     rec = record("r", "Bash", REAL["tool_input"])
     for surface in ("desktop", "telegram"):
-        view = shown.view(rec, surface, title=TITLE)
-        text = view["text"].replace(shown.ZWSP, "").replace(shown.NBSP, " ")
+        view = shown_on(rec, surface, title=TITLE)
+        text = view["text"].replace(desktop.ZWSP, "").replace(desktop.NBSP, " ")
         assert view["allow"] and text.split("\n") == [
             "Bash: touch t.txt",
             "description: mock-requested command",
         ]
     # A Home Assistant button is one line: what runs, and nothing of the commentary.
-    assert shown.view(rec, "home_assistant", title="demo · Bash")["text"] == "touch t.txt"
+    assert shown_on(rec, "home_assistant", title="demo · Bash")["text"] == "touch t.txt"
     # The pages that show all of it: what runs, then the commentary, escaped on its own line.
     noted = record("n", "Bash", {"command": "make", "description": "Build\nrm -rf ~", "timeout": 5})
     for surface in ("dashboard", "cli"):
         assert (
-            shown.view(noted, surface)["text"]
+            shown_on(noted, surface)["text"]
             == "make\ntimeout: 5\ndescription: Build\\x0arm -rf ~"
         )
     assert (
@@ -259,35 +272,35 @@ def test_the_commentary_comes_after_what_runs_where_there_is_room() -> None:
     )
     # No room: cut with …, its label whole, or left out; Allow stays (it approves the command).
     wordy = record("w", "Bash", {"command": "npm test", "description": "why " * 2000})
-    view = shown.view(wordy, "telegram", title=TITLE)
+    view = shown_on(wordy, "telegram", title=TITLE)
     assert view["allow"]
     assert (
         view["text"].startswith("Bash: npm test\ndescription: why why") and view["text"][-1] == "…"
     )
-    assert len((TITLE + "\n" + view["text"]).encode("utf-16-le")) // 2 <= shown.TELEGRAM_CHARS
-    desktop = shown.view(wordy, "desktop", title=TITLE)
-    assert desktop["allow"] and desktop["text"].endswith("…")
+    assert len((TITLE + "\n" + view["text"]).encode("utf-16-le")) // 2 <= TELEGRAM_CHARS
+    popup = shown_on(wordy, "desktop", title=TITLE)
+    assert popup["allow"] and popup["text"].endswith("…")
 
 
 def test_an_unknown_agent_or_tool_counts_every_field() -> None:
     described = {"command": "npm test", "description": "run the tests"}
     mcp = record("m", "mcp__x__run", described)  # an MCP tool's arguments all count
-    assert not shown.view(mcp, "home_assistant", title="demo · mcp")["allow"]
+    assert not shown_on(mcp, "home_assistant", title="demo · mcp")["allow"]
     unknown = record("u", "Bash", described)
     unknown["agent"] = "someone-else"  # or a record an older lookout wrote, without `agent`
-    assert not shown.view(unknown, "home_assistant", title="demo · Bash")["allow"]
+    assert not shown_on(unknown, "home_assistant", title="demo · Bash")["allow"]
     del unknown["agent"]
-    assert not shown.view(unknown, "home_assistant", title="demo · Bash")["allow"]
-    assert shown.view(unknown, "dashboard")["text"] == "npm test\ndescription: run the tests"
+    assert not shown_on(unknown, "home_assistant", title="demo · Bash")["allow"]
+    assert shown_on(unknown, "dashboard")["text"] == "npm test\ndescription: run the tests"
     # A commentary field that is not text is not commentary.
     odd = record("o", "Bash", {"command": "npm test", "description": {"x": 1}})
-    assert not shown.view(odd, "home_assistant", title="demo · Bash")["allow"]
+    assert not shown_on(odd, "home_assistant", title="demo · Bash")["allow"]
 
 
 def test_too_large_is_never_allowed_anywhere() -> None:
     rec = record("huge", "Bash", {"command": "x" * (requests.INPUT_MAX + 1)})
-    for surface in shown.SURFACES:
-        view = shown.view(rec, surface, title=TITLE)
+    for surface in SURFACES:
+        view = shown_on(rec, surface, title=TITLE)
         assert not view["allow"] and "terminal" in view["why"]
 
 
@@ -296,11 +309,11 @@ def test_the_telegram_limit_is_the_whole_message_in_utf16_units() -> None:
     title = "t"
     fits = record("e1", "Bash", {"command": "\U0001f600" * 2040})
     over = record("e2", "Bash", {"command": "\U0001f600" * 2046})
-    assert shown.view(fits, "telegram", title=title)["allow"]
-    view = shown.view(over, "telegram", title=title)
+    assert shown_on(fits, "telegram", title=title)["allow"]
+    view = shown_on(over, "telegram", title=title)
     assert not view["allow"]
     units = len((title + "\n" + view["text"]).encode("utf-16-le")) // 2
-    assert units <= shown.TELEGRAM_CHARS
+    assert units <= TELEGRAM_CHARS
 
 
 def test_escape_is_the_one_escaping_of_every_surface() -> None:
@@ -340,7 +353,7 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[BotApi]:
 def _desktop_text(argv: list[str]) -> str:
     body = argv[-1]
     body = body.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    return body.replace(shown.ZWSP, "").replace(shown.NBSP, " ")
+    return body.replace(desktop.ZWSP, "").replace(desktop.NBSP, " ")
 
 
 @pytest.mark.parametrize("content", ["full", "summary"])
@@ -549,13 +562,13 @@ def test_lookout_answer_shows_every_line_and_refuses_what_it_cannot_show(
 
 def test_the_home_assistant_limit_is_one_line_for_the_whole_name() -> None:
     title = "api · Bash"
-    room = shown.HA_NAME_CHARS - len(f"Allow {title}: ")
+    room = HA_NAME_CHARS - len(f"Allow {title}: ")
     fits = record("n1", "Bash", {"command": "x" * room})
     over = record("n2", "Bash", {"command": "x" * (room + 1)})
-    assert shown.view(fits, "home_assistant", title=title)["allow"]
-    assert not shown.view(over, "home_assistant", title=title)["allow"]
+    assert shown_on(fits, "home_assistant", title=title)["allow"]
+    assert not shown_on(over, "home_assistant", title=title)["allow"]
     spaced = record("n3", "Bash", {"command": "echo a    b"})  # HTML would collapse the run
-    assert not shown.view(spaced, "home_assistant", title=title)["allow"]
+    assert not shown_on(spaced, "home_assistant", title=title)["allow"]
 
 
 def test_the_real_clients_request_gets_allow_from_the_deciding_hook_to_the_answer(
@@ -581,7 +594,7 @@ def test_the_real_clients_request_gets_allow_from_the_deciding_hook_to_the_answe
             "allow": "Allow hostA · demo · Bash: touch t.txt",
             "deny": "Deny hostA · demo · Bash: touch t.txt",
         }
-        assert shown.view(rec, "telegram", title=TITLE, content="summary") == {
+        assert shown_on(rec, "telegram", title=TITLE, content="summary") == {
             "text": "Bash: touch t.txt",
             "allow": True,
             "why": "",
@@ -614,6 +627,6 @@ def test_codex_s_justification_is_its_commentary() -> None:
     }
     rec = requests.new_record(body, {}, 0, 300, False)
     assert rec["agent"] == "codex"
-    view = shown.view(rec, "home_assistant", title="project · Bash")
+    view = shown_on(rec, "home_assistant", title="project · Bash")
     assert view == {"text": "touch made_by_q1", "allow": True, "why": ""}
-    assert shown.view(rec, "cli")["text"] == "touch made_by_q1\ndescription: probe needs it"
+    assert shown_on(rec, "cli")["text"] == "touch made_by_q1\ndescription: probe needs it"
