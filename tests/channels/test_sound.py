@@ -243,6 +243,24 @@ def a_bad_pack(root: Path) -> Path:
     return pack
 
 
+def test_channel_add_prints_each_problem_of_the_pack_on_its_own_line(
+    box: Players, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser-4 defect 10: `channel add` joined a pack's problems with `; ` on one line."""
+    pack = a_bad_pack(tmp_path)
+    write_config(speaker())
+    before = Path(os.environ["LOOKOUT_CONFIG"]).read_text()
+    assert main(["channel", "add", "beep", "--type", "sound", "--pack", str(pack)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    where = "error: ~/.config/lookout/config.toml: channels.beep.pack: "
+    assert [line.startswith(where) for line in err] == [True, True, True, False], err
+    assert "leaves the pack directory (no ../)" in err[0] and "; " not in err[0]
+    assert "is not a WAV file" in err[1]
+    assert "leaves the pack directory (through a symlink)" in err[2]
+    assert err[3] == ("hint: the config file is unchanged; see lookout channel add --help")
+    assert Path(os.environ["LOOKOUT_CONFIG"]).read_text() == before
+
+
 def test_doctor_fails_on_a_channel_whose_pack_is_invalid_naming_it(
     box: Players, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
