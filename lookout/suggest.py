@@ -5,7 +5,8 @@ Pure: waits in (lookout.ledger), suggestions out. Never wider than what was appr
 for what destroys, escalates or fetches and runs (DENY_WORDS, DENY_PREFIXES: docs/report.md),
 never from a denied or auto-approved request (auto-approved ones open no dialog at all). A rule
 whose command runs code from the repository (a package script, a recipe, a file handed to an
-interpreter: runs_repo_code) is marked so, and belongs to that project alone."""
+interpreter) or acts beyond it as its files say (a cluster, a cloud, other hosts: runs_repo_code)
+is marked so, and belongs to that project alone."""
 
 from __future__ import annotations
 
@@ -161,15 +162,30 @@ REPO_PROGRAMS = frozenset(
         "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "mvn", "mvnw", "gradle",
         "gradlew", "ant", "sbt", "lein", "cargo", "composer", "mix", "dotnet", "swift",
         "docker-compose", "pre-commit", "invoke", "task",
+        # infrastructure as code: its providers, external data sources and modules run
+        "terraform", "tofu", "terragrunt", "pulumi", "vagrant", "packer",
     }
 )  # fmt: skip
-# ... and subcommands of otherwise general tools that do.
+# ... and subcommands of otherwise general tools that do (`direnv allow` trusts the checkout's
+# .envrc, which then runs on every `cd` into it).
 REPO_SUBCOMMANDS = frozenset(
     {
         ("go", "run"), ("go", "test"), ("go", "generate"), ("uv", "run"), ("poetry", "run"),
         ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"), ("bundle", "exec"),
         ("deno", "run"), ("deno", "task"), ("deno", "test"), ("docker", "compose"),
-        ("docker", "build"), ("git", "submodule"),
+        ("docker", "build"), ("git", "submodule"), ("direnv", "allow"), ("direnv", "permit"),
+        ("direnv", "grant"), ("direnv", "exec"), ("direnv", "reload"),
+    }
+)  # fmt: skip
+# Programs and subcommands that act beyond the repository as its files say: they apply the
+# checkout's manifests, charts or playbooks to a cluster, a cloud or other hosts (a hostile
+# clone's `kubectl apply -f .` changes your cluster).
+BEYOND_PROGRAMS = frozenset({"ansible", "ansible-playbook", "ansible-pull", "helmfile", "skaffold"})
+BEYOND_SUBCOMMANDS = frozenset(
+    {
+        ("kubectl", "apply"), ("kubectl", "create"), ("kubectl", "replace"), ("oc", "apply"),
+        ("oc", "create"), ("oc", "replace"), ("helm", "install"), ("helm", "upgrade"),
+        ("helm", "template"), ("kustomize", "build"),
     }
 )  # fmt: skip
 # Interpreters: with a file or a module to run (not code on the line: INLINE), the file's code.
@@ -181,8 +197,35 @@ INTERPRETERS = frozenset(
     }
 )  # fmt: skip
 INLINE = frozenset({"-c", "-e", "-E", "-p", "--eval", "--print", "--command"})
-# Commands that run the rest of the line as a command: what they run is what is classified.
-WRAPPERS = frozenset({"env", "time", "nohup", "nice", "timeout", "command", "stdbuf"})
+# Commands that run the rest of the line as a command: what they run is what is classified
+# (`sudo make install` runs the Makefile as root; `xargs make` runs make). Each with its options
+# that take a value as the next word (`sudo -u me make`, `nice -n 5 make`, `xargs -n 1 make`).
+WRAPPERS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "nohup": frozenset(),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "command": frozenset(),
+    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
+    "setsid": frozenset(),
+    "ionice": frozenset({"-c", "--class", "-n", "--classdata"}),
+    "sudo": frozenset(
+        {
+            "-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-p",
+            "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T",
+            "--command-timeout", "-R", "--chroot", "--host",
+        }
+    ),
+    "doas": frozenset({"-u", "-C"}),
+    "pkexec": frozenset({"--user"}),
+    "xargs": frozenset(
+        {
+            "-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args",
+            "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var",
+        }
+    ),
+}  # fmt: skip
 _VERSIONED = re.compile(r"(python|pypy|ruby|perl|php|lua)[0-9.]+")
 
 
@@ -207,44 +250,71 @@ def _runs_file(words: list[str]) -> bool:
     return False
 
 
+def _past_options(name: str, words: list[str], i: int) -> int:
+    """The index of the first word after a wrapper's options (and their values, `--`, and a
+    `timeout`'s duration)."""
+    while i < len(words) and words[i].startswith("-"):
+        option = words[i]
+        i += 1
+        if option == "--":
+            break
+        if option in WRAPPERS[name]:
+            i += 1  # its value
+    if name == "timeout" and i < len(words) and words[i][:1].isdigit():
+        i += 1
+    return i
+
+
 def _command(words: list[str]) -> list[str]:
-    """The command the words run: past `NAME=value` assignments and WRAPPERS (and their options
-    and a `timeout`'s duration)."""
+    """The command the words run: past `NAME=value` assignments and WRAPPERS (and their
+    options)."""
     i = 0
     while i < len(words):
         name = words[i].rsplit("/", 1)[-1]
         if "=" in words[i] and words[i].split("=", 1)[0].isidentifier():
             i += 1
         elif name in WRAPPERS:
-            i += 1
-            while i < len(words) and words[i].startswith("-"):
-                i += 1
-            if name == "timeout" and i < len(words) and words[i][:1].isdigit():
-                i += 1
+            i = _past_options(name, words, i + 1)
         else:
             break
     return words[i:]
 
 
-def runs_repo_code(rule: str) -> bool:
-    """Whether a Bash rule (exact, or a prefix `X:*`: its words) runs code the repository
-    defines: a package script, a recipe or build file, a test suite, a program by its path, a
-    file or module handed to an interpreter. Allowed everywhere, the same words would run any
-    checkout's code (a hostile clone's `npm test`) without a dialog."""
+RUNS_CODE = "runs code from the repository"
+ACTS_BEYOND = "acts beyond the repository as its files say (a cluster, a cloud, other hosts)"
+
+
+def repo_effect(rule: str) -> str | None:
+    """What a Bash rule (exact, or a prefix `X:*`: its words) does that the repository decides:
+    RUNS_CODE (a package script, a recipe or build file, a test suite, a program by its path, a
+    file or module handed to an interpreter), ACTS_BEYOND (its manifests, charts or playbooks
+    applied elsewhere), or None. Allowed everywhere, the same words would do that for any
+    checkout (a hostile clone's `npm test`, its `kubectl apply -f .`) without a dialog."""
     command = bash_command(rule)
     if command is None:
-        return False
+        return None
     command = command.removesuffix(":*")
     words = _command(command.split())
     if not words:
-        return False
+        return None
     first = words[0]
     name = first.rsplit("/", 1)[-1]
-    if "/" in first or name in REPO_PROGRAMS or tuple(words[:2]) in REPO_SUBCOMMANDS:
-        return True
+    head = (name, *words[1:2])
+    if name in BEYOND_PROGRAMS or head in BEYOND_SUBCOMMANDS:
+        return ACTS_BEYOND
+    if "/" in first or name in REPO_PROGRAMS or head in REPO_SUBCOMMANDS:
+        return RUNS_CODE
     if name in ("pip", "pip3") and words[1:2] == ["install"]:
-        return any(w in (".", "-e", "--editable", "-r") or w.startswith("./") for w in words)
-    return (name in INTERPRETERS or bool(_VERSIONED.fullmatch(name))) and _runs_file(words)
+        local = any(w in (".", "-e", "--editable", "-r") or w.startswith("./") for w in words)
+        return RUNS_CODE if local else None
+    interpreter = name in INTERPRETERS or bool(_VERSIONED.fullmatch(name))
+    return RUNS_CODE if interpreter and _runs_file(words) else None
+
+
+def runs_repo_code(rule: str) -> bool:
+    """Whether a Bash rule runs the repository's code or acts beyond it as its files say
+    (repo_effect): for that project alone, never the user's every project."""
+    return repo_effect(rule) is not None
 
 
 def prefix_allowed(words: tuple[str, ...]) -> bool:

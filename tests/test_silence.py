@@ -373,6 +373,11 @@ def test_lookout_ack_clears_a_stuck_session(
     s = working(state_dir, agent.pid, now - 11 * MINUTE)
     s.look(now)
     assert s.shown == ("attention", "stuck")
+    # newuser-4 defect 10: the hint said "answered already?", there being nothing to answer.
+    assert cli_main(["status"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "stuck? `lookout interrupt project` stops its turn; `lookout ack project` clears it"
+    )
     assert cli_main(["ack", SID[:8]]) == 0
     assert s.shown == ("idle", None)
     assert s.snapshot["evidence"] == "user"

@@ -205,6 +205,46 @@ def test_what_runs_code_from_the_repository_is_marked(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
+    [
+        "sudo make install",
+        "sudo -u me -- make install",
+        "doas make install",
+        "xargs make",
+        "xargs -I {} make {}",
+        "env -u HOME make test",
+        "env -C sub npm test",
+        "nice -n 5 make",
+        "timeout -s KILL 60 make check",
+        "time -o t.txt make",
+        "terraform apply",
+        "terraform plan",
+        "tofu init",
+        "ansible-playbook site.yml",
+        "ansible all -m ping",
+        "direnv allow",
+        "direnv allow .",
+        "helm install web ./chart",
+        "helm upgrade web .",
+        "kubectl apply -f .",
+        "kubectl apply -k overlays/prod",
+        "kubectl create -f deploy.yaml",
+    ],
+)
+def test_through_wrappers_and_beyond_the_repository_is_marked(command: str) -> None:
+    """T6 (security-4): `sudo`, `doas`, `xargs` and a wrapper's option values do not hide
+    what runs; infrastructure tools run the checkout's code or apply its files elsewhere."""
+    assert suggest.runs_repo_code(f"Bash({command})"), command
+
+
+@pytest.mark.parametrize(
+    "command", ["kubectl get pods", "helm list", "direnv status", "xargs echo", "sudo -u me ls"]
+)
+def test_what_reads_or_runs_only_the_line_through_a_wrapper_is_not(command: str) -> None:
+    assert not suggest.runs_repo_code(f"Bash({command})"), command
+
+
+@pytest.mark.parametrize(
+    "command",
     ["git status", "git log -1", "ls -la", "touch out.txt", "python3 --version", "node -e 1"],
 )
 def test_what_runs_only_what_is_on_the_line_is_not(command: str) -> None:

@@ -64,6 +64,8 @@ def _check_steer(shown: set[str]) -> int:
         return 1
     if cfg.configured:  # said only for a [steer] table, as [fleet] is (doctor always says it)
         print(visible(steer.describe(cfg)))
+    for warning in cfg.escapes() if cfg.enabled else []:
+        print(f"warning: [steer] projects: {visible(warning)}; {steer.ESCAPE_HINT}")
     return 0
 
 

@@ -7,12 +7,14 @@ replace the file (backup first, atomic, through symlinks). Anything else changes
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lookout import paths
+from lookout.boundary import visible
 from lookout.config.check import ConfigError
 from lookout.config.files import validate
 from lookout.config.notify import DEFAULT_TEXT
@@ -163,8 +165,11 @@ def _inspect(name: str, table: dict[str, Any], where: str) -> None:
     try:
         validate({"channels": {name: table}, "rules": []}, where, deep=True)
     except ConfigError as exc:
+        # One problem per line, as check-config prints them; the last carries the hint.
+        for problem in exc.errors[:-1]:
+            print(f"error: {visible(problem)}", file=sys.stderr)
         raise LookoutError(
-            "; ".join(exc.errors), hint=f"{NOTHING}; see lookout channel add --help"
+            exc.errors[-1], hint=f"{NOTHING}; see lookout channel add --help"
         ) from None
 
 

@@ -77,11 +77,14 @@ def _status(args: argparse.Namespace | SimpleNamespace) -> int:
 def _cmd_tail(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from lookout.commands.tail import tail
 
+    session = args.session_arg if args.session is None else args.session
+    if args.session is not None and args.session_arg not in (None, args.session):
+        parser.error("give the session once: as SESSION or as --session, not both")
     return tail(
         lines=args.lines,
         follow=args.follow,
         as_json=args.json,
-        session=args.session,
+        session=session,
         deliveries=args.deliveries,
     )
 

@@ -187,10 +187,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     tail.add_argument("--json", action="store_true", help="print the stored JSON lines as they are")
     tail.add_argument(
-        "--session",
+        "session_arg",
+        nargs="?",
         metavar="SESSION",
         help="only this session (an id or its start, a project or a title); -n counts its records",
     )
+    tail.add_argument("--session", metavar="SESSION", help="the same as SESSION")
     tail.add_argument(
         "--deliveries", action="store_true", help="show notification deliveries instead"
     )

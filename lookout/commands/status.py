@@ -109,11 +109,15 @@ def _recorded(state_dir: str, now: int, stale_after_s: int) -> list[Row]:
 
 def ack_hint(shown: list[Row], recorded: list[Row]) -> str | None:
     """How to clear an attention no signal ended, naming the first such session as `lookout
-    ack` takes it among every recorded session (its title, else its short id)."""
+    ack` takes it among every recorded session (its title, else its short id). A stuck one
+    waits on nothing to answer: its way out is to stop the turn."""
     waiting = [s for s in shown if s["status"] == "attention"]
     if not waiting:
         return None
-    return f"answered already? `lookout ack {handle(waiting[0], recorded)}` clears it"
+    name = handle(waiting[0], recorded)
+    if waiting[0]["reason"] == "stuck":
+        return f"stuck? `lookout interrupt {name}` stops its turn; `lookout ack {name}` clears it"
+    return f"answered already? `lookout ack {name}` clears it"
 
 
 class Filter:

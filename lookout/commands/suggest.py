@@ -3,7 +3,8 @@
 unless `--scope` says otherwise) with the installer's guarantees (strict parse or refuse, its own
 rewrite, re-read before replacing, private backup, atomic write through symlinks); `--revert ID`
 takes exactly that rule out again, giving back the original bytes when nothing else changed.
-A rule that runs code from the repository is never applied for the user (every project)."""
+A rule that runs code from the repository, or acts beyond it as its files say, is never applied
+for the user (every project)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,16 @@ def suggest(
                 f"no suggestion {apply!r} in the last {since_s // 86400} days",
                 hint="lookout suggest lists them (the ID column)",
             )
-        if scope == "user" and chosen[0].repo_code:
+        effect = rules.repo_effect(chosen[0].rule)
+        if scope == "user" and effect is not None:
+            does = (
+                "run any checkout's code"
+                if effect == rules.RUNS_CODE
+                else "do what any checkout's files say"
+            )
             raise LookoutError(
-                f"{chosen[0].rule} runs code from the repository: allowed for every project,"
-                " it would run any checkout's code (a hostile clone's too) without a dialog",
+                f"{chosen[0].rule} {effect}: allowed for every project, it would {does}"
+                " (a hostile clone's too) without a dialog, so --scope user is refused",
                 hint=f"apply it to this project only: lookout suggest --apply {apply}"
                 " (./.claude/settings.local.json); nothing was changed",
             )
@@ -67,8 +74,10 @@ def suggest(
         where = ", ".join(p or "-" for p in s.projects)
         done = f" [applied to {_where(applied[s.id])}]" if s.id in applied else ""
         print(visible(f"{s.id}  {s.rule}  ({what}; {where}){done}"))
-        if s.repo_code:
-            print("        runs code from this repository: for this project only")
+        effect = rules.repo_effect(s.rule)
+        if effect is not None:
+            here = effect.replace("the repository", "this repository")
+            print(f"        {here}: for this project only")
         for example in s.examples:
             print(visible(f"        e.g. {example}"))
     print("apply one: lookout suggest --apply ID [--scope local|project|user]")

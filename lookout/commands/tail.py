@@ -64,11 +64,11 @@ class Titles:
 
 
 def _session_filter(state_dir: str, path: str, key: str, follow: bool) -> Keep:
-    """Which records --session keeps: those of the one session `key` names (sessions.resolve);
+    """Which records SESSION keeps: those of the one session `key` names (sessions.resolve);
     for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix."""
     rows = load_sessions(state_dir)
     if matching(rows, key):
-        sid = resolve(rows, key, "lookout tail --session")["session_id"]
+        sid = resolve(rows, key, "lookout tail")["session_id"]
         return lambda r: r.get("session_id") == sid
     if not _known(path, key):
         if not follow:

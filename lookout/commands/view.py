@@ -62,7 +62,7 @@ def table(
     evidence: bool = False,
 ) -> str:
     """The status table. SESSION is the session's title (the client's name for it, else the
-    project); ID (the session id's start, what `explain`/`tail --session` take) tells two
+    project); ID (the session id's start, what `explain`/`tail` take) tells two
     sessions apart; AGE of a session that waits is how long it has waited. With `evidence`, a
     column says what proved each status (docs/state-model.md)."""
     if not sessions:

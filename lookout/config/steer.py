@@ -32,6 +32,7 @@ KEYS = tuple(DEFAULTS)
 MAX_CHARS_RANGE = (1, 100_000)
 PER_MINUTE_RANGE = (1, 600)
 _STEER: KeyPath = ("steer",)
+ESCAPE_HINT = "name it by its own path in [steer] projects if you mean it, or remove the link"
 HOW_TO_ENABLE = "add `[steer]` with `enabled = true` to your config (docs/steer.md)"
 
 
@@ -53,6 +54,43 @@ class SteerConfig:
                 if os.path.isdir(match):
                     found.add(os.path.realpath(match))
         return sorted(found)
+
+    def escapes(self) -> list[str]:
+        """Each glob match that resolves outside the glob's directory (`~/src/link`, a symlink
+        to /x/evil, under `~/src/*`): allowed, as project_dirs resolves it, but said
+        (check-config, doctor), since one link there opens a directory anywhere. A path
+        written without a wildcard names what it names: nothing to say."""
+        out = []
+        for pattern in self.projects:
+            base = _fixed_dir(os.path.expanduser(pattern))
+            if base is None:
+                continue
+            inside = os.path.realpath(base)
+            for match in sorted(glob.glob(os.path.expanduser(pattern))):
+                real = os.path.realpath(match)
+                if not os.path.isdir(real) or os.path.commonpath([real, inside]) == inside:
+                    continue
+                how = (
+                    "is a symlink to" if os.path.islink(match) else "resolves through a symlink to"
+                )
+                out.append(
+                    f"{paths.tilde(match)} {how} {paths.tilde(real)}, outside"
+                    f" {paths.tilde(base)}: allowed (start runs sessions there)"
+                )
+        return out
+
+
+def _fixed_dir(pattern: str) -> str | None:
+    """The directory a glob's matches lie under (its leading components without a wildcard);
+    None for a path without one."""
+    if not glob.has_magic(pattern):
+        return None
+    fixed: list[str] = []
+    for part in pattern.split("/"):
+        if glob.has_magic(part):
+            break
+        fixed.append(part)
+    return "/".join(fixed) or "/"
 
 
 def default(source: str = "default") -> SteerConfig:

@@ -206,13 +206,61 @@ def do_uninstall(opts: Options, out: Out) -> int:
     bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
     if opts.purge:
         bridge.stop_running(opts.dry_run, out)  # one started by hand, too
+        _stop_running(home, opts.dry_run, out)
     if tmux_block:  # before the purge, which takes the backup along with the others
         tmuxconf.remove_block(tmux_conf, opts.dry_run, out)
     if opts.purge:
         _purge(home, opts.dry_run, out)
-    elif any(not line.startswith("nothing to uninstall") for line in said):
+        return 0
+    changed = any(not line.startswith("nothing to uninstall") for line in said)
+    _say_other_agents(opts, out)
+    if changed:
         _say_kept(home, opts.dry_run, out)  # after a change: a second run says nothing new
     return 0
+
+
+def _stop_running(home: Path, dry_run: bool, out: Out) -> None:
+    """--purge: every lookout process still running from the runtime it removes (`lookout
+    serve`, the Telegram poller, the sender, a bridge the step before could not stop), stopped
+    and said. Left running, `serve` wrote the state directory back within a second (newuser-4
+    defect 6)."""
+    if not sys.platform.startswith("linux"):  # no /proc to look at
+        out(
+            "note: a running `lookout serve` or `lookout bridge` keeps running from the removed"
+            " runtime until you stop it"
+        )
+        return
+    found = runtimes.running(home)
+    if dry_run:
+        for pid, _, what in found:
+            out(f"would stop {what} (pid {pid})")
+        return
+    how = runtimes.stop(found)
+    for pid, _, what in found:
+        if how[pid] == "killed":
+            out(f"stopped {what} (pid {pid}): killed, it did not exit on SIGTERM")
+        elif how[pid] == "stopped":
+            out(f"stopped {what} (pid {pid})")
+
+
+def _say_other_agents(opts: Options, out: Out) -> None:
+    """A plain uninstall of one agent: the other agents' hooks it leaves, where, and what
+    removes them (newuser-4 defect 7: Gemini CLI's stayed, unsaid). Their files are the ones
+    install recorded; the agent's own look confirms lookout's hooks are still there."""
+    if opts.agent == "all":
+        return
+    files_of: dict[str, list[str]] = {}
+    for entry in registry.load().values():
+        if entry.agent != opts.agent and os.path.lexists(entry.path):
+            files_of.setdefault(entry.agent, []).append(tilde(entry.path))
+    project = opts.project or os.getcwd()
+    for name, agent in AGENTS.items():
+        if name in files_of and agent.installed(project):
+            out(
+                f"{'would keep' if opts.dry_run else 'kept'}: hooks for {agent.TITLE} in"
+                f" {', '.join(sorted(files_of[name]))} (python3 install.py --uninstall --agent"
+                f" {name}, or --agent all, removes them)"
+            )
 
 
 def _noted(out: Out, said: list[str]) -> Out:

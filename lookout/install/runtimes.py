@@ -425,8 +425,9 @@ def _proc() -> str:
 def _describe(argv: list[str], home: Path) -> tuple[str, bool]:
     entry = str(home / ENTRY)
     for i, arg in enumerate(argv):
-        if arg == entry or arg.endswith("/" + ENTRY):
-            sub = next((a for a in argv[i + 1 :] if not a.startswith("-")), "")
+        module = arg == "-m" and argv[i + 1 : i + 2] == ["lookout"]
+        if arg == entry or arg.endswith("/" + ENTRY) or module:
+            sub = next((a for a in argv[i + 1 + module :] if not a.startswith("-")), "")
             return f"lookout {sub}".strip(), True
         if arg.startswith(str(home / "hooks") + "/"):
             return f"a hook ({os.path.basename(arg)})", False
@@ -461,17 +462,14 @@ def _runtimes_of(pid_dir: str, argv: list[str], home: Path) -> set[str]:
     return found
 
 
-def users(home: Path) -> list[User]:
-    """This user's processes running one of home's runtimes (Linux: /proc; elsewhere none are
-    known). A hook or command holds its runtime open; the sender and the Telegram poller name
-    it in their arguments."""
-    proc = _proc()
+def _naming(home: Path, proc: str) -> Iterator[tuple[int, str, list[str]]]:
+    """(pid, its /proc directory, argv) of this user's processes (but this one) whose command
+    line names home."""
     try:
         entries = os.listdir(proc)
     except OSError:
-        return []
+        return
     uid, me, mark = os.getuid(), os.getpid(), str(home).encode()
-    found: list[User] = []
     for entry in sorted((e for e in entries if e.isdigit()), key=int):
         if int(entry) == me:
             continue
@@ -483,13 +481,83 @@ def users(home: Path) -> list[User]:
                 raw = fh.read()
         except OSError:
             continue
-        if mark not in raw:
-            continue
-        argv = [a.decode("utf-8", "replace") for a in raw.rstrip(b"\0").split(b"\0")]
+        if mark in raw:
+            argv = [a.decode("utf-8", "replace") for a in raw.rstrip(b"\0").split(b"\0")]
+            yield int(entry), pid_dir, argv
+
+
+def users(home: Path) -> list[User]:
+    """This user's processes running one of home's runtimes (Linux: /proc; elsewhere none are
+    known). A hook or command holds its runtime open; the sender and the Telegram poller name
+    it in their arguments."""
+    found: list[User] = []
+    for pid, pid_dir, argv in _naming(home, _proc()):
         what, long_lived = _describe(argv, home)
         for name in sorted(_runtimes_of(pid_dir, argv, home)):
-            found.append(User(int(entry), what, name, long_lived))
+            found.append(User(pid, what, name, long_lived))
     return found
+
+
+def running(home: Path, proc: str = "/proc") -> list[tuple[int, int, str]]:
+    """(pid, start time, what) of this user's long-lived lookout processes that run from home,
+    for --purge to stop: its command (`lookout serve`, `lookout bridge`, ...), its venv's
+    python running lookout, the sender or the Telegram poller started with its runtime. Read
+    from the system's /proc (these get signals): never a process that only names a file there
+    (an editor), a hook (the agent's own, over in a moment), this process or one it runs
+    under (`lookout uninstall --purge` runs from the runtime it removes)."""
+    from lookout import procs
+
+    inside = str(home) + "/"
+    mine: set[int] = set()
+    pid = os.getpid()
+    while pid > 1 and pid not in mine and (found := procs.stat(pid)) is not None:
+        mine.add(pid)
+        pid = found[2]
+    out: list[tuple[int, int, str]] = []
+    for pid, _, argv in _naming(home, proc):
+        what, long_lived = _describe(argv, home)
+        python = os.path.basename(argv[0]).startswith("python")
+        boot = "-c" in argv and "from lookout." in " ".join(argv)
+        ours = argv[0].startswith(inside) or (python and (what.startswith("lookout") or boot))
+        if not long_lived or not ours or pid in mine:
+            continue
+        found = procs.stat(pid)
+        if found is not None and found[1] not in ("Z", "X"):
+            out.append((pid, found[3], what))
+    return out
+
+
+def stop(targets: list[tuple[int, int, str]], grace_s: float = 3.0) -> dict[int, str]:
+    """SIGTERM each process, wait up to grace_s for them to exit, SIGKILL what is left: pid ->
+    "stopped", "killed" or "gone" (it had exited already). A pid whose start time changed is
+    another process now: never signalled."""
+    import signal
+    import time
+
+    from lookout import procs
+
+    said: dict[int, str] = {}
+
+    def send(pid: int, start: int, sig: int) -> bool:
+        if not procs.alive(pid, start):
+            return False
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
+    for pid, start, _ in targets:
+        said[pid] = "stopped" if send(pid, start, signal.SIGTERM) else "gone"
+    deadline = time.monotonic() + grace_s
+    left = [(pid, start) for pid, start, _ in targets if said[pid] == "stopped"]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [(pid, start) for pid, start in left if procs.alive(pid, start)]
+    for pid, start in left:
+        if send(pid, start, signal.SIGKILL):
+            said[pid] = "killed"
+    return said
 
 
 def prune(home: Path, legacy_in_use: bool) -> list[tuple[str, str]]:

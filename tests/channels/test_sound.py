@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import types
 from collections.abc import Iterator
@@ -218,6 +219,80 @@ def test_doctor_without_a_player_says_what_to_install(
         "hint: install one: apt install pipewire-bin (pw-play), pulseaudio-utils (paplay) or"
         " alsa-utils (aplay)"
     )
+
+
+def a_bad_pack(root: Path) -> Path:
+    """A pack with a `../` path, a text file named .wav and a link out of the pack."""
+    pack = root / "bad"
+    (pack / "sounds").mkdir(parents=True)
+    shutil.copyfile(MINIMAL / "sounds" / "done.wav", pack / "sounds" / "done.wav")
+    (pack / "sounds" / "note.wav").write_text("#!/bin/sh\necho hi\n")
+    (root / "secret.wav").write_bytes((MINIMAL / "sounds" / "oops.wav").read_bytes())
+    (pack / "sounds" / "out.wav").symlink_to(root / "secret.wav")
+    sounds = {
+        "task.complete": "sounds/done.wav",
+        "input.required": "../secret.wav",
+        "task.error": "sounds/note.wav",
+        "resource.limit": "sounds/out.wav",
+    }
+    manifest = {
+        "cesp_version": "1.0", "name": "bad", "display_name": "Bad", "version": "1.0.0",
+        "categories": {k: {"sounds": [{"file": f, "label": k}]} for k, f in sounds.items()},
+    }  # fmt: skip
+    (pack / "openpeon.json").write_text(json.dumps(manifest))
+    return pack
+
+
+def test_channel_add_prints_each_problem_of_the_pack_on_its_own_line(
+    box: Players, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser-4 defect 10: `channel add` joined a pack's problems with `; ` on one line."""
+    pack = a_bad_pack(tmp_path)
+    write_config(speaker())
+    before = Path(os.environ["LOOKOUT_CONFIG"]).read_text()
+    assert main(["channel", "add", "beep", "--type", "sound", "--pack", str(pack)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    where = "error: ~/.config/lookout/config.toml: channels.beep.pack: "
+    assert [line.startswith(where) for line in err] == [True, True, True, False], err
+    assert "leaves the pack directory (no ../)" in err[0] and "; " not in err[0]
+    assert "is not a WAV file" in err[1]
+    assert "leaves the pack directory (through a symlink)" in err[2]
+    assert err[3] == ("hint: the config file is unchanged; see lookout channel add --help")
+    assert Path(os.environ["LOOKOUT_CONFIG"]).read_text() == before
+
+
+def test_doctor_fails_on_a_channel_whose_pack_is_invalid_naming_it(
+    box: Players, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser-4 defect 5: check-config exited 1 on the pack, doctor said `3 warnings (nothing
+    failed)` and never named the channel (no rule sends to it yet: check-config reads it all
+    the same)."""
+    pack = a_bad_pack(tmp_path)
+    write_config(speaker() + f'[channels.beep2]\ntype = "sound"\npack = "{pack}"\n')
+    assert main(["check-config"]) == 1
+    problems = [line.removeprefix("error: ") for line in capsys.readouterr().err.splitlines()]
+    assert len(problems) == 3, problems
+    assert all(
+        p.startswith("~/.config/lookout/config.toml: channels.beep2.pack: ") for p in problems
+    )
+    assert "leaves the pack directory (no ../)" in problems[0]
+    assert "is not a WAV file" in problems[1]
+    assert "leaves the pack directory (through a symlink)" in problems[2]
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    (i,) = [i for i, line in enumerate(out) if "channel beep2" in line]
+    assert out[i].split(None, 1) == ["FAIL", f"channel beep2: {problems[0]} (and 2 more)"]
+    assert out[i + 1].strip() == (
+        "hint: lookout check-config lists every problem; until they are fixed, every send to it"
+        " fails"
+    )
+    assert any(line.split(None, 1)[0] == "ok" and "channel speaker" in line for line in out)
+    # A disabled channel plays nothing: its pack waits, in doctor as in check-config.
+    write_config(
+        speaker() + f'[channels.beep2]\ntype = "sound"\npack = "{pack}"\nenabled = false\n'
+    )
+    main(["doctor"])
+    assert "channel beep2" not in capsys.readouterr().out
 
 
 def test_a_project_file_never_adds_a_sound_channel_nor_chooses_a_pack(

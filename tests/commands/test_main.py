@@ -169,6 +169,25 @@ def test_tail_session_filters_before_it_counts(recorded: Path) -> None:
     assert many.stderr.startswith("error: 'demo' names 303 sessions: demo ("), many.stderr
 
 
+def test_tail_takes_the_session_as_a_positional_like_every_other_command(
+    recorded: Path,
+) -> None:
+    """newuser-4 1d: `lookout tail web` was `unrecognized arguments`; --session stays an alias."""
+    by_arg = lookout("tail", "ended", "-n", "100")
+    assert by_arg.returncode == 0, by_arg.stderr
+    assert by_arg.stdout == lookout("tail", "--session", "ended", "-n", "100").stdout
+    assert len(by_arg.stdout.splitlines()) == 2
+    assert lookout("tail", "-n", "1", "ended", "--json").stdout == (
+        lookout("tail", "--session", "ended", "-n", "1", "--json").stdout
+    )
+    unknown = lookout("tail", "nosuch")
+    assert (unknown.returncode, unknown.stdout) == (1, "")
+    assert unknown.stderr.startswith("error: no session 'nosuch' is recorded\n")
+    both = lookout("tail", "ended", "--session", "nosuch")
+    assert both.returncode == 2 and "give the session once" in both.stderr, both.stderr
+    assert lookout("tail", "ended", "--session", "ended").returncode == 0
+
+
 def test_tail_skips_a_torn_last_line(recorded: Path) -> None:
     with open(recorded / "events.jsonl", "ab") as f:
         f.write(b'{"ts":"2026-11-25T21:00:00.000Z","event":"Sto')

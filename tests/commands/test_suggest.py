@@ -329,3 +329,80 @@ def test_revert_after_someone_else_changed_the_file_takes_out_only_the_rule(
     assert cli.main(["suggest", "--revert", NPM_TEST]) == 0
     after = json.loads(local.read_text())
     assert after["model"] == "haiku" and after["permissions"]["allow"] == ["Bash(ls)"]
+
+
+def _approve_twice(state_dir: Path, *commands: str) -> None:
+    """Each command approved twice in a dialog of a Claude Code session in api, recorded by the
+    real hook runner (as tests/fixtures/ledger/build.py records the week)."""
+    from lookout import runner
+
+    steps: list[object] = []
+    for n, command in enumerate(commands):
+        for k in range(2):
+            steps += build.approved(
+                100 + 60 * n + 20 * k, "api1", build.bash(command), 5, 2 * n + k
+            )
+    events = [(0, "api1", "SessionStart", {})]
+    events += build.turn(50, "api1", "go", steps, 100 + 60 * len(commands) + 30)
+    for t, who, name, fields in events:
+        raw = json.dumps(build.payload(who, name, fields, 1)).encode()
+        runner.record(raw, name, build.BASE_MS + int(t * 1000), str(state_dir), {})
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("xargs make", "runs code from the repository"),
+        ("xargs -n 1 make", "runs code from the repository"),
+        ("env -u HOME make test", "runs code from the repository"),
+        ("nice -n 5 make check", "runs code from the repository"),
+        ("terraform plan", "runs code from the repository"),
+        ("direnv allow", "runs code from the repository"),
+        ("ansible-playbook site.yml", "acts beyond the repository as its files say"),
+        ("helm install web ./chart", "acts beyond the repository as its files say"),
+        ("kubectl apply -f .", "acts beyond the repository as its files say"),
+    ],
+)
+def test_user_scope_is_refused_for_what_runs_the_repository_or_acts_beyond_it(
+    state_dir: Path,
+    user_settings: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    effect: str,
+) -> None:
+    """T6 (security-4): through wrappers (`xargs`, `env -u X`, `nice -n 5`) and for tools that
+    run the checkout's code or apply its files elsewhere, `--scope user` would let any clone do
+    it without a dialog; the listing says so and --apply refuses it, changing nothing."""
+    _approve_twice(state_dir, command)
+    monkeypatch.setattr(words, "now_ms", lambda: build.BASE_MS + 86400 * 1000)
+    rule = f"Bash({command})"
+    assert cli.main(["suggest", "--json"]) == 0
+    (found,) = json.loads(capsys.readouterr().out)["suggestions"]
+    assert (found["rule"], found["runs_repo_code"]) == (rule, True)
+    assert cli.main(["suggest"]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    here = effect.replace("the repository", "this repository")
+    assert listing[1].strip().startswith(f"{here}") and "for this project only" in listing[1]
+    before = user_settings.read_bytes()
+    assert cli.main(["suggest", "--apply", rules.rule_id(rule), "--scope", "user"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {rule} {effect}"), err
+    assert "--scope user is refused" in err
+    assert f"hint: apply it to this project only: lookout suggest --apply {found['id']}" in err
+    assert user_settings.read_bytes() == before
+    # This project's own settings take it.
+    monkeypatch.chdir(state_dir.parent)
+    assert cli.main(["suggest", "--apply", found["id"]]) == 0
+    local = json.loads((state_dir.parent / ".claude" / "settings.local.json").read_text())
+    assert local["permissions"]["allow"] == [rule]
+
+
+def test_escalating_wrappers_are_never_suggested(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sudo`/`doas` escalate: never suggested at all (and what they run is classified)."""
+    _approve_twice(state_dir, "sudo make install", "doas make install", "sudo -u me make")
+    monkeypatch.setattr(words, "now_ms", lambda: build.BASE_MS + 86400 * 1000)
+    assert cli.main(["suggest", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"suggestions": []}

@@ -259,6 +259,31 @@ def test_all_installs_only_the_agents_set_up_here(isolated_env: Path) -> None:
     assert (isolated_env / ".cursor").is_dir()  # the user's: install did not create it
 
 
+def test_a_plain_uninstall_says_which_other_agents_hooks_it_keeps(isolated_env: Path) -> None:
+    """newuser-4 defect 7: `--uninstall` took Claude Code's hooks out and left Gemini CLI's 7
+    without a word."""
+    (isolated_env / ".gemini").mkdir()
+    install()
+    install("--agent", "gemini")
+    install("--agent", "cursor")
+    out = uninstall().stdout.splitlines()
+    assert out[0].startswith("removed ~/.claude/settings.json (")
+    assert out[1:3] == [
+        "kept: hooks for Gemini CLI in ~/.gemini/settings.json (python3 install.py --uninstall"
+        " --agent gemini, or --agent all, removes them)",
+        "kept: hooks for Cursor in ~/.cursor/hooks.json (python3 install.py --uninstall --agent"
+        " cursor, or --agent all, removes them)",
+    ]
+    assert out[3].startswith("kept: the runtime ")
+    out = uninstall("--agent", "gemini").stdout.splitlines()
+    assert out[0].startswith("removed ~/.gemini/settings.json (7 hooks; install had created it)")
+    assert [line for line in out if line.startswith("kept: hooks")] == [
+        "kept: hooks for Cursor in ~/.cursor/hooks.json (python3 install.py --uninstall --agent"
+        " cursor, or --agent all, removes them)",
+    ]
+    assert "kept: hooks" not in uninstall("--agent", "all").stdout
+
+
 def test_purge_removes_every_agents_entries(isolated_env: Path) -> None:
     path = isolated_env / ".cursor" / "hooks.json"
     path.parent.mkdir()

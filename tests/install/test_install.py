@@ -1184,3 +1184,61 @@ def test_purge_removes_a_tree_a_finishing_process_still_writes_into(
     plan._remove_tree(tree, "lookout's home", False, said.append)
     assert not tree.exists() and calls["n"] == 2
     assert said == [f"removing lookout's home {tree}"]
+
+
+@pytest.mark.real
+def test_purge_stops_every_lookout_process_running_from_the_runtime(
+    tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser-4 defect 6: a `lookout serve` started earlier outlived the purge and wrote
+    ~/.local/state/lookout back within a second. Real processes of the installed runtime: its
+    command's `serve` and `tail -f`, and a stand-in for a poller that ignores SIGTERM (so it is
+    killed); a process that only names a file there is none of lookout's and runs on."""
+    from tests.helpers import Output, preinstall_runtime, wait_for
+
+    preinstall_runtime()
+    assert main(capsys, "--python", DEV_PY)[0] == 0
+    home = paths.runtime_home()
+    command = isolated_env / ".local" / "bin" / "lookout"
+    state = Path(paths.state_dir())
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*argv: str) -> tuple[subprocess.Popen[str], Output]:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        started.append(proc)
+        return proc, Output(proc.stdout)  # type: ignore[arg-type]
+
+    try:
+        serve, said = start(str(command), "serve", "--port", "0")
+        wait_for(lambda: "serving the dashboard at" in said.text(), what="lookout serve")
+        tail, _ = start(str(command), "tail", "-f")
+        stubborn = (
+            "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+            " print('ready', flush=True); time.sleep(120)  # from lookout.remote.telegram"
+        )
+        poller, ready = start(DEV_PY, "-I", "-c", stubborn, str(runtimes.current(home)))
+        wait_for(lambda: "ready" in ready.text(), what="the stand-in poller")
+        editor, _ = start(DEV_PY, "-c", "import time; time.sleep(120)", str(home / "x.json"))
+        wait_for(lambda: state.exists(), what="serve's state directory")
+        rc, out, _ = main(capsys, "--uninstall", "--purge")
+        assert rc == 0
+        lines = out.splitlines()
+        assert f"stopped lookout serve (pid {serve.pid})" in lines
+        assert f"stopped lookout tail (pid {tail.pid})" in lines
+        assert (
+            f"stopped the Telegram poller (pid {poller.pid}): killed, it did not exit on SIGTERM"
+        ) in lines
+        assert not any(str(editor.pid) in line for line in lines)
+        # Stopped before the state and the runtime go: nothing writes them back.
+        assert lines.index(f"stopped lookout serve (pid {serve.pid})") < lines.index(
+            f"removing state {state}"
+        )
+        for proc in (serve, tail, poller):
+            assert proc.wait(timeout=10) != 0
+        assert editor.poll() is None
+        assert not state.exists() and not home.exists()
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lookout import paths
+from lookout.install.checks import FAIL, Report
 from lookout.sessions import parse_line
 
 if TYPE_CHECKING:
     from lookout.channels.base import Doctor, Finding
-    from lookout.install.checks import Report
     from lookout.shapes import Channel, Config
 
 
@@ -42,7 +42,8 @@ def check_channels(report: Report, loaded: Config | None) -> None:
     channel some rule sends to, by name."""
     from lookout.channels.registry import CHANNELS
 
-    used = _used(loaded)
+    failed = _inspect(report, loaded)
+    used = {name: ch for name, ch in _used(loaded).items() if name not in failed}
     remote = loaded.get("remote") if loaded else None
     ctx: Doctor = {
         "answers": isinstance(remote, dict) and bool(remote.get("enabled")),
@@ -56,6 +57,27 @@ def check_channels(report: Report, loaded: Config | None) -> None:
     each = sorted(((f[0] or kind, f) for kind, f in found if f[0] is not None), key=lambda x: x[0])
     for label, (_, status, detail, hint) in whole + each:
         report.add(f"channel {label}", status, detail, hint)
+
+
+def _inspect(report: Report, loaded: Config | None) -> set[str]:
+    """What check-config reads beyond each enabled channel's table (its sound pack on disk), rule
+    or no rule, as check-config does: a FAIL naming the channel, since check-config exits 1 on
+    it and every send to it fails. The names that failed (their type's line would repeat it)."""
+    from lookout.channels.registry import CHANNELS
+    from lookout.config.check import Checker
+
+    failed: set[str] = set()
+    for name, ch in (loaded["channels"] if loaded else {}).items():
+        if not ch.get("enabled", True) or ch.get("type") not in CHANNELS:
+            continue
+        c = Checker(paths.tilde(paths.config_path()))
+        CHANNELS[ch["type"]].inspect(c, ("channels", name), ch)
+        if c.errors:
+            more = f" (and {len(c.errors) - 1} more)" if len(c.errors) > 1 else ""
+            hint = "lookout check-config lists every problem; until they are fixed, every send"
+            report.add(f"channel {name}", FAIL, f"{c.errors[0]}{more}", f"{hint} to it fails")
+            failed.add(name)
+    return failed
 
 
 def _used(loaded: Config | None) -> dict[str, Channel]:

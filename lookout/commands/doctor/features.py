@@ -229,6 +229,8 @@ def check_steer(report: Report) -> None:
             f"no directory matches [steer] projects ({', '.join(cfg.projects)}): start has none",
             "name existing directories (globs allowed) in projects",
         )
+    for warning in cfg.escapes():
+        report.add("steer", WARN, f"projects: {warning}", steer.ESCAPE_HINT)
     from lookout.steer.launch import unsafe_dir
 
     for directory in cfg.project_dirs():
