@@ -5,8 +5,25 @@ from __future__ import annotations
 
 from lookout import paths, reconcile
 from lookout.boundary import visible
+from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.sessions import Row, handle, label, load_sessions, resolve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Clear a session's attention by hand, for a dialog you answered in a way no signal"
+        " shows. Recorded as an `Ack` event. Without SESSION: the one session that waits on you."
+    )
+    args.session(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return ack(args.session)
 
 
 def ack(session: str | None) -> int:

@@ -11,11 +11,36 @@ import time
 from typing import Any
 
 from lookout import words
-from lookout.commands import view
+from lookout.commands import args, view
 from lookout.commands.status import Filter, colour, width
 from lookout.errors import LookoutError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
 _UNKNOWN = "\033[35m"
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = "Manage what the MQTT broker in [fleet] holds for the fleet."
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    forget = actions.add_parser(
+        "forget",
+        help="clear a retired host's retained topics, Home Assistant's included",
+        description="Clear every retained topic of HOST on the broker (online, summary,"
+        " sessions, Home Assistant discovery), so no viewer shows it any more. Needs a broker"
+        " user that may write that host's topics (docs/fleet.md: the broker ACL).",
+    )
+    forget.add_argument("host", metavar="HOST", help="the host name, as `status --fleet` shows it")
+    forget.add_argument(
+        "--force", action="store_true", help="even while it says it is online (`bridge --once`)"
+    )
+    args.dry_run(forget, "list the topics, clear nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    return forget(args.host, force=args.force, dry_run=args.dry_run)
 
 
 def fleet_status(

@@ -9,13 +9,32 @@ import subprocess
 from dataclasses import dataclass
 
 from lookout import paths, store
+from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.jump import locate as places
 from lookout.jump import tmux
 from lookout.sessions import Row, label, load_sessions
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
 KEYS = "1234567890"
 LABEL_MAX = 72
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Show a tmux menu (display-menu) of the sessions, the ones waiting on you first, with"
+        " number keys; choosing one switches the menu's client to that session's pane. Sessions"
+        " on another tmux server or outside tmux are listed but greyed out."
+    )
+    args.client(p)
+    p.add_argument("--print", action="store_true", help="print the menu instead of showing it")
+
+
+def run(args: argparse.Namespace) -> int:
+    return pick(client=args.client, print_only=args.print)
 
 
 @dataclass(frozen=True)

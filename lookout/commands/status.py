@@ -15,7 +15,120 @@ from lookout.sessions import Row, handle, load_sessions, public
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
     from lookout.config.files import ProjectFile
+
+STALE_AFTER_S = 8 * 3600
+# What argparse makes of `lookout status --line`, which main.py runs without argparse (a status
+# bar runs it every few seconds). tests/commands/test_status.py checks that argparse says the same.
+LINE: dict[str, object] = {
+    "command": "status",
+    "json": False,
+    "line": True,
+    "watch": False,
+    "all": False,
+    "fleet": False,
+    "attention": False,
+    "quiet": False,
+    "project": None,
+    "interval": None,
+    "stale_after": STALE_AFTER_S,
+    "evidence": False,
+}
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    from lookout.commands import args  # argparse: never for the status line
+
+    p.description = (
+        "Show every recorded session, the ones waiting on you first. Ended sessions are hidden"
+        " unless --all; a session whose agent process is gone is shown as ended."
+    )
+    shape = p.add_mutually_exclusive_group()
+    args.json_flag(shape)
+    shape.add_argument("--line", action="store_true", help="one short line for a status bar")
+    shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
+    p.add_argument("--all", action="store_true", help="include ended sessions")
+    p.add_argument(
+        "--evidence",
+        action="store_true",
+        help="add an EVIDENCE column: what proved each status (hook, client, transcript,"
+        " process, user) and `no hooks` for a session known from Claude Code's registry alone",
+    )
+    p.add_argument(
+        "--fleet",
+        action="store_true",
+        help="every host's sessions, from the MQTT broker in [fleet] (see `lookout bridge`)",
+    )
+    p.add_argument(
+        "--attention",
+        action="store_true",
+        help="only the sessions that need you; exit 0 if there is one, 1 if none (like grep)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing (with --attention: exit code only)",
+    )
+    p.add_argument(
+        "--project",
+        metavar="GLOB",
+        help="only these projects: a glob on the project name (api-*), or on its path when it"
+        " has a / or starts with ~ (~/work/*)",
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="refresh period of --watch (1)",
+    )
+    p.add_argument(
+        "--stale-after",
+        type=args.duration,
+        default=STALE_AFTER_S,
+        metavar="DURATION",
+        help="dim sessions with no event for this long (default 8h)",
+    )
+
+
+def line() -> SimpleNamespace:
+    """`lookout status --line`'s arguments, without argparse."""
+    # types.SimpleNamespace without importing `types` (~0.2 ms of every status line).
+    namespace: type[SimpleNamespace] = type(sys.implementation)  # type: ignore[assignment]
+    return namespace(**LINE)
+
+
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
+    fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
+    if args.interval is not None and not args.watch:
+        raise LookoutError(
+            "--interval only goes with --watch", hint="lookout status --watch --interval 5"
+        )
+    if args.fleet:
+        from lookout.commands.fleet import fleet_status
+
+        return fleet_status(
+            fmt=fmt,
+            show_all=args.all,
+            stale_after_s=args.stale_after,
+            attention=args.attention,
+            quiet=args.quiet,
+            project=args.project,
+        )
+    return status(
+        fmt=fmt,
+        show_all=args.all,
+        interval=1.0 if args.interval is None else args.interval,
+        stale_after_s=args.stale_after,
+        attention=args.attention,
+        quiet=args.quiet,
+        project=args.project,
+        evidence=args.evidence,
+    )
 
 
 def status(
@@ -76,10 +189,8 @@ def status(
     if errors:
         print("hint: run `lookout check-config`", file=sys.stderr)
     if ignored:
-        from lookout.commands.channels import project_file_line
-
         for pf in ignored:
-            print(project_file_line(pf), file=sys.stderr)
+            print(view.project_file_line(pf), file=sys.stderr)
     note = hooks_note()
     if note:
         print(note, file=sys.stderr)

@@ -10,9 +10,44 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lookout import paths, store
-from lookout.commands import view
+from lookout.commands import args, view
+from lookout.commands.args import UsageError
 from lookout.errors import LookoutError
 from lookout.sessions import label, load_sessions, matching, parse_line, resolve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Print the last events of events.jsonl, oldest first; -f keeps following across rotation."
+    )
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
+    p.add_argument("-n", "--lines", type=args.count, default=20, metavar="N", help="how many (20)")
+    args.json_flag(p, "print the stored JSON lines as they are")
+    p.add_argument(
+        "session_arg",
+        nargs="?",
+        metavar="SESSION",
+        help="only this session (an id or its start, a project or a title); -n counts its records",
+    )
+    p.add_argument("--session", metavar="SESSION", help="the same as SESSION")
+    p.add_argument("--deliveries", action="store_true", help="show notification deliveries instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    session = args.session_arg if args.session is None else args.session
+    if args.session is not None and args.session_arg not in (None, args.session):
+        raise UsageError("give the session once: as SESSION or as --session, not both")
+    return tail(
+        lines=args.lines,
+        follow=args.follow,
+        as_json=args.json,
+        session=session,
+        deliveries=args.deliveries,
+    )
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
@@ -64,11 +99,11 @@ class Titles:
 
 
 def _session_filter(state_dir: str, path: str, key: str, follow: bool) -> Keep:
-    """Which records --session keeps: those of the one session `key` names (sessions.resolve);
+    """Which records SESSION keeps: those of the one session `key` names (sessions.resolve);
     for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix."""
     rows = load_sessions(state_dir)
     if matching(rows, key):
-        sid = resolve(rows, key, "lookout tail --session")["session_id"]
+        sid = resolve(rows, key, "lookout tail")["session_id"]
         return lambda r: r.get("session_id") == sid
     if not _known(path, key):
         if not follow:

@@ -3,6 +3,9 @@ line and events.jsonl's records. Everything printed goes through `visible`."""
 
 from __future__ import annotations
 
+import os
+
+from lookout import paths
 from lookout.boundary import visible as visible
 from lookout.sessions import label
 from lookout.sessions import parse_line as parse_line  # doctor's name for it
@@ -11,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
+
+    from lookout.config.files import ProjectFile
 
 SHORT_ID = 8
 
@@ -62,7 +67,7 @@ def table(
     evidence: bool = False,
 ) -> str:
     """The status table. SESSION is the session's title (the client's name for it, else the
-    project); ID (the session id's start, what `explain`/`tail --session` take) tells two
+    project); ID (the session id's start, what `explain`/`tail` take) tells two
     sessions apart; AGE of a session that waits is how long it has waited. With `evidence`, a
     column says what proved each status (docs/state-model.md)."""
     if not sessions:
@@ -184,3 +189,18 @@ def format_record(r: dict[str, Any], title: str | None = None) -> str:
     if r.get("answer"):
         parts.append(f"({r['answer']})")  # the permission it ended: allowed, denied by whom
     return visible(" ".join(parts))
+
+
+def project_file_line(pf: ProjectFile) -> str:
+    """What check-config (and status) say about the project file a session uses."""
+    where = visible(paths.tilde(pf.path))
+    if pf.ignored is None:
+        how = "trusted: it may add to your config" if pf.trusted else "it narrows your config"
+        return f"{where}: ok ({how})"
+    hint = (
+        f"lookout trust {visible(paths.tilde(os.path.dirname(os.path.dirname(pf.path))))}"
+        " shows what it adds and asks"
+        if pf.adds
+        else "a project file must be yours and writable only by you"
+    )
+    return f"warning: {where}: ignored: {visible(pf.ignored)}\nhint: {hint}"
