@@ -12,7 +12,7 @@ from typing import Any
 
 from lookout import words
 from lookout.commands import args, view
-from lookout.commands.status import Filter, colour, width
+from lookout.commands.view import Filter, colour, width
 from lookout.errors import LookoutError
 
 TYPE_CHECKING = False

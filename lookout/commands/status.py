@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 STALE_AFTER_S = 8 * 3600
 # What argparse makes of `lookout status --line`, which main.py runs without argparse (a status
-# bar runs it every few seconds). tests/commands/test_status.py checks that argparse says the same.
+# bar runs it every few seconds). tests/commands/test_main.py checks that argparse says the same.
 LINE: dict[str, object] = {
     "command": "status",
     "json": False,
@@ -151,7 +151,7 @@ def status(
             f"refusing the state directory: {unsafe}",
             hint="point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
         )
-    pick = Filter(show_all, attention, project)
+    pick = view.Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(state_dir, pick, interval, stale_after_s, evidence)
     now = words.now_ms()
@@ -180,7 +180,7 @@ def status(
 
         print(json.dumps(body, indent=2))
         return rc
-    print(view.table(shown, now, colour(), width(), evidence))
+    print(view.table(shown, now, view.colour(), view.width(), evidence))
     hint = ack_hint(shown, recorded)
     if hint:
         print(_dim(hint))
@@ -225,36 +225,6 @@ def ack_hint(shown: list[Row], recorded: list[Row]) -> str | None:
     if not waiting:
         return None
     return f"answered already? `lookout ack {handle(waiting[0], recorded)}` clears it"
-
-
-class Filter:
-    """Which sessions a status shows."""
-
-    def __init__(self, show_all: bool, attention: bool, project: str | None) -> None:
-        self.show_all = show_all
-        self.attention = attention
-        self.project = project
-
-    def __call__(self, sessions: list[Row]) -> list[Row]:
-        return [s for s in sessions if self.keeps(s)]
-
-    def keeps(self, s: Row) -> bool:
-        if self.attention and s["status"] != "attention":
-            return False
-        if not self.show_all and not self.attention and s["status"] == "ended":
-            return False
-        return self.project is None or project_matches(self.project, s)
-
-
-def project_matches(glob: str, s: Row) -> bool:
-    """Like a rule's `projects`: the project name, or the path when the glob has a / or ~."""
-    from fnmatch import fnmatchcase
-
-    if "/" in glob or glob.startswith("~"):
-        pattern = os.path.expanduser(glob).rstrip("/")
-        cwd = str(s.get("cwd") or "")
-        return fnmatchcase(cwd, pattern) or fnmatchcase(cwd, pattern + "/*")
-    return fnmatchcase(str(s.get("project") or ""), glob)
 
 
 def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
@@ -334,7 +304,7 @@ def hooks_note() -> str | None:
 
 
 def _watch(
-    state_dir: str, pick: Filter, interval: float, stale_after_s: int, evidence: bool = False
+    state_dir: str, pick: view.Filter, interval: float, stale_after_s: int, evidence: bool = False
 ) -> int:
     try:
         while True:
@@ -345,7 +315,7 @@ def _watch(
             # Home + clear-to-end keeps the screen from flickering on every refresh.
             sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")
             sys.stdout.write(f"lookout · {stamp} · Ctrl-C to quit\n\n")
-            sys.stdout.write(view.table(shown, now, colour(), width(), evidence) + "\n")
+            sys.stdout.write(view.table(shown, now, view.colour(), view.width(), evidence) + "\n")
             hint = ack_hint(shown, recorded)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")
@@ -356,17 +326,4 @@ def _watch(
 
 
 def _dim(text: str) -> str:
-    return f"\033[2m{text}\033[0m" if colour() else text
-
-
-def colour() -> bool:
-    return (
-        sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    )
-
-
-def width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 160
+    return f"\033[2m{text}\033[0m" if view.colour() else text

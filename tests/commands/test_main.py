@@ -14,6 +14,7 @@ import pytest
 
 from lookout import runner, store
 from lookout.commands import main as cli
+from lookout.commands import status
 from lookout.sessions import parse_line
 from lookout.silence import clock
 from tests.helpers import ROOT, Output, payload, wait_for
@@ -108,13 +109,21 @@ def test_status_table_and_line(recorded: Path) -> None:
 
 def test_the_status_line_fast_path_is_what_argparse_parses() -> None:
     # `lookout status --line` skips argparse (a status bar runs it every few seconds).
-    parsed = vars(cli.build_parser().parse_args(cli.STATUS_LINE))
-    del parsed["func"]
-    assert parsed == cli.STATUS_LINE_ARGS
-    assert vars(cli.build_parser("status").parse_args(cli.STATUS_LINE)) == {
-        **parsed,
-        "func": cli.COMMANDS["status"],
-    }
+    assert vars(cli.build_parser("status").parse_args(cli.STATUS_LINE)) == status.LINE
+    assert vars(status.line()) == status.LINE
+
+
+def test_every_command_in_the_table_declares_itself_and_runs() -> None:
+    import importlib
+
+    listed = cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert list(listed) == list(cli.COMMANDS)  # `lookout --help` lists the table, in order
+    for name, (module, _) in cli.COMMANDS.items():
+        command = importlib.import_module(module)
+        assert callable(command.declare) and callable(command.run), name
+        parser = cli.build_parser(name)
+        declared = parser._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
+        assert declared.description, name  # its own --help says what it does
 
 
 def test_the_status_line_loads_no_argparse_typing_or_json(recorded: Path) -> None:
@@ -167,6 +176,25 @@ def test_tail_session_filters_before_it_counts(recorded: Path) -> None:
     many = lookout("tail", "--session", "demo", "-n", "1")
     assert many.returncode == 1, many.stderr
     assert many.stderr.startswith("error: 'demo' names 303 sessions: demo ("), many.stderr
+
+
+def test_tail_takes_the_session_as_a_positional_like_every_other_command(
+    recorded: Path,
+) -> None:
+    """newuser-4 1d: `lookout tail web` was `unrecognized arguments`; --session stays an alias."""
+    by_arg = lookout("tail", "ended", "-n", "100")
+    assert by_arg.returncode == 0, by_arg.stderr
+    assert by_arg.stdout == lookout("tail", "--session", "ended", "-n", "100").stdout
+    assert len(by_arg.stdout.splitlines()) == 2
+    assert lookout("tail", "-n", "1", "ended", "--json").stdout == (
+        lookout("tail", "--session", "ended", "-n", "1", "--json").stdout
+    )
+    unknown = lookout("tail", "nosuch")
+    assert (unknown.returncode, unknown.stdout) == (1, "")
+    assert unknown.stderr.startswith("error: no session 'nosuch' is recorded\n")
+    both = lookout("tail", "ended", "--session", "nosuch")
+    assert both.returncode == 2 and "give the session once" in both.stderr, both.stderr
+    assert lookout("tail", "ended", "--session", "ended").returncode == 0
 
 
 def test_tail_skips_a_torn_last_line(recorded: Path) -> None:
