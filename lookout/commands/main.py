@@ -126,11 +126,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv`; None: this process's own (sys.argv), which a status line
+    may then end at once."""
+    program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == STATUS_LINE:
         from lookout.commands import status
 
-        return guarded(lambda: status.run(status.line()))
+        done = guarded(lambda: status.run(status.line()))
+        if program:
+            _end(done)
+        return done
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:  # `lookout` alone is `lookout status`
@@ -150,6 +156,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(exc))  # the usage, then `lookout: error: ...`; exits 2
 
     return guarded(run)
+
+
+def _end(code: int) -> None:
+    """End a status line's process without the interpreter's teardown, as runner.exit_now ends a
+    hook's: freeing every module and object one by one is a fifth of the line's instructions,
+    for memory the OS frees anyway. Safe: the line writes its files in `with` blocks, closed by
+    now (tests/commands/test_main.py checks that none is left open), starts no thread and
+    registers no atexit handler; a sender it starts runs on in its own session. Standard
+    streams that cannot be flushed (the reader left) end the normal way, as before."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        return
+    import posix
+
+    posix._exit(code)
 
 
 if __name__ == "__main__":

@@ -258,7 +258,7 @@ def _config_error(cwd: str | None) -> str | None:
     """The config's error for a session in `cwd`: what the hooks' cache found for the files as
     they are now; else parsed, and remembered there as a hook would (the next status line, run
     seconds later, reads it from there)."""
-    from lookout.config import cache, files
+    from lookout.config import cache
 
     state_dir = paths.state_dir()
     known, error = cache.known_error(state_dir, cwd)
@@ -272,6 +272,8 @@ def _config_error(cwd: str | None) -> str | None:
         known, error = cache.known_error(state_dir, cwd)
         if known:
             return error
+        from lookout.config import files  # only for a file the cache does not know yet
+
         files.load(cwd)
     except LookoutError as exc:
         return str(exc)

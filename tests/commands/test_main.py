@@ -127,14 +127,54 @@ def test_every_command_in_the_table_declares_itself_and_runs() -> None:
 
 
 def test_the_status_line_loads_no_argparse_typing_or_json(recorded: Path) -> None:
+    # Nor the notification side (the cached config is read directly), nor the config parser
+    # when the hooks' cache knows the files, nor another command's module.
+    unwanted = {"argparse", "typing", "json", "traceback", "shutil", "lookout.notify"}
+    unwanted |= {"lookout.config.files", "lookout.commands.args", "lookout.commands.fleet"}
     code = (
         "import sys; from lookout.commands import main; main.main(['status', '--line']);"
-        " print(sorted({'argparse', 'typing', 'json', 'traceback', 'shutil'} & set(sys.modules)))"
+        f" print(sorted({unwanted!r} & set(sys.modules)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=30
     )
     assert done.stdout.splitlines() == ["! demo:permission · 1 working · 1 idle", "[]"]
+
+
+def end_its_process(state_dir: Path, session_id: str) -> Path:
+    """Give a recorded session a process that has exited: the next reader proves it ended."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    snapshot = state_dir / "sessions" / f"{session_id}.json"
+    with store.Locked(str(state_dir)) as st:
+        st.write_session(dict(json.loads(snapshot.read_text()), pid=gone.pid))
+    return snapshot
+
+
+def test_the_status_line_leaves_no_file_open_for_its_quick_exit(recorded: Path) -> None:
+    # A status line's process ends without the interpreter's teardown (main._end): whatever it
+    # wrote (here: the session it proves ended) must be closed, not in a buffer, by then.
+    end_its_process(recorded, "busy-session")
+    code = (
+        "import gc, io, sys; from lookout.commands import main; main.main(['status', '--line']);"
+        " std = ('<stdin>', '<stdout>', '<stderr>');"
+        " print([repr(f) for f in gc.get_objects()"
+        " if isinstance(f, io.IOBase) and not f.closed and getattr(f, 'name', '') not in std])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=30
+    )
+    assert done.stdout.splitlines() == ["! demo:permission · 1 idle", "[]"], done.stderr
+
+
+def test_what_a_status_line_proves_is_recorded_before_it_exits(recorded: Path) -> None:
+    # The line's own process (the quick exit): the ended session is written whole.
+    snapshot = end_its_process(recorded, "busy-session")
+    out = lookout("status", "--line")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "! demo:permission · 1 idle\n", "")
+    assert json.loads(snapshot.read_text())["status"] == "ended"
+    records = [json.loads(line) for line in (recorded / "events.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in records if r["event"] == "Reconciled"] == ["process_gone"]
 
 
 def test_status_with_no_state_at_all() -> None:
