@@ -399,16 +399,10 @@ def reconcile(
 def watch(state_dir: str, now_ms: int) -> Watch:
     """What judging silence needs: `[sessions] stuck_after_s` from the config the hooks cache
     (the default when it cannot be read), and when the machine last woke from sleep."""
-    # The hooks' cached config, read as the sender's timers read it (not through notify.handle:
-    # notify/ is not loaded for a status line).
-    from lookout.config import cache, sessions
-    from lookout.errors import LookoutError
+    # Through notify.handle, which reads the hooks' cached config already (one arrow up).
+    from lookout.notify.handle import stuck_after_s
 
-    try:
-        cfg = cache.load_cached(state_dir, None)
-    except (OSError, LookoutError):
-        cfg = None
-    return silence.watch(state_dir, now_ms, sessions.stuck_after_s(cfg))
+    return silence.watch(state_dir, now_ms, stuck_after_s(state_dir))
 
 
 def _noted(findings: list[Finding], meta: dict[str, Any]) -> list[Finding]:

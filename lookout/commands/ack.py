@@ -3,15 +3,13 @@ answered in a way lookout cannot see). Recorded as an `Ack` event, like any othe
 
 from __future__ import annotations
 
+import argparse
+
 from lookout import paths, reconcile
 from lookout.boundary import visible
 from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.sessions import Row, handle, label, load_sessions, resolve
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

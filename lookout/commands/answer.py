@@ -14,6 +14,7 @@ was shown; the answer goes through the same compare-and-set as the dashboard's."
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import json
 import os
@@ -27,10 +28,6 @@ from lookout.errors import LookoutError
 from lookout.remote import requests
 from lookout.remote import shown as seen
 from lookout.sessions import STALE_AFTER_S, Row, load_sessions, matching, present, resolve
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
 

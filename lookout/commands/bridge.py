@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 
 from lookout import paths
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

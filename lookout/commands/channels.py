@@ -3,6 +3,7 @@ ones named, through the sender's own delivery). Never run by a hook."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -17,7 +18,6 @@ from lookout.notify import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from typing import Any
 
     from lookout.shapes import Channel, Intent

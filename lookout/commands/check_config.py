@@ -3,6 +3,7 @@ expectation, and what the project file and [fleet], [steer] add. Never run by a 
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -10,10 +11,6 @@ from lookout import paths
 from lookout.boundary import visible
 from lookout.commands import args, view
 from lookout.config import check, files, notify
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

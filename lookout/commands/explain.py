@@ -4,6 +4,7 @@ it (sent, failed, or a rule's `skipped` with its reason), joined on the event's 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from datetime import datetime
@@ -13,10 +14,6 @@ from lookout import paths, store, words
 from lookout.commands import args, view
 from lookout.errors import LookoutError
 from lookout.sessions import Row, label, load_sessions, parse_line, resolve
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 DELIVERIES = "deliveries.jsonl"
 ROTATED = store.DEFAULT_KEEP  # events.jsonl.1..7; deliveries.jsonl rotates the same way

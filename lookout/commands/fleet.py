@@ -4,6 +4,7 @@ status. Reads the bus only; never writes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import threading
@@ -14,10 +15,6 @@ from lookout import words
 from lookout.commands import args, view
 from lookout.commands.view import Filter, colour, width
 from lookout.errors import LookoutError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 _UNKNOWN = "\033[35m"
 
@@ -43,16 +40,8 @@ def run(args: argparse.Namespace) -> int:
     return forget(args.host, force=args.force, dry_run=args.dry_run)
 
 
-def fleet_status(
-    *,
-    fmt: str,
-    show_all: bool,
-    stale_after_s: int,
-    attention: bool = False,
-    quiet: bool = False,
-    project: str | None = None,
-) -> int:
-    """fmt: "table", "json", "line" or "watch". With `attention`, as for this host: only the
+def fleet_status(fmt: str, pick: Filter, stale_after_s: int, *, quiet: bool = False) -> int:
+    """fmt: "table", "json", "line" or "watch". With `pick.attention`, as for this host: only the
     sessions that need you, exit 0 if there is one and 1 if none. Otherwise what the broker's
     ACL denies this viewer is an error (exit 1): the list may then be incomplete."""
     import lookout.config.fleet
@@ -60,13 +49,12 @@ def fleet_status(
 
     cfg = lookout.config.fleet.load()
     mqtt.require()
-    pick = Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(cfg, pick, stale_after_s)
     fleet = watch.gather(cfg)
     snap = _picked(fleet.snapshot(True, stale_after_s), pick)
     # A session found waiting is found, whatever else was denied; none found is 1 either way.
-    rc = (0 if snap["sessions"] else 1) if attention else (1 if fleet.problems else 0)
+    rc = (0 if snap["sessions"] else 1) if pick.attention else (1 if fleet.problems else 0)
     if quiet:
         return rc
     if fmt == "json":

@@ -3,13 +3,11 @@ its tmux pane (lookout.steer), and say what came of it."""
 
 from __future__ import annotations
 
+import argparse
+
 from lookout.commands import args
 from lookout.commands.say import show
 from lookout.steer import core
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
 from lookout.commands import args
 from lookout.commands.args import UsageError
 from lookout.jump import locate as places
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ characters never reach tmux, and `#` cannot start a tmux format."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 from dataclasses import dataclass
@@ -14,10 +15,6 @@ from lookout.errors import LookoutError
 from lookout.jump import locate as places
 from lookout.jump import tmux
 from lookout.sessions import Row, label, load_sessions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 KEYS = "1234567890"
 LABEL_MAX = 72

@@ -3,16 +3,13 @@ events.jsonl is left as it is; rotation bounds it."""
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from lookout import paths, store, words
 from lookout.boundary import visible
 from lookout.commands import args
 from lookout.sessions import Row, load_sessions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ its title, as `lookout status` names it. Reads only."""
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import json
 import sys
@@ -15,10 +16,6 @@ from lookout import ledger, paths, sessions, store, words
 from lookout.boundary import visible
 from lookout.commands import args
 from lookout.ledger import DIMENSIONS, summarize
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -3,12 +3,10 @@ written by commands/configure.py."""
 
 from __future__ import annotations
 
+import argparse
+
 from lookout import paths
 from lookout.commands import args, configure
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 KINDS = (
     "kinds: permission question plan elicitation input error (Claude waits for you), done, idle,"

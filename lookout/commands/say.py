@@ -3,16 +3,13 @@ say which way it went and what was delivered. Also how interrupt and start show 
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from lookout.commands import args
 from lookout.steer import core
 from lookout.steer.shapes import Outcome
 from lookout.steer.show import lines
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ TLS, and never writes session state (only its own token and login-code files).""
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import socket
@@ -18,8 +19,6 @@ from lookout.errors import LookoutError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
-
     from lookout.web.hub import Source
 
 DEFAULT_BIND, DEFAULT_PORT = "127.0.0.1", 8787

@@ -3,14 +3,12 @@ allowed project (lookout.steer), named once its first hook arrived."""
 
 from __future__ import annotations
 
+import argparse
+
 from lookout.commands import args
 from lookout.commands.say import show
 from lookout.steer import core
 from lookout.words import STEER_AGENTS
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

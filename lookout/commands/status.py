@@ -108,42 +108,26 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
         raise LookoutError(
             "--interval only goes with --watch", hint="lookout status --watch --interval 5"
         )
+    pick = view.Filter(args.all, args.attention, args.project)
     if args.fleet:
         from lookout.commands.fleet import fleet_status
 
-        return fleet_status(
-            fmt=fmt,
-            show_all=args.all,
-            stale_after_s=args.stale_after,
-            attention=args.attention,
-            quiet=args.quiet,
-            project=args.project,
-        )
-    return status(
-        fmt=fmt,
-        show_all=args.all,
-        interval=1.0 if args.interval is None else args.interval,
-        stale_after_s=args.stale_after,
-        attention=args.attention,
-        quiet=args.quiet,
-        project=args.project,
-        evidence=args.evidence,
-    )
+        return fleet_status(fmt, pick, args.stale_after, quiet=args.quiet)
+    interval = 1.0 if args.interval is None else args.interval
+    return status(fmt, pick, args.stale_after, interval, quiet=args.quiet, evidence=args.evidence)
 
 
 def status(
-    *,
     fmt: str,
-    show_all: bool,
-    interval: float,
+    pick: view.Filter,
     stale_after_s: int,
-    attention: bool = False,
+    interval: float = 1.0,
+    *,
     quiet: bool = False,
-    project: str | None = None,
     evidence: bool = False,
 ) -> int:
-    """fmt: "table", "json", "line" or "watch". With `attention`, only the sessions that need
-    you, and the exit code says whether there is one (0) or not (1), like grep."""
+    """fmt: "table", "json", "line" or "watch". With `pick.attention`, only the sessions that
+    need you, and the exit code says whether there is one (0) or not (1), like grep."""
     state_dir = paths.state_dir()
     unsafe = store.unsafe_reason(state_dir)
     if unsafe is not None:  # its snapshots could say anything: show none of them
@@ -151,13 +135,12 @@ def status(
             f"refusing the state directory: {unsafe}",
             hint="point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
         )
-    pick = view.Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(state_dir, pick, interval, stale_after_s, evidence)
     now = words.now_ms()
     recorded = _recorded(state_dir, now, stale_after_s)
     shown = pick(recorded)
-    rc = 1 if attention and not shown else 0
+    rc = 1 if pick.attention and not shown else 0
     if quiet:
         return rc
     # Hooks keep recording with a broken config but send nothing: say so where people look.

@@ -7,6 +7,7 @@ A rule that runs code from the repository is never applied for the user (every p
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -18,10 +19,6 @@ from lookout import suggest as rules
 from lookout.boundary import visible
 from lookout.commands import args
 from lookout.errors import LookoutError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 # What --apply wrote, so --revert can undo exactly that (a state file of this command's own).
 APPLIED = "suggest-applied.json"

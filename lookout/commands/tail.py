@@ -3,6 +3,7 @@ events.jsonl across rotation with -f. Reads only."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -14,10 +15,6 @@ from lookout.commands import args, view
 from lookout.commands.args import UsageError
 from lookout.errors import LookoutError
 from lookout.sessions import label, load_sessions, matching, parse_line, resolve
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -5,6 +5,7 @@ write is atomic and goes through a symlink; what lookout cannot read safely it r
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import shutil
@@ -27,10 +28,6 @@ from lookout.install.tmuxconf import (
     find_block,
 )
 from lookout.paths import tilde
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 # Room for tmux's default status-right (up to 39 columns) and lookout's line after it; a
 # longer status-right-length of the user's is kept.

@@ -8,6 +8,7 @@ the sha256 of its exact bytes: one changed byte and it is untrusted again."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -19,7 +20,6 @@ from lookout.errors import LookoutError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from typing import Any
 
 

@@ -127,10 +127,9 @@ def test_every_command_in_the_table_declares_itself_and_runs() -> None:
 
 
 def test_the_status_line_loads_no_argparse_typing_or_json(recorded: Path) -> None:
-    # Nor the notification side (the cached config is read directly), nor the config parser
-    # when the hooks' cache knows the files, nor another command's module.
-    unwanted = {"argparse", "typing", "json", "traceback", "shutil", "lookout.notify"}
-    unwanted |= {"lookout.config.files", "lookout.commands.args", "lookout.commands.fleet"}
+    # Nor the config parser when the hooks' cache knows the files, nor another command's module.
+    unwanted = {"argparse", "typing", "json", "traceback", "shutil", "lookout.config.files"}
+    unwanted |= {"lookout.commands.args", "lookout.commands.fleet"}
     code = (
         "import sys; from lookout.commands import main; main.main(['status', '--line']);"
         f" print(sorted({unwanted!r} & set(sys.modules)))"

@@ -7,6 +7,7 @@ state, channels and features. Reads and probes only: never writes a file, never 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from dataclasses import asdict
@@ -31,10 +32,6 @@ from lookout.commands.doctor.state import (
 )
 from lookout.install import runtimes
 from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 __all__ = ["FAIL", "INFO", "OK", "WARN", "Check", "Report", "diagnose", "doctor", "render"]
 
