@@ -168,7 +168,7 @@ def _end(code: int) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: guarded closed stderr after a broken pipe
         return
     import posix
 
