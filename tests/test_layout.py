@@ -341,18 +341,35 @@ def test_no_import_circle() -> None:
     assert not found, f"import circles: {[sorted(c) for c in found]}"
 
 
-def test_the_cli_loads_no_installer_until_one_runs() -> None:
-    # `lookout uninstall` shares install.py's options (install/cli.py): declaring them must not
-    # cost every `lookout status --line` in a status bar the installer's imports.
+def cli_imports(*commands: str | None) -> set[str]:
+    """The lookout modules that declaring `commands` (None: `lookout --help`) loads, beyond
+    commands/main.py's own."""
     code = (
-        "import sys; from lookout.commands import main; main.build_parser();"
-        " print('\\n'.join(m for m in sys.modules if m.startswith('lookout.install')))"
+        "import sys; from lookout.commands import main; known = set(sys.modules);"
+        f" [main.build_parser(c) for c in {commands!r}];"
+        " print('\\n'.join(m for m in set(sys.modules) - known if m.startswith('lookout')))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=30
     )
     assert done.returncode == 0, done.stderr
-    assert set(done.stdout.split()) == {"lookout.install", "lookout.install.cli"}
+    return set(done.stdout.split())
+
+
+def test_the_cli_loads_a_command_module_only_when_that_command_runs() -> None:
+    # pip's commands_dict: `lookout --help` lists the table in commands/main.py, and a command
+    # line loads its own command's module, no other.
+    assert {m for m in cli_imports(None) if m.startswith("lookout.commands.")} == {
+        "lookout.commands.args"
+    }
+    assert {m for m in cli_imports("prune") if m.startswith("lookout.commands.")} == {
+        "lookout.commands.args",
+        "lookout.commands.prune",
+    }
+    # `lookout uninstall` shares install.py's options (install/cli.py): only it loads them.
+    installer = {"lookout.install", "lookout.install.cli"}
+    assert not cli_imports("status", "tail", "prune", "jump", "explain") & installer
+    assert {m for m in cli_imports("uninstall") if m.startswith("lookout.install")} == installer
 
 
 # -- the floors (issue 34): every import runs down, no private name crosses a folder -------------

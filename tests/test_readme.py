@@ -232,7 +232,7 @@ def test_install_py_has_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_an_unexpected_error_is_one_line_and_a_log_entry(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], state_dir: Path
 ) -> None:
-    def boom(**kwargs: object) -> int:
+    def boom(*args: object, **kwargs: object) -> int:
         raise ZeroDivisionError("the bug")
 
     monkeypatch.setattr("lookout.commands.status.status", boom)
@@ -245,7 +245,7 @@ def test_an_unexpected_error_is_one_line_and_a_log_entry(
 
 
 def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(**kwargs: object) -> int:
+    def interrupted(*args: object, **kwargs: object) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr("lookout.commands.status.status", interrupted)

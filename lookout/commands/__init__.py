@@ -1,2 +1,3 @@
-"""The `lookout` command: parser.py declares every command and option, main.py runs each; one
-module per command. Nothing outside this package imports it."""
+"""The `lookout` command: main.py's table names each command's module, which declares its
+arguments and runs them; args.py holds what several declare alike. Nothing outside this package
+imports it."""

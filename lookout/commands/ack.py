@@ -3,10 +3,25 @@ answered in a way lookout cannot see). Recorded as an `Ack` event, like any othe
 
 from __future__ import annotations
 
+import argparse
+
 from lookout import paths, reconcile
 from lookout.boundary import visible
+from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.sessions import Row, handle, label, load_sessions, resolve
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Clear a session's attention by hand, for a dialog you answered in a way no signal"
+        " shows. Recorded as an `Ack` event. Without SESSION: the one session that waits on you."
+    )
+    args.session(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return ack(args.session)
 
 
 def ack(session: str | None) -> int:

@@ -14,6 +14,7 @@ was shown; the answer goes through the same compare-and-set as the dashboard's."
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import json
 import os
@@ -22,12 +23,48 @@ import sys
 from typing import Any
 
 from lookout import paths, words
+from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.remote import requests
 from lookout.remote import shown as seen
 from lookout.sessions import STALE_AFTER_S, Row, load_sessions, matching, present, resolve
 
 DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Answer a permission request that waits for a remote answer, as the dashboard's buttons"
+        " do. Without arguments: list the requests still waiting, each with its id and"
+        " everything that would run."
+    )
+    p.add_argument(
+        "session",
+        nargs="?",
+        metavar="REQUEST_ID",
+        help="the request's id as listed; on a terminal also a SESSION (an id or its start, a"
+        " project or a title), after showing the request and asking",
+    )
+    p.add_argument(
+        "decision",
+        nargs="?",
+        choices=("allow", "deny", "always"),
+        help="allow, deny, or always (allow and don't ask again; needs [remote] allow_always)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="a question's answer: one option label per question, in order",
+    )
+    args.json_flag(p, "machine-readable: a list with each full tool input")
+
+
+def run(args: argparse.Namespace) -> int:
+    return answer(
+        session=args.session, decision=args.decision, options=args.option, as_json=args.json
+    )
 
 
 def answer(*, session: str | None, decision: str | None, options: list[str], as_json: bool) -> int:

@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 
 from lookout import paths
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Follow the state directory and publish each session's state to the MQTT broker named"
+        " in [fleet] (retained, one topic per session; `online` with a Last Will), so `lookout"
+        " status --fleet` on any host shows them. Runs until stopped; one bridge per state"
+        " directory. Needs paho-mqtt (python3 install.py --bridge installs it)."
+    )
+    p.add_argument(
+        "--once", action="store_true", help="publish the current state and exit (cron, CI)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    return bridge(once=args.once)
 
 
 def bridge(*, once: bool) -> int:

@@ -4,18 +4,38 @@ it (sent, failed, or a rule's `skipped` with its reason), joined on the event's 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from datetime import datetime
 from typing import Any
 
 from lookout import paths, store, words
-from lookout.commands import view
+from lookout.commands import args, view
 from lookout.errors import LookoutError
 from lookout.sessions import Row, label, load_sessions, parse_line, resolve
 
 DELIVERIES = "deliveries.jsonl"
 ROTATED = store.DEFAULT_KEEP  # events.jsonl.1..7; deliveries.jsonl rotates the same way
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "For a session's last notifications (a permission, a finished turn...): which channels"
+        " got them, which failed, and which rule withheld one and why (quiet hours,"
+        " min_duration_s, cooldown_s, ...). SESSION is an id or its start (lookout status shows"
+        " it), a project or a title; without it, the latest session of the current directory,"
+        " else the latest."
+    )
+    args.session(p)
+    p.add_argument(
+        "-n", "--last", type=args.count, default=5, metavar="N", help="how many notifications (5)"
+    )
+    args.json_flag(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return explain(session=args.session, last=args.last, as_json=args.json)
 
 
 def pick_session(state_dir: str, key: str | None) -> Row:

@@ -4,6 +4,7 @@ status. Reads the bus only; never writes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import threading
@@ -11,23 +12,36 @@ import time
 from typing import Any
 
 from lookout import words
-from lookout.commands import view
-from lookout.commands.status import Filter, colour, width
+from lookout.commands import args, view
+from lookout.commands.view import Filter, colour, width
 from lookout.errors import LookoutError
 
 _UNKNOWN = "\033[35m"
 
 
-def fleet_status(
-    *,
-    fmt: str,
-    show_all: bool,
-    stale_after_s: int,
-    attention: bool = False,
-    quiet: bool = False,
-    project: str | None = None,
-) -> int:
-    """fmt: "table", "json", "line" or "watch". With `attention`, as for this host: only the
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = "Manage what the MQTT broker in [fleet] holds for the fleet."
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    forget = actions.add_parser(
+        "forget",
+        help="clear a retired host's retained topics, Home Assistant's included",
+        description="Clear every retained topic of HOST on the broker (online, summary,"
+        " sessions, Home Assistant discovery), so no viewer shows it any more. Needs a broker"
+        " user that may write that host's topics (docs/fleet.md: the broker ACL).",
+    )
+    forget.add_argument("host", metavar="HOST", help="the host name, as `status --fleet` shows it")
+    forget.add_argument(
+        "--force", action="store_true", help="even while it says it is online (`bridge --once`)"
+    )
+    args.dry_run(forget, "list the topics, clear nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    return forget(args.host, force=args.force, dry_run=args.dry_run)
+
+
+def fleet_status(fmt: str, pick: Filter, stale_after_s: int, *, quiet: bool = False) -> int:
+    """fmt: "table", "json", "line" or "watch". With `pick.attention`, as for this host: only the
     sessions that need you, exit 0 if there is one and 1 if none. Otherwise what the broker's
     ACL denies this viewer is an error (exit 1): the list may then be incomplete."""
     import lookout.config.fleet
@@ -35,13 +49,12 @@ def fleet_status(
 
     cfg = lookout.config.fleet.load()
     mqtt.require()
-    pick = Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(cfg, pick, stale_after_s)
     fleet = watch.gather(cfg)
     snap = _picked(fleet.snapshot(True, stale_after_s), pick)
     # A session found waiting is found, whatever else was denied; none found is 1 either way.
-    rc = (0 if snap["sessions"] else 1) if attention else (1 if fleet.problems else 0)
+    rc = (0 if snap["sessions"] else 1) if pick.attention else (1 if fleet.problems else 0)
     if quiet:
         return rc
     if fmt == "json":

@@ -3,8 +3,25 @@ its tmux pane (lookout.steer), and say what came of it."""
 
 from __future__ import annotations
 
+import argparse
+
+from lookout.commands import args
 from lookout.commands.say import show
 from lookout.steer import core
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Press the agent's interrupt key (Esc) in SESSION's tmux pane to stop its current turn,"
+        " and say whether it stopped. Claude Code's inbox socket has no way to interrupt: this"
+        " needs the pane." + args.STEER_NOTE
+    )
+    args.session(p, optional=False)
+    args.json_flag(p, "the outcome as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    return interrupt(args.session, as_json=args.json)
 
 
 def interrupt(session: str, *, as_json: bool) -> int:

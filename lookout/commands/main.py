@@ -1,340 +1,178 @@
-"""The `lookout` command: parse (commands/parser.py), then run the command's function under the
-one error boundary (lookout/boundary.py). Each `_cmd_<name>` turns the parsed options into a call
-of its command module, imported only when it runs, so `lookout status` never loads the
-notification senders or the dashboard."""
+"""The `lookout` command: a table from each command's name to the module that declares and runs
+it (pip's commands_dict). A module is imported only when its command runs: `lookout --help`
+lists the table, and `lookout status` never loads the notification senders or the dashboard.
+Every command runs under the one error boundary (lookout/boundary.py).
+
+A command module has `declare(parser)`, which describes the command and adds its arguments
+(commands/args.py holds what several commands share), and `run(args) -> int`."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 from lookout.boundary import guarded
-from lookout.errors import LookoutError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
-    from types import SimpleNamespace
+    from collections.abc import Sequence
 
-    Command = Callable[[argparse.Namespace, argparse.ArgumentParser], int]
+# name -> (the module that declares and runs it, its line in `lookout --help`), in that order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "status": ("lookout.commands.status", "show every session, the ones that need you first"),
+    "tail": ("lookout.commands.tail", "show recorded events as readable lines"),
+    "prune": ("lookout.commands.prune", "forget ended sessions"),
+    "ack": (
+        "lookout.commands.ack",
+        "clear an attention by hand (the dialog is gone but lookout cannot see it)",
+    ),
+    "bridge": (
+        "lookout.commands.bridge",
+        "keep this host's sessions on the MQTT broker in [fleet]",
+    ),
+    "fleet": ("lookout.commands.fleet", "manage the MQTT fleet (forget a retired host)"),
+    "doctor": (
+        "lookout.commands.doctor.report",
+        "check the installation, config, state directory and channels",
+    ),
+    "test": (
+        "lookout.commands.channels",
+        "send a test notification through each channel (or the ones named)",
+    ),
+    "check-config": (
+        "lookout.commands.check_config",
+        "validate the config file and say what is wrong",
+    ),
+    "answer": (
+        "lookout.commands.answer",
+        "allow or deny a waiting permission request (needs [remote] enabled)",
+    ),
+    "jump": (
+        "lookout.commands.jump",
+        "switch your tmux client to a session's pane (default: the one waiting longest)",
+    ),
+    "pick": (
+        "lookout.commands.pick",
+        "a tmux menu of the sessions, the ones waiting on you first",
+    ),
+    "tmux-setup": (
+        "lookout.commands.tmux_setup",
+        "tmux bindings: prefix a jumps, prefix A picks; the status-right snippet",
+    ),
+    "explain": (
+        "lookout.commands.explain",
+        "say what a session's last notifications did, and why one was not sent",
+    ),
+    "channel": ("lookout.commands.channel", "add or remove a notification channel in the config"),
+    "rule": ("lookout.commands.rule", "add or remove a notification rule in the config"),
+    "say": ("lookout.commands.say", "send a message to a session as your next prompt ([steer])"),
+    "interrupt": (
+        "lookout.commands.interrupt",
+        "stop a session's current turn, as Esc does ([steer])",
+    ),
+    "start": (
+        "lookout.commands.start",
+        "start a new session in a new tmux window in an allowed project ([steer])",
+    ),
+    "report": (
+        "lookout.commands.report",
+        "how long sessions waited on you: episodes, total, median, p95, by project...",
+    ),
+    "suggest": (
+        "lookout.commands.suggest",
+        "allow rules for the permission requests you approve again and again",
+    ),
+    "serve": (
+        "lookout.commands.serve",
+        "the live dashboard for a browser (phone, tablet, second screen)",
+    ),
+    "trust": (
+        "lookout.commands.trust",
+        "let a project's .claude/lookout.toml add channels (shows what it adds, asks)",
+    ),
+    "uninstall": (
+        "lookout.commands.uninstall",
+        "remove lookout's hooks (--purge: also its runtime, state and config)",
+    ),
+}
 
-# `lookout status --line`, which a status bar runs every few seconds: what argparse makes of it,
-# known without loading argparse (~5 ms with the re, enum and gettext it imports).
-# tests/commands/test_main.py checks that argparse says the same.
+# `lookout status --line`, which a status bar runs every few seconds: run without argparse
+# (~5 ms with the re, enum and gettext it imports); status.LINE is what argparse makes of it.
 STATUS_LINE = ["status", "--line"]
-STATUS_LINE_ARGS: dict[str, object] = {
-    "command": "status",
-    "json": False,
-    "line": True,
-    "watch": False,
-    "all": False,
-    "fleet": False,
-    "attention": False,
-    "quiet": False,
-    "project": None,
-    "interval": None,
-    "stale_after": 8 * 3600,
-    "evidence": False,
-}
-
-
-def _cmd_status(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    return _status(args)
-
-
-def _status(args: argparse.Namespace | SimpleNamespace) -> int:
-    fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
-    if args.interval is not None and not args.watch:
-        raise LookoutError(
-            "--interval only goes with --watch", hint="lookout status --watch --interval 5"
-        )
-    if args.fleet:
-        from lookout.commands.fleet import fleet_status
-
-        return fleet_status(
-            fmt=fmt,
-            show_all=args.all,
-            stale_after_s=args.stale_after,
-            attention=args.attention,
-            quiet=args.quiet,
-            project=args.project,
-        )
-    from lookout.commands.status import status
-
-    return status(
-        fmt=fmt,
-        show_all=args.all,
-        interval=1.0 if args.interval is None else args.interval,
-        stale_after_s=args.stale_after,
-        attention=args.attention,
-        quiet=args.quiet,
-        project=args.project,
-        evidence=args.evidence,
-    )
-
-
-def _cmd_tail(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.tail import tail
-
-    session = args.session_arg if args.session is None else args.session
-    if args.session is not None and args.session_arg not in (None, args.session):
-        parser.error("give the session once: as SESSION or as --session, not both")
-    return tail(
-        lines=args.lines,
-        follow=args.follow,
-        as_json=args.json,
-        session=session,
-        deliveries=args.deliveries,
-    )
-
-
-def _cmd_prune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.prune import prune
-
-    return prune(older_than_s=args.older_than, dry_run=args.dry_run)
-
-
-def _cmd_ack(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.ack import ack
-
-    return ack(args.session)
-
-
-def _cmd_bridge(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.bridge import bridge
-
-    return bridge(once=args.once)
-
-
-def _cmd_fleet(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.fleet import forget
-
-    return forget(args.host, force=args.force, dry_run=args.dry_run)
-
-
-def _cmd_doctor(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.doctor.report import doctor
-
-    return doctor(project=args.project, as_json=args.json)
-
-
-def _cmd_test(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands import channels
-
-    return channels.test_channels(os.path.abspath(args.project or os.getcwd()), args.channels)
-
-
-def _cmd_check_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands import channels
-
-    return channels.check_config(os.path.abspath(args.project or os.getcwd()))
-
-
-def _cmd_answer(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.answer import answer
-
-    return answer(
-        session=args.session, decision=args.decision, options=args.option, as_json=args.json
-    )
-
-
-def _cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.serve import serve
-
-    return serve(
-        bind=args.bind,
-        port=args.port,
-        fleet=args.fleet,
-        url=args.url,
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        token_only=args.token,
-        rotate=args.rotate,
-    )
-
-
-def _cmd_jump(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.jump import jump
-
-    if args.json and not args.print:
-        parser.error("--json goes with --print")
-    return jump(args.session, client=args.client, print_only=args.print, as_json=args.json)
-
-
-def _cmd_pick(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.pick import pick
-
-    return pick(client=args.client, print_only=args.print)
-
-
-def _cmd_tmux_setup(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.tmux_setup import tmux_setup
-
-    return tmux_setup(
-        apply=args.apply,
-        remove=args.remove,
-        file=args.file,
-        jump_key=args.jump_key,
-        pick_key=args.pick_key,
-    )
-
-
-def _cmd_explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.explain import explain
-
-    return explain(session=args.session, last=args.last, as_json=args.json)
-
-
-def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.report import report
-
-    return report(since_s=args.since, project=args.project, as_json=args.json)
-
-
-def _cmd_suggest(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.suggest import suggest
-
-    return suggest(
-        since_s=args.since,
-        as_json=args.json,
-        apply=args.apply,
-        revert=args.revert,
-        scope=args.scope,
-    )
-
-
-def _cmd_channel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.channels import registry
-    from lookout.commands import configure
-
-    if args.action == "remove":
-        return configure.channel_remove(args.name, dry_run=args.dry_run)
-    dests = {registry.dest(o) for kind in registry.CHANNELS.values() for o in kind.OPTIONS}
-    return configure.channel_add(
-        args.name,
-        kind=args.type,
-        options={dest: getattr(args, dest) for dest in dests},
-        content=args.content,
-        enabled=not args.disabled,
-        dry_run=args.dry_run,
-    )
-
-
-def _cmd_rule(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands import configure
-
-    if args.action == "remove":
-        return configure.rule_remove(args.index, dry_run=args.dry_run)
-    return configure.rule_add(
-        when=args.when,
-        channels=args.channels,
-        projects=args.projects,
-        agents=args.agents,
-        min_duration_s=args.min_duration,
-        cooldown_s=args.cooldown,
-        quiet_hours=args.quiet_hours,
-        quiet_kinds=args.quiet_kinds,
-        escalate_after_s=args.escalate_after,
-        escalate_to=args.escalate_to,
-        grace_s=args.grace_s,
-        digest_s=args.digest_s,
-        include_subagents=args.include_subagents,
-        dry_run=args.dry_run,
-    )
-
-
-def _cmd_trust(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands import trust
-
-    if args.list:
-        return trust.list_trusted()
-    directory = os.path.abspath(args.dir or os.getcwd())
-    if args.remove:
-        return trust.untrust(directory)
-    return trust.trust(directory, yes=args.yes)
-
-
-def _cmd_say(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.say import say
-
-    return say(args.session, args.text, via=args.via, as_json=args.json)
-
-
-def _cmd_interrupt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.interrupt import interrupt
-
-    return interrupt(args.session, as_json=args.json)
-
-
-def _cmd_start(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.commands.start import start
-
-    return start(
-        args.project, agent=args.agent, prompt=args.prompt, wait_s=args.wait, as_json=args.json
-    )
-
-
-def _cmd_uninstall(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from lookout.install import cli as install_cli
-    from lookout.install import plan as install
-
-    return install.do_uninstall(install_cli.request(parser, args), install_cli.out)
-
-
-COMMANDS: dict[str, Command] = {
-    "status": _cmd_status,
-    "tail": _cmd_tail,
-    "prune": _cmd_prune,
-    "ack": _cmd_ack,
-    "bridge": _cmd_bridge,
-    "fleet": _cmd_fleet,
-    "doctor": _cmd_doctor,
-    "test": _cmd_test,
-    "check-config": _cmd_check_config,
-    "answer": _cmd_answer,
-    "jump": _cmd_jump,
-    "pick": _cmd_pick,
-    "tmux-setup": _cmd_tmux_setup,
-    "explain": _cmd_explain,
-    "report": _cmd_report,
-    "suggest": _cmd_suggest,
-    "channel": _cmd_channel,
-    "rule": _cmd_rule,
-    "serve": _cmd_serve,
-    "trust": _cmd_trust,
-    "say": _cmd_say,
-    "interrupt": _cmd_interrupt,
-    "start": _cmd_start,
-    "uninstall": _cmd_uninstall,
-}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The declared parser, each command with its function as the `func` default (only
-    `command`'s, when given)."""
-    from lookout.commands import parser as declared
+    """`lookout`'s parser: every command by name and summary, and `command`'s own arguments
+    (a command line that names `command` needs no other command's to parse or to explain)."""
+    import importlib
 
-    parser = declared.build_parser(command)
-    for name, sub in declared.subparsers(parser).items():
-        sub.set_defaults(func=COMMANDS[name])
+    from lookout import paths, version
+    from lookout.commands.args import Parser
+
+    parser = Parser(
+        prog="lookout",
+        description="Which of your coding-agent sessions needs you: working, attention, idle, "
+        "ended. Without a command: lookout status.",
+        epilog=f"State: {paths.tilde(paths.state_dir())} (set LOOKOUT_STATE_DIR to change). "
+        f"Config: {paths.tilde(paths.config_path())} (LOOKOUT_CONFIG).",
+    )
+    parser.add_argument("--version", action=version.Action)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, summary) in COMMANDS.items():
+        declared = sub.add_parser(name, help=summary)
+        if name == command:
+            importlib.import_module(module).declare(declared)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv`; None: this process's own (sys.argv), which a status line
+    may then end at once."""
+    program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == STATUS_LINE:
-        # types.SimpleNamespace without importing `types` (~0.2 ms of every status line).
-        namespace: type[SimpleNamespace] = type(sys.implementation)  # type: ignore[assignment]
-        line = namespace(**STATUS_LINE_ARGS)
-        return guarded(lambda: _status(line))
-    # A command line that names its command parses the same with only that command declared.
+        from lookout.commands import status
+
+        done = guarded(lambda: status.run(status.line()))
+        if program:
+            _end(done)
+        return done
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
-    if args.command is None:
+    if args.command is None:  # `lookout` alone is `lookout status`
+        parser = build_parser("status")
         args = parser.parse_args(["status"])
-    command: Command = args.func
-    return guarded(lambda: command(args, parser))
+    import importlib
+
+    from lookout.commands.args import UsageError
+
+    command = importlib.import_module(COMMANDS[args.command][0])
+
+    def run() -> int:
+        try:
+            done: int = command.run(args)
+            return done
+        except UsageError as exc:
+            parser.error(str(exc))  # the usage, then `lookout: error: ...`; exits 2
+
+    return guarded(run)
+
+
+def _end(code: int) -> None:
+    """End a status line's process without the interpreter's teardown, as runner.exit_now ends a
+    hook's: freeing every module and object one by one is a fifth of the line's instructions,
+    for memory the OS frees anyway. Safe: the line writes its files in `with` blocks, closed by
+    now (tests/commands/test_main.py checks that none is left open), starts no thread and
+    registers no atexit handler; a sender it starts runs on in its own session. Standard
+    streams that cannot be flushed (the reader left) end the normal way, as before."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # ValueError: guarded closed stderr after a broken pipe
+        return
+    import posix
+
+    posix._exit(code)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@ characters never reach tmux, and `#` cannot start a tmux format."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 from dataclasses import dataclass
 
 from lookout import paths, store
+from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.jump import locate as places
 from lookout.jump import tmux
@@ -16,6 +18,20 @@ from lookout.sessions import Row, label, load_sessions
 
 KEYS = "1234567890"
 LABEL_MAX = 72
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Show a tmux menu (display-menu) of the sessions, the ones waiting on you first, with"
+        " number keys; choosing one switches the menu's client to that session's pane. Sessions"
+        " on another tmux server or outside tmux are listed but greyed out."
+    )
+    args.client(p)
+    p.add_argument("--print", action="store_true", help="print the menu instead of showing it")
+
+
+def run(args: argparse.Namespace) -> int:
+    return pick(client=args.client, print_only=args.print)
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,32 @@ events.jsonl is left as it is; rotation bounds it."""
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from lookout import paths, store, words
 from lookout.boundary import visible
+from lookout.commands import args
 from lookout.sessions import Row, load_sessions
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Remove ended sessions (and those whose process is gone) from the snapshot. events.jsonl"
+        " is left as it is; it is bounded by rotation."
+    )
+    p.add_argument(
+        "--older-than",
+        type=args.duration,
+        default=7 * 86400,
+        metavar="DURATION",
+        help="only sessions whose last event is older than this (default 7d; 0 for all)",
+    )
+    args.dry_run(p, "say what would go, remove nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    return prune(older_than_s=args.older_than, dry_run=args.dry_run)
 
 
 def prune(*, older_than_s: int, dry_run: bool) -> int:

@@ -4,6 +4,7 @@ its title, as `lookout status` names it. Reads only."""
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import json
 import sys
@@ -13,7 +14,25 @@ from typing import Any
 
 from lookout import ledger, paths, sessions, store, words
 from lookout.boundary import visible
+from lookout.commands import args
 from lookout.ledger import DIMENSIONS, summarize
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "The waiting ledger: every dialog that waited on you (permission, question, plan,"
+        " error...) and how long until it was answered, by project, reason, tool and agent; and"
+        " how long sessions sat idle after finishing. Reads the rotated history too."
+    )
+    p.add_argument(
+        "--since", type=args.duration, default=7 * 86400, metavar="AGE", help="how far back (7d)"
+    )
+    p.add_argument("--project", metavar="GLOB", help="only projects matching GLOB")
+    args.json_flag(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return report(since_s=args.since, project=args.project, as_json=args.json)
 
 
 def collect(

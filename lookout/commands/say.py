@@ -3,11 +3,37 @@ say which way it went and what was delivered. Also how interrupt and start show 
 
 from __future__ import annotations
 
+import argparse
 import json
 
+from lookout.commands import args
 from lookout.steer import core
 from lookout.steer.shapes import Outcome
 from lookout.steer.show import lines
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Send TEXT to SESSION as your next message: typed into its tmux pane (then Enter), else,"
+        " for Claude Code, written to its inbox socket (shown to the model as a message from"
+        " another Claude session). Never into an open dialog; to a working session only where"
+        " the agent queues it. Says which way it went and what was delivered." + args.STEER_NOTE
+    )
+    args.session(p, optional=False)
+    p.add_argument(
+        "text", metavar="TEXT", help="the message (newlines allowed where the agent keeps them)"
+    )
+    p.add_argument(
+        "--via",
+        choices=("pane", "socket"),
+        help="pane: type into its tmux pane; socket: Claude Code's inbox (default: the pane when"
+        " lookout knows it, else the socket)",
+    )
+    args.json_flag(p, "the outcome as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    return say(args.session, args.text, via=args.via, as_json=args.json)
 
 
 def say(session: str, text: str, *, via: str | None, as_json: bool) -> int:

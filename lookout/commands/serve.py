@@ -6,6 +6,7 @@ TLS, and never writes session state (only its own token and login-code files).""
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import socket
@@ -24,6 +25,49 @@ DEFAULT_BIND, DEFAULT_PORT = "127.0.0.1", 8787
 RUNNING = "serve.json"  # where a running `lookout serve` says it runs, for `--url`
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 WILDCARD = ("0.0.0.0", "::", "")  # noqa: S104 - named to recognise them, not to bind
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Serve a live page of every session (and a small JSON API and event stream) from the"
+        " state directory. Every request needs a sign-in: open a link it prints (or `lookout"
+        " serve --url`) in each browser; a link works once, within 5 minutes."
+    )
+    p.add_argument(
+        "--bind",
+        metavar="ADDRESS",
+        help="address to listen on (default 127.0.0.1; 0.0.0.0 for the network: add TLS)",
+    )
+    p.add_argument("--port", type=int, help="TCP port (default 8787; 0: any free port)")
+    p.add_argument(
+        "--fleet", action="store_true", help="serve every host of the MQTT fleet (lookout[fleet])"
+    )
+    p.add_argument(
+        "--url",
+        action="store_true",
+        help="print a one-time sign-in link (5 minutes) to the running dashboard and exit",
+    )
+    p.add_argument(
+        "--token", action="store_true", help="print the API token for scripts' Bearer header"
+    )
+    p.add_argument(
+        "--rotate", action="store_true", help="new token: sign out every browser, void every link"
+    )
+    p.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate")
+    p.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")
+
+
+def run(args: argparse.Namespace) -> int:
+    return serve(
+        bind=args.bind,
+        port=args.port,
+        fleet=args.fleet,
+        url=args.url,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        token_only=args.token,
+        rotate=args.rotate,
+    )
 
 
 def serve(

@@ -3,8 +3,40 @@ allowed project (lookout.steer), named once its first hook arrived."""
 
 from __future__ import annotations
 
+import argparse
+
+from lookout.commands import args
 from lookout.commands.say import show
 from lookout.steer import core
+from lookout.words import STEER_AGENTS
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Start the agent's own program in a new tmux window whose working directory is PROJECT"
+        " (one of [steer] projects), in the tmux session lookout runs in, else in a session"
+        " named `lookout` on the default tmux server; print its SESSION once its first hook"
+        " arrives." + args.STEER_NOTE
+    )
+    p.add_argument("project", metavar="PROJECT", help="the project's directory")
+    p.add_argument(
+        "--agent", choices=STEER_AGENTS, help="which agent (default: the first of [steer] agents)"
+    )
+    p.add_argument("--prompt", metavar="TEXT", help="its first message")
+    p.add_argument(
+        "--wait",
+        type=args.duration,
+        default=30,
+        metavar="DURATION",
+        help="how long to wait for its first hook (30s)",
+    )
+    args.json_flag(p, "the outcome as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    return start(
+        args.project, agent=args.agent, prompt=args.prompt, wait_s=args.wait, as_json=args.json
+    )
 
 
 def start(

@@ -15,22 +15,119 @@ from lookout.sessions import Row, handle, load_sessions, public
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
     from lookout.config.files import ProjectFile
+
+STALE_AFTER_S = 8 * 3600
+# What argparse makes of `lookout status --line`, which main.py runs without argparse (a status
+# bar runs it every few seconds). tests/commands/test_main.py checks that argparse says the same.
+LINE: dict[str, object] = {
+    "command": "status",
+    "json": False,
+    "line": True,
+    "watch": False,
+    "all": False,
+    "fleet": False,
+    "attention": False,
+    "quiet": False,
+    "project": None,
+    "interval": None,
+    "stale_after": STALE_AFTER_S,
+    "evidence": False,
+}
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    from lookout.commands import args  # argparse: never for the status line
+
+    p.description = (
+        "Show every recorded session, the ones waiting on you first. Ended sessions are hidden"
+        " unless --all; a session whose agent process is gone is shown as ended."
+    )
+    shape = p.add_mutually_exclusive_group()
+    args.json_flag(shape)
+    shape.add_argument("--line", action="store_true", help="one short line for a status bar")
+    shape.add_argument("--watch", action="store_true", help="refresh in place until Ctrl-C")
+    p.add_argument("--all", action="store_true", help="include ended sessions")
+    p.add_argument(
+        "--evidence",
+        action="store_true",
+        help="add an EVIDENCE column: what proved each status (hook, client, transcript,"
+        " process, user) and `no hooks` for a session known from Claude Code's registry alone",
+    )
+    p.add_argument(
+        "--fleet",
+        action="store_true",
+        help="every host's sessions, from the MQTT broker in [fleet] (see `lookout bridge`)",
+    )
+    p.add_argument(
+        "--attention",
+        action="store_true",
+        help="only the sessions that need you; exit 0 if there is one, 1 if none (like grep)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing (with --attention: exit code only)",
+    )
+    p.add_argument(
+        "--project",
+        metavar="GLOB",
+        help="only these projects: a glob on the project name (api-*), or on its path when it"
+        " has a / or starts with ~ (~/work/*)",
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="refresh period of --watch (1)",
+    )
+    p.add_argument(
+        "--stale-after",
+        type=args.duration,
+        default=STALE_AFTER_S,
+        metavar="DURATION",
+        help="dim sessions with no event for this long (default 8h)",
+    )
+
+
+def line() -> SimpleNamespace:
+    """`lookout status --line`'s arguments, without argparse."""
+    # types.SimpleNamespace without importing `types` (~0.2 ms of every status line).
+    namespace: type[SimpleNamespace] = type(sys.implementation)  # type: ignore[assignment]
+    return namespace(**LINE)
+
+
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
+    fmt = "json" if args.json else "line" if args.line else "watch" if args.watch else "table"
+    if args.interval is not None and not args.watch:
+        raise LookoutError(
+            "--interval only goes with --watch", hint="lookout status --watch --interval 5"
+        )
+    pick = view.Filter(args.all, args.attention, args.project)
+    if args.fleet:
+        from lookout.commands.fleet import fleet_status
+
+        return fleet_status(fmt, pick, args.stale_after, quiet=args.quiet)
+    interval = 1.0 if args.interval is None else args.interval
+    return status(fmt, pick, args.stale_after, interval, quiet=args.quiet, evidence=args.evidence)
 
 
 def status(
-    *,
     fmt: str,
-    show_all: bool,
-    interval: float,
+    pick: view.Filter,
     stale_after_s: int,
-    attention: bool = False,
+    interval: float = 1.0,
+    *,
     quiet: bool = False,
-    project: str | None = None,
     evidence: bool = False,
 ) -> int:
-    """fmt: "table", "json", "line" or "watch". With `attention`, only the sessions that need
-    you, and the exit code says whether there is one (0) or not (1), like grep."""
+    """fmt: "table", "json", "line" or "watch". With `pick.attention`, only the sessions that
+    need you, and the exit code says whether there is one (0) or not (1), like grep."""
     state_dir = paths.state_dir()
     unsafe = store.unsafe_reason(state_dir)
     if unsafe is not None:  # its snapshots could say anything: show none of them
@@ -38,13 +135,12 @@ def status(
             f"refusing the state directory: {unsafe}",
             hint="point LOOKOUT_STATE_DIR at a directory of your own (or unset it)",
         )
-    pick = Filter(show_all, attention, project)
     if fmt == "watch":
         return _watch(state_dir, pick, interval, stale_after_s, evidence)
     now = words.now_ms()
     recorded = _recorded(state_dir, now, stale_after_s)
     shown = pick(recorded)
-    rc = 1 if attention and not shown else 0
+    rc = 1 if pick.attention and not shown else 0
     if quiet:
         return rc
     # Hooks keep recording with a broken config but send nothing: say so where people look.
@@ -67,7 +163,7 @@ def status(
 
         print(json.dumps(body, indent=2))
         return rc
-    print(view.table(shown, now, colour(), width(), evidence))
+    print(view.table(shown, now, view.colour(), view.width(), evidence))
     hint = ack_hint(shown, recorded)
     if hint:
         print(_dim(hint))
@@ -76,10 +172,8 @@ def status(
     if errors:
         print("hint: run `lookout check-config`", file=sys.stderr)
     if ignored:
-        from lookout.commands.channels import project_file_line
-
         for pf in ignored:
-            print(project_file_line(pf), file=sys.stderr)
+            print(view.project_file_line(pf), file=sys.stderr)
     note = hooks_note()
     if note:
         print(note, file=sys.stderr)
@@ -120,36 +214,6 @@ def ack_hint(shown: list[Row], recorded: list[Row]) -> str | None:
     return f"answered already? `lookout ack {name}` clears it"
 
 
-class Filter:
-    """Which sessions a status shows."""
-
-    def __init__(self, show_all: bool, attention: bool, project: str | None) -> None:
-        self.show_all = show_all
-        self.attention = attention
-        self.project = project
-
-    def __call__(self, sessions: list[Row]) -> list[Row]:
-        return [s for s in sessions if self.keeps(s)]
-
-    def keeps(self, s: Row) -> bool:
-        if self.attention and s["status"] != "attention":
-            return False
-        if not self.show_all and not self.attention and s["status"] == "ended":
-            return False
-        return self.project is None or project_matches(self.project, s)
-
-
-def project_matches(glob: str, s: Row) -> bool:
-    """Like a rule's `projects`: the project name, or the path when the glob has a / or ~."""
-    from fnmatch import fnmatchcase
-
-    if "/" in glob or glob.startswith("~"):
-        pattern = os.path.expanduser(glob).rstrip("/")
-        cwd = str(s.get("cwd") or "")
-        return fnmatchcase(cwd, pattern) or fnmatchcase(cwd, pattern + "/*")
-    return fnmatchcase(str(s.get("project") or ""), glob)
-
-
 def config_errors(sessions: list[Row]) -> list[tuple[str, str]]:
     """(" for <project>" or "", the first error) for the global config and for each project
     override the shown sessions use: a broken one silences that project's notifications."""
@@ -181,7 +245,7 @@ def _config_error(cwd: str | None) -> str | None:
     """The config's error for a session in `cwd`: what the hooks' cache found for the files as
     they are now; else parsed, and remembered there as a hook would (the next status line, run
     seconds later, reads it from there)."""
-    from lookout.config import cache, files
+    from lookout.config import cache
 
     state_dir = paths.state_dir()
     known, error = cache.known_error(state_dir, cwd)
@@ -195,6 +259,8 @@ def _config_error(cwd: str | None) -> str | None:
         known, error = cache.known_error(state_dir, cwd)
         if known:
             return error
+        from lookout.config import files  # only for a file the cache does not know yet
+
         files.load(cwd)
     except LookoutError as exc:
         return str(exc)
@@ -227,7 +293,7 @@ def hooks_note() -> str | None:
 
 
 def _watch(
-    state_dir: str, pick: Filter, interval: float, stale_after_s: int, evidence: bool = False
+    state_dir: str, pick: view.Filter, interval: float, stale_after_s: int, evidence: bool = False
 ) -> int:
     try:
         while True:
@@ -238,7 +304,7 @@ def _watch(
             # Home + clear-to-end keeps the screen from flickering on every refresh.
             sys.stdout.write("\033[H\033[J" if sys.stdout.isatty() else "\n")
             sys.stdout.write(f"lookout · {stamp} · Ctrl-C to quit\n\n")
-            sys.stdout.write(view.table(shown, now, colour(), width(), evidence) + "\n")
+            sys.stdout.write(view.table(shown, now, view.colour(), view.width(), evidence) + "\n")
             hint = ack_hint(shown, recorded)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")
@@ -249,17 +315,4 @@ def _watch(
 
 
 def _dim(text: str) -> str:
-    return f"\033[2m{text}\033[0m" if colour() else text
-
-
-def colour() -> bool:
-    return (
-        sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    )
-
-
-def width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 160
+    return f"\033[2m{text}\033[0m" if view.colour() else text

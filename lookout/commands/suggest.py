@@ -8,6 +8,7 @@ for the user (every project)."""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -17,10 +18,45 @@ from typing import Any
 from lookout import ledger, paths, store, words
 from lookout import suggest as rules
 from lookout.boundary import visible
+from lookout.commands import args
 from lookout.errors import LookoutError
 
 # What --apply wrote, so --revert can undo exactly that (a state file of this command's own).
 APPLIED = "suggest-applied.json"
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Each Claude Code permission rule that would have spared you dialogs you approved"
+        " (never wider than what you approved, never for destructive commands), with the asks"
+        " and the waiting it would have removed. --apply ID adds one to this project's settings"
+        " (backup, atomic); --revert ID takes it out again."
+    )
+    p.add_argument(
+        "--since", type=args.duration, default=30 * 86400, metavar="AGE", help="how far back (30d)"
+    )
+    args.json_flag(p)
+    do = p.add_mutually_exclusive_group()
+    do.add_argument("--apply", metavar="ID", help="add suggestion ID to permissions.allow")
+    do.add_argument("--revert", metavar="ID", help="remove the rule --apply ID added")
+    p.add_argument(
+        "--scope",
+        choices=("local", "project", "user"),
+        default="local",
+        help="with --apply: ./.claude/settings.local.json (local, default),"
+        " ./.claude/settings.json (project) or ~/.claude/settings.json (user: never for a rule"
+        " that runs code from the repository)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    return suggest(
+        since_s=args.since,
+        as_json=args.json,
+        apply=args.apply,
+        revert=args.revert,
+        scope=args.scope,
+    )
 
 
 def collect(state_dir: str, since_ms: int, until_ms: int) -> list[rules.Suggestion]:

@@ -3,6 +3,7 @@ events.jsonl across rotation with -f. Reads only."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -10,9 +11,40 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lookout import paths, store
-from lookout.commands import view
+from lookout.commands import args, view
+from lookout.commands.args import UsageError
 from lookout.errors import LookoutError
 from lookout.sessions import label, load_sessions, matching, parse_line, resolve
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Print the last events of events.jsonl, oldest first; -f keeps following across rotation."
+    )
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
+    p.add_argument("-n", "--lines", type=args.count, default=20, metavar="N", help="how many (20)")
+    args.json_flag(p, "print the stored JSON lines as they are")
+    p.add_argument(
+        "session_arg",
+        nargs="?",
+        metavar="SESSION",
+        help="only this session (an id or its start, a project or a title); -n counts its records",
+    )
+    p.add_argument("--session", metavar="SESSION", help="the same as SESSION")
+    p.add_argument("--deliveries", action="store_true", help="show notification deliveries instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    session = args.session_arg if args.session is None else args.session
+    if args.session is not None and args.session_arg not in (None, args.session):
+        raise UsageError("give the session once: as SESSION or as --session, not both")
+    return tail(
+        lines=args.lines,
+        follow=args.follow,
+        as_json=args.json,
+        session=session,
+        deliveries=args.deliveries,
+    )
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:

@@ -5,6 +5,7 @@ write is atomic and goes through a symlink; what lookout cannot read safely it r
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import shutil
@@ -31,6 +32,31 @@ from lookout.paths import tilde
 # Room for tmux's default status-right (up to 39 columns) and lookout's line after it; a
 # longer status-right-length of the user's is kept.
 STATUS_RIGHT_LENGTH = 120
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Print the tmux bindings (prefix a: jump to the session waiting longest, prefix A: pick"
+        " one from a menu) and the status-right snippet for `status --line`; --apply keeps them"
+        " in one marked block of ~/.tmux.conf (a backup first), --remove takes that block out"
+        " again."
+    )
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--apply", action="store_true", help="add or update the block in the file")
+    action.add_argument("--remove", action="store_true", help="take the block out of the file")
+    p.add_argument("--file", metavar="PATH", help="the tmux config file (default: ~/.tmux.conf)")
+    p.add_argument("--jump-key", default="a", metavar="KEY", help="after the prefix (a)")
+    p.add_argument("--pick-key", default="A", metavar="KEY", help="after the prefix (A)")
+
+
+def run(args: argparse.Namespace) -> int:
+    return tmux_setup(
+        apply=args.apply,
+        remove=args.remove,
+        file=args.file,
+        jump_key=args.jump_key,
+        pick_key=args.pick_key,
+    )
 
 
 def lookout_command() -> str:

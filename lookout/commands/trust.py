@@ -8,6 +8,7 @@ the sha256 of its exact bytes: one changed byte and it is untrusted again."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -20,6 +21,31 @@ from lookout.errors import LookoutError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "A project's .claude/lookout.toml may only narrow or quiet your config until you trust"
+        " it: this shows exactly what the file adds beyond that, asks, and records the file's"
+        " path and the hash of its bytes in your state directory. A changed file is untrusted"
+        " again."
+    )
+    p.add_argument(
+        "dir", nargs="?", metavar="DIR", help="the project directory (default: the current one)"
+    )
+    p.add_argument("--yes", action="store_true", help="trust without asking (for scripts)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--list", action="store_true", help="list the trusted files")
+    what.add_argument("--remove", action="store_true", help="stop trusting DIR's file")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        return list_trusted()
+    directory = os.path.abspath(args.dir or os.getcwd())
+    if args.remove:
+        return untrust(directory)
+    return trust(directory, yes=args.yes)
 
 
 def _table() -> dict[str, Any]:

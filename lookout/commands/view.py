@@ -3,6 +3,10 @@ line and events.jsonl's records. Everything printed goes through `visible`."""
 
 from __future__ import annotations
 
+import os
+import sys
+
+from lookout import paths
 from lookout.boundary import visible as visible
 from lookout.sessions import label
 from lookout.sessions import parse_line as parse_line  # doctor's name for it
@@ -11,6 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
+
+    from lookout.config.files import ProjectFile
+    from lookout.sessions import Row
 
 SHORT_ID = 8
 
@@ -184,3 +191,64 @@ def format_record(r: dict[str, Any], title: str | None = None) -> str:
     if r.get("answer"):
         parts.append(f"({r['answer']})")  # the permission it ended: allowed, denied by whom
     return visible(" ".join(parts))
+
+
+# -- what a status shows, and how wide and in colour -----------------------------------------
+
+
+class Filter:
+    """Which sessions a status shows."""
+
+    def __init__(self, show_all: bool, attention: bool, project: str | None) -> None:
+        self.show_all = show_all
+        self.attention = attention
+        self.project = project
+
+    def __call__(self, sessions: list[Row]) -> list[Row]:
+        return [s for s in sessions if self.keeps(s)]
+
+    def keeps(self, s: Row) -> bool:
+        if self.attention and s["status"] != "attention":
+            return False
+        if not self.show_all and not self.attention and s["status"] == "ended":
+            return False
+        return self.project is None or project_matches(self.project, s)
+
+
+def project_matches(glob: str, s: Row) -> bool:
+    """Like a rule's `projects`: the project name, or the path when the glob has a / or ~."""
+    from fnmatch import fnmatchcase
+
+    if "/" in glob or glob.startswith("~"):
+        pattern = os.path.expanduser(glob).rstrip("/")
+        cwd = str(s.get("cwd") or "")
+        return fnmatchcase(cwd, pattern) or fnmatchcase(cwd, pattern + "/*")
+    return fnmatchcase(str(s.get("project") or ""), glob)
+
+
+def colour() -> bool:
+    return (
+        sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    )
+
+
+def width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 160
+
+
+def project_file_line(pf: ProjectFile) -> str:
+    """What check-config (and status) say about the project file a session uses."""
+    where = visible(paths.tilde(pf.path))
+    if pf.ignored is None:
+        how = "trusted: it may add to your config" if pf.trusted else "it narrows your config"
+        return f"{where}: ok ({how})"
+    hint = (
+        f"lookout trust {visible(paths.tilde(os.path.dirname(os.path.dirname(pf.path))))}"
+        " shows what it adds and asks"
+        if pf.adds
+        else "a project file must be yours and writable only by you"
+    )
+    return f"warning: {where}: ignored: {visible(pf.ignored)}\nhint: {hint}"

@@ -14,6 +14,7 @@ import pytest
 
 from lookout import runner, store
 from lookout.commands import main as cli
+from lookout.commands import status
 from lookout.sessions import parse_line
 from lookout.silence import clock
 from tests.helpers import ROOT, Output, payload, wait_for
@@ -108,24 +109,71 @@ def test_status_table_and_line(recorded: Path) -> None:
 
 def test_the_status_line_fast_path_is_what_argparse_parses() -> None:
     # `lookout status --line` skips argparse (a status bar runs it every few seconds).
-    parsed = vars(cli.build_parser().parse_args(cli.STATUS_LINE))
-    del parsed["func"]
-    assert parsed == cli.STATUS_LINE_ARGS
-    assert vars(cli.build_parser("status").parse_args(cli.STATUS_LINE)) == {
-        **parsed,
-        "func": cli.COMMANDS["status"],
-    }
+    assert vars(cli.build_parser("status").parse_args(cli.STATUS_LINE)) == status.LINE
+    assert vars(status.line()) == status.LINE
+
+
+def test_every_command_in_the_table_declares_itself_and_runs() -> None:
+    import importlib
+
+    listed = cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert list(listed) == list(cli.COMMANDS)  # `lookout --help` lists the table, in order
+    for name, (module, _) in cli.COMMANDS.items():
+        command = importlib.import_module(module)
+        assert callable(command.declare) and callable(command.run), name
+        parser = cli.build_parser(name)
+        declared = parser._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
+        assert declared.description, name  # its own --help says what it does
 
 
 def test_the_status_line_loads_no_argparse_typing_or_json(recorded: Path) -> None:
+    # Nor the config parser when the hooks' cache knows the files, nor another command's module.
+    unwanted = {"argparse", "typing", "json", "traceback", "shutil", "lookout.config.files"}
+    unwanted |= {"lookout.commands.args", "lookout.commands.fleet"}
     code = (
         "import sys; from lookout.commands import main; main.main(['status', '--line']);"
-        " print(sorted({'argparse', 'typing', 'json', 'traceback', 'shutil'} & set(sys.modules)))"
+        f" print(sorted({unwanted!r} & set(sys.modules)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=30
     )
     assert done.stdout.splitlines() == ["! demo:permission · 1 working · 1 idle", "[]"]
+
+
+def end_its_process(state_dir: Path, session_id: str) -> Path:
+    """Give a recorded session a process that has exited: the next reader proves it ended."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    snapshot = state_dir / "sessions" / f"{session_id}.json"
+    with store.Locked(str(state_dir)) as st:
+        st.write_session(dict(json.loads(snapshot.read_text()), pid=gone.pid))
+    return snapshot
+
+
+def test_the_status_line_leaves_no_file_open_for_its_quick_exit(recorded: Path) -> None:
+    # A status line's process ends without the interpreter's teardown (main._end): whatever it
+    # wrote (here: the session it proves ended) must be closed, not in a buffer, by then.
+    end_its_process(recorded, "busy-session")
+    code = (
+        "import gc, io, sys; from lookout.commands import main; main.main(['status', '--line']);"
+        " std = ('<stdin>', '<stdout>', '<stderr>');"
+        " print([repr(f) for f in gc.get_objects()"
+        " if isinstance(f, io.IOBase) and not f.closed and getattr(f, 'name', '') not in std])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=30
+    )
+    assert done.stdout.splitlines() == ["! demo:permission · 1 idle", "[]"], done.stderr
+
+
+def test_what_a_status_line_proves_is_recorded_before_it_exits(recorded: Path) -> None:
+    # The line's own process (the quick exit): the ended session is written whole.
+    snapshot = end_its_process(recorded, "busy-session")
+    out = lookout("status", "--line")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "! demo:permission · 1 idle\n", "")
+    assert json.loads(snapshot.read_text())["status"] == "ended"
+    records = [json.loads(line) for line in (recorded / "events.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in records if r["event"] == "Reconciled"] == ["process_gone"]
 
 
 def test_status_with_no_state_at_all() -> None:

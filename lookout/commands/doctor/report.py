@@ -7,6 +7,7 @@ state, channels and features. Reads and probes only: never writes a file, never 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from dataclasses import asdict
@@ -15,6 +16,7 @@ from pathlib import Path
 from lookout import paths
 from lookout.agents.registry import AGENTS
 from lookout.boundary import visible
+from lookout.commands import args
 from lookout.commands.doctor.channels import check_channels
 from lookout.commands.doctor.features import (
     check_client_registry,
@@ -34,6 +36,19 @@ from lookout.install.checks import FAIL, INFO, OK, WARN, Check, Report
 __all__ = ["FAIL", "INFO", "OK", "WARN", "Check", "Report", "diagnose", "doctor", "render"]
 
 _LABEL = {OK: "ok  ", INFO: "--  ", WARN: "warn", FAIL: "FAIL"}
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Check lookout's installation, config, state directory and notification channels."
+        " Changes nothing; exits 1 when something is broken."
+    )
+    args.project(p, "project whose .claude settings to check")
+    args.json_flag(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    return doctor(project=args.project, as_json=args.json)
 
 
 def diagnose(project: str) -> Report:

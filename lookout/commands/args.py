@@ -1,0 +1,126 @@
+"""What several commands declare alike: the SESSION argument, --json, --project, --client,
+--dry-run, and the argument types (durations, counts, name lists). Each command declares the rest
+itself, in its module's `declare` (commands/main.py calls it only for the command that runs)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from lookout.errors import LookoutError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    # An ArgumentParser or one of its groups: what add_argument is called on.
+    Container = argparse._ActionsContainer
+
+SESSION_HELP = "a session id or its start, a project or a title"
+STEER_NOTE = " Needs [steer] enabled = true in your own config (docs/steer.md)."
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class UsageError(Exception):
+    """A command line argparse took but the command refuses: main.py says it as argparse's own
+    error (the usage, `lookout: error: ...`, exit 2)."""
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in `7d`, `12h`, `1h30m`, `45s` or a bare number of seconds."""
+    text = text.strip().lower()
+    if text.isdigit():
+        return int(text)
+    total, number = 0, ""
+    for ch in text:
+        if ch.isdigit():
+            number += ch
+        elif ch in _UNITS and number:
+            total += int(number) * _UNITS[ch]
+            number = ""
+        else:
+            raise LookoutError(
+                f"invalid duration {text!r}", hint="use a number with a unit: 30s, 15m, 12h, 7d"
+            )
+    if number:
+        raise LookoutError(f"invalid duration {text!r}: {number} has no unit", hint="e.g. 7d")
+    return total
+
+
+def duration(text: str) -> int:
+    """argparse's type for a DURATION."""
+    try:
+        return parse_duration(text)
+    except LookoutError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def count(text: str) -> int:
+    """argparse's type for N: a whole number >= 0."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def names(text: str) -> list[str]:
+    """`permission,question` -> ["permission", "question"] (spaces allowed, empties dropped)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def session(p: Container, *, optional: bool = True, help: str = SESSION_HELP) -> None:
+    """The SESSION argument (sessions.resolve reads it)."""
+    p.add_argument("session", nargs="?" if optional else None, metavar="SESSION", help=help)
+
+
+def json_flag(p: Container, help: str = "machine-readable output") -> None:
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def dry_run(p: Container, help: str = "print the diff, change nothing") -> None:
+    p.add_argument("--dry-run", action="store_true", help=help)
+
+
+def project(p: Container, what: str) -> None:
+    """--project DIR, `what` saying what the directory is for."""
+    p.add_argument(
+        "--project", metavar="DIR", default=None, help=f"{what} (default: the current directory)"
+    )
+
+
+def client(p: Container) -> None:
+    """jump's and pick's -c/--client."""
+    p.add_argument(
+        "-c",
+        "--client",
+        metavar="CLIENT",
+        help="the tmux client to switch (a name from `tmux list-clients`, e.g. /dev/pts/3;"
+        " default: the one of this terminal, else the most recently active)",
+    )
+
+
+_width: int | None = None
+
+
+def help_width() -> int:
+    """What argparse's help formatter would ask shutil.get_terminal_size for, asked once."""
+    global _width
+    if _width is None:
+        try:
+            columns = int(os.environ.get("COLUMNS", ""))
+        except ValueError:
+            columns = 0
+        if columns <= 0:
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                columns = 0
+        _width = (columns or 80) - 2
+    return _width
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that tells its help formatter the width. argparse makes a formatter on
+    every add_argument, each asking the terminal (through shutil, which loads bz2 and lzma):
+    ~10 ms of every command line."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=help_width())  # type: ignore[call-arg]
