@@ -588,7 +588,8 @@ NAMED_ELSEWHERE = {
     ("lookout/install/hookfiles.py", "command"),
     ("lookout/install/hooks.py", "command"),
     ("lookout/install/settings.py", "command"),
-    ("lookout/commands/main.py", "command"),  # argparse's dest for the subcommand
+    ("lookout/commands/status.py", "command"),  # argparse's dest for the subcommand
+    ("lookout/suggest.py", "command"),  # the shell builtin `command` (a wrapper it sees through)
     ("lookout/config/notify.py", "desktop"),  # the built-in config's channel, by its name
     ("lookout/fleet/bridge.py", "home_assistant"),  # a [fleet] key in the bridge's state
 }
