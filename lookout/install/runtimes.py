@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from lookout import version, words
+from lookout import store, version, words
 from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import NOTHING_CHANGED
@@ -527,18 +527,14 @@ def prune(home: Path, legacy_in_use: bool) -> list[tuple[str, str]]:
 @contextlib.contextmanager
 def locked(home: Path) -> Iterator[None]:
     """One install at a time on a runtime home (a second one says so and changes nothing)."""
-    import fcntl
-
     files.make_dirs(home)
-    fd = os.open(home / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = store.try_lock(str(home / LOCK))
+    if fd is None:
+        raise LookoutError(
+            f"another install.py is changing {tilde(home)}",
+            hint=f"run it again when that one has finished; {NOTHING_CHANGED}",
+        )
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise LookoutError(
-                f"another install.py is changing {tilde(home)}",
-                hint=f"run it again when that one has finished; {NOTHING_CHANGED}",
-            ) from None
         yield
     finally:
         os.close(fd)
