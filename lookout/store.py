@@ -40,6 +40,9 @@ NOTIFY_REFS = "notify-refs.json"  # the ids of sent alerts, to update them in pl
 NOTIFY_LOCK = "notify.lock"  # notify-state.json, notify-refs.json
 OUTBOX = "outbox"  # outbox/<ms>-<pid>.json: jobs; outbox/esc-<due_ms>-...json: escalations
 SENDER_LOCK = "sender.lock"  # held by the one sender of a state directory while it runs
+# A FIFO the running sender waits on between deadlines; a hook that leaves it a job (or a turn
+# for its timers) writes a byte into it (ring), so the sender never polls the outbox.
+SENDER_BELL = "sender.bell"
 DELIVERIES = "deliveries.jsonl"  # + .1 ..: one line per channel per message
 DELIVERIES_LOCK = "deliveries.lock"  # deliveries.jsonl: the senders' own, never the hooks'
 CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for hooks
@@ -227,6 +230,26 @@ def holder(path: str) -> str | None:
         except BlockingIOError:
             return posix.pread(fd, 32, 0).decode("ascii", "replace").strip()
         return None
+    finally:
+        posix.close(fd)
+
+
+def ring(state_dir: str) -> None:
+    """Wake the running sender (its FIFO, SENDER_BELL): one byte, never waiting, never raising.
+    With no sender waiting on it (no reader: ENXIO) or its pipe full (a wake already waits),
+    nothing to do."""
+    try:
+        fd = posix.open(
+            paths.join(state_dir, SENDER_BELL),
+            posix.O_WRONLY | posix.O_NONBLOCK | _NOFOLLOW | _CLOEXEC,
+        )
+    except OSError:
+        return
+    try:
+        if _stat.S_ISFIFO(posix.fstat(fd).st_mode):  # a FIFO only: nothing written to a file
+            posix.write(fd, b"!")
+    except OSError:
+        pass
     finally:
         posix.close(fd)
 

@@ -464,6 +464,26 @@ def test_tail_reads_back_before_its_mark_across_rotation(
     assert [json.loads(line)["i"] for line in tail.before()] == [2, 1]
 
 
+def test_ring_never_blocks_and_writes_only_into_a_waiting_fifo(state_dir: Path) -> None:
+    state_dir.mkdir(parents=True)
+    bell = state_dir / store.SENDER_BELL
+    store.ring(str(state_dir))  # no bell: nothing
+    bell.write_bytes(b"mine")
+    store.ring(str(state_dir))
+    assert bell.read_bytes() == b"mine"  # a file is never written to
+    bell.unlink()
+    os.mkfifo(bell, 0o600)
+    store.ring(str(state_dir))  # no sender reads it: nothing, at once
+    read = os.open(bell, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(read, fcntl.F_SETPIPE_SZ, 4096)  # one page: filled by a few thousand
+        for _ in range(5000):  # past the pipe's capacity: never blocks
+            store.ring(str(state_dir))
+        assert os.read(read, 10) == b"!" * 10
+    finally:
+        os.close(read)
+
+
 # -- session files -------------------------------------------------------------------------------
 
 

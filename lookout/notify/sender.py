@@ -17,7 +17,7 @@ from lookout import store, words
 from lookout.config import check, files
 from lookout.notify import escalate, hold, outbox, timers
 from lookout.notify.deliver import deliver, record, send_escalation, skip_escalation
-from lookout.notify.lanes import Lanes
+from lookout.notify.lanes import Bell, Lanes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 # A job older than this was never picked up (its sender failed to start): never send it.
 STALE_JOB_S = 3600.0
-# How often the sender looks for new jobs, and how often a waiting escalation asks whether it
-# is still due (that reads the transcript: not every poll).
+# How often the sender looks again while sends are in flight (between deadlines it waits for a
+# hook's ring instead), and how often a waiting escalation asks whether it is still due (that
+# reads the transcript: not every poll).
 POLL_S = 0.2
 RECHECK_S = 1.0
 
@@ -67,6 +68,7 @@ def serve(
     from here, with no reader running."""
     outbox_dir = os.path.join(state_dir, store.OUTBOX)
     lanes = Lanes(state_dir)
+    bell = Bell(state_dir)  # a hook's new job wakes it: no polling between deadlines
     waiting: dict[str, dict[str, Any]] = {}  # a job due later -> it, read once
     watched: list[str] = []
     looked = 0.0
@@ -93,9 +95,20 @@ def serve(
                         if watched:  # a `resolved` job it writes is taken next round
                             escalate.watch(state_dir, watched)
                         timed = clock.look()  # its alert's job is taken next round too
-                    if next_due is None and not lanes.busy() and not watched and timed is None:
+                    busy = lanes.busy()
+                    if next_due is None and not busy and not watched and timed is None:
                         break
-                    time.sleep(poll_s)
+                    # Sends in flight: look again soon. Else the first deadline: a job due, the
+                    # next look at open alerts, a timer's session (looked at no more often).
+                    waits = [(next_due - words.now_ms()) / 1000] if next_due is not None else []
+                    if waiting:
+                        waits.append(RECHECK_S)  # a job due later may be freed early (_waits)
+                    if watch_s is not None and (watched or timed is not None):
+                        look_s = looked + watch_s - time.monotonic()
+                        if not watched:
+                            look_s = max(look_s, ((timed or 0) - words.now_ms()) / 1000)
+                        waits.append(look_s)
+                    bell.wait(poll_s if busy or not waits else min(waits))
             finally:
                 os.close(fd)  # releases the lock
             # No lost wake-up: a hook that found the lock held wrote its job before it looked;
@@ -103,6 +116,7 @@ def serve(
             if not outbox.names(outbox_dir):
                 return
     finally:
+        bell.close()
         lanes.close()
 
 
