@@ -98,17 +98,8 @@ def serve(
                     busy = lanes.busy()
                     if next_due is None and not busy and not watched and timed is None:
                         break
-                    # Sends in flight: look again soon. Else the first deadline: a job due, the
-                    # next look at open alerts, a timer's session (looked at no more often).
-                    waits = [(next_due - words.now_ms()) / 1000] if next_due is not None else []
-                    if waiting:
-                        waits.append(RECHECK_S)  # a job due later may be freed early (_waits)
-                    if watch_s is not None and (watched or timed is not None):
-                        look_s = looked + watch_s - time.monotonic()
-                        if not watched:
-                            look_s = max(look_s, ((timed or 0) - words.now_ms()) / 1000)
-                        waits.append(look_s)
-                    bell.wait(poll_s if busy or not waits else min(waits))
+                    look_s = None if watch_s is None else looked + watch_s - time.monotonic()
+                    bell.wait(poll_s if busy else _until(next_due, waiting, look_s, watched, timed))
             finally:
                 os.close(fd)  # releases the lock
             # No lost wake-up: a hook that found the lock held wrote its job before it looked;
@@ -118,6 +109,25 @@ def serve(
     finally:
         bell.close()
         lanes.close()
+
+
+def _until(
+    next_due: int | None,
+    waiting: dict[str, dict[str, Any]],
+    look_s: float | None,
+    watched: list[str],
+    timed: int | None,
+) -> float:
+    """How long the sender may sleep with no send in flight (a hook's ring wakes it sooner): to
+    the first deadline of a job due, a waiting job's re-check, the next look at open alerts
+    (`look_s` from now), a timer's session (looked at no more often than the alerts)."""
+    now_ms = words.now_ms()
+    waits = [(next_due - now_ms) / 1000] if next_due is not None else []
+    if waiting:
+        waits.append(RECHECK_S)  # a job due later may be freed early (_waits)
+    if look_s is not None and (watched or timed is not None):
+        waits.append(look_s if watched else max(look_s, ((timed or 0) - now_ms) / 1000))
+    return min(waits) if waits else POLL_S
 
 
 def _drain_once(
