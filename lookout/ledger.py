@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, BinaryIO
 
 from lookout import _jsonfast, store
 
@@ -168,17 +168,27 @@ def _blocks(state_dir: str, since: bytes) -> Iterator[bytes]:
         except FileNotFoundError:
             continue
         with fh:
-            carry = b""
-            while True:
-                block = fh.read(BLOCK)
-                if not block:
-                    break
-                cut = block.rfind(b"\n") + 1
-                if cut == 0:
-                    carry += block
-                    continue
-                yield carry + block[:cut]
-                carry = block[cut:]
+            yield from _file_blocks(fh, [0], None)
+
+
+def _file_blocks(fh: BinaryIO, at: list[int], stop: int | None) -> Iterator[bytes]:
+    """The file's whole lines in blocks, from at[0] to `stop` (None: its end); at[0] is moved
+    past each block given (a line not ended yet is left for the next read)."""
+    fh.seek(at[0])
+    carry = b""
+    while stop is None or at[0] + len(carry) < stop:
+        want = BLOCK if stop is None else min(BLOCK, stop - at[0] - len(carry))
+        block = fh.read(want)
+        if not block:
+            break
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            carry += block
+            continue
+        data = carry + block[:cut]
+        carry = block[cut:]
+        at[0] += len(data)
+        yield data
 
 
 def _next(data: bytes, mark: bytes, at: int) -> int:
@@ -234,8 +244,16 @@ def lines(
     lines hold one is only split into lines (in C), all of them given: the reader passes over
     the others as cheaply as a search would."""
     since = store.rfc3339(since_ms).encode("ascii")
+    yield from _wanted(_blocks(state_dir, since), since_ms, until_ms, ran, asked)
+
+
+def _wanted(
+    blocks: Iterable[bytes], since_ms: int, until_ms: int | None, ran: Sized, asked: Sized
+) -> Iterator[bytes]:
+    """lines() of these blocks of whole lines."""
+    since = store.rfc3339(since_ms).encode("ascii")
     until = store.rfc3339(until_ms).encode("ascii") if until_ms is not None else b"~"
-    for data in _blocks(state_dir, since):
+    for data in blocks:
         # The density, from the block's first lines.
         if data.count(_SOME_NOTIFY, 0, _SAMPLE) * _DENSE > data.count(b"\n", 0, _SAMPLE):
             found: Iterable[bytes] = data.split(b"\n")
@@ -565,6 +583,98 @@ def read(state_dir: str, since_ms: int = 0, until_ms: int | None = None) -> Hist
         _MINUTES.clear()
         _SECONDS.clear()
     return History(reader.waits, reader.idles)
+
+
+class Kept:
+    """read() for a long-lived reader (`lookout serve` asks for the week every minute): the
+    lines read stay read. While the window starts at the same time and the rotated files are
+    the same files (dev, inode) of the same size, only what was appended to the live file since
+    the last call is read, into the same pass; a new window, a rotation, or a file truncated or
+    replaced reads everything again. Lines stamped at or after `until_ms` (written while it
+    read) are read too, and what began before `until_ms` is kept: the next call then misses
+    none. Thread-safe: the dashboard's threads share one."""
+
+    def __init__(self, state_dir: str) -> None:
+        import threading
+
+        self.state_dir = state_dir
+        self._lock = threading.Lock()
+        self._since: int | None = None
+        self._rotated: list[tuple[int, int, int]] = []
+        self._live: tuple[int, int] = (0, 0)  # (dev, inode) of events.jsonl as read
+        self._at = [0]  # where the next read of the live file starts
+        self._reader = _Reader(0)
+        self.full_reads = 0  # how often everything was read (a test counts them)
+
+    def read(self, since_ms: int, until_ms: int) -> History:
+        with self._lock:
+            try:
+                self._read(since_ms)
+            finally:
+                _DAYS.clear()
+                _MINUTES.clear()
+                _SECONDS.clear()
+            r = self._reader
+            return History(
+                [w for w in r.waits if w.start_ms < until_ms],
+                [i for i in r.idles if i.start_ms < until_ms],
+            )
+
+    def _read(self, since_ms: int) -> None:
+        paths = log_files(self.state_dir)
+        found: list[tuple[str, os.stat_result]] = []
+        for path in paths:
+            try:
+                found.append((path, os.stat(path)))
+            except FileNotFoundError:
+                continue
+        rotated = [(st.st_dev, st.st_ino, st.st_size) for p, st in found if p != paths[-1]]
+        live = next((st for p, st in found if p == paths[-1]), None)
+        since = max(0, since_ms - LOOKBACK_MS)
+        if self._rotated_once(rotated):
+            # The live file read last is events.jsonl.1 now: its rest, then the new one.
+            self._feed(found[len(rotated) - 1][0], self._at, rotated[-1][2], since)
+            self._rotated, self._live, self._at = rotated, (0, 0), [0]
+        same = (
+            self._since == since_ms
+            and rotated == self._rotated
+            and (live is None or (self._live in ((live.st_dev, live.st_ino), (0, 0))
+                                  and live.st_size >= self._at[0]))
+        )  # fmt: skip
+        if not same:
+            self.full_reads += 1
+            self._since, self._rotated, self._reader = since_ms, rotated, _Reader(since_ms)
+            self._live, self._at = (0, 0), [0]
+            mark = store.rfc3339(since).encode("ascii")
+            for path, st in found:
+                if path != paths[-1]:
+                    last = _last_ts(path)
+                    if not (last and last < mark):
+                        self._feed(path, [0], st.st_size, since)
+        if live is not None:
+            self._live = (live.st_dev, live.st_ino)
+            self._feed(paths[-1], self._at, live.st_size, since)
+
+    def _rotated_once(self, rotated: list[tuple[int, int, int]]) -> bool:
+        """Whether the files are those read last, rotated once since: the live file read last
+        is the newest rotated one, at least as long as read, and the older ones unchanged (the
+        oldest may be gone)."""
+        if self._live == (0, 0) or not rotated or rotated[-1][:2] != self._live:
+            return False
+        if rotated[-1][2] < self._at[0]:
+            return False
+        older = rotated[:-1]
+        return not older or self._rotated[len(self._rotated) - len(older) :] == older
+
+    def _feed(self, path: str, at: list[int], stop: int, since: int) -> None:
+        r = self._reader
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        with fh:
+            for raw in _wanted(_file_blocks(fh, at, stop), since, None, r.unproved, r.asked):
+                r.line(raw)
 
 
 def _answer(raw: bytes, event: bytes, tool: str | None) -> str:

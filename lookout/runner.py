@@ -367,7 +367,8 @@ def _start_timers(state_dir: str, session: Session) -> None:
     hook never waits for it."""
     fd = store.try_lock(paths.join(state_dir, store.SENDER_LOCK))
     if fd is None:
-        return  # a sender runs: it looks at every session itself
+        store.ring(state_dir)  # a sender runs: it looks at every session itself, woken now
+        return
     posix.close(fd)
     from lookout.config import cache
     from lookout.config.sessions import timed_kinds

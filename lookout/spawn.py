@@ -45,7 +45,10 @@ def spawn(state_dir: str, job_path: str, project_dirs: Sequence[str] = ()) -> in
 
     fd = store.try_lock(os.path.join(state_dir, store.SENDER_LOCK))
     if fd is None:
-        return None  # the running sender re-scans outbox/ after it lets go of the lock
+        # The running sender takes it: woken now if it waits on a deadline, and it re-scans
+        # outbox/ after it lets go of the lock.
+        store.ring(state_dir)
+        return None
     # The sender inherits the lock already held: no other hook can start a second one while
     # this one starts up (a flock belongs to the open file, which the child shares).
     try:

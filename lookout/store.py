@@ -17,7 +17,7 @@ from lookout import _jsonfast, paths, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from os import stat_result
     from types import TracebackType
 
@@ -40,6 +40,9 @@ NOTIFY_REFS = "notify-refs.json"  # the ids of sent alerts, to update them in pl
 NOTIFY_LOCK = "notify.lock"  # notify-state.json, notify-refs.json
 OUTBOX = "outbox"  # outbox/<ms>-<pid>.json: jobs; outbox/esc-<due_ms>-...json: escalations
 SENDER_LOCK = "sender.lock"  # held by the one sender of a state directory while it runs
+# A FIFO the running sender waits on between deadlines; a hook that leaves it a job (or a turn
+# for its timers) writes a byte into it (ring), so the sender never polls the outbox.
+SENDER_BELL = "sender.bell"
 DELIVERIES = "deliveries.jsonl"  # + .1 ..: one line per channel per message
 DELIVERIES_LOCK = "deliveries.lock"  # deliveries.jsonl: the senders' own, never the hooks'
 CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for hooks
@@ -211,6 +214,44 @@ def try_lock(path: str) -> int | None:
         posix.close(fd)
         return None
     return fd
+
+
+def holder(path: str) -> str | None:
+    """What a lock file says while another process holds its flock (bridge.lock holds its
+    holder's pid), None when none holds it or there is no file. Takes a shared flock without
+    waiting, released at once: the probe never keeps the holder's successor out."""
+    try:
+        fd = posix.open(path, posix.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return posix.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        return None
+    finally:
+        posix.close(fd)
+
+
+def ring(state_dir: str) -> None:
+    """Wake the running sender (its FIFO, SENDER_BELL): one byte, never waiting, never raising.
+    With no sender waiting on it (no reader: ENXIO) or its pipe full (a wake already waits),
+    nothing to do."""
+    try:
+        fd = posix.open(
+            paths.join(state_dir, SENDER_BELL),
+            posix.O_WRONLY | posix.O_NONBLOCK | _NOFOLLOW | _CLOEXEC,
+        )
+    except OSError:
+        return
+    try:
+        if _stat.S_ISFIFO(posix.fstat(fd).st_mode):  # a FIFO only: nothing written to a file
+            posix.write(fd, b"!")
+    except OSError:
+        pass
+    finally:
+        posix.close(fd)
 
 
 def rotate_bytes() -> int:
@@ -566,3 +607,216 @@ def log_error(state_dir: str, text: str) -> None:
             posix.close(fd)
     except Exception:  # noqa: S110 - the error log is the last resort; nothing is left to tell
         pass
+
+
+# -- following a log ------------------------------------------------------------------------------
+
+TAIL_BLOCK = 1 << 16
+
+
+class Tail:
+    """A follower of one of the store's logs (events.jsonl, deliveries.jsonl): the whole lines
+    appended after its mark, oldest first, across rotation. Reads only.
+
+    `ino` and `offset` are the mark: the file it reads (its inode; 0 when there was none) and the
+    end of the last whole line read in it (a durable cursor keeps both). The line a writer is still
+    appending (or one killed mid-append left) is read once its newline comes. On rotation, the
+    file it read is found among the rotated ones (.1 .. .DEFAULT_KEEP) and read to its end, then
+    every younger one. With `drain` (reconcile.drain_quietly, for events.jsonl): a poll that finds
+    deliveries waiting in spool/ has them recorded first, so it returns them without waiting for
+    the next hook."""
+
+    def __init__(
+        self,
+        path: str,
+        ino: int = 0,
+        offset: int = 0,
+        drain: Callable[[], None] | None = None,
+        keep: int = DEFAULT_KEEP,
+    ) -> None:
+        self.path = path
+        self.ino = ino
+        self.offset = offset
+        self.keep = keep
+        self._drain = drain
+        self._spool = paths.join(_dirname(path), SPOOL)
+        # The start of the last line before the mark: an inode freed by rotation and given to a
+        # new file is not taken for the marked file (unknown for a mark from a cursor: the inode
+        # alone).
+        self._tip = b""
+
+    def to_end(self) -> None:
+        """Mark the end of the live file's last whole line: what comes after it is new."""
+        try:
+            fd = posix.open(self.path, posix.O_RDONLY | _CLOEXEC)
+        except FileNotFoundError:
+            self.ino, self.offset = 0, 0
+            return
+        try:
+            st = posix.fstat(fd)
+            self.ino, self.offset = st.st_ino, _line_start(fd, st.st_size)
+            self._tip = _tip(fd, self.offset)
+        finally:
+            posix.close(fd)
+
+    def poll(self) -> list[bytes] | None:
+        """The whole lines appended since the mark, oldest first (empty ones left out), and the
+        mark moved past them. None when lines were lost: the file was truncated, or rotated
+        further than the kept files reach; the mark is then at the end (to_end)."""
+        if self._drain is not None and posix.access(self._spool, posix.F_OK):
+            self._drain()
+        try:
+            st = posix.stat(self.path)
+            if st.st_ino == self.ino and st.st_size == self.offset:
+                return []  # the common case: nothing new, one stat
+        except FileNotFoundError:
+            pass
+        for _ in range(3):
+            files = self._files()
+            if files is None:
+                self.to_end()
+                return None
+            if len({ino for _, ino in files}) == len(files):
+                break
+            for fd, _ in files:  # a rotation between two opens: one file seen twice
+                posix.close(fd)
+        else:
+            return []
+        lines: list[bytes] = []
+        try:
+            for n, (fd, ino) in enumerate(reversed(files)):
+                start = self.offset if ino == self.ino else 0
+                live = n == len(files) - 1
+                found, end = _read_lines(fd, start, whole=live)
+                if found is None:  # truncated below the mark
+                    self.to_end()
+                    return None
+                lines += found
+                if end != start or ino != self.ino:
+                    self._tip = _tip(fd, end)
+                self.ino, self.offset = ino, end
+        finally:
+            for fd, _ in files:
+                posix.close(fd)
+        return lines
+
+    def _files(self) -> list[tuple[int, int]] | None:
+        """(descriptor, inode) of the live file, then each rotated one back to the marked one;
+        [] when there is no live file yet; None when the marked file is gone from the kept
+        ones."""
+        files: list[tuple[int, int]] = []
+        for n in range(self.keep + 1):
+            name = self.path if n == 0 else f"{self.path}.{n}"
+            try:
+                fd = posix.open(name, posix.O_RDONLY | _CLOEXEC)
+            except FileNotFoundError:
+                if n == 0:
+                    return []
+                break
+            ino = posix.fstat(fd).st_ino
+            files.append((fd, ino))
+            if self.ino == 0 or (ino == self.ino and self._marked(fd)):
+                return files
+        for fd, _ in files:
+            posix.close(fd)
+        return None
+
+    def _marked(self, fd: int) -> bool:
+        """Whether the file's line before the mark starts as the one read last."""
+        return not self._tip or _tip(fd, self.offset) == self._tip
+
+    def before(self, older: bool = True) -> Iterator[bytes]:
+        """The whole lines before the mark, newest first (empty ones left out): the marked
+        file's, then (`older`) each older rotated file's. `lookout tail -n`'s last lines and the
+        dashboard's pages of a session read back this way."""
+        names = [self.path] + [f"{self.path}.{n}" for n in range(1, self.keep + 1)]
+        started = False
+        for name in names:
+            try:
+                fd = posix.open(name, posix.O_RDONLY | _CLOEXEC)
+            except FileNotFoundError:
+                continue
+            try:
+                st = posix.fstat(fd)
+                marked = not started and st.st_ino == self.ino
+                if not started and not marked and self.ino:
+                    continue  # younger than the mark (none: the live file was rotated away)
+                end = self.offset if marked else _line_start(fd, st.st_size)
+                started = True
+                yield from _lines_backwards(fd, end)
+                if not older:
+                    return
+            finally:
+                posix.close(fd)
+
+
+def _tip(fd: int, end: int) -> bytes:
+    """The first bytes of the line that ends at `end` (a record's time stamp, seq and session: no
+    other line starts alike), b"" at the file's start."""
+    if end <= 0:
+        return b""
+    pos = end - 1  # the newline that ends it
+    while pos > 0:
+        step = min(4096, pos)
+        cut = posix.pread(fd, step, pos - step).rfind(b"\n")
+        if cut >= 0:
+            pos = pos - step + cut + 1
+            break
+        pos -= step
+    return posix.pread(fd, min(128, end - pos), pos)
+
+
+def _line_start(fd: int, size: int) -> int:
+    """The end of the last whole line at or before `size` (the start of a line not ended)."""
+    pos = size
+    while pos > 0:
+        step = min(TAIL_BLOCK, pos)
+        block = posix.pread(fd, step, pos - step)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            return pos - step + cut + 1
+        pos -= step
+    return 0
+
+
+def _read_lines(fd: int, start: int, whole: bool) -> tuple[list[bytes] | None, int]:
+    """The lines from `start` to the end of the file and where they end: with `whole`, only the
+    ones ended by a newline (the live file: a writer may be mid-append). None: the file is
+    shorter than `start` (truncated)."""
+    size = posix.fstat(fd).st_size
+    if size < start:
+        return None, start
+    chunks = []
+    pos = start
+    while pos < size:
+        chunk = posix.pread(fd, min(size - pos, 1 << 20), pos)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        pos += len(chunk)
+    data = b"".join(chunks)
+    end = data.rfind(b"\n") + 1 if whole else len(data)
+    return [line for line in data[:end].split(b"\n") if line], start + end
+
+
+def _lines_backwards(fd: int, end: int) -> Iterator[bytes]:
+    """The non-empty lines of the file before `end` (a line boundary), newest first. A line cut
+    by a block boundary is kept as pieces and joined once its start is found, so one huge line
+    costs linear time."""
+    pos = end
+    pieces: list[bytes] = []  # the end of a line whose start is in an earlier block
+    while pos > 0:
+        step = min(TAIL_BLOCK, pos)
+        pos -= step
+        lines = posix.pread(fd, step, pos).split(b"\n")
+        if len(lines) == 1:
+            pieces.append(lines[0])
+            continue
+        lines[-1] += b"".join(reversed(pieces))
+        pieces = [lines.pop(0)]
+        for line in reversed(lines):
+            if line:
+                yield line
+    first = b"".join(reversed(pieces))
+    if first:
+        yield first

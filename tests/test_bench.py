@@ -195,16 +195,8 @@ def test_soak_descriptors_and_threads_stay_flat(soak: dict[str, Any]) -> None:
         assert p["threads_end"] <= p["threads_warm"] + 2, p
 
 
-# Open (issue 35 item 2): serve's resident memory rises with the replay, about 0.8 MB a minute
-# (25 MB to 42.5 MB in 1.5 simulated days, docs/development.md); the 2-minute run is near the
-# line, so this says so without failing the suite either way.
-SERVE_GROWS = pytest.mark.xfail(
-    reason="serve's RSS rises through the soak (issue 35)", strict=False
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("role", ["bridge", pytest.param("serve", marks=SERVE_GROWS)])
+@pytest.mark.parametrize("role", ["bridge", "serve"])
 def test_soak_memory_grows_at_most_10_percent_after_warm_up(
     soak: dict[str, Any], role: str
 ) -> None:

@@ -476,6 +476,14 @@ def test_the_platform_layer_stands_on_the_ground() -> None:
         assert {room_of(t) for t in GRAPH[module]} <= {"ground", "platform"}, module
 
 
+def test_sound_is_a_pure_library_and_its_channel_one_module() -> None:
+    # issue 39 item 3: the plug-in (channels/sound.py) stands on sound/, never the other way;
+    # sound/ reads packs, keeps the debounce and plays, and knows no channel nor config.
+    for module in (m for m in GRAPH if room_of(m) == "sound"):
+        assert {room_of(t) for t in GRAPH[module]} <= {"ground", "platform", "store", "sound"}
+    assert not {"lookout.sound.channel", "lookout.sound.settings"} & set(MODULES)
+
+
 def _folder(module: str) -> str:
     """The package a module is filed in (lookout.sender.deliver: lookout.notify)."""
     return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]

@@ -277,3 +277,70 @@ def test_a_read_keeps_no_time_stamps_after_it(state_dir: Path) -> None:
         tracemalloc.stop()
     assert waits == []
     assert kept < 64 * 1024, f"{kept} bytes kept after the read"
+
+
+# -- ledger.Kept: lookout serve's minute poll reads only what was appended ----------------------
+
+WEEK = Path(__file__).parent / "fixtures" / "ledger" / "state"
+
+
+def _rotate(state: Path) -> None:
+    """What the store's rotation does (store.Locked._rotate): .1 -> .2 ..., the live file -> .1."""
+    base = state / store.EVENTS
+    for n in range(store.DEFAULT_KEEP - 1, 0, -1):
+        if (state / f"{store.EVENTS}.{n}").exists():
+            os.replace(state / f"{store.EVENTS}.{n}", state / f"{store.EVENTS}.{n + 1}")
+    os.replace(base, state / f"{store.EVENTS}.1")
+
+
+def test_a_kept_ledger_reads_only_what_was_appended_and_equals_a_full_read(
+    state_dir: Path,
+) -> None:
+    """The recorded week (tests/fixtures/ledger), appended in pieces with rotations between
+    them: after each piece the kept pass gives what a full read gives, and it read everything
+    again only when it had to (a new window, two rotations between two reads, a replaced
+    file)."""
+    week = [
+        line
+        for name in (f"{store.EVENTS}.2", f"{store.EVENTS}.1", store.EVENTS)
+        for line in (WEEK / name).read_bytes().splitlines(keepends=True)
+    ]
+    state_dir.mkdir(parents=True)
+    kept = ledger.Kept(str(state_dir))
+    until = build.BASE_MS + 8 * 86_400_000
+
+    def append(lines: list[bytes]) -> None:
+        with open(state_dir / store.EVENTS, "ab") as f:
+            f.write(b"".join(lines))
+
+    def same(since: int = 0) -> None:
+        assert kept.read(since, until) == ledger.read(str(state_dir), since, until)
+
+    pieces = [week[i : i + 12] for i in range(0, len(week), 12)]
+    append(pieces[0])
+    same()
+    append(pieces[1])
+    append([pieces[2][0][:40]])  # a line a writer has not ended yet
+    same()
+    append([pieces[2][0][40:], *pieces[2][1:]])
+    _rotate(state_dir)  # once between two reads: its rest, then the new file
+    append(pieces[3])
+    same()
+    assert kept.full_reads == 1
+    _rotate(state_dir)
+    append(pieces[4])
+    _rotate(state_dir)  # twice: read again
+    append(pieces[5])
+    same()
+    assert kept.full_reads == 2
+    assert ledger.read(str(state_dir), 0, until).waits, "the week has episodes"
+    same(build.BASE_MS + 86_400_000)  # a new window (the next day)
+    assert kept.full_reads == 3
+    append(pieces[6] + pieces[7])
+    same(build.BASE_MS + 86_400_000)
+    assert kept.full_reads == 3
+    data = (state_dir / store.EVENTS).read_bytes()
+    (state_dir / store.EVENTS).unlink()
+    (state_dir / store.EVENTS).write_bytes(data[: len(data) // 3].rpartition(b"\n")[0] + b"\n")
+    same(build.BASE_MS + 86_400_000)  # another file where events.jsonl was
+    assert kept.full_reads == 4

@@ -353,6 +353,137 @@ def test_tail_follow_keeps_following_across_rotations(
     assert (state_dir / "events.jsonl.3").exists()
 
 
+# -- store.Tail: the one follower of a log ------------------------------------------------------
+
+
+def _append(state_dir: Path, *numbers: int, size: int = 100) -> None:
+    with store.Locked(str(state_dir)) as st:
+        for i in numbers:
+            st.append(store.EVENTS, _fixed_record(i, size), store.rotate_bytes())
+
+
+def _numbers(lines: list[bytes] | None) -> list[int] | None:
+    return None if lines is None else [json.loads(line)["i"] for line in lines]
+
+
+def test_tail_follows_across_every_kept_rotation_and_says_when_it_lost_lines(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "1000")  # 10 records a file
+    _append(state_dir, 0)
+    tail = store.Tail(str(state_dir / store.EVENTS))
+    tail.to_end()
+    assert _numbers(tail.poll()) == []
+    _append(state_dir, *range(1, 4))
+    assert _numbers(tail.poll()) == [1, 2, 3]
+    # Rotated five times between two polls: the marked file is found as .5 and read on.
+    _append(state_dir, *range(4, 55))
+    assert (state_dir / "events.jsonl.5").exists()
+    assert _numbers(tail.poll()) == list(range(4, 55))
+    # Rotated past the seven kept files: the lines are gone, and it says so (None), then
+    # follows from the end.
+    _append(state_dir, *range(55, 155))
+    assert tail.poll() is None
+    _append(state_dir, 155)
+    assert _numbers(tail.poll()) == [155]
+    # Its mark is a durable cursor: a new Tail from (ino, offset) goes on where it was.
+    _append(state_dir, 156, 157)
+    again = store.Tail(str(state_dir / store.EVENTS), tail.ino, tail.offset)
+    assert _numbers(again.poll()) == [156, 157]
+
+
+def test_tail_reads_a_line_once_its_writer_ended_it(state_dir: Path) -> None:
+    path = state_dir / store.EVENTS
+    _append(state_dir, 1)
+    tail = store.Tail(str(path))
+    with path.open("ab") as f:
+        f.write(b'{"i":2,"pad":"half')  # a writer mid-append
+    tail.to_end()  # the mark stays before the line not ended
+    assert tail.offset == 100
+    assert _numbers(tail.poll()) == []
+    with path.open("ab") as f:
+        f.write(b'"}\n{"i":3}\n')
+    assert _numbers(tail.poll()) == [2, 3]
+    assert tail.offset == path.stat().st_size
+
+
+def test_tail_says_when_its_file_was_truncated(state_dir: Path) -> None:
+    path = state_dir / store.EVENTS
+    _append(state_dir, 1, 2, 3)
+    tail = store.Tail(str(path))
+    tail.to_end()
+    with path.open("r+b") as f:
+        f.truncate(100)
+    assert tail.poll() is None
+    assert tail.offset == 100  # at the end of what is left, from where it follows
+    _append(state_dir, 4)
+    assert _numbers(tail.poll()) == [4]
+
+
+def test_tail_from_no_file_reads_the_file_that_comes(state_dir: Path) -> None:
+    tail = store.Tail(str(state_dir / store.EVENTS))
+    tail.to_end()
+    assert (tail.ino, tail.offset) == (0, 0)
+    assert _numbers(tail.poll()) == []
+    _append(state_dir, 1, 2)
+    assert _numbers(tail.poll()) == [1, 2]
+
+
+def test_tail_has_the_spool_recorded_before_it_reads(state_dir: Path) -> None:
+    _append(state_dir, 1)
+    drained: list[int] = []
+
+    def drain() -> None:  # what reconcile.drain does: record what waits, under the lock
+        drained.append(1)
+        _append(state_dir, 2)
+        (state_dir / store.SPOOL).rmdir()
+
+    tail = store.Tail(str(state_dir / store.EVENTS), drain=drain)
+    tail.to_end()
+    assert _numbers(tail.poll()) == [] and drained == []  # nothing waits: one access()
+    (state_dir / store.SPOOL).mkdir()
+    assert _numbers(tail.poll()) == [2] and drained == [1]
+
+
+def test_tail_reads_back_before_its_mark_across_rotation(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOKOUT_ROTATE_BYTES", "1000")
+    _append(state_dir, *range(25))
+    path = state_dir / store.EVENTS
+    with path.open("ab") as f:
+        f.write(b'{"i":25,"pad":"torn')  # a torn last line is never read back
+    tail = store.Tail(str(path))
+    tail.to_end()
+    assert [json.loads(line)["i"] for line in tail.before()] == list(range(24, -1, -1))
+    # One line longer than a block is read whole, in linear time.
+    big = state_dir / "big.jsonl"
+    big.write_bytes(b'{"i":1,"pad":"' + b"y" * (3 * store.TAIL_BLOCK) + b'"}\n{"i":2}\n')
+    tail = store.Tail(str(big))
+    tail.to_end()
+    assert [json.loads(line)["i"] for line in tail.before()] == [2, 1]
+
+
+def test_ring_never_blocks_and_writes_only_into_a_waiting_fifo(state_dir: Path) -> None:
+    state_dir.mkdir(parents=True)
+    bell = state_dir / store.SENDER_BELL
+    store.ring(str(state_dir))  # no bell: nothing
+    bell.write_bytes(b"mine")
+    store.ring(str(state_dir))
+    assert bell.read_bytes() == b"mine"  # a file is never written to
+    bell.unlink()
+    os.mkfifo(bell, 0o600)
+    store.ring(str(state_dir))  # no sender reads it: nothing, at once
+    read = os.open(bell, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(read, fcntl.F_SETPIPE_SZ, 4096)  # one page: filled by a few thousand
+        for _ in range(5000):  # past the pipe's capacity: never blocks
+            store.ring(str(state_dir))
+        assert os.read(read, 10) == b"!" * 10
+    finally:
+        os.close(read)
+
+
 # -- session files -------------------------------------------------------------------------------
 
 

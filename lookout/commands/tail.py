@@ -4,6 +4,7 @@ events.jsonl across rotation with -f. Reads only."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -149,86 +150,45 @@ def _records(
     path: str, last: int, follow: bool, keep: Keep | None = None
 ) -> Iterator[tuple[bytes, dict[str, Any]]]:
     """The last `last` whole records that `keep` keeps (with their stored bytes), then (with
-    follow) every new one it keeps, across rotation: the filter comes before the count."""
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - reopened across rotation below
-    except FileNotFoundError:
-        if not follow:
-            return
-        f = None
-    if f is not None:
-        yield from _last_records(f, last, keep)
-    if not follow:
-        if f is not None:
-            f.close()
-        return
-    partial: list[bytes] = []  # the pieces of a line not yet complete, joined once it is
-    while True:
-        if f is None:
-            try:
-                f = open(path, "rb")  # noqa: SIM115
-            except FileNotFoundError:
-                time.sleep(0.25)
-                continue
-        chunk = f.read()
-        if chunk:
-            *complete, rest = chunk.split(b"\n")
-            if complete:
-                complete[0] = b"".join([*partial, complete[0]])
-                partial = []
-            partial.append(rest)
-            for raw in complete:
-                record = parse_line(raw)
-                if record is not None and (keep is None or keep(record)):
-                    yield raw, record
-            continue
-        if _rotated(f, path):
-            f.close()  # the old file was drained above; follow the new one
-            f = None
-            partial = []
-            continue
-        time.sleep(0.25)
+    follow) every new one it keeps, across rotation (store.Tail; events.jsonl's follower has
+    what waits in spool/ recorded): the filter comes before the count."""
+    drain = None
+    if os.path.basename(path) == store.EVENTS:
+        from lookout import reconcile
 
-
-def _rotated(f: Any, path: str) -> bool:
-    try:
-        return os.stat(path).st_ino != os.fstat(f.fileno()).st_ino
-    except FileNotFoundError:
-        return True
-
-
-def _last_records(f: Any, count: int, keep: Keep | None) -> list[tuple[bytes, dict[str, Any]]]:
-    """The last `count` complete records `keep` keeps, read from the end block by block
-    (events.jsonl can be large, and one session's records may be far apart)."""
-    end = f.seek(0, os.SEEK_END)
-    if count == 0:
-        return []
-    block = 64 * 1024
-    found: list[tuple[bytes, dict[str, Any]]] = []
-    pos = end
-    # The end of a line whose start is in an earlier block, newest block first: kept as pieces
-    # and joined once its start is found, so one huge line costs linear time (S8: it was
-    # re-joined and re-split on every block, over 60 s for a 50 MB line).
-    pieces: list[bytes] = []
-    torn = True  # the last line, unless it ends in a newline: a writer died mid-append
-    while pos > 0 and len(found) < count:
-        step = min(block, pos)
-        pos -= step
-        f.seek(pos)
-        lines = f.read(step).split(b"\n")
-        if len(lines) == 1 and pos > 0:
-            pieces.append(lines[0])
-            continue
-        lines[-1] += b"".join(reversed(pieces))
-        pieces = [lines.pop(0)] if pos > 0 else []
-        for raw in reversed(lines):
-            if torn:
-                torn = False
-                continue  # b"" after the final newline, or the torn last line
-            record = parse_line(raw) if raw else None
+        drain = functools.partial(reconcile.drain_quietly, os.path.dirname(path))
+    tail = store.Tail(path, drain=drain)
+    tail.to_end()
+    yield from _last_records(tail, last, keep)
+    while follow:
+        lines = tail.poll()
+        if lines is None:
+            print(
+                f"note: {os.path.basename(path)} was truncated or rotated past its kept files:"
+                " lines were missed",
+                file=sys.stderr,
+                flush=True,
+            )
+        for raw in lines or ():
+            record = parse_line(raw)
             if record is not None and (keep is None or keep(record)):
-                found.append((raw, record))
-                if len(found) == count:
-                    break
-    f.seek(end)
+                yield raw, record
+        if not lines:
+            time.sleep(0.25)
+
+
+def _last_records(
+    tail: store.Tail, count: int, keep: Keep | None
+) -> list[tuple[bytes, dict[str, Any]]]:
+    """The last `count` complete records `keep` keeps, read back from the mark in the live file
+    (events.jsonl can be large, and one session's records may be far apart)."""
+    found: list[tuple[bytes, dict[str, Any]]] = []
+    if count == 0:
+        return found
+    for raw in tail.before(older=False):
+        record = parse_line(raw)
+        if record is not None and (keep is None or keep(record)):
+            found.append((raw, record))
+            if len(found) == count:
+                break
     return found[::-1]

@@ -8,7 +8,6 @@ events.jsonl from a durable cursor and publishes only what changed: never a repl
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import signal
@@ -54,18 +53,15 @@ class Lock:
 
     def acquire(self) -> None:
         store.ensure_dir(os.path.dirname(self.path))
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = store.try_lock(self.path)
+        if fd is None:
             pid = running_pid(os.path.dirname(self.path))
             raise LookoutError(
                 f"a bridge already runs for {paths.tilde(os.path.dirname(self.path))}"
                 + (f" (pid {pid})" if pid else ""),
                 hint="one bridge per state directory; stop that one first "
                 "(or give this one its own LOOKOUT_STATE_DIR)",
-            ) from None
+            )
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self.fd = fd
@@ -78,19 +74,10 @@ class Lock:
 
 def running_pid(state_dir: str) -> int | None:
     """The pid of the bridge that holds this state directory's lock, None when none runs."""
-    try:
-        fd = os.open(os.path.join(state_dir, LOCK), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except OSError:
+    text = store.holder(os.path.join(state_dir, LOCK))
+    if text is None:
         return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else 0
-        return None
-    finally:
-        os.close(fd)
+    return int(text) if text.isdigit() else 0
 
 
 def stop_running(state_dir: str, timeout: float = STOP_WAIT_S) -> int | None:
@@ -178,63 +165,14 @@ def _count(value: object) -> int:
     return value if type(value) is int and value >= 0 else 0
 
 
-class Follower:
-    """New session ids in events.jsonl since the cursor, across rotation. `None` from poll()
-    means it lost track (rotated more than once, truncated): rescan everything."""
-
-    def __init__(self, state_dir: str, cursor: Cursor) -> None:
-        self.path = os.path.join(state_dir, store.EVENTS)
-        self.cursor = cursor
-
-    def to_end(self) -> None:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            self.cursor.ino, self.cursor.offset = 0, 0
-            return
-        self.cursor.ino, self.cursor.offset = st.st_ino, st.st_size
-
-    def poll(self) -> set[str] | None:
-        c = self.cursor
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return set()
-        ids: set[str] = set()
-        if st.st_ino != c.ino:
-            # Rotated: finish the old file (now events.jsonl.1) from our offset, then the new one.
-            try:
-                old = os.stat(self.path + ".1")
-            except FileNotFoundError:
-                old = None
-            if c.ino == 0 or old is None or old.st_ino != c.ino:
-                c.ino, c.offset = st.st_ino, st.st_size
-                return None if c.ino else set()
-            ids |= self._read(self.path + ".1", c.offset)[0]
-            c.ino, c.offset = st.st_ino, 0
-        if st.st_size < c.offset:
-            c.offset = st.st_size
-            return None
-        if st.st_size > c.offset:
-            new, c.offset = self._read(self.path, c.offset)
-            ids |= new
-        return ids
-
-    @staticmethod
-    def _read(path: str, offset: int) -> tuple[set[str], int]:
-        try:
-            with open(path, "rb") as f:
-                f.seek(offset)
-                data = f.read()
-        except FileNotFoundError:
-            return set(), offset
-        end = data.rfind(b"\n") + 1  # whole lines only: a writer may be mid-append
-        ids = set()
-        for raw in data[:end].split(b"\n"):
-            record = parse_line(raw) if raw else None
-            if record is not None and isinstance(record.get("session_id"), str):
-                ids.add(record["session_id"])
-        return ids, offset + end
+def session_ids(lines: list[bytes]) -> set[str]:
+    """The session ids of events.jsonl's lines (a line that is no record is passed over)."""
+    ids = set()
+    for raw in lines:
+        record = parse_line(raw)
+        if record is not None and isinstance(record.get("session_id"), str):
+            ids.add(record["session_id"])
+    return ids
 
 
 class Bridge:
@@ -248,7 +186,8 @@ class Bridge:
         self.acks: mqtt.Acks | None = None
         self._clock = 0.0  # wall clock minus monotonic when `online` last carried our clock
         self.cursor = Cursor()
-        self.follower = Follower(state_dir, self.cursor)
+        # events.jsonl from the cursor, across rotation (store.Tail: the one follower of a log).
+        self.tail = store.Tail(os.path.join(state_dir, store.EVENTS))
         self.target = f"{cfg.url} {cfg.topic_prefix}/{cfg.host}"
         self.current: dict[str, Row] = {}  # session id → as presented, for the summary
         self._last_error = ""
@@ -270,7 +209,7 @@ class Bridge:
         lock.acquire()
         try:
             self.cursor = Cursor.load(self.state_dir)
-            self.follower.cursor = self.cursor
+            self.tail.ino, self.tail.offset = self.cursor.ino, self.cursor.offset
             if once:
                 return self._once()
             self._forever()
@@ -383,7 +322,7 @@ class Bridge:
 
                     reconcile.quietly(self.state_dir)
                     reconciled_at = now
-                ids = self.follower.poll()
+                ids = self._follow()
                 if ids is None or now - reeval_at >= REEVAL_S:
                     ids = self._on_disk() | set(self.cursor.published)
                     reeval_at = listed_at = now
@@ -417,6 +356,13 @@ class Bridge:
             client.disconnect()
             client.loop_stop()
             self.client = None
+
+    def _follow(self) -> set[str] | None:
+        """The sessions events.jsonl named since the cursor; None: it lost track (rotated past
+        the kept files, truncated): rescan everything."""
+        lines = self.tail.poll()
+        self.cursor.ino, self.cursor.offset = self.tail.ino, self.tail.offset
+        return None if lines is None else session_ids(lines)
 
     def _tokens_private(self, client: Client) -> bool:
         """Home Assistant answers only when no other host can read this host's press tokens
@@ -465,7 +411,8 @@ class Bridge:
         c, cfg = self.cursor, self.cfg
         if c.target != self.target:
             c.published, c.summary, c.target = {}, "", self.target
-        self.follower.to_end()  # before reading snapshots: later events are followed
+        self.tail.to_end()  # before reading snapshots: later events are followed
+        c.ino, c.offset = self.tail.ino, self.tail.offset
         infos = [self._publish_online()]
         if cfg.home_assistant or c.home_assistant:
             for topic, config in payload.ha_discovery(cfg):

@@ -112,8 +112,9 @@ def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
         return python, home
     python = runtime.ensure_interpreter(home, opts.python, out)
     done = runtimes.install_runtime(home, python, runtime.CHECKOUT)
+    now = version.version()
     if done.switched:
-        out(f"installed runtime {version.version()} into {tilde(home)} (hooks run {tilde(python)})")
+        out(f"installed runtime {now} into {tilde(home)} (hooks run {tilde(python)})")
     else:
         out(f"runtime {tilde(home)} is up to date")
     if done.switched and done.before is not None:
@@ -121,6 +122,11 @@ def _runtime(opts: Options, out: Out) -> tuple[str, Path]:
             f"switched from {_shown(done.before)} to {runtimes.RUNTIMES}/{done.runtime.name}"
             " in one step (the previous one stays until the next install)"
         )
+    if done.switched and done.was is not None and _version(done.was) < _version(now):
+        changes = done.runtime / runtimes.CHANGELOG
+        if not changes.is_file():
+            changes = runtime.CHECKOUT / runtimes.CHANGELOG
+        out(f"upgraded {done.was} -> {now} (what changed: {tilde(changes)})")
     for name, user in done.kept:
         out(f"kept {_shown(name)}: {user} still runs it")
     if done.switched and done.before is not None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from lookout import version, words
+from lookout import store, version, words
 from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import NOTHING_CHANGED
@@ -93,11 +93,16 @@ class Outcome:
     built: bool  # a new directory was made
     switched: bool  # `current` now names another runtime than before
     before: str | None  # the name `current` had (LEGACY_NAME for the old layout, None: none)
+    was: str | None = None  # the version `current` ran (its manifest's; None: none or unknown)
     # Older runtimes left because a process runs them: (name, "lookout serve (pid 12)").
     kept: list[tuple[str, str]] = field(default_factory=list)
 
 
 LEGACY_NAME = "(the runtime before runtimes/)"
+# The layout before runtimes/ has no manifest, but every lookout that wrote it was 0.1.0 (the
+# version was first raised with runtimes/ in place, issue 39): what it ran is known.
+LEGACY_VERSION = "0.1.0"
+CHANGELOG = "CHANGELOG.md"  # shipped in each runtime: what `upgraded A -> B` points at
 
 
 def runtimes_dir(home: Path) -> Path:
@@ -127,6 +132,8 @@ def sources(checkout: Path) -> dict[str, bytes]:
     for sub in ("lookout", "hooks"):
         for rel in sorted(_shipped(checkout / sub)):
             found[f"{sub}/{rel}"] = (checkout / sub / rel).read_bytes()
+    if (checkout / CHANGELOG).is_file():
+        found[CHANGELOG] = (checkout / CHANGELOG).read_bytes()
     if not any(rel.startswith("hooks/") for rel in found):
         raise LookoutError(f"{tilde(checkout)} holds no hooks/: not a lookout checkout")
     return found
@@ -181,8 +188,9 @@ def read_manifest(runtime: Path) -> Manifest | None:
 def _on_disk(runtime: Path) -> set[str]:
     found = {f"lookout/{p}" for p in _shipped(runtime / "lookout")}
     found |= {f"hooks/{p}" for p in _shipped(runtime / "hooks")}
-    if (runtime / ENTRY).is_file():
-        found.add(ENTRY)
+    for rel in (ENTRY, CHANGELOG):
+        if (runtime / rel).is_file():
+            found.add(rel)
     return found
 
 
@@ -391,8 +399,9 @@ def install_runtime(home: Path, python: str, checkout: Path) -> Outcome:
     number = version.of(str(checkout))
     was_current = current(home)
     before = was_current.name if was_current is not None else None
+    was = _version_of(was_current)
     if before is None and (home / LEGACY).is_dir():
-        before = LEGACY_NAME
+        before, was = LEGACY_NAME, LEGACY_VERSION
     runtime = _free_name(home, name_for(code, number))
     built = not runtime.exists()
     files.make_dirs(runtimes_dir(home))
@@ -402,9 +411,15 @@ def install_runtime(home: Path, python: str, checkout: Path) -> Outcome:
         compile_code(runtime, python)  # another interpreter, or bytecode someone removed
     legacy = legacy_live(home)
     switched = switch(home, runtime)
-    outcome = Outcome(runtime, built, switched, before)
+    outcome = Outcome(runtime, built, switched, before, was)
     outcome.kept = prune(home, legacy)
     return outcome
+
+
+def _version_of(runtime: Path | None) -> str | None:
+    manifest = read_manifest(runtime) if runtime is not None else None
+    found = manifest.get("lookout") if manifest is not None else None
+    return found if isinstance(found, str) and found else None
 
 
 # -- what runs, and what may go ----------------------------------------------------------------
@@ -595,18 +610,14 @@ def prune(home: Path, legacy_in_use: bool) -> list[tuple[str, str]]:
 @contextlib.contextmanager
 def locked(home: Path) -> Iterator[None]:
     """One install at a time on a runtime home (a second one says so and changes nothing)."""
-    import fcntl
-
     files.make_dirs(home)
-    fd = os.open(home / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = store.try_lock(str(home / LOCK))
+    if fd is None:
+        raise LookoutError(
+            f"another install.py is changing {tilde(home)}",
+            hint=f"run it again when that one has finished; {NOTHING_CHANGED}",
+        )
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise LookoutError(
-                f"another install.py is changing {tilde(home)}",
-                hint=f"run it again when that one has finished; {NOTHING_CHANGED}",
-            ) from None
         yield
     finally:
         os.close(fd)

@@ -73,3 +73,55 @@ class Lanes:
     def close(self) -> None:
         for pool in self._pools.values():
             pool.shutdown(wait=False)
+
+
+class Bell:
+    """What wakes the sender before its next deadline: the state directory's FIFO
+    (store.SENDER_BELL), into which a hook that leaves a job writes a byte (store.ring). The
+    sender holds its write end open too, so the read end never sees end-of-file. Where no FIFO
+    can be made, a wait is a plain sleep of its timeout."""
+
+    def __init__(self, state_dir: str) -> None:
+        import os
+        import stat
+
+        self._fds: tuple[int, int] | None = None
+        path = os.path.join(state_dir, store.SENDER_BELL)
+        flags = os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            try:
+                os.mkfifo(path, 0o600)
+            except FileExistsError:
+                pass
+            read = os.open(path, os.O_RDONLY | flags)
+            st = os.fstat(read)
+            if not stat.S_ISFIFO(st.st_mode) or st.st_uid != os.geteuid():
+                os.close(read)
+                return
+            self._fds = (read, os.open(path, os.O_WRONLY | flags))
+        except OSError:
+            return
+
+    def wait(self, timeout_s: float) -> None:
+        """Until a ring or `timeout_s`; every ring waiting is taken."""
+        import os
+        import select
+
+        if self._fds is None:
+            time.sleep(timeout_s)
+            return
+        read = self._fds[0]
+        select.select([read], [], [], max(0.0, timeout_s))
+        try:
+            while os.read(read, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        import os
+
+        if self._fds is not None:
+            for fd in self._fds:
+                os.close(fd)
+            self._fds = None

@@ -19,7 +19,7 @@ from lookout.deliveries import record
 from lookout.notify import outbox
 from lookout.sender import escalate, hold, timers
 from lookout.sender.deliver import deliver, send_escalation, skip_escalation
-from lookout.sender.lanes import Lanes
+from lookout.sender.lanes import Bell, Lanes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 # A job older than this was never picked up (its sender failed to start): never send it.
 STALE_JOB_S = 3600.0
-# How often the sender looks for new jobs, and how often a waiting escalation asks whether it
-# is still due (that reads the transcript: not every poll).
+# How often the sender looks again while sends are in flight (between deadlines it waits for a
+# hook's ring instead), and how often a waiting escalation asks whether it is still due (that
+# reads the transcript: not every poll).
 POLL_S = 0.2
 RECHECK_S = 1.0
 
@@ -69,6 +70,7 @@ def serve(
     from here, with no reader running."""
     outbox_dir = os.path.join(state_dir, store.OUTBOX)
     lanes = Lanes(state_dir)
+    bell = Bell(state_dir)  # a hook's new job wakes it: no polling between deadlines
     waiting: dict[str, dict[str, Any]] = {}  # a job due later -> it, read once
     watched: list[str] = []
     looked = 0.0
@@ -95,9 +97,11 @@ def serve(
                         if watched:  # a `resolved` job it writes is taken next round
                             escalate.watch(state_dir, watched)
                         timed = clock.look()  # its alert's job is taken next round too
-                    if next_due is None and not lanes.busy() and not watched and timed is None:
+                    busy = lanes.busy()
+                    if next_due is None and not busy and not watched and timed is None:
                         break
-                    time.sleep(poll_s)
+                    look_s = None if watch_s is None else looked + watch_s - time.monotonic()
+                    bell.wait(poll_s if busy else _until(next_due, waiting, look_s, watched, timed))
             finally:
                 os.close(fd)  # releases the lock
             # No lost wake-up: a hook that found the lock held wrote its job before it looked;
@@ -105,7 +109,27 @@ def serve(
             if not outbox.names(outbox_dir):
                 return
     finally:
+        bell.close()
         lanes.close()
+
+
+def _until(
+    next_due: int | None,
+    waiting: dict[str, dict[str, Any]],
+    look_s: float | None,
+    watched: list[str],
+    timed: int | None,
+) -> float:
+    """How long the sender may sleep with no send in flight (a hook's ring wakes it sooner): to
+    the first deadline of a job due, a waiting job's re-check, the next look at open alerts
+    (`look_s` from now), a timer's session (looked at no more often than the alerts)."""
+    now_ms = words.now_ms()
+    waits = [(next_due - now_ms) / 1000] if next_due is not None else []
+    if waiting:
+        waits.append(RECHECK_S)  # a job due later may be freed early (_waits)
+    if look_s is not None and (watched or timed is not None):
+        waits.append(look_s if watched else max(look_s, ((timed or 0) - now_ms) / 1000))
+    return min(waits) if waits else POLL_S
 
 
 def _drain_once(

@@ -14,7 +14,6 @@ from lookout import paths
 from lookout.errors import LookoutError
 from lookout.sound import manifest
 from lookout.sound.manifest import AUDIO_EXTENSIONS, is_pack_name, shown
-from lookout.sound.settings import spec_problem as spec_problem  # its home: settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,6 +65,17 @@ class PackError(LookoutError):
             hint="a pack is a directory with openpeon.json (CESP 1.0): see docs/notifications.md",
         )
         self.problems = problems
+
+
+def spec_problem(spec: str) -> str | None:
+    """Why a `pack` setting can name no pack, before the disk is asked (check-config's check of
+    the key, in a hook too: no disk read)."""
+    if is_pack_name(spec) or spec.startswith("/") or spec == "~" or spec.startswith("~/"):
+        return None
+    return (
+        "expected a pack name in ~/.openpeon/packs/ (a-z, 0-9, '_' and '-') or a path"
+        f" (/... or ~/...), got {shown(spec)}"
+    )
 
 
 def packs_dir() -> Path:

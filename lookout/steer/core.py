@@ -6,6 +6,7 @@ queues it), the way (its pane, else Claude Code's inbox socket), then delivers, 
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator
@@ -340,41 +341,28 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
     pane.press(where, "Enter")
 
 
-def _events_mark(state: str) -> tuple[int, int]:
-    """events.jsonl's (inode, size) now: what comes after is new."""
-    try:
-        st = os.stat(os.path.join(state, store.EVENTS))
-    except FileNotFoundError:
-        return 0, 0
-    return st.st_ino, st.st_size
+def _events_mark(state: str) -> store.Tail:
+    """A follower of events.jsonl from now (store.Tail): what comes after is new."""
+    tail = store.Tail(
+        os.path.join(state, store.EVENTS),
+        drain=functools.partial(reconcile.drain_quietly, state),  # a prompt's hook spooled
+    )
+    tail.to_end()
+    return tail
 
 
-def _new_lines(state: str, mark: tuple[int, int]) -> list[dict[str, Any]]:
+def _wait_prompt(state: str, session_id: str, mark: store.Tail, wait_s: float) -> bool:
+    """Whether the agent's prompt hook fired for the session (it took the message)."""
     from lookout.sessions import parse_line
 
-    path = os.path.join(state, store.EVENTS)
-    try:
-        with open(path, "rb") as f:
-            ino = os.fstat(f.fileno()).st_ino
-            f.seek(mark[1] if ino == mark[0] else 0)
-            data = f.read()
-    except FileNotFoundError:
-        return []
-    out = []
-    for raw in data.split(b"\n"):
-        record = parse_line(raw) if raw else None
-        if record is not None:
-            out.append(record)
-    return out
-
-
-def _wait_prompt(state: str, session_id: str, mark: tuple[int, int], wait_s: float) -> bool:
-    """Whether the agent's prompt hook fired for the session (it took the message)."""
     deadline = time.monotonic() + wait_s
     while True:
+        records = [parse_line(raw) for raw in mark.poll() or ()]
         if any(
-            r.get("session_id") == session_id and r.get("event") == "UserPromptSubmit"
-            for r in _new_lines(state, mark)
+            r is not None
+            and r.get("session_id") == session_id
+            and r.get("event") == "UserPromptSubmit"
+            for r in records
         ):
             return True
         if time.monotonic() > deadline:

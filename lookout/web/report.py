@@ -3,6 +3,7 @@ days (lookout report --json) and the same split by day, for the page's small cha
 
 from __future__ import annotations
 
+import threading
 import time
 
 from lookout import ledger, words
@@ -12,6 +13,18 @@ ROUTES = Routes()
 
 DAYS = 7
 DAY_MS = 86_400_000
+# The page asks every minute: each state directory's lines are read once, then only what was
+# appended (ledger.Kept; the week's log is up to 160 MiB).
+_KEPT: dict[str, ledger.Kept] = {}
+_KEPT_LOCK = threading.Lock()
+
+
+def _kept(state_dir: str) -> ledger.Kept:
+    with _KEPT_LOCK:
+        kept = _KEPT.get(state_dir)
+        if kept is None:
+            kept = _KEPT[state_dir] = ledger.Kept(state_dir)
+        return kept
 
 
 @ROUTES.route("GET", "/api/report")
@@ -21,7 +34,7 @@ def week(request: Request) -> Response:
     local = time.localtime(now_ms / 1000)
     midnight = int(time.mktime((*local[:3], 0, 0, 0, 0, 0, -1)) * 1000)
     since_ms = midnight - (DAYS - 1) * DAY_MS
-    history = ledger.read(request.app.state_dir, since_ms, now_ms)
+    history = _kept(request.app.state_dir).read(since_ms, now_ms)
     body = ledger.summarize(history, since_ms, now_ms)
     days = []
     for n in range(DAYS):

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from lookout import _jsonfast, store, words
 from lookout.sessions import STALE_AFTER_S, parse_line, present, public, short_ids
 
-BLOCK = 256 * 1024
 QUIET_S = 1.0
-ROTATED = store.DEFAULT_KEEP  # events.jsonl.1 .. .7, as the store keeps them
 
 
 class LocalSource:
@@ -106,52 +103,21 @@ def session_events(
     # Records are written compactly by _jsonfast: a byte search finds the session's lines
     # before anything is parsed, which keeps paging cheap in a 20 MB file of other sessions.
     needle = ('"session_id":' + _jsonfast.dumps(session_id)).encode("ascii")
-    base = os.path.join(state_dir, store.EVENTS)
+    tail = store.Tail(os.path.join(state_dir, store.EVENTS))
+    tail.to_end()
     found: list[dict[str, Any]] = []
-    for path in [base] + [f"{base}.{n}" for n in range(1, ROTATED + 1)]:
-        for raw in _lines_backwards(path):
-            if needle not in raw:
-                continue
-            record = parse_line(raw)
-            if record is None or record.get("session_id") != session_id:
-                continue
-            seq = record.get("seq")
-            if not isinstance(seq, int) or (before is not None and seq >= before):
-                continue
-            if len(found) == limit:
-                return found, found[-1]["seq"]
-            found.append(record)
-            if seq <= 1:
-                return found, None  # the session's first record: nothing older exists
+    for raw in tail.before():  # events.jsonl, then .1 .. .7: newest first
+        if needle not in raw:
+            continue
+        record = parse_line(raw)
+        if record is None or record.get("session_id") != session_id:
+            continue
+        seq = record.get("seq")
+        if not isinstance(seq, int) or (before is not None and seq >= before):
+            continue
+        if len(found) == limit:
+            return found, found[-1]["seq"]
+        found.append(record)
+        if seq <= 1:
+            return found, None  # the session's first record: nothing older exists
     return found, None
-
-
-def _lines_backwards(path: str) -> Iterator[bytes]:
-    """Whole lines from the end of the file; a torn last line (a writer killed) is skipped."""
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - closed in finally; a generator
-    except FileNotFoundError:
-        return
-    try:
-        pos = f.seek(0, os.SEEK_END)
-        if pos == 0:
-            return
-        f.seek(pos - 1)
-        torn = f.read(1) != b"\n"
-        rest = b""
-        while pos > 0:
-            step = min(BLOCK, pos)
-            pos -= step
-            f.seek(pos)
-            lines = (f.read(step) + rest).split(b"\n")
-            rest = lines.pop(0)  # may be cut by the block boundary: completed by the next block
-            for line in reversed(lines):
-                if torn:
-                    torn = False  # the first line from the end is the torn one (or b"")
-                    continue
-                if line:
-                    yield line
-        if rest and not torn:
-            yield rest
-    finally:
-        f.close()

@@ -30,6 +30,8 @@ PY = sys.executable
 # the main the half-copied-package failure was found on (no lookout/words.py yet).
 PREVIOUS_MAIN = "69338df"
 BEFORE_WORDS = "67db790"
+# The last main that was 0.1.0, with runtimes/ (its runtime.json says "lookout": "0.1.0").
+LAST_0_1_0 = "2f2823a"
 PASSWORD_ENV = "LOOKOUT_TEST_MQTT_PASSWORD"
 # What the loop fires, in turn, each for one of a few sessions of its own.
 LOOP = ("UserPromptSubmit", "PreToolUse-Bash", "PostToolUse-Bash", "Stop")
@@ -478,3 +480,34 @@ def test_an_older_install_py_over_this_runtime_works_too(world: Home, tmp_path: 
     assert current is not None and runtimes.intact(current)
     doctor = w.lookout("doctor")
     assert doctor.returncode == 0 and doctor.stdout.endswith("no problems found\n"), doctor.stdout
+
+
+@pytest.mark.real
+@pytest.mark.slow
+@pytest.mark.parametrize("old", [PREVIOUS_MAIN, LAST_0_1_0])
+def test_an_upgrade_says_from_which_version_and_where_the_changelog_is(
+    world: Home, tmp_path: Path, old: str
+) -> None:
+    """install.py over an older version names both and the changelog its runtime ships, from
+    the layout before runtimes/ (which was only ever 0.1.0) and from a runtime whose manifest
+    says 0.1.0; the same version again says nothing of the kind."""
+    from lookout import version
+    from lookout.install import runtimes
+
+    w = world
+    w.write_config(fleet=False)
+    done = w.install(checkout_of(old, tmp_path / "old"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "upgraded" not in done.stdout
+    done = w.install(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    current = runtimes.current(w.runtime)
+    assert current is not None and runtimes.intact(current)
+    changes = current / "CHANGELOG.md"
+    line = f"upgraded 0.1.0 -> {version.version()} (what changed: ~/{changes.relative_to(w.home)})"
+    assert line in done.stdout.splitlines()
+    assert changes.read_bytes() == (ROOT / "CHANGELOG.md").read_bytes()
+    assert f"\n## [{version.version()}] - " in changes.read_text()
+    done = w.install(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "upgraded" not in done.stdout

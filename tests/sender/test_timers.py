@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,39 @@ def test_a_lifted_usage_limit_is_alerted_once_with_no_reader(
     assert lifted["ts"] == store.rfc3339(_ms(failure["ts"]) + 2000)
     wait_for(lambda: not senders(state_dir), 60, "the sender to leave")
     assert len(calls(log)) == 1
+
+
+def _switches(pid: int) -> int:
+    """How often the process's main thread went to sleep of its own accord (each poll is one)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches")
+
+
+def test_a_sender_timers_hold_sleeps_until_a_hook_rings_it(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    """Stuck timers keep the sender up for stuck_after_s: it sleeps until its next deadline,
+    never polling the outbox (it polled every 0.2 s), and the hook that leaves it a job wakes it
+    (store.ring), so the alert goes out from that same sender."""
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}"]\n'
+        '[[rules]]\nwhen = ["stuck", "permission"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 600\n"
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")  # the timers hold the sender from now
+    (pid,) = wait_for(lambda: senders(state_dir), 60, "the sender")
+    wait_for(lambda: (state_dir / store.SENDER_BELL).exists(), 60, "the sender's bell")
+    before = _switches(pid)
+    time.sleep(2)  # a starved scheduler only lowers the count: the bound holds under load
+    assert _switches(pid) - before <= 3, "the sender woke up with nothing to do"
+    hook(state_dir, agent.pid, "PermissionRequest-Bash")
+    (sent,) = wait_for(lambda: calls(log), 60, "the permission alert")
+    assert sent[0] == "permission"
+    assert senders(state_dir) == [pid]  # woken, not replaced
 
 
 def _ms(stamp: str) -> int:

@@ -75,7 +75,7 @@ def test_a_damaged_or_newer_file_is_read_as_nothing_played(state_dir: Path) -> N
 
 SEND = """
 import json, pathlib, sys, time
-from lookout.sound import channel
+from lookout.channels import sound as channel
 go, state, pack = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 ch = {"pack": pack, "volume": 1.0, "categories": ["task.complete"]}
 msg = {"kind": "done", "intent": {"kind": "done"}, "update": False}

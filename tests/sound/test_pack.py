@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.sound import pack, settings
+from lookout.sound import pack
 from lookout.sound.pack import PackError, load_pack, pick_sound
 from tests.sound.standins import PACKS, SOUND, copy_pack
 
@@ -164,7 +164,7 @@ def test_a_name_is_looked_up_in_openpeon_packs(isolated_env: Path) -> None:
     ],
 )
 def test_what_a_pack_setting_may_be(spec: str, problem: str | None) -> None:
-    assert settings.spec_problem(spec) == problem
+    assert pack.spec_problem(spec) == problem
 
 
 def test_a_manifest_that_is_not_a_file_or_not_text(tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def test_the_default_pack_plays_through_the_real_aplay(
 ) -> None:
     """alsa-utils' aplay, the one sound card here ALSA's null device: the test's HOME has an
     ~/.asoundrc that makes it the default, so aplay runs with exactly lookout's argv."""
-    from lookout.sound import channel
+    from lookout.channels import sound as channel
 
     real = require_binary("aplay")
     box = players(tmp_path, monkeypatch)
