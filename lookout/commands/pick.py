@@ -134,10 +134,11 @@ def _server_of(client: str | None) -> str | None:
         return None
     state_dir = paths.state_dir()
     for s in load_sessions(state_dir):
-        socket = places.where(store.read_session(state_dir, s["session_id"]) or {}).get(
-            "tmux_socket"
-        )
-        if not socket:
+        snapshot = store.read_session(state_dir, s["session_id"])
+        if snapshot is None or not places.where(snapshot).get("tmux_socket"):
+            continue
+        socket, why = places.tmux_socket(snapshot)  # the checked path, never the recorded one
+        if why is not None:
             continue
         try:
             if any(c.name == client for c in tmux.clients(socket)):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lookout import paths, store
-from lookout.boundary import unsafe_socket
+from lookout.boundary import socket_path
 from lookout.errors import LookoutError
 from lookout.jump import tmux
 from lookout.jump.tmux import Pane
@@ -85,15 +85,21 @@ def where(snapshot: Mapping[str, object]) -> dict[str, str]:
     )
 
 
-def untrusted(snapshot: Mapping[str, object]) -> str | None:
-    """Why the session's recorded tmux socket is not this user's own (boundary.unsafe_socket),
-    or None. It comes from the hook's $TMUX, which a repository's settings can set (`env`): keys
-    sent there could reach another user's server. A socket no longer there is the server gone,
-    which the callers say as such."""
+def tmux_socket(snapshot: Mapping[str, object]) -> tuple[str, str | None]:
+    """(the session's recorded tmux socket as lookout connects to it: walked component by
+    component, every symlink resolved (boundary.socket_path); why lookout will not use it, or
+    None). It comes from the hook's $TMUX, which a repository's settings can set (`env`): keys
+    sent there could reach another user's server, and a tmux server can make a client write files
+    as you. Every call to tmux goes to the path returned, never to the recorded one: nothing
+    another user can change lies between the check and tmux's connect. A socket no longer there
+    (in a directory only you can write) is the server gone, which the callers say as such."""
     socket = where(snapshot).get("tmux_socket") or ""
-    if socket and os.path.isabs(socket) and not os.path.lexists(socket):
-        return None
-    return unsafe_socket(socket, "its tmux socket")
+    return socket_path(socket, "its tmux socket")
+
+
+def untrusted(snapshot: Mapping[str, object]) -> str | None:
+    """Why the session's recorded tmux socket is not this user's own (tmux_socket), or None."""
+    return tmux_socket(snapshot)[1]
 
 
 def locate_tmux(
@@ -101,17 +107,17 @@ def locate_tmux(
 ) -> Pane | None:
     """The session's tmux pane as its server knows it now; None when there is no recorded pane,
     the server is gone or the pane is, or the socket is not this user's own (untrusted).
-    `cache` (socket -> panes) saves a call per session."""
+    `cache` (socket -> panes) saves a call per session. The pane's `socket` is the checked path
+    (tmux_socket): what every later call to that server uses."""
     place = where(snapshot)
     socket, pane = place.get("tmux_socket"), place.get("tmux_pane")
     if not socket or not pane:
         return None
     cache = {} if cache is None else cache
-    if socket not in cache and untrusted(snapshot) is not None:
-        cache[socket] = None
     if socket not in cache:
+        path, why = tmux_socket(snapshot)
         try:
-            cache[socket] = tmux.panes(socket)
+            cache[socket] = tmux.panes(path) if why is None else None
         except (tmux.ServerGone, LookoutError):
             cache[socket] = None
     found = cache[socket]
@@ -121,7 +127,7 @@ def locate_tmux(
 def _require_tmux_pane(session: Mapping[str, Any]) -> Pane:
     place = where(session["snapshot"])
     socket, pane = place["tmux_socket"], place["tmux_pane"]
-    why = untrusted(session["snapshot"])
+    path, why = tmux_socket(session["snapshot"])
     if why is not None:
         raise LookoutError(
             f"{name(session)}: lookout will not use its tmux server: {why}",
@@ -129,7 +135,7 @@ def _require_tmux_pane(session: Mapping[str, Any]) -> Pane:
             " it): check where TMUX comes from",
         )
     try:
-        found = tmux.panes(socket)
+        found = tmux.panes(path)
     except tmux.ServerGone:
         raise LookoutError(
             f"{name(session)}: its tmux server is not running ({paths.tilde(socket)})",
@@ -243,9 +249,11 @@ def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> 
     the only one, on to the idle ones). From any other pane, an idle session's too, the order
     stays: the one waiting longest first."""
     first = where(usable[0]["snapshot"])
-    socket = first.get("tmux_socket")
-    if not socket:
+    if not first.get("tmux_socket"):
         return usable
+    socket, why = tmux_socket(usable[0]["snapshot"])
+    if why is not None:
+        return usable  # the jump itself refuses it, saying why
     try:
         current = choose_client(socket, client, caller).pane
     except (LookoutError, tmux.ServerGone):

@@ -267,12 +267,8 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
         found = pane.find(snapshot)
         if found is None:
             why_pane = "its tmux pane (or that tmux server) is gone"
-        elif not pane.runs_in(found, snapshot):
-            found = None
-            why_pane = (
-                f"its tmux pane does not run its {keys.title} process any more (or lookout"
-                " cannot tell that it does)"
-            )
+        elif (why_not := pane.not_agent(found, snapshot, keys)) is not None:
+            found, why_pane = None, why_not
     if found is not None:
         return "pane", found, None
     if via == "pane":

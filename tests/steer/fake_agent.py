@@ -18,7 +18,15 @@ RULE = "\u2500" * 40
 
 def main() -> None:
     log, mode, script, payload = sys.argv[1:5]
-    subprocess.run([sys.executable, "-I", "-S", script], input=payload.encode(), check=True)
+    # As the real clients: Claude Code names its process to its hooks, Codex's `notify` program
+    # gets the payload as its last argument.
+    env = {**os.environ, "CLAUDE_PID": str(os.getpid())}
+    if script.endswith("codex_notify.py"):
+        subprocess.run([sys.executable, "-I", "-S", script, payload], env=env, check=True)
+    else:
+        subprocess.run(
+            [sys.executable, "-I", "-S", script], input=payload.encode(), env=env, check=True
+        )
     tty.setraw(0)
     box = "my draft" if mode == "claude-draft" else ""
     if mode == "plain":

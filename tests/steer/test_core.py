@@ -451,6 +451,8 @@ if args[0] == "list-panes":
     print("%3\\x1fmain\\x1f1\\x1f$1")
 elif args[0] == "capture-pane":
     print("ready> " + (open(state).read() if os.path.exists(state) else ""))
+elif args[0] == "display-message" and "pane_current_command" in args[-1]:
+    print(os.environ.get("FAKE_TMUX_COMMAND", "gemini") + "\x1f")  # what the pane runs
 elif args[0] == "display-message":
     print(os.environ.get("FAKE_TMUX_PANE_PID", ""))
 elif args[0] == "send-keys" and "-l" in args:
