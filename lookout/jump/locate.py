@@ -177,6 +177,84 @@ def choose_client(socket: str, explicit: str | None, caller: bool) -> tmux.Clien
     return attached[0]
 
 
+# -- a pane of its own ---------------------------------------------------------------------------
+
+NO_DAEMON_HINT = (
+    "`codex --no-daemon` runs each Codex session in a process of its own, whose pane lookout"
+    " knows; until then, go to its window yourself"
+)
+
+
+def shared(
+    state_dir: str, snapshot: Mapping[str, object], held: Held | None = None
+) -> tuple[str, str] | None:
+    """(why, hint) when the session has no pane of its own, else None. The pane lookout records
+    is the one its hooks' process runs in; a process that serves several sessions (Codex's
+    shared `codex app-server`, started by the first Codex TUI and reused by every later one; or
+    any process another session not ended records too, with the same start) sits in the pane of
+    whichever window started it, so every pane action (say, interrupt, jump, pick, Focus) refuses
+    such a session rather than reach that window. A process that is gone shares nothing.
+    `held`: holders(state_dir), when a batch has read it already."""
+    from lookout.platform import current
+
+    pid, start = snapshot.get("pid"), snapshot.get("pid_start")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    system = current.get()
+    if system.alive(pid, start, snapshot.get("started_ms")) is not True:
+        return None
+    words = " ".join(system.cmdline(pid) or []).split()
+    daemon = (
+        len(words) > 1
+        and os.path.basename(words[0]).startswith("codex")
+        and words[1] == "app-server"
+    )
+    if daemon:
+        return (
+            "it has no pane of its own: its hooks run in Codex's shared `codex app-server`"
+            f" (pid {pid}), which serves every Codex session started while it runs, in the pane"
+            " of the window that started it",
+            NO_DAEMON_HINT,
+        )
+    held = holders(state_dir) if held is None else held
+    others = held.get((pid, start), set()) - {snapshot.get("session_id")}
+    if not others:
+        return None
+    short = ", ".join(sorted(str(o)[:8] for o in others))
+    return (
+        f"it has no pane of its own: its process (pid {pid}) serves another session too"
+        f" ({short}), in the pane of whichever window started it",
+        NO_DAEMON_HINT if snapshot.get("agent") == "codex" else "go to its window yourself",
+    )
+
+
+Held = dict[tuple[object, object], set[object]]
+
+
+def holders(state_dir: str) -> Held:
+    """(pid, start) -> the sessions not ended that record that process: read once for a batch."""
+    directory = os.path.join(state_dir, store.SESSIONS)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return {}
+    found: Held = {}
+    for file in names:
+        if not file.endswith(".json") or file.startswith("."):
+            continue
+        other = store.read_json(os.path.join(directory, file))
+        if isinstance(other, dict) and other.get("status") != "ended" and other.get("pid"):
+            key = (other.get("pid"), other.get("pid_start"))
+            found.setdefault(key, set()).add(other.get("session_id"))
+    return found
+
+
+def _refuse_shared(state_dir: str, session: Mapping[str, Any]) -> None:
+    found = shared(state_dir, session["snapshot"])
+    if found is not None:
+        raise LookoutError(f"{name(session)}: {found[0]}", hint=found[1])
+
+
 # -- the jump ---------------------------------------------------------------------------------
 
 
@@ -206,8 +284,13 @@ def jump(
     usable = [s for s in found if reachable(s["snapshot"])]
     if not usable:
         raise _nowhere(found[0])
+    if query is None:  # the attention cycle passes over a session with no pane of its own
+        held = holders(state_dir)
+        own = [s for s in usable if shared(state_dir, s["snapshot"], held) is None]
+        usable = own or usable[:1]
     if query is None and len(usable) > 1:  # --print says where the jump itself would go
         usable = _next_after_current(usable, client, caller)
+    _refuse_shared(state_dir, usable[0])
     return _go(usable[0], client, caller, print_only)
 
 
@@ -226,6 +309,7 @@ def jump_to(session_id: str, *, client: str | None = None, state_dir: str | None
     }
     if not reachable(snapshot):
         raise _nowhere(session)
+    _refuse_shared(state_dir, session)
     return _go(session, client, False, False)
 
 
@@ -346,9 +430,15 @@ def _wezterm(sid: str, project: str, place: dict[str, str], print_only: bool) ->
 
 def tmux_json(sessions: Sequence[Row] | Sequence[dict[str, Any]], state_dir: str) -> None:
     """Add `tmux` ({socket, pane, session, window} resolved live, or None) to each session of
-    `lookout status --json`: one tmux call per server."""
+    `lookout status --json`: one tmux call per server. None for a session with no pane of its
+    own (shared)."""
     cache: dict[str, dict[str, Pane] | None] = {}
+    held: Held | None = None
     for s in sessions:
         snapshot = store.read_session(state_dir, s["session_id"])
         pane = locate_tmux(snapshot, cache) if snapshot else None
+        if pane is not None and snapshot and snapshot.get("pid"):
+            held = holders(state_dir) if held is None else held
+            if shared(state_dir, snapshot, held) is not None:
+                pane = None  # the pane of another session's window: not where this one is
         s["tmux"] = pane.as_json() if pane else None

@@ -40,6 +40,12 @@ def recorded(snapshot: Mapping[str, object]) -> bool:
     return bool(place.get("tmux_socket") and place.get("tmux_pane"))
 
 
+def shared(state_dir: str, snapshot: Mapping[str, object]) -> tuple[str, str] | None:
+    """(why, hint) when the session has no pane of its own (its process serves several sessions:
+    locate.shared), else None."""
+    return locate.shared(state_dir, snapshot)
+
+
 def unsafe(snapshot: Mapping[str, object]) -> str | None:
     """Why the session's recorded tmux server may not be typed into (not this user's own
     socket: locate.untrusted), or None."""
