@@ -255,7 +255,7 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
     snapshot: dict[str, Any] = dict(store.read_session(state, row["session_id"]) or {})
     found: Pane | None = None
     why_pane = "lookout knows no tmux pane for it (it was not started inside tmux)"
-    pane_hint = _PANE_HINT
+    pane_hint: str | None = None  # what to do when the pane cannot be used, where it says more
     if via in (None, "pane") and pane.recorded(snapshot):
         unsafe = pane.unsafe(snapshot)
         if unsafe is not None:
@@ -265,11 +265,11 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
                 hint="its hooks recorded that server from $TMUX (a project's settings `env` can set"
                 " it): type into the session yourself, and check where TMUX comes from",
             )
-        no_pane = pane.shared(state, snapshot)
+        no_pane = pane.shared(state, snapshot)  # its process serves several sessions
+        found = pane.find(snapshot) if no_pane is None else None
         if no_pane is not None:
-            raise SteerError("no_way", f"{session_name(row)}: {no_pane[0]}", hint=no_pane[1])
-        found = pane.find(snapshot)
-        if found is None:
+            why_pane, pane_hint = no_pane
+        elif found is None:
             why_pane = "its tmux pane (or that tmux server) is gone"
         elif (why_not := pane.not_agent(found, snapshot, keys)) is not None:
             found, why_pane, pane_hint = None, why_not, _NOT_AGENT_HINT
@@ -279,10 +279,10 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
         raise SteerError(
             "no_way",
             f"{session_name(row)}: {why_pane}",
-            hint="--via socket (Claude Code only)" if keys.socket else None,
+            hint="--via socket (Claude Code only)" if keys.socket else pane_hint,
         )
     if not keys.socket:
-        raise SteerError("no_way", f"{session_name(row)}: {why_pane}", hint=pane_hint)
+        raise SteerError("no_way", f"{session_name(row)}: {why_pane}", hint=pane_hint or _PANE_HINT)
     entry = inbox.entry(row["session_id"])
     why_socket = inbox.usable(entry)
     if why_socket is not None:
