@@ -433,12 +433,24 @@ def tmux_json(sessions: Sequence[Row] | Sequence[dict[str, Any]], state_dir: str
     `lookout status --json`: one tmux call per server. None for a session with no pane of its
     own (shared)."""
     cache: dict[str, dict[str, Pane] | None] = {}
-    held: Held | None = None
+    held: dict[str, Held] = {}
     for s in sessions:
         snapshot = store.read_session(state_dir, s["session_id"])
-        pane = locate_tmux(snapshot, cache) if snapshot else None
-        if pane is not None and snapshot and snapshot.get("pid"):
-            held = holders(state_dir) if held is None else held
-            if shared(state_dir, snapshot, held) is not None:
-                pane = None  # the pane of another session's window: not where this one is
+        pane = own_pane(state_dir, snapshot, cache, held) if snapshot else None
         s["tmux"] = pane.as_json() if pane else None
+
+
+def own_pane(
+    state_dir: str,
+    snapshot: Mapping[str, object],
+    cache: dict[str, dict[str, Pane] | None],
+    held: dict[str, Held],
+) -> Pane | None:
+    """locate_tmux, but None for a session with no pane of its own (shared): what `status
+    --json` and the fleet bridge show. `held` keeps holders() by state directory for a batch."""
+    pane = locate_tmux(snapshot, cache)
+    if pane is None or not snapshot.get("pid"):
+        return pane
+    if state_dir not in held:
+        held[state_dir] = holders(state_dir)
+    return None if shared(state_dir, snapshot, held[state_dir]) is not None else pane
