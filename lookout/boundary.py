@@ -91,7 +91,7 @@ def socket_path(path: str, what: str) -> tuple[str, str | None]:
     uid = os.geteuid()
     here, here_st = "/", os.stat("/")
     why = _directory(here, here_st, uid)
-    todo = [part for part in path.split("/") if part not in ("", ".")]
+    todo = _parts(path)
     links = 0
     while todo and why is None:
         part = todo.pop(0)
@@ -104,9 +104,7 @@ def socket_path(path: str, what: str) -> tuple[str, str | None]:
             st = os.lstat(entry)
             target = os.readlink(entry) if stat.S_ISLNK(st.st_mode) else ""
         except FileNotFoundError:
-            if here_st.st_mode & 0o022:  # sticky, but others may create what is not there
-                return entry, f"{what} {path}: {entry} is not there, and others can write {here}"
-            return os.path.join(entry, *todo), None
+            return _missing(f"{what} {path}", here, here_st, entry, todo)
         except OSError as exc:
             return path, f"{what} {path}: {entry} cannot be read ({exc.strerror})"
         why = _entry(here, here_st, entry, st, uid)
@@ -120,7 +118,7 @@ def socket_path(path: str, what: str) -> tuple[str, str | None]:
                 return path, f"{what} {path} goes through more than {_MAX_LINKS} symlinks"
             if target.startswith("/"):
                 here, here_st = "/", os.stat("/")
-            todo = [p for p in target.split("/") if p not in ("", ".")] + todo
+            todo = _parts(target) + todo
         elif todo:
             if not stat.S_ISDIR(st.st_mode):
                 return path, f"{what} {path}: {entry} is not a directory"
@@ -130,6 +128,20 @@ def socket_path(path: str, what: str) -> tuple[str, str | None]:
             here = entry
             why = _socket(entry, st, uid)
     return here, why
+
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _missing(
+    what: str, here: str, here_st: os.stat_result, entry: str, todo: list[str]
+) -> tuple[str, str | None]:
+    """A component that is not there: the server is gone, unless someone else could make it
+    appear (its directory is sticky and others can write it)."""
+    if here_st.st_mode & 0o022:
+        return entry, f"{what}: {entry} is not there, and others can write {here}"
+    return os.path.join(entry, *todo), None
 
 
 def _directory(directory: str, st: os.stat_result, uid: int) -> str | None:
