@@ -64,23 +64,111 @@ def visible(text: object, keep_newlines: bool = False) -> str:
 
 def unsafe_socket(path: str, what: str) -> str | None:
     """Why lookout may not talk to the Unix socket at `path` (a path another party could have
-    chosen: a registry file, a hook's $TMUX), or None: it must be absolute, a socket itself (no
-    symlink), owned by this user, in a directory owned by this user (or root) that no one else can
-    write. `what` names it in the answer ("its inbox socket", "its tmux socket")."""
+    chosen: a registry file, a hook's $TMUX), or None: see socket_path; a socket that is not
+    there is a reason too."""
+    resolved, why = socket_path(path, what)
+    if why is None and not os.path.lexists(resolved):
+        return f"{what} {path} is not there"
+    return why
+
+
+# How many symlinks one path may go through (Linux's own limit, MAXSYMLINKS).
+_MAX_LINKS = 40
+
+
+def socket_path(path: str, what: str) -> tuple[str, str | None]:
+    """(the path to connect to, why lookout may not: None when it may). The path is walked one
+    component at a time from `/`, as the kernel does, symlinks followed: every directory on the
+    way is owned by this user or root and no one else can write it (unless it is sticky, and then
+    what lookout goes through below it is this user's or root's), every symlink is this user's or
+    root's, and the last component is a socket (not a symlink to one) of this user's own. The
+    path returned has no symlink left in it, so nothing another user can change lies between this
+    check and the connect() that uses it. A socket, or a directory, that is not there is checked
+    the same way (its directory must be one no one else can write: no one else can make it
+    appear) and returned as it would be: the caller's connect says the server is gone."""
     if not os.path.isabs(path):
-        return f"{what} {path!r} is not an absolute path"
+        return path, f"{what} {path!r} is not an absolute path"
     uid = os.geteuid()
-    try:
-        st = os.lstat(path)
-        parent = os.stat(os.path.dirname(path))
-    except OSError as exc:
-        return f"{what} {path} is not there ({exc.strerror})"
+    here, here_st = "/", os.stat("/")
+    why = _directory(here, here_st, uid)
+    todo = _parts(path)
+    links = 0
+    while todo and why is None:
+        part = todo.pop(0)
+        if part == "..":
+            here = os.path.dirname(here)  # checked on the way down
+            here_st = os.stat(here)
+            continue
+        entry = os.path.join(here, part)
+        try:
+            st = os.lstat(entry)
+            target = os.readlink(entry) if stat.S_ISLNK(st.st_mode) else ""
+        except FileNotFoundError:
+            return _missing(f"{what} {path}", here, here_st, entry, todo)
+        except OSError as exc:
+            return path, f"{what} {path}: {entry} cannot be read ({exc.strerror})"
+        why = _entry(here, here_st, entry, st, uid)
+        if why is not None:
+            break
+        if target and not todo:
+            return entry, f"{entry} is not a socket"  # the socket itself, never a link to one
+        if target:
+            links += 1
+            if links > _MAX_LINKS:
+                return path, f"{what} {path} goes through more than {_MAX_LINKS} symlinks"
+            if target.startswith("/"):
+                here, here_st = "/", os.stat("/")
+            todo = _parts(target) + todo
+        elif todo:
+            if not stat.S_ISDIR(st.st_mode):
+                return path, f"{what} {path}: {entry} is not a directory"
+            why = _directory(entry, st, uid)
+            here, here_st = entry, st
+        else:
+            here = entry
+            why = _socket(entry, st, uid)
+    return here, why
+
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _missing(
+    what: str, here: str, here_st: os.stat_result, entry: str, todo: list[str]
+) -> tuple[str, str | None]:
+    """A component that is not there: the server is gone, unless someone else could make it
+    appear (its directory is sticky and others can write it)."""
+    if here_st.st_mode & 0o022:
+        return entry, f"{what}: {entry} is not there, and others can write {here}"
+    return os.path.join(entry, *todo), None
+
+
+def _directory(directory: str, st: os.stat_result, uid: int) -> str | None:
+    if st.st_uid not in (uid, 0):
+        return f"{directory} is owned by uid {st.st_uid}, not by you or root"
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        return f"{directory} can be written by another user"
+    return None
+
+
+def _entry(
+    directory: str, directory_st: os.stat_result, entry: str, st: os.stat_result, uid: int
+) -> str | None:
+    """What lookout goes through in `directory`: in a sticky one that others can write, only an
+    entry of this user's or root's is safe from being removed and replaced."""
+    if stat.S_ISLNK(st.st_mode) and st.st_uid not in (uid, 0):
+        return f"{entry} is a symlink owned by uid {st.st_uid}, not by you or root"
+    if st.st_uid not in (uid, 0) and directory_st.st_mode & 0o022:
+        return f"{entry} is owned by uid {st.st_uid}, in {directory}, which others can write"
+    return None
+
+
+def _socket(path: str, st: os.stat_result, uid: int) -> str | None:
     if not stat.S_ISSOCK(st.st_mode):
         return f"{path} is not a socket"
     if st.st_uid != uid:
         return f"{path} is owned by uid {st.st_uid}, not by you"
-    if parent.st_uid not in (uid, 0) or parent.st_mode & 0o022:
-        return f"{os.path.dirname(path)} can be written by another user"
     return None
 
 

@@ -19,6 +19,8 @@ CHILD_HOOKS = frozenset({"codex", "gemini", "opencode"})
 # What a client starts a hook command with: never the agent itself.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
 _DEPTH = 3
+# Agents that run a notify program of lookout's (runner.run_notify) as their own child.
+NOTIFY_AGENTS = frozenset({"codex"})
 
 
 def stat(pid: int) -> tuple[str, str, int, int] | None:
@@ -40,6 +42,22 @@ def stat(pid: int) -> tuple[str, str, int, int] | None:
         return name, fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def cmdline(pid: int) -> list[str] | None:
+    """The argv of a process from /proc (what it shows there: a process may rewrite it), None
+    when /proc has no such process or hides it (a kernel thread has none: [])."""
+    try:
+        fd = posix.open(f"{PROC}/{pid}/cmdline", posix.O_RDONLY | posix.O_CLOEXEC)
+        try:
+            data = b""
+            while chunk := posix.read(fd, 65536):
+                data += chunk
+        finally:
+            posix.close(fd)
+    except OSError:
+        return None
+    return [a.decode("utf-8", "replace") for a in data.rstrip(b"\0").split(b"\0")] if data else []
 
 
 # A client kills a hook past its timeout (hookspec.TIMEOUT_S): a start further back than this is
@@ -88,6 +106,20 @@ def of_hook(agent: str, claude_pid: int | None) -> tuple[int, int | None]:
             return pid, start
         pid = parent
     return 0, None
+
+
+def of_notify(agent: str) -> tuple[int, int | None]:
+    """(pid, start time) of the agent that started this notify program (Codex's legacy `notify`),
+    (0, None) when its parent is not that agent: the agent does not wait for its notify program,
+    which may outlive it (its parent then is whoever adopted it). The agent is the parent only
+    when that process is named after it (`codex`; a native build may add `-<target>`)."""
+    if agent not in NOTIFY_AGENTS:
+        return 0, None
+    pid = posix.getppid()
+    found = stat(pid) if pid > 1 else None
+    if found is None or not (found[0] == agent or found[0].startswith(agent + "-")):
+        return 0, None
+    return pid, found[3]
 
 
 def alive(pid: object, start: object = None) -> bool | None:

@@ -251,9 +251,11 @@ def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping
         return
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # a notify program's parent is that agent, not Claude
-    # No pid (find_process): the agent does not wait for its notify program, which may outlive
-    # it (its parent then is whoever adopted it).
-    record(_jsonfast.dumps(payload).encode("ascii"), None, ts_ms, state_dir, agent_env)
+    # Its parent, where that is the agent (procs.of_notify): without a pid, nothing tells that
+    # the session's pane still runs the agent (steering then asks tmux what the pane runs).
+    raw_payload = _jsonfast.dumps(payload).encode("ascii")
+    process = procs.of_notify(agent)
+    record_parsed(payload, raw_payload, None, ts_ms, state_dir, agent_env, process=process)
 
 
 def _silence() -> None:
@@ -288,12 +290,13 @@ def record_parsed(
     state_dir: str,
     env: Mapping[str, str],
     find_process: bool = False,
+    process: tuple[int, int | None] | None = None,
 ) -> None:
     if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
         # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
         # (install.py --agent cursor) report that session; a Claude session would be a lie.
         return
-    _record_payload(payload, raw, event_name, ts_ms, state_dir, env, find_process)
+    _record_payload(payload, raw, event_name, ts_ms, state_dir, env, find_process, process)
 
 
 def _record_payload(
@@ -304,9 +307,11 @@ def _record_payload(
     state_dir: str,
     env: Mapping[str, str],
     find_process: bool = False,
+    process: tuple[int, int | None] | None = None,
 ) -> None:
     """`find_process`: the caller is a hook its agent started (not a notify program, a test or
-    a fixture builder calling in): the agent is the hook's parent process."""
+    a fixture builder calling in): the agent is the hook's parent process. `process`: the
+    agent's (pid, start) as the caller found it (a notify program's parent: procs.of_notify)."""
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")
@@ -314,13 +319,13 @@ def _record_payload(
     if not event["session_id"]:
         store.log_error(state_dir, f"hook {event['name']}: payload has no session_id; ignored")
         return
-    if find_process:
+    if find_process or process is not None:
         # The agent's process, for readers to tell a session that died at a dialog (kill -9, a
         # closed terminal) from one that waits. Not at SessionEnd (the agent may be gone
         # already): the session keeps the one recorded before.
         pid, start = (0, None)
         if event["name"] != "SessionEnd":
-            pid, start = procs.of_hook(event["agent"], event["pid"])
+            pid, start = process or procs.of_hook(event["agent"], event["pid"])
         event["pid"], event["pid_start"] = (pid, start) if pid else (None, None)
     try:
         with store.Locked(state_dir) as st:

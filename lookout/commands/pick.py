@@ -75,6 +75,7 @@ def items(state_dir: str, socket: str | None) -> list[Item]:
     for s in sessions:
         s["snapshot"] = store.read_session(state_dir, s["session_id"]) or {}
     cache: dict[str, dict[str, tmux.Pane] | None] = {}
+    held = places.holders(state_dir)
     names = [_name(s, sessions) for s in sessions]
     project_w = max((len(n) for n in names), default=0)
     status_w = max((len(_status(s)) for s in sessions), default=0)
@@ -88,6 +89,8 @@ def items(state_dir: str, socket: str | None) -> list[Item]:
             out.append(Item(label, key, None, "not in tmux"))
         elif pane is None:
             out.append(Item(label, key, None, "pane gone"))
+        elif places.shared(state_dir, s["snapshot"], held) is not None:
+            out.append(Item(label, key, None, "no pane of its own: see lookout jump"))
         elif socket is not None and not tmux.same_server(pane.socket, socket):
             out.append(Item(label, key, None, "another tmux server"))
         else:
@@ -150,10 +153,11 @@ def _server_of(client: str | None) -> str | None:
         return None
     state_dir = paths.state_dir()
     for s in load_sessions(state_dir):
-        socket = places.where(store.read_session(state_dir, s["session_id"]) or {}).get(
-            "tmux_socket"
-        )
-        if not socket:
+        snapshot = store.read_session(state_dir, s["session_id"])
+        if snapshot is None or not places.where(snapshot).get("tmux_socket"):
+            continue
+        socket, why = places.tmux_socket(snapshot)  # the checked path, never the recorded one
+        if why is not None:
             continue
         try:
             if any(c.name == client for c in tmux.clients(socket)):

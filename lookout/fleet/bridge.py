@@ -444,6 +444,7 @@ class Bridge:
         now = words.now_ms()
         infos = []
         panes: dict[str, Any] = {}  # one tmux call per server for the whole batch
+        held: dict[str, Any] = {}  # which process each session records, read once
         for sid in sorted(ids):
             snapshot = store.read_session(self.state_dir, sid)
             topic = topics.session(cfg.topic_prefix, cfg.host, sid)
@@ -456,7 +457,7 @@ class Bridge:
                 continue
             shown = present(dict(snapshot), now, STALE_AFTER_S)
             # Where its pane is now, as `status --json` says: only this host can ask its tmux.
-            pane = locate.locate_tmux(snapshot, panes)
+            pane = locate.own_pane(self.state_dir, snapshot, panes, held)
             shown["tmux"] = pane.as_json() if pane else None
             body = payload.encode(payload.session_message(shown, cfg.host, cfg.content))
             d = payload.digest(body)

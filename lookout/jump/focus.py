@@ -29,8 +29,8 @@ def focus_mark(state_dir: str, intent: Intent) -> object | None:
         return None
     from lookout.jump import locate as jump
 
-    if not jump.reachable(snap):
-        return None
+    if not jump.reachable(snap) or jump.shared(state_dir, snap) is not None:
+        return None  # no Focus where it would land on another session's window
     if intent["kind"] == "done":
         return ("turn", (snap.get("turn") or {}).get("started_ms"))
     return ("episode", intent.get("episode"))

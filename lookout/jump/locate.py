@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lookout import paths, store
-from lookout.boundary import unsafe_socket
+from lookout.boundary import socket_path
 from lookout.errors import LookoutError
 from lookout.jump import tmux
 from lookout.jump.tmux import Pane
@@ -85,15 +85,21 @@ def where(snapshot: Mapping[str, object]) -> dict[str, str]:
     )
 
 
-def untrusted(snapshot: Mapping[str, object]) -> str | None:
-    """Why the session's recorded tmux socket is not this user's own (boundary.unsafe_socket),
-    or None. It comes from the hook's $TMUX, which a repository's settings can set (`env`): keys
-    sent there could reach another user's server. A socket no longer there is the server gone,
-    which the callers say as such."""
+def tmux_socket(snapshot: Mapping[str, object]) -> tuple[str, str | None]:
+    """(the session's recorded tmux socket as lookout connects to it: walked component by
+    component, every symlink resolved (boundary.socket_path); why lookout will not use it, or
+    None). It comes from the hook's $TMUX, which a repository's settings can set (`env`): keys
+    sent there could reach another user's server, and a tmux server can make a client write files
+    as you. Every call to tmux goes to the path returned, never to the recorded one: nothing
+    another user can change lies between the check and tmux's connect. A socket no longer there
+    (in a directory only you can write) is the server gone, which the callers say as such."""
     socket = where(snapshot).get("tmux_socket") or ""
-    if socket and os.path.isabs(socket) and not os.path.lexists(socket):
-        return None
-    return unsafe_socket(socket, "its tmux socket")
+    return socket_path(socket, "its tmux socket")
+
+
+def untrusted(snapshot: Mapping[str, object]) -> str | None:
+    """Why the session's recorded tmux socket is not this user's own (tmux_socket), or None."""
+    return tmux_socket(snapshot)[1]
 
 
 def locate_tmux(
@@ -101,17 +107,17 @@ def locate_tmux(
 ) -> Pane | None:
     """The session's tmux pane as its server knows it now; None when there is no recorded pane,
     the server is gone or the pane is, or the socket is not this user's own (untrusted).
-    `cache` (socket -> panes) saves a call per session."""
+    `cache` (socket -> panes) saves a call per session. The pane's `socket` is the checked path
+    (tmux_socket): what every later call to that server uses."""
     place = where(snapshot)
     socket, pane = place.get("tmux_socket"), place.get("tmux_pane")
     if not socket or not pane:
         return None
     cache = {} if cache is None else cache
-    if socket not in cache and untrusted(snapshot) is not None:
-        cache[socket] = None
     if socket not in cache:
+        path, why = tmux_socket(snapshot)
         try:
-            cache[socket] = tmux.panes(socket)
+            cache[socket] = tmux.panes(path) if why is None else None
         except (tmux.ServerGone, LookoutError):
             cache[socket] = None
     found = cache[socket]
@@ -121,7 +127,7 @@ def locate_tmux(
 def _require_tmux_pane(session: Mapping[str, Any]) -> Pane:
     place = where(session["snapshot"])
     socket, pane = place["tmux_socket"], place["tmux_pane"]
-    why = untrusted(session["snapshot"])
+    path, why = tmux_socket(session["snapshot"])
     if why is not None:
         raise LookoutError(
             f"{name(session)}: lookout will not use its tmux server: {why}",
@@ -129,7 +135,7 @@ def _require_tmux_pane(session: Mapping[str, Any]) -> Pane:
             " it): check where TMUX comes from",
         )
     try:
-        found = tmux.panes(socket)
+        found = tmux.panes(path)
     except tmux.ServerGone:
         raise LookoutError(
             f"{name(session)}: its tmux server is not running ({paths.tilde(socket)})",
@@ -171,6 +177,84 @@ def choose_client(socket: str, explicit: str | None, caller: bool) -> tmux.Clien
     return attached[0]
 
 
+# -- a pane of its own ---------------------------------------------------------------------------
+
+NO_DAEMON_HINT = (
+    "`codex --no-daemon` runs each Codex session in a process of its own, whose pane lookout"
+    " knows; until then, go to its window yourself"
+)
+
+
+def shared(
+    state_dir: str, snapshot: Mapping[str, object], held: Held | None = None
+) -> tuple[str, str] | None:
+    """(why, hint) when the session has no pane of its own, else None. The pane lookout records
+    is the one its hooks' process runs in; a process that serves several sessions (Codex's
+    shared `codex app-server`, started by the first Codex TUI and reused by every later one; or
+    any process another session not ended records too, with the same start) sits in the pane of
+    whichever window started it, so every pane action (say, interrupt, jump, pick, Focus) refuses
+    such a session rather than reach that window. A process that is gone shares nothing.
+    `held`: holders(state_dir), when a batch has read it already."""
+    from lookout.platform import current
+
+    pid, start = snapshot.get("pid"), snapshot.get("pid_start")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    system = current.get()
+    if system.alive(pid, start, snapshot.get("started_ms")) is not True:
+        return None
+    words = " ".join(system.cmdline(pid) or []).split()
+    daemon = (
+        len(words) > 1
+        and os.path.basename(words[0]).startswith("codex")
+        and words[1] == "app-server"
+    )
+    if daemon:
+        return (
+            "it has no pane of its own: its hooks run in Codex's shared `codex app-server`"
+            f" (pid {pid}), which serves every Codex session started while it runs, in the pane"
+            " of the window that started it",
+            NO_DAEMON_HINT,
+        )
+    held = holders(state_dir) if held is None else held
+    others = held.get((pid, start), set()) - {snapshot.get("session_id")}
+    if not others:
+        return None
+    short = ", ".join(sorted(str(o)[:8] for o in others))
+    return (
+        f"it has no pane of its own: its process (pid {pid}) serves another session too"
+        f" ({short}), in the pane of whichever window started it",
+        NO_DAEMON_HINT if snapshot.get("agent") == "codex" else "go to its window yourself",
+    )
+
+
+Held = dict[tuple[object, object], set[object]]
+
+
+def holders(state_dir: str) -> Held:
+    """(pid, start) -> the sessions not ended that record that process: read once for a batch."""
+    directory = os.path.join(state_dir, store.SESSIONS)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return {}
+    found: Held = {}
+    for file in names:
+        if not file.endswith(".json") or file.startswith("."):
+            continue
+        other = store.read_json(os.path.join(directory, file))
+        if isinstance(other, dict) and other.get("status") != "ended" and other.get("pid"):
+            key = (other.get("pid"), other.get("pid_start"))
+            found.setdefault(key, set()).add(other.get("session_id"))
+    return found
+
+
+def _refuse_shared(state_dir: str, session: Mapping[str, Any]) -> None:
+    found = shared(state_dir, session["snapshot"])
+    if found is not None:
+        raise LookoutError(f"{name(session)}: {found[0]}", hint=found[1])
+
+
 # -- the jump ---------------------------------------------------------------------------------
 
 
@@ -200,8 +284,13 @@ def jump(
     usable = [s for s in found if reachable(s["snapshot"])]
     if not usable:
         raise _nowhere(found[0])
+    if query is None:  # the attention cycle passes over a session with no pane of its own
+        held = holders(state_dir)
+        own = [s for s in usable if shared(state_dir, s["snapshot"], held) is None]
+        usable = own or usable[:1]
     if query is None and len(usable) > 1:  # --print says where the jump itself would go
         usable = _next_after_current(usable, client, caller)
+    _refuse_shared(state_dir, usable[0])
     return _go(usable[0], client, caller, print_only)
 
 
@@ -220,6 +309,7 @@ def jump_to(session_id: str, *, client: str | None = None, state_dir: str | None
     }
     if not reachable(snapshot):
         raise _nowhere(session)
+    _refuse_shared(state_dir, session)
     return _go(session, client, False, False)
 
 
@@ -243,9 +333,11 @@ def _next_after_current(usable: list[Row], client: str | None, caller: bool) -> 
     the only one, on to the idle ones). From any other pane, an idle session's too, the order
     stays: the one waiting longest first."""
     first = where(usable[0]["snapshot"])
-    socket = first.get("tmux_socket")
-    if not socket:
+    if not first.get("tmux_socket"):
         return usable
+    socket, why = tmux_socket(usable[0]["snapshot"])
+    if why is not None:
+        return usable  # the jump itself refuses it, saying why
     try:
         current = choose_client(socket, client, caller).pane
     except (LookoutError, tmux.ServerGone):
@@ -338,9 +430,27 @@ def _wezterm(sid: str, project: str, place: dict[str, str], print_only: bool) ->
 
 def tmux_json(sessions: Sequence[Row] | Sequence[dict[str, Any]], state_dir: str) -> None:
     """Add `tmux` ({socket, pane, session, window} resolved live, or None) to each session of
-    `lookout status --json`: one tmux call per server."""
+    `lookout status --json`: one tmux call per server. None for a session with no pane of its
+    own (shared)."""
     cache: dict[str, dict[str, Pane] | None] = {}
+    held: dict[str, Held] = {}
     for s in sessions:
         snapshot = store.read_session(state_dir, s["session_id"])
-        pane = locate_tmux(snapshot, cache) if snapshot else None
+        pane = own_pane(state_dir, snapshot, cache, held) if snapshot else None
         s["tmux"] = pane.as_json() if pane else None
+
+
+def own_pane(
+    state_dir: str,
+    snapshot: Mapping[str, object],
+    cache: dict[str, dict[str, Pane] | None],
+    held: dict[str, Held],
+) -> Pane | None:
+    """locate_tmux, but None for a session with no pane of its own (shared): what `status
+    --json` and the fleet bridge show. `held` keeps holders() by state directory for a batch."""
+    pane = locate_tmux(snapshot, cache)
+    if pane is None or not snapshot.get("pid"):
+        return pane
+    if state_dir not in held:
+        held[state_dir] = holders(state_dir)
+    return None if shared(state_dir, snapshot, held[state_dir]) is not None else pane

@@ -192,6 +192,11 @@ class Platform:
         found = procs.stat(pid)
         return found[2] if found else None
 
+    def cmdline(self, pid: int) -> list[str] | None:
+        """The argv of process `pid` (as the process shows it: it may rewrite its own), None
+        when unknown."""
+        return procs.cmdline(pid)
+
     def started_ms(self, pid: int) -> int | None:
         """When a process started (epoch ms, to the second), None when unknown: its start in
         clock ticks after boot (/proc/<pid>/stat) past the boot time (/proc/stat `btime`)."""

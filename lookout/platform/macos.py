@@ -228,6 +228,13 @@ class MacOS(Platform):
             return None
         return int(out) if out.isdigit() else None
 
+    def cmdline(self, pid: int) -> list[str] | None:
+        try:
+            out = run(["ps", "-ww", "-o", "command=", "-p", str(pid)], 10).strip()
+        except (PlatformError, subprocess.TimeoutExpired):
+            return None
+        return command_argv(out) if out else None
+
     def bridge_service(self) -> Service | None:
         from lookout.platform import launchd
 

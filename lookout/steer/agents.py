@@ -38,6 +38,15 @@ class Keys:
     # Its interrupt key in an open dialog answers it as No, as checked with the real client
     # (`interrupt` then presses it and says so); False: not checked, `interrupt` refuses there.
     esc_denies: bool = False
+    # The names its process goes by in a pane (tmux's #{pane_current_command}; or, run by an
+    # interpreter below, its script's name): a pane whose session has no recorded pid is typed
+    # into only while it runs one of these (steer/pane.not_agent).
+    processes: tuple[str, ...] = ()
+
+
+# What runs an agent installed from npm (`node .../bin/codex.js`, `#!/usr/bin/env node`): the
+# pane shows the interpreter, and its script names the agent.
+INTERPRETERS = frozenset({"node", "nodejs", "bun", "deno"})
 
 
 def _after_options(prompt: str) -> list[str]:
@@ -62,6 +71,7 @@ KEYS: dict[str, Keys] = {
         multiline=True,  # LF (C-j) inserts a newline in its input box
         prompt_argv=_after_options,
         program="claude",
+        processes=("claude",),
         reports_interrupt=True,  # its registry turns idle; lookout reconciles from it
         enter_after_s=0.05,
         socket=True,
@@ -77,6 +87,7 @@ KEYS: dict[str, Keys] = {
         multiline=False,
         prompt_argv=_gemini,
         program="gemini",
+        processes=("gemini",),
         reports_interrupt=False,  # no hook fires for a cancelled request
     ),
     "codex": Keys(
@@ -91,6 +102,7 @@ KEYS: dict[str, Keys] = {
         multiline=True,  # a typed LF stays a newline in its input box
         prompt_argv=_after_options,
         program="codex",
+        processes=("codex",),
         reports_interrupt=False,  # no hook fires for an interrupted turn
     ),
     "opencode": Keys(
@@ -104,6 +116,7 @@ KEYS: dict[str, Keys] = {
         multiline=False,
         prompt_argv=_opencode,
         program="opencode",
+        processes=("opencode",),
         reports_interrupt=True,  # as a failed turn (StopFailure: attention error)
     ),
 }

@@ -256,6 +256,7 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
     snapshot: dict[str, Any] = dict(store.read_session(state, row["session_id"]) or {})
     found: Pane | None = None
     why_pane = "lookout knows no tmux pane for it (it was not started inside tmux)"
+    pane_hint: str | None = None  # what to do when the pane cannot be used, where it says more
     if via in (None, "pane") and pane.recorded(snapshot):
         unsafe = pane.unsafe(snapshot)
         if unsafe is not None:
@@ -265,25 +266,24 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
                 hint="its hooks recorded that server from $TMUX (a project's settings `env` can set"
                 " it): type into the session yourself, and check where TMUX comes from",
             )
-        found = pane.find(snapshot)
-        if found is None:
+        no_pane = pane.shared(state, snapshot)  # its process serves several sessions
+        found = pane.find(snapshot) if no_pane is None else None
+        if no_pane is not None:
+            why_pane, pane_hint = no_pane
+        elif found is None:
             why_pane = "its tmux pane (or that tmux server) is gone"
-        elif not pane.runs_in(found, snapshot):
-            found = None
-            why_pane = (
-                f"its tmux pane does not run its {keys.title} process any more (or lookout"
-                " cannot tell that it does)"
-            )
+        elif (why_not := pane.not_agent(found, snapshot, keys)) is not None:
+            found, why_pane, pane_hint = None, why_not, _NOT_AGENT_HINT
     if found is not None:
         return "pane", found, None
     if via == "pane":
         raise SteerError(
             "no_way",
             f"{session_name(row)}: {why_pane}",
-            hint="--via socket (Claude Code only)" if keys.socket else None,
+            hint="--via socket (Claude Code only)" if keys.socket else pane_hint,
         )
     if not keys.socket:
-        raise SteerError("no_way", f"{session_name(row)}: {why_pane}", hint=_PANE_HINT)
+        raise SteerError("no_way", f"{session_name(row)}: {why_pane}", hint=pane_hint or _PANE_HINT)
     entry = inbox.entry(row["session_id"])
     why_socket = inbox.usable(entry)
     if why_socket is not None:
@@ -297,6 +297,7 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
 
 
 _PANE_HINT = "start your agents inside tmux for lookout to type into them"
+_NOT_AGENT_HINT = "lookout jump shows what its pane runs now; if it is the agent, type there"
 
 
 def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) -> None:

@@ -10,11 +10,15 @@ import time
 from lookout.errors import LookoutError
 from lookout.jump import locate, tmux
 from lookout.jump.tmux import Pane
+from lookout.steer.agents import INTERPRETERS
 from lookout.steer.shapes import SteerError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+
+    from lookout.platform.base import Platform
+    from lookout.steer.agents import Keys
 
 # One client message to a tmux server holds at most 16 KB (`command too long` above): a longer
 # text goes through a buffer of its own (load-buffer from stdin, then paste-buffer), never in
@@ -34,6 +38,12 @@ def find(snapshot: Mapping[str, object]) -> Pane | None:
 def recorded(snapshot: Mapping[str, object]) -> bool:
     place = locate.where(snapshot)
     return bool(place.get("tmux_socket") and place.get("tmux_pane"))
+
+
+def shared(state_dir: str, snapshot: Mapping[str, object]) -> tuple[str, str] | None:
+    """(why, hint) when the session has no pane of its own (its process serves several sessions:
+    locate.shared), else None."""
+    return locate.shared(state_dir, snapshot)
 
 
 def unsafe(snapshot: Mapping[str, object]) -> str | None:
@@ -137,27 +147,80 @@ def wait_echo(pane: Pane, text: str, before: str, check: Callable[[str], None]) 
         time.sleep(POLL_S)
 
 
-def runs_in(where: Pane, snapshot: Mapping[str, object]) -> bool:
-    """Whether the session's agent process is the pane's process or one of its descendants (a
-    pane can outlive the agent and run a shell or another program). True when no pid was
-    recorded (the pane the hooks recorded is all there is); False when one was and it cannot be
-    followed to the pane's process (gone, no way to ask, tmux names no pane pid): fail closed.
-    The parents come from the platform (/proc on Linux, ps on macOS)."""
+def not_agent(where: Pane, snapshot: Mapping[str, object], keys: Keys) -> str | None:
+    """Why lookout cannot tell that the pane runs the session's agent now (a pane outlives its
+    agent: a shell, or another program, may run there), or None when it can. With a recorded pid,
+    that process (the same one: its start time matches, so not a reused pid) is the pane's own
+    process or a descendant of it; without one (Codex's `notify`, an agent whose process is not
+    known), the pane runs the agent's program (Keys.processes) now. Anything lookout cannot ask
+    (no /proc, no ps, tmux names no process) fails closed. The processes come from the platform
+    (/proc on Linux, ps on macOS)."""
     from lookout.platform import current
 
-    parent = current.get().parent
+    system = current.get()
     pid = snapshot.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return True
+        return _program_shown(where, keys, system)
+    gone = (
+        f"its tmux pane does not run its {keys.title} process any more (or lookout cannot tell"
+        " that it does)"
+    )
+    if system.alive(pid, snapshot.get("pid_start"), snapshot.get("started_ms")) is not True:
+        return gone  # gone, or its pid is another process's now
     text = _run(where, "display-message", "-p", "-t", where.pane, "#{pane_pid}").strip()
     if not text.isdigit():
-        return False
+        return gone
     top = int(text)
     for _ in range(64):
         if pid == top:
-            return True
-        found = parent(pid)
+            return None
+        found = system.parent(pid)
         if found is None or found <= 1:
-            return False
+            return gone
         pid = found
+    return gone
+
+
+def _program_shown(where: Pane, keys: Keys, system: Platform) -> str | None:
+    """Why the pane (of a session with no recorded pid) is not shown to run the agent's program:
+    tmux's name for the pane's foreground process is one of Keys.processes, or an interpreter
+    (node) with the agent's script in the pane's processes (`node .../bin/codex.js`)."""
+    fmt = "#{pane_current_command}\x1f#{pane_pid}"
+    command, _, top = (
+        _run(where, "display-message", "-p", "-t", where.pane, fmt).strip().partition("\x1f")
+    )
+    if command in keys.processes:
+        return None
+    if command in INTERPRETERS and top.isdigit() and _runs_script(int(top), keys, system):
+        return None
+    return (
+        f"lookout cannot tell that its tmux pane still runs {keys.title}: no process of it was"
+        f" recorded, and the pane runs {command or 'nothing tmux can name'!r} now"
+    )
+
+
+def _runs_script(top: int, keys: Keys, system: Platform) -> bool:
+    """Whether a process in the pane's tree (its process and descendants, a few levels down)
+    is the agent: its program, or an interpreter running a script named after it."""
+    level = [top]
+    for _ in range(5):
+        below: list[int] = []
+        for pid in level:
+            if _names_agent(system.cmdline(pid) or [], keys):
+                return True
+            below += [child for child, _ in system.children(pid)]
+        level = below[:32]
     return False
+
+
+_SCRIPTS = (".js", ".mjs", ".cjs", ".ts")
+
+
+def _names_agent(argv: list[str], keys: Keys) -> bool:
+    program = os.path.basename(argv[0]) if argv else ""
+    if program in keys.processes:
+        return True
+    if program not in INTERPRETERS:
+        return False
+    script = os.path.basename(next((a for a in argv[1:] if not a.startswith("-")), ""))
+    return (script.rsplit(".", 1)[0] if script.endswith(_SCRIPTS) else script) in keys.processes

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import stat
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,8 +21,9 @@ import pytest
 from lookout import runner
 from lookout.errors import LookoutError
 from lookout.jump import locate as places
-from tests.helpers import payload, wait_for
+from tests.helpers import payload, short_tmpdir, wait_for, write_config
 from tests.jump.world import World, lookout
+from tests.receivers import TmuxServer, require
 
 pytestmark = pytest.mark.usefixtures("no_notifications")
 
@@ -395,3 +401,186 @@ def test_control_characters_in_a_project_never_reach_the_terminal(state_dir: Pat
         lines[0]
         == "error: evil?]0;owned? (cf0b6c18) was not started inside tmux (no pane recorded)"
     )
+
+
+# -- a tmux socket nobody else can redirect (issue 38, T1) ------------------------------------
+
+ATTACKER = 2002  # another local user (no account needed: setpriv and chown take a bare uid)
+
+
+def as_attacker(*argv: str) -> str:
+    done = subprocess.run(
+        ["setpriv", f"--reuid={ATTACKER}", f"--regid={ATTACKER}", "--clear-groups", *argv],
+        env={"PATH": os.environ["PATH"], "HOME": "/", "TERM": "xterm"},
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def attacker_link(directory: Path, target: Path, name: str = "link") -> Path:
+    """A symlink at directory/name to `target`, owned by the other user, put in place by one
+    rename (as they would flip it)."""
+    tmp = directory / f".{name}-{time.monotonic_ns()}"
+    tmp.symlink_to(target)
+    os.lchown(tmp, ATTACKER, ATTACKER)
+    os.replace(tmp, directory / name)
+    return directory / name
+
+
+@dataclass
+class Foreign:
+    """Our own tmux server (`server`, its socket's directory `own`), a directory of the other
+    user's (`theirs`, 0755, theirs) and a sticky one anyone can write (`sticky`, 1777, root's),
+    both reachable by that user; `victim`: a directory only we can write."""
+
+    server: TmuxServer
+    own: Path
+    name: str  # its socket's name in `own`
+    theirs: Path
+    sticky: Path
+    victim: Path
+
+
+@pytest.fixture
+def foreign(state_dir: Path) -> Iterator[Foreign]:
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the other user's directory and symlinks are made with chown")
+    require("tmux", "setpriv")
+    base = short_tmpdir("lk-t1-")
+    base.chmod(0o711)  # the other user may pass through, not list or write
+    theirs, sticky, victim = base / "theirs", base / "sticky", base / "victim"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, ATTACKER, ATTACKER)
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    victim.mkdir(mode=0o700)
+    try:
+        with TmuxServer() as server:
+            own = Path(server.env["TMUX"].split(",")[0])
+            yield Foreign(server, own.parent, own.name, theirs, sticky, victim)
+            server.tmux("kill-server")
+    finally:
+        shutil.rmtree(base)
+
+
+def record_in(state_dir: Path, socket: str, pane: str = "%0") -> None:
+    """A session whose hooks said TMUX=socket (a repository's settings `env` can set it)."""
+    body = dict(payload("Stop"), session_id=API, cwd="/w/api")
+    env = {"TMUX": f"{socket},1,0", "TMUX_PANE": pane}
+    runner.record(json.dumps(body).encode(), None, int(time.time() * 1000), str(state_dir), env)
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("kind", ["their_directory", "their_symlink", "not_there"])
+def test_a_socket_path_another_user_could_redirect_is_never_used(
+    foreign: Foreign, state_dir: Path, kind: str
+) -> None:
+    # Only the socket and its directory were checked: a symlink higher up that another user
+    # owns (or can replace) passed, and could be flipped to their server between the check and
+    # tmux's connect. Every component is checked now; a socket not there is checked the same way.
+    if kind == "their_directory":
+        link = attacker_link(foreign.theirs, foreign.own)
+        why = f"{foreign.theirs} is owned by uid {ATTACKER}, not by you or root"
+    elif kind == "their_symlink":  # in /tmp-like sticky directory: the link is theirs to replace
+        link = attacker_link(foreign.sticky, foreign.own)
+        why = f"{link} is a symlink owned by uid {ATTACKER}, not by you or root"
+    else:  # nothing there yet, where anyone can make it appear after the check
+        link = foreign.sticky / "tmux-0"
+        why = (
+            f"its tmux socket {link}/{foreign.name}: {link} is not there, and others can write"
+            f" {foreign.sticky}"
+        )
+    record_in(state_dir, f"{link}/{foreign.name}")
+    error = f"error: api ({API[:8]}): lookout will not use its tmux server: {why}"
+    assert fail(lookout("jump", "api", "--print")) == (
+        1,
+        [
+            error,
+            "hint: its hooks recorded that server from $TMUX (a project's settings `env` can"
+            " set it): check where TMUX comes from",
+        ],
+    )
+    assert json.loads(lookout("status", "--json").stdout)["sessions"][0]["tmux"] is None
+    write_config("[steer]\nenabled = true\n")
+    done = lookout("say", "api", "hello")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        f"error: api ({API[:8]}): lookout will not type into its tmux server: {why}"
+    )
+
+
+@pytest.mark.real
+def test_a_symlink_of_ones_own_is_followed_and_tmux_gets_the_path_it_points_to(
+    foreign: Foreign, state_dir: Path, tmp_path: Path
+) -> None:
+    mine = short_tmpdir("lk-own-")
+    try:
+        (mine / "link").symlink_to(foreign.own)
+        record_in(state_dir, f"{mine}/link/{foreign.name}")
+        out = lookout("jump", "api", "--print", "--json")
+        assert out.returncode == 0, out.stderr
+        # The path tmux is given has no symlink left: nothing in it can be swapped afterwards.
+        assert json.loads(out.stdout)["socket"] == str(foreign.own / foreign.name)
+    finally:
+        shutil.rmtree(mine)
+
+
+@pytest.mark.real
+def test_a_symlink_flipped_to_another_users_server_never_reaches_it(
+    foreign: Foreign, state_dir: Path
+) -> None:
+    # The review's reproduction: the other user's server asks any client that lists its panes
+    # to write a file (save-buffer from a hook), which the client does as you. A symlink of
+    # theirs, flipped every millisecond between your tmux directory and theirs, while lookout
+    # looks the session up again and again: it never connects there.
+    trap = foreign.theirs / "srv"
+    as_attacker("mkdir", str(trap))
+    sock = str(trap / foreign.name)
+    victim = foreign.victim / "victim_rc"
+    server_pid = as_attacker(
+        "tmux", "-S", sock, "-f", "/dev/null", "new", "-d", "-P", "-F", "#{pid}", "sleep 600"
+    )
+    try:
+        as_attacker(
+            "tmux",
+            "-S",
+            sock,
+            "set-buffer",
+            "-b",
+            "pwn",
+            "PWNED\n",
+            ";",
+            "set-hook",
+            "-g",
+            "after-list-panes",
+            f"save-buffer -a -b pwn {victim}",
+        )
+        link = attacker_link(foreign.theirs, foreign.own)
+        record_in(state_dir, f"{link}/{foreign.name}")
+        stop = threading.Event()
+
+        def flip() -> None:
+            targets = (foreign.own, trap)
+            i = 0
+            while not stop.is_set():
+                i += 1
+                attacker_link(foreign.theirs, targets[i % 2])
+                time.sleep(0.001)
+
+        flipper = threading.Thread(target=flip)
+        flipper.start()
+        try:
+            results = [lookout("jump", "api", "--print").returncode for _ in range(30)]
+        finally:
+            stop.set()
+            flipper.join()
+        assert not victim.exists(), victim.read_text()
+        assert set(results) == {1}
+        # The trap was armed: a client that lists that server's panes writes the file.
+        subprocess.run(["tmux", "-S", sock, "list-panes"], capture_output=True, timeout=10)
+        wait_for(victim.exists, 10, "the other user's server to write through its client")
+    finally:
+        os.kill(int(server_pid), signal.SIGTERM)

@@ -4,10 +4,11 @@ process and the pane it runs in), then reads its terminal raw and appends every 
 a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, or with a
 draft) or a permission dialog first.
 
-usage: fake_agent.py LOG MODE HOOK_SCRIPT PAYLOAD_JSON"""
+usage: fake_agent.py LOG MODE HOOK_SCRIPT PAYLOAD_JSON (an object, or a list of them)"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,17 @@ RULE = "\u2500" * 40
 
 def main() -> None:
     log, mode, script, payload = sys.argv[1:5]
-    subprocess.run([sys.executable, "-I", "-S", script], input=payload.encode(), check=True)
+    # As the real clients: Claude Code names its process to its hooks, Codex's `notify` program
+    # gets the payload as its last argument. A list: one hook each (a process serving several
+    # sessions). FAKE_PYTHON: the interpreter, when this one runs under another argv[0].
+    env = {**os.environ, "CLAUDE_PID": str(os.getpid())}
+    python = os.environ.get("FAKE_PYTHON") or sys.executable
+    for one in json.loads(payload) if payload.startswith("[") else [json.loads(payload)]:
+        body = json.dumps(one)
+        if script.endswith("codex_notify.py"):
+            subprocess.run([python, "-I", "-S", script, body], env=env, check=True)
+        else:
+            subprocess.run([python, "-I", "-S", script], input=body.encode(), env=env, check=True)
     tty.setraw(0)
     box = "my draft" if mode == "claude-draft" else ""
     if mode == "plain":

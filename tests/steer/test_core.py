@@ -451,6 +451,8 @@ if args[0] == "list-panes":
     print("%3\\x1fmain\\x1f1\\x1f$1")
 elif args[0] == "capture-pane":
     print("ready> " + (open(state).read() if os.path.exists(state) else ""))
+elif args[0] == "display-message" and "pane_current_command" in args[-1]:
+    print(os.environ.get("FAKE_TMUX_COMMAND", "gemini") + "\x1f")  # what the pane runs
 elif args[0] == "display-message":
     print(os.environ.get("FAKE_TMUX_PANE_PID", ""))
 elif args[0] == "send-keys" and "-l" in args:
@@ -559,6 +561,28 @@ def test_a_pane_whose_process_cannot_be_followed_to_the_agent_is_not_typed_into(
         " lookout cannot tell that it does)"
     )
     assert not typed.exists()
+
+
+def test_a_pane_of_a_session_with_no_process_is_typed_into_only_while_it_runs_the_agent(
+    state_dir: Path, fake_tmux: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 38, T2: no pid recorded (Codex through `notify`) was taken as "the pane is all there
+    # is", so a shell back in the pane got the text and Enter. tmux must show the agent's program
+    # there now (the real tmux and a real shell: tests/steer/test_pane.py).
+    write_config(ON)
+    sock, typed = fake_tmux
+    session(state_dir, API, "api", LOOKOUT_AGENT="codex", TMUX=f"{sock},1,0", TMUX_PANE="%3")
+    monkeypatch.setenv("FAKE_TMUX_COMMAND", "bash")
+    error, hint = refused("say", "api", "hello")
+    assert error == (
+        "error: api (aaaa1111): lookout cannot tell that its tmux pane still runs OpenAI Codex: no"
+        " process of it was recorded, and the pane runs 'bash' now"
+    )
+    assert hint == "hint: lookout jump shows what its pane runs now; if it is the agent, type there"
+    assert not typed.exists()
+    monkeypatch.setenv("FAKE_TMUX_COMMAND", "codex")
+    lookout("say", "api", "hello")  # this stand-in fails Enter (the test above)
+    assert typed.read_text() == "hello"
 
 
 def test_each_long_text_goes_through_a_tmux_buffer_of_its_own(

@@ -6,6 +6,7 @@ tests/e2e/test_steer.py."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -35,6 +36,23 @@ class Panes(TmuxServer):
             body.update(tool_name="Bash", tool_input={"command": "make"})
         if event == "StopFailure":  # a failed turn: attention, but no dialog on screen
             body.update(error="rate_limit", last_assistant_message="API Error: 429")
+        return self.start(log, mode, script, json.dumps(body), agent)
+
+    def start(
+        self,
+        log: Path,
+        mode: str,
+        script: str,
+        payload: str,
+        agent: str,
+        argv0: str | None = None,
+        python: str = sys.executable,
+    ) -> str:
+        """A pane running the stand-in agent (as `python`, under `argv0`), which ran `script`
+        with `payload` (a list: once for each)."""
+        command = [python, str(FAKE), str(log), mode, str(ROOT / "hooks" / script), payload]
+        if argv0 is not None:
+            command = ["bash", "-c", 'exec -a "$0" "$@"', argv0, *command]
         pane = self.tmux(
             "new-window",
             "-d",
@@ -43,17 +61,34 @@ class Panes(TmuxServer):
             "#{pane_id}",
             "-e",
             f"LOOKOUT_AGENT={agent}",
+            "-e",
+            f"FAKE_PYTHON={sys.executable}",
             "--",
-            sys.executable,
-            str(FAKE),
-            str(log),
-            mode,
-            str(ROOT / "hooks" / script),
-            json.dumps(body),
+            *command,
         )
         drawn = ("ready>", "\u2500")
         wait_for(lambda: any(d in self.screen(pane) for d in drawn), 20, "the agent's screen")
         return pane
+
+    def shell(self) -> str:
+        """A pane whose agent has exited: its shell is back."""
+        pane = self.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "--", "bash", "--norc", "-i")
+        wait_for(lambda: self.screen(pane).rstrip().endswith(("$", "#")), 20, "the prompt")
+        return pane
+
+    def notify(self, pane: str, session: str = SID) -> None:
+        """Codex's legacy `notify` program reports a finished turn from `pane` (as a Codex in it
+        would have), run by this test: its parent is no agent."""
+        import subprocess
+
+        turn = {"type": "agent-turn-complete", "thread-id": session, "cwd": "/w/api"}
+        socket = self.env["TMUX"].split(",")[0]
+        subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "codex_notify.py"), json.dumps(turn)],
+            env={**self.env, "TMUX": f"{socket},1,0", "TMUX_PANE": pane},
+            check=True,
+            timeout=30,
+        )
 
     def screen(self, pane: str) -> str:
         return self.tmux("capture-pane", "-p", "-t", pane)
@@ -407,3 +442,161 @@ def test_a_start_with_no_hook_records_its_agent_and_no_status_it_does_not_know(
         check=False,
     )
     assert tail.returncode == 0 and "Steered" in tail.stdout, tail.stderr
+
+
+# -- who is reached (issue 38): a pane that runs something else, or is not the session's -------
+
+NOT_AGENT_HINT = "hint: lookout jump shows what its pane runs now; if it is the agent, type there"
+
+
+def status(server: Panes) -> dict[str, dict[str, object]]:
+    rc, out, err = lookout(server, "status", "--json", "--all")
+    assert rc == 0, err
+    return {s["session_id"]: s for s in json.loads(out)["sessions"]}
+
+
+def notify_turn(session: str = SID) -> str:
+    return json.dumps({"type": "agent-turn-complete", "thread-id": session, "cwd": "/w/api"})
+
+
+def test_a_shell_in_the_pane_of_a_session_with_no_process_is_never_typed_into(
+    panes: Panes, tmp_path: Path
+) -> None:
+    # T2: Codex through its legacy `notify` records no process, and such a session never ends:
+    # after Codex exited, its pane's shell got the text, and Enter ran it.
+    pane = panes.shell()
+    panes.notify(pane)
+    assert status(panes)[SID]["pid"] is None
+    said = tmp_path / "said"
+    before = panes.screen(pane)
+    rc, _, err = lookout(panes, "say", "api", f"touch {said}")
+    assert rc == 1
+    assert err.splitlines() == [
+        "error: api (dddd4444): lookout cannot tell that its tmux pane still runs OpenAI Codex:"
+        " no process of it was recorded, and the pane runs 'bash' now",
+        NOT_AGENT_HINT,
+    ]
+    time.sleep(0.3)  # a key would show in the shell's line by now
+    assert panes.screen(pane) == before
+    assert not said.exists()
+
+
+def test_a_session_with_no_process_is_typed_into_while_its_pane_runs_codex(
+    panes: Panes, tmp_path: Path
+) -> None:
+    # The notify program's parent is not named codex (a stand-in under argv[0] `codex`): no
+    # process is recorded, and tmux shows the pane running `codex`.
+    log = tmp_path / "got"
+    panes.start(log, "plain", "codex_notify.py", notify_turn(), "codex", argv0="codex")
+    assert status(panes)[SID]["pid"] is None
+    rc, _, err = lookout(panes, "say", "api", "hello")
+    assert (rc, err) == (0, "")
+    wait_for(lambda: log.exists() and log.read_bytes() == b"hello\r", 10, "the text and Enter")
+
+
+def test_a_notify_program_records_its_codex_parent(panes: Panes, tmp_path: Path) -> None:
+    # The agent that ran the notify program is its parent, named codex: its pid is recorded,
+    # so steering follows that very process, and the session ends with it (it never did).
+    program = tmp_path / "bin" / "codex"
+    program.parent.mkdir()
+    program.symlink_to(os.path.realpath(sys.executable))  # a process named codex
+    log = tmp_path / "got"
+    pane = panes.start(log, "plain", "codex_notify.py", notify_turn(), "codex", python=str(program))
+    pid = int(panes.tmux("display-message", "-p", "-t", pane, "#{pane_pid}"))
+    assert status(panes)[SID]["pid"] == pid
+    rc, _, err = lookout(panes, "say", "api", "hello")
+    assert (rc, err) == (0, "")
+    wait_for(lambda: log.exists() and log.read_bytes() == b"hello\r", 10, "the text and Enter")
+    panes.tmux("kill-pane", "-t", pane)
+    wait_for(lambda: status(panes)[SID]["status"] == "ended", 10, "the session to end")
+
+
+def test_a_reused_pid_is_not_the_agent(panes: Panes, tmp_path: Path, state_dir: Path) -> None:
+    # T5: the recorded pid runs in the pane, but its start time is not the recorded one: it is
+    # another process now (a later command in the same shell), not the agent.
+    from lookout.steer import agents, pane
+
+    log = tmp_path / "got"
+    target = panes.agent(log, "plain")
+    path = state_dir / "sessions" / f"{SID}.json"
+    snapshot = json.loads(path.read_text())
+    assert isinstance(snapshot["pid_start"], int)
+    found = pane.find(snapshot)
+    assert found is not None and found.pane == target
+    keys = agents.KEYS["gemini"]
+    assert pane.not_agent(found, snapshot, keys) is None
+    snapshot["pid_start"] += 1
+    path.write_text(json.dumps(snapshot))
+    assert pane.not_agent(found, snapshot, keys) == (
+        "its tmux pane does not run its Gemini CLI process any more (or lookout cannot tell that"
+        " it does)"
+    )
+    rc, _, err = lookout(panes, "say", "api", "hello")
+    assert (rc, err.splitlines()[0]) == (1, "error: api (dddd4444) has ended")
+    time.sleep(0.2)
+    assert not log.exists() or log.read_bytes() == b""
+
+
+OTHER = "eeee5555-0000-4000-8000-000000000005"
+DAEMON = "codex app-server --listen unix:///tmp/codex-app.sock --managed-daemon"
+NO_DAEMON = (
+    "hint: `codex --no-daemon` runs each Codex session in a process of its own, whose pane lookout"
+    " knows; until then, go to its window yourself"
+)
+
+
+@pytest.mark.parametrize("argv0", [DAEMON, None], ids=["app_server", "same_process"])
+def test_sessions_of_one_shared_process_have_no_pane_of_their_own(
+    panes: Panes, tmp_path: Path, state_dir: Path, argv0: str | None
+) -> None:
+    # Codex 0.169.0 runs every TUI's sessions, and so their hooks, in one `codex app-server`
+    # started by the first TUI: each session records that process and the first window's pane.
+    # `say web` typed into api's Codex, and interrupt, jump, prefix a and Focus went there too.
+    log = tmp_path / "got"
+    bodies = [
+        {"session_id": SID, "cwd": "/w/api", "hook_event_name": "Stop"},
+        {"session_id": OTHER, "cwd": "/w/web", "hook_event_name": "PreToolUse"}
+        | {"tool_name": "Bash", "tool_input": {"command": "make"}},
+    ]
+    pane = panes.start(log, "plain", "stop.py", json.dumps(bodies), "codex", argv0=argv0)
+    pid = int(panes.tmux("display-message", "-p", "-t", pane, "#{pane_pid}"))
+    shown = status(panes)
+    assert [shown[s]["pid"] for s in (SID, OTHER)] == [pid, pid]
+    if argv0 is None:
+        why = {
+            SID: f"its process (pid {pid}) serves another session too (eeee5555)",
+            OTHER: f"its process (pid {pid}) serves another session too (dddd4444)",
+        }
+        tail = ", in the pane of whichever window started it"
+    else:
+        why = dict.fromkeys(
+            (SID, OTHER), f"its hooks run in Codex's shared `codex app-server` (pid {pid})"
+        )
+        tail = (
+            ", which serves every Codex session started while it runs, in the pane of the window"
+            " that started it"
+        )
+    api = f"error: api (dddd4444): it has no pane of its own: {why[SID]}{tail}"
+    web = f"error: web (eeee5555): it has no pane of its own: {why[OTHER]}{tail}"
+    for args, error in (
+        (("say", "api", "hello"), api),
+        (("interrupt", "web"), web),
+        (("jump", "web", "--print"), web),
+        (("jump", "--print"), api),  # prefix a: api is the one idle session
+    ):
+        rc, out, err = lookout(panes, *args)
+        assert (rc, out, err.splitlines()) == (1, "", [error, NO_DAEMON]), args
+    assert [status(panes)[s]["tmux"] for s in (SID, OTHER)] == [None, None]  # not theirs
+    rc, out, _ = lookout(panes, "pick", "--print")
+    assert rc == 0 and out.count("(no pane of its own: see lookout jump)") == 2, out
+    # The desktop alert offers no Focus, and a click on an older one lands nowhere.
+    from lookout.errors import LookoutError
+    from lookout.jump import locate
+    from lookout.jump import focus
+
+    intent = {"kind": "done", "session_id": SID, "agent_id": None}
+    assert focus.focus_mark(str(state_dir), intent) is None  # type: ignore[arg-type]
+    with pytest.raises(LookoutError, match="it has no pane of its own"):
+        locate.jump_to(SID, state_dir=str(state_dir))
+    time.sleep(0.2)
+    assert not log.exists() or log.read_bytes() == b""
