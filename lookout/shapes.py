@@ -214,9 +214,11 @@ class Intent(TypedDict):
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
     error: NotRequired[str]  # on a failed turn: the API's error code (rate_limit, ...)
+    until_ms: NotRequired[int]  # ...on a usage limit: when it lifts, once the sender read it
 
 
 # -- notifications ---------------------------------------------------------------------------------
+
 
 class Channel(TypedDict):
     """One validated [channels.<name>] table: the keys every type has, and its type's traits

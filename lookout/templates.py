@@ -25,6 +25,7 @@ PLACEHOLDERS = frozenset(
         "duration",
         "session_id",
         "cwd",
+        "until",
     }
 )
 # A command channel's argv may also use the rendered texts.
@@ -47,6 +48,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "stuck": {"title": "{session} · stuck? nothing moves", "message": "{message}"},
     "limit_lifted": {"title": "{session} · usage limit lifted", "message": "{message}"},
 }
+# A failed turn's default title when the turn failed on a usage limit whose lift time is known.
+_LIMIT_TITLE = "{session} · turn failed: usage limit until {until}"
 # Used instead of a default title whose {duration} is unknown ("done in " reads badly).
 _NO_DURATION = {"done": "{session} · done", "resolved": "{session} · {reason} handled"}
 # A resolved episode the user did not answer: the default texts say what ended it instead.
@@ -215,6 +218,7 @@ def values(
         "duration": format_duration(intent.get("duration_ms")),
         "session_id": s("session_id"),
         "cwd": cwd,
+        "until": _until(intent.get("until_ms")),
     }
     if content == "summary":
         # Remote channels: one line each, never tool input beyond the command's first line.
@@ -225,6 +229,15 @@ def values(
         for key in ("tool_name", "summary", "message", "question", "cwd"):
             out[key] = ""
     return out
+
+
+def _until(ms: object) -> str:
+    """When a usage limit lifts, as the status shows it (15:05 today, else "Nov 29 18:19")."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+        return ""
+    from lookout.silence import clock  # only the sender sets it: never on a hook's path
+
+    return clock(ms)
 
 
 def render_texts(
@@ -257,6 +270,8 @@ def render_texts(
             body_t = by_t
         else:
             body_t = f"{by_t}, after {{duration}}" if by_t else "after {duration}"
+    if kind == "error" and vals["until"] and title_t == default["title"]:
+        title_t = _LIMIT_TITLE
     if not vals["duration"] and title_t == default["title"] and kind in _NO_DURATION:
         title_t = _NO_DURATION[kind]
     if kind == "resolved" and not vals["duration"] and body_t == default["message"]:

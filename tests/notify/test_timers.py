@@ -121,6 +121,46 @@ def test_a_lifted_usage_limit_is_alerted_once_with_no_reader(
     assert len(calls(log)) == 1
 
 
+def test_the_turn_failed_alert_of_a_usage_limit_says_until_when(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    # Issue 38: the hook knows no reset time (reading it is no hook's work); the sender reads
+    # it before it sends, so the alert (Telegram's too: the same texts) says until when.
+    from lookout import silence
+
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["error"]\nchannels = ["log"]\n'
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")
+    text = "API Error: Request rejected (429) · Usage limit reached. Please try again in 5m."
+    hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+    (sent,) = wait_for(lambda: calls(log), 60, "the turn failed alert")
+    failure = next(r for r in records(state_dir) if r["event"] == "StopFailure")
+    until = _ms(failure["ts"]) + 5 * 60_000
+    assert sent == ["error", f"project · turn failed: usage limit until {silence.clock(until)}"]
+    limit = next(r for r in records(state_dir) if r["event"] == "Reconciled")
+    assert (limit["outcome"], limit["source"]) == ("limit", "hook")
+
+
+def test_a_failure_that_names_no_time_keeps_its_title(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{title}}", "{{until}}"]\n'
+        '[[rules]]\nwhen = ["error"]\nchannels = ["log"]\n'
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")
+    text = "API Error: Request rejected (429) · This request would exceed your rate limit."
+    hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+    (sent,) = wait_for(lambda: calls(log), 60, "the turn failed alert")
+    assert sent == ["project · turn failed", ""]
+
+
 def _ms(stamp: str) -> int:
     from datetime import datetime
 
