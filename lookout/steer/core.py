@@ -321,8 +321,9 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
                     hint="send or clear it in the pane first (lookout jump)",
                 )
 
+    # The box is read with its escapes: dim text there is a placeholder, not a draft.
+    check(pane.screen(where, styled=True))
     before = pane.screen(where)
-    check(before)
     pane.type_text(where, message)
 
     def still(screen: str) -> None:

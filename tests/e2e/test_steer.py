@@ -45,6 +45,8 @@ class LatestPrompt(MockAPI):
     def reply_for(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            if self.queued:  # fail_next
+                return self.queued.popleft()
         messages = body.get("messages", [])
         latest = 0
         for i, m in enumerate(messages):
@@ -181,6 +183,41 @@ def test_a_session_lookout_knows_no_pane_of_gets_it_through_its_inbox(
         assert lines[-1].startswith("note: sent to its inbox: Claude Code shows it to the model")
         pane.wait_screen(ANSWER + "inbox answer")
         assert any(t.startswith(f"{PEER}:\nno pane here") for t in mock_api.user_texts())
+        steering.assert_no_errors()
+
+
+def test_say_after_a_usage_limit_lifted_is_delivered(
+    steering: Sandbox, mock_api: LatestPrompt
+) -> None:
+    # Issue 38: after a failed turn Claude Code shows a dim placeholder in its input box
+    # ("Resend your message to try again"): no draft of the user's, so `say` types.
+    mock_api.fail_next(
+        429, message="Rate limited. Please try again in 3s.", headers={"retry-after": "3"}
+    )
+    with ClaudePane(steering, "--permission-mode", "manual") as pane:
+        session = pane.ready()
+        pane.type("hello")
+        steering.wait_event(session, "StopFailure", timeout=30)
+
+        def lifted() -> bool:
+            steering.session_status(session)  # a reader records what time proves
+            return any(r.get("outcome") == "limit_lifted" for r in steering.records(session))
+
+        wait_for(lifted, 60, "the limit_lifted record")
+        shown = steering.session_status(session)
+        assert (shown["status"], shown["reason"], shown["detail"]) == (
+            "attention",
+            "error",
+            "rate_limit",
+        ), shown
+        # The box shows the dim placeholder (the cursor over its first letter).
+        styled = pane.tmux("capture-pane", "-p", "-e", "-t", "e2e")
+        assert "\x1b[7mR\x1b[0;2m" in styled and "esend your message to try again" in styled
+        text = "continue after the limit [[say: limit over]]"
+        out = outcome(lookout(steering, "say", session, text, "--json"))
+        assert (out["via"], out["result"]) == ("pane", "delivered"), out
+        pane.wait_screen(ANSWER + "limit over", timeout=30)
+        assert text in mock_api.user_texts()
         steering.assert_no_errors()
 
 

@@ -1,8 +1,8 @@
 """A stand-in agent for tests/steer/test_pane.py, run as a tmux pane's own process: it reports
 one hook event as an agent does (the real hook script, as its child, so the hook records this
 process and the pane it runs in), then reads its terminal raw and appends every byte it gets to
-a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, or with a
-draft) or a permission dialog first.
+a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, with a
+draft, or with the dim placeholder it shows after a failed turn) or a permission dialog first.
 
 usage: fake_agent.py LOG MODE HOOK_SCRIPT PAYLOAD_JSON"""
 
@@ -14,6 +14,9 @@ import sys
 import tty
 
 RULE = "\u2500" * 40
+# Claude Code 2.1.332 after a failed turn, as it draws it: the cursor (reverse) over the
+# placeholder's first letter, the rest dim (tests/fixtures/steer/claude-2.1.332-after-429-styled.txt).
+PLACEHOLDER = "\x1b[7mR\x1b[0;2m\x1b[39m\x1b[49mesend your message to try again\x1b[0m"
 
 
 def main() -> None:
@@ -27,13 +30,15 @@ def main() -> None:
         show(
             f"{RULE}\r\n Bash command\r\n Do you want to proceed?\r\n \u276f 1. Yes\r\n   2. No\r\n"
         )
+    elif mode == "claude-placeholder":
+        show(f"\x1b[H\x1b[J{RULE}\r\n\u276f\u00a0{PLACEHOLDER}\r\n{RULE}\r\n")
     else:
         draw(box)
     with open(log, "ab", buffering=0) as f:
         while chunk := os.read(0, 4096):
             f.write(chunk)
             text = chunk.decode("utf-8", "replace")
-            if mode in ("claude-empty", "claude-draft"):
+            if mode in ("claude-empty", "claude-draft", "claude-placeholder"):
                 # As Claude Code: LF is a newline in the box, CR sends what it holds.
                 box = "" if "\r" in text else box + text
                 draw(box)

@@ -171,6 +171,21 @@ def test_claude_code_empty_box_is_typed_into_multiline_kept(panes: Panes, tmp_pa
     assert log.read_bytes() == b"line one\nline two\r"  # LF is C-j: a newline in its box
 
 
+def test_claude_code_dim_placeholder_after_a_failed_turn_is_no_draft(
+    panes: Panes, tmp_path: Path
+) -> None:
+    # Issue 38: after a usage limit the box shows "Resend your message to try again", dim; the
+    # limit_lifted alert says to send a prompt, so `say` types it.
+    log = tmp_path / "got"
+    pane = panes.agent(log, "claude-placeholder", event="StopFailure", agent="claude")
+    assert "Resend your message to try again" in panes.screen(pane)
+    rc, out, err = lookout(panes, "say", "api", "go on")
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+    assert log.read_bytes() == b"go on\r"
+    assert out.splitlines()[0].endswith(": typed (attention)")
+
+
 def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
     """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
     `report`, fires a SessionStart hook as its child (so it reports from its pane), then waits."""
