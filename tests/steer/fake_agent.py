@@ -15,7 +15,7 @@ import tty
 
 RULE = "\u2500" * 40
 # Claude Code 2.1.332 after a failed turn, as it draws it: the cursor (reverse) over the
-# placeholder's first letter, the rest dim (tests/fixtures/steer/claude-2.1.332-after-429-styled.txt).
+# placeholder's first letter, the rest dim (fixtures/steer/claude-2.1.332-after-429-styled.txt).
 PLACEHOLDER = "\x1b[7mR\x1b[0;2m\x1b[39m\x1b[49mesend your message to try again\x1b[0m"
 
 
