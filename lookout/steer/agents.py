@@ -38,6 +38,9 @@ class Keys:
     # Its interrupt key in an open dialog answers it as No, as checked with the real client
     # (`interrupt` then presses it and says so); False: not checked, `interrupt` refuses there.
     esc_denies: bool = False
+    # Its prompt hook fires as soon as a message typed during a turn is queued, not when the
+    # model takes it (Claude Code 2.1.332: the pane shows "Queued"): then `say` reports queued.
+    prompt_hook_when_queued: bool = False
 
 
 def _after_options(prompt: str) -> list[str]:
@@ -66,6 +69,7 @@ KEYS: dict[str, Keys] = {
         enter_after_s=0.05,
         socket=True,
         esc_denies=True,  # a permission dialog: "User rejected", the turn stops (tests/e2e)
+        prompt_hook_when_queued=True,  # UserPromptSubmit as it shows "Queued" (tests/e2e)
     ),
     "gemini": Keys(
         "gemini",

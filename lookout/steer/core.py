@@ -211,21 +211,17 @@ def _say(
         if way == "pane":
             assert found_pane is not None
             target = found_pane.target
-            _type(state, row, keys, found_pane, message)
+            at_enter = _type(state, row, keys, found_pane, message)
             sent_keys = ["Enter"]
         else:
             assert entry is not None
-            _check_state(_fresh(state, row), keys, "send")
+            fresh = _fresh(state, row)
+            _check_state(fresh, keys, "send")
+            at_enter = _steer_status(fresh)
             target = inbox.send(entry, row["session_id"], message)
             sent_keys = []
     took = _wait_prompt(state, row["session_id"], mark, wait_s)
-    result = (
-        "delivered"
-        if took
-        else "queued"
-        if _steer_status(row) == "working"
-        else ("typed" if way == "pane" else "sent")
-    )
+    result = _said(took, at_enter, way, keys)
     line = journal.record(
         state,
         row["session_id"],
@@ -238,6 +234,19 @@ def _say(
         ts_ms=now_ms,
     )
     return _outcome("say", row, way, target, message, sent_keys, result, line, state)
+
+
+def _said(took: list[str] | None, at_enter: str, way: str, keys: agents.Keys) -> str:
+    """What came of a message, from the records since it was sent (`took`: their events up to
+    its prompt hook, None when none fired) and the status it was sent in: `queued` when the
+    session was working and no turn ended before the hook, for an agent whose hook fires as
+    it queues (it takes it at its next step); `delivered` when the hook said the agent took it."""
+    if took is None:
+        return "queued" if at_enter == "working" else ("typed" if way == "pane" else "sent")
+    ended = any(event in ("Stop", "StopFailure") for event in took)
+    if way == "pane" and at_enter == "working" and keys.prompt_hook_when_queued and not ended:
+        return "queued"
+    return "delivered"
 
 
 def _keys(row: Row) -> agents.Keys:
@@ -298,9 +307,10 @@ def _way(state: str, row: Row, keys: agents.Keys, via: str | None) -> tuple[str,
 _PANE_HINT = "start your agents inside tmux for lookout to type into them"
 
 
-def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) -> None:
+def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) -> str:
     """The last checks (snapshot, registry, screen) right before the keys, then the text, then
-    (once the pane shows it, and still no dialog) Enter."""
+    (once the pane shows it, and still no dialog) Enter. Returns the status steering took the
+    session for as Enter was pressed."""
 
     def check(screen: str) -> None:
         _check_state(_fresh(state, row), keys, "type")
@@ -326,8 +336,12 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
     before = pane.screen(where)
     pane.type_text(where, message)
 
+    seen = [_steer_status(row)]
+
     def still(screen: str) -> None:
-        _check_state(_fresh(state, row), keys, "type")
+        fresh = _fresh(state, row)
+        _check_state(fresh, keys, "type")
+        seen[0] = _steer_status(fresh)
         if keys.name == "claude" and agents.claude_input(screen) is None:
             raise SteerError(
                 "attention",
@@ -339,6 +353,7 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
     time.sleep(keys.enter_after_s)
     still(pane.screen(where))
     pane.press(where, "Enter")
+    return seen[0]
 
 
 def _events_mark(state: str) -> tuple[int, int]:
@@ -369,17 +384,22 @@ def _new_lines(state: str, mark: tuple[int, int]) -> list[dict[str, Any]]:
     return out
 
 
-def _wait_prompt(state: str, session_id: str, mark: tuple[int, int], wait_s: float) -> bool:
-    """Whether the agent's prompt hook fired for the session (it took the message)."""
+def _wait_prompt(
+    state: str, session_id: str, mark: tuple[int, int], wait_s: float
+) -> list[str] | None:
+    """The session's events since `mark` up to its prompt hook (it took the message, or for an
+    agent that fires it on queueing, queued it), or None when none fired within `wait_s`."""
     deadline = time.monotonic() + wait_s
     while True:
-        if any(
-            r.get("session_id") == session_id and r.get("event") == "UserPromptSubmit"
+        mine = [
+            str(r.get("event"))
             for r in _new_lines(state, mark)
-        ):
-            return True
+            if r.get("session_id") == session_id
+        ]
+        if "UserPromptSubmit" in mine:
+            return mine[: mine.index("UserPromptSubmit") + 1]
         if time.monotonic() > deadline:
-            return False
+            return None
         time.sleep(POLL_S)
 
 
@@ -432,11 +452,12 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         now_ms = words.now_ms()
         for key in keys.interrupt:
             pane.press(found, key)
-    status = (
-        _wait_stopped(state, row["session_id"], row["status"], wait_s)
-        if keys.reports_interrupt
-        else None
-    )
+    if keys.reports_interrupt:
+        status = _wait_stopped(state, row["session_id"], row["status"], wait_s)
+    else:
+        # No hook will say the turn stopped: lookout says it, as it pressed the key itself.
+        reconcile.interrupted(state, row["session_id"], now_ms)
+        status = None
     stopped = status in ("idle", "ended") or status not in (None, row["status"], "working")
     result = "interrupted" if stopped else "sent"
     line = journal.record(
@@ -476,8 +497,8 @@ def _interrupt_note(
         return f"the open dialog ({dialog}) was dismissed: {DISMISSED}"
     if not keys.reports_interrupt:
         return (
-            f"{keys.title} reports no hook for a stopped turn: lookout shows it working until"
-            " its next prompt"
+            f"{keys.title} reports no hook for a stopped turn: lookout shows it idle, as"
+            " interrupted by lookout (evidence steer), until its next hook"
         )
     if status == "attention":
         return f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"

@@ -284,6 +284,29 @@ def test_interrupt_stops_a_long_command_within_two_seconds(steering: Sandbox) ->
         steering.assert_no_errors()
 
 
+def test_say_to_a_working_session_is_queued_until_the_model_takes_it(
+    steering: Sandbox, mock_api: LatestPrompt
+) -> None:
+    # Issue 38: 2.1.332 fires UserPromptSubmit as it queues a message typed during a turn (the
+    # pane shows "Queued"); the model gets it only at its next step: `say` reports queued.
+    with ClaudePane(steering, "--permission-mode", "manual", "--allowedTools", "Bash") as pane:
+        session = pane.ready()
+        pane.type("[[bash: for i in 1 2 3 4; do sleep 2; done]] [[say: loop done]]")
+        steering.wait_event(session, "PreToolUse", timeout=15)
+        pid = steering.session_status(session)["pid"]
+        wait_for(lambda: reconcile.running_commands(pid), 10, "the loop running")
+        text = "one more thing while you work"
+        out = outcome(lookout(steering, "say", session, text, "--json"))
+        assert (out["via"], out["result"], out["status"]) == ("pane", "queued", "working"), out
+        assert any(r["summary"] == text for r in steering.records(session)
+                   if r["event"] == "UserPromptSubmit")  # fmt: skip
+        # The model gets it once the command returns, as a message sent while it worked.
+        wait_for(lambda: any(text in t for t in mock_api.user_texts()), 60, "the model taking it")
+        steered = steering.wait_event(session, "Steered")
+        assert (steered["outcome"], steered["steer"]["action"]) == ("queued", "say")
+        steering.assert_no_errors()
+
+
 def test_start_opens_a_session_in_an_allowed_project_and_refuses_others(
     steering: Sandbox, mock_api: LatestPrompt
 ) -> None:

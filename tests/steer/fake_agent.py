@@ -2,12 +2,15 @@
 one hook event as an agent does (the real hook script, as its child, so the hook records this
 process and the pane it runs in), then reads its terminal raw and appends every byte it gets to
 a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, with a
-draft, or with the dim placeholder it shows after a failed turn) or a permission dialog first.
+draft, or with the dim placeholder it shows after a failed turn) or a permission dialog first;
+`claude-prompts` also reports its prompt hook for what Enter sends, as Claude Code does (while
+it works too: it queues the message and fires UserPromptSubmit at once).
 
 usage: fake_agent.py LOG MODE HOOK_SCRIPT PAYLOAD_JSON"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,12 +41,21 @@ def main() -> None:
         while chunk := os.read(0, 4096):
             f.write(chunk)
             text = chunk.decode("utf-8", "replace")
-            if mode in ("claude-empty", "claude-draft", "claude-placeholder"):
+            if mode in ("claude-empty", "claude-draft", "claude-placeholder", "claude-prompts"):
                 # As Claude Code: LF is a newline in the box, CR sends what it holds.
+                if "\r" in text and mode == "claude-prompts":
+                    prompt(script, payload, box + text.split("\r")[0])
                 box = "" if "\r" in text else box + text
                 draw(box)
             else:
                 show(text.replace("\r", "\r\n").replace("\x1b", "^["))
+
+
+def prompt(script: str, payload: str, text: str) -> None:
+    """Its UserPromptSubmit, through the real hook script next to the one it started with."""
+    body = {**json.loads(payload), "hook_event_name": "UserPromptSubmit", "prompt": text}
+    hook = os.path.join(os.path.dirname(script), "user_prompt_submit.py")
+    subprocess.run([sys.executable, "-I", "-S", hook], input=json.dumps(body).encode(), check=True)
 
 
 def draw(box: str) -> None:

@@ -9,6 +9,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ class Panes(TmuxServer):
             "Stop": "stop.py",
             "PreToolUse": "pre_tool_use.py",
             "StopFailure": "stop_failure.py",
+            "UserPromptSubmit": "user_prompt_submit.py",
         }[event]
         body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": event}
         if event == "PreToolUse":
@@ -129,9 +131,35 @@ def test_interrupt_presses_escape_and_says_what_it_cannot_know(
     outcome = json.loads(out)
     assert (outcome["keys"], outcome["result"]) == (["Escape"], "sent")
     assert outcome["note"] == (
-        "Gemini CLI reports no hook for a stopped turn: lookout shows it working until its next"
-        " prompt"
+        "Gemini CLI reports no hook for a stopped turn: lookout shows it idle, as interrupted by"
+        " lookout (evidence steer), until its next hook"
     )
+
+
+def test_a_turn_lookout_interrupted_is_idle_and_never_stuck(panes: Panes, tmp_path: Path) -> None:
+    # Issue 38: Gemini CLI fires no hook for a cancelled turn; lookout pressed Esc itself, so the
+    # turn is over (idle, evidence steer), and stuck_after_s later it is not called stuck.
+    write_config("[steer]\nenabled = true\n[sessions]\nstuck_after_s = 1\n")
+    log = tmp_path / "got"
+    panes.agent(log, "plain", event="UserPromptSubmit")  # a turn, no tool running
+    rc, out, err = lookout(panes, "interrupt", "api", "--json")
+    assert (rc, err) == (0, ""), err
+    outcome = json.loads(out)
+    assert (outcome["keys"], outcome["result"], outcome["status"]) == (["Escape"], "sent", "idle")
+    state = Path(panes.env["LOOKOUT_STATE_DIR"])
+    lines = [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
+    steered = next(r for r in lines if r["event"] == "Steered")
+    said = next(r for r in lines if r["event"] == "Reconciled")
+    assert (said["source"], said["outcome"], said["status"]) == ("steer", "interrupted", "idle")
+    assert said["ts"] == steered["ts"]  # the moment lookout pressed the key
+    # stuck_after_s past the press (by the record's own time), a reader still shows it idle.
+    pressed = datetime.fromisoformat(steered["ts"].replace("Z", "+00:00")).timestamp()
+    wait_for(lambda: time.time() > pressed + 2.5, 10, "stuck_after_s to pass")
+    rc, out, _ = lookout(panes, "status", "--json")
+    (shown,) = json.loads(out)["sessions"]
+    assert (shown["status"], shown["evidence"]) == ("idle", "steer"), shown
+    lines = [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
+    assert not [r for r in lines if r.get("outcome") == "stuck"]
 
 
 @pytest.mark.parametrize(
@@ -184,6 +212,21 @@ def test_claude_code_dim_placeholder_after_a_failed_turn_is_no_draft(
     wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
     assert log.read_bytes() == b"go on\r"
     assert out.splitlines()[0].endswith(": typed (attention)")
+
+
+@pytest.mark.parametrize(("event", "result"), [("PreToolUse", "queued"), ("Stop", "delivered")])
+def test_claude_code_says_queued_while_it_works_though_its_prompt_hook_fired(
+    panes: Panes, tmp_path: Path, event: str, result: str
+) -> None:
+    # Issue 38: Claude Code 2.1.332 fires UserPromptSubmit as it queues a message typed during
+    # a turn ("Queued"); the model gets it at its next tool call: queued, not delivered.
+    log = tmp_path / "got"
+    panes.agent(log, "claude-prompts", event=event, agent="claude")
+    rc, out, err = lookout(panes, "say", "api", "later please", "--json")
+    assert (rc, err) == (0, ""), err
+    outcome = json.loads(out)
+    assert (outcome["result"], outcome["status"]) == (result, "working")
+    assert log.read_bytes() == b"later please\r"
 
 
 def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
