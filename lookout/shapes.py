@@ -140,9 +140,10 @@ class Finding(TypedDict):
 
     # transcript/process: approved | answered | rejected | denied | interrupted |
     # process_gone; client: the client's own status, busy | waiting | idle; silence: stuck |
-    # alive; a usage limit: limit (read) | limit_lifted (its time passed)
+    # alive; a usage limit: limit (read) | limit_lifted (its time passed); steer: interrupted
+    # (`lookout interrupt` pressed the key of an agent that reports no stopped turn)
     outcome: str
-    source: str  # transcript | process | client | silence | hook | clock
+    source: str  # transcript | process | client | silence | hook | clock | steer
     agent_id: str | None
     episode: str | None
     observed_ms: int

@@ -28,8 +28,8 @@ class Keys:
     # The prompt as data: the argv after the program that starts a session with it.
     prompt_argv: Callable[[str], list[str]]
     program: str  # the executable's name on PATH
-    # Whether its hooks report a stopped turn (else the status says working after interrupt
-    # until the next prompt).
+    # Whether its hooks report a stopped turn (else `interrupt` records the stop itself: idle,
+    # evidence steer, until its next hook).
     reports_interrupt: bool
     # How long after the pane shows the text Enter comes: an input box that reads keys arriving
     # together as a paste takes an Enter among them for a newline (Gemini CLI: ~40 ms).
