@@ -398,69 +398,127 @@ def test_a_message_from_the_dashboard_is_the_users_own(
 # -- one more real agent: Gemini CLI through its pane ---------------------------------------------
 
 
-def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
+@dataclasses.dataclass
+class GeminiPane:
+    """Gemini CLI interactive in a private tmux server, lookout installed for it."""
+
+    machine: GeminiMachine
+    screen: npm_client.Tmux
+    env: dict[str, str]
+    session: str
+
+    def lookout(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.machine.home / ".local" / "bin" / "lookout"), *args],
+            env=self.env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def gemini_pane(tmp_path: Path, api: GeminiAPI, config: str = "") -> Iterator[GeminiPane]:
     require("tmux")
     gemini = npm_client.ensure("@google/gemini-cli", GEMINI_VERSION, "gemini-cli", "gemini")
-    with GeminiAPI("sleep 8") as api:
-        machine = GeminiMachine(tmp_path / "user", gemini, api)
-        machine.install()
-        config = machine.home / ".config" / "lookout" / "config.toml"
-        config.write_text(config.read_text() + "\n[steer]\nenabled = true\n")
-        screen = npm_client.Tmux(machine.root, "steer-gemini")
-        env = {
-            **machine.env(),
-            # Where the machine's own lookout keeps them (the test process's may differ).
-            "LOOKOUT_STATE_DIR": str(machine.home / ".local" / "state" / "lookout"),
-            "LOOKOUT_CONFIG": str(config),
-            # Gemini CLI runs headless (and exits: no prompt on stdin) when CI=true, as in .ci/run.
-            "CI": "false",
-        }
-        pairs = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
-        try:
-            # remain-on-exit: should Gemini CLI exit, its last screen stays for the failure.
-            screen.tmux(
-                "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-                "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c",
-                str(machine.project), *pairs,
-                str(gemini), "-m", GEMINI_MODEL, "--approval-mode", "yolo",
-            )  # fmt: skip
-            screen.wait_for("Type your message")
-            session = machine.wait("idle")["session_id"]
+    machine = GeminiMachine(tmp_path / "user", gemini, api)
+    machine.install()
+    path = machine.home / ".config" / "lookout" / "config.toml"
+    path.write_text(path.read_text() + "\n[steer]\nenabled = true\n" + config)
+    screen = npm_client.Tmux(machine.root, "steer-gemini")
+    env = {
+        **machine.env(),
+        # Where the machine's own lookout keeps them (the test process's may differ).
+        "LOOKOUT_STATE_DIR": str(machine.home / ".local" / "state" / "lookout"),
+        "LOOKOUT_CONFIG": str(path),
+        # Gemini CLI runs headless (and exits: no prompt on stdin) when CI=true, as in .ci/run.
+        "CI": "false",
+    }
+    pairs = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
+    try:
+        # remain-on-exit: should Gemini CLI exit, its last screen stays for the failure.
+        screen.tmux(
+            "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+            "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c",
+            str(machine.project), *pairs,
+            str(gemini), "-m", GEMINI_MODEL, "--approval-mode", "yolo",
+        )  # fmt: skip
+        screen.wait_for("Type your message")
+        session = machine.wait("idle")["session_id"]
+        yield GeminiPane(machine, screen, env, session)
+    finally:
+        # Gemini CLI outlives its tmux server: end its process group (the pane's) first.
+        with contextlib.suppress(RuntimeError, ValueError, ProcessLookupError):
+            os.killpg(int(screen.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}")), 9)
+        screen.kill()
 
-            def say(text: str) -> dict[str, Any]:
-                lookout = str(machine.home / ".local" / "bin" / "lookout")
-                done = subprocess.run(
-                    [lookout, "say", session, text, "--json"],
-                    env=env, capture_output=True, text=True, timeout=60, check=False,
-                )  # fmt: skip
-                return outcome(done)
 
-            def prompts() -> list[str]:
-                return [r["summary"] for r in machine.records() if r["event"] == "UserPromptSubmit"]
+def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
+    with GeminiAPI("sleep 8") as api, gemini_pane(tmp_path, api) as g:
+        machine, screen, session = g.machine, g.screen, g.session
 
-            out = say("hello gemini")
-            assert (out["via"], out["result"], out["agent"]) == ("pane", "delivered", "gemini")
-            assert "hello gemini" in prompts()
-            machine.wait("idle")
-            out = say("USE_TOOL now")  # a turn running `sleep 8`
-            machine.wait("working")
-            out = say("queued for later")  # Gemini queues typed text until the turn ends
-            assert out["result"] in ("queued", "delivered")
-            screen.wait_for("Queued")
-            wait_for(lambda: "queued for later" in prompts(), 30, "the queued prompt")
-            assert prompts().index("queued for later") > prompts().index("USE_TOOL now")
-            # A tool turn again (the prompt history says USE_TOOL): Esc cancels it.
-            machine.wait("working")
-            done = subprocess.run(
-                [str(machine.home / ".local" / "bin" / "lookout"), "interrupt", session, "--json"],
-                env=env, capture_output=True, text=True, timeout=60, check=False,
-            )  # fmt: skip
-            stopped = outcome(done)
-            assert (stopped["keys"], stopped["result"]) == (["Escape"], "sent")
-            screen.wait_for("Request cancelled")
-        finally:
-            # Gemini CLI outlives its tmux server: end its process group (the pane's) first.
-            with contextlib.suppress(RuntimeError, ValueError, ProcessLookupError):
-                os.killpg(int(screen.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}")), 9)
-            screen.kill()
-        assert machine.errors() == ""
+        def say(text: str) -> dict[str, Any]:
+            return outcome(g.lookout("say", session, text, "--json"))
+
+        def prompts() -> list[str]:
+            return [r["summary"] for r in machine.records() if r["event"] == "UserPromptSubmit"]
+
+        out = say("hello gemini")
+        assert (out["via"], out["result"], out["agent"]) == ("pane", "delivered", "gemini")
+        assert "hello gemini" in prompts()
+        machine.wait("idle")
+        out = say("USE_TOOL now")  # a turn running `sleep 8`
+        machine.wait("working")
+        out = say("queued for later")  # Gemini queues typed text until the turn ends
+        assert out["result"] in ("queued", "delivered")
+        screen.wait_for("Queued")
+        wait_for(lambda: "queued for later" in prompts(), 30, "the queued prompt")
+        assert prompts().index("queued for later") > prompts().index("USE_TOOL now")
+        # A tool turn again (the prompt history says USE_TOOL): Esc cancels it.
+        machine.wait("working")
+        stopped = outcome(g.lookout("interrupt", session, "--json"))
+        assert (stopped["keys"], stopped["result"]) == (["Escape"], "sent")
+        screen.wait_for("Request cancelled")
+    assert machine.errors() == ""
+
+
+def test_gemini_cli_interrupted_by_lookout_is_idle_and_never_stuck(tmp_path: Path) -> None:
+    # Issue 38: Gemini CLI fires no hook for a cancelled turn. lookout pressed Esc itself: the
+    # turn is over (idle, evidence steer), and no `stuck` comes stuck_after_s later, neither
+    # to a reader nor from the sender's timers (a rule sends stuck alerts to a recorder).
+    from tests.helpers import calls, recorder
+
+    prog, log = recorder(tmp_path)
+    config = (
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}"]\n'
+        '[[rules]]\nwhen = ["stuck"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 2\n"
+    )
+    with GeminiAPI("sleep 12") as api, gemini_pane(tmp_path, api, config) as g:
+        assert outcome(g.lookout("say", g.session, "USE_TOOL now", "--json"))["result"] in (
+            "delivered",
+            "queued",
+        )
+        g.machine.wait("working")
+        wait_for(
+            lambda: any(r["event"] == "PreToolUse" for r in g.machine.records()), 30, "the tool"
+        )
+        stopped = outcome(g.lookout("interrupt", g.session, "--json"))
+        assert (stopped["keys"], stopped["result"], stopped["status"]) == (
+            ["Escape"],
+            "sent",
+            "idle",
+        ), stopped
+        g.screen.wait_for("Request cancelled")
+        steered = next(r for r in g.machine.records() if r["event"] == "Steered")
+        said = next(r for r in g.machine.records() if r.get("source") == "steer")
+        assert (said["event"], said["outcome"], said["ts"]) == (
+            "Reconciled",
+            "interrupted",
+            steered["ts"],
+        )
+        # stuck_after_s (and more) past the press, by the record's own time: still idle.
+        pressed = ts_ms(steered) / 1000
+        wait_for(lambda: time.time() > pressed + 6, 20, "stuck_after_s to pass")
+        shown = next(s for s in g.machine.status() if s["session_id"] == g.session)
+        assert (shown["status"], shown["evidence"]) == ("idle", "steer"), shown
+        assert not [r for r in g.machine.records() if r.get("outcome") == "stuck"]
+        assert calls(log) == []
+        assert g.machine.errors() == ""
