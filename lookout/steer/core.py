@@ -44,6 +44,8 @@ LOCK_DIR = "steer-locks"
 # What Esc does to an open dialog of an agent whose Keys.esc_denies (checked with Claude Code).
 DISMISSED = "Esc answers it as No (denied), and the turn stops"
 LOCK_WAIT_S = 5.0
+# How long `start` waits for Claude Code's registry to name the new session (its title).
+NAME_WAIT_S = 1.0
 
 
 def enabled() -> steer_config.SteerConfig:
@@ -587,8 +589,7 @@ def start(
             f" arrived within {wait_s:g} s, so lookout cannot name its session",
             hint=f"is lookout installed for {keys.title}? lookout doctor (the window still runs)",
         )
-    rows = load_sessions(state)
-    row = next((r for r in rows if r["session_id"] == sid), None)
+    row = _titled(state, sid, keys.name == "claude", wait_s)
     shown = session_name(row) if row else sid[:8]
     return {
         "action": "start",
@@ -605,6 +606,21 @@ def start(
         "note": None,
         "ts": str(line["ts"]),
     }
+
+
+def _titled(state: str, sid: str, registry: bool, wait_s: float) -> Row | None:
+    """The new session's row named as `lookout status` names it: after a reader's reconcile,
+    which takes the title from Claude Code's registry (it names a session as it starts,
+    `new1-21`), waited for up to NAME_WAIT_S where the agent keeps one (`registry`)."""
+    deadline = time.monotonic() + min(wait_s, NAME_WAIT_S)
+    while True:
+        entry = client_sessions.read().get(sid) if registry else None
+        named = not registry or bool(entry and entry["name"])
+        reconcile.quietly(state)
+        row = next((r for r in load_sessions(state) if r["session_id"] == sid), None)
+        if named or time.monotonic() > deadline:
+            return row
+        time.sleep(POLL_S * 3)
 
 
 # -- the outcome and the record --------------------------------------------------------------

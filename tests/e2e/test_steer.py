@@ -341,6 +341,8 @@ def test_start_opens_a_session_in_an_allowed_project_and_refuses_others(
         assert prompt in mock_api.user_texts()  # as data: "--" and all, no option, no shell
         shown = steering.session_status(out["session_id"])
         assert (shown["cwd"], shown["tmux"]["pane"]) == (str(steering.project), new_pane)
+        # Named as status names it: the client's own title for it (issue 38), e.g. project-21.
+        assert out["session"] == f"{shown['title']} ({out['session_id'][:8]})", (out, shown)
         started = [r for r in steering.records(out["session_id"]) if r["event"] == "Steered"]
         assert [(r["steer"]["action"], r["outcome"]) for r in started] == [("start", "started")]
         outside = steering.root / "outside"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lookout import client_sessions
 from tests.helpers import ROOT, wait_for, write_config
 from tests.receivers import TmuxServer, require
 
@@ -229,9 +230,12 @@ def test_claude_code_says_queued_while_it_works_though_its_prompt_hook_fired(
     assert log.read_bytes() == b"later please\r"
 
 
-def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
+def fake_program(
+    bin_dir: Path, name: str, log: Path, report: bool, titled: str | None = None
+) -> None:
     """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
-    `report`, fires a SessionStart hook as its child (so it reports from its pane), then waits."""
+    `report`, fires a SessionStart hook as its child (so it reports from its pane); `titled`: a
+    moment later it names the session in Claude Code's registry, as 2.1.332 does; then waits."""
     bin_dir.mkdir(exist_ok=True)
     hook = ROOT / "hooks" / "session_start.py"
     body = {"session_id": "eeee5555-0000-4000-8000-000000000005", "hook_event_name": "SessionStart"}
@@ -246,6 +250,17 @@ def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
             if report
             else ""
         )
+        + (
+            "time.sleep(0.3)\n"
+            f"d = {str(client_sessions.directory())!r}\n"
+            "os.makedirs(d, exist_ok=True)\n"
+            f"entry = {{'pid': os.getpid(), 'sessionId': {body['session_id']!r},"
+            f" 'name': {titled!r}, 'nameSource': 'derived', 'status': 'idle',"
+            " 'statusUpdatedAt': int(time.time() * 1000)}\n"
+            "open(os.path.join(d, f'{os.getpid()}.json'), 'w').write(json.dumps(entry))\n"
+            if titled
+            else ""
+        )
         + "time.sleep(120)\n"
     )
     program.chmod(0o755)
@@ -258,7 +273,7 @@ def test_start_runs_the_agents_own_program_with_the_prompt_as_data(
     project.mkdir(parents=True)
     write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
     log = tmp_path / "argv.jsonl"
-    fake_program(tmp_path / "bin", "claude", log, report=True)
+    fake_program(tmp_path / "bin", "claude", log, report=True, titled="api-7f")
     panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
     own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
     prompt = '-x; $(touch pwned) `id` "q" ;'
@@ -281,6 +296,8 @@ def test_start_runs_the_agents_own_program_with_the_prompt_as_data(
         "started",
     )
     assert outcome["target"].startswith("main:1.%")
+    # Named as `lookout status` names it: Claude Code's registry title (issue 38), not `api`.
+    assert outcome["session"] == "api-7f (eeee5555)"
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
         [str(project), "--", prompt]
     ]
