@@ -509,7 +509,11 @@ def test_gemini_cli_interrupted_by_lookout_is_idle_and_never_stuck(tmp_path: Pat
             "idle",
         ), stopped
         g.screen.wait_for("Request cancelled")
-        steered = next(r for r in g.machine.records() if r["event"] == "Steered")
+        steered = next(
+            r
+            for r in g.machine.records()
+            if r["event"] == "Steered" and r["steer"]["action"] == "interrupt"
+        )
         said = next(r for r in g.machine.records() if r.get("source") == "steer")
         assert (said["event"], said["outcome"], said["ts"]) == (
             "Reconciled",

@@ -32,9 +32,10 @@ class Panes(TmuxServer):
             "PreToolUse": "pre_tool_use.py",
             "StopFailure": "stop_failure.py",
             "UserPromptSubmit": "user_prompt_submit.py",
+            "PermissionRequest": "permission_request.py",
         }[event]
         body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": event}
-        if event == "PreToolUse":
+        if event in ("PreToolUse", "PermissionRequest"):
             body.update(tool_name="Bash", tool_input={"command": "make"})
         if event == "StopFailure":  # a failed turn: attention, but no dialog on screen
             body.update(error="rate_limit", last_assistant_message="API Error: 429")
