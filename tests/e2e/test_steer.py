@@ -24,7 +24,7 @@ from tests.web.test_browser import until
 
 from ..receivers import require
 from . import npm_client  # imported at collection: it reads the environment before fixtures
-from .harness import ClaudePane, Sandbox, wait_for
+from .harness import ClaudePane, Sandbox, describe, wait_for
 from .mock_api import DIRECTIVE, MockAPI, Reply, scripted_reply
 from .test_gemini import MODEL as GEMINI_MODEL
 from .test_gemini import VERSION as GEMINI_VERSION
@@ -524,7 +524,9 @@ def test_gemini_cli_interrupted_by_lookout_is_idle_and_never_stuck(tmp_path: Pat
         pressed = ts_ms(steered) / 1000
         wait_for(lambda: time.time() > pressed + 6, 20, "stuck_after_s to pass")
         shown = next(s for s in g.machine.status() if s["session_id"] == g.session)
-        assert (shown["status"], shown["evidence"]) == ("idle", "steer"), shown
+        assert (shown["status"], shown["evidence"]) == ("idle", "steer"), describe(
+            g.machine.records()
+        )
         assert not [r for r in g.machine.records() if r.get("outcome") == "stuck"]
         assert calls(log) == []
         assert g.machine.errors() == ""

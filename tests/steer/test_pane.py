@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from lookout import client_sessions
+from tests.commands.test_main import deliver
 from tests.helpers import ROOT, wait_for, write_config
 from tests.receivers import TmuxServer, require
 
@@ -143,12 +144,16 @@ def test_a_turn_lookout_interrupted_is_idle_and_never_stuck(panes: Panes, tmp_pa
     # turn is over (idle, evidence steer), and stuck_after_s later it is not called stuck.
     write_config("[steer]\nenabled = true\n[sessions]\nstuck_after_s = 1\n")
     log = tmp_path / "got"
-    panes.agent(log, "plain", event="UserPromptSubmit")  # a turn, no tool running
+    panes.agent(log, "plain", event="PreToolUse")  # a turn running a command
     rc, out, err = lookout(panes, "interrupt", "api", "--json")
     assert (rc, err) == (0, ""), err
     outcome = json.loads(out)
     assert (outcome["keys"], outcome["result"], outcome["status"]) == (["Escape"], "sent", "idle")
     state = Path(panes.env["LOOKOUT_STATE_DIR"])
+    # Then Gemini CLI's AfterTool for the cancelled call (as tests/e2e saw it), and nothing more.
+    after = {"session_id": SID, "cwd": "/w/api", "hook_event_name": "PostToolUse"}
+    after.update(tool_name="Bash", tool_input={"command": "make"}, tool_response="cancelled")
+    deliver(state, after, LOOKOUT_AGENT="gemini")
     lines = [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
     steered = next(r for r in lines if r["event"] == "Steered")
     said = next(r for r in lines if r["event"] == "Reconciled")
@@ -159,7 +164,9 @@ def test_a_turn_lookout_interrupted_is_idle_and_never_stuck(panes: Panes, tmp_pa
     wait_for(lambda: time.time() > pressed + 2.5, 10, "stuck_after_s to pass")
     rc, out, _ = lookout(panes, "status", "--json")
     (shown,) = json.loads(out)["sessions"]
-    assert (shown["status"], shown["evidence"]) == ("idle", "steer"), shown
+    assert (shown["status"], shown["evidence"]) == ("idle", "steer"), (
+        state / "events.jsonl"
+    ).read_text()
     lines = [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
     assert not [r for r in lines if r.get("outcome") == "stuck"]
 
