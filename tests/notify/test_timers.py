@@ -145,6 +145,38 @@ def test_the_turn_failed_alert_of_a_usage_limit_says_until_when(
     assert (limit["outcome"], limit["source"]) == ("limit", "hook")
 
 
+def test_telegrams_turn_failed_alert_of_a_usage_limit_says_until_when(
+    state_dir: Path, agent: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from lookout import silence
+    from tests.telegram_api import BotApi
+
+    token = "123456:AAH-timers-token"
+    monkeypatch.setenv("LOOKOUT_TG_TOKEN", token)
+    with BotApi(token, chats=(1001,)) as api:
+        write_config(
+            '[channels.chat]\ntype = "telegram"\ntoken_env = "LOOKOUT_TG_TOKEN"\n'
+            f'chat_id = 1001\napi_url = "{api.url}"\n'
+            '[[rules]]\nwhen = ["error"]\nchannels = ["chat"]\n'
+        )
+        hook(state_dir, agent.pid, "SessionStart")
+        hook(state_dir, agent.pid, "UserPromptSubmit")
+        text = "API Error: Request rejected (429) · Your limit will reset at 3pm (America/New_York)"
+        hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+        (sent,) = wait_for(lambda: api.sent("sendMessage"), 60, "the Telegram alert")
+    # 3pm in New York next (the failure's own time), shown as the status shows it (local).
+    failed = _ms(next(r for r in records(state_dir) if r["event"] == "StopFailure")["ts"])
+    moment = datetime.fromtimestamp(failed / 1000, ZoneInfo("America/New_York"))
+    moment = moment.replace(hour=15, minute=0, second=0, microsecond=0)
+    if moment.timestamp() * 1000 < failed - 60_000:
+        moment = (moment + timedelta(days=1)).replace(hour=15, minute=0)
+    until = silence.clock(int(moment.timestamp() * 1000))
+    assert sent["text"] == f"project · turn failed: usage limit until {until}\n{text}", sent
+
+
 def test_a_failure_that_names_no_time_keeps_its_title(
     state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
 ) -> None:
