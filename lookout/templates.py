@@ -5,7 +5,7 @@ No str.format (no attribute, index or format-spec tricks) and no regex: this run
 
 from __future__ import annotations
 
-from lookout import paths
+from lookout import paths, words
 from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
@@ -235,9 +235,16 @@ def _until(ms: object) -> str:
     """When a usage limit lifts, as the status shows it (15:05 today, else "Nov 29 18:19")."""
     if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
         return ""
-    from lookout.silence import clock  # only the sender sets it: never on a hook's path
+    return words.clock(ms)
 
-    return clock(ms)
+
+def _default_title(kind: str, title_t: str, vals: Mapping[str, str]) -> str:
+    """The default title as what is known says it: a limit's lift time, no unknown duration."""
+    if kind == "error" and vals["until"]:
+        return _LIMIT_TITLE
+    if not vals["duration"] and kind in _NO_DURATION:
+        return _NO_DURATION[kind]
+    return title_t
 
 
 def render_texts(
@@ -270,10 +277,8 @@ def render_texts(
             body_t = by_t
         else:
             body_t = f"{by_t}, after {{duration}}" if by_t else "after {duration}"
-    if kind == "error" and vals["until"] and title_t == default["title"]:
-        title_t = _LIMIT_TITLE
-    if not vals["duration"] and title_t == default["title"] and kind in _NO_DURATION:
-        title_t = _NO_DURATION[kind]
+    if title_t == default["title"]:
+        title_t = _default_title(kind, title_t, vals)
     if kind == "resolved" and not vals["duration"] and body_t == default["message"]:
         body_t = ""
     title = truncate(" ".join(render(title_t, vals).split()), 200)
