@@ -7,8 +7,9 @@ Every form, with where it was seen, is in docs/statuses.md ("Usage limits"):
   `apiErrorParams.rate_limit_info.resetsAt`, epoch seconds: exact, preferred;
 - `Claude AI usage limit reached|1749924000`: epoch seconds after the bar;
 - `… resets 12:45pm (Europe/Berlin)`, `… resets Nov 29, 6:19pm (Europe/Berlin)`,
-  `… resets Sep 15 at 7pm`, `Your limit will reset at 3pm (America/Santiago).`, a date alone
-  (`resets Aug 8`): a wall time, in the zone named in parentheses, else the local one;
+  `… resets Sep 15 at 7pm`, `Your limit will reset at 3pm (America/Santiago).`, a 24-hour time
+  (`… reset at 16:09`), a date alone (`resets Aug 8`): a wall time, in the zone named in
+  parentheses, else the local one; a time without a date is its next occurrence;
 - `resets in 3h 20m`, `try again in 5 days 22 hours 11 minutes`, `Please try again in 20s`,
   `Retrying in 2892 seconds`: a duration from `at_ms`;
 - `resets at 2026-01-17T13:59:59+00:00`: an RFC 3339 time (the API's reset headers' form).
@@ -73,7 +74,11 @@ _DATE = (
 
 
 def _time(n: str) -> str:
-    return rf"(?P<hour{n}>\d{{1,2}})(?::(?P<min{n}>\d\d))?\s*(?P<ampm{n}>[ap]\.?m\.?)"
+    # 3pm, 12:45 pm, or a 24-hour time with its minutes (16:09)
+    return (
+        rf"(?P<hour{n}>\d{{1,2}})(?:(?::(?P<min{n}>\d\d))?\s*(?P<ampm{n}>[ap]\.?m\.?)"
+        rf"|:(?P<h24min{n}>\d\d)\b)"
+    )
 
 
 _WALL = (
@@ -201,7 +206,10 @@ def _wall(text: str, at_ms: int, local: tzinfo | None) -> int | None:
     from datetime import datetime, timedelta
 
     printed = datetime.fromtimestamp(at_ms / 1000, zone)
-    hour, minute = _clock(m)
+    clock = _clock(m)
+    if clock is None:
+        return None
+    hour, minute = clock
     if m.group("mon"):
         return _on_date(m, printed, hour, minute)
     # A time alone is the next such moment (the client adds the date when it is further out).
@@ -211,15 +219,20 @@ def _wall(text: str, at_ms: int, local: tzinfo | None) -> int | None:
     return _ms(moment)
 
 
-def _clock(m: re.Match[str]) -> tuple[int, int]:
-    """(hour, minute) on the 24-hour clock; midnight for a date with no time."""
+def _clock(m: re.Match[str]) -> tuple[int, int] | None:
+    """(hour, minute) on the 24-hour clock; midnight for a date with no time; None for a time
+    no clock shows (25:00)."""
     n = "" if m.group("hour") is not None else "2"
     if m.group(f"hour{n}") is None:
         return 0, 0
-    hour = int(m.group(f"hour{n}")) % 12
-    if m.group(f"ampm{n}").lower().startswith("p"):
-        hour += 12
-    return hour, int(m.group(f"min{n}") or 0)
+    hour = int(m.group(f"hour{n}"))
+    if m.group(f"ampm{n}") is None:  # 16:09
+        minute = int(m.group(f"h24min{n}"))
+        return (hour, minute) if hour < 24 and minute < 60 else None
+    minute = int(m.group(f"min{n}") or 0)
+    if not 1 <= hour <= 12 or minute >= 60:
+        return None
+    return hour % 12 + (12 if m.group(f"ampm{n}").lower().startswith("p") else 0), minute
 
 
 def _on_date(m: re.Match[str], printed: datetime, hour: int, minute: int) -> int | None:

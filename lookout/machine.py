@@ -599,7 +599,22 @@ def _tool_finished(s: Session, event: Event, intents: list[Intent]) -> None:
     else:
         calls = [[event["tool_use_id"], event["tool_key"]]]
     _tool_done(s, actor, event, intents, calls)
+    if _cancelled(s, actor, event):
+        return  # the call of a turn lookout stopped reports it ended: the turn stays over
     _set(actor, WORKING, "Thinking")
+
+
+def _cancelled(s: Session, actor: Actor, event: Event) -> bool:
+    """Whether the main thread is idle in a turn `lookout interrupt` stopped for an agent that
+    fires no hook for it: Gemini CLI then fires AfterTool for the cancelled call, and nothing
+    after (its next prompt, or a new tool call, shows it working again)."""
+    turn = s.get("turn")
+    return (
+        event["agent_id"] is None
+        and actor["status"] == IDLE
+        and turn is not None
+        and turn.get("cancelled") is True
+    )
 
 
 def _notification(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -870,6 +885,9 @@ def _reconciled(s: Session, event: Event, intents: list[Intent]) -> None:
         observed = event["observed_ms"] or 0
         if agent_id or actor["status"] != WORKING or observed <= int(s.get("status_ms", 0)):
             return
+        if event["source"] == "steer":
+            # lookout's own key press: no hook will end the turn (_cancelled), known or not.
+            _turn_for(s, event)["cancelled"] = True
         _interrupted(s, actor)
         return
     _answered(s, actor, event, intents)

@@ -623,6 +623,19 @@ def ack(state_dir: str, session_id: str, now_ms: int | None = None) -> Record | 
     return line
 
 
+def interrupted(state_dir: str, session_id: str, at_ms: int) -> list[Record]:
+    """`lookout interrupt` pressed the agent's own interrupt key at `at_ms`, for an agent that
+    fires no hook for a stopped turn (Gemini CLI, Codex): the turn it showed is over, as that
+    key ends it (its Keys, checked with the real client). Shown idle with evidence `steer`
+    (a `Reconciled` event from source `steer`), never left working to be called stuck; its
+    next hook says what it does next."""
+    intents: list[Intent] = []
+    found = _finding("interrupted", "steer", None, None, at_ms)
+    written = _apply(state_dir, session_id, [found], intents)
+    _notify(state_dir, intents)
+    return written
+
+
 # -- the escalation's question -------------------------------------------------------------------
 
 

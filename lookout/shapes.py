@@ -140,9 +140,10 @@ class Finding(TypedDict):
 
     # transcript/process: approved | answered | rejected | denied | interrupted |
     # process_gone; client: the client's own status, busy | waiting | idle; silence: stuck |
-    # alive; a usage limit: limit (read) | limit_lifted (its time passed)
+    # alive; a usage limit: limit (read) | limit_lifted (its time passed); steer: interrupted
+    # (`lookout interrupt` pressed the key of an agent that reports no stopped turn)
     outcome: str
-    source: str  # transcript | process | client | silence | hook | clock
+    source: str  # transcript | process | client | silence | hook | clock | steer
     agent_id: str | None
     episode: str | None
     observed_ms: int
@@ -214,9 +215,11 @@ class Intent(TypedDict):
     request: NotRequired[list[str | None]]  # a permission's [agent_id, prompt_id, tool_key]
     url: NotRequired[str]  # [remote]: the request's page, for the alert's link
     error: NotRequired[str]  # on a failed turn: the API's error code (rate_limit, ...)
+    until_ms: NotRequired[int]  # ...on a usage limit: when it lifts, once the sender read it
 
 
 # -- notifications ---------------------------------------------------------------------------------
+
 
 class Channel(TypedDict):
     """One validated [channels.<name>] table: the keys every type has, and its type's traits

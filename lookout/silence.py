@@ -13,7 +13,6 @@ never how long a reader waited; and time the machine slept does not count (`woke
 from __future__ import annotations
 
 import os
-import time
 
 from lookout import events, store, transcript, words
 from lookout.platform import current as platform
@@ -368,12 +367,7 @@ def watch(state_dir: str, now_ms: int, stuck_after_s: float) -> Watch:
 # -- words ---------------------------------------------------------------------------------------
 
 
-def clock(ms: int) -> str:
-    """A time as the user reads it here: 15:05 today, else "Nov 29 18:19"."""
-    moment = time.localtime(ms / 1000)
-    if time.strftime("%Y-%m-%d", moment) == time.strftime("%Y-%m-%d", time.localtime()):
-        return time.strftime("%H:%M", moment)
-    return time.strftime("%b %d %H:%M", moment)
+clock = words.clock  # a time as the user reads it here (the alerts' texts use it too)
 
 
 def _span(ms: int) -> str:

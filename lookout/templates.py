@@ -5,7 +5,7 @@ No str.format (no attribute, index or format-spec tricks) and no regex: this run
 
 from __future__ import annotations
 
-from lookout import paths
+from lookout import paths, words
 from lookout.words import SUMMARY_CHARS
 
 TYPE_CHECKING = False
@@ -25,6 +25,7 @@ PLACEHOLDERS = frozenset(
         "duration",
         "session_id",
         "cwd",
+        "until",
     }
 )
 # A command channel's argv may also use the rendered texts.
@@ -47,6 +48,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "stuck": {"title": "{session} · stuck? nothing moves", "message": "{message}"},
     "limit_lifted": {"title": "{session} · usage limit lifted", "message": "{message}"},
 }
+# A failed turn's default title when the turn failed on a usage limit whose lift time is known.
+_LIMIT_TITLE = "{session} · turn failed: usage limit until {until}"
 # Used instead of a default title whose {duration} is unknown ("done in " reads badly).
 _NO_DURATION = {"done": "{session} · done", "resolved": "{session} · {reason} handled"}
 # A resolved episode the user did not answer: the default texts say what ended it instead.
@@ -215,6 +218,7 @@ def values(
         "duration": format_duration(intent.get("duration_ms")),
         "session_id": s("session_id"),
         "cwd": cwd,
+        "until": _until(intent.get("until_ms")),
     }
     if content == "summary":
         # Remote channels: one line each, never tool input beyond the command's first line.
@@ -225,6 +229,22 @@ def values(
         for key in ("tool_name", "summary", "message", "question", "cwd"):
             out[key] = ""
     return out
+
+
+def _until(ms: object) -> str:
+    """When a usage limit lifts, as the status shows it (15:05 today, else "Nov 29 18:19")."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+        return ""
+    return words.clock(ms)
+
+
+def _default_title(kind: str, title_t: str, vals: Mapping[str, str]) -> str:
+    """The default title as what is known says it: a limit's lift time, no unknown duration."""
+    if kind == "error" and vals["until"]:
+        return _LIMIT_TITLE
+    if not vals["duration"] and kind in _NO_DURATION:
+        return _NO_DURATION[kind]
+    return title_t
 
 
 def render_texts(
@@ -257,8 +277,8 @@ def render_texts(
             body_t = by_t
         else:
             body_t = f"{by_t}, after {{duration}}" if by_t else "after {duration}"
-    if not vals["duration"] and title_t == default["title"] and kind in _NO_DURATION:
-        title_t = _NO_DURATION[kind]
+    if title_t == default["title"]:
+        title_t = _default_title(kind, title_t, vals)
     if kind == "resolved" and not vals["duration"] and body_t == default["message"]:
         body_t = ""
     title = truncate(" ".join(render(title_t, vals).split()), 200)

@@ -93,6 +93,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def clock(ms: int) -> str:
+    """A time as the user reads it here: 15:05 today, else "Nov 29 18:19"."""
+    moment = time.localtime(ms / 1000)
+    if time.strftime("%Y-%m-%d", moment) == time.strftime("%Y-%m-%d", time.localtime()):
+        return time.strftime("%H:%M", moment)
+    return time.strftime("%b %d %H:%M", moment)
+
+
 # A run nobody sits at, so nobody can answer its dialogs: `claude -p` and SDK programs
 # (CLAUDE_CODE_ENTRYPOINT sdk-*), and `opencode run` (its plugin says so).
 OPENCODE_RUN = "opencode-run"

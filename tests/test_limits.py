@@ -56,6 +56,11 @@ AT = ms(2026, 11, 27, 10, 45, 37)
             "Claude usage limit reached. Your limit will reset at 1pm (Etc/GMT+5).",
             ms(2026, 11, 27, 18, 0),
         ),
+        # the 24-hour clock (issue 38): later today, or tomorrow once passed; zone or none
+        ("Usage limit reached. Your limit will reset at 16:09", ms(2026, 11, 27, 15, 9)),
+        ("Your limit will reset at 09:30 (Europe/Berlin).", ms(2026, 11, 28, 8, 30)),
+        ("You've hit your limit · resets Nov 29, 18:19 (Europe/Berlin)", ms(2026, 11, 29, 17, 19)),
+        ("Your limit will reset at 3pm (America/New_York)", ms(2026, 11, 27, 20, 0)),
         # no zone named: the local one (here Berlin)
         ("Claude usage limit reached. Your limit will reset at 12am.", ms(2026, 11, 27, 23, 0)),
         # the raw form older versions wrote (issue titles #2087, #9046, #11429): epoch seconds
@@ -111,6 +116,9 @@ def test_a_wall_time_across_a_dst_change_keeps_its_zones_rules() -> None:
         "You've hit your limit · resets 10pm (Mars/Olympus)",  # a zone nobody knows: no guess
         "You've hit your weekly limit · resets Sep 15 at 7pm",  # passed already: a year out
         "resets today",
+        "resets at 25:09",  # no clock shows it
+        "resets at 13pm",
+        "resets at 4:75pm",
         "",
     ],
 )

@@ -999,6 +999,32 @@ def test_reconciled_interrupt_counts_only_after_the_status_it_corrects() -> None
     assert run.status == ("idle", None)
 
 
+def test_a_turn_lookout_interrupted_stays_over_when_its_cancelled_call_reports_back() -> None:
+    # Issue 38: Gemini CLI fires no hook for a cancelled turn, then AfterTool (PostToolUse) for
+    # the cancelled call. `lookout interrupt` recorded the stop (source steer): the turn stays
+    # over, never working again to be called stuck; a new call or prompt works again.
+    run = started()
+    run(ev("PreToolUse", **bash("sleep 12")))
+    at = next(_clock)
+    run(
+        events.observed(
+            "Reconciled", SID, at, source="steer", outcome="interrupted", observed_ms=at
+        )
+    )
+    assert run.status == ("idle", None) and run.session and run.session["evidence"] == "steer"
+    assert run.session["turn"]["outcome"] == "interrupted"
+    run(ev("PostToolUse", **bash("sleep 12")))
+    assert run.status == ("idle", None) and run.session["evidence"] == "steer"
+    run(ev("PreToolUse", **bash("ls", "toolu_2")))  # it does run a tool after all: working
+    assert run.status == ("working", None)
+    # A stop another reader proved (Claude Code's transcript) keeps the old rule.
+    other = started()
+    other(ev("PreToolUse", **bash("sleep 12")))
+    observed(other, "Reconciled", "interrupted")
+    other(ev("PostToolUse", **bash("sleep 12")))
+    assert other.status == ("working", None)
+
+
 def test_process_gone_ends_the_session_and_says_so_in_the_resolved_intent() -> None:
     run = asking()
     intents = observed(run, "Reconciled", "process_gone")

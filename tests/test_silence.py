@@ -382,3 +382,40 @@ def test_lookout_ack_clears_a_stuck_session(
     assert s.shown == ("idle", None)
     assert s.snapshot["evidence"] == "user"
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("text", "zone", "hour", "minute"),
+    [
+        (
+            "API Error: Request rejected (429) · Your limit will reset at 3pm (America/New_York)",
+            "America/New_York",
+            15,
+            0,
+        ),
+        (
+            "API Error: Request rejected (429) · Usage limit reached. It will reset at 16:09",
+            None,
+            16,
+            9,
+        ),
+    ],
+)
+def test_a_wall_time_in_a_named_zone_or_on_the_24_hour_clock_says_when(
+    state_dir: Path, agent: Agent, text: str, zone: str | None, hour: int, minute: int
+) -> None:
+    # A time without a date is its next occurrence, in the named zone (else the local one).
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from lookout import limits
+
+    now = words.now_ms()
+    s = failed(state_dir, agent.pid, now, None, text)
+    assert s.look(now + 1000) == [("Reconciled", "hook", "limit")]
+    where = ZoneInfo(zone) if zone else limits.local_zone()
+    printed = datetime.fromtimestamp(now / 1000, where)
+    moment = printed.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if moment.timestamp() * 1000 < now - limits.SLACK_MS:
+        moment = (moment + timedelta(days=1)).replace(hour=hour, minute=minute)
+    assert s.snapshot["main"]["episode"]["until_ms"] == int(moment.timestamp() * 1000)

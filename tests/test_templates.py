@@ -49,7 +49,7 @@ def test_double_braces_are_literal() -> None:
             "{nope}",
             "unknown placeholder {nope} (expected one of {cwd}, {duration}, {kind}, "
             "{message}, {project}, {question}, {reason}, {session}, {session_id}, {summary}, "
-            "{tool_name})",
+            "{tool_name}, {until})",
         ),
         ("{project.__class__}", "unknown placeholder {project.__class__}"),
         ("{project!r}", "unknown placeholder {project!r}"),

@@ -99,6 +99,25 @@ def open_alerts(state_dir: str) -> list[str]:
     return found
 
 
+def limit_until(state_dir: str, intent: Intent) -> None:
+    """A failed turn's alert on a usage limit says until when (`until_ms`, the `{until}` of its
+    texts): the limit is read first, as the sender's timers would (a `limit` record), and kept
+    only while the failure the alert is about is still the one open."""
+    from lookout import silence
+
+    if intent.get("kind") != "error" or not intent.get("episode"):
+        return
+    watch(state_dir, [intent["session_id"]])
+    snapshot = store.read_session(state_dir, intent["session_id"])
+    main = snapshot.get("main") if snapshot is not None else None
+    episode = main.get("episode") if isinstance(main, dict) else None
+    if snapshot is None or not isinstance(episode, dict) or not silence.limited(snapshot, episode):
+        return
+    until = episode.get("until_ms")
+    if episode.get("key") == intent["episode"] and isinstance(until, int) and until > 0:
+        intent["until_ms"] = until
+
+
 def watch(state_dir: str, session_ids: list[str]) -> None:
     """Reconcile the watched sessions: an answer found is recorded, and its `resolved` job goes
     into outbox/ for this very sender (it holds sender.lock), sent from its environment."""

@@ -299,6 +299,7 @@ def _send_alert(job: AlertJob, job_path: str, cfg: Config, state_dir: str, lanes
     for d in job["deliveries"]:
         hold.drop_pending(state_dir, outbox_dir, d)
         hold.take_updates(state_dir, d, cfg, lanes)
+        escalate.limit_until(state_dir, d["intent"])
         deliver(d, cfg, state_dir, lanes)
         hold.schedule(job["created_ms"], job.get("cwd"), d, outbox_dir, state_dir)
     escalate.schedule_escalations(job["created_ms"], job.get("cwd"), job["deliveries"], outbox_dir)

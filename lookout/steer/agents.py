@@ -28,8 +28,8 @@ class Keys:
     # The prompt as data: the argv after the program that starts a session with it.
     prompt_argv: Callable[[str], list[str]]
     program: str  # the executable's name on PATH
-    # Whether its hooks report a stopped turn (else the status says working after interrupt
-    # until the next prompt).
+    # Whether its hooks report a stopped turn (else `interrupt` records the stop itself: idle,
+    # evidence steer, until its next hook).
     reports_interrupt: bool
     # How long after the pane shows the text Enter comes: an input box that reads keys arriving
     # together as a paste takes an Enter among them for a newline (Gemini CLI: ~40 ms).
@@ -42,6 +42,9 @@ class Keys:
     # interpreter below, its script's name): a pane whose session has no recorded pid is typed
     # into only while it runs one of these (steer/pane.not_agent).
     processes: tuple[str, ...] = ()
+    # Its prompt hook fires as soon as a message typed during a turn is queued, not when the
+    # model takes it (Claude Code 2.1.332: the pane shows "Queued"): then `say` reports queued.
+    prompt_hook_when_queued: bool = False
 
 
 # What runs an agent installed from npm (`node .../bin/codex.js`, `#!/usr/bin/env node`): the
@@ -76,6 +79,7 @@ KEYS: dict[str, Keys] = {
         enter_after_s=0.05,
         socket=True,
         esc_denies=True,  # a permission dialog: "User rejected", the turn stops (tests/e2e)
+        prompt_hook_when_queued=True,  # UserPromptSubmit as it shows "Queued" (tests/e2e)
     ),
     "gemini": Keys(
         "gemini",
@@ -153,14 +157,99 @@ def _rule(line: str) -> bool:
 def claude_input(screen: str) -> str | None:
     """The text in Claude Code's input box ("" when empty), or None when the screen shows no
     input box (a dialog is open, or it is not Claude Code's prompt). The box is the last block
-    between two rules that starts with its prompt mark in the first column."""
-    lines = screen.rstrip("\n").split("\n")
-    rules = [i for i, line in enumerate(lines) if _rule(line)]
+    between two rules that starts with its prompt mark in the first column. `screen` may hold
+    the escapes of `capture-pane -e`: what the box shows dim is its placeholder ("Resend your
+    message to try again" after a failed turn), no draft of the user's."""
+    lines = styled_lines(screen)
+    plain = [line for line, _ in lines]
+    rules = [i for i, line in enumerate(plain) if _rule(line)]
     if len(rules) < 2:
         return None
     top, bottom = rules[-2], rules[-1]
     box = lines[top + 1 : bottom]
-    if not box or not box[0].startswith(_PROMPT):
+    if not box or not box[0][0].startswith(_PROMPT):
         return None
-    text = "\n".join([box[0][1:].strip(), *(line.strip() for line in box[1:])]).strip()
+    first = box[0][1].strip()
+    first = first[1:] if first.startswith(_PROMPT) else first
+    text = "\n".join([first.strip(), *(kept.strip() for _, kept in box[1:])]).strip()
     return "" if text in _PLACEHOLDERS else text
+
+
+# -- what a screen with escapes shows (capture-pane -e) -----------------------------------------
+
+_ESC = "\x1b"
+# SGR parameters that take more: 38/48/58 (a colour) then 5;N or 2;R;G;B.
+_COLOUR = ("38", "48", "58")
+
+
+class _Pen:
+    """The attributes a `capture-pane -e` screen draws with (tmux carries them across lines)."""
+
+    def __init__(self) -> None:
+        self.dim = False
+        self.reverse = False
+
+    def sgr(self, params: str) -> None:
+        parts = params.split(";") if params else ["0"]
+        i = 0
+        while i < len(parts):
+            p = parts[i]
+            if p in _COLOUR and i + 1 < len(parts):
+                i += 3 if parts[i + 1] == "5" else 5 if parts[i + 1] == "2" else 1
+                continue
+            if p in ("", "0"):
+                self.dim = self.reverse = False
+            elif p == "2":
+                self.dim = True
+            elif p == "22":
+                self.dim = False
+            elif p == "7":
+                self.reverse = True
+            elif p == "27":
+                self.reverse = False
+            i += 1  # anything else (a colour, bold, "38:2::r:g:b") leaves dim and reverse as is
+
+
+def _escape(screen: str, i: int, pen: _Pen) -> int:
+    """Past the escape sequence at `i` (CSI, OSC, or a two-character one); SGR moves the pen."""
+    kind = screen[i + 1 : i + 2]
+    if kind == "[":
+        j = i + 2
+        while j < len(screen) and not "\x40" <= screen[j] <= "\x7e":
+            j += 1
+        if j < len(screen) and screen[j] == "m":
+            pen.sgr(screen[i + 2 : j])
+        return j + 1
+    if kind == "]":  # OSC (a hyperlink): up to BEL or ST
+        bel, st = screen.find("\x07", i), screen.find(_ESC + "\\", i)
+        ends = [e + 1 for e in (bel,) if e >= 0] + [e + 2 for e in (st,) if e >= 0]
+        return min(ends) if ends else len(screen)
+    return i + 2
+
+
+def styled_lines(screen: str) -> list[tuple[str, str]]:
+    """Each line of a screen as (all of its text, the text without what is drawn dim). A cell
+    drawn reverse (the cursor) right before dim text is the placeholder's first letter under
+    the cursor, and dropped with it. A screen with no escapes is all kept."""
+    pen = _Pen()
+    out: list[tuple[str, str]] = []
+    cells: list[tuple[str, bool, bool]] = []
+    i = 0
+    while i <= len(screen):
+        ch = screen[i] if i < len(screen) else "\n"
+        if ch == _ESC:
+            i = _escape(screen, i, pen)
+            continue
+        if ch == "\n":
+            text = "".join(c for c, _, _ in cells)
+            kept = [
+                c
+                for n, (c, dim, rev) in enumerate(cells)
+                if not dim and not (rev and n + 1 < len(cells) and cells[n + 1][1])
+            ]
+            out.append((text, "".join(kept)))
+            cells = []
+        else:
+            cells.append((ch, pen.dim, pen.reverse))
+        i += 1
+    return out

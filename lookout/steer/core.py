@@ -45,6 +45,8 @@ LOCK_DIR = "steer-locks"
 # What Esc does to an open dialog of an agent whose Keys.esc_denies (checked with Claude Code).
 DISMISSED = "Esc answers it as No (denied), and the turn stops"
 LOCK_WAIT_S = 5.0
+# How long `start` waits for Claude Code's registry to name the new session (its title).
+NAME_WAIT_S = 1.0
 
 
 def enabled() -> steer_config.SteerConfig:
@@ -212,21 +214,17 @@ def _say(
         if way == "pane":
             assert found_pane is not None
             target = found_pane.target
-            _type(state, row, keys, found_pane, message)
+            at_enter = _type(state, row, keys, found_pane, message)
             sent_keys = ["Enter"]
         else:
             assert entry is not None
-            _check_state(_fresh(state, row), keys, "send")
+            fresh = _fresh(state, row)
+            _check_state(fresh, keys, "send")
+            at_enter = _steer_status(fresh)
             target = inbox.send(entry, row["session_id"], message)
             sent_keys = []
     took = _wait_prompt(state, row["session_id"], mark, wait_s)
-    result = (
-        "delivered"
-        if took
-        else "queued"
-        if _steer_status(row) == "working"
-        else ("typed" if way == "pane" else "sent")
-    )
+    result = _said(took, at_enter, way, keys)
     line = journal.record(
         state,
         row["session_id"],
@@ -239,6 +237,19 @@ def _say(
         ts_ms=now_ms,
     )
     return _outcome("say", row, way, target, message, sent_keys, result, line, state)
+
+
+def _said(took: list[str] | None, at_enter: str, way: str, keys: agents.Keys) -> str:
+    """What came of a message, from the records since it was sent (`took`: their events up to
+    its prompt hook, None when none fired) and the status it was sent in: `queued` when the
+    session was working and no turn ended before the hook, for an agent whose hook fires as
+    it queues (it takes it at its next step); `delivered` when the hook said the agent took it."""
+    if took is None:
+        return "queued" if at_enter == "working" else ("typed" if way == "pane" else "sent")
+    ended = any(event in ("Stop", "StopFailure") for event in took)
+    if way == "pane" and at_enter == "working" and keys.prompt_hook_when_queued and not ended:
+        return "queued"
+    return "delivered"
 
 
 def _keys(row: Row) -> agents.Keys:
@@ -300,9 +311,10 @@ _PANE_HINT = "start your agents inside tmux for lookout to type into them"
 _NOT_AGENT_HINT = "lookout jump shows what its pane runs now; if it is the agent, type there"
 
 
-def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) -> None:
+def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) -> str:
     """The last checks (snapshot, registry, screen) right before the keys, then the text, then
-    (once the pane shows it, and still no dialog) Enter."""
+    (once the pane shows it, and still no dialog) Enter. Returns the status steering took the
+    session for as Enter was pressed."""
 
     def check(screen: str) -> None:
         _check_state(_fresh(state, row), keys, "type")
@@ -323,12 +335,17 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
                     hint="send or clear it in the pane first (lookout jump)",
                 )
 
+    # The box is read with its escapes: dim text there is a placeholder, not a draft.
+    check(pane.screen(where, styled=True))
     before = pane.screen(where)
-    check(before)
     pane.type_text(where, message)
 
+    seen = [_steer_status(row)]
+
     def still(screen: str) -> None:
-        _check_state(_fresh(state, row), keys, "type")
+        fresh = _fresh(state, row)
+        _check_state(fresh, keys, "type")
+        seen[0] = _steer_status(fresh)
         if keys.name == "claude" and agents.claude_input(screen) is None:
             raise SteerError(
                 "attention",
@@ -340,6 +357,7 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
     time.sleep(keys.enter_after_s)
     still(pane.screen(where))
     pane.press(where, "Enter")
+    return seen[0]
 
 
 def _events_mark(state: str) -> store.Tail:
@@ -352,22 +370,24 @@ def _events_mark(state: str) -> store.Tail:
     return tail
 
 
-def _wait_prompt(state: str, session_id: str, mark: store.Tail, wait_s: float) -> bool:
-    """Whether the agent's prompt hook fired for the session (it took the message)."""
+def _wait_prompt(
+    state: str, session_id: str, mark: store.Tail, wait_s: float
+) -> list[str] | None:
+    """The session's events since `mark` up to its prompt hook (it took the message, or for an
+    agent that fires it on queueing, queued it), or None when none fired within `wait_s`."""
     from lookout.sessions import parse_line
 
     deadline = time.monotonic() + wait_s
+    mine: list[str] = []
     while True:
-        records = [parse_line(raw) for raw in mark.poll() or ()]
-        if any(
-            r is not None
-            and r.get("session_id") == session_id
-            and r.get("event") == "UserPromptSubmit"
-            for r in records
-        ):
-            return True
+        for raw in mark.poll() or ():
+            r = parse_line(raw)
+            if r is not None and r.get("session_id") == session_id:
+                mine.append(str(r.get("event")))
+        if "UserPromptSubmit" in mine:
+            return mine[: mine.index("UserPromptSubmit") + 1]
         if time.monotonic() > deadline:
-            return False
+            return None
         time.sleep(POLL_S)
 
 
@@ -420,11 +440,12 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         now_ms = words.now_ms()
         for key in keys.interrupt:
             pane.press(found, key)
-    status = (
-        _wait_stopped(state, row["session_id"], row["status"], wait_s)
-        if keys.reports_interrupt
-        else None
-    )
+    if keys.reports_interrupt:
+        status = _wait_stopped(state, row["session_id"], row["status"], wait_s)
+    else:
+        # No hook will say the turn stopped: lookout says it, as it pressed the key itself.
+        reconcile.interrupted(state, row["session_id"], now_ms)
+        status = None
     stopped = status in ("idle", "ended") or status not in (None, row["status"], "working")
     result = "interrupted" if stopped else "sent"
     line = journal.record(
@@ -464,8 +485,8 @@ def _interrupt_note(
         return f"the open dialog ({dialog}) was dismissed: {DISMISSED}"
     if not keys.reports_interrupt:
         return (
-            f"{keys.title} reports no hook for a stopped turn: lookout shows it working until"
-            " its next prompt"
+            f"{keys.title} reports no hook for a stopped turn: lookout shows it idle, as"
+            " interrupted by lookout (evidence steer), until its next hook"
         )
     if status == "attention":
         return f"{keys.title} reported the stopped turn as waiting on you: lookout ack clears it"
@@ -554,8 +575,7 @@ def start(
             f" arrived within {wait_s:g} s, so lookout cannot name its session",
             hint=f"is lookout installed for {keys.title}? lookout doctor (the window still runs)",
         )
-    rows = load_sessions(state)
-    row = next((r for r in rows if r["session_id"] == sid), None)
+    row = _titled(state, sid, keys.name == "claude", wait_s)
     shown = session_name(row) if row else sid[:8]
     return {
         "action": "start",
@@ -572,6 +592,21 @@ def start(
         "note": None,
         "ts": str(line["ts"]),
     }
+
+
+def _titled(state: str, sid: str, registry: bool, wait_s: float) -> Row | None:
+    """The new session's row named as `lookout status` names it: after a reader's reconcile,
+    which takes the title from Claude Code's registry (it names a session as it starts,
+    `new1-21`), waited for up to NAME_WAIT_S where the agent keeps one (`registry`)."""
+    deadline = time.monotonic() + min(wait_s, NAME_WAIT_S)
+    while True:
+        entry = client_sessions.read().get(sid) if registry else None
+        named = not registry or bool(entry and entry["name"])
+        reconcile.quietly(state)
+        row = next((r for r in load_sessions(state) if r["session_id"] == sid), None)
+        if named or time.monotonic() > deadline:
+            return row
+        time.sleep(POLL_S * 3)
 
 
 # -- the outcome and the record --------------------------------------------------------------

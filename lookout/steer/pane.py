@@ -67,8 +67,11 @@ def _run(pane: Pane, *args: str) -> str:
         ) from None
 
 
-def screen(pane: Pane) -> str:
-    """What the pane shows now (its visible lines, no escapes)."""
+def screen(pane: Pane, styled: bool = False) -> str:
+    """What the pane shows now: its visible lines, no escapes; `styled`: with the escapes that
+    draw them (`-e`: what is dim, what is the cursor)."""
+    if styled:
+        return _run(pane, "capture-pane", "-p", "-e", "-t", pane.pane)
     return _run(pane, "capture-pane", "-p", "-t", pane.pane)
 
 

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 from lookout import paths, store
 from lookout.config import steer as steer_config
 from lookout.errors import LookoutError
-from lookout.steer import core, launch
+from lookout.steer import agents, core, launch
 from lookout.steer.shapes import Outcome, SteerError
 from lookout.web.routing import Request, Response, Routes, error, json_response
 from lookout.words import STEER_AGENTS
@@ -131,7 +131,8 @@ def _body(request: Request, allowed: dict[str, str]) -> dict[str, object] | Resp
 @route("GET", "/api/steer")
 def settings(request: Request) -> Response:
     """What the page may offer: whether steering is on and, when it is, the projects and agents
-    `start` takes and the longest message. Off: how to turn it on, and nothing else."""
+    `start` takes (and which of those agents' programs are not on PATH) and the longest
+    message. Off: how to turn it on, and nothing else."""
     try:
         cfg = steer_config.load()
     except LookoutError as exc:
@@ -148,11 +149,18 @@ def settings(request: Request) -> Response:
             "source": cfg.source,
             "projects": [{"path": d, "name": paths.tilde(d)} for d in projects],
             "agents": list(cfg.agents),
+            # Those `start` would refuse as not on PATH (this server's own, which start uses).
+            "not_on_path": [a for a in cfg.agents if not _on_path(a)],
             "steerable": list(STEER_AGENTS),  # the agents say and interrupt know
             "max_chars": cfg.max_chars,
             "per_minute": cfg.per_minute,
         }
     )
+
+
+def _on_path(agent: str) -> bool:
+    keys = agents.keys(agent)
+    return keys is not None and agents.program(keys) is not None
 
 
 @route("POST", "/api/sessions/{session_id}/say")

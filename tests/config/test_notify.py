@@ -158,7 +158,8 @@ quiet_hours = "22:00-07:00"
             [
                 f"{G}: channels.c.argv[1]: unknown placeholder {{secret}} "
                 "(expected one of {body}, {cwd}, {duration}, {kind}, {message}, {project}, "
-                "{question}, {reason}, {session}, {session_id}, {summary}, {title}, {tool_name})"
+                "{question}, {reason}, {session}, {session_id}, {summary}, {title}, {tool_name}, "
+                "{until})"
             ],
         ),
         (
@@ -199,7 +200,7 @@ quiet_hours = "22:00-07:00"
             [
                 f"{G}: templates.done.title: unknown placeholder {{elapsed}} "
                 "(expected one of {cwd}, {duration}, {kind}, {message}, {project}, {question}, "
-                "{reason}, {session}, {session_id}, {summary}, {tool_name})"
+                "{reason}, {session}, {session_id}, {summary}, {tool_name}, {until})"
             ],
         ),
         (

@@ -24,7 +24,7 @@ from tests.web.test_browser import until
 
 from ..receivers import require
 from . import npm_client  # imported at collection: it reads the environment before fixtures
-from .harness import ClaudePane, Sandbox, wait_for
+from .harness import ClaudePane, Sandbox, describe, wait_for
 from .mock_api import DIRECTIVE, MockAPI, Reply, scripted_reply
 from .test_gemini import MODEL as GEMINI_MODEL
 from .test_gemini import VERSION as GEMINI_VERSION
@@ -45,6 +45,8 @@ class LatestPrompt(MockAPI):
     def reply_for(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            if self.queued:  # fail_next
+                return self.queued.popleft()
         messages = body.get("messages", [])
         latest = 0
         for i, m in enumerate(messages):
@@ -184,6 +186,41 @@ def test_a_session_lookout_knows_no_pane_of_gets_it_through_its_inbox(
         steering.assert_no_errors()
 
 
+def test_say_after_a_usage_limit_lifted_is_delivered(
+    steering: Sandbox, mock_api: LatestPrompt
+) -> None:
+    # Issue 38: after a failed turn Claude Code shows a dim placeholder in its input box
+    # ("Resend your message to try again"): no draft of the user's, so `say` types.
+    mock_api.fail_next(
+        429, message="Rate limited. Please try again in 3s.", headers={"retry-after": "3"}
+    )
+    with ClaudePane(steering, "--permission-mode", "manual") as pane:
+        session = pane.ready()
+        pane.type("hello")
+        steering.wait_event(session, "StopFailure", timeout=30)
+
+        def lifted() -> bool:
+            steering.session_status(session)  # a reader records what time proves
+            return any(r.get("outcome") == "limit_lifted" for r in steering.records(session))
+
+        wait_for(lifted, 60, "the limit_lifted record")
+        shown = steering.session_status(session)
+        assert (shown["status"], shown["reason"], shown["detail"]) == (
+            "attention",
+            "error",
+            "rate_limit",
+        ), shown
+        # The box shows the dim placeholder (the cursor over its first letter).
+        styled = pane.tmux("capture-pane", "-p", "-e", "-t", "e2e")
+        assert "\x1b[7mR\x1b[0;2m" in styled and "esend your message to try again" in styled
+        text = "continue after the limit [[say: limit over]]"
+        out = outcome(lookout(steering, "say", session, text, "--json"))
+        assert (out["via"], out["result"]) == ("pane", "delivered"), out
+        pane.wait_screen(ANSWER + "limit over", timeout=30)
+        assert text in mock_api.user_texts()
+        steering.assert_no_errors()
+
+
 def dialog(screen: str) -> list[str]:
     """The dialog on screen: from the rule above it to the end."""
     lines = screen.rstrip("\n").split("\n")
@@ -247,6 +284,29 @@ def test_interrupt_stops_a_long_command_within_two_seconds(steering: Sandbox) ->
         steering.assert_no_errors()
 
 
+def test_say_to_a_working_session_is_queued_until_the_model_takes_it(
+    steering: Sandbox, mock_api: LatestPrompt
+) -> None:
+    # Issue 38: 2.1.332 fires UserPromptSubmit as it queues a message typed during a turn (the
+    # pane shows "Queued"); the model gets it only at its next step: `say` reports queued.
+    with ClaudePane(steering, "--permission-mode", "manual", "--allowedTools", "Bash") as pane:
+        session = pane.ready()
+        pane.type("[[bash: for i in 1 2 3 4; do sleep 2; done]] [[say: loop done]]")
+        steering.wait_event(session, "PreToolUse", timeout=15)
+        pid = steering.session_status(session)["pid"]
+        wait_for(lambda: reconcile.running_commands(pid), 10, "the loop running")
+        text = "one more thing while you work"
+        out = outcome(lookout(steering, "say", session, text, "--json"))
+        assert (out["via"], out["result"], out["status"]) == ("pane", "queued", "working"), out
+        assert any(r["summary"] == text for r in steering.records(session)
+                   if r["event"] == "UserPromptSubmit")  # fmt: skip
+        # The model gets it once the command returns, as a message sent while it worked.
+        wait_for(lambda: any(text in t for t in mock_api.user_texts()), 60, "the model taking it")
+        steered = steering.wait_event(session, "Steered")
+        assert (steered["outcome"], steered["steer"]["action"]) == ("queued", "say")
+        steering.assert_no_errors()
+
+
 def test_start_opens_a_session_in_an_allowed_project_and_refuses_others(
     steering: Sandbox, mock_api: LatestPrompt
 ) -> None:
@@ -281,6 +341,8 @@ def test_start_opens_a_session_in_an_allowed_project_and_refuses_others(
         assert prompt in mock_api.user_texts()  # as data: "--" and all, no option, no shell
         shown = steering.session_status(out["session_id"])
         assert (shown["cwd"], shown["tmux"]["pane"]) == (str(steering.project), new_pane)
+        # Named as status names it: the client's own title for it (issue 38), e.g. project-21.
+        assert out["session"] == f"{shown['title']} ({out['session_id'][:8]})", (out, shown)
         started = [r for r in steering.records(out["session_id"]) if r["event"] == "Steered"]
         assert [(r["steer"]["action"], r["outcome"]) for r in started] == [("start", "started")]
         outside = steering.root / "outside"
@@ -338,69 +400,133 @@ def test_a_message_from_the_dashboard_is_the_users_own(
 # -- one more real agent: Gemini CLI through its pane ---------------------------------------------
 
 
-def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
+@dataclasses.dataclass
+class GeminiPane:
+    """Gemini CLI interactive in a private tmux server, lookout installed for it."""
+
+    machine: GeminiMachine
+    screen: npm_client.Tmux
+    env: dict[str, str]
+    session: str
+
+    def lookout(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.machine.home / ".local" / "bin" / "lookout"), *args],
+            env=self.env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def gemini_pane(tmp_path: Path, api: GeminiAPI, config: str = "") -> Iterator[GeminiPane]:
     require("tmux")
     gemini = npm_client.ensure("@google/gemini-cli", GEMINI_VERSION, "gemini-cli", "gemini")
-    with GeminiAPI("sleep 8") as api:
-        machine = GeminiMachine(tmp_path / "user", gemini, api)
-        machine.install()
-        config = machine.home / ".config" / "lookout" / "config.toml"
-        config.write_text(config.read_text() + "\n[steer]\nenabled = true\n")
-        screen = npm_client.Tmux(machine.root, "steer-gemini")
-        env = {
-            **machine.env(),
-            # Where the machine's own lookout keeps them (the test process's may differ).
-            "LOOKOUT_STATE_DIR": str(machine.home / ".local" / "state" / "lookout"),
-            "LOOKOUT_CONFIG": str(config),
-            # Gemini CLI runs headless (and exits: no prompt on stdin) when CI=true, as in .ci/run.
-            "CI": "false",
-        }
-        pairs = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
-        try:
-            # remain-on-exit: should Gemini CLI exit, its last screen stays for the failure.
-            screen.tmux(
-                "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-                "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c",
-                str(machine.project), *pairs,
-                str(gemini), "-m", GEMINI_MODEL, "--approval-mode", "yolo",
-            )  # fmt: skip
-            screen.wait_for("Type your message")
-            session = machine.wait("idle")["session_id"]
+    machine = GeminiMachine(tmp_path / "user", gemini, api)
+    machine.install()
+    path = machine.home / ".config" / "lookout" / "config.toml"
+    path.write_text(path.read_text() + "\n[steer]\nenabled = true\n" + config)
+    screen = npm_client.Tmux(machine.root, "steer-gemini")
+    env = {
+        **machine.env(),
+        # Where the machine's own lookout keeps them (the test process's may differ).
+        "LOOKOUT_STATE_DIR": str(machine.home / ".local" / "state" / "lookout"),
+        "LOOKOUT_CONFIG": str(path),
+        # Gemini CLI runs headless (and exits: no prompt on stdin) when CI=true, as in .ci/run.
+        "CI": "false",
+    }
+    pairs = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
+    try:
+        # remain-on-exit: should Gemini CLI exit, its last screen stays for the failure.
+        screen.tmux(
+            "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+            "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c",
+            str(machine.project), *pairs,
+            str(gemini), "-m", GEMINI_MODEL, "--approval-mode", "yolo",
+        )  # fmt: skip
+        screen.wait_for("Type your message")
+        session = machine.wait("idle")["session_id"]
+        yield GeminiPane(machine, screen, env, session)
+    finally:
+        # Gemini CLI outlives its tmux server: end its process group (the pane's) first.
+        with contextlib.suppress(RuntimeError, ValueError, ProcessLookupError):
+            os.killpg(int(screen.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}")), 9)
+        screen.kill()
 
-            def say(text: str) -> dict[str, Any]:
-                lookout = str(machine.home / ".local" / "bin" / "lookout")
-                done = subprocess.run(
-                    [lookout, "say", session, text, "--json"],
-                    env=env, capture_output=True, text=True, timeout=60, check=False,
-                )  # fmt: skip
-                return outcome(done)
 
-            def prompts() -> list[str]:
-                return [r["summary"] for r in machine.records() if r["event"] == "UserPromptSubmit"]
+def test_gemini_cli_steered_through_its_pane(tmp_path: Path) -> None:
+    with GeminiAPI("sleep 8") as api, gemini_pane(tmp_path, api) as g:
+        machine, screen, session = g.machine, g.screen, g.session
 
-            out = say("hello gemini")
-            assert (out["via"], out["result"], out["agent"]) == ("pane", "delivered", "gemini")
-            assert "hello gemini" in prompts()
-            machine.wait("idle")
-            out = say("USE_TOOL now")  # a turn running `sleep 8`
-            machine.wait("working")
-            out = say("queued for later")  # Gemini queues typed text until the turn ends
-            assert out["result"] in ("queued", "delivered")
-            screen.wait_for("Queued")
-            wait_for(lambda: "queued for later" in prompts(), 30, "the queued prompt")
-            assert prompts().index("queued for later") > prompts().index("USE_TOOL now")
-            # A tool turn again (the prompt history says USE_TOOL): Esc cancels it.
-            machine.wait("working")
-            done = subprocess.run(
-                [str(machine.home / ".local" / "bin" / "lookout"), "interrupt", session, "--json"],
-                env=env, capture_output=True, text=True, timeout=60, check=False,
-            )  # fmt: skip
-            stopped = outcome(done)
-            assert (stopped["keys"], stopped["result"]) == (["Escape"], "sent")
-            screen.wait_for("Request cancelled")
-        finally:
-            # Gemini CLI outlives its tmux server: end its process group (the pane's) first.
-            with contextlib.suppress(RuntimeError, ValueError, ProcessLookupError):
-                os.killpg(int(screen.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}")), 9)
-            screen.kill()
-        assert machine.errors() == ""
+        def say(text: str) -> dict[str, Any]:
+            return outcome(g.lookout("say", session, text, "--json"))
+
+        def prompts() -> list[str]:
+            return [r["summary"] for r in machine.records() if r["event"] == "UserPromptSubmit"]
+
+        out = say("hello gemini")
+        assert (out["via"], out["result"], out["agent"]) == ("pane", "delivered", "gemini")
+        assert "hello gemini" in prompts()
+        machine.wait("idle")
+        out = say("USE_TOOL now")  # a turn running `sleep 8`
+        machine.wait("working")
+        out = say("queued for later")  # Gemini queues typed text until the turn ends
+        assert out["result"] in ("queued", "delivered")
+        screen.wait_for("Queued")
+        wait_for(lambda: "queued for later" in prompts(), 30, "the queued prompt")
+        assert prompts().index("queued for later") > prompts().index("USE_TOOL now")
+        # A tool turn again (the prompt history says USE_TOOL): Esc cancels it.
+        machine.wait("working")
+        stopped = outcome(g.lookout("interrupt", session, "--json"))
+        assert (stopped["keys"], stopped["result"]) == (["Escape"], "sent")
+        screen.wait_for("Request cancelled")
+    assert machine.errors() == ""
+
+
+def test_gemini_cli_interrupted_by_lookout_is_idle_and_never_stuck(tmp_path: Path) -> None:
+    # Issue 38: Gemini CLI fires no hook for a cancelled turn. lookout pressed Esc itself: the
+    # turn is over (idle, evidence steer), and no `stuck` comes stuck_after_s later, neither
+    # to a reader nor from the sender's timers (a rule sends stuck alerts to a recorder).
+    from tests.helpers import calls, recorder
+
+    prog, log = recorder(tmp_path)
+    config = (
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}"]\n'
+        '[[rules]]\nwhen = ["stuck"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 2\n"
+    )
+    with GeminiAPI("sleep 12") as api, gemini_pane(tmp_path, api, config) as g:
+        assert outcome(g.lookout("say", g.session, "USE_TOOL now", "--json"))["result"] in (
+            "delivered",
+            "queued",
+        )
+        g.machine.wait("working")
+        wait_for(
+            lambda: any(r["event"] == "PreToolUse" for r in g.machine.records()), 30, "the tool"
+        )
+        stopped = outcome(g.lookout("interrupt", g.session, "--json"))
+        assert (stopped["keys"], stopped["result"], stopped["status"]) == (
+            ["Escape"],
+            "sent",
+            "idle",
+        ), stopped
+        g.screen.wait_for("Request cancelled")
+        steered = next(
+            r
+            for r in g.machine.records()
+            if r["event"] == "Steered" and r["steer"]["action"] == "interrupt"
+        )
+        said = next(r for r in g.machine.records() if r.get("source") == "steer")
+        assert (said["event"], said["outcome"], said["ts"]) == (
+            "Reconciled",
+            "interrupted",
+            steered["ts"],
+        )
+        # stuck_after_s (and more) past the press, by the record's own time: still idle.
+        pressed = ts_ms(steered) / 1000
+        wait_for(lambda: time.time() > pressed + 6, 20, "stuck_after_s to pass")
+        shown = next(s for s in g.machine.status() if s["session_id"] == g.session)
+        assert (shown["status"], shown["evidence"]) == ("idle", "steer"), describe(
+            g.machine.records()
+        )
+        assert not [r for r in g.machine.records() if r.get("outcome") == "stuck"]
+        assert calls(log) == []
+        assert g.machine.errors() == ""

@@ -155,6 +155,78 @@ def test_a_sender_timers_hold_sleeps_until_a_hook_rings_it(
     assert senders(state_dir) == [pid]  # woken, not replaced
 
 
+def test_the_turn_failed_alert_of_a_usage_limit_says_until_when(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    # Issue 38: the hook knows no reset time (reading it is no hook's work); the sender reads
+    # it before it sends, so the alert (Telegram's too: the same texts) says until when.
+    from lookout import silence
+
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["error"]\nchannels = ["log"]\n'
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")
+    text = "API Error: Request rejected (429) · Usage limit reached. Please try again in 5m."
+    hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+    (sent,) = wait_for(lambda: calls(log), 60, "the turn failed alert")
+    failure = next(r for r in records(state_dir) if r["event"] == "StopFailure")
+    until = _ms(failure["ts"]) + 5 * 60_000
+    assert sent == ["error", f"project · turn failed: usage limit until {silence.clock(until)}"]
+    limit = next(r for r in records(state_dir) if r["event"] == "Reconciled")
+    assert (limit["outcome"], limit["source"]) == ("limit", "hook")
+
+
+def test_telegrams_turn_failed_alert_of_a_usage_limit_says_until_when(
+    state_dir: Path, agent: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from lookout import silence
+    from tests.telegram_api import BotApi
+
+    token = "123456:AAH-timers-token"
+    monkeypatch.setenv("LOOKOUT_TG_TOKEN", token)
+    with BotApi(token, chats=(1001,)) as api:
+        write_config(
+            '[channels.chat]\ntype = "telegram"\ntoken_env = "LOOKOUT_TG_TOKEN"\n'
+            f'chat_id = 1001\napi_url = "{api.url}"\n'
+            '[[rules]]\nwhen = ["error"]\nchannels = ["chat"]\n'
+        )
+        hook(state_dir, agent.pid, "SessionStart")
+        hook(state_dir, agent.pid, "UserPromptSubmit")
+        text = "API Error: Request rejected (429) · Your limit will reset at 3pm (America/New_York)"
+        hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+        (sent,) = wait_for(lambda: api.sent("sendMessage"), 60, "the Telegram alert")
+    # 3pm in New York next (the failure's own time), shown as the status shows it (local).
+    failed = _ms(next(r for r in records(state_dir) if r["event"] == "StopFailure")["ts"])
+    moment = datetime.fromtimestamp(failed / 1000, ZoneInfo("America/New_York"))
+    moment = moment.replace(hour=15, minute=0, second=0, microsecond=0)
+    if moment.timestamp() * 1000 < failed - 60_000:
+        moment = (moment + timedelta(days=1)).replace(hour=15, minute=0)
+    until = silence.clock(int(moment.timestamp() * 1000))
+    assert sent["text"] == f"project · turn failed: usage limit until {until}\n{text}", sent
+
+
+def test_a_failure_that_names_no_time_keeps_its_title(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{title}}", "{{until}}"]\n'
+        '[[rules]]\nwhen = ["error"]\nchannels = ["log"]\n'
+    )
+    hook(state_dir, agent.pid, "SessionStart")
+    hook(state_dir, agent.pid, "UserPromptSubmit")
+    text = "API Error: Request rejected (429) · This request would exceed your rate limit."
+    hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+    (sent,) = wait_for(lambda: calls(log), 60, "the turn failed alert")
+    assert sent == ["project · turn failed", ""]
+
+
 def _ms(stamp: str) -> int:
     from datetime import datetime
 

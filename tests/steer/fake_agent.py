@@ -1,8 +1,10 @@
 """A stand-in agent for tests/steer/test_pane.py, run as a tmux pane's own process: it reports
 one hook event as an agent does (the real hook script, as its child, so the hook records this
 process and the pane it runs in), then reads its terminal raw and appends every byte it gets to
-a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, or with a
-draft) or a permission dialog first.
+a log, echoing what it shows. `claude-*` modes draw Claude Code's input box (empty, with a
+draft, or with the dim placeholder it shows after a failed turn) or a permission dialog first;
+`claude-prompts` also reports its prompt hook for what Enter sends, as Claude Code does (while
+it works too: it queues the message and fires UserPromptSubmit at once).
 
 usage: fake_agent.py LOG MODE HOOK_SCRIPT PAYLOAD_JSON (an object, or a list of them)"""
 
@@ -15,6 +17,9 @@ import sys
 import tty
 
 RULE = "\u2500" * 40
+# Claude Code 2.1.332 after a failed turn, as it draws it: the cursor (reverse) over the
+# placeholder's first letter, the rest dim (fixtures/steer/claude-2.1.332-after-429-styled.txt).
+PLACEHOLDER = "\x1b[7mR\x1b[0;2m\x1b[39m\x1b[49mesend your message to try again\x1b[0m"
 
 
 def main() -> None:
@@ -38,18 +43,29 @@ def main() -> None:
         show(
             f"{RULE}\r\n Bash command\r\n Do you want to proceed?\r\n \u276f 1. Yes\r\n   2. No\r\n"
         )
+    elif mode == "claude-placeholder":
+        show(f"\x1b[H\x1b[J{RULE}\r\n\u276f\u00a0{PLACEHOLDER}\r\n{RULE}\r\n")
     else:
         draw(box)
     with open(log, "ab", buffering=0) as f:
         while chunk := os.read(0, 4096):
             f.write(chunk)
             text = chunk.decode("utf-8", "replace")
-            if mode in ("claude-empty", "claude-draft"):
+            if mode in ("claude-empty", "claude-draft", "claude-placeholder", "claude-prompts"):
                 # As Claude Code: LF is a newline in the box, CR sends what it holds.
+                if "\r" in text and mode == "claude-prompts":
+                    prompt(script, payload, box + text.split("\r")[0])
                 box = "" if "\r" in text else box + text
                 draw(box)
             else:
                 show(text.replace("\r", "\r\n").replace("\x1b", "^["))
+
+
+def prompt(script: str, payload: str, text: str) -> None:
+    """Its UserPromptSubmit, through the real hook script next to the one it started with."""
+    body = {**json.loads(payload), "hook_event_name": "UserPromptSubmit", "prompt": text}
+    hook = os.path.join(os.path.dirname(script), "user_prompt_submit.py")
+    subprocess.run([sys.executable, "-I", "-S", hook], input=json.dumps(body).encode(), check=True)
 
 
 def draw(box: str) -> None:

@@ -29,6 +29,31 @@ def test_claude_input_box(screen: str, shown: str | None) -> None:
     assert agents.claude_input(text) == shown
 
 
+def test_dim_text_in_the_box_is_a_placeholder_not_a_draft() -> None:
+    # After a failed turn (a 429), as `capture-pane -e` gives it: the cursor drawn reverse over
+    # the placeholder's "R", the rest dim (ESC[0;2m). Read without escapes it looks typed.
+    styled = (SCREENS / "claude-2.1.332-after-429-styled.txt").read_text()
+    assert "\x1b[7mR\x1b[0;2m" in styled
+    assert agents.claude_input(styled) == ""
+    plain = "".join(text + "\n" for text, _ in agents.styled_lines(styled))
+    assert agents.claude_input(plain) == "Resend your message to try again"
+
+
+@pytest.mark.parametrize(
+    ("box", "shown"),
+    [
+        ("hello\x1b[7m \x1b[0m", "hello"),  # a draft, the cursor after it
+        ("hel\x1b[7ml\x1b[0mo", "hello"),  # the cursor inside it
+        ("\x1b[38;2;2;2;2mred\x1b[39m \x1b[38;5;2mtext", "red text"),  # colours, no dim
+        ("\x1b[2mdim\x1b[22m typed", "typed"),
+        ("\x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[1;2mhint\x1b[m ok", "link  ok"),
+    ],
+)
+def test_only_dim_text_is_left_out(box: str, shown: str) -> None:
+    rule = "\u2500" * 20
+    assert agents.claude_input(f"{rule}\n\u276f {box}\n{rule}\n") == shown
+
+
 def test_no_rules_no_box() -> None:
     assert agents.claude_input("") is None
     assert agents.claude_input("\u276f hello\n") is None

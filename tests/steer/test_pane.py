@@ -10,10 +10,13 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from lookout import client_sessions
+from tests.commands.test_main import deliver
 from tests.helpers import ROOT, wait_for, write_config
 from tests.receivers import TmuxServer, require
 
@@ -30,9 +33,11 @@ class Panes(TmuxServer):
             "Stop": "stop.py",
             "PreToolUse": "pre_tool_use.py",
             "StopFailure": "stop_failure.py",
+            "UserPromptSubmit": "user_prompt_submit.py",
+            "PermissionRequest": "permission_request.py",
         }[event]
         body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": event}
-        if event == "PreToolUse":
+        if event in ("PreToolUse", "PermissionRequest"):
             body.update(tool_name="Bash", tool_input={"command": "make"})
         if event == "StopFailure":  # a failed turn: attention, but no dialog on screen
             body.update(error="rate_limit", last_assistant_message="API Error: 429")
@@ -164,9 +169,41 @@ def test_interrupt_presses_escape_and_says_what_it_cannot_know(
     outcome = json.loads(out)
     assert (outcome["keys"], outcome["result"]) == (["Escape"], "sent")
     assert outcome["note"] == (
-        "Gemini CLI reports no hook for a stopped turn: lookout shows it working until its next"
-        " prompt"
+        "Gemini CLI reports no hook for a stopped turn: lookout shows it idle, as interrupted by"
+        " lookout (evidence steer), until its next hook"
     )
+
+
+def test_a_turn_lookout_interrupted_is_idle_and_never_stuck(panes: Panes, tmp_path: Path) -> None:
+    # Issue 38: Gemini CLI fires no hook for a cancelled turn; lookout pressed Esc itself, so the
+    # turn is over (idle, evidence steer), and stuck_after_s later it is not called stuck.
+    write_config("[steer]\nenabled = true\n[sessions]\nstuck_after_s = 1\n")
+    log = tmp_path / "got"
+    panes.agent(log, "plain", event="PreToolUse")  # a turn running a command
+    rc, out, err = lookout(panes, "interrupt", "api", "--json")
+    assert (rc, err) == (0, ""), err
+    outcome = json.loads(out)
+    assert (outcome["keys"], outcome["result"], outcome["status"]) == (["Escape"], "sent", "idle")
+    state = Path(panes.env["LOOKOUT_STATE_DIR"])
+    # Then Gemini CLI's AfterTool for the cancelled call (as tests/e2e saw it), and nothing more.
+    after = {"session_id": SID, "cwd": "/w/api", "hook_event_name": "PostToolUse"}
+    after.update(tool_name="Bash", tool_input={"command": "make"}, tool_response="cancelled")
+    deliver(state, after, LOOKOUT_AGENT="gemini")
+    lines = [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
+    steered = next(r for r in lines if r["event"] == "Steered")
+    said = next(r for r in lines if r["event"] == "Reconciled")
+    assert (said["source"], said["outcome"], said["status"]) == ("steer", "interrupted", "idle")
+    assert said["ts"] == steered["ts"]  # the moment lookout pressed the key
+    # stuck_after_s past the press (by the record's own time), a reader still shows it idle.
+    pressed = datetime.fromisoformat(steered["ts"].replace("Z", "+00:00")).timestamp()
+    wait_for(lambda: time.time() > pressed + 2.5, 10, "stuck_after_s to pass")
+    rc, out, _ = lookout(panes, "status", "--json")
+    (shown,) = json.loads(out)["sessions"]
+    assert (shown["status"], shown["evidence"]) == ("idle", "steer"), (
+        state / "events.jsonl"
+    ).read_text()
+    lines = [json.loads(line) for line in (state / "events.jsonl").read_text().splitlines()]
+    assert not [r for r in lines if r.get("outcome") == "stuck"]
 
 
 @pytest.mark.parametrize(
@@ -206,9 +243,42 @@ def test_claude_code_empty_box_is_typed_into_multiline_kept(panes: Panes, tmp_pa
     assert log.read_bytes() == b"line one\nline two\r"  # LF is C-j: a newline in its box
 
 
-def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
+def test_claude_code_dim_placeholder_after_a_failed_turn_is_no_draft(
+    panes: Panes, tmp_path: Path
+) -> None:
+    # Issue 38: after a usage limit the box shows "Resend your message to try again", dim; the
+    # limit_lifted alert says to send a prompt, so `say` types it.
+    log = tmp_path / "got"
+    pane = panes.agent(log, "claude-placeholder", event="StopFailure", agent="claude")
+    assert "Resend your message to try again" in panes.screen(pane)
+    rc, out, err = lookout(panes, "say", "api", "go on")
+    assert (rc, err) == (0, ""), err
+    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+    assert log.read_bytes() == b"go on\r"
+    assert out.splitlines()[0].endswith(": typed (attention)")
+
+
+@pytest.mark.parametrize(("event", "result"), [("PreToolUse", "queued"), ("Stop", "delivered")])
+def test_claude_code_says_queued_while_it_works_though_its_prompt_hook_fired(
+    panes: Panes, tmp_path: Path, event: str, result: str
+) -> None:
+    # Issue 38: Claude Code 2.1.332 fires UserPromptSubmit as it queues a message typed during
+    # a turn ("Queued"); the model gets it at its next tool call: queued, not delivered.
+    log = tmp_path / "got"
+    panes.agent(log, "claude-prompts", event=event, agent="claude")
+    rc, out, err = lookout(panes, "say", "api", "later please", "--json")
+    assert (rc, err) == (0, ""), err
+    outcome = json.loads(out)
+    assert (outcome["result"], outcome["status"]) == (result, "working")
+    assert log.read_bytes() == b"later please\r"
+
+
+def fake_program(
+    bin_dir: Path, name: str, log: Path, report: bool, titled: str | None = None
+) -> None:
     """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
-    `report`, fires a SessionStart hook as its child (so it reports from its pane), then waits."""
+    `report`, fires a SessionStart hook as its child (so it reports from its pane); `titled`: a
+    moment later it names the session in Claude Code's registry, as 2.1.332 does; then waits."""
     bin_dir.mkdir(exist_ok=True)
     hook = ROOT / "hooks" / "session_start.py"
     body = {"session_id": "eeee5555-0000-4000-8000-000000000005", "hook_event_name": "SessionStart"}
@@ -223,6 +293,17 @@ def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
             if report
             else ""
         )
+        + (
+            "time.sleep(0.3)\n"
+            f"d = {str(client_sessions.directory())!r}\n"
+            "os.makedirs(d, exist_ok=True)\n"
+            f"entry = {{'pid': os.getpid(), 'sessionId': {body['session_id']!r},"
+            f" 'name': {titled!r}, 'nameSource': 'derived', 'status': 'idle',"
+            " 'statusUpdatedAt': int(time.time() * 1000)}\n"
+            "open(os.path.join(d, f'{os.getpid()}.json'), 'w').write(json.dumps(entry))\n"
+            if titled
+            else ""
+        )
         + "time.sleep(120)\n"
     )
     program.chmod(0o755)
@@ -235,7 +316,7 @@ def test_start_runs_the_agents_own_program_with_the_prompt_as_data(
     project.mkdir(parents=True)
     write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
     log = tmp_path / "argv.jsonl"
-    fake_program(tmp_path / "bin", "claude", log, report=True)
+    fake_program(tmp_path / "bin", "claude", log, report=True, titled="api-7f")
     panes.env["PATH"] = f"{tmp_path / 'bin'}:{panes.env['PATH']}"
     own = panes.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
     prompt = '-x; $(touch pwned) `id` "q" ;'
@@ -258,6 +339,8 @@ def test_start_runs_the_agents_own_program_with_the_prompt_as_data(
         "started",
     )
     assert outcome["target"].startswith("main:1.%")
+    # Named as `lookout status` names it: Claude Code's registry title (issue 38), not `api`.
+    assert outcome["session"] == "api-7f (eeee5555)"
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
         [str(project), "--", prompt]
     ]
@@ -591,8 +674,7 @@ def test_sessions_of_one_shared_process_have_no_pane_of_their_own(
     assert rc == 0 and out.count("(no pane of its own: see lookout jump)") == 2, out
     # The desktop alert offers no Focus, and a click on an older one lands nowhere.
     from lookout.errors import LookoutError
-    from lookout.jump import locate
-    from lookout.jump import focus
+    from lookout.jump import focus, locate
 
     intent = {"kind": "done", "session_id": SID, "agent_id": None}
     assert focus.focus_mark(str(state_dir), intent) is None  # type: ignore[arg-type]

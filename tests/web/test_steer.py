@@ -208,7 +208,7 @@ def test_steering_off_shows_nothing_to_offer_and_every_route_refuses(
 
 
 def test_get_steer_lists_the_projects_start_takes(
-    dashboard: Client, state_dir: Path, tmp_path: Path
+    dashboard: Client, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = tmp_path / "src"
     for name in ("api", "web", "shared"):
@@ -220,6 +220,12 @@ def test_get_steer_lists_the_projects_start_takes(
         f'[steer]\nenabled = true\nprojects = ["{src}/*", "{tmp_path}/link"]\n'
         'agents = ["claude", "gemini"]\nmax_chars = 500\n'
     )
+    # Only claude's program is on this server's PATH (issue 38: the form marks the others).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\n")
+    (bin_dir / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
     status, answer = dashboard.json("/api/steer")
     assert status == 200
     home = os.environ["HOME"]
@@ -231,6 +237,7 @@ def test_get_steer_lists_the_projects_start_takes(
             for n in ("api", "web")  # the link resolved to web, listed once
         ],
         "agents": ["claude", "gemini"],
+        "not_on_path": ["gemini"],
         "steerable": ["claude", "codex", "gemini", "opencode"],
         "max_chars": 500,
         "per_minute": 20,

@@ -130,9 +130,9 @@ def test_interrupt_from_the_card_presses_the_agents_key_and_says_what_it_cannot_
         stop.click()
         wait_for(lambda: log.exists() and log.read_bytes() == b"\x1b", 20, "Esc")
         assert result(browser, box) == [
-            f"api (dddd4444): Escape pressed in tmux pane {target(panes, pane)}: sent (working)",
-            "note: Gemini CLI reports no hook for a stopped turn: lookout shows it working until"
-            " its next prompt",
+            f"api (dddd4444): Escape pressed in tmux pane {target(panes, pane)}: sent (idle)",
+            "note: Gemini CLI reports no hook for a stopped turn: lookout shows it idle, as"
+            " interrupted by lookout (evidence steer), until its next hook",
         ]
     finally:
         served.stop()
@@ -153,13 +153,48 @@ def test_a_failed_turn_takes_a_message_and_has_no_turn_to_interrupt(
         served.stop()
 
 
+def test_a_refusal_under_a_card_goes_once_its_status_changes(
+    browser: Any, panes: Panes, state_dir: Path, tmp_path: Path
+) -> None:
+    # Issue 38: refused while a dialog was open; once it is answered (the card turns idle),
+    # the red refusal no longer holds and goes.
+    from tests.commands.test_main import deliver
+
+    log = tmp_path / "got"
+    panes.agent(log, "plain", event="PermissionRequest")
+    served = serve(panes)
+    try:
+        box = signed_in(browser, served, SID)
+        browser.find_element("css selector", f"{box} textarea").send_keys("1")
+        browser.find_element("css selector", f"{box} .steer-send").click()
+        lines = result(browser, box, "error")
+        assert lines[0] == (
+            "api (dddd4444) waits on you (permission): lookout will not type into an open dialog"
+            " (typed keys would answer it)"
+        )
+        assert browser.find_element("css selector", f"{box} textarea").get_attribute("value") == "1"
+        deliver(state_dir, {"session_id": SID, "cwd": "/w/api", "hook_event_name": "Stop"})
+        until(
+            browser,
+            f"!document.querySelector('{box} .steer-result').dataset.kind"
+            f" && !document.querySelector('{box} .steer-line')",
+            20,
+        )
+        assert not log.exists() or log.read_bytes() == b""  # nothing was typed
+    finally:
+        served.stop()
+
+
 def test_the_new_session_form_starts_one_in_an_allowed_project(
     browser: Any, panes: Panes, state_dir: Path, tmp_path: Path
 ) -> None:
     project = tmp_path / "src" / "api"
     project.mkdir(parents=True)
     (tmp_path / "src" / "web").mkdir()
-    write_config(f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\n')
+    # gemini is allowed, but its program is not on the server's PATH: marked, not offered.
+    write_config(
+        f'[steer]\nenabled = true\nprojects = ["{tmp_path}/src/*"]\nagents = ["gemini", "claude"]\n'
+    )
     argv = tmp_path / "argv.jsonl"
     fake_program(tmp_path / "bin", "claude", argv, report=True)
     served = serve(panes, PATH=f"{tmp_path / 'bin'}:{panes.env['PATH']}")
@@ -176,8 +211,9 @@ def test_the_new_session_form_starts_one_in_an_allowed_project(
             [str(project.parent / "web"), str(project.parent / "web")],
         ]
         assert browser.execute_script(
-            "return [...document.querySelectorAll('#ns-agent option')].map(o => o.value)"
-        ) == ["claude"]
+            "return [...document.querySelectorAll('#ns-agent option')]"
+            ".map(o => [o.value, o.textContent, o.disabled, o.selected])"
+        ) == [["gemini", "gemini (not on PATH)", True, False], ["claude", "claude", False, True]]
         prompt = '-x; $(touch pwned) `id` "q" <i>'
         browser.find_element("id", "ns-prompt").send_keys(prompt)
         browser.find_element("css selector", "#newsession button[type=submit]").click()

@@ -65,6 +65,9 @@
     let b = S.boxes.get(s.session_id);
     if (!b) b = makeBox(s.session_id);
     b.session = s;
+    // A refusal shown under the card answered the status it was sent in: once that changed
+    // (the dialog answered, the turn over), it no longer holds.
+    if (b.refusedAt !== null && b.refusedAt !== statusOf(s)) clear(b);
     const name = s.title || s.project || s.session_id.slice(0, 8);
     b.text.setAttribute("aria-label", `Message to ${name}`);
     // As the server judges (steer.core): a failed turn (`error`) waits on nothing on screen,
@@ -80,13 +83,21 @@
     return b.node;
   }
 
+  const statusOf = (s) => `${s.status}/${s.reason || ""}`;
+
+  function clear(b) {
+    b.refusedAt = null;
+    delete b.result.dataset.kind;
+    b.result.replaceChildren();
+  }
+
   function makeBox(id) {
     const text = node("textarea", { class: "steer-input", rows: 1, name: "text", spellcheck: true });
     const send = node("button", { type: "submit", class: "steer-send", text: "Send" });
     const stop = node("button", { type: "button", class: "steer-stop", text: "Interrupt" });
     const result = node("div", { class: "steer-result", role: "status", "aria-live": "polite" });
     const form = node("form", { class: "steer-say" }, text, send, stop);
-    const b = { node: node("div", { class: "steer", "data-steer": id }, form, result), text, send, stop, result, busy: false, session: null };
+    const b = { node: node("div", { class: "steer", "data-steer": id }, form, result), text, send, stop, result, busy: false, session: null, refusedAt: null };
     // Typing and clicking here is not opening the timeline (the card's own click and Enter).
     for (const kind of ["click", "keydown"]) b.node.addEventListener(kind, (e) => e.stopPropagation());
     text.addEventListener("keydown", (e) => {
@@ -105,6 +116,11 @@
     if (on) show(b.result, "pending", [["pending", what]]);
   }
 
+  // After a refusal: kept under the card until the card's status changes from what it is now.
+  function refused(b, done) {
+    b.refusedAt = !done && b.result.dataset.kind === "error" ? statusOf(b.session) : null;
+  }
+
   async function say(b) {
     const text = b.text.value;
     if (b.busy || !text.trim()) return;
@@ -112,14 +128,16 @@
     busy(b, true, "sending…");
     const done = await post(`/api/sessions/${encodeURIComponent(id)}/say`, { text }, b.result);
     busy(b, false);
+    refused(b, done);
     if (done && b.text.value === text) b.text.value = "";
   }
 
   async function interrupt(b) {
     if (b.busy) return;
     busy(b, true, "interrupting…");
-    await post(`/api/sessions/${encodeURIComponent(b.session.session_id)}/interrupt`, {}, b.result);
+    const done = await post(`/api/sessions/${encodeURIComponent(b.session.session_id)}/interrupt`, {}, b.result);
     busy(b, false);
+    refused(b, done);
   }
 
   // -- the "New session" form ---------------------------------------------------------------------
@@ -131,16 +149,22 @@
     open.hidden = !S.on;
     if (!S.on) { section.hidden = true; section.replaceChildren(); return; }
     const { projects, agents } = S.settings;
+    // An agent whose program the server cannot find is shown, marked, and not offered.
+    const missing = new Set(S.settings.not_on_path || []);
+    const usable = agents.filter((a) => !missing.has(a));
     const project = node("select", { name: "project", id: "ns-project", required: true },
       ...projects.map((p) => node("option", { value: p.path, text: p.name })));
-    const agent = node("select", { name: "agent", id: "ns-agent" }, ...agents.map((a) => node("option", { value: a, text: a })));
+    const agent = node("select", { name: "agent", id: "ns-agent" }, ...agents.map((a) => (missing.has(a)
+      ? node("option", { value: a, text: `${a} (not on PATH)`, disabled: true })
+      : node("option", { value: a, text: a, selected: a === usable[0] }))));
     const prompt = node("textarea", { name: "prompt", id: "ns-prompt", rows: 3, placeholder: "What it should do first (optional)" });
-    const go = node("button", { type: "submit", class: "steer-send", text: "Start", disabled: !projects.length || !agents.length });
+    const go = node("button", { type: "submit", class: "steer-send", text: "Start", disabled: !projects.length || !usable.length });
     const close = node("button", { type: "button", class: "ghost", text: "Close" });
     const result = node("div", { class: "steer-result", id: "ns-result", role: "status", "aria-live": "polite" });
     const form = node("form", { class: "ns-form" },
       node("h2", { text: "New session" }),
       projects.length ? null : node("p", { class: "ns-none", text: "No directory of yours matches [steer] projects: add one to your config." }),
+      usable.length ? null : node("p", { class: "ns-none", text: "No agent of [steer] agents is on the PATH lookout serve runs with." }),
       node("label", {}, node("span", { text: "Project" }), project),
       node("label", {}, node("span", { text: "Agent" }), agent),
       node("label", { class: "wide" }, node("span", { text: "Prompt" }), prompt),
