@@ -12,7 +12,7 @@ from typing import Any
 from lookout import paths, store
 from lookout.commands import view
 from lookout.errors import LookoutError
-from lookout.sessions import label, load_sessions, matching, parse_line, resolve
+from lookout.sessions import MIN_PREFIX, label, load_sessions, matching, parse_line, resolve
 
 
 def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, deliveries: bool) -> int:
@@ -65,9 +65,10 @@ class Titles:
 
 def _session_filter(state_dir: str, path: str, key: str, follow: bool) -> Keep:
     """Which records --session keeps: those of the one session `key` names (sessions.resolve);
-    for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix."""
+    for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix
+    (MIN_PREFIX characters at least: a shorter or empty key says so through resolve)."""
     rows = load_sessions(state_dir)
-    if matching(rows, key):
+    if matching(rows, key) or len(key) < MIN_PREFIX:
         sid = resolve(rows, key, "lookout tail --session")["session_id"]
         return lambda r: r.get("session_id") == sid
     if not _known(path, key):
