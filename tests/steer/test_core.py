@@ -235,7 +235,7 @@ def test_check_config_explains_it(state_dir: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "error: ~/.config/lookout/config.toml: steer.send: unknown key (expected one of enabled,"
-        " projects, agents, max_chars, per_minute)",
+        " projects, agents, max_chars, per_minute, max_age_s)",
         "error: ~/.config/lookout/config.toml: steer.agents[1]: expected one of claude, codex,"
         " gemini, opencode, got 'gemni' (did you mean 'gemini'?)",
         "error: ~/.config/lookout/config.toml: steer.max_chars: expected 1 to 100000, got 0",
