@@ -331,7 +331,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["status"])
     command: Command = args.func
+    if args.command not in QUIET:
+        _poller()
     return guarded(lambda: command(args, parser))
+
+
+# The commands that never start the Telegram poller: `uninstall` removes what it runs.
+QUIET = ("uninstall",)
+
+
+def _poller() -> None:
+    """Make sure the Telegram poller runs while it is wanted ([steer] on and a Telegram channel,
+    as the hooks' config cache says: it is read again only after the config file changed), in
+    a state directory that exists (a command never makes one for it). Never fails a command."""
+    try:
+        from lookout import paths, spawn
+        from lookout.config import cache
+
+        state_dir = paths.state_dir()
+        if not os.path.isdir(state_dir):
+            return
+        if cache.poller_wanted(state_dir):
+            spawn.start_poller(state_dir)
+    except Exception:  # noqa: S110 - the command runs whatever this finds
+        pass
 
 
 if __name__ == "__main__":
