@@ -23,7 +23,7 @@ def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, delive
 
         reconcile.drain_quietly(state_dir)  # a delivery waiting in spool/ is recorded first
     path = os.path.join(state_dir, name)
-    keep = _session_filter(state_dir, path, session, follow) if session else None
+    keep = _session_filter(state_dir, path, session, follow) if session is not None else None
     width = None if as_json else line_width()
     titles = Titles(state_dir)
     out = sys.stdout.buffer

@@ -171,12 +171,19 @@ def test_claude_code_empty_box_is_typed_into_multiline_kept(panes: Panes, tmp_pa
     assert log.read_bytes() == b"line one\nline two\r"  # LF is C-j: a newline in its box
 
 
-def fake_program(bin_dir: Path, name: str, log: Path, report: bool) -> None:
+def fake_program(
+    bin_dir: Path,
+    name: str,
+    log: Path,
+    report: bool,
+    sid: str = "eeee5555-0000-4000-8000-000000000005",
+) -> None:
     """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
-    `report`, fires a SessionStart hook as its child (so it reports from its pane), then waits."""
+    `report`, fires a SessionStart hook of session `sid` as its child (so it reports from its
+    pane), then waits."""
     bin_dir.mkdir(exist_ok=True)
     hook = ROOT / "hooks" / "session_start.py"
-    body = {"session_id": "eeee5555-0000-4000-8000-000000000005", "hook_event_name": "SessionStart"}
+    body = {"session_id": sid, "hook_event_name": "SessionStart"}
     program = bin_dir / name
     program.write_text(
         f"#!{sys.executable}\n"
