@@ -6,7 +6,11 @@ session, the detached poller takes the owner's messages: a reply to the alert, /
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +21,7 @@ import pytest
 from lookout import store
 from lookout.remote import telegram as poller
 from tests.commands.test_main import deliver, lookout
-from tests.helpers import wait_for, write_config
+from tests.helpers import ROOT, wait_for, write_config
 from tests.receivers import require
 from tests.remote.test_decide import finish, record_hook, start, waiting
 from tests.steer.test_pane import SID, Panes, fake_program
@@ -430,3 +434,114 @@ def test_new_takes_a_project_by_its_name_and_an_agent(
                 check=False,
             )
             panes.tmux("kill-server")
+
+
+def poller_pids(state: Path, runtime: str = "") -> list[int]:
+    """The Telegram pollers serving `state` (of `runtime`, when given), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            zombie = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+        except OSError:
+            continue
+        code = b" ".join(argv).decode("utf-8", "replace")
+        ours = "remote.telegram import main" in code and str(state) in code
+        if ours and runtime in code and not zombie:
+            found.append(int(entry))
+    return found
+
+
+def test_a_poller_runs_while_steering_is_on_without_any_alert(
+    api: BotApi, state_dir: Path
+) -> None:
+    """New-user defect 1: the poller ran only while an alert of the last day could be replied to,
+    so after a quiet day, a reboot or steering turned on, the first message got no answer (and
+    was typed whenever a later alert started one). Now the first `lookout` command or hook that
+    finds none running starts it, and it stays while [steer] is on and a Telegram channel is."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    configure(api)
+    assert lookout("status").returncode == 0  # no alert was ever sent
+    wait_for(lambda: poller_pids(state_dir), 20, "a poller, started by `lookout status`")
+    asked = api.message("/sessions", OWNER)
+    assert reply(api, asked) == "no live sessions"
+    assert len(api.sent("sendMessage")) == 1  # that reply: no alert
+    # A reboot (the poller killed): the first hook starts one again, though it notifies nothing.
+    (pid,) = poller_pids(state_dir)
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: free(state_dir / poller.LOCK), 20, "the killed poller's lock let go")
+    body = {"session_id": API, "cwd": "/w/api", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "make"}}  # fmt: skip
+    record_hook("pre_tool_use.py", body)
+    wait_for(lambda: poller_pids(state_dir), 20, "a poller, started by the hook")
+    asked = api.message("/sessions", OWNER)
+    assert reply(api, asked) == "1 session:\napi (aaaa1111): working, claude: make"
+    assert len(api.sent("sendMessage")) == 2
+    # Steering off: it leaves, and neither a hook nor a command starts one.
+    write_config("# steering off\n")
+    wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
+    assert lookout("status").returncode == 0
+    record_hook("pre_tool_use.py", body)
+    assert not (state_dir / store.TELEGRAM_WANTED).exists()
+    assert free(state_dir / poller.LOCK)
+
+
+def fake_runtime(home: Path, name: str) -> Path:
+    """An installed runtime as install.py lays it out (runtimes/NAME holding lookout/), whose
+    package is this checkout's."""
+    root = home / "runtimes" / name
+    root.mkdir(parents=True)
+    (root / "lookout").symlink_to(ROOT / "lookout")
+    return root
+
+
+def switch(home: Path, root: Path) -> float:
+    """Make `root` current as install.py does (one rename of a symlink); when, by the link."""
+    tmp = home / ".current.new"
+    tmp.symlink_to(f"runtimes/{root.name}")
+    os.replace(tmp, home / "current")
+    return os.lstat(home / "current").st_mtime
+
+
+def started_at(pid: int) -> float:
+    """When process `pid` started (epoch seconds), from its /proc start time."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
+    boot = (time.time_ns() - time.clock_gettime_ns(time.CLOCK_BOOTTIME)) / 1e9
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_after_an_upgrade_the_new_runtimes_poller_takes_over(
+    api: BotApi, state_dir: Path, tmp_path: Path
+) -> None:
+    """New-user defect 9: after an upgrade the old runtime's poller served for 8 minutes and more.
+    It looks every RUNTIME_CHECK_S whether `current` names another runtime, and hands over: the
+    old one gone and the new one answering within 10 s of the switch, no message lost or
+    answered twice."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    configure(api)
+    home = tmp_path / "lookout-home"
+    old, new = fake_runtime(home, "0.1.0-aaaa"), fake_runtime(home, "0.1.0-bbbb")
+    switch(home, old)
+    subprocess.run(  # the old runtime's own start, as its hooks or commands would
+        [sys.executable, "-I", "-c", poller._HANDOVER, str(old), str(state_dir)],
+        check=True,
+        timeout=30,
+    )
+    wait_for(lambda: poller_pids(state_dir, str(old)), 20, "the old runtime's poller")
+    (old_pid,) = poller_pids(state_dir)
+    first = api.message("/sessions", OWNER)
+    assert reply(api, first) == "no live sessions"
+    switched = switch(home, new)
+    during = [api.message("/sessions", OWNER) for _ in range(3)]  # around the handover
+    wait_for(lambda: poller_pids(state_dir, str(new)), 60, "the new runtime's poller")
+    wait_for(lambda: not poller_pids(state_dir, str(old)), 60, "the old runtime's poller gone")
+    (new_pid,) = poller_pids(state_dir)
+    assert new_pid != old_pid
+    assert started_at(new_pid) - switched <= 10.0
+    after = api.message("/sessions", OWNER)
+    assert reply(api, after) == "no live sessions"
+    for mid in during:  # each answered exactly once, by one poller or the other
+        assert reply(api, mid) == "no live sessions"
+    assert not (state_dir / "errors.log").exists()  # no 409, no failed handover
