@@ -79,8 +79,13 @@ def alert(api: BotApi, sid: str = API, project: str = "api") -> int:
 
 
 def _last_alert(api: BotApi) -> int:
+    """The last alert's message id, once the sender remembered its session (a poller may run
+    already, steering being on: a reply before that would reply to no known alert)."""
     mine = [m for (chat, _), m in api.messages.items() if chat == CHAT]
-    return int(mine[-1]["message_id"])
+    mid = int(mine[-1]["message_id"])
+    state = os.environ["LOOKOUT_STATE_DIR"]
+    wait_for(lambda: poller.alert_session(state, "chat", mid), 10, "the alert remembered")
+    return mid
 
 
 def reply(api: BotApi, mid: int, timeout: float = 20) -> str:
