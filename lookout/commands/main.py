@@ -331,13 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["status"])
     command: Command = args.func
-    if args.command not in QUIET:
+    if args.command not in NO_POLLER:
         _poller()
     return guarded(lambda: command(args, parser))
 
 
 # The commands that never start the Telegram poller: `uninstall` removes what it runs.
-QUIET = ("uninstall",)
+NO_POLLER = ("uninstall",)
 
 
 def _poller() -> None:

@@ -5,7 +5,6 @@ or an agent. Pure apart from reading that one file; stdlib only."""
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass
 
@@ -52,6 +51,8 @@ class SteerConfig:
 
     def project_dirs(self) -> list[str]:
         """Every existing directory the globs name, resolved through symlinks, sorted."""
+        import glob  # not for a hook that only asks whether steering is on
+
         found: set[str] = set()
         for pattern in self.projects:
             for match in glob.glob(os.path.expanduser(pattern)):
