@@ -350,6 +350,25 @@ def _after(done: list[Recorded], state_dir: str) -> None:
     timed = {s["session_id"]: s for was, s, _, e in done if _timed(was, s, e["name"])}
     for session in timed.values():
         _start_timers(state_dir, session)
+    _poller(state_dir)
+
+
+def _poller(state_dir: str) -> None:
+    """Make sure the Telegram poller runs while it is wanted ([steer] on and a Telegram channel:
+    store.TELEGRAM_WANTED, kept by whoever reads the config): one stat() when it is not, a free
+    flock when it runs; when it is wanted and none runs (a reboot, a quiet day), the same
+    detached start as the sender's. The hook never waits for it."""
+    try:
+        posix.stat(paths.join(state_dir, store.TELEGRAM_WANTED))
+    except OSError:
+        return
+    fd = store.try_lock(paths.join(state_dir, store.TELEGRAM_LOCK))
+    if fd is None:
+        return  # it runs
+    posix.close(fd)
+    from lookout import spawn
+
+    spawn.start_poller(state_dir)
 
 
 def _timed(was: object, session: Session, name: str) -> bool:

@@ -24,6 +24,9 @@ STALE_AFTER_S = 8 * 3600
 # `unknown` is the fleet's (a host that is not online): after what is known, before the ended.
 ORDER = {"attention": 0, "working": 1, "idle": 2, "unknown": 3, "ended": 4}
 SHORT_ID = 8  # the fewest characters of an id shown; more where two shown ids share them
+# The fewest characters of an id that name a session by its start (T4: `lookout say 7 hi` typed
+# into whichever session's id began with 7).
+MIN_PREFIX = 4
 
 
 class Child(TypedDict):
@@ -146,33 +149,54 @@ def short_ids(ids: Iterable[str], least: int = SHORT_ID) -> dict[str, str]:
 
 def matching(rows: Sequence[Row], key: str) -> list[Row]:
     """The sessions `key` names, in `rows`' order: the one whose id it is; else every session
-    whose id starts with it, or whose project or title it is. Ended sessions count only when no
-    other one matches (a project keeps the sessions of its earlier runs)."""
-    exact = [s for s in rows if s["session_id"] == key]
-    if exact:
-        return exact
+    whose id starts with it (MIN_PREFIX characters at least), or whose project or title it is.
+    Ended sessions count only when no other one matches (a project keeps the sessions of its
+    earlier runs). An empty key names none."""
+    if not key:
+        return []
+    whole = [s for s in rows if s["session_id"] == key]
+    if whole:
+        return whole
+    prefix = len(key) >= MIN_PREFIX
     found = [
         s
         for s in rows
-        if s["session_id"].startswith(key) or s["project"] == key or s.get("title") == key
+        if (prefix and s["session_id"].startswith(key))
+        or s["project"] == key
+        or s.get("title") == key
     ]
     live = [s for s in found if s["status"] != "ended"]
     return live or found
+
+
+NAME_HINT = (
+    "give the start of a session id (the ID column of `lookout status --all`), a project or a title"
+)
+
+
+def exact(rows: Sequence[Row], session_id: str) -> Row | None:
+    """The session whose id is exactly `session_id` (a reply to an alert names its session so:
+    never an id's start, a project or a title, T4)."""
+    return next((s for s in rows if s["session_id"] == session_id), None) if session_id else None
 
 
 def resolve(rows: Sequence[Row], key: str, command: str = "lookout status") -> Row:
     """The one session `key` names (a session id, its start, a project or a title), for every
     command that takes a SESSION. None or several: an error that lists them, each by its title
     with why it matched, never a guess."""
+    if not key:
+        raise LookoutError("the session name is empty", hint=NAME_HINT)
     found = matching(rows, key)
     if len(found) == 1:
         return found[0]
     if not found:
-        raise LookoutError(
-            f"no session {key!r} is recorded",
-            hint="give the start of a session id (the ID column of `lookout status --all`),"
-            " a project or a title",
-        )
+        if any(s["session_id"].startswith(key) for s in rows):
+            raise LookoutError(
+                f"{key!r} is too short to name a session by the start of its id ({MIN_PREFIX}"
+                " characters at least)",
+                hint=NAME_HINT,
+            )
+        raise LookoutError(f"no session {key!r} is recorded", hint=NAME_HINT)
     # Each one by the ID it shows (unique among all the rows), which names it here again.
     shorts = short_ids(s["session_id"] for s in rows)
     shown = [

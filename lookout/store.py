@@ -35,6 +35,9 @@ EVENTS = "events.jsonl"  # + .1 .. .7 after rotation (DEFAULT_KEEP)
 SESSIONS = "sessions"  # sessions/<id>.json: one snapshot per session
 LOCK = "events.lock"  # events.jsonl, sessions/: every hook takes it
 ERRORS = "errors.log"  # + .1: lookout's own failures (append-only, no lock: one write each)
+# + .1: what others sent and lookout refused (a stranger's Telegram message): no failure of
+# lookout's, so `lookout doctor` does not warn of it as of errors.log
+IGNORED = "ignored.log"
 NOTIFY_STATE = "notify-state.json"  # rules' episodes and cooldown marks
 NOTIFY_REFS = "notify-refs.json"  # the ids of sent alerts, to update them in place
 NOTIFY_LOCK = "notify.lock"  # notify-state.json, notify-refs.json
@@ -56,6 +59,11 @@ SPOOL = "spool"
 
 # Retention: how long bookkeeping entries live before they are forgotten.
 DAY_MS = 24 * 3600 * 1000
+# The Telegram poller (lookout.surfaces.telegram): one per state directory, holding this flock;
+# TELEGRAM_WANTED exists while [steer] is on and a Telegram channel is configured, so that a
+# hook tells with one stat() whether to look for a running poller (and start one).
+TELEGRAM_LOCK = "telegram.lock"
+TELEGRAM_WANTED = "telegram.wanted"
 # `lookout bridge`: one per state directory (an flock, holding its pid) and what it published.
 BRIDGE_LOCK = "bridge.lock"
 BRIDGE_CURSOR = "bridge-cursor.json"
@@ -202,6 +210,17 @@ def _open_private(path: str, flags: int) -> int:
         posix.close(fd)
         raise UnsafeStateError(f"{path} is owned by uid {owner}")
     return fd
+
+
+def mark(path: str, present: bool) -> None:
+    """Make the empty marker file `path` exist (present) or not; never raises."""
+    try:
+        if present:
+            posix.close(_open_private(path, posix.O_WRONLY | posix.O_CREAT))
+        else:
+            posix.unlink(path)
+    except OSError:
+        pass
 
 
 def try_lock(path: str) -> int | None:
@@ -584,11 +603,12 @@ def remove_session(state_dir: str, session_id: str) -> None:
         pass
 
 
-def log_error(state_dir: str, text: str) -> None:
-    """Our own failure, for `lookout doctor` and bug reports. Never raises."""
+def log_error(state_dir: str, text: str, log: str = ERRORS) -> None:
+    """Our own failure, for `lookout doctor` and bug reports (`log`: IGNORED for what others
+    sent and lookout refused). Never raises."""
     try:
         ensure_dir(state_dir)
-        path = paths.join(state_dir, ERRORS)
+        path = paths.join(state_dir, log)
         try:
             if posix.stat(path).st_size > ERRORS_MAX_BYTES:
                 posix.replace(path, path + ".1")

@@ -29,7 +29,11 @@ def ack(session: str | None) -> int:
     reconcile.quietly(state_dir)  # what a signal proves needs no ack
     recorded = load_sessions(state_dir)
     sessions = [s for s in recorded if s["status"] != "ended"]
-    target = resolve(recorded, session, "lookout ack") if session else _pick(sessions, recorded)
+    target = (
+        resolve(recorded, session, "lookout ack")
+        if session is not None
+        else _pick(sessions, recorded)
+    )
     name = label(target)
     if target["status"] != "attention":
         print(visible(f"{name}: nothing waits on you ({target['status']})"))

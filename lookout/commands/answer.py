@@ -224,6 +224,8 @@ def _by_session(
     (sessions.resolve: an id or its start, a project, a title). Request ids are never matched
     here."""
     rows = _sessions_with_requests(state_dir, waiting, records, now_ms)
+    if not key:
+        resolve(rows, key, "lookout answer")  # says the name is empty
     asking = {str(r.get("session_id")) for r in waiting}
     with_requests = [s for s in rows if s["session_id"] in asking]
     if matching(with_requests, key):

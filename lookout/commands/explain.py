@@ -42,7 +42,7 @@ def pick_session(state_dir: str, key: str | None) -> Row:
     """The session `key` names (sessions.resolve), or else the latest one of the current
     directory, or else the latest one."""
     sessions = load_sessions(state_dir, words.now_ms())
-    if key:
+    if key is not None:
         return resolve(sessions, key, "lookout explain")
     found = sorted(sessions, key=lambda s: -s["updated_ms"])
     if not found:

@@ -147,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from lookout.commands.args import UsageError
 
     command = importlib.import_module(COMMANDS[args.command][0])
+    if args.command not in NO_POLLER:
+        _poller()
 
     def run() -> int:
         try:
@@ -173,6 +175,29 @@ def _end(code: int) -> None:
     import posix
 
     posix._exit(code)
+
+
+# The commands that never start the Telegram poller: `uninstall` removes what it runs.
+NO_POLLER = ("uninstall",)
+
+
+def _poller() -> None:
+    """Make sure the Telegram poller runs while it is wanted ([steer] on and a Telegram channel,
+    as the hooks' config cache says: it is read again only after the config file changed), in
+    a state directory that exists (a command never makes one for it). Never fails a command."""
+    try:
+        import os
+
+        from lookout import paths, spawn
+        from lookout.config import cache
+
+        state_dir = paths.state_dir()
+        if not os.path.isdir(state_dir):
+            return
+        if cache.poller_wanted(state_dir):
+            spawn.start_poller(state_dir)
+    except Exception:  # noqa: S110 - the command runs whatever this finds
+        pass
 
 
 if __name__ == "__main__":

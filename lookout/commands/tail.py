@@ -15,7 +15,7 @@ from lookout import paths, store
 from lookout.commands import args, view
 from lookout.commands.args import UsageError
 from lookout.errors import LookoutError
-from lookout.sessions import label, load_sessions, matching, parse_line, resolve
+from lookout.sessions import MIN_PREFIX, label, load_sessions, matching, parse_line, resolve
 
 
 def declare(p: argparse.ArgumentParser) -> None:
@@ -56,7 +56,7 @@ def tail(*, lines: int, follow: bool, as_json: bool, session: str | None, delive
 
         reconcile.drain_quietly(state_dir)  # a delivery waiting in spool/ is recorded first
     path = os.path.join(state_dir, name)
-    keep = _session_filter(state_dir, path, session, follow) if session else None
+    keep = _session_filter(state_dir, path, session, follow) if session is not None else None
     width = None if as_json else line_width()
     titles = Titles(state_dir)
     out = sys.stdout.buffer
@@ -98,9 +98,10 @@ class Titles:
 
 def _session_filter(state_dir: str, path: str, key: str, follow: bool) -> Keep:
     """Which records SESSION keeps: those of the one session `key` names (sessions.resolve);
-    for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix."""
+    for a session only the log knows (pruned) or, with -f, one not started yet, an id prefix
+    (MIN_PREFIX characters at least: a shorter or empty key says so through resolve)."""
     rows = load_sessions(state_dir)
-    if matching(rows, key):
+    if matching(rows, key) or len(key) < MIN_PREFIX:
         sid = resolve(rows, key, "lookout tail")["session_id"]
         return lambda r: r.get("session_id") == sid
     if not _known(path, key):

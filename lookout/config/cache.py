@@ -71,8 +71,48 @@ def load_cached(state_dir: str, cwd: str | None) -> Config | None:
     kept = [e for e in entries if isinstance(e, dict) and e.get("project") != ppath]
     store.ensure_dir(state_dir)
     store.write_json_atomic(cache_file, {"entries": [*kept[-(_CACHE_ENTRIES - 1) :], new]})
+    if ppath is None:  # the user's own file alone: what the Telegram poller reads
+        _mark_poller(state_dir, gpath, new["config"])
     cfg = new["config"]
     return cfg if isinstance(cfg, dict) else None  # type: ignore[return-value]
+
+
+def poller_wanted(state_dir: str) -> bool:
+    """Whether the Telegram poller is wanted (store.TELEGRAM_WANTED), the user's file read again
+    (and the mark set) when it changed since the cache last read it; writes no cache entry (a
+    command such as `lookout doctor` changes nothing it need not)."""
+    from lookout import store
+
+    gpath = paths.config_path()
+    if _lookup(state_dir, None, gpath)[3] is None:
+        from lookout.config.files import load
+
+        try:
+            cfg: Config | None = public(load(None, gpath))
+        except ConfigError:
+            cfg = None
+        _mark_poller(state_dir, gpath, cfg)
+    try:
+        posix.stat(paths.join(state_dir, store.TELEGRAM_WANTED))
+    except OSError:
+        return False
+    return True
+
+
+def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
+    """Say whether the Telegram poller is wanted ([steer] on and an enabled Telegram channel in
+    the user's own file), for the hooks: store.TELEGRAM_WANTED (lookout.runner._poller)."""
+    from lookout import store
+    from lookout.channels.registry import of
+    from lookout.config import steer
+
+    try:
+        on = steer.load(gpath).enabled
+    except (ConfigError, OSError):
+        on = False
+    channels = cfg["channels"].values() if cfg is not None else ()
+    wanted = on and any(ch["enabled"] and of(ch).ANSWERS == "telegram" for ch in channels)
+    store.mark(paths.join(state_dir, store.TELEGRAM_WANTED), wanted)
 
 
 def _lookup(

@@ -5,7 +5,6 @@ or an agent. Pure apart from reading that one file; stdlib only."""
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass
 
@@ -27,10 +26,12 @@ DEFAULTS: dict[str, Any] = {
     "agents": ["claude"],
     "max_chars": 4000,
     "per_minute": 20,
+    "max_age_s": 120,
 }
 KEYS = tuple(DEFAULTS)
 MAX_CHARS_RANGE = (1, 100_000)
 PER_MINUTE_RANGE = (1, 600)
+MAX_AGE_RANGE = (10, 86_400)
 _STEER: KeyPath = ("steer",)
 ESCAPE_HINT = "name it by its own path in [steer] projects if you mean it, or remove the link"
 HOW_TO_ENABLE = "add `[steer]` with `enabled = true` to your config (docs/steer.md)"
@@ -45,9 +46,14 @@ class SteerConfig:
     per_minute: int  # say/interrupt/start per surface per minute
     source: str  # the file it came from, as shown
     configured: bool = True  # False: no [steer] table in the user's config (the defaults)
+    # The oldest a Telegram message may be when the poller reads it (T3: the Bot API keeps a
+    # message a day; one sent while no poller ran must not be typed hours later).
+    max_age_s: int = DEFAULTS["max_age_s"]
 
     def project_dirs(self) -> list[str]:
         """Every existing directory the globs name, resolved through symlinks, sorted."""
+        import glob  # not for a hook that only asks whether steering is on
+
         found: set[str] = set()
         for pattern in self.projects:
             for match in glob.glob(os.path.expanduser(pattern)):
@@ -138,6 +144,7 @@ def validate(raw: object, name: str = "config.toml") -> SteerConfig:
         agents = c.string_list((*_STEER, "agents"), raw["agents"], allowed=AGENTS)
     max_chars = _whole(c, raw, "max_chars", MAX_CHARS_RANGE)
     per_minute = _whole(c, raw, "per_minute", PER_MINUTE_RANGE)
+    max_age_s = _whole(c, raw, "max_age_s", MAX_AGE_RANGE)
     c.done()
     return SteerConfig(
         bool(enabled) if enabled is not None else False,
@@ -146,6 +153,7 @@ def validate(raw: object, name: str = "config.toml") -> SteerConfig:
         max_chars,
         per_minute,
         name,
+        max_age_s=max_age_s,
     )
 
 
@@ -167,7 +175,8 @@ def describe(cfg: SteerConfig) -> str:
     dirs = cfg.project_dirs()
     return (
         f"steer: on (say, interrupt, start; up to {cfg.max_chars} characters, {cfg.per_minute}"
-        f" per minute per surface); start: agents {', '.join(cfg.agents) or 'none'},"
+        f" per minute per surface; Telegram messages up to {cfg.max_age_s} s old);"
+        f" start: agents {', '.join(cfg.agents) or 'none'},"
         f" {len(dirs)} project director{'y' if len(dirs) == 1 else 'ies'}"
         f" ({', '.join(cfg.projects) or 'none'})"
     )

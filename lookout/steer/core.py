@@ -18,7 +18,7 @@ from lookout.config import steer as steer_config
 from lookout.errors import LookoutError
 from lookout.jump.locate import name as session_name
 from lookout.jump.tmux import Pane
-from lookout.sessions import Row, load_sessions, matching, resolve
+from lookout.sessions import SHORT_ID, Row, exact, load_sessions, matching, resolve
 from lookout.steer import agents, inbox, journal, launch, pane, text
 from lookout.steer.shapes import SURFACES, Outcome, SteerError
 
@@ -74,15 +74,22 @@ def _setup(source: str, state_dir: str | None) -> tuple[steer_config.SteerConfig
     return cfg, state
 
 
-def _resolve(state_dir: str, key: str, command: str) -> Row:
+def _resolve(state_dir: str, key: str, command: str, whole_id: bool = False) -> Row:
     """The one live session `key` names (sessions.resolve: an id or its start, a project, a
-    title); SteerError when none, several or it ended."""
+    title; with `whole_id`, only the session whose id is exactly `key`: a reply to an alert, T4);
+    SteerError when none, several or it ended."""
     reconcile.quietly(state_dir)  # what a signal proves (a dialog answered, a process gone) first
     rows = load_sessions(state_dir)
     try:
-        row = resolve(rows, key, command)
+        found = exact(rows, key) if whole_id else None
+        if whole_id and found is None:
+            raise LookoutError(
+                f"the session {key[:SHORT_ID]} is no longer recorded",
+                hint="`lookout status --all` lists the recorded ones",
+            )
+        row = found or resolve(rows, key, command)
     except LookoutError as exc:
-        reason = "ambiguous" if matching(rows, key) else "no_session"
+        reason = "ambiguous" if not whole_id and matching(rows, key) else "no_session"
         raise SteerError(reason, str(exc), hint=exc.hint) from None
     if row["status"] == "ended":
         raise SteerError("ended", f"{session_name(row)} has ended", hint="lookout start PROJECT")
@@ -172,12 +179,14 @@ def say(
     source: str = "terminal",
     state_dir: str | None = None,
     wait_s: float = WAIT_S,
+    whole_id: bool = False,
 ) -> Outcome:
     """Send `message` to `session` as the user's next message: typed into its tmux pane, or
-    (Claude Code without a pane, or `via="socket"`) written to its inbox socket."""
+    (Claude Code without a pane, or `via="socket"`) written to its inbox socket. `whole_id`:
+    `session` is an exact session id (a reply to its alert), never resolved loosely."""
     cfg, state = _setup(source, state_dir)
     message = text.check(message, cfg.max_chars)
-    row = _resolve(state, session, "lookout say")
+    row = _resolve(state, session, "lookout say", whole_id)
     try:
         return _say(state, row, message, via, source, wait_s)
     except SteerError as exc:
@@ -400,10 +409,12 @@ def interrupt(
     source: str = "terminal",
     state_dir: str | None = None,
     wait_s: float = WAIT_S,
+    whole_id: bool = False,
 ) -> Outcome:
-    """Stop the session's current turn, as its interrupt key (Esc) does, in its pane."""
+    """Stop the session's current turn, as its interrupt key (Esc) does, in its pane
+    (`whole_id`: as say)."""
     _, state = _setup(source, state_dir)
-    row = _resolve(state, session, "lookout interrupt")
+    row = _resolve(state, session, "lookout interrupt", whole_id)
     try:
         return _interrupt(state, row, source, wait_s)
     except SteerError as exc:
@@ -521,10 +532,11 @@ def start(
     source: str = "terminal",
     state_dir: str | None = None,
     wait_s: float = launch.WAIT_S,
+    names: bool = False,
 ) -> Outcome:
     """A new session of `agent` (default: the first of [steer] agents) in a new tmux window in
-    `project` (one of [steer] projects), with `prompt` as its first message; returns once its
-    first hook arrived."""
+    `project` (one of [steer] projects; `names`: also by its name, launch.project_dir), with
+    `prompt` as its first message; returns once its first hook arrived."""
     cfg, state = _setup(source, state_dir)
     name = agent or (cfg.agents[0] if cfg.agents else "claude")
     keys = agents.keys(name)
@@ -543,7 +555,7 @@ def start(
                 f"the prompt starts with {prefix!r}, which {keys.title} runs as a command",
                 hint="start it with another character",
             )
-    directory = launch.project_dir(cfg, project)
+    directory = launch.project_dir(cfg, project, names)
     program = agents.program(keys)
     if program is None:
         raise SteerError(

@@ -6,6 +6,7 @@ makes sure there are always several). Which tmux: the server and session lookout
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 import sys
@@ -28,9 +29,51 @@ WAIT_S = 30.0
 POLL_S = 0.1
 
 
-def project_dir(cfg: SteerConfig, project: str) -> str:
+def project_names(cfg: SteerConfig) -> list[tuple[str, str]]:
+    """(name, directory) of every project [steer] allows, sorted: a directory's name, as
+    `status` shows its sessions' project, and the name of the glob's match that leads to it
+    (a symlink in ~/src), each once."""
+    found: set[tuple[str, str]] = set()
+    for pattern in cfg.projects:
+        for match in glob.glob(os.path.expanduser(pattern)):
+            if os.path.isdir(match):
+                real = os.path.realpath(match)
+                for name in {os.path.basename(match.rstrip("/")), os.path.basename(real)}:
+                    if name:
+                        found.add((name, real))
+    return sorted(found)
+
+
+def by_name(cfg: SteerConfig, project: str) -> str:
+    """The allowed project named `project` (project_names) when exactly one has that name;
+    SteerError listing the allowed ones otherwise."""
+    named = project_names(cfg)
+    dirs = sorted({d for n, d in named if n == project})
+    if len(dirs) == 1:
+        return dirs[0]
+    listed = ", ".join(f"{n} ({paths.tilde(d)})" for n, d in named[:20]) or "none exist"
+    if dirs:
+        raise SteerError(
+            "project",
+            f"{project!r} names {len(dirs)} of the projects [steer] allows:"
+            f" {', '.join(paths.tilde(d) for d in dirs)}",
+            hint="give its path (~/...)",
+        )
+    raise SteerError(
+        "project",
+        f"no project [steer] allows is named {project!r} (allowed: {listed})",
+        hint="give one of those names, its path or ~/...; [steer] projects in your own config"
+        " says which",
+    )
+
+
+def project_dir(cfg: SteerConfig, project: str, names: bool = False) -> str:
     """PROJECT resolved through symlinks, when [steer] projects names it and no other user can
-    write it or a directory above it; SteerError otherwise."""
+    write it or a directory above it; SteerError otherwise. `names`: a PROJECT that is no path
+    (no `/`, no `~`) is an allowed project's name (by_name): a surface without a working
+    directory (Telegram) has no relative paths."""
+    if names and "/" not in project and not project.startswith("~"):
+        project = by_name(cfg, project)
     given = os.path.expanduser(project)
     real = os.path.realpath(given)
     if not os.path.isdir(real):

@@ -4,22 +4,28 @@ port, no webhook), checks chat and user, answers the request the button was mint
 the outcome (editMessageText), also when the dialog closed elsewhere.
 
 One poller per state directory (telegram.lock, like the sender's lock), alive while a sent
-message still has buttons for a pending request, and (issue 33) while [steer] is on and an alert
-of the last ALERT_KEEP_MS can be replied to: it then also takes the chat's messages
+message still has buttons for a pending request, and (issue 33) whenever [steer] is on and a
+Telegram channel is configured: it then also takes the chat's messages
 (lookout.remote.steer_telegram: a reply to an alert says it to that session; /new, /stop,
-/sessions). Started by the sender, never by a hook. A press or a message from another chat or
-user, for an ended request, or replayed changes nothing; an error never answers."""
+/sessions), so a reply is answered at once after a quiet day, a reboot or an upgrade (issue 38).
+Started by the sender, or by the first hook or `lookout` command that finds it wanted
+(store.TELEGRAM_WANTED) and not running (spawn.start_poller: a hook pays one stat()). After an
+upgrade switched the installed runtime, it hands over to the new runtime's poller within
+RUNTIME_CHECK_S or so: it stops taking updates, handles those it took (their offset is saved),
+and starts the new one, which goes on from that offset. A press or a message from another chat
+or user, for an ended request, or replayed changes nothing; an error never answers."""
 
 from __future__ import annotations
 
 import os
 import queue
+import signal
 import sys
 import threading
 import time
 import traceback
 
-from lookout import paths, store, words
+from lookout import paths, spawn, store, words
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
 from lookout.deliveries import record
@@ -60,7 +66,7 @@ class Message:
 LIMITS = Message()
 # The sent messages with buttons, each bot's update offset, and every alert's session (issue 33)
 TABLE = "telegram-messages.json"
-LOCK = "telegram.lock"
+LOCK = store.TELEGRAM_LOCK
 POLL_S = 0.25  # how often the messages of ended requests are looked for (withdrawn within 2 s)
 LONG_POLL_S = 25  # getUpdates' `timeout`: the Bot API answers at once when a press arrives
 RETRY_S = 2.0
@@ -72,9 +78,12 @@ ALERTS_MAX = 500
 # Updates that never steer, said as ignored when an API sends them unasked.
 IGNORED_KINDS = ("edited_message", "channel_post", "edited_channel_post")
 STEER_CHECK_S = 2.0  # how often the poller reads [steer] enabled again (it leaves when off)
-_BOOT = (
+RUNTIME_CHECK_S = 2.0  # how often it looks whether an upgrade made another runtime current
+HANDOVER_WAIT_S = 10.0  # the new runtime's starter (a short process) is waited for this long
+# What a poller handing over runs with the new runtime's interpreter: that runtime's own start.
+_HANDOVER = (
     "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.telegram import main; raise SystemExit(main(sys.argv[2:]))"
+    "from lookout import spawn; spawn.start_poller(sys.argv[2])"
 )
 
 
@@ -151,25 +160,25 @@ def alert_session(state_dir: str, channel: str, message_id: object) -> str | Non
     return None
 
 
-def _replyable(table: dict[str, Any]) -> bool:
-    """Is an alert of the last ALERT_KEEP_MS there to reply to?"""
-    now = words.now_ms()
-    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
-
-
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def steering_on() -> bool:
     """[steer] enabled in the user's own config (an unreadable config: off)."""
+    return steer_settings()[0]
+
+
+def steer_settings() -> tuple[bool, int]:
+    """([steer] enabled, max_age_s) of the user's own config (an unreadable config: off)."""
     from lookout.config import check
     from lookout.config import steer as steer_config
 
     try:
-        return steer_config.load().enabled
+        cfg = steer_config.load()
     except (check.ConfigError, OSError):
-        return False
+        return False, int(steer_config.DEFAULTS["max_age_s"])
+    return cfg.enabled, cfg.max_age_s
 
 
 def known(state_dir: str, channel: str, message_id: str) -> bool:
@@ -182,29 +191,47 @@ def known(state_dir: str, channel: str, message_id: str) -> bool:
 
 
 def ensure_poller(state_dir: str) -> None:
-    fd = store.try_lock(os.path.join(state_dir, LOCK))
-    if fd is None:
-        return  # one runs: it reads the table on its next turn
-    os.close(fd)
+    """A poller runs (one that runs reads the table on its next turn)."""
+    spawn.start_poller(state_dir)
+
+
+def successor(root: str | None = None) -> str | None:
+    """The runtime an upgrade made current, when it is not the one this code runs from
+    (`root`); None outside an installed runtime (a checkout) or when it still is current."""
+    root = os.path.realpath(root or spawn.runtime_root())
+    runtimes = os.path.dirname(root)
+    if os.path.basename(runtimes) != "runtimes":
+        return None
+    try:
+        now = os.path.realpath(os.path.join(os.path.dirname(runtimes), "current"))
+    except OSError:
+        return None
+    return now if now != root and os.path.isdir(os.path.join(now, "lookout")) else None
+
+
+def hand_over(state_dir: str, root: str) -> None:
+    """Start the poller of runtime `root` (telegram.lock is free now) with its own interpreter
+    (runtime.json says which) and its own start; waits for that short starter only."""
     import subprocess
 
-    from lookout import spawn
-
-    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    # Not the hook's tmux pane: a session /new starts opens in lookout's own tmux session.
-    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
-    # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor; a
-    # poller holding a copy would keep every later job waiting for a sender that is gone.
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
+    manifest = store.read_json(os.path.join(root, "runtime.json"))
+    python = manifest.get("python") if isinstance(manifest, dict) else None
+    if not (isinstance(python, str) and os.path.isabs(python) and os.access(python, os.X_OK)):
+        python = sys.executable
+    try:
+        subprocess.run(
+            [python, "-I", "-c", _HANDOVER, root, state_dir],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd="/",
+            timeout=HANDOVER_WAIT_S,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        err = getattr(exc, "stderr", b"") or b""
+        why = err.decode("utf-8", "replace").strip()[-400:] or str(exc)
+        store.log_error(state_dir, f"telegram poller: handing over to {root} failed: {why}")
 
 
 def _stamp(path: str) -> tuple[int, int, int] | None:
@@ -243,14 +270,18 @@ def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`telegram STATE_DIR`: poll while messages with buttons wait, or steering is on and an
-    alert can be replied to; exit 0 always."""
+    """`telegram STATE_DIR [LOCK_FD]`: poll while messages with buttons wait, or steering is on
+    and a Telegram channel is configured; exit 0 always. LOCK_FD holds telegram.lock already
+    (taken by whoever started us)."""
+    # A hook ignores SIGTERM (install.settings.guarded); the poller must not inherit that.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     args = list(argv or [])
-    if len(args) != 1:
+    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
         return 2
     state_dir = os.path.abspath(args[0])
+    held = int(args[1]) if len(args) == 2 else None
     try:
-        Poller(state_dir).serve()
+        Poller(state_dir).serve(held)
     except Exception:
         store.log_error(state_dir, f"telegram poller: {traceback.format_exc()}")
     return 0
@@ -274,31 +305,69 @@ class Poller:
         self.threads: dict[str, threading.Thread] = {}
         self.stop = threading.Event()
         self.channels: dict[str, Mapping[str, Any]] = {}
-        # Refused presses go to errors.log, a flood of them as a few lines with counts.
-        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"telegram poller: {text}"))
+        # Refused presses and messages go to ignored.log (others' doing, not lookout's failures:
+        # doctor does not warn of them), a flood of them as a few lines with counts.
+        self.ignored = Ignored(
+            lambda text: store.log_error(state_dir, f"telegram poller: {text}", store.IGNORED)
+        )
         self.steering = False  # [steer] enabled
+        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
+        # Under this lock the listeners take updates (queue them, save the offset) only while
+        # `stop` is clear: once set, what they took is in the queue, and nothing more comes.
+        self._taking = threading.Lock()
+        self._runtime_looked = time.monotonic()
+        self.moved_to: str | None = None  # the runtime an upgrade made current
         # The channels and [steer] are read again when the config file changed, looked at
         # every STEER_CHECK_S (a stat; the TOML is parsed only after a change).
         self._config_stamp: object = ()
         self._config_looked = 0.0
         self.chat: steer_telegram.Chat | None = None  # the owner's messages, once one came
 
-    def serve(self) -> None:
+    @property
+    def wanted(self) -> bool:
+        """Steering keeps a poller: [steer] on and a Telegram channel configured."""
+        return self.steering and bool(self.channels)
+
+    def serve(self, held: int | None = None) -> None:
+        """Only while holding telegram.lock (`held`: a descriptor that holds it already)."""
         try:
             while True:
-                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
+                fd = (
+                    held if held is not None else store.try_lock(os.path.join(self.state_dir, LOCK))
+                )
+                held = None
                 if fd is None:
                     return  # another poller serves this state directory
                 try:
+                    with self._taking:
+                        self.stop.clear()
                     self._serve_locked()
+                    self._stop_taking()
                 finally:
                     os.close(fd)
+                if self.moved_to is not None:
+                    hand_over(self.state_dir, self.moved_to)
+                    if self.chat is not None:
+                        self.chat.jobs.join()  # what we took is ours to finish
+                    return
                 # No lost wake-up: a message registered after our last look starts us again.
                 if not _waiting(_load(self.state_dir)) and not self._stays():
                     return
         finally:
             self.stop.set()
             self.ignored.flush(force=True)
+
+    def _stop_taking(self) -> None:
+        """No more updates: the listeners stop (a getUpdates still out is dropped, its offset
+        not saved, so the next poller gets it again), and what they took is handled."""
+        with self._taking:
+            self.stop.set()
+        while True:
+            try:
+                channel, update = self.updates.get_nowait()
+            except queue.Empty:
+                return
+            self._handle(channel, update)
 
     def _reload(self) -> bool:
         """The channels whose buttons and messages this poller takes (those of its answer
@@ -309,18 +378,20 @@ class Poller:
 
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
-        self.steering = steering_on()
+        self.steering, self.max_age_s = steer_settings()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot
         except check.ConfigError as exc:
             store.log_error(self.state_dir, f"telegram poller: config error: {exc.errors[0]}")
             self.channels = {}
+            store.mark(os.path.join(self.state_dir, store.TELEGRAM_WANTED), False)
             return False
         self.channels = {
             name: ch
             for name, ch in cfg["channels"].items()
             if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
         }
+        store.mark(os.path.join(self.state_dir, store.TELEGRAM_WANTED), self.wanted)
         return True
 
     def _serve_locked(self) -> None:
@@ -329,10 +400,12 @@ class Poller:
             return
         while True:
             self._refresh()
+            if self.moved_to is not None:
+                return
             table = _load(self.state_dir)
             names = {m.get("channel") for m in _waiting(table)}
-            if self._stays(table):
-                names |= {a.get("channel") for a in table["alerts"]}
+            if self._stays():
+                names |= set(self.channels) if self.wanted else set()
             elif not names:
                 return
             for name in names:
@@ -348,20 +421,24 @@ class Poller:
             self._withdraw()
 
     def _refresh(self) -> None:
-        """Read the channels and [steer] again when the config file changed."""
+        """Read the channels and [steer] again when the config file changed; look whether an
+        upgrade made another runtime current."""
+        if time.monotonic() - self._runtime_looked >= RUNTIME_CHECK_S:
+            self._runtime_looked = time.monotonic()
+            self.moved_to = successor()
         if time.monotonic() - self._config_looked < STEER_CHECK_S:
             return
         self._config_looked = time.monotonic()
         if _stamp(paths.config_path()) != self._config_stamp:
             self._reload()
 
-    def _stays(self, table: dict[str, Any] | None = None) -> bool:
-        """Steering keeps the poller: [steer] on and an alert of the last ALERT_KEEP_MS to reply
-        to, or an action of the owner's still running (it finishes; the reply is sent)."""
+    def _stays(self) -> bool:
+        """Steering keeps the poller (wanted), or an action of the owner's still running (it
+        finishes; the reply is sent)."""
         self._refresh()
         if self.chat is not None and self.chat.busy():
             return True
-        return self.steering and _replyable(table or _load(self.state_dir))
+        return self.wanted
 
     def _drop_all(self) -> None:
         _change(self.state_dir, lambda t: t.update(messages=[]))
@@ -394,22 +471,34 @@ class Poller:
             try:
                 result = telegram.call(ch, "getUpdates", params, LONG_POLL_S + 10)
             except telegram.TelegramError as exc:
-                store.log_error(self.state_dir, f"telegram poller: channel {name}: {exc}")
+                if not self.stop.is_set():  # a successor's getUpdates ends ours (409)
+                    store.log_error(self.state_dir, f"telegram poller: channel {name}: {exc}")
                 self.stop.wait(RETRY_S)
                 continue
-            before, fresh = offset, False
-            for update in result if isinstance(result, list) else []:
-                uid = update.get("update_id") if isinstance(update, dict) else None
-                if not isinstance(uid, int) or (isinstance(offset, int) and uid < offset):
-                    continue  # garbage, or one already taken (the API ignored the offset)
-                offset = uid + 1  # the next call confirms it: it is never delivered again
-                if any(isinstance(update.get(k), dict) for k in (*kinds, *IGNORED_KINDS)):
-                    self.updates.put((name, update))
-                    fresh = True
-            if isinstance(offset, int) and offset != before:
-                self._save_offset(name, offset)
+            with self._taking:
+                if self.stop.is_set():
+                    return  # not taken: the offset stays, the next poller gets them again
+                offset, fresh = self._take(name, result, offset, kinds)
             delay = backoff(delay, fresh, result, time.monotonic() - started)
             self.stop.wait(delay)
+
+    def _take(
+        self, name: str, result: object, offset: object, kinds: list[str]
+    ) -> tuple[object, bool]:
+        """Queue the new updates of one getUpdates answer, save the offset past them: (the
+        offset, whether one was new)."""
+        before, fresh = offset, False
+        for update in result if isinstance(result, list) else []:
+            uid = update.get("update_id") if isinstance(update, dict) else None
+            if not isinstance(uid, int) or (isinstance(offset, int) and uid < offset):
+                continue  # garbage, or one already taken (the API ignored the offset)
+            offset = uid + 1  # the next call confirms it: it is never delivered again
+            if any(isinstance(update.get(k), dict) for k in (*kinds, *IGNORED_KINDS)):
+                self.updates.put((name, update))
+                fresh = True
+        if isinstance(offset, int) and offset != before:
+            self._save_offset(name, offset)
+        return offset, fresh
 
     def _save_offset(self, name: str, offset: int) -> None:
         _change(self.state_dir, lambda t: t["offsets"].__setitem__(name, offset))
@@ -418,7 +507,9 @@ class Poller:
         """One update: a press, or (issue 33) a message of the chat; any other kind is ignored.
         Checked against the channel as the config says now."""
         if name not in self.channels:
-            self.ignored("foreign", f"channel {name}: an update of a channel no longer configured")
+            self.ignored(
+                "foreign", f"channel {name}: an update of a channel no longer configured", "update"
+            )
         elif isinstance(update.get("callback_query"), dict):
             self._press(name, update)
         elif isinstance(update.get("message"), dict):
@@ -427,10 +518,13 @@ class Poller:
                 self.chat = steer_telegram.Chat(
                     state, self.ignored, lambda ch, mid: alert_session(state, ch, mid)
                 )
-            self.chat.take(name, self.channels[name], update["message"])
+            self.chat.take(
+                name, self.channels[name], update["message"], time.time(), self.max_age_s
+            )
         else:
             kind = next((k for k in IGNORED_KINDS if k in update), "update")
-            self.ignored("kind", f"channel {name}: an {kind.replace('_', ' ')}: ignored")
+            said = f"channel {name}: an {kind.replace('_', ' ')}: ignored"
+            self.ignored("kind", said, "message" if kind != "update" else "update")
 
     def _press(self, name: str, update: dict[str, Any]) -> None:
         """One press: from the configured chat and users only, answered once, acknowledged."""

@@ -1,16 +1,19 @@
-"""Steering from Telegram (issue 33): the messages the poller (lookout.remote.telegram) takes
+"""Steering from Telegram (issue 33): the messages the poller (lookout.surfaces.telegram) takes
 besides button presses. A reply to a session's alert says its text to that session; `/stop
-SESSION` interrupts one (or, as a reply to its alert, that one); `/new PROJECT TEXT` starts one;
-`/sessions` lists them. Each goes through lookout.steer.core as the surface `telegram` (every
-check is the core's: [steer] enabled, the rate, the text, the session's state, the way), and the
-bot replies with what was delivered, to which session, and the outcome, or the refusal and its
-hint.
+SESSION` interrupts one (or, as a reply to its alert, that one); `/new PROJECT TEXT` starts one
+(PROJECT by its name, `~/...` or its path; `/new` alone lists them); `/sessions` lists them.
+Each goes through lookout.steer.core as the surface `telegram` (every check is the core's:
+[steer] enabled, the rate, the text, the session's state, the way), and the bot replies with
+what was delivered, to which session, and the outcome, or the refusal and its hint.
 
 Only a new text message in the configured chat from a user in the channel's `allowed_user_ids`
 counts (an empty list: nobody, unlike presses, since this types for you). Edited, forwarded and
 bots' messages, other chats and users, and replies to a message that is no alert of a session
-change nothing: they are said in errors.log as ignored presses are. The actions run one after
-another on a thread of their own, so presses are answered meanwhile."""
+change nothing: they are said in ignored.log (not errors.log: no failure of lookout's). A
+message older than `[steer] max_age_s` when the poller reads it (T3: sent while no poller ran)
+is not acted on: the bot says so. A reply names its alert's session by its exact id (T4), never
+as a name is resolved. The actions run one after another on a thread of their own, so presses
+are answered meanwhile."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lookout import reconcile, store
+from lookout import paths, reconcile, store
 from lookout.boundary import visible
 from lookout.channels import telegram
 from lookout.errors import LookoutError
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from lookout.config.steer import SteerConfig
+
 SOURCE = "telegram"  # the core's surface (lookout.steer.shapes.SURFACES): its own rate limit
 MAX_WAITING = 4  # actions queued behind the one running; more are refused at once
 SESSIONS_MAX = 40  # sessions /sessions lists
@@ -41,14 +46,17 @@ USAGE = (
     "Reply to a session's alert to send it your text as its next message.\n"
     "/sessions: the sessions and their statuses\n"
     "/stop SESSION: interrupt its turn (or reply /stop to its alert)\n"
-    "/new PROJECT TEXT: start a session in PROJECT with TEXT as its first message"
+    "/new PROJECT TEXT: start a session in PROJECT (its name, ~/... or its path) with TEXT as"
+    " its first message; /new --agent NAME PROJECT TEXT: with that agent; /new alone: the"
+    " projects"
 )
 _COMMAND = re.compile(r"/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?\Z", re.S)
 
 
 @dataclass(frozen=True)
 class Job:
-    """One action to run: `action` (say, stop, new, sessions, usage) and its arguments."""
+    """One action to run: `action` (say, stop, stop_alert, new, projects, sessions, usage, note)
+    and its arguments."""
 
     channel: Mapping[str, Any]
     message_id: int
@@ -75,7 +83,7 @@ def foreign(ch: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[str, str
 
 def parse(text: str, replied: str | None) -> tuple[str, ...]:
     """What the owner's text asks: (action, args...); `replied` is the session whose alert it
-    replies to."""
+    replies to (its exact id: say and stop_alert take it whole)."""
     found = _COMMAND.match(text)
     if found is None:
         return ("say", replied or "", text)
@@ -83,18 +91,34 @@ def parse(text: str, replied: str | None) -> tuple[str, ...]:
     if command == "sessions":
         return ("sessions",)
     if command == "stop":
-        key = rest or replied
-        if not key:
+        if rest:
+            return ("stop", rest)
+        if not replied:
             return ("usage", "/stop needs a SESSION (or reply /stop to its alert)")
-        return ("stop", key)
+        return ("stop_alert", replied)
     if command == "new":
-        project, *prompt = re.split(r"\s", rest, maxsplit=1)
-        if not project:
-            return ("usage", "/new needs a PROJECT")
-        return ("new", project, prompt[0].strip() if prompt else "")
+        return _new(rest)
     if command in ("help", "start"):
         return ("usage", "")
     return ("usage", f"unknown command /{visible(command[:40])}")
+
+
+def _new(rest: str) -> tuple[str, ...]:
+    """`/new [--agent NAME] PROJECT [TEXT]`: ("new", project, text, agent); `/new` alone lists
+    the projects."""
+    agent = ""
+    parts = rest.split(None, 2)
+    if parts and (parts[0] == "--agent" or parts[0].startswith("--agent=")):
+        if parts[0] == "--agent":
+            if len(parts) < 2:
+                return ("usage", "/new --agent needs the agent's name")
+            agent, rest = parts[1], parts[2] if len(parts) > 2 else ""
+        else:
+            agent, rest = parts[0].split("=", 1)[1], " ".join(parts[1:])
+    if not rest:
+        return ("usage", "/new --agent NAME needs a PROJECT") if agent else ("projects",)
+    project, *prompt = re.split(r"\s", rest.strip(), maxsplit=1)
+    return ("new", project, prompt[0].strip() if prompt else "", agent)
 
 
 class Chat:
@@ -117,22 +141,48 @@ class Chat:
         """An action runs or waits (the poller stays for it)."""
         return self.jobs.unfinished_tasks > 0
 
-    def take(self, name: str, ch: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    def take(
+        self,
+        name: str,
+        ch: Mapping[str, Any],
+        message: Mapping[str, Any],
+        now_s: float,
+        max_age_s: int,
+    ) -> None:
+        """One message of the chat, read at `now_s` (the poller's clock): acted on only when it
+        is the owner's, and at most `max_age_s` old."""
         why = foreign(ch, message)
         text = message.get("text")
         mid = message.get("message_id")
+        date = message.get("date")
         if why is None and (not isinstance(text, str) or not isinstance(mid, int)):
             why = ("payload", "a message without text")
+        if why is None and (not isinstance(date, int) or isinstance(date, bool)):
+            why = ("payload", "a message without its date")
         if why is not None:
-            self.ignored(why[0], f"channel {name}: {why[1]}: ignored")
+            self.ignored(why[0], f"channel {name}: {why[1]}: ignored", "message")
             return
-        assert isinstance(text, str) and isinstance(mid, int)
+        assert isinstance(text, str) and isinstance(mid, int) and isinstance(date, int)
+        age = int(now_s - date)
+        if age > max_age_s:
+            self.ignored(
+                "old",
+                f"channel {name}: a message {age} s old (over [steer] max_age_s, {max_age_s} s):"
+                " not acted on",
+                "message",
+            )
+            self._put(
+                Job(ch, mid, "note", (f"not sent: this message is {_age(age)} old; send it again",))
+            )
+            return
         replied, why_not = self._replied(name, message)
         asked = parse(text, replied)
         if asked[0] == "say" and not replied:
-            self.ignored("unknown", f"channel {name}: a message {why_not}: ignored")
+            self.ignored("unknown", f"channel {name}: a message {why_not}: ignored", "message")
             return
-        job = Job(ch, mid, str(asked[0]), tuple(str(a) for a in asked[1:]))
+        self._put(Job(ch, mid, str(asked[0]), tuple(str(a) for a in asked[1:])))
+
+    def _put(self, job: Job) -> None:
         try:
             self.jobs.put_nowait(job)
         except queue.Full:
@@ -166,18 +216,33 @@ class Chat:
 
         state = self.state_dir
         actions: dict[str, Callable[[], Any]] = {
-            "say": lambda: core.say(job.args[0], job.args[1], source=SOURCE, state_dir=state),
+            # A reply names its alert's session by its exact id (T4), never loosely.
+            "say": lambda: core.say(
+                job.args[0], job.args[1], source=SOURCE, state_dir=state, whole_id=True
+            ),
             "stop": lambda: core.interrupt(job.args[0], source=SOURCE, state_dir=state),
+            "stop_alert": lambda: core.interrupt(
+                job.args[0], source=SOURCE, state_dir=state, whole_id=True
+            ),
             "new": lambda: core.start(
-                job.args[0], prompt=job.args[1] or None, source=SOURCE, state_dir=state
+                job.args[0],
+                agent=job.args[2] or None,
+                prompt=job.args[1] or None,
+                source=SOURCE,
+                state_dir=state,
+                names=True,
             ),
         }
         try:
+            if job.action == "note":
+                return job.args[0]
             if job.action == "usage":
                 return "\n".join(x for x in (job.args[0] if job.args else "", USAGE) if x)
             if job.action == "sessions":
                 core.enabled()
                 return sessions_text(state)
+            if job.action == "projects":
+                return projects_text(core.enabled())
             outcome = actions[job.action]()
         except SteerError as exc:
             return refusal(exc)
@@ -201,6 +266,30 @@ class Chat:
             except telegram.TelegramError as exc:
                 store.log_error(self.state_dir, f"telegram steering: {exc}")
                 return
+
+
+def _age(seconds: int) -> str:
+    """`45 seconds`, `1 minute`, `60 minutes`: how old a message is, in seconds under a minute."""
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = seconds // 60
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def projects_text(cfg: SteerConfig) -> str:
+    """What /new alone answers: the projects [steer] allows, each by the name /new takes."""
+    from lookout.steer.launch import project_names
+
+    named = project_names(cfg)
+    if not named:
+        return (
+            f"no project directory matches [steer] projects ({', '.join(cfg.projects) or 'none'})"
+        )
+    out = [f"/new PROJECT TEXT starts a session ({', '.join(cfg.agents)}) in one of:"]
+    out += [f"{visible(n)}: {visible(paths.tilde(d))}" for n, d in named[:SESSIONS_MAX]]
+    if len(named) > SESSIONS_MAX:
+        out.append(f"and {len(named) - SESSIONS_MAX} more (lookout check-config)")
+    return "\n".join(out)
 
 
 def refusal(exc: LookoutError) -> str:

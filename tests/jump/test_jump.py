@@ -226,10 +226,10 @@ def test_ambiguous_prefix(state_dir: Path) -> None:
             str(state_dir),
             {},
         )
-    code, lines = fail(lookout("jump", "abc"))
+    code, lines = fail(lookout("jump", "abc-"))
     assert code == 1
     assert lines == [
-        "error: 'abc' names 2 sessions: demo (id) — abc-2, idle; demo (id) — abc-1, idle",
+        "error: 'abc-' names 2 sessions: demo (id) — abc-2, idle; demo (id) — abc-1, idle",
         "hint: name one by its id: lookout jump abc-2",
     ]
 

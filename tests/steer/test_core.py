@@ -99,6 +99,38 @@ def test_max_chars_and_empty(state_dir: Path) -> None:
     assert refused("say", "api", "  \n ")[0] == "error: the message is empty"
 
 
+def test_a_short_id_start_or_an_empty_name_names_no_session(state_dir: Path) -> None:
+    """T4 (new-user defect 10): `lookout say 7 hi` typed into the session whose id began with 7,
+    and `lookout say '' hi` said '' names 2 sessions. An id's start names a session only from
+    sessions.MIN_PREFIX (4) characters on, everywhere a SESSION is taken; '' is refused as empty."""
+    write_config(ON)
+    sid = "7aa31111-0000-4000-8000-000000000001"
+    session(state_dir, sid, "api")
+    session(state_dir, WEB, "web")
+    for command in (("say", "7", "hi"), ("say", "7aa", "hi"), ("interrupt", "7")):
+        error, hint = refused(*command)
+        assert error == (
+            f"error: {command[1]!r} is too short to name a session by the start of its id (4"
+            " characters at least)"
+        )
+        assert hint.startswith("hint: give the start of a session id")
+    for command in (("say", "", "hi"), ("interrupt", "")):
+        assert refused(*command) == [
+            "error: the session name is empty",
+            "hint: give the start of a session id (the ID column of `lookout status --all`), a"
+            " project or a title",
+        ]
+    assert steered(state_dir) == []  # nothing reached a session
+    # The other commands that take a SESSION, through the same resolver.
+    for command in (("jump", "--print", "7"), ("ack", "7"), ("tail", "--session", "7")):
+        assert refused(*command)[0].startswith("error: '7' is too short"), command
+    for command in (("jump", "--print", ""), ("ack", ""), ("tail", "--session", "")):
+        assert refused(*command)[0] == "error: the session name is empty", command
+    # Four characters name it.
+    error, _ = refused("interrupt", "7aa3")
+    assert error == "error: api (7aa31111) is idle: there is no turn to interrupt"
+
+
 def test_rate_limited_per_surface(state_dir: Path) -> None:
     write_config(ON + "per_minute = 2\n")
     for _ in range(2):
@@ -235,7 +267,7 @@ def test_check_config_explains_it(state_dir: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "error: ~/.config/lookout/config.toml: steer.send: unknown key (expected one of enabled,"
-        " projects, agents, max_chars, per_minute)",
+        " projects, agents, max_chars, per_minute, max_age_s)",
         "error: ~/.config/lookout/config.toml: steer.agents[1]: expected one of claude, codex,"
         " gemini, opencode, got 'gemni' (did you mean 'gemini'?)",
         "error: ~/.config/lookout/config.toml: steer.max_chars: expected 1 to 100000, got 0",

@@ -274,14 +274,20 @@ def test_claude_code_says_queued_while_it_works_though_its_prompt_hook_fired(
 
 
 def fake_program(
-    bin_dir: Path, name: str, log: Path, report: bool, titled: str | None = None
+    bin_dir: Path,
+    name: str,
+    log: Path,
+    report: bool,
+    titled: str | None = None,
+    sid: str = "eeee5555-0000-4000-8000-000000000005",
 ) -> None:
     """A stand-in for the agent's own program on PATH: it logs its argv (one JSON line) and, when
-    `report`, fires a SessionStart hook as its child (so it reports from its pane); `titled`: a
-    moment later it names the session in Claude Code's registry, as 2.1.332 does; then waits."""
+    `report`, fires a SessionStart hook of session `sid` as its child (so it reports from its
+    pane); `titled`: a moment later it names the session in Claude Code's registry, as 2.1.332
+    does; then waits."""
     bin_dir.mkdir(exist_ok=True)
     hook = ROOT / "hooks" / "session_start.py"
-    body = {"session_id": "eeee5555-0000-4000-8000-000000000005", "hook_event_name": "SessionStart"}
+    body = {"session_id": sid, "hook_event_name": "SessionStart"}
     program = bin_dir / name
     program.write_text(
         f"#!{sys.executable}\n"

@@ -6,7 +6,12 @@ session, the detached poller takes the owner's messages: a reply to the alert, /
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +20,8 @@ import pytest
 
 from lookout import store
 from lookout.surfaces import telegram as poller
-from tests.commands.test_main import deliver
-from tests.helpers import wait_for, write_config
+from tests.commands.test_main import deliver, lookout
+from tests.helpers import ROOT, wait_for, write_config
 from tests.receivers import require
 from tests.remote.test_decide import finish, record_hook, start, waiting
 from tests.steer.test_pane import SID, Panes, fake_program
@@ -74,8 +79,13 @@ def alert(api: BotApi, sid: str = API, project: str = "api") -> int:
 
 
 def _last_alert(api: BotApi) -> int:
+    """The last alert's message id, once the sender remembered its session (a poller may run
+    already, steering being on: a reply before that would reply to no known alert)."""
     mine = [m for (chat, _), m in api.messages.items() if chat == CHAT]
-    return int(mine[-1]["message_id"])
+    mid = int(mine[-1]["message_id"])
+    state = os.environ["LOOKOUT_STATE_DIR"]
+    wait_for(lambda: poller.alert_session(state, "chat", mid), 10, "the alert remembered")
+    return mid
 
 
 def reply(api: BotApi, mid: int, timeout: float = 20) -> str:
@@ -92,7 +102,7 @@ def steered(state: Path) -> list[dict[str, Any]]:
 
 
 def ignored_lines(state: Path) -> list[str]:
-    path = state / "errors.log"
+    path = state / "ignored.log"
     lines = path.read_text().splitlines() if path.exists() else []
     return [x.split(" telegram poller: ", 1)[1] for x in lines if " telegram poller: " in x]
 
@@ -156,8 +166,9 @@ def test_others_edits_bots_and_unknown_replies_change_nothing(api: BotApi, state
     reply(api, last)  # taken after every one before it
     assert all(api.replies(m) == [] for m in [*quiet, bot])
     assert steered(state_dir) == []
-    # Each is said in errors.log as ignored (several of one reason in a second: one line, counted),
-    # but the edit: the poller does not ask for edits (allowed_updates), so none arrives.
+    # Each is said in ignored.log as ignored (several of one reason in a second: one line, counted
+    # as messages), but the edit: the poller does not ask for edits (allowed_updates), so none
+    # arrives. None of it is lookout's failure: errors.log stays empty, doctor does not warn.
     wait_for(lambda: ignored_count(state_dir) == len(quiet), 10, "every one said as ignored")
     said = "\n".join(ignored_lines(state_dir))
     assert said.startswith(
@@ -171,7 +182,7 @@ def test_others_edits_bots_and_unknown_replies_change_nothing(api: BotApi, state
 def ignored_count(state: Path) -> int:
     n = 0
     for text in ignored_lines(state):
-        held = re.match(r"(\d+) press(?:es)? ignored in [\d.]+ s, the last: ", text)
+        held = re.match(r"(\d+) messages? ignored in [\d.]+ s, the last: ", text)
         n += int(held.group(1)) if held else 1
     return n
 
@@ -291,3 +302,251 @@ def test_a_long_reply_goes_in_pieces_of_telegrams_size() -> None:
     assert "".join(pieces) == text
     assert all(telegram.units(p) <= telegram.TEXT_MAX for p in pieces)
     assert len(pieces) == 3  # 10,001 code units
+
+
+def test_a_message_older_than_max_age_is_not_acted_on(
+    api: BotApi, state_dir: Path, tmp_path: Path
+) -> None:
+    """T3 (new-user defect 1): the Bot API keeps a message a day, and one sent while no poller ran
+    was typed whenever the next poller started. A message older than [steer] max_age_s when the
+    poller reads it is answered "not sent" and never typed; a fresh one is."""
+    require("tmux")
+    configure(api)
+    with Panes() as panes:
+        try:
+            log = tmp_path / "got"
+            panes.agent(log, "plain")
+            wait_for(lambda: api.sent("sendMessage"), 10, "the alert")
+            mid = _last_alert(api)
+            hour_ago = int(time.time()) - 3600
+            old = api.message("typed an hour ago", OWNER, reply_to=mid, date=hour_ago)
+            assert reply(api, old) == "not sent: this message is 60 minutes old; send it again"
+            stop = api.message("/stop", OWNER, reply_to=mid, date=hour_ago)
+            assert reply(api, stop) == "not sent: this message is 60 minutes old; send it again"
+            new = api.message("/sessions", OWNER, date=int(time.time()) - 150)  # default 120 s
+            assert reply(api, new) == "not sent: this message is 2 minutes old; send it again"
+            assert steered(state_dir) == []
+            assert not log.exists() or log.read_bytes() == b""  # not a key reached the pane
+            said = "\n".join(ignored_lines(state_dir))
+            assert "a message 3600 s old (over [steer] max_age_s, 120 s): not acted on" in said
+            fresh = api.message("fresh", OWNER, reply_to=mid)
+            assert "then Enter: typed (idle)" in reply(api, fresh).splitlines()[0]
+            assert log.read_bytes() == b"fresh\r"
+        finally:
+            panes.tmux("kill-server")
+    # Under a minute it says seconds (max_age_s at its least).
+    configure(api, steer="[steer]\nenabled = true\nmax_age_s = 10\n")
+    wait_for(lambda: _max_age_read(api), 30, "the poller to read max_age_s again", every=0.5)
+
+
+def _max_age_read(api: BotApi) -> bool:
+    asked = api.message("/sessions", OWNER, date=int(time.time()) - 45)
+    text = reply(api, asked)
+    return text.startswith("not sent: this message is 4") and text.endswith(
+        " seconds old; send it again"
+    )
+
+
+def test_a_reply_goes_to_its_alerts_session_by_its_exact_id(api: BotApi, state_dir: Path) -> None:
+    """T4: a reply (and /stop as one) names its alert's session by its exact id, never through
+    the loose resolver: the alerted session forgotten (`lookout prune`), a session whose title is
+    that id gets nothing."""
+    configure(api)
+    mid = alert(api)
+    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller")
+    (state_dir / store.SESSIONS / f"{API}.json").unlink()  # pruned
+    # Another session, titled as the alerted one's id (a client's display name is its own text).
+    other = "ffff6666-0000-4000-8000-000000000006"
+    deliver(
+        state_dir,
+        {"session_id": other, "cwd": "/w/web", "hook_event_name": "Stop"},
+    )
+    deliver_title(state_dir, other, API)
+    for text in ("hello", "/stop"):
+        asked = api.message(text, OWNER, reply_to=mid)
+        assert reply(api, asked) == (
+            "error: the session aaaa1111 is no longer recorded\n"
+            "hint: `lookout status --all` lists the recorded ones"
+        )
+    assert all(x["session_id"] != other for x in steered(state_dir))
+
+
+def deliver_title(state: Path, sid: str, title: str) -> None:
+    """Give session `sid` the display name `title`, as the client's registry would."""
+    path = state / store.SESSIONS / f"{sid}.json"
+    snapshot = json.loads(path.read_text())
+    snapshot["name"] = title
+    path.write_text(json.dumps(snapshot))
+    rows = json.loads(lookout("status", "--json", "--all").stdout)["sessions"]
+    assert [r["title"] for r in rows if r["session_id"] == sid] == [title]
+
+
+def test_new_takes_a_project_by_its_name_and_an_agent(
+    api: BotApi, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New-user defect 4: `/new new1 …` said "new1 is not a directory" (a name taken as a path
+    relative to the poller's /). /new takes a project by its name as `status` shows it, ~/... or
+    its path; an unknown name lists the allowed projects, and so does /new alone; --agent picks
+    the agent."""
+    require("tmux")
+    src = tmp_path / "src"
+    for name in ("api", "web"):
+        (src / name).mkdir(parents=True)
+    configure(
+        api,
+        steer=f'[steer]\nenabled = true\nprojects = ["{src}/*"]\nagents = ["claude", "gemini"]\n',
+    )
+    claude_log, gemini_log = tmp_path / "claude.jsonl", tmp_path / "gemini.jsonl"
+    fake_program(tmp_path / "bin", "claude", claude_log, report=True)
+    fake_program(
+        tmp_path / "bin", "gemini", gemini_log, True, sid="eeee7777-0000-4000-8000-000000000007"
+    )
+    with Panes() as panes:  # a short TMUX_TMPDIR: the poller's `start` opens its server there
+        monkeypatch.setenv("TMUX_TMPDIR", panes.tmp)
+        monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{panes.env['PATH']}")
+        try:
+            alert(api)
+            listed = reply(api, api.message("/new", OWNER))
+            assert listed.splitlines() == [
+                "/new PROJECT TEXT starts a session (claude, gemini) in one of:",
+                f"api: {src / 'api'}",
+                f"web: {src / 'web'}",
+            ]
+            wrong = reply(api, api.message("/new nosuch fix it", OWNER))
+            assert wrong.splitlines() == [
+                "error: no project [steer] allows is named 'nosuch' (allowed: api"
+                f" ({src / 'api'}), web ({src / 'web'}))",
+                "hint: give one of those names, its path or ~/...; [steer] projects in your own"
+                " config says which",
+            ]
+            got = reply(api, api.message("/new api fix the tests", OWNER), timeout=60)
+            assert got.splitlines()[0].startswith("started claude: tmux lookout:"), got
+            assert [json.loads(x) for x in claude_log.read_text().splitlines()] == [
+                [str(src / "api"), "--", "fix the tests"]
+            ]
+            got = reply(api, api.message("/new --agent gemini web say hi", OWNER), timeout=60)
+            assert got.splitlines()[0].startswith("started gemini: tmux lookout:"), got
+            (argv,) = [json.loads(x) for x in gemini_log.read_text().splitlines()]
+            assert argv == [str(src / "web"), "--prompt-interactive=say hi"]
+            assert [x["steer"]["action"] for x in steered(state_dir)] == ["start", "start"]
+        finally:
+            import subprocess
+
+            subprocess.run(
+                ["tmux", "-L", "default", "kill-server"],
+                env={**panes.env, "TMUX_TMPDIR": panes.tmp},
+                capture_output=True,
+                check=False,
+            )
+            panes.tmux("kill-server")
+
+
+def poller_pids(state: Path, runtime: str = "") -> list[int]:
+    """The Telegram pollers serving `state` (of `runtime`, when given), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            zombie = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+        except OSError:
+            continue
+        code = b" ".join(argv).decode("utf-8", "replace")
+        ours = "surfaces.telegram import main" in code and str(state) in code
+        if ours and runtime in code and not zombie:
+            found.append(int(entry))
+    return found
+
+
+def test_a_poller_runs_while_steering_is_on_without_any_alert(
+    api: BotApi, state_dir: Path
+) -> None:
+    """New-user defect 1: the poller ran only while an alert of the last day could be replied to,
+    so after a quiet day, a reboot or steering turned on, the first message got no answer (and
+    was typed whenever a later alert started one). Now the first `lookout` command or hook that
+    finds none running starts it, and it stays while [steer] is on and a Telegram channel is."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    configure(api)
+    assert lookout("status").returncode == 0  # no alert was ever sent
+    wait_for(lambda: poller_pids(state_dir), 20, "a poller, started by `lookout status`")
+    asked = api.message("/sessions", OWNER)
+    assert reply(api, asked) == "no live sessions"
+    assert len(api.sent("sendMessage")) == 1  # that reply: no alert
+    # A reboot (the poller killed): the first hook starts one again, though it notifies nothing.
+    (pid,) = poller_pids(state_dir)
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: free(state_dir / poller.LOCK), 20, "the killed poller's lock let go")
+    body = {"session_id": API, "cwd": "/w/api", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "make"}}  # fmt: skip
+    record_hook("pre_tool_use.py", body)
+    wait_for(lambda: poller_pids(state_dir), 20, "a poller, started by the hook")
+    asked = api.message("/sessions", OWNER)
+    assert reply(api, asked) == "1 session:\napi (aaaa1111): working, claude: make"
+    assert len(api.sent("sendMessage")) == 2
+    # Steering off: it leaves, and neither a hook nor a command starts one.
+    write_config("# steering off\n")
+    wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
+    assert lookout("status").returncode == 0
+    record_hook("pre_tool_use.py", body)
+    assert not (state_dir / store.TELEGRAM_WANTED).exists()
+    assert free(state_dir / poller.LOCK)
+
+
+def fake_runtime(home: Path, name: str) -> Path:
+    """An installed runtime as install.py lays it out (runtimes/NAME holding lookout/), whose
+    package is this checkout's."""
+    root = home / "runtimes" / name
+    root.mkdir(parents=True)
+    (root / "lookout").symlink_to(ROOT / "lookout")
+    return root
+
+
+def switch(home: Path, root: Path) -> float:
+    """Make `root` current as install.py does (one rename of a symlink); when, by the link."""
+    tmp = home / ".current.new"
+    tmp.symlink_to(f"runtimes/{root.name}")
+    os.replace(tmp, home / "current")
+    return os.lstat(home / "current").st_mtime
+
+
+def started_at(pid: int) -> float:
+    """When process `pid` started (epoch seconds), from its /proc start time."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
+    boot = (time.time_ns() - time.clock_gettime_ns(time.CLOCK_BOOTTIME)) / 1e9
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_after_an_upgrade_the_new_runtimes_poller_takes_over(
+    api: BotApi, state_dir: Path, tmp_path: Path
+) -> None:
+    """New-user defect 9: after an upgrade the old runtime's poller served for 8 minutes and more.
+    It looks every RUNTIME_CHECK_S whether `current` names another runtime, and hands over: the
+    old one gone and the new one answering within 10 s of the switch, no message lost or
+    answered twice."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    configure(api)
+    home = tmp_path / "lookout-home"
+    old, new = fake_runtime(home, "0.1.0-aaaa"), fake_runtime(home, "0.1.0-bbbb")
+    switch(home, old)
+    subprocess.run(  # the old runtime's own start, as its hooks or commands would
+        [sys.executable, "-I", "-c", poller._HANDOVER, str(old), str(state_dir)],
+        check=True,
+        timeout=30,
+    )
+    wait_for(lambda: poller_pids(state_dir, str(old)), 20, "the old runtime's poller")
+    (old_pid,) = poller_pids(state_dir)
+    first = api.message("/sessions", OWNER)
+    assert reply(api, first) == "no live sessions"
+    switched = switch(home, new)
+    during = [api.message("/sessions", OWNER) for _ in range(3)]  # around the handover
+    wait_for(lambda: poller_pids(state_dir, str(new)), 60, "the new runtime's poller")
+    wait_for(lambda: not poller_pids(state_dir, str(old)), 60, "the old runtime's poller gone")
+    (new_pid,) = poller_pids(state_dir)
+    assert new_pid != old_pid
+    assert started_at(new_pid) - switched <= 10.0
+    after = api.message("/sessions", OWNER)
+    assert reply(api, after) == "no live sessions"
+    for mid in during:  # each answered exactly once, by one poller or the other
+        assert reply(api, mid) == "no live sessions"
+    assert not (state_dir / "errors.log").exists()  # no 409, no failed handover

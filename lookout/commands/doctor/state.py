@@ -106,6 +106,22 @@ def check_state(report: Report) -> None:
             f"errors.log has {len(lines)} lines; last: {last[:160]}",
             f"read {paths.tilde(errors)}; delete it once the cause is fixed",
         )
+    _check_ignored(report, state)
+
+
+def _check_ignored(report: Report, state: Path) -> None:
+    """ignored.log: what others sent and lookout did not act on (a stranger messaging your bot)
+    is no failure of lookout's: said, never a warning."""
+    ignored = state / store.IGNORED
+    if ignored.is_file() and ignored.stat().st_size:
+        with open(ignored, encoding="utf-8", errors="replace") as fh:
+            count = sum(1 for ln in fh if ln.strip())
+        report.add(
+            "state",
+            INFO,
+            f"{store.IGNORED}: {_n(count, 'line')} on what lookout did not act on (Telegram"
+            " messages and presses not from the owner, too old, or for nothing it knows)",
+        )
 
 
 def _check_spool(report: Report, state_dir: str) -> None:
