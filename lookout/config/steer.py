@@ -66,6 +66,8 @@ class SteerConfig:
         to /x/evil, under `~/src/*`): allowed, as project_dirs resolves it, but said
         (check-config, doctor), since one link there opens a directory anywhere. A path
         written without a wildcard names what it names: nothing to say."""
+        import glob
+
         out = []
         for pattern in self.projects:
             base = _fixed_dir(os.path.expanduser(pattern))
@@ -89,6 +91,8 @@ class SteerConfig:
 def _fixed_dir(pattern: str) -> str | None:
     """The directory a glob's matches lie under (its leading components without a wildcard);
     None for a path without one."""
+    import glob
+
     if not glob.has_magic(pattern):
         return None
     fixed: list[str] = []
