@@ -26,6 +26,7 @@ REMOTE = True
 UPDATABLE = False
 LOUD = False
 ANSWERS = None
+STEERS = False
 FOCUS = False
 OPTIONS: tuple[Option, ...] = ({"flag": "--url", "key": "urls", "help": "a URL", "many": True},)
 EXAMPLE = "lookout channel add chat --type apprise --url 'matrixs://user:token@matrix.org/#room'"

@@ -85,6 +85,9 @@ if TYPE_CHECKING:
         def ANSWERS(self) -> str | None: ...  # the answer surface of its buttons, None: none
 
         @property
+        def STEERS(self) -> bool: ...  # replies in its chat steer (a listener while [steer] is on)
+
+        @property
         def FOCUS(self) -> bool: ...  # its alert offers Focus (a click switches to the session)
 
         @property

@@ -43,6 +43,7 @@ REMOTE = False
 UPDATABLE = False
 LOUD = False
 ANSWERS = None
+STEERS = False
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (
     {"flag": "--command", "key": "argv", "dest": "argv", "type": argv_arg,

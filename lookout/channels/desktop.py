@@ -34,6 +34,7 @@ REMOTE = False
 UPDATABLE = True
 LOUD = False
 ANSWERS = "desktop"
+STEERS = False
 FOCUS = True
 OPTIONS: tuple[Option, ...] = ()
 EXAMPLE = "lookout channel add desk --type desktop"

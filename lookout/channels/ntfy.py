@@ -33,6 +33,7 @@ REMOTE = True
 UPDATABLE = True
 LOUD = False
 ANSWERS = None
+STEERS = False
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (
     {"flag": "--url", "key": "url", "help": "server and topic"},

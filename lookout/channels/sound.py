@@ -42,6 +42,7 @@ REMOTE = False
 UPDATABLE = False
 LOUD = True
 ANSWERS = None
+STEERS = False
 FOCUS = False
 
 

@@ -37,6 +37,7 @@ REMOTE = True
 UPDATABLE = True
 LOUD = False
 ANSWERS = "telegram"
+STEERS = True  # replies in its chat steer: its poller runs whenever [steer] is on
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (
     {"flag": "--url", "key": "api_url", "help": "the Bot API server (api_url, default the public"

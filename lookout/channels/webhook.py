@@ -29,6 +29,7 @@ REMOTE = True
 UPDATABLE = False
 LOUD = False
 ANSWERS = None
+STEERS = False
 FOCUS = False
 FORMATS = ("json", "slack", "discord")
 OPTIONS: tuple[Option, ...] = (

@@ -111,7 +111,7 @@ def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
     except (ConfigError, OSError):
         on = False
     channels = cfg["channels"].values() if cfg is not None else ()
-    wanted = on and any(ch["enabled"] and of(ch).ANSWERS == "telegram" for ch in channels)
+    wanted = on and any(ch["enabled"] and of(ch).STEERS for ch in channels)
     store.mark(paths.join(state_dir, store.TELEGRAM_WANTED), wanted)
 
 
