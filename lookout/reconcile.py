@@ -205,7 +205,8 @@ def _transcript_answer(
 ) -> Finding | None:
     """The dialog's call answered in the transcript: answered, rejected (No, Esc) or denied."""
     episode: Any = actor.get("episode") or {}
-    use_id = episode.get("tool_use_id") or _pending_id(actor, episode.get("tool_key"))
+    runs = episode.get("runs_key") or episode.get("tool_key")
+    use_id = episode.get("tool_use_id") or _pending_id(actor, runs)
     path = transcript_of(session, agent_id)
     if not (use_id and path):
         return None

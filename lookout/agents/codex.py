@@ -31,25 +31,29 @@ COMMENTARY: dict[str, Commentary] = {
     "Bash": {"runs": "command", "fields": frozenset({"description"})},
 }
 # Codex's Claude-compatible hooks: the same scripts. Codex runs matching hooks concurrently and
-# its async semantics differ, so every entry is synchronous.
-EVENTS: tuple[tuple[str, str, bool], ...] = tuple(
-    (name, script, False)
-    for name, script, _ in hookspec.EVENTS
-    if name
-    in (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "PreCompact",
-        "PostCompact",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "StopFailure",
-    )
+# its async semantics differ, so every entry is synchronous. 0.169.0's own events (checked with
+# the real client): SessionEnd on quit, Interrupt on Esc (no Stop follows), PreModelRequest
+# before every model request (a sign of life); it has no StopFailure and no Notification.
+_CLAUDE_NAMED = (
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
 )
+EVENTS: tuple[tuple[str, str, bool], ...] = (
+    *((name, script, False) for name, script, _ in hookspec.EVENTS if name in _CLAUDE_NAMED),
+    ("Interrupt", hookspec.GENERIC_SCRIPT, False),
+    ("PreModelRequest", hookspec.GENERIC_SCRIPT, False),
+)
+# Codex clamps these events' hook timeouts to 3 s, with a warning at every start for more.
+TIMEOUTS_S = {"Interrupt": 3, "SessionEnd": 3}
 
 
 def translate(data: Payload, name: str | None) -> Payload | None:
@@ -95,9 +99,12 @@ def config_path() -> Path:
 def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
     from lookout.install import hooks, settings
 
-    return settings.wanted_handlers(
+    handlers = settings.wanted_handlers(
         lambda script: hooks.hook_command(python, runtime, script, NAME), EVENTS
     )
+    for event, handler in handlers:
+        handler["timeout"] = min(handler["timeout"], TIMEOUTS_S.get(event, handler["timeout"]))
+    return handlers
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:

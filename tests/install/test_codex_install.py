@@ -86,9 +86,14 @@ def test_no_file_gets_one_entry_per_codex_event(codex_env: Path) -> None:
     data = json.loads(hooks_file(codex_env).read_text())
     assert list(data) == ["hooks"]
     assert list(data["hooks"]) == [event for event, _, _ in codex.EVENTS]
+    # 0.169.0 fires these three (checked with the real client); it has no StopFailure.
+    assert {"SessionEnd", "Interrupt", "PreModelRequest"} <= set(data["hooks"])
+    assert "StopFailure" not in data["hooks"]
     for event, script, _ in codex.EVENTS:
+        # Codex clamps Interrupt's and SessionEnd's timeouts to 3 s (a warning at each start).
+        timeout = 3 if event in ("Interrupt", "SessionEnd") else 10
         assert data["hooks"][event] == [
-            {"hooks": [{"type": "command", "command": command(script), "timeout": 10}]}
+            {"hooks": [{"type": "command", "command": command(script), "timeout": timeout}]}
         ]
         handler = data["hooks"][event][0]["hooks"][0]
         assert settings.is_ours(handler)
