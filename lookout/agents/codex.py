@@ -191,6 +191,31 @@ def installed(project: str) -> bool:
     return codex_config.is_ours(codex_config.notify_value(config.data))
 
 
+def _check_trust(
+    report: Report, name: str, hooks_data: dict[str, Any], config: dict[str, Any]
+) -> None:
+    """Codex runs a new or changed hook only once the user trusted it (/hooks): its own records,
+    `[hooks.state."<hooks.json>:<event>:<group>:<handler>"] trusted_hash`, in config.toml."""
+    from lookout import paths
+    from lookout.agents import codex_config
+    from lookout.install import checks
+
+    roots = [str(paths.runtime_home())]
+    waiting = codex_config.untrusted(hooks_path(), hooks_data, config, roots)
+    total = len(checks.ours(hooks_data))
+    if not waiting:
+        report.add(name, checks.OK, f"Codex trusts all {total} of lookout's hooks")
+        return
+    shown = ", ".join(sorted(set(waiting)))
+    report.add(
+        name,
+        checks.WARN,
+        f"Codex does not run {len(waiting)} of lookout's {total} hooks until you trust them"
+        f" (new or changed: {shown})",
+        "start codex: answer its 'Hooks need review' prompt, or type /hooks and trust them",
+    )
+
+
 def check(report: Report, project: str) -> int:
     """Codex's hooks.json and its config.toml `notify`; returns how many lookout entries they
     hold. Says nothing on a machine without a Codex home."""
@@ -231,11 +256,6 @@ def check(report: Report, project: str) -> int:
                 "re-run install.py --agent codex",
             )
         checks.check_commands(report, name, [handler for _, handler in ours])
-        report.add(
-            name,
-            checks.INFO,
-            "Codex runs new or changed hooks only once trusted: type /hooks in codex to check",
-        )
     try:
         config = codex_config.load_codex_config(config_path())
     except LookoutError as exc:
@@ -243,6 +263,8 @@ def check(report: Report, project: str) -> int:
             "notify (codex)", checks.FAIL, str(exc), "Codex will not start with a broken config"
         )
         return found
+    if ours:
+        _check_trust(report, name, loaded.data, config.data)
     argv = codex_config.notify_value(config.data)
     if codex_config.is_ours(argv):
         assert argv is not None

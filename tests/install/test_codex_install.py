@@ -562,8 +562,35 @@ def test_doctor_sees_codex_hooks_and_notify(
     checks = doctor_checks(capsys, "hooks (codex)")
     assert checks[0] == ("ok", f"{N} hooks in ~/.codex/hooks.json")
     assert checks[1] == ("ok", f"all {N} hook commands resolve and import the runner")
-    assert checks[2][0] == "info"
+    # Codex's own trust records (config.toml's [hooks.state]): none yet.
+    assert checks[2] == (
+        "warn",
+        f"Codex does not run {N} of lookout's {N} hooks until you trust them (new or changed: "
+        + ", ".join(sorted(e for e, _, _ in codex.EVENTS))
+        + ")",
+    )
     assert doctor_checks(capsys, "hooks") == []  # Codex alone is an install, not a failure
+    # Trusted the way Codex records it (/hooks in the TUI; hashes checked against 0.169.0's
+    # app-server `hooks/list`): a record per hook, its hash over the hook's identity.
+    installed = json.loads(hooks_file(codex_env).read_text())
+    where = hooks_file(codex_env)
+    records = "".join(
+        f'[hooks.state."{where}:{codex_config.snake(event)}:0:0"]\n'
+        f'trusted_hash = "{codex_config.trust_hash(event, {}, groups[0]["hooks"][0])}"\n'
+        for event, groups in installed["hooks"].items()
+    )
+    config_file(codex_env).write_text(records)
+    assert doctor_checks(capsys, "hooks (codex)")[2] == (
+        "ok",
+        f"Codex trusts all {N} of lookout's hooks",
+    )
+    # A hook changed since (another timeout): Codex asks again, and so does doctor.
+    installed["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 11
+    hooks_file(codex_env).write_text(json.dumps(installed))
+    assert doctor_checks(capsys, "hooks (codex)")[-1][1].startswith(
+        f"Codex does not run 1 of lookout's {N} hooks until you trust them (new or changed: Stop)"
+    )
+    config_file(codex_env).unlink()
     monkeypatch.setenv("LOOKOUT_CODEX", fake_codex(tmp_path, "codex-cli 0.100.0"))
     assert main(capsys, "--agent", "codex", "--python", DEV_PY)[0] == 0
     rt = paths.tilde(paths.runtime_home())
