@@ -216,6 +216,48 @@ def _check_trust(
     )
 
 
+# What Codex 0.169.0's shared background server runs as (`codex app-server --listen unix://
+# ... --managed-daemon`): the first interactive `codex` starts it, it outlives that window, and
+# every later `codex` runs its threads there, hooks included.
+DAEMON_MARK = "--managed-daemon"
+
+
+def runs_in_daemon(pid: object) -> bool:
+    """Whether the process lookout recorded for a Codex session is that shared server: then its
+    hooks carry the first window's tmux pane whatever window the session is in, and nothing
+    they carry (environment, payload, process tree) says which window it is (checked with
+    0.169.0: docs/agents.md). False where it cannot be read."""
+    if not isinstance(pid, int):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return False
+    return b"app-server" in argv and DAEMON_MARK.encode() in argv
+
+
+def _check_daemon(report: Report, name: str) -> None:
+    """Live Codex sessions run by the shared server: lookout cannot tell their windows apart."""
+    from lookout import paths
+    from lookout.install import checks
+    from lookout.sessions import load_sessions
+
+    shared = [
+        row
+        for row in load_sessions(paths.state_dir())
+        if row["agent"] == NAME and row["status"] != "ended" and runs_in_daemon(row.get("pid"))
+    ]
+    if shared:
+        report.add(
+            name,
+            checks.WARN,
+            f"{len(shared)} Codex session(s) run in Codex's shared background server"
+            " (codex app-server): lookout knows neither their windows nor when they end",
+            "start codex with --no-daemon (each window then runs its own sessions and hooks)",
+        )
+
+
 def check(report: Report, project: str) -> int:
     """Codex's hooks.json and its config.toml `notify`; returns how many lookout entries they
     hold. Says nothing on a machine without a Codex home."""
@@ -265,6 +307,7 @@ def check(report: Report, project: str) -> int:
         return found
     if ours:
         _check_trust(report, name, loaded.data, config.data)
+        _check_daemon(report, name)
     argv = codex_config.notify_value(config.data)
     if codex_config.is_ours(argv):
         assert argv is not None

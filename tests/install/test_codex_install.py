@@ -18,6 +18,7 @@ from lookout import hookspec, paths
 from lookout.agents import codex, codex_config
 from lookout.install import cli as install_cli
 from lookout.install import files, hooks, registry, settings
+from tests.helpers import ROOT
 
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
@@ -598,6 +599,46 @@ def test_doctor_sees_codex_hooks_and_notify(
         ("ok", f"notify in ~/.codex/config.toml runs {rt}/hooks/codex_notify.py")
     ]
     assert doctor_checks(capsys, "hooks (codex)") == []
+
+
+# Codex 0.169.0's shared background server, as `ps` shows it: this test's stand-in runs the hook
+# as that server does (its child), so lookout records it as the session's process.
+FAKE_DAEMON = """
+import subprocess, sys, time
+subprocess.run([sys.executable, "-I", "-S", sys.argv[1]], input=sys.stdin.buffer.read(), check=True)
+print("recorded", flush=True)
+time.sleep(120)
+"""
+
+
+def test_doctor_recommends_no_daemon_for_sessions_of_codexs_shared_server(
+    codex_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(capsys, "--agent", "codex", "--python", DEV_PY)[0] == 0
+    assert not [m for s, m in doctor_checks(capsys, "hooks (codex)") if "background" in m]
+    fixture = ROOT / "tests" / "fixtures" / "codex" / "payloads" / "UserPromptSubmit.json"
+    body = fixture.read_bytes()
+    argv = [sys.executable, "-c", FAKE_DAEMON, str(ROOT / "hooks" / "user_prompt_submit.py")]
+    daemon = subprocess.Popen(
+        [*argv, "app-server", "--listen", "unix://", "--managed-daemon"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "LOOKOUT_AGENT": "codex"},
+    )
+    try:
+        assert daemon.stdin is not None and daemon.stdout is not None
+        daemon.stdin.write(body)
+        daemon.stdin.close()
+        assert daemon.stdout.readline() == b"recorded\n"
+        said = doctor_checks(capsys, "hooks (codex)")
+        assert (
+            "warn",
+            "1 Codex session(s) run in Codex's shared background server (codex app-server):"
+            " lookout knows neither their windows nor when they end",
+        ) in said
+    finally:
+        daemon.kill()
+        daemon.wait()
 
 
 def test_doctor_flags_codex_commands_in_claude_settings(
