@@ -91,7 +91,7 @@ KEYS: dict[str, Keys] = {
         multiline=True,  # a typed LF stays a newline in its input box
         prompt_argv=_after_options,
         program="codex",
-        reports_interrupt=False,  # no hook fires for an interrupted turn
+        reports_interrupt=True,  # its Interrupt hook (0.169.0): the session shows idle
     ),
     "opencode": Keys(
         "opencode",
