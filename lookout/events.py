@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         tool_name: str | None
         tool_use_id: str | None
         tool_key: str | None
+        runs_key: str | None  # tool_key of what runs: the input less the model's commentary
         notification_type: str | None
         source: str | None
         error: str | None
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 
 SUMMARY_MAX = 200
 # Tools that ask the user a question: Claude Code's, Copilot CLI's and OpenCode's.
-QUESTION_TOOLS = ("AskUserQuestion", "ask_user", "question")
+QUESTION_TOOLS = ("AskUserQuestion", "ask_user", "question", "request_user_input")
 MESSAGE_MAX = 2000
 # 2.1.332 sends ExitPlanMode with `tool_input: {}` (the plan is in a file): say what it is.
 PLAN_READY = "plan ready for your approval"
@@ -200,6 +201,32 @@ def tool_key(tool_name: str | None, tool_input: object) -> str | None:
     return f"{tool_name}:{_digest(tool_input)}"
 
 
+# Each agent's tools' commentary fields (the model's words beside what runs), as its plug-in's
+# COMMENTARY names them (lookout.agents.<name>; a hook may not import them: a test keeps the two
+# equal).
+COMMENTARY: dict[str, dict[str, tuple[str, ...]]] = {
+    "claude": {"Bash": ("description",), "Agent": ("description",), "Task": ("description",)},
+    "codex": {"Bash": ("description",)},
+    "copilot": {"bash": ("description",)},
+    "gemini": {"run_shell_command": ("description",)},
+    "opencode": {"bash": ("description",)},
+    "cursor": {},
+}
+
+
+def runs_key(agent: str, tool_name: str | None, tool_input: object) -> str | None:
+    """tool_key of what runs: the input less its commentary text (Codex sends the model's
+    justification in PermissionRequest's input, not in PreToolUse's or PostToolUse's), so that
+    every hook of one call names the same call."""
+    fields = COMMENTARY.get(agent, {}).get(tool_name or "")
+    if fields and isinstance(tool_input, dict):
+        # Only text is commentary (as Allow judges it): any other value there counts.
+        tool_input = {
+            k: v for k, v in tool_input.items() if not (k in fields and isinstance(v, str))
+        }
+    return tool_key(tool_name, tool_input)
+
+
 # Where a session lives, from the hook's environment: these ids and nothing else. Each is checked
 # for its shape (ids are digits, paths absolute, names printable) so that nothing odd is kept.
 _ID_VARS = (
@@ -294,6 +321,7 @@ def parse(
     for extract in _EXTRACTORS.get(name, ()):
         extract(payload, t)
     summary = t["summary"]
+    agent = agent_of(payload, env)
     remote = None
     if name == "RemoteDecision":
         remote = _remote(payload)
@@ -301,7 +329,7 @@ def parse(
     return {
         "name": name,
         "session_id": session_id,
-        "agent": agent_of(payload, env),
+        "agent": agent,
         "agent_id": _agent_id(name, payload),
         "agent_type": _str(payload.get("agent_type")) or _str(payload.get("teammate_name")),
         "cwd": cwd,
@@ -316,6 +344,7 @@ def parse(
         "tool_name": tool_name,
         "tool_use_id": _str(payload.get("tool_use_id")),
         "tool_key": tool_key(tool_name, tool_input),
+        "runs_key": runs_key(agent, tool_name, tool_input),
         "notification_type": _str(payload.get("notification_type")),
         "source": t["source"],
         "error": t["error"],
@@ -606,6 +635,7 @@ def observed(
         "tool_name": tool_name,
         "tool_use_id": None,
         "tool_key": None,
+        "runs_key": None,
         "where": None,
         "notification_type": None,
         "source": source,

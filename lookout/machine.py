@@ -50,6 +50,7 @@ _ATTENTION_TOOLS = {
     "EnterPlanMode": "plan",
     "ask_user": "question",  # GitHub Copilot CLI
     "question": "question",  # OpenCode
+    "request_user_input": "question",  # OpenAI Codex
 }
 _NOTIFICATION_ATTENTION = {
     "permission_prompt": "permission",
@@ -266,10 +267,21 @@ def _trim_children(s: Session) -> None:
         del children[key]
 
 
+def _runs(event: Event) -> str | None:
+    """The call by what runs (its input less the model's commentary), for matching one call's
+    hooks: Codex's PermissionRequest carries a justification its PreToolUse and PostToolUse
+    do not."""
+    return event.get("runs_key") or event["tool_key"]
+
+
+def _runs_of(episode: Episode) -> str | None:
+    return episode.get("runs_key") or episode.get("tool_key")
+
+
 def _remember_tool(actor: Actor, event: Event) -> None:
-    if event["tool_use_id"] and event["tool_key"]:
+    if event["tool_use_id"] and _runs(event):
         pending = actor["pending"]
-        pending[event["tool_use_id"]] = event["tool_key"]
+        pending[event["tool_use_id"]] = _runs(event)
         while len(pending) > PENDING_MAX:
             del pending[next(iter(pending))]
 
@@ -319,12 +331,18 @@ def _raise(
     tool_use_id: str | None = None,
     summary: str | None = None,
     tool_name: str | None = None,
+    runs: str | None = None,
 ) -> None:
-    """Start an attention episode, or recognise the one already open for the same prompt."""
+    """Start an attention episode, or recognise the one already open for the same prompt.
+    `tool_key`: the request's own key (its remote request); `runs`: the call by what runs."""
     current = actor.get("episode")
-    if current is not None and _same_episode(current, reason, tool_key):
+    if runs is None:
+        runs = tool_key
+    if current is not None and _same_episode(current, reason, runs):
         if tool_use_id and not current.get("tool_use_id"):
             current["tool_use_id"] = tool_use_id
+        if tool_key and not current.get("tool_key"):
+            current["tool_key"] = tool_key  # the PermissionRequest of a dialog seen first
         return
     if current is not None:
         _resolve(s, actor, event, intents)
@@ -346,6 +364,7 @@ def _raise(
         "reason": reason,
         "tool_name": tool_name,
         "tool_key": tool_key,
+        "runs_key": runs,
         "tool_use_id": tool_use_id,
         "since_ms": event["ts_ms"],
         "summary": text,
@@ -358,13 +377,13 @@ def _raise(
     intents.append(_intent(s, event, reason, summary=text, episode=key, tool_name=tool_name))
 
 
-def _same_episode(current: Episode, reason: str, tool_key: str | None) -> bool:
-    if tool_key is not None and current.get("tool_key") == tool_key:
+def _same_episode(current: Episode, reason: str, runs: str | None) -> bool:
+    if runs is not None and _runs_of(current) == runs:
         return True  # PermissionRequest for the tool whose PreToolUse opened the episode
-    if reason == "permission" and tool_key is None:
+    if reason == "permission" and runs is None:
         # Notification(permission_prompt) names no tool: it is the dialog already on screen.
         return current["reason"] in ("permission", "question", "plan")
-    return current["reason"] == reason and current.get("tool_key") == tool_key
+    return current["reason"] == reason and _runs_of(current) == runs
 
 
 def _resolve(
@@ -437,10 +456,10 @@ def _tool_done(
     """A tool call completed (or was refused): it ends the episode raised for that call."""
     episode = actor.get("episode")
     if episode is not None and episode["reason"] in _TOOL_CLEARED:
-        bound = episode.get("tool_key") is not None or episode.get("tool_use_id") is not None
+        bound = _runs_of(episode) is not None or episode.get("tool_use_id") is not None
+        keys = {episode.get("tool_key"), _runs_of(episode)} - {None}
         matches = any(
-            (use_id is not None and use_id == episode.get("tool_use_id"))
-            or (key is not None and key == episode.get("tool_key"))
+            (use_id is not None and use_id == episode.get("tool_use_id")) or key in keys
             for use_id, key in calls
         )
         if matches or not bound:
@@ -452,7 +471,7 @@ def _tool_done(
 def _remote_decision(s: Session, event: Event, intents: list[Intent]) -> None:
     """Someone answered the permission from afar (lookout.remote): its episode is over."""
     actor = _target(s, event)
-    _tool_done(s, actor, event, intents, [[None, event["tool_key"]]])
+    _tool_done(s, actor, event, intents, [[None, _runs(event)]])
     if actor["status"] == WORKING:
         _set(actor, WORKING, "Thinking")
 
@@ -460,7 +479,9 @@ def _remote_decision(s: Session, event: Event, intents: list[Intent]) -> None:
 # -- the event table ---------------------------------------------------------------------------
 
 
-_TURN_EDGES = frozenset({"UserPromptSubmit", "Stop", "StopFailure", "SessionStart", "SessionEnd"})
+_TURN_EDGES = frozenset(
+    {"UserPromptSubmit", "Stop", "StopFailure", "SessionStart", "SessionEnd", "Interrupt"}
+)
 
 
 def _dispatch(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -549,6 +570,7 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
             intents,
             tool_key=event["tool_key"],
             tool_use_id=event["tool_use_id"],
+            runs=_runs(event),
         )
         if len(intents) > before and intents[-1]["kind"] == reason:
             # Its PermissionRequest (the same call, the same request id) comes next or came
@@ -566,8 +588,8 @@ def _bind_call(actor: Actor, event: Event) -> None:
     if (
         episode is not None
         and not episode.get("tool_use_id")
-        and event["tool_key"] is not None
-        and episode.get("tool_key") == event["tool_key"]
+        and _runs(event) is not None
+        and _runs_of(episode) == _runs(event)
     ):
         episode["tool_use_id"] = event["tool_use_id"]
 
@@ -575,17 +597,19 @@ def _bind_call(actor: Actor, event: Event) -> None:
 def _permission_request(s: Session, event: Event, intents: list[Intent]) -> None:
     actor = _target(s, event)
     key = event["tool_key"]
-    # Claude Code sends no tool_use_id here (OpenCode does): find the pending PreToolUse with the
-    # same tool and input: the newest one (an identical call refused with Esc left no hook).
+    runs = _runs(event)
+    # Claude Code and Codex send no tool_use_id here (OpenCode does): find the pending
+    # PreToolUse of the same call by what runs: the newest one (an identical call refused with
+    # Esc left no hook).
     pending = actor["pending"]
     use_id = event["tool_use_id"] or next(
-        (u for u, k in reversed(pending.items()) if k == key), None
+        (u for u, k in reversed(pending.items()) if k == runs), None
     )
     # The dialog of AskUserQuestion / ExitPlanMode is the question or the plan, whether or not
     # their (async) PreToolUse has been recorded yet.
     reason = _ATTENTION_TOOLS.get(event["tool_name"] or "", "permission")
     before = len(intents)
-    _raise(s, actor, event, reason, intents, tool_key=key, tool_use_id=use_id)
+    _raise(s, actor, event, reason, intents, tool_key=key, tool_use_id=use_id, runs=runs)
     if len(intents) > before and intents[-1]["kind"] == reason:
         # What names the request a remote answer may be waiting on (lookout.remote.requests):
         # notify links the alert to its page when [remote] is on.
@@ -597,7 +621,7 @@ def _tool_finished(s: Session, event: Event, intents: list[Intent]) -> None:
     if event["name"] == "PostToolBatch":
         calls = event["batch"]
     else:
-        calls = [[event["tool_use_id"], event["tool_key"]]]
+        calls = [[event["tool_use_id"], _runs(event)]]
     _tool_done(s, actor, event, intents, calls)
     if _cancelled(s, actor, event):
         return  # the call of a turn lookout stopped reports it ended: the turn stays over
@@ -645,13 +669,13 @@ def _open_dialog(
     """A dialog that no PermissionRequest announced (the auto-mode classifier fallback, seen by
     its Notification or by the client's registry): it asks about the pending call, whose
     PreToolUse said what it does."""
-    tool_key = None
+    runs = None
     use_id = None
     tool_name = None
     summary = None
     if reason == "permission" and actor["pending"]:
-        use_id, tool_key = next(reversed(actor["pending"].items()))
-        tool_name = tool_key.rpartition(":")[0] if tool_key else None
+        use_id, runs = next(reversed(actor["pending"].items()))
+        tool_name = runs.rpartition(":")[0] if runs else None
         if tool_name and actor["detail"] == tool_name and actor["summary"]:
             summary = actor["summary"]
     _raise(
@@ -660,10 +684,10 @@ def _open_dialog(
         event,
         reason,
         intents,
-        tool_key=tool_key,
         tool_use_id=use_id,
         summary=summary,
         tool_name=tool_name,
+        runs=runs,
     )
 
 
@@ -711,6 +735,29 @@ def _stop(s: Session, event: Event, intents: list[Intent]) -> None:
     if _running(s):
         return  # the user's request is not done while its background agents run
     _outcome(s, event, turn, intents, "question" if asks_user(event["message"]) else "done")
+
+
+def _interrupt(s: Session, event: Event, intents: list[Intent]) -> None:
+    """Codex's Esc (0.169.0 `Interrupt`; no Stop follows): the turn is over, and a dialog on
+    screen was refused with it (Esc at the approval prompt fires it too)."""
+    main = s["main"]
+    _resolve_all(s, event, intents, "rejected")
+    main["pending"] = {}  # no call of the stopped turn is the one a dialog asks next
+    _interrupted(s, main)
+
+
+def _model_request(s: Session, event: Event, intents: list[Intent]) -> None:
+    """Codex asks its model again (0.169.0 `PreModelRequest`): a sign of life (the hook ran),
+    and a dialog of the actor still shown is over: the model only runs once it was answered (a
+    refused call's output goes to it; an approved one's PostToolUse came first)."""
+    actor = _target(s, event)
+    episode = actor.get("episode")
+    if episode is not None and episode["reason"] in _TOOL_CLEARED:
+        _resolve(s, actor, event, intents)  # answered, but how is not said: none claimed
+        _forget_tool(actor, episode.get("tool_use_id"))
+        _set(actor, WORKING, "Thinking")
+    elif actor["status"] == WORKING and "tool_ms" in actor:
+        _set(actor, WORKING, "Thinking")  # the tool shown ran out: its output goes to the model
 
 
 def _stop_failure(s: Session, event: Event, intents: list[Intent]) -> None:
@@ -1100,6 +1147,8 @@ _HANDLERS = {
     "PreCompact": _pre_compact,
     "PostCompact": _post_compact,
     "SessionEnd": _session_end,
+    "Interrupt": _interrupt,
+    "PreModelRequest": _model_request,
     "CwdChanged": _cwd_changed,
     "RemoteDecision": _remote_decision,
     "Reconciled": _reconciled,

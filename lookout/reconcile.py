@@ -137,6 +137,21 @@ def running_commands(pid: int) -> list[str]:
     return [command for _child, command in silence.bash_tools(pid)]
 
 
+def codex_commands(pid: int, since_ms: int) -> list[str]:
+    """The commands Codex runs right now, as children of its process started since `since_ms`
+    (0.169.0 runs an approved `sleep 20` as the child `sleep 20`; a shell line as `bash -lc
+    LINE`): the command as it ran it. Started before the dialog: not the call it asks about."""
+    layer = platform.get()
+    found = []
+    for child, argv in layer.children(pid):
+        started = layer.started_ms(child)
+        if not argv or started is None or started < since_ms - 1000:  # to the second
+            continue
+        shell = len(argv) >= 3 and argv[-2] in ("-c", "-lc")
+        found.append(argv[-1] if shell else " ".join(argv))
+    return found
+
+
 def pid_alive(session: Session) -> bool | None:
     """Whether the session's agent process runs: True/False when it can be known, None when no
     pid was recorded. Pid-reuse safe (the platform layer: the recorded start time must match)."""
@@ -205,7 +220,8 @@ def _transcript_answer(
 ) -> Finding | None:
     """The dialog's call answered in the transcript: answered, rejected (No, Esc) or denied."""
     episode: Any = actor.get("episode") or {}
-    use_id = episode.get("tool_use_id") or _pending_id(actor, episode.get("tool_key"))
+    runs = episode.get("runs_key") or episode.get("tool_key")
+    use_id = episode.get("tool_use_id") or _pending_id(actor, runs)
     path = transcript_of(session, agent_id)
     if not (use_id and path):
         return None
@@ -237,6 +253,8 @@ def _approved(
         return None
     if "running" not in commands:
         commands["running"] = running_commands(pid)
+        if session.get("agent") == "codex":
+            commands["running"] += codex_commands(pid, int(episode.get("since_ms") or 0))
     from lookout.events import first_line
 
     if any(first_line(c) == summary for c in commands["running"]):

@@ -49,6 +49,8 @@ class Episode(TypedDict):
     tool_use_id: str | None
     since_ms: int
     summary: str
+    # The call by what runs (events.runs_key): every hook of one call names it alike.
+    runs_key: NotRequired[str | None]
     by: NotRequired[str]  # who reported it: hook | client | silence (docs/state-model.md)
     # `stuck`: the last sign of life, and what the actor showed before it went quiet.
     quiet_ms: NotRequired[int]

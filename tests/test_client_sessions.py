@@ -279,6 +279,7 @@ def doctor_says(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str]]:
 def test_doctor_names_the_client_versions_bad_files_and_sessions_without_hooks(
     state_dir: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    (Path.home() / ".claude").mkdir(exist_ok=True)  # Claude Code is set up here
     ((status, message),) = doctor_says(capsys)
     assert status == "info" and "no session files" in message and "2.1.332" in message
     project = tmp_path / "demo"
@@ -299,6 +300,19 @@ def test_doctor_names_the_client_versions_bad_files_and_sessions_without_hooks(
     assert (
         hookless.startswith("session 'project-76' (465dbd21") and "sets disableAllHooks" in hookless
     )
+
+
+def test_a_codex_only_user_hears_nothing_of_claude_codes_files(
+    state_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # no `claude` either
+    (Path.home() / ".codex").mkdir()
+    cli_main(["doctor", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    said = [f"{c['check']}: {c['message']} {c.get('hint') or ''}" for c in doc["checks"]]
+    assert not [line for line in said if ".claude" in line or "Claude" in line], said
+    (missing,) = [c for c in doc["checks"] if c["check"] == "hooks"]
+    assert missing["hint"] == "python3 install.py --agent codex"
 
 
 def test_status_evidence_shows_what_proved_each_status(

@@ -4,6 +4,7 @@ program that gets the turn's JSON as its last argument (never on stdin)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lookout import runner
+from lookout import runner, store
 from lookout.sessions import Row, load_sessions
 from tests.helpers import ROOT
 
@@ -207,3 +208,157 @@ def test_record_notify_in_process(state_dir: Path) -> None:
     )
     (record,) = lines(state_dir)
     assert record["pid"] is None  # Codex's notify child is not a Claude process
+
+
+# -- 0.169.0's interactive events, through the installed scripts (LOOKOUT_AGENT=codex) ---------
+
+FIXTURE = ROOT / "tests" / "fixtures" / "codex" / "payloads"
+# Which script each event runs, as install.py --agent codex registers it.
+SCRIPTS = {
+    "UserPromptSubmit": "user_prompt_submit.py",
+    "PreToolUse": "pre_tool_use.py",
+    "PermissionRequest": "permission_request.py",
+    "PostToolUse": "post_tool_use.py",
+    "SessionEnd": "session_end.py",
+    "Stop": "stop.py",
+    "Interrupt": "event.py",
+    "PreModelRequest": "event.py",
+}
+
+
+def captured(event: str, **fields: Any) -> dict[str, Any]:
+    """A payload the real 0.169.0 sent, as one thread's (the fixtures' own ids)."""
+    body: dict[str, Any] = json.loads((FIXTURE / f"{event}.json").read_text())
+    body["session_id"], body["turn_id"] = "01a2-thread", "01a2-turn"
+    if event == "SessionEnd":
+        del body["turn_id"]
+    body.update(fields)
+    return body
+
+
+def run_codex(state_dir: Path, event: str, **fields: Any) -> Row:
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / SCRIPTS[event])],
+        input=json.dumps(captured(event, **fields)).encode(),
+        capture_output=True,
+        env={**os.environ, "LOOKOUT_AGENT": "codex"},
+        timeout=30,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    (session,) = sessions(state_dir)
+    return session
+
+
+def escalated(state_dir: Path, command: str) -> Row:
+    """A prompt, then a command Codex asks about: its PreToolUse (the command alone), then its
+    PermissionRequest (the command and the model's justification)."""
+    run_codex(state_dir, "UserPromptSubmit", prompt="build it")
+    bash = {"tool_name": "Bash", "tool_input": {"command": command}}
+    run_codex(state_dir, "PreToolUse", **bash, tool_use_id="call_1")
+    asked = {"command": command, "description": "it needs the network"}
+    return run_codex(state_dir, "PermissionRequest", tool_name="Bash", tool_input=asked)
+
+
+def test_an_approved_command_ends_its_permission_by_what_runs(state_dir: Path) -> None:
+    session = escalated(state_dir, "sleep 8")
+    assert (session["status"], session["reason"]) == ("attention", "permission")
+    # Approved: its PostToolUse carries the command without the justification; the same call.
+    after = run_codex(
+        state_dir,
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": "sleep 8"},
+        tool_use_id="call_1",
+        tool_response="",
+    )
+    assert (after["status"], after["detail"]) == ("working", "Thinking")
+    ended = [r for r in lines(state_dir) if r["event"] == "PostToolUse"]
+    assert ended[-1]["notify"] == ["resolved"] and ended[-1]["answer"] == "allowed"
+
+
+def test_another_command_does_not_end_the_permission(state_dir: Path) -> None:
+    escalated(state_dir, "sleep 8")
+    after = run_codex(
+        state_dir,
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": "sleep 9"},
+        tool_use_id="call_2",
+        tool_response="",
+    )
+    assert (after["status"], after["reason"]) == ("attention", "permission")
+
+
+def test_esc_at_the_approval_prompt_ends_the_attention_and_the_turn(state_dir: Path) -> None:
+    escalated(state_dir, "touch made")
+    session = run_codex(state_dir, "Interrupt")
+    assert (session["status"], session["reason"], session["detail"]) == ("idle", None, None)
+    assert session["evidence"] == "hook"
+    (record,) = [r for r in lines(state_dir) if r["event"] == "Interrupt"]
+    assert record["notify"] == ["resolved"] and record["answer"] == "denied in the terminal"
+
+
+def test_esc_while_a_command_runs_makes_the_session_idle(state_dir: Path) -> None:
+    run_codex(state_dir, "UserPromptSubmit", prompt="wait")
+    bash = {"tool_name": "Bash", "tool_input": {"command": "sleep 30"}, "tool_use_id": "c9"}
+    assert run_codex(state_dir, "PreToolUse", **bash)["detail"] == "Bash"
+    session = run_codex(state_dir, "Interrupt")
+    assert (session["status"], session["detail"], session["evidence"]) == ("idle", None, "hook")
+    assert [r["notify"] for r in lines(state_dir)][-1] == []  # the user stopped it: no alert
+
+
+def test_a_model_request_after_a_dialog_says_it_was_answered(state_dir: Path) -> None:
+    escalated(state_dir, "curl example.org")
+    # A hook's deny (or any answer without the tool's PostToolUse): Codex asks its model again.
+    session = run_codex(state_dir, "PreModelRequest")
+    assert (session["status"], session["detail"]) == ("working", "Thinking")
+    (record,) = [r for r in lines(state_dir) if r["event"] == "PreModelRequest"]
+    assert record["notify"] == ["resolved"] and "answer" not in record  # how: not known
+
+
+def test_a_model_request_is_a_sign_of_life(state_dir: Path) -> None:
+    run_codex(state_dir, "UserPromptSubmit", prompt="think")
+    prompted = store.read_session(str(state_dir), "01a2-thread")
+    after = run_codex(state_dir, "PreModelRequest")
+    assert (after["status"], after["detail"]) == ("working", None)
+    asked = store.read_session(str(state_dir), "01a2-thread")
+    assert prompted is not None and asked is not None
+    # What stuck detection reads (lookout.silence.heard_ms): the request's hook ran later.
+    assert asked["heard_ms"] > prompted["heard_ms"]
+    assert lines(state_dir)[-1]["event"] == "PreModelRequest"
+
+
+def test_a_quit_codex_session_ends(state_dir: Path) -> None:
+    run_codex(state_dir, "UserPromptSubmit", prompt="hi")
+    run_codex(state_dir, "Stop", last_assistant_message="hello")
+    session = run_codex(state_dir, "SessionEnd")
+    assert (session["status"], session["reason"]) == ("ended", "other")
+
+
+def test_request_user_input_is_a_question(state_dir: Path) -> None:
+    run_codex(state_dir, "UserPromptSubmit", prompt="rename it")
+    asked = {
+        "questions": [
+            {
+                "id": "name",
+                "header": "Name",
+                "question": "Which name should the module get?",
+                "options": [{"label": "core", "description": "short"}],
+            }
+        ]
+    }
+    session = run_codex(
+        state_dir, "PreToolUse", tool_name="request_user_input", tool_input=asked, tool_use_id="q1"
+    )
+    assert (session["status"], session["reason"]) == ("attention", "question")
+    assert session["summary"] == "Which name should the module get?"
+    after = run_codex(
+        state_dir,
+        "PostToolUse",
+        tool_name="request_user_input",
+        tool_input=asked,
+        tool_use_id="q1",
+        tool_response="core",
+    )
+    assert (after["status"], after["reason"]) == ("working", None)

@@ -73,6 +73,37 @@ def test_the_same_tool_call_has_the_same_key_without_a_tool_use_id() -> None:
     assert events.parse(other, {}, 3, "c", None)["tool_key"] != pre["tool_key"]
 
 
+@pytest.mark.parametrize(
+    ("agent", "tool"),
+    [("claude", "Bash"), ("codex", "Bash"), ("gemini", "run_shell_command"), ("opencode", "bash")],
+)
+def test_one_call_is_named_by_what_runs_not_by_the_models_commentary(agent: str, tool: str) -> None:
+    """Codex's PermissionRequest carries the justification its PreToolUse lacks (0.169.0)."""
+    env = {"LOOKOUT_AGENT": agent}
+
+    def key(tool_input: object) -> str | None:
+        body = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}
+        return events.parse(body, env, 1, "a", None)["runs_key"]
+
+    bare = key({"command": "make"})
+    assert bare == key({"command": "make", "description": "it builds"}) is not None
+    assert bare != key({"command": "make install", "description": "it builds"})
+    assert bare != key({"command": "make", "timeout": 5})  # any other field is what runs
+    assert bare != key({"command": "make", "description": ["not", "text"]})  # only text is words
+
+
+def test_another_agents_tool_of_the_same_name_keeps_every_field() -> None:
+    body = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Agent",
+        "tool_input": {"prompt": "p", "description": "d"},
+    }
+    codex = events.parse(body, {"LOOKOUT_AGENT": "codex"}, 1, "a", None)
+    assert codex["runs_key"] == codex["tool_key"]  # Codex's table has no Agent tool
+    claude = events.parse(body, {"LOOKOUT_AGENT": "claude"}, 1, "a", None)
+    assert claude["runs_key"] != claude["tool_key"]
+
+
 def test_stop_carries_the_last_message_and_running_background_tasks() -> None:
     stop = events.parse(payload("SubagentStop-general-purpose"), {}, 1, "d", None)
     assert stop["message"] == "OK from mock"

@@ -51,6 +51,14 @@ def home() -> Path:
     return paths.user_settings_path().parent
 
 
+def present() -> bool:
+    """Whether Claude Code is set up here: its home, or `claude` on PATH. Without it doctor
+    says nothing of Claude Code's files (a Codex-only user has none)."""
+    import shutil
+
+    return home().is_dir() or shutil.which("claude") is not None
+
+
 def targets(opts: Options) -> list[Path]:
     """The settings file install writes: --settings FILE, or the scope's."""
     from pathlib import Path
@@ -151,11 +159,14 @@ def check(report: Report, project: str) -> int:
     total = 0
     plugin = False
     seen: set[str] = set()
+    quiet = not present()
     for scope in SCOPES:
         path = paths.scope_path(scope, project)
         if os.path.realpath(path) in seen:  # the project is the home directory
             continue
         seen.add(os.path.realpath(path))
+        if quiet and not os.path.lexists(path):
+            continue  # no Claude Code here: its missing files are no news
         count, enabled = _check_scope(report, scope, path)
         total += count
         plugin |= enabled

@@ -31,25 +31,29 @@ COMMENTARY: dict[str, Commentary] = {
     "Bash": {"runs": "command", "fields": frozenset({"description"})},
 }
 # Codex's Claude-compatible hooks: the same scripts. Codex runs matching hooks concurrently and
-# its async semantics differ, so every entry is synchronous.
-EVENTS: tuple[tuple[str, str, bool], ...] = tuple(
-    (name, script, False)
-    for name, script, _ in hookspec.EVENTS
-    if name
-    in (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PermissionRequest",
-        "PostToolUse",
-        "PreCompact",
-        "PostCompact",
-        "SubagentStart",
-        "SubagentStop",
-        "Stop",
-        "StopFailure",
-    )
+# its async semantics differ, so every entry is synchronous. 0.169.0's own events (checked with
+# the real client): SessionEnd on quit, Interrupt on Esc (no Stop follows), PreModelRequest
+# before every model request (a sign of life); it has no StopFailure and no Notification.
+_CLAUDE_NAMED = (
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
 )
+EVENTS: tuple[tuple[str, str, bool], ...] = (
+    *((name, script, False) for name, script, _ in hookspec.EVENTS if name in _CLAUDE_NAMED),
+    ("Interrupt", hookspec.GENERIC_SCRIPT, False),
+    ("PreModelRequest", hookspec.GENERIC_SCRIPT, False),
+)
+# Codex clamps these events' hook timeouts to 3 s, with a warning at every start for more.
+TIMEOUTS_S = {"Interrupt": 3, "SessionEnd": 3}
 
 
 def translate(data: Payload, name: str | None) -> Payload | None:
@@ -95,9 +99,12 @@ def config_path() -> Path:
 def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
     from lookout.install import hooks, settings
 
-    return settings.wanted_handlers(
+    handlers = settings.wanted_handlers(
         lambda script: hooks.hook_command(python, runtime, script, NAME), EVENTS
     )
+    for event, handler in handlers:
+        handler["timeout"] = min(handler["timeout"], TIMEOUTS_S.get(event, handler["timeout"]))
+    return handlers
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:
@@ -184,6 +191,73 @@ def installed(project: str) -> bool:
     return codex_config.is_ours(codex_config.notify_value(config.data))
 
 
+def _check_trust(
+    report: Report, name: str, hooks_data: dict[str, Any], config: dict[str, Any]
+) -> None:
+    """Codex runs a new or changed hook only once the user trusted it (/hooks): its own records,
+    `[hooks.state."<hooks.json>:<event>:<group>:<handler>"] trusted_hash`, in config.toml."""
+    from lookout import paths
+    from lookout.agents import codex_config
+    from lookout.install import checks
+
+    roots = [str(paths.runtime_home())]
+    waiting = codex_config.untrusted(hooks_path(), hooks_data, config, roots)
+    total = len(checks.ours(hooks_data))
+    if not waiting:
+        report.add(name, checks.OK, f"Codex trusts all {total} of lookout's hooks")
+        return
+    shown = ", ".join(sorted(set(waiting)))
+    report.add(
+        name,
+        checks.WARN,
+        f"Codex does not run {len(waiting)} of lookout's {total} hooks until you trust them"
+        f" (new or changed: {shown})",
+        "start codex: answer its 'Hooks need review' prompt, or type /hooks and trust them",
+    )
+
+
+# What Codex 0.169.0's shared background server runs as (`codex app-server --listen unix://
+# ... --managed-daemon`): the first interactive `codex` starts it, it outlives that window, and
+# every later `codex` runs its threads there, hooks included.
+DAEMON_MARK = "--managed-daemon"
+
+
+def runs_in_daemon(pid: object) -> bool:
+    """Whether the process lookout recorded for a Codex session is that shared server: then its
+    hooks carry the first window's tmux pane whatever window the session is in, and nothing
+    they carry (environment, payload, process tree) says which window it is (checked with
+    0.169.0: docs/agents.md). False where it cannot be read."""
+    if not isinstance(pid, int):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return False
+    return b"app-server" in argv and DAEMON_MARK.encode() in argv
+
+
+def _check_daemon(report: Report, name: str) -> None:
+    """Live Codex sessions run by the shared server: lookout cannot tell their windows apart."""
+    from lookout import paths
+    from lookout.install import checks
+    from lookout.sessions import load_sessions
+
+    shared = [
+        row
+        for row in load_sessions(paths.state_dir())
+        if row["agent"] == NAME and row["status"] != "ended" and runs_in_daemon(row.get("pid"))
+    ]
+    if shared:
+        report.add(
+            name,
+            checks.WARN,
+            f"{len(shared)} Codex session(s) run in Codex's shared background server"
+            " (codex app-server): lookout knows neither their windows nor when they end",
+            "start codex with --no-daemon (each window then runs its own sessions and hooks)",
+        )
+
+
 def check(report: Report, project: str) -> int:
     """Codex's hooks.json and its config.toml `notify`; returns how many lookout entries they
     hold. Says nothing on a machine without a Codex home."""
@@ -224,11 +298,6 @@ def check(report: Report, project: str) -> int:
                 "re-run install.py --agent codex",
             )
         checks.check_commands(report, name, [handler for _, handler in ours])
-        report.add(
-            name,
-            checks.INFO,
-            "Codex runs new or changed hooks only once trusted: type /hooks in codex to check",
-        )
     try:
         config = codex_config.load_codex_config(config_path())
     except LookoutError as exc:
@@ -236,6 +305,9 @@ def check(report: Report, project: str) -> int:
             "notify (codex)", checks.FAIL, str(exc), "Codex will not start with a broken config"
         )
         return found
+    if ours:
+        _check_trust(report, name, loaded.data, config.data)
+        _check_daemon(report, name)
     argv = codex_config.notify_value(config.data)
     if codex_config.is_ours(argv):
         assert argv is not None

@@ -391,3 +391,61 @@ def uninstall_notify(loaded: Loaded, dry_run: bool, out: Out) -> bool:
     what = "restored your previous notify in" if previous else "removed lookout's notify from"
     out(f"{what} {tilde(path)}{files.suffix(backup)}")
     return True
+
+
+# -- Codex's own trust records (doctor) ------------------------------------------------------------
+
+
+def snake(event: str) -> str:
+    """Codex's name for a hook event in its trust keys: PreToolUse -> pre_tool_use."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def trust_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
+    """The hash Codex 0.169.0 keeps as `trusted_hash` for one command hook (checked against its
+    app-server's `hooks/list` currentHash): sha256 of the canonical JSON of the hook's identity,
+    its event, its group's matcher and the handler with Codex's defaults filled in."""
+    import hashlib
+
+    hook: dict[str, Any] = {
+        "type": "command",
+        "command": handler.get("command"),
+        "timeout": max(1, int(handler.get("timeout") or 600)),
+        "async": bool(handler.get("async")),
+    }
+    if isinstance(handler.get("statusMessage"), str):
+        hook["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": snake(event), "hooks": [hook]}
+    if isinstance(group.get("matcher"), str):
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def untrusted(
+    hooks_file: Path, data: dict[str, Any], config: dict[str, Any], roots: list[str]
+) -> list[str]:
+    """lookout's hooks in `data` (Codex's hooks.json at `hooks_file`) that Codex would not run:
+    no trust record for its key in config.toml's `[hooks.state]`, a record of another hash (the
+    hook changed since it was trusted), or a record that disables it. Their events."""
+    from lookout.install import settings
+
+    hooks = config.get("hooks")
+    states = hooks.get("state") if isinstance(hooks, dict) else None
+    states = states if isinstance(states, dict) else {}
+    where = os.path.abspath(hooks_file)
+    found = []
+    for event, groups in (data.get("hooks") or {}).items():
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if not (isinstance(handler, dict) and settings.is_ours(handler, roots)):
+                    continue
+                state = states.get(f"{where}:{snake(event)}:{g}:{h}")
+                if not (
+                    isinstance(state, dict)
+                    and state.get("trusted_hash") == trust_hash(event, group, handler)
+                    and state.get("enabled", True) is not False
+                ):
+                    found.append(event)
+    return found

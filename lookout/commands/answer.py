@@ -202,10 +202,7 @@ def _only(waiting: list[dict[str, Any]], decision: str) -> dict[str, Any]:
     if len(waiting) == 1:
         return waiting[0]
     if not waiting:
-        raise LookoutError(
-            "no permission request is waiting for an answer",
-            hint="remote answers need [remote] enabled = true (and python3 install.py run again)",
-        )
+        raise LookoutError("no permission request is waiting for an answer", hint=_why_none())
     ids = ", ".join(shown(f"{r['id']} ({r.get('tool_name')})") for r in waiting)
     raise LookoutError(
         f"{len(waiting)} requests are waiting: {ids}",
@@ -292,6 +289,18 @@ def _why_not_waiting(chosen: Row, records: list[dict[str, Any]], now_ms: int) ->
                 f"the last request in {_name(chosen)} ({shown(rec.get('tool_name'))}) is {reason}",
                 hint="lookout answer lists what is still waiting",
             )
+    if chosen.get("agent", "claude") != "claude":
+        # Codex shows its own prompt only once its PermissionRequest hooks return: a hook
+        # waiting for an answer from afar would hold it (docs/remote.md). Not [remote]'s fault.
+        from lookout.agents.registry import AGENTS
+
+        agent = AGENTS.get(str(chosen["agent"]))
+        title = agent.TITLE if agent is not None else str(chosen["agent"])
+        return LookoutError(
+            f"{_name(chosen)} is a {title} session: its dialogs cannot be answered from afar"
+            f" yet (only Claude Code's can); it is {chosen['status']}",
+            hint="answer it in its terminal (lookout jump)",
+        )
     return LookoutError(
         f"no permission request is waiting in {_name(chosen)}: it is {chosen['status']}",
         hint=_why_none(),
@@ -314,8 +323,9 @@ def _why_none() -> str:
     if not remote.get("enabled"):
         return "remote answers need [remote] enabled = true in your config"
     return (
-        "only a permission dialog that began while [remote] was on can be answered from here;"
-        " answer this one in its terminal (lookout jump)"
+        "only a Claude Code permission dialog that began while [remote] was on can be answered"
+        " from here (not yet Codex's or another agent's); answer it in its terminal"
+        " (lookout jump)"
     )
 
 

@@ -67,7 +67,7 @@ DEFAULT_TEXT = """\
 [channels.desktop]
 type = "desktop"
 
-# Every time Claude waits for you: a permission, a question, a plan, an MCP form, input, an error.
+# Every time an agent waits for you: a permission, a question, a plan, an MCP form, input, an error.
 [[rules]]
 when = ["permission", "question", "plan", "elicitation", "input", "error"]
 channels = ["desktop"]

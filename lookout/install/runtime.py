@@ -219,6 +219,6 @@ def install_config(out: Out) -> None:
     with os.fdopen(fd, "wb") as fh:
         fh.write(notify.DEFAULT_TEXT.encode("utf-8"))
     out(
-        f"wrote default config {tilde(target)} (desktop notifications when Claude waits for you"
+        f"wrote default config {tilde(target)} (desktop notifications when an agent waits for you"
         " and for turns of 30 s or more)"
     )

@@ -107,7 +107,7 @@ KEYS: dict[str, Keys] = {
         prompt_argv=_after_options,
         program="codex",
         processes=("codex",),
-        reports_interrupt=False,  # no hook fires for an interrupted turn
+        reports_interrupt=True,  # its Interrupt hook (0.169.0): the session shows idle
     ),
     "opencode": Keys(
         "opencode",

@@ -68,6 +68,13 @@ def test_the_hook_paths_copies_of_the_agent_list_match_the_registry() -> None:
     assert set(events.AGENTS) == set(registry.NAMES)
     stamped = {name for name, agent in registry.AGENTS.items() if agent.STAMPED}
     assert stamped == machine.STAMPED_AGENTS
+    # What runs, as episodes match one call's hooks by it (events.runs_key): the plug-ins'
+    # commentary tables, field for field.
+    commentary = {
+        name: {tool: tuple(sorted(c["fields"])) for tool, c in agent.COMMENTARY.items()}
+        for name, agent in registry.AGENTS.items()
+    }
+    assert commentary == events.COMMENTARY
 
 
 _ROWS = {

@@ -279,14 +279,39 @@ def test_a_project_without_a_request_says_why_not_that_remote_is_off(state_dir: 
     assert done.returncode == 1
     assert done.stderr == (
         "error: no permission request is waiting in demo (api-1): it is working\n"
-        "hint: only a permission dialog that began while [remote] was on can be answered from"
-        " here; answer this one in its terminal (lookout jump)\n"
+        "hint: only a Claude Code permission dialog that began while [remote] was on can be"
+        " answered from here (not yet Codex's or another agent's); answer it in its terminal"
+        " (lookout jump)\n"
     )
     write_config("# [remote] is off\n")
     done = lookout("answer", "demo", "allow")
     assert done.stderr.endswith(
         "hint: remote answers need [remote] enabled = true in your config\n"
     )
+
+
+def test_a_codex_dialog_is_refused_for_what_it_is_not_for_remote_being_off(
+    state_dir: Path,
+) -> None:
+    # newuser-5 D6: with [remote] on, Codex's waiting dialog was blamed on [remote] being off.
+    write_config("[remote]\nenabled = true\n")
+    codex = ROOT / "tests" / "fixtures" / "codex" / "payloads"
+    for name, script in (
+        ("UserPromptSubmit", "user_prompt_submit.py"),
+        ("PermissionRequest", "permission_request.py"),
+    ):
+        body = dict(json.loads((codex / f"{name}.json").read_text()), session_id="cx-1")
+        record_hook(script, body)
+    done = lookout("answer", "app", "allow")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: app (cx-1) is a Codex session: its dialogs cannot be answered from afar yet"
+        " (only Claude Code's can); it is attention\n"
+        "hint: answer it in its terminal (lookout jump)\n"
+    )
+    alone = lookout("answer", "allow")
+    assert alone.returncode == 1 and "enabled = true" not in alone.stderr
+    assert "not yet Codex's" in alone.stderr
 
 
 def test_answer_by_project_among_several_sessions_picks_the_one_asking(state_dir: Path) -> None:

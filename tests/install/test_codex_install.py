@@ -18,6 +18,7 @@ from lookout import hookspec, paths
 from lookout.agents import codex, codex_config
 from lookout.install import cli as install_cli
 from lookout.install import files, hooks, registry, settings
+from tests.helpers import ROOT
 
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
@@ -86,9 +87,14 @@ def test_no_file_gets_one_entry_per_codex_event(codex_env: Path) -> None:
     data = json.loads(hooks_file(codex_env).read_text())
     assert list(data) == ["hooks"]
     assert list(data["hooks"]) == [event for event, _, _ in codex.EVENTS]
+    # 0.169.0 fires these three (checked with the real client); it has no StopFailure.
+    assert {"SessionEnd", "Interrupt", "PreModelRequest"} <= set(data["hooks"])
+    assert "StopFailure" not in data["hooks"]
     for event, script, _ in codex.EVENTS:
+        # Codex clamps Interrupt's and SessionEnd's timeouts to 3 s (a warning at each start).
+        timeout = 3 if event in ("Interrupt", "SessionEnd") else 10
         assert data["hooks"][event] == [
-            {"hooks": [{"type": "command", "command": command(script), "timeout": 10}]}
+            {"hooks": [{"type": "command", "command": command(script), "timeout": timeout}]}
         ]
         handler = data["hooks"][event][0]["hooks"][0]
         assert settings.is_ours(handler)
@@ -557,8 +563,35 @@ def test_doctor_sees_codex_hooks_and_notify(
     checks = doctor_checks(capsys, "hooks (codex)")
     assert checks[0] == ("ok", f"{N} hooks in ~/.codex/hooks.json")
     assert checks[1] == ("ok", f"all {N} hook commands resolve and import the runner")
-    assert checks[2][0] == "info"
+    # Codex's own trust records (config.toml's [hooks.state]): none yet.
+    assert checks[2] == (
+        "warn",
+        f"Codex does not run {N} of lookout's {N} hooks until you trust them (new or changed: "
+        + ", ".join(sorted(e for e, _, _ in codex.EVENTS))
+        + ")",
+    )
     assert doctor_checks(capsys, "hooks") == []  # Codex alone is an install, not a failure
+    # Trusted the way Codex records it (/hooks in the TUI; hashes checked against 0.169.0's
+    # app-server `hooks/list`): a record per hook, its hash over the hook's identity.
+    installed = json.loads(hooks_file(codex_env).read_text())
+    where = hooks_file(codex_env)
+    records = "".join(
+        f'[hooks.state."{where}:{codex_config.snake(event)}:0:0"]\n'
+        f'trusted_hash = "{codex_config.trust_hash(event, {}, groups[0]["hooks"][0])}"\n'
+        for event, groups in installed["hooks"].items()
+    )
+    config_file(codex_env).write_text(records)
+    assert doctor_checks(capsys, "hooks (codex)")[2] == (
+        "ok",
+        f"Codex trusts all {N} of lookout's hooks",
+    )
+    # A hook changed since (another timeout): Codex asks again, and so does doctor.
+    installed["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 11
+    hooks_file(codex_env).write_text(json.dumps(installed))
+    assert doctor_checks(capsys, "hooks (codex)")[-1][1].startswith(
+        f"Codex does not run 1 of lookout's {N} hooks until you trust them (new or changed: Stop)"
+    )
+    config_file(codex_env).unlink()
     monkeypatch.setenv("LOOKOUT_CODEX", fake_codex(tmp_path, "codex-cli 0.100.0"))
     assert main(capsys, "--agent", "codex", "--python", DEV_PY)[0] == 0
     rt = paths.tilde(paths.runtime_home())
@@ -566,6 +599,46 @@ def test_doctor_sees_codex_hooks_and_notify(
         ("ok", f"notify in ~/.codex/config.toml runs {rt}/hooks/codex_notify.py")
     ]
     assert doctor_checks(capsys, "hooks (codex)") == []
+
+
+# Codex 0.169.0's shared background server, as `ps` shows it: this test's stand-in runs the hook
+# as that server does (its child), so lookout records it as the session's process.
+FAKE_DAEMON = """
+import subprocess, sys, time
+subprocess.run([sys.executable, "-I", "-S", sys.argv[1]], input=sys.stdin.buffer.read(), check=True)
+print("recorded", flush=True)
+time.sleep(120)
+"""
+
+
+def test_doctor_recommends_no_daemon_for_sessions_of_codexs_shared_server(
+    codex_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(capsys, "--agent", "codex", "--python", DEV_PY)[0] == 0
+    assert not [m for s, m in doctor_checks(capsys, "hooks (codex)") if "background" in m]
+    fixture = ROOT / "tests" / "fixtures" / "codex" / "payloads" / "UserPromptSubmit.json"
+    body = fixture.read_bytes()
+    argv = [sys.executable, "-c", FAKE_DAEMON, str(ROOT / "hooks" / "user_prompt_submit.py")]
+    daemon = subprocess.Popen(
+        [*argv, "app-server", "--listen", "unix://", "--managed-daemon"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "LOOKOUT_AGENT": "codex"},
+    )
+    try:
+        assert daemon.stdin is not None and daemon.stdout is not None
+        daemon.stdin.write(body)
+        daemon.stdin.close()
+        assert daemon.stdout.readline() == b"recorded\n"
+        said = doctor_checks(capsys, "hooks (codex)")
+        assert (
+            "warn",
+            "1 Codex session(s) run in Codex's shared background server (codex app-server):"
+            " lookout knows neither their windows nor when they end",
+        ) in said
+    finally:
+        daemon.kill()
+        daemon.wait()
 
 
 def test_doctor_flags_codex_commands_in_claude_settings(

@@ -465,9 +465,11 @@ def test_default_config_is_written_once(isolated_env: Path) -> None:
     runtime.install_config(lines.append)
     config = isolated_env / ".config" / "lookout" / "config.toml"
     assert lines == [
-        "wrote default config ~/.config/lookout/config.toml (desktop notifications when Claude"
-        " waits for you and for turns of 30 s or more)"
+        "wrote default config ~/.config/lookout/config.toml (desktop notifications when an"
+        " agent waits for you and for turns of 30 s or more)"
     ]
+    # Whichever agent the user runs (a Codex-only user has no Claude): no agent's name.
+    assert "Claude" not in notify.DEFAULT_TEXT
     assert config.read_text() == notify.DEFAULT_TEXT
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     config.write_text("# mine\n")

@@ -141,9 +141,12 @@ def check_client_registry(report: Report) -> None:
     """Claude Code's own session registry (lookout.client_sessions): whether this client writes
     it, files lookout cannot use, and sessions that run without lookout's hooks (and why)."""
     from lookout import client_sessions
+    from lookout.agents import claude
     from lookout.sessions import load_sessions
 
     survey = client_sessions.survey()
+    if not survey["files"] and not claude.present():
+        return  # no Claude Code here (a Codex-only user): nothing to say of its registry
     where = paths.tilde(survey["directory"])
     provided = (
         f"written by Claude Code {client_sessions.CHECKED_VERSION} (the version lookout was "

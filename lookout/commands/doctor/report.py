@@ -61,12 +61,7 @@ def diagnose(project: str) -> Report:
         report.add("runtime", INFO, f"{paths.tilde(home)} not installed (plugin or checkout?)")
     found = sum(agent.check(report, project) for agent in AGENTS.values())
     if not found:
-        report.add(
-            "hooks",
-            FAIL,
-            "lookout's hooks are not installed in any scope",
-            "python3 install.py (or install the plugin: see the README)",
-        )
+        report.add("hooks", FAIL, "lookout's hooks are not installed in any scope", _install_hint())
     loaded = check_config(report, project)
     check_remote(report, project)
     check_steer(report)
@@ -77,6 +72,16 @@ def diagnose(project: str) -> Report:
     check_fleet(report)
     check_client_registry(report)
     return report
+
+
+def _install_hint() -> str:
+    """How to install, for the agents set up here: Codex alone gets its own flag."""
+    from lookout.agents import claude
+
+    here = [name for name, agent in AGENTS.items() if agent.home().is_dir()]
+    if here == ["codex"] and not claude.present():
+        return "python3 install.py --agent codex"
+    return "python3 install.py (or install the plugin: see the README)"
 
 
 def check_runtime(report: Report, home: Path) -> None:
