@@ -19,6 +19,24 @@ if str(CHECKOUT) not in sys.path:
     sys.path.insert(0, str(CHECKOUT))
 
 
+# Codex's workspace-write sandbox makes the folders it guards (.git, .codex, .agents, .aws) in
+# each writable root, /tmp among them unless its config leaves /tmp out: an empty /tmp/.git
+# makes every test folder below /tmp part of "a repository" for the tests that run after.
+GUARDED = ("/tmp/.git", "/tmp/.codex", "/tmp/.agents", "/tmp/.aws")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_sandbox_folders_left_in_tmp() -> Iterator[None]:
+    before = {p for p in GUARDED if Path(p).exists()}
+    yield
+    for p in GUARDED:
+        if p not in before:
+            try:
+                Path(p).rmdir()  # only an empty folder a client made: never anything else
+            except OSError:
+                pass
+
+
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The real client, installed into the cache on first use; skip only if npm is offline."""

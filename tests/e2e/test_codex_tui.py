@@ -119,6 +119,9 @@ class Desk:
         # Codex asks before an escalated command (its default policy for an interactive user).
         config = 'approval_policy = "on-request"\nsandbox_mode = "workspace-write"\n'
         config += CONFIG.format(url=mock.url)
+        # /tmp is no writable root: the sandbox would make its guarded folders there (/tmp/.git)
+        config += "\n[sandbox_workspace_write]\nexclude_slash_tmp = true\n"
+        config += "exclude_tmpdir_env_var = true\n"
         for project in self.projects:
             project.mkdir()
             config += f'\n[projects."{project}"]\ntrust_level = "trusted"\n'
