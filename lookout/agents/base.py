@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 Payload = dict[str, object]
 # What install runs for one agent once every file has been read: (interpreter, runtime home).
@@ -66,6 +67,11 @@ class Agent(Protocol):
     # tool name (as its payloads name it) -> its commentary; a tool not here: every field counts
     @property
     def COMMENTARY(self) -> Mapping[str, Commentary]: ...
+
+    # how lookout types into it, interrupts it, reads its input box and starts it (say,
+    # interrupt, start); None: lookout does not steer it (its keys were never checked)
+    @property
+    def STEER(self) -> Steering | None: ...
 
     # -- hook side: stdlib only; the module imports nothing at load but lookout.events ---------
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "copilot"
 TITLE = "Copilot CLI"
@@ -114,6 +115,9 @@ def translate(data: Payload, name: str | None) -> Payload | None:
 
 def answer(raw: bytes) -> bytes:
     return b""
+
+
+STEER: Steering | None = None  # lookout does not type into it (its keys were never checked)
 
 
 # -- install and doctor ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "cursor"
 TITLE = "Cursor"
@@ -83,6 +84,9 @@ def answer(raw: bytes) -> bytes:
     # Cursor parses every hook's stdout as JSON (an empty one is an error): `{}` decides
     # nothing; a prompt hook says to go on, which is what it would do without lookout.
     return b'{"continue": true}\n' if b'"beforeSubmitPrompt"' in raw else b"{}\n"
+
+
+STEER: Steering | None = None  # lookout does not type into it (its keys were never checked)
 
 
 # -- install and doctor ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ def test_each_agent_implements_the_interface(name: str) -> None:
         "STAMPED",
         "FACTS",
         "COMMENTARY",
+        "STEER",
         "translate",
         "answer",
         "home",
