@@ -61,6 +61,11 @@ class Agent(Protocol):
     @property
     def STAMPED(self) -> bool: ...  # its payloads carry a `ts` to order records by (runner)
 
+    # its hooks run as children of its own process, past at most a shell (the hook finds the
+    # agent's pid so: procs.CHILD_HOOKS, the hook path's copy, kept equal by a test)
+    @property
+    def CHILD_HOOKS(self) -> bool: ...
+
     @property
     def FACTS(self) -> Facts | None: ...  # None: Claude Code, the shape lookout's events have
 

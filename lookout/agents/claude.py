@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 NAME = "claude"
 TITLE = "Claude Code"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = False  # it names its process itself (CLAUDE_PID)
 SCRIPT = None  # one script per event: hookspec.EVENTS
 FACTS: Facts | None = None  # lookout's own events are Claude Code's
 SCOPES = ("user", "project", "local")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 NAME = "codex"
 TITLE = "Codex"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = True  # `sh -c <command>` (procs.CHILD_HOOKS)
 SCRIPT = None  # Claude Code's per-event scripts
 # What Allow approves (issue 38): its exec tool's `justification` (the dialog's "Reason:") comes
 # to hooks as the Bash input's `description` (0.169.0's PermissionRequest), beside the command.

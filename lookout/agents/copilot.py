@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 NAME = "copilot"
 TITLE = "Copilot CLI"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = False  # unverified: its sessions keep no pid
 SCRIPT = "copilot.py"  # in hooks/: its one script, for every event
 # What Allow approves (issue 38): its bash tool's arguments are `command` and the model's
 # `description` of it (tests/fixtures/copilot/preToolUse-bash.json), beside its switches.

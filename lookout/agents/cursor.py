@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 NAME = "cursor"
 TITLE = "Cursor"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = False  # unverified: its sessions keep no pid
 SCRIPT = "cursor.py"  # in hooks/: its one script, for every event
 # What Allow approves (issue 38): its shell hooks carry the command alone (no `explanation`), so
 # every field of every tool counts.

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 NAME = "gemini"
 TITLE = "Gemini CLI"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = True  # `bash -c <command>` (procs.CHILD_HOOKS)
 SCRIPT = "gemini.py"  # in hooks/: its one script, for every event
 # What Allow approves (issue 38): run_shell_command's published arguments are `command`,
 # `description` ("a brief description of the command's purpose, shown to the user"), `dir_path`.

@@ -27,6 +27,7 @@ SCRIPT = "opencode.py"  # in hooks/: what the plugin runs, for every event
 # The plugin stamps each bus event (strictly increasing) and starts one process per event without
 # waiting: records are ordered by that stamp, not by when a hook ran (see runner.record_agent).
 STAMPED = True
+CHILD_HOOKS = True  # its plugin spawns the interpreter itself (procs.CHILD_HOOKS)
 # What Allow approves (issue 38): its bash tool's schema is `{command, timeout?, workdir?,
 # description}`, the description "what this command does in 5-10 words".
 COMMENTARY: dict[str, Commentary] = {
