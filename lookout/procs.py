@@ -14,7 +14,9 @@ PROC = "/proc"
 # Agents whose hooks run as children of their own process, with at most a shell in between,
 # checked with the real clients (docs/agents.md): Gemini CLI runs `bash -c <command>`, Codex
 # `sh -c`, OpenCode's plugin spawns the interpreter itself. Claude Code names itself
-# (CLAUDE_PID). Copilot CLI and Cursor are unverified: their sessions keep no pid.
+# (CLAUDE_PID). Copilot CLI and Cursor are unverified: their sessions keep no pid. Each plug-in
+# says so (lookout.agents.<name>.CHILD_HOOKS); this is the hook path's copy (a hook of Codex runs
+# Claude Code's scripts, which never load its module), kept equal by tests/agents/test_registry.
 CHILD_HOOKS = frozenset({"codex", "gemini", "opencode"})
 # What a client starts a hook command with: never the agent itself.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})

@@ -36,7 +36,9 @@ KINDS = (
 # The reason of an attention nothing reported, inferred from silence (docs/statuses.md).
 STUCK = "stuck"
 
-# The agents `lookout start` can start and `say` can type into (lookout.steer.agents).
+# The agents `lookout start` can start and `say` can type into: those whose plug-in declares its
+# STEER (lookout.agents.<name>), copied for config/ and the surfaces below the plug-ins' floor
+# (tests/steer/test_agents.py keeps the two equal).
 STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
 
 # How much of a session a channel or the bus may carry.

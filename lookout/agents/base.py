@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 Payload = dict[str, object]
 # What install runs for one agent once every file has been read: (interpreter, runtime home).
@@ -60,12 +61,22 @@ class Agent(Protocol):
     @property
     def STAMPED(self) -> bool: ...  # its payloads carry a `ts` to order records by (runner)
 
+    # its hooks run as children of its own process, past at most a shell (the hook finds the
+    # agent's pid so: procs.CHILD_HOOKS, the hook path's copy, kept equal by a test)
+    @property
+    def CHILD_HOOKS(self) -> bool: ...
+
     @property
     def FACTS(self) -> Facts | None: ...  # None: Claude Code, the shape lookout's events have
 
     # tool name (as its payloads name it) -> its commentary; a tool not here: every field counts
     @property
     def COMMENTARY(self) -> Mapping[str, Commentary]: ...
+
+    # how lookout types into it, interrupts it, reads its input box and starts it (say,
+    # interrupt, start); None: lookout does not steer it (its keys were never checked)
+    @property
+    def STEER(self) -> Steering | None: ...
 
     # -- hook side: stdlib only; the module imports nothing at load but lookout.events ---------
 

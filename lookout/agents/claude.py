@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "claude"
 TITLE = "Claude Code"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = False  # it names its process itself (CLAUDE_PID)
 SCRIPT = None  # one script per event: hookspec.EVENTS
 FACTS: Facts | None = None  # lookout's own events are Claude Code's
 SCOPES = ("user", "project", "local")
@@ -40,6 +42,60 @@ def translate(data: Payload, name: str | None) -> Payload | None:
 
 def answer(raw: bytes) -> bytes:
     return b""  # Claude Code reads a hook's stdout into the model's context: nothing
+
+
+# -- its screen (steering: lookout.steer.core reads its input box before typing) ---------------
+
+_RULE = "─"
+_PROMPT = "\u276f"  # its input box's mark (HEAVY RIGHT-POINTING ANGLE QUOTATION MARK ORNAMENT)
+# What its input box shows while empty (not a draft of the user's).
+_PLACEHOLDERS = ("Press up to edit queued messages",)
+
+
+def _rule(line: str) -> bool:
+    text = line.strip()
+    return len(text) >= 10 and set(text) == {_RULE}
+
+
+def input_box(screen: str) -> str | None:
+    """The text in Claude Code's input box ("" when empty), or None when the screen shows no
+    input box (a dialog is open, or it is not Claude Code's prompt). The box is the last block
+    between two rules that starts with its prompt mark in the first column. `screen` may hold
+    the escapes of `capture-pane -e`: what the box shows dim is its placeholder ("Resend your
+    message to try again" after a failed turn), no draft of the user's."""
+    from lookout.steer.screen import styled_lines
+
+    lines = styled_lines(screen)
+    plain = [line for line, _ in lines]
+    rules = [i for i, line in enumerate(plain) if _rule(line)]
+    if len(rules) < 2:
+        return None
+    top, bottom = rules[-2], rules[-1]
+    box = lines[top + 1 : bottom]
+    if not box or not box[0][0].startswith(_PROMPT):
+        return None
+    first = box[0][1].strip()
+    first = first[1:] if first.startswith(_PROMPT) else first
+    text = "\n".join([first.strip(), *(kept.strip() for _, kept in box[1:])]).strip()
+    return "" if text in _PLACEHOLDERS else text
+
+
+# How lookout types into it, interrupts it and starts it (lookout.steer.agents.Keys).
+STEER: Steering | None = {
+    "checked": "2.1.332",
+    "queues_while_working": True,  # given to the model at its next tool call, as the user's
+    "interrupt": ("Escape",),
+    "multiline": True,  # LF (C-j) inserts a newline in its input box
+    "program": "claude",
+    "processes": ("claude",),
+    "reports_interrupt": True,  # its registry turns idle; lookout reconciles from it
+    "enter_after_s": 0.05,
+    "socket": True,
+    "registry": True,  # client_sessions: its status now, the name it gives a session
+    "esc_denies": True,  # a permission dialog: "User rejected", the turn stops (tests/e2e)
+    "prompt_hook_when_queued": True,  # UserPromptSubmit as it shows "Queued" (tests/e2e)
+    "read_input": input_box,
+}
 
 
 # -- install and doctor ---------------------------------------------------------------------------

@@ -20,10 +20,12 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "codex"
 TITLE = "Codex"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = True  # `sh -c <command>` (procs.CHILD_HOOKS)
 SCRIPT = None  # Claude Code's per-event scripts
 # What Allow approves (issue 38): its exec tool's `justification` (the dialog's "Reason:") comes
 # to hooks as the Bash input's `description` (0.169.0's PermissionRequest), beside the command.
@@ -75,6 +77,23 @@ def translate(data: Payload, name: str | None) -> Payload | None:
 
 def answer(raw: bytes) -> bytes:
     return b""
+
+
+# How lookout types into it, interrupts it and starts it (lookout.steer.agents.Keys).
+STEER: Steering | None = {
+    "title": "OpenAI Codex",
+    "checked": "0.169.0",
+    # Its screen says "Messages to be submitted after next tool call", but that was never
+    # checked against an approval prompt that is drawn before its hook is recorded (it takes
+    # single letters: `y`, `a`): not checked, so `say` waits for idle.
+    "queues_while_working": None,
+    "interrupt": ("Escape",),  # "Conversation interrupted" (and sends what was queued)
+    "multiline": True,  # a typed LF stays a newline in its input box
+    "program": "codex",
+    "program_env": "LOOKOUT_CODEX",  # as the installer finds it (codex_config)
+    "processes": ("codex",),
+    "reports_interrupt": True,  # its Interrupt hook (0.169.0): the session shows idle
+}
 
 
 # -- install and doctor ---------------------------------------------------------------------------

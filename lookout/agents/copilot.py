@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "copilot"
 TITLE = "Copilot CLI"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = False  # unverified: its sessions keep no pid
 SCRIPT = "copilot.py"  # in hooks/: its one script, for every event
 # What Allow approves (issue 38): its bash tool's arguments are `command` and the model's
 # `description` of it (tests/fixtures/copilot/preToolUse-bash.json), beside its switches.
@@ -114,6 +116,9 @@ def translate(data: Payload, name: str | None) -> Payload | None:
 
 def answer(raw: bytes) -> bytes:
     return b""
+
+
+STEER: Steering | None = None  # lookout does not type into it (its keys were never checked)
 
 
 # -- install and doctor ---------------------------------------------------------------------------

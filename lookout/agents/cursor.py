@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "cursor"
 TITLE = "Cursor"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = False  # unverified: its sessions keep no pid
 SCRIPT = "cursor.py"  # in hooks/: its one script, for every event
 # What Allow approves (issue 38): its shell hooks carry the command alone (no `explanation`), so
 # every field of every tool counts.
@@ -83,6 +85,9 @@ def answer(raw: bytes) -> bytes:
     # Cursor parses every hook's stdout as JSON (an empty one is an error): `{}` decides
     # nothing; a prompt hook says to go on, which is what it would do without lookout.
     return b'{"continue": true}\n' if b'"beforeSubmitPrompt"' in raw else b"{}\n"
+
+
+STEER: Steering | None = None  # lookout does not type into it (its keys were never checked)
 
 
 # -- install and doctor ---------------------------------------------------------------------------

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "gemini"
 TITLE = "Gemini CLI"
 STAMPED = False  # records are ordered by when the hook ran
+CHILD_HOOKS = True  # `bash -c <command>` (procs.CHILD_HOOKS)
 SCRIPT = "gemini.py"  # in hooks/: its one script, for every event
 # What Allow approves (issue 38): run_shell_command's published arguments are `command`,
 # `description` ("a brief description of the command's purpose, shown to the user"), `dir_path`.
@@ -81,6 +83,20 @@ def translate(data: Payload, name: str | None) -> Payload | None:
 
 def answer(raw: bytes) -> bytes:
     return b""
+
+
+# How lookout types into it, interrupts it and starts it (lookout.steer.agents.Keys).
+STEER: Steering | None = {
+    "checked": "0.61.0",
+    # "Queued (press ↑ to edit)", sent when the turn ends (tests/e2e/test_steer.py)
+    "queues_while_working": True,
+    "interrupt": ("Escape",),  # "Request cancelled."
+    "multiline": False,
+    "prompt_argv": lambda prompt: [f"--prompt-interactive={prompt}"],
+    "program": "gemini",
+    "processes": ("gemini",),
+    "reports_interrupt": False,  # no hook fires for a cancelled request
+}
 
 
 # -- install and doctor ---------------------------------------------------------------------------

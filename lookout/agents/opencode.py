@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
+    from lookout.steer.agents import Steering
 
 NAME = "opencode"
 TITLE = "OpenCode"
@@ -26,6 +27,7 @@ SCRIPT = "opencode.py"  # in hooks/: what the plugin runs, for every event
 # The plugin stamps each bus event (strictly increasing) and starts one process per event without
 # waiting: records are ordered by that stamp, not by when a hook ran (see runner.record_agent).
 STAMPED = True
+CHILD_HOOKS = True  # its plugin spawns the interpreter itself (procs.CHILD_HOOKS)
 # What Allow approves (issue 38): its bash tool's schema is `{command, timeout?, workdir?,
 # description}`, the description "what this command does in 5-10 words".
 COMMENTARY: dict[str, Commentary] = {
@@ -80,6 +82,21 @@ def _event(data: Payload, name: str | None) -> Payload | None:
 
 def answer(raw: bytes) -> bytes:
     return b""
+
+
+# How lookout types into it, interrupts it and starts it (lookout.steer.agents.Keys).
+STEER: Steering | None = {
+    "checked": "1.18.33",
+    # Its screen shows "QUEUED", but a permission dialog drawn before its hook is recorded
+    # was not checked with the real client: not checked, so `say` waits for idle.
+    "queues_while_working": None,
+    "interrupt": ("Escape", "Escape"),  # "esc again to interrupt"
+    "multiline": False,
+    "prompt_argv": lambda prompt: [f"--prompt={prompt}"],
+    "program": "opencode",
+    "processes": ("opencode",),
+    "reports_interrupt": True,  # as a failed turn (StopFailure: attention error)
+}
 
 
 # -- install and doctor ---------------------------------------------------------------------------

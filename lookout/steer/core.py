@@ -98,7 +98,8 @@ def _resolve(state_dir: str, key: str, command: str, whole_id: bool = False) -> 
 
 def _registry_status(row: Row) -> str | None:
     """Claude Code's own word on the session now (busy, waiting, idle), when it has one."""
-    if row["agent"] != "claude":
+    keys = agents.keys(row["agent"])
+    if keys is None or not keys.registry:
         return None
     entry = client_sessions.read().get(row["session_id"])
     return entry["status"] if entry else None
@@ -327,8 +328,8 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
 
     def check(screen: str) -> None:
         _check_state(_fresh(state, row), keys, "type")
-        if keys.name == "claude":
-            shown = agents.claude_input(screen)
+        if keys.read_input is not None:
+            shown = keys.read_input(screen)
             if shown is None:
                 raise SteerError(
                     "attention",
@@ -355,7 +356,7 @@ def _type(state: str, row: Row, keys: agents.Keys, where: Pane, message: str) ->
         fresh = _fresh(state, row)
         _check_state(fresh, keys, "type")
         seen[0] = _steer_status(fresh)
-        if keys.name == "claude" and agents.claude_input(screen) is None:
+        if keys.read_input is not None and keys.read_input(screen) is None:
             raise SteerError(
                 "attention",
                 f"{session_name(row)}: a dialog opened while typing: Enter was not pressed",
@@ -379,9 +380,7 @@ def _events_mark(state: str) -> store.Tail:
     return tail
 
 
-def _wait_prompt(
-    state: str, session_id: str, mark: store.Tail, wait_s: float
-) -> list[str] | None:
+def _wait_prompt(state: str, session_id: str, mark: store.Tail, wait_s: float) -> list[str] | None:
     """The session's events since `mark` up to its prompt hook (it took the message, or for an
     agent that fires it on queueing, queued it), or None when none fired within `wait_s`."""
     from lookout.sessions import parse_line
@@ -538,7 +537,7 @@ def start(
     `project` (one of [steer] projects; `names`: also by its name, launch.project_dir), with
     `prompt` as its first message; returns once its first hook arrived."""
     cfg, state = _setup(source, state_dir)
-    name = agent or (cfg.agents[0] if cfg.agents else "claude")
+    name = agent or (cfg.agents or steer_config.DEFAULTS["agents"])[0]
     keys = agents.keys(name)
     if keys is None or name not in cfg.agents:
         raise SteerError(
@@ -587,7 +586,7 @@ def start(
             f" arrived within {wait_s:g} s, so lookout cannot name its session",
             hint=f"is lookout installed for {keys.title}? lookout doctor (the window still runs)",
         )
-    row = _titled(state, sid, keys.name == "claude", wait_s)
+    row = _titled(state, sid, keys.registry, wait_s)
     shown = session_name(row) if row else sid[:8]
     return {
         "action": "start",

@@ -8,7 +8,7 @@ from typing import get_type_hints
 
 import pytest
 
-from lookout import events, machine
+from lookout import events, machine, procs
 from lookout.agents import base, registry
 from tests.helpers import ROOT
 
@@ -32,8 +32,10 @@ def test_each_agent_implements_the_interface(name: str) -> None:
         "TITLE",
         "SCRIPT",
         "STAMPED",
+        "CHILD_HOOKS",
         "FACTS",
         "COMMENTARY",
+        "STEER",
         "translate",
         "answer",
         "home",
@@ -47,6 +49,7 @@ def test_each_agent_implements_the_interface(name: str) -> None:
     assert isinstance(agent.TITLE, str) and agent.TITLE
     assert agent.SCRIPT is None or f"{name}.py" == agent.SCRIPT
     assert isinstance(agent.STAMPED, bool)
+    assert isinstance(agent.CHILD_HOOKS, bool)
     for fn in ("translate", "answer", "home", "plan_install", "plan_uninstall", "check"):
         assert callable(getattr(agent, fn))
     if agent.FACTS is not None:
@@ -75,6 +78,8 @@ def test_the_hook_paths_copies_of_the_agent_list_match_the_registry() -> None:
         for name, agent in registry.AGENTS.items()
     }
     assert commentary == events.COMMENTARY
+    children = {name for name, agent in registry.AGENTS.items() if agent.CHILD_HOOKS}
+    assert children == procs.CHILD_HOOKS
 
 
 _ROWS = {

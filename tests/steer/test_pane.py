@@ -612,7 +612,8 @@ def test_a_reused_pid_is_not_the_agent(panes: Panes, tmp_path: Path, state_dir: 
     assert isinstance(snapshot["pid_start"], int)
     found = pane.find(snapshot)
     assert found is not None and found.pane == target
-    keys = agents.KEYS["gemini"]
+    keys = agents.keys("gemini")
+    assert keys is not None
     assert pane.not_agent(found, snapshot, keys) is None
     snapshot["pid_start"] += 1
     path.write_text(json.dumps(snapshot))
