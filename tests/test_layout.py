@@ -592,6 +592,7 @@ KIND_NAMES |= {"sound", "slack", "matrix"}
 NAMED_ELSEWHERE = {
     # a Claude Code / Cursor / Gemini CLI hook handler's {"type": "command", "command": ...}
     ("lookout/agents/cursor.py", "command"),
+    ("lookout/agents/codex_config.py", "command"),  # the hook handler Codex hashes for its trust
     ("lookout/agents/gemini.py", "command"),
     ("lookout/install/hookfiles.py", "command"),
     ("lookout/install/hooks.py", "command"),
