@@ -196,7 +196,8 @@ def record_agent(
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
     agent_env.pop("CLAUDE_CODE_ENTRYPOINT", None)  # nor is its entry point Claude Code's
-    _record_payload(payload, raw, name, ts_ms, state_dir, agent_env, find_process)
+    # LOOKOUT_AGENT names the agent: not taken for Cursor running Claude Code's hooks.
+    record_parsed(payload, raw, name, ts_ms, state_dir, agent_env, find_process)
 
 
 def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> int:
@@ -292,26 +293,13 @@ def record_parsed(
     find_process: bool = False,
     process: tuple[int, int | None] | None = None,
 ) -> None:
+    """`find_process`: the caller is a hook its agent started (not a notify program, a test or
+    a fixture builder calling in): the agent is the hook's parent process. `process`: the
+    agent's (pid, start) as the caller found it (a notify program's parent: procs.of_notify)."""
     if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
         # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
         # (install.py --agent cursor) report that session; a Claude session would be a lie.
         return
-    _record_payload(payload, raw, event_name, ts_ms, state_dir, env, find_process, process)
-
-
-def _record_payload(
-    payload: dict[str, object],
-    raw: bytes,
-    event_name: str | None,
-    ts_ms: int,
-    state_dir: str,
-    env: Mapping[str, str],
-    find_process: bool = False,
-    process: tuple[int, int | None] | None = None,
-) -> None:
-    """`find_process`: the caller is a hook its agent started (not a notify program, a test or
-    a fixture builder calling in): the agent is the hook's parent process. `process`: the
-    agent's (pid, start) as the caller found it (a notify program's parent: procs.of_notify)."""
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")
