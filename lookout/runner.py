@@ -178,11 +178,8 @@ def record_agent(
     env: Mapping[str, str],
     find_process: bool = False,
 ) -> None:
-    data = _parse(raw)
+    data = _logged_parse(raw, state_dir, f"{agent} hook {name}: stdin")
     if data is None:
-        store.log_error(
-            state_dir, f"{agent} hook {name}: stdin is not a JSON object ({len(raw)} bytes)"
-        )
         return
     module = _agent(agent)
     payload = module.translate(data, name)
@@ -241,11 +238,8 @@ def _keep_stdout() -> int:
 def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
     """A notify program's argument, translated by the agent's module, recorded as a Claude-shaped
     payload of that agent."""
-    data = _parse(raw.encode("utf-8", "replace"))
+    data = _logged_parse(raw.encode("utf-8", "replace"), state_dir, f"{agent} notify: argument")
     if data is None:
-        store.log_error(
-            state_dir, f"{agent} notify: argument is not a JSON object ({len(raw)} chars)"
-        )
         return
     payload = _agent(agent).translate(data, None)
     if payload is None:
@@ -274,11 +268,8 @@ def record(
     raw: bytes, event_name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
 ) -> None:
     """Record one delivery. Raises on our own bugs (the caller logs them)."""
-    payload = _parse(raw)
+    payload = _logged_parse(raw, state_dir, f"hook {event_name}: stdin")
     if payload is None:
-        store.log_error(
-            state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
-        )
         return
     record_parsed(payload, raw, event_name, ts_ms, state_dir, env)
 
@@ -406,6 +397,14 @@ def _notify(intents: list[Intent], state_dir: str) -> None:
     from lookout.notify.handle import handle  # only turns that end or block pay for it
 
     handle(intents, state_dir)
+
+
+def _logged_parse(raw: bytes, state_dir: str, what: str) -> dict[str, object] | None:
+    """`raw` parsed, or None once errors.log says that `what` is not a payload."""
+    payload = _parse(raw)
+    if payload is None:
+        store.log_error(state_dir, f"{what} is not a JSON object ({len(raw)} bytes); ignored")
+    return payload
 
 
 def _parse(raw: bytes) -> dict[str, object] | None:
