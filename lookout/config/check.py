@@ -125,6 +125,27 @@ class Checker:
                     f"unknown key{did_you_mean(key, allowed)} (expected one of {choices(allowed)})",
                 )
 
+    def own_table(
+        self, name: str, raw: object, allowed: tuple[str, ...], why: str = ""
+    ) -> dict[str, Any] | None:
+        """The table [name], which only the user's own file may hold: None (after an error)
+        where a project file names it or it is not a table; `why` ends the project error."""
+        from lookout.config.trust import PROJECT_FILE
+
+        path = (name,)
+        if name in self.over:
+            self.error(
+                path,
+                f"is read only from your own config file, never from a project's {PROJECT_FILE}"
+                + why,
+            )
+            return None
+        if not self.expect(path, raw, dict, "a table"):
+            return None
+        assert isinstance(raw, dict)
+        self.unknown_keys(path, raw, allowed)
+        return raw
+
     def by_kind(
         self, path: KeyPath, value: object, check: Callable[[KeyPath, object], object]
     ) -> object:
