@@ -15,7 +15,7 @@ from lookout.install import files
 from lookout.install.files import Out
 from lookout.paths import tilde
 from lookout.platform import current as platform
-from lookout.platform.base import capture, last_line
+from lookout.platform.base import capture, last_line, no_service, service_file, write_service_file
 
 UNIT = "lookout-bridge.service"
 UNIT_MARK = "# lookout bridge, written by lookout's install.py --bridge (removed by --uninstall)"
@@ -123,24 +123,13 @@ def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
     target = unit_path()
     text = unit_text(python, home)
     if not systemd_user():
-        out("no systemd --user here: run the bridge yourself, e.g. in tmux or a login script:")
-        out(f"  {tilde(paths.bin_dir() / 'lookout')} bridge")
+        no_service("systemd --user", out)
         out("  (or from cron: * * * * * lookout bridge --once)")
         return
-    try:
-        current = target.read_text(encoding="utf-8")
-    except OSError:
-        current = None
-    if current is not None and UNIT_MARK not in current:
-        out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
+    write, current = service_file(target, UNIT_MARK, dry_run, "enable it (systemctl --user)", out)
+    if not write:
         return
-    if dry_run:
-        out(f"dry run: would write {tilde(target)} and enable it (systemctl --user)")
-        return
-    if current != text:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        files.atomic_write(target, text.encode("utf-8"), 0o644)
-        out(f"wrote systemd user unit {tilde(target)}")
+    write_service_file(target, current, text, "systemd user unit", out)
     for argv in (["daemon-reload"], ["enable", UNIT], ["restart", UNIT]):
         done = capture(["systemctl", "--user", *argv], timeout=30)
         if done.returncode != 0:
