@@ -59,6 +59,14 @@ def _after_guards(words: list[str]) -> list[str]:
     return words
 
 
+def loose_words(command: str) -> list[str]:
+    """The shell words of `command`; one shlex cannot split (an open quote) split at spaces."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
 def command_words(command: str) -> list[str]:
     """The argv a hook command runs: shell words without the guards or VAR=value prefixes."""
     words = _after_guards(shlex.split(command))
