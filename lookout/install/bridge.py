@@ -15,7 +15,14 @@ from lookout.install import files
 from lookout.install.files import Out
 from lookout.paths import tilde
 from lookout.platform import current as platform
-from lookout.platform.base import capture, last_line, no_service, service_file, write_service_file
+from lookout.platform.base import (
+    capture,
+    last_line,
+    no_service,
+    service_file,
+    service_to_remove,
+    write_service_file,
+)
 
 UNIT = "lookout-bridge.service"
 UNIT_MARK = "# lookout bridge, written by lookout's install.py --bridge (removed by --uninstall)"
@@ -174,14 +181,7 @@ def uninstall(dry_run: bool, out: Out) -> None:
         service.uninstall(dry_run, out)
         return
     target = unit_path()
-    try:
-        ours = UNIT_MARK in target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return
-    if not ours:
-        return
-    if dry_run:
-        out(f"would stop and remove systemd user unit {tilde(target)}")
+    if not service_to_remove(target, UNIT_MARK, dry_run, "systemd user unit", out):
         return
     running = systemd_user()
     if running:

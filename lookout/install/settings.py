@@ -154,10 +154,7 @@ def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings
 def _command_paths(handler: Handler) -> Iterable[str]:
     command = handler.get("command")
     if isinstance(command, str):
-        try:
-            yield from shlex.split(command)
-        except ValueError:  # unbalanced quotes: still look at the plain words
-            yield from command.split()
+        yield from loose_words(command)
     args = handler.get("args")
     if isinstance(args, list):
         yield from (a for a in args if isinstance(a, str))

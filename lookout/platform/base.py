@@ -163,6 +163,21 @@ def service_file(
     return True, current
 
 
+def service_to_remove(target: Path, mark: str, dry_run: bool, what: str, out: Out) -> bool:
+    """Whether to stop and remove the service file `target` now: only lookout's own (with its
+    `mark`), and not in a dry run (which says it would)."""
+    from lookout.paths import tilde
+
+    try:
+        ours = mark in target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if ours and dry_run:
+        out(f"would stop and remove {what} {tilde(target)}")
+        return False
+    return ours
+
+
 def write_service_file(target: Path, current: str | None, text: str, what: str, out: Out) -> None:
     """Write `text` to `target` unless it holds that already; say so as `wrote <what> <path>`."""
     if current == text:

@@ -17,6 +17,7 @@ from lookout.platform.base import (
     last_line,
     no_service,
     service_file,
+    service_to_remove,
     write_service_file,
 )
 
@@ -90,14 +91,7 @@ class LaunchAgent(Service):
         import shutil
 
         target = self.path()
-        try:
-            ours = MARK in target.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return
-        if not ours:
-            return
-        if dry_run:
-            out(f"would stop and remove launchd agent {tilde(target)}")
+        if not service_to_remove(target, MARK, dry_run, "launchd agent", out):
             return
         running = shutil.which("launchctl") is not None
         if running:
