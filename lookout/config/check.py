@@ -126,18 +126,16 @@ class Checker:
                 )
 
     def own_table(
-        self, name: str, raw: object, allowed: tuple[str, ...], why: str = ""
+        self, name: str, raw: object, allowed: tuple[str, ...], project_file: str
     ) -> dict[str, Any] | None:
         """The table [name], which only the user's own file may hold: None (after an error)
-        where a project file names it or it is not a table; `why` ends the project error."""
-        from lookout.config.trust import PROJECT_FILE
-
+        where a project file (`project_file` says which and why not) names it or it is not a
+        table."""
         path = (name,)
         if name in self.over:
             self.error(
                 path,
-                f"is read only from your own config file, never from a project's {PROJECT_FILE}"
-                + why,
+                f"is read only from your own config file, never from a project's {project_file}",
             )
             return None
         if not self.expect(path, raw, dict, "a table"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lookout.config.trust import PROJECT_FILE
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -23,7 +25,7 @@ REMOTE_WAIT_RANGE = (10, 86400)
 def check_remote(c: Checker, raw: object) -> dict[str, Any]:
     out = dict(REMOTE_DEFAULTS, tools=list(REMOTE_DEFAULTS["tools"]))
     path: KeyPath = ("remote",)
-    why = " (a repository must not turn on answering from afar)"
+    why = f"{PROJECT_FILE} (a repository must not turn on answering from afar)"
     raw = c.own_table("remote", raw, tuple(REMOTE_DEFAULTS), why)
     if raw is None:
         return out

@@ -4,6 +4,8 @@ one `stuck` alert (docs/statuses.md); 0 turns that off. Pure."""
 
 from __future__ import annotations
 
+from lookout.config.trust import PROJECT_FILE
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -19,7 +21,7 @@ STUCK_RANGE = (1, 86400)
 def check_sessions(c: Checker, raw: object) -> dict[str, Any]:
     out = dict(SESSIONS_DEFAULTS)
     path: KeyPath = ("sessions",)
-    raw = c.own_table("sessions", raw, tuple(SESSIONS_DEFAULTS))
+    raw = c.own_table("sessions", raw, tuple(SESSIONS_DEFAULTS), PROJECT_FILE)
     if raw is None:
         return out
     key = (*path, "stuck_after_s")
