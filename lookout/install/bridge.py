@@ -14,15 +14,9 @@ from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import Out
 from lookout.paths import tilde
+from lookout.platform import base
 from lookout.platform import current as platform
-from lookout.platform.base import (
-    capture,
-    last_line,
-    no_service,
-    service_file,
-    service_to_remove,
-    write_service_file,
-)
+from lookout.platform.base import capture, last_line
 
 UNIT = "lookout-bridge.service"
 UNIT_MARK = "# lookout bridge, written by lookout's install.py --bridge (removed by --uninstall)"
@@ -130,13 +124,15 @@ def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
     target = unit_path()
     text = unit_text(python, home)
     if not systemd_user():
-        no_service("systemd --user", out)
+        base.no_service("systemd --user", out)
         out("  (or from cron: * * * * * lookout bridge --once)")
         return
-    write, current = service_file(target, UNIT_MARK, dry_run, "enable it (systemctl --user)", out)
+    write, current = base.service_file(
+        target, UNIT_MARK, dry_run, "enable it (systemctl --user)", out
+    )
     if not write:
         return
-    write_service_file(target, current, text, "systemd user unit", out)
+    base.write_service_file(target, current, text, "systemd user unit", out)
     for argv in (["daemon-reload"], ["enable", UNIT], ["restart", UNIT]):
         done = capture(["systemctl", "--user", *argv], timeout=30)
         if done.returncode != 0:
@@ -181,7 +177,7 @@ def uninstall(dry_run: bool, out: Out) -> None:
         service.uninstall(dry_run, out)
         return
     target = unit_path()
-    if not service_to_remove(target, UNIT_MARK, dry_run, "systemd user unit", out):
+    if not base.service_to_remove(target, UNIT_MARK, dry_run, "systemd user unit", out):
         return
     running = systemd_user()
     if running:

@@ -11,15 +11,8 @@ from pathlib import Path
 from lookout import paths
 from lookout.errors import LookoutError
 from lookout.paths import tilde
-from lookout.platform.base import (
-    Service,
-    capture,
-    last_line,
-    no_service,
-    service_file,
-    service_to_remove,
-    write_service_file,
-)
+from lookout.platform import base
+from lookout.platform.base import Service, capture, last_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,14 +62,14 @@ class LaunchAgent(Service):
         target = self.path()
         text = plist_text(python, home)
         if shutil.which("launchctl") is None:
-            no_service("launchctl", out)
+            base.no_service("launchctl", out)
             return
-        write, current = service_file(target, MARK, dry_run, "load it (launchctl)", out)
+        write, current = base.service_file(target, MARK, dry_run, "load it (launchctl)", out)
         if not write:
             return
         if current is not None:
             self._unload(target)  # reload: launchd reads a plist only as it loads it
-        write_service_file(target, current, text, "launchd agent", out)
+        base.write_service_file(target, current, text, "launchd agent", out)
         code, why = _launchctl("bootstrap", f"gui/{os.getuid()}", str(target))
         if code != 0:
             code, why = _launchctl("load", "-w", str(target))  # launchctl before 10.10
@@ -91,7 +84,7 @@ class LaunchAgent(Service):
         import shutil
 
         target = self.path()
-        if not service_to_remove(target, MARK, dry_run, "launchd agent", out):
+        if not base.service_to_remove(target, MARK, dry_run, "launchd agent", out):
             return
         running = shutil.which("launchctl") is not None
         if running:
