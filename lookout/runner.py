@@ -178,11 +178,8 @@ def record_agent(
     env: Mapping[str, str],
     find_process: bool = False,
 ) -> None:
-    data = _parse(raw)
+    data = _logged_parse(raw, state_dir, f"{agent} hook {name}: stdin")
     if data is None:
-        store.log_error(
-            state_dir, f"{agent} hook {name}: stdin is not a JSON object ({len(raw)} bytes)"
-        )
         return
     module = _agent(agent)
     payload = module.translate(data, name)
@@ -196,7 +193,8 @@ def record_agent(
     agent_env = {**env, "LOOKOUT_AGENT": agent}
     agent_env.pop("CLAUDE_PID", None)  # the hook's parent is that agent, not Claude Code
     agent_env.pop("CLAUDE_CODE_ENTRYPOINT", None)  # nor is its entry point Claude Code's
-    _record_payload(payload, raw, name, ts_ms, state_dir, agent_env, find_process)
+    # LOOKOUT_AGENT names the agent: not taken for Cursor running Claude Code's hooks.
+    record_parsed(payload, raw, name, ts_ms, state_dir, agent_env, find_process)
 
 
 def _fail_open(label: str, work: Callable[[str], None], answer: bytes = b"") -> int:
@@ -240,11 +238,8 @@ def _keep_stdout() -> int:
 def record_notify(agent: str, raw: str, ts_ms: int, state_dir: str, env: Mapping[str, str]) -> None:
     """A notify program's argument, translated by the agent's module, recorded as a Claude-shaped
     payload of that agent."""
-    data = _parse(raw.encode("utf-8", "replace"))
+    data = _logged_parse(raw.encode("utf-8", "replace"), state_dir, f"{agent} notify: argument")
     if data is None:
-        store.log_error(
-            state_dir, f"{agent} notify: argument is not a JSON object ({len(raw)} chars)"
-        )
         return
     payload = _agent(agent).translate(data, None)
     if payload is None:
@@ -273,11 +268,8 @@ def record(
     raw: bytes, event_name: str | None, ts_ms: int, state_dir: str, env: Mapping[str, str]
 ) -> None:
     """Record one delivery. Raises on our own bugs (the caller logs them)."""
-    payload = _parse(raw)
+    payload = _logged_parse(raw, state_dir, f"hook {event_name}: stdin")
     if payload is None:
-        store.log_error(
-            state_dir, f"hook {event_name}: stdin is not a JSON object ({len(raw)} bytes); ignored"
-        )
         return
     record_parsed(payload, raw, event_name, ts_ms, state_dir, env)
 
@@ -292,26 +284,13 @@ def record_parsed(
     find_process: bool = False,
     process: tuple[int, int | None] | None = None,
 ) -> None:
+    """`find_process`: the caller is a hook its agent started (not a notify program, a test or
+    a fixture builder calling in): the agent is the hook's parent process. `process`: the
+    agent's (pid, start) as the caller found it (a notify program's parent: procs.of_notify)."""
     if events.is_cursor(payload) and not env.get("LOOKOUT_AGENT"):
         # Cursor running Claude Code's hooks (third-party configs): lookout's own Cursor hooks
         # (install.py --agent cursor) report that session; a Claude session would be a lie.
         return
-    _record_payload(payload, raw, event_name, ts_ms, state_dir, env, find_process, process)
-
-
-def _record_payload(
-    payload: dict[str, object],
-    raw: bytes,
-    event_name: str | None,
-    ts_ms: int,
-    state_dir: str,
-    env: Mapping[str, str],
-    find_process: bool = False,
-    process: tuple[int, int | None] | None = None,
-) -> None:
-    """`find_process`: the caller is a hook its agent started (not a notify program, a test or
-    a fixture builder calling in): the agent is the hook's parent process. `process`: the
-    agent's (pid, start) as the caller found it (a notify program's parent: procs.of_notify)."""
     # The same bytes from another Claude process (two `claude -p --continue` a second apart) are
     # two events, not one delivered twice.
     key = raw + b"\0" + env.get("CLAUDE_PID", "").encode("utf-8", "replace")
@@ -418,6 +397,14 @@ def _notify(intents: list[Intent], state_dir: str) -> None:
     from lookout.notify.handle import handle  # only turns that end or block pay for it
 
     handle(intents, state_dir)
+
+
+def _logged_parse(raw: bytes, state_dir: str, what: str) -> dict[str, object] | None:
+    """`raw` parsed, or None once errors.log says that `what` is not a payload."""
+    payload = _parse(raw)
+    if payload is None:
+        store.log_error(state_dir, f"{what} is not a JSON object ({len(raw)} bytes); ignored")
+    return payload
 
 
 def _parse(raw: bytes) -> dict[str, object] | None:

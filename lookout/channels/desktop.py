@@ -233,30 +233,30 @@ def withdraw(ch: Desktop, ref: str, timeout_s: float) -> bool:
     return True
 
 
-def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:
-    """What `fd` gives until its end or the deadline; True if it ended."""
+def _chunk(fd: int, deadline: float) -> bytes | None:
+    """The next bytes on `fd`: None at the deadline, b"" at its end."""
     import select
 
+    left = deadline - time.monotonic()
+    if left <= 0 or not select.select([fd], [], [], left)[0]:
+        return None
+    return os.read(fd, 4096)
+
+
+def _until_eof(fd: int, buf: bytes, deadline: float) -> tuple[bytes, bool]:
+    """What `fd` gives until its end or the deadline; True if it ended."""
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return buf, False
-        chunk = os.read(fd, 4096)
+        chunk = _chunk(fd, deadline)
         if not chunk:
-            return buf, True
+            return buf, chunk is not None
         buf += chunk
 
 
 def read_line(fd: int, deadline: float) -> tuple[str | None, bytes]:
     """The first line on `fd` (None at EOF or the deadline) and the bytes after it."""
-    import select
-
     buf = b""
     while b"\n" not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None, buf
-        chunk = os.read(fd, 4096)
+        chunk = _chunk(fd, deadline)
         if not chunk:
             return None, buf
         buf += chunk

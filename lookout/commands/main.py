@@ -1,7 +1,7 @@
-"""The `lookout` command: a table from each command's name to the module that declares and runs
-it (pip's commands_dict). A module is imported only when its command runs: `lookout --help`
-lists the table, and `lookout status` never loads the notification senders or the dashboard.
-Every command runs under the one error boundary (lookout/boundary.py).
+"""The `lookout` command: a table of the commands' names, each the name of the module that
+declares and runs it (pip's commands_dict). A module is imported only when its command runs:
+`lookout --help` lists the table, and `lookout status` never loads the notification senders or
+the dashboard. Every command runs under the one error boundary (lookout/boundary.py).
 
 A command module has `declare(parser)`, which describes the command and adds its arguments
 (commands/args.py holds what several commands share), and `run(args) -> int`."""
@@ -17,88 +17,44 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
-# name -> (the module that declares and runs it, its line in `lookout --help`), in that order.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "status": ("lookout.commands.status", "show every session, the ones that need you first"),
-    "tail": ("lookout.commands.tail", "show recorded events as readable lines"),
-    "prune": ("lookout.commands.prune", "forget ended sessions"),
-    "ack": (
-        "lookout.commands.ack",
-        "clear an attention by hand (the dialog is gone but lookout cannot see it)",
-    ),
-    "bridge": (
-        "lookout.commands.bridge",
-        "keep this host's sessions on the MQTT broker in [fleet]",
-    ),
-    "fleet": ("lookout.commands.fleet", "manage the MQTT fleet (forget a retired host)"),
-    "doctor": (
-        "lookout.commands.doctor.report",
-        "check the installation, config, state directory and channels",
-    ),
-    "test": (
-        "lookout.commands.channels",
-        "send a test notification through each channel (or the ones named)",
-    ),
-    "check-config": (
-        "lookout.commands.check_config",
-        "validate the config file and say what is wrong",
-    ),
-    "answer": (
-        "lookout.commands.answer",
-        "allow or deny a waiting permission request (needs [remote] enabled)",
-    ),
-    "jump": (
-        "lookout.commands.jump",
-        "switch your tmux client to a session's pane (default: the one waiting longest)",
-    ),
-    "pick": (
-        "lookout.commands.pick",
-        "a tmux menu of the sessions, the ones waiting on you first",
-    ),
-    "tmux-setup": (
-        "lookout.commands.tmux_setup",
-        "tmux bindings: prefix a jumps, prefix A picks; the status-right snippet",
-    ),
-    "explain": (
-        "lookout.commands.explain",
-        "say what a session's last notifications did, and why one was not sent",
-    ),
-    "channel": ("lookout.commands.channel", "add or remove a notification channel in the config"),
-    "rule": ("lookout.commands.rule", "add or remove a notification rule in the config"),
-    "say": ("lookout.commands.say", "send a message to a session as your next prompt ([steer])"),
-    "interrupt": (
-        "lookout.commands.interrupt",
-        "stop a session's current turn, as Esc does ([steer])",
-    ),
-    "start": (
-        "lookout.commands.start",
-        "start a new session in a new tmux window in an allowed project ([steer])",
-    ),
-    "report": (
-        "lookout.commands.report",
-        "how long sessions waited on you: episodes, total, median, p95, by project...",
-    ),
-    "suggest": (
-        "lookout.commands.suggest",
-        "allow rules for the permission requests you approve again and again",
-    ),
-    "serve": (
-        "lookout.commands.serve",
-        "the live dashboard for a browser (phone, tablet, second screen)",
-    ),
-    "trust": (
-        "lookout.commands.trust",
-        "let a project's .claude/lookout.toml add channels (shows what it adds, asks)",
-    ),
-    "uninstall": (
-        "lookout.commands.uninstall",
-        "remove lookout's hooks (--purge: also its runtime, state and config)",
-    ),
+# name -> its line in `lookout --help`, in that order. Its module is lookout.commands.<name>
+# (a dash an underscore), or the one MODULES names.
+COMMANDS: dict[str, str] = {
+    "status": "show every session, the ones that need you first",
+    "tail": "show recorded events as readable lines",
+    "prune": "forget ended sessions",
+    "ack": "clear an attention by hand (the dialog is gone but lookout cannot see it)",
+    "bridge": "keep this host's sessions on the MQTT broker in [fleet]",
+    "fleet": "manage the MQTT fleet (forget a retired host)",
+    "doctor": "check the installation, config, state directory and channels",
+    "test": "send a test notification through each channel (or the ones named)",
+    "check-config": "validate the config file and say what is wrong",
+    "answer": "allow or deny a waiting permission request (needs [remote] enabled)",
+    "jump": "switch your tmux client to a session's pane (default: the one waiting longest)",
+    "pick": "a tmux menu of the sessions, the ones waiting on you first",
+    "tmux-setup": "tmux bindings: prefix a jumps, prefix A picks; the status-right snippet",
+    "explain": "say what a session's last notifications did, and why one was not sent",
+    "channel": "add or remove a notification channel in the config",
+    "rule": "add or remove a notification rule in the config",
+    "say": "send a message to a session as your next prompt ([steer])",
+    "interrupt": "stop a session's current turn, as Esc does ([steer])",
+    "start": "start a new session in a new tmux window in an allowed project ([steer])",
+    "report": "how long sessions waited on you: episodes, total, median, p95, by project...",
+    "suggest": "allow rules for the permission requests you approve again and again",
+    "serve": "the live dashboard for a browser (phone, tablet, second screen)",
+    "trust": "let a project's .claude/lookout.toml add channels (shows what it adds, asks)",
+    "uninstall": "remove lookout's hooks (--purge: also its runtime, state and config)",
 }
+MODULES = {"doctor": "lookout.commands.doctor.report", "test": "lookout.commands.channels"}
 
 # `lookout status --line`, which a status bar runs every few seconds: run without argparse
 # (~5 ms with the re, enum and gettext it imports); status.LINE is what argparse makes of it.
 STATUS_LINE = ["status", "--line"]
+
+
+def module(name: str) -> str:
+    """The module that declares and runs the command `name`."""
+    return MODULES.get(name) or "lookout.commands." + name.replace("-", "_")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -118,10 +74,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=version.Action)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, summary) in COMMANDS.items():
+    for name, summary in COMMANDS.items():
         declared = sub.add_parser(name, help=summary)
         if name == command:
-            importlib.import_module(module).declare(declared)
+            importlib.import_module(module(name)).declare(declared)
     return parser
 
 
@@ -146,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from lookout.commands.args import UsageError
 
-    command = importlib.import_module(COMMANDS[args.command][0])
+    command = importlib.import_module(module(args.command))
     if args.command not in NO_POLLER:
         _poller()
 

@@ -125,6 +125,25 @@ class Checker:
                     f"unknown key{did_you_mean(key, allowed)} (expected one of {choices(allowed)})",
                 )
 
+    def own_table(
+        self, name: str, raw: object, allowed: tuple[str, ...], project_file: str
+    ) -> dict[str, Any] | None:
+        """The table [name], which only the user's own file may hold: None (after an error)
+        where a project file (`project_file` says which and why not) names it or it is not a
+        table."""
+        path = (name,)
+        if name in self.over:
+            self.error(
+                path,
+                f"is read only from your own config file, never from a project's {project_file}",
+            )
+            return None
+        if not self.expect(path, raw, dict, "a table"):
+            return None
+        assert isinstance(raw, dict)
+        self.unknown_keys(path, raw, allowed)
+        return raw
+
     def by_kind(
         self, path: KeyPath, value: object, check: Callable[[KeyPath, object], object]
     ) -> object:

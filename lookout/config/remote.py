@@ -25,17 +25,10 @@ REMOTE_WAIT_RANGE = (10, 86400)
 def check_remote(c: Checker, raw: object) -> dict[str, Any]:
     out = dict(REMOTE_DEFAULTS, tools=list(REMOTE_DEFAULTS["tools"]))
     path: KeyPath = ("remote",)
-    if "remote" in c.over:
-        c.error(
-            path,
-            "is read only from your own config file, never from a project's"
-            f" {PROJECT_FILE} (a repository must not turn on answering from afar)",
-        )
+    why = f"{PROJECT_FILE} (a repository must not turn on answering from afar)"
+    raw = c.own_table("remote", raw, tuple(REMOTE_DEFAULTS), why)
+    if raw is None:
         return out
-    if not c.expect(path, raw, dict, "a table"):
-        return out
-    assert isinstance(raw, dict)
-    c.unknown_keys(path, raw, tuple(REMOTE_DEFAULTS))
     for key in ("enabled", "allow_always"):
         if key in raw and c.expect((*path, key), raw[key], bool, "true or false"):
             out[key] = raw[key]

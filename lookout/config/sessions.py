@@ -21,16 +21,9 @@ STUCK_RANGE = (1, 86400)
 def check_sessions(c: Checker, raw: object) -> dict[str, Any]:
     out = dict(SESSIONS_DEFAULTS)
     path: KeyPath = ("sessions",)
-    if "sessions" in c.over:
-        c.error(
-            path,
-            f"is read only from your own config file, never from a project's {PROJECT_FILE}",
-        )
+    raw = c.own_table("sessions", raw, tuple(SESSIONS_DEFAULTS), PROJECT_FILE)
+    if raw is None:
         return out
-    if not c.expect(path, raw, dict, "a table"):
-        return out
-    assert isinstance(raw, dict)
-    c.unknown_keys(path, raw, tuple(SESSIONS_DEFAULTS))
     key = (*path, "stuck_after_s")
     value = raw.get("stuck_after_s")
     if "stuck_after_s" in raw and c.expect(key, value, (int, float), "a number of seconds"):

@@ -14,6 +14,7 @@ from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import Out
 from lookout.paths import tilde
+from lookout.platform import base
 from lookout.platform import current as platform
 from lookout.platform.base import capture, last_line
 
@@ -123,24 +124,15 @@ def install(python: str, home: Path, dry_run: bool, out: Out) -> None:
     target = unit_path()
     text = unit_text(python, home)
     if not systemd_user():
-        out("no systemd --user here: run the bridge yourself, e.g. in tmux or a login script:")
-        out(f"  {tilde(paths.bin_dir() / 'lookout')} bridge")
+        base.no_service("systemd --user", out)
         out("  (or from cron: * * * * * lookout bridge --once)")
         return
-    try:
-        current = target.read_text(encoding="utf-8")
-    except OSError:
-        current = None
-    if current is not None and UNIT_MARK not in current:
-        out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
+    write, current = base.service_file(
+        target, UNIT_MARK, dry_run, "enable it (systemctl --user)", out
+    )
+    if not write:
         return
-    if dry_run:
-        out(f"dry run: would write {tilde(target)} and enable it (systemctl --user)")
-        return
-    if current != text:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        files.atomic_write(target, text.encode("utf-8"), 0o644)
-        out(f"wrote systemd user unit {tilde(target)}")
+    base.write_service_file(target, current, text, "systemd user unit", out)
     for argv in (["daemon-reload"], ["enable", UNIT], ["restart", UNIT]):
         done = capture(["systemctl", "--user", *argv], timeout=30)
         if done.returncode != 0:
@@ -185,14 +177,7 @@ def uninstall(dry_run: bool, out: Out) -> None:
         service.uninstall(dry_run, out)
         return
     target = unit_path()
-    try:
-        ours = UNIT_MARK in target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return
-    if not ours:
-        return
-    if dry_run:
-        out(f"would stop and remove systemd user unit {tilde(target)}")
+    if not base.service_to_remove(target, UNIT_MARK, dry_run, "systemd user unit", out):
         return
     running = systemd_user()
     if running:

@@ -6,7 +6,6 @@ Reads and probes only: never writes a file (its import probe runs with -B)."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -48,13 +47,8 @@ class Report:
 
 
 def our_script(handler: dict[str, Any]) -> str | None:
-    words: list[str] = []
     command = handler.get("command")
-    if isinstance(command, str):
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
+    words = settings.loose_words(command) if isinstance(command, str) else []
     for word in words:
         path = PurePosixPath(word)
         if path.name in settings.OUR_SCRIPTS and path.parent.name == "hooks":

@@ -171,6 +171,20 @@ def unified_diff(loaded: Loaded, new_text: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
+def without_writing(
+    loaded: Loaded, new_text: str, dry_run: bool, already: str, out: Out
+) -> bool | None:
+    """An install that writes nothing: False when the file holds `new_text` already (saying
+    `already`), True for a dry run (its diff shown). None: the caller writes."""
+    if loaded.text is not None and new_text == loaded.text:
+        out(already)
+        return False
+    if dry_run:
+        out(unified_diff(loaded, new_text).rstrip("\n"))
+        return True
+    return None
+
+
 def written_note(details: list[str], backup: Path | None, loaded: Loaded) -> str:
     """` (…; backup: …)` / ` (new file)` after a line that says what was written."""
     if backup:

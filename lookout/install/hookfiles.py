@@ -104,11 +104,7 @@ def is_ours(handler: object, script: str, roots: Sequence[str] = ()) -> bool:
     text = _command_of(handler)
     if text is None:
         return False
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        words = text.split()
-    for word in words:
+    for word in settings.loose_words(text):
         path = PurePosixPath(word)
         if path.name != script or path.parent.name != "hooks":
             continue
@@ -257,12 +253,10 @@ def install(spec: Spec, python: str, home: Path, dry_run: bool, out: Out) -> boo
     loaded = load(spec)
     text, count = _render(spec, loaded, python, home)
     where = tilde(loaded.path)
-    if loaded.text is not None and text == loaded.text:
-        out(f"already installed: {_what(spec, count)} for {spec.title} in {where}")
-        return False
-    if dry_run:
-        out(files.unified_diff(loaded, text).rstrip("\n"))
-        return True
+    already = f"already installed: {_what(spec, count)} for {spec.title} in {where}"
+    done = files.without_writing(loaded, text, dry_run, already, out)
+    if done is not None:
+        return done
     created_dirs = registry.missing_dirs(loaded.path) if loaded.text is None else []
     if spec.shape == "plugin":
         # A file of lookout's own (load_plugin refused anything else): no backup to keep.

@@ -80,12 +80,11 @@ def install_into(
     new = settings.merge(loaded.data, handlers, roots)
     text = settings.dumps(new, loaded.text)
     count = len(handlers)
-    if loaded.text is not None and text == loaded.text:
-        out(f"already installed: {count} hooks in {tilde(target)}")
-        return False
-    if dry_run:
-        out(files.unified_diff(loaded, text).rstrip("\n"))
-        return True
+    done = files.without_writing(
+        loaded, text, dry_run, f"already installed: {count} hooks in {tilde(target)}", out
+    )
+    if done is not None:
+        return done
     stale = settings.count_ours(loaded.data, roots)
     created_dirs = registry.missing_dirs(target) if loaded.text is None else []
     backup = files.write_settings(loaded, text)

@@ -59,6 +59,14 @@ def _after_guards(words: list[str]) -> list[str]:
     return words
 
 
+def loose_words(command: str) -> list[str]:
+    """The shell words of `command`; one shlex cannot split (an open quote) split at spaces."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
 def command_words(command: str) -> list[str]:
     """The argv a hook command runs: shell words without the guards or VAR=value prefixes."""
     words = _after_guards(shlex.split(command))
@@ -146,10 +154,7 @@ def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings
 def _command_paths(handler: Handler) -> Iterable[str]:
     command = handler.get("command")
     if isinstance(command, str):
-        try:
-            yield from shlex.split(command)
-        except ValueError:  # unbalanced quotes: still look at the plain words
-            yield from command.split()
+        yield from loose_words(command)
     args = handler.get("args")
     if isinstance(args, list):
         yield from (a for a in args if isinstance(a, str))

@@ -134,6 +134,62 @@ class Service:
         raise NotImplementedError
 
 
+def no_service(manager: str, out: Out) -> None:
+    """Say that without `manager` the bridge is the user's to run."""
+    from lookout import paths
+
+    out(f"no {manager} here: run the bridge yourself, e.g. in tmux or a login script:")
+    out(f"  {paths.tilde(paths.bin_dir() / 'lookout')} bridge")
+
+
+def service_file(
+    target: Path, mark: str, dry_run: bool, then: str, out: Out
+) -> tuple[bool, str | None]:
+    """Whether to write the service file `target` now, and what it holds (None: nothing). Not
+    a file without lookout's `mark` (someone else's: left alone, with a warning), nor in a dry
+    run (which says it would write it and `then`)."""
+    from lookout.paths import tilde
+
+    try:
+        current: str | None = target.read_text(encoding="utf-8")
+    except OSError:
+        current = None
+    if current is not None and mark not in current:
+        out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
+        return False, current
+    if dry_run:
+        out(f"dry run: would write {tilde(target)} and {then}")
+        return False, current
+    return True, current
+
+
+def service_to_remove(target: Path, mark: str, dry_run: bool, what: str, out: Out) -> bool:
+    """Whether to stop and remove the service file `target` now: only lookout's own (with its
+    `mark`), and not in a dry run (which says it would)."""
+    from lookout.paths import tilde
+
+    try:
+        ours = mark in target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if ours and dry_run:
+        out(f"would stop and remove {what} {tilde(target)}")
+        return False
+    return ours
+
+
+def write_service_file(target: Path, current: str | None, text: str, what: str, out: Out) -> None:
+    """Write `text` to `target` unless it holds that already; say so as `wrote <what> <path>`."""
+    if current == text:
+        return
+    from lookout.atomic import atomic_write
+    from lookout.paths import tilde
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, text.encode("utf-8"), 0o644)
+    out(f"wrote {what} {tilde(target)}")
+
+
 class Platform:
     """Linux's answers where /proc gives them (procs.py, shared with the hook); a platform
     overrides what differs and implements what has no default."""

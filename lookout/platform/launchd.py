@@ -9,9 +9,9 @@ import plistlib
 from pathlib import Path
 
 from lookout import paths
-from lookout.atomic import atomic_write
 from lookout.errors import LookoutError
 from lookout.paths import tilde
+from lookout.platform import base
 from lookout.platform.base import Service, capture, last_line
 
 TYPE_CHECKING = False
@@ -62,25 +62,14 @@ class LaunchAgent(Service):
         target = self.path()
         text = plist_text(python, home)
         if shutil.which("launchctl") is None:
-            out("no launchctl here: run the bridge yourself, e.g. in tmux or a login script:")
-            out(f"  {tilde(paths.bin_dir() / 'lookout')} bridge")
+            base.no_service("launchctl", out)
             return
-        try:
-            current: str | None = target.read_text(encoding="utf-8")
-        except OSError:
-            current = None
-        if current is not None and MARK not in current:
-            out(f"warning: {tilde(target)} exists and is not lookout's: left alone")
-            return
-        if dry_run:
-            out(f"dry run: would write {tilde(target)} and load it (launchctl)")
+        write, current = base.service_file(target, MARK, dry_run, "load it (launchctl)", out)
+        if not write:
             return
         if current is not None:
             self._unload(target)  # reload: launchd reads a plist only as it loads it
-        if current != text:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, text.encode("utf-8"), 0o644)
-            out(f"wrote launchd agent {tilde(target)}")
+        base.write_service_file(target, current, text, "launchd agent", out)
         code, why = _launchctl("bootstrap", f"gui/{os.getuid()}", str(target))
         if code != 0:
             code, why = _launchctl("load", "-w", str(target))  # launchctl before 10.10
@@ -95,14 +84,7 @@ class LaunchAgent(Service):
         import shutil
 
         target = self.path()
-        try:
-            ours = MARK in target.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return
-        if not ours:
-            return
-        if dry_run:
-            out(f"would stop and remove launchd agent {tilde(target)}")
+        if not base.service_to_remove(target, MARK, dry_run, "launchd agent", out):
             return
         running = shutil.which("launchctl") is not None
         if running:

@@ -118,8 +118,8 @@ def test_every_command_in_the_table_declares_itself_and_runs() -> None:
 
     listed = cli.build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert list(listed) == list(cli.COMMANDS)  # `lookout --help` lists the table, in order
-    for name, (module, _) in cli.COMMANDS.items():
-        command = importlib.import_module(module)
+    for name in cli.COMMANDS:
+        command = importlib.import_module(cli.module(name))
         assert callable(command.declare) and callable(command.run), name
         parser = cli.build_parser(name)
         declared = parser._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]

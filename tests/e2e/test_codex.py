@@ -14,7 +14,6 @@ import itertools
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,13 +24,12 @@ from typing import Any
 import pytest
 
 from tests.e2e import npm_client
-from tests.helpers import ROOT
+from tests.e2e.agent_machine import AgentMachine
 
 pytestmark = pytest.mark.e2e
 
 CODEX_VERSION = "0.169.0"
 PACKAGE = "@openai/codex"
-CHECKOUT = ROOT
 # Read at import, before the autouse fixture points HOME and XDG_* at a temporary directory.
 _ENV = dict(os.environ)
 DEAD_PROXY = "http://127.0.0.1:9"
@@ -140,17 +138,17 @@ env_key = "LOOKOUT_E2E_MOCK_KEY"
 """
 
 
-class Machine:
+class Machine(AgentMachine):
+    agent = "codex"
+
     def __init__(self, root: Path, codex: Path, api: ResponsesAPI) -> None:
-        self.root = root
-        self.home = root / "home"
+        super().__init__(root)
         self.codex_home = self.home / ".codex"
-        self.project = root / "project"
         self.codex = codex
         self.api = api
         self.codex_home.mkdir(parents=True)
         self.project.mkdir()
-        self.config = self.codex_home / "config.toml"
+        self.config = self.user_file = self.codex_home / "config.toml"
         self.config.write_text(CONFIG.format(url=api.url))
 
     def env(self) -> dict[str, str]:
@@ -168,18 +166,6 @@ class Machine:
         for var in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy"):
             env[var] = DEAD_PROXY
         return env
-
-    def install(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "install.py", "--agent", "codex", "--python", sys.executable, *args],
-            cwd=CHECKOUT,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-        return done.stdout
 
     def codex_exec(self, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -202,17 +188,9 @@ class Machine:
         assert REPLY in done.stdout, done.stdout
         return done
 
-    def status(self) -> list[dict[str, Any]]:
-        done = subprocess.run(
-            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
-        return sessions
+    def turn(self, prompt: str) -> subprocess.CompletedProcess[str]:
+        # Codex runs only hooks the user trusted (/hooks in the TUI); a test vets them itself.
+        return self.codex_exec(prompt, "--dangerously-bypass-hook-trust")
 
     def wait_session(self, session_id: str, status: str, timeout: float = 20) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -235,10 +213,6 @@ class Machine:
             time.sleep(0.1)
         raise AssertionError(f"no session {session_id} in lookout status")
 
-    def errors(self) -> str:
-        log = self.home / ".local" / "state" / "lookout" / "errors.log"
-        return log.read_text() if log.exists() else ""
-
 
 @pytest.fixture
 def machine(tmp_path: Path, codex_bin: Path, responses_api: ResponsesAPI) -> Machine:
@@ -254,12 +228,11 @@ def session_id_of(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_a_codex_turn_through_hooks(machine: Machine) -> None:
-    out = machine.install()
+    out = machine.install()  # the line that says it installed: test_agents.py
     assert f"codex: Codex {CODEX_VERSION} has hooks: using ~/.codex/hooks.json" in out
     assert "installed 13 hooks into ~/.codex/hooks.json (new file)" in out
     assert "StopFailure" not in (machine.codex_home / "hooks.json").read_text()
-    # Codex runs only hooks the user trusted (/hooks in the TUI); a test vets them itself.
-    done = machine.codex_exec("rename foo to bar", "--dangerously-bypass-hook-trust")
+    done = machine.turn("rename foo to bar")
     session = session_id_of(done)
     # `codex exec` has exited, so the session is over: by its SessionEnd (0.169.0), or, had that
     # been lost, by its process, gone (issue 22 #7).
@@ -301,13 +274,5 @@ def test_a_codex_turn_through_legacy_notify(machine: Machine) -> None:
     else:
         assert (shown["status"], shown["reason"]) == ("ended", "process_gone"), shown
     assert machine.errors() == ""
-    done = subprocess.run(
-        [sys.executable, "install.py", "--agent", "codex", "--uninstall"],
-        cwd=CHECKOUT,
-        env=machine.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    machine.uninstall()
     assert machine.config.read_text() == original

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,15 +20,15 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT, calls, recorder
+from tests.helpers import calls, recorder
 
 from . import npm_client
+from .agent_machine import AgentMachine
 
 pytestmark = pytest.mark.e2e
 
 VERSION = "0.61.0"
 STALL = "STALL_NOW"
-CHECKOUT = ROOT
 REPLY = "OK from mock"
 MODEL = "gemini-2.5-flash"
 
@@ -106,9 +105,13 @@ class GeminiAPI:
         self.server.server_close()
 
 
+def binary() -> Path:
+    return npm_client.ensure("@google/gemini-cli", VERSION, "gemini-cli", "gemini")
+
+
 @pytest.fixture(scope="session")
 def gemini_bin() -> Path:
-    return npm_client.ensure("@google/gemini-cli", VERSION, "gemini-cli", "gemini")
+    return binary()
 
 
 # The user's own settings, as Gemini CLI writes them (it migrates older keys and rewrites the
@@ -121,14 +124,14 @@ SETTINGS = {
 }
 
 
-class Machine:
+class Machine(AgentMachine):
+    agent = "gemini"
+
     def __init__(self, root: Path, gemini: Path, api: GeminiAPI) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.project = root / "project"
+        super().__init__(root)
         self.gemini = gemini
         self.api = api
-        self.settings = self.home / ".gemini" / "settings.json"
+        self.settings = self.user_file = self.home / ".gemini" / "settings.json"
         self.settings.parent.mkdir(parents=True)
         self.project.mkdir()
         self.original = json.dumps(SETTINGS, indent=2)
@@ -142,18 +145,6 @@ class Machine:
             # Headless runs need the workspace trusted (exit 55 otherwise).
             GEMINI_CLI_TRUST_WORKSPACE="true",
         )
-
-    def install(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "install.py", "--agent", "gemini", "--python", sys.executable, *args],
-            cwd=CHECKOUT,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-        return done.stdout
 
     def run(self, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -169,36 +160,8 @@ class Machine:
         assert REPLY in done.stdout, done.stdout
         return done
 
-    def status(self) -> list[dict[str, Any]]:
-        done = subprocess.run(
-            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
-        return sessions
-
-    def wait(self, status: str, reason: str | None = None, timeout: float = 30) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        shown: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            shown = self.status()
-            for s in shown:
-                if s["status"] == status and (reason is None or s["reason"] == reason):
-                    return s
-            time.sleep(0.2)
-        raise AssertionError(f"no {status}/{reason} session in lookout status: {shown}")
-
-    def records(self) -> list[dict[str, Any]]:
-        path = self.home / ".local" / "state" / "lookout" / "events.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()]
-
-    def errors(self) -> str:
-        log = self.home / ".local" / "state" / "lookout" / "errors.log"
-        return log.read_text() if log.exists() else ""
+    def turn(self, prompt: str) -> subprocess.CompletedProcess[str]:
+        return self.run(prompt)
 
 
 @pytest.fixture
@@ -208,12 +171,10 @@ def machine(tmp_path: Path, gemini_bin: Path) -> Iterator[Machine]:
 
 
 def test_a_gemini_turn_with_a_tool_call(machine: Machine) -> None:
-    out = machine.install()
-    assert "installed 7 hooks for Gemini CLI into ~/.gemini/settings.json (backup: " in out
+    # test_agents.py: install's line, a plain turn's ended session, uninstall's settings.
+    machine.install()
     machine.run("USE_TOOL please", "--approval-mode", "yolo")
     shown = machine.wait("ended")  # `gemini -p` ends its session after the turn
-    assert shown["agent"] == "gemini"
-    assert shown["cwd"] == str(machine.project)
     assert shown["summary"] == REPLY
     events = [r["event"] for r in machine.records()]
     assert events == [
@@ -234,17 +195,6 @@ def test_a_gemini_turn_with_a_tool_call(machine: Machine) -> None:
     assert (stop["status"], stop["notify"]) == ("idle", ["done"])
     assert (machine.project / "t.txt").exists()
     assert machine.errors() == ""
-    # Uninstall gives the user's settings back byte for byte.
-    done = subprocess.run(
-        [sys.executable, "install.py", "--agent", "gemini", "--uninstall"],
-        cwd=CHECKOUT,
-        env=machine.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert machine.settings.read_text() == machine.original
 
 
 def test_a_gemini_permission_dialog_raises_attention_until_allowed(machine: Machine) -> None:

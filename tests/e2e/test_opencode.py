@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,14 +18,12 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT
-
 from . import npm_client
+from .agent_machine import AgentMachine
 
 pytestmark = pytest.mark.e2e
 
 VERSION = "1.18.33"
-CHECKOUT = ROOT
 REPLY = "OK from mock"
 COMMAND = "echo hi-from-tool"
 QUESTION = "Which database should I use?"
@@ -127,16 +123,20 @@ class ChatAPI:
         self.server.server_close()
 
 
-@pytest.fixture(scope="session")
-def opencode_bin() -> Path:
+def binary() -> Path:
     return npm_client.ensure("opencode-ai", VERSION, "opencode", "opencode")
 
 
-class Machine:
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    return binary()
+
+
+class Machine(AgentMachine):
+    agent = "opencode"
+
     def __init__(self, root: Path, opencode: Path, api: ChatAPI) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.project = root / "project"
+        super().__init__(root)
         self.opencode = opencode
         self.config_dir = self.home / ".config" / "opencode"
         self.config_dir.mkdir(parents=True)
@@ -157,7 +157,8 @@ class Machine:
                 }
             },
         }
-        (self.config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
+        self.user_file = self.config_dir / "opencode.json"
+        self.user_file.write_text(json.dumps(config, indent=2))
         # OpenCode npm-installs @opencode-ai/plugin into its config directory at start and waits
         # for it (~70 s of retries offline); a lock file that already lists it skips that.
         (self.config_dir / "node_modules").mkdir()
@@ -181,56 +182,10 @@ class Machine:
             OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
         )
 
-    def install(self, *args: str) -> str:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "install.py",
-                "--agent",
-                "opencode",
-                "--python",
-                sys.executable,
-                *args,
-            ],
-            cwd=CHECKOUT,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+    def turn(self, prompt: str) -> subprocess.CompletedProcess[str]:
+        done = opencode_run(self, prompt)
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    def status(self) -> list[dict[str, Any]]:
-        done = subprocess.run(
-            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
-        return sessions
-
-    def wait(self, status: str, reason: str | None = None, timeout: float = 30) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        shown: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            shown = self.status()
-            for s in shown:
-                if s["status"] == status and (reason is None or s["reason"] == reason):
-                    return s
-            time.sleep(0.2)
-        raise AssertionError(f"no {status}/{reason} session in lookout status: {shown}")
-
-    def records(self) -> list[dict[str, Any]]:
-        path = self.home / ".local" / "state" / "lookout" / "events.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()]
-
-    def errors(self) -> str:
-        log = self.home / ".local" / "state" / "lookout" / "errors.log"
-        return log.read_text() if log.exists() else ""
+        return done
 
 
 @pytest.fixture
@@ -257,8 +212,7 @@ def opencode_run(machine: Machine, prompt: str) -> subprocess.CompletedProcess[s
 
 
 def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
-    out = machine.install()
-    assert "installed the plugin for OpenCode into ~/.config/opencode/plugin/lookout.js" in out
+    machine.install()  # its line, and a plain turn's ended session: test_agents.py
     config = machine.home / ".config" / "lookout" / "config.toml"
     config.write_text(
         '[channels.log]\ntype = "command"\nargv = ["/bin/true"]\n'
@@ -268,7 +222,6 @@ def test_opencode_run_with_a_permission_request(machine: Machine) -> None:
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "auto-rejecting" in done.stdout + done.stderr  # `run` answers permissions itself
     shown = machine.wait("ended")  # the plugin reports the process's exit
-    assert (shown["agent"], shown["cwd"]) == ("opencode", str(machine.project))
     # One process per bus event, started without waiting: they may record out of order (a late
     # one is marked and changes nothing); by the plugin's stamp the order is the bus order.
     records = sorted(machine.records(), key=lambda r: r["ts"])

@@ -30,18 +30,20 @@ const $ = (id) => document.getElementById(id);
 // cookie carries any authority (a browser would send one to every port of this host).
 const api = (path, options) => window.lookout.api(path, options);
 
+// The page's one element builder: remote.js and steer.js build theirs with it too.
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
-    else if (key.startsWith("data-")) node.setAttribute(key, value);
+    else if (key.startsWith("data-") || key.startsWith("aria-")) node.setAttribute(key, value);
     else node[key] = value;
   }
   for (const child of children) if (child) node.append(child);
   return node;
 }
+window.lookout.node = el;
 
 function now() { return Date.now() + state.offset; }
 

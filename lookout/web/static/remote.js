@@ -20,18 +20,7 @@
   // `lookout answer` and the alerts write them (lookout/remote/shown.py escape): \x1b, \u200b.
   const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
 
-  function node(tag, attrs, ...children) {
-    const n = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "class") n.className = v;
-      else if (k === "text") n.textContent = v;
-      else if (k.startsWith("data-") || k.startsWith("aria-")) n.setAttribute(k, v);
-      else n[k] = v;
-    }
-    for (const c of children) if (c) n.append(c);
-    return n;
-  }
+  const node = (...args) => window.lookout.node(...args); // app.js's element builder
 
   function box() {
     let b = document.getElementById("requests");
@@ -237,7 +226,6 @@
   }
 
   window.lookout.visibleText = visibleText; // steer.js shows what was delivered the same way
-  window.lookout.node = node; // and builds its elements the same way
 
   document.addEventListener("DOMContentLoaded", async () => {
     await window.lookout.ready; // a sign-in link is exchanged first

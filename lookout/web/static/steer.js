@@ -8,7 +8,7 @@
 (() => {
   const S = { on: false, settings: null, boxes: new Map() }; // session id -> {node, text, send, stop, result, busy}
 
-  // remote.js's (loaded before this one): one way to build an element, one way to escape.
+  // app.js's element builder and remote.js's escape (both loaded before this one).
   const node = (...args) => window.lookout.node(...args);
   const visible = (text) => window.lookout.visibleText(text);
 
