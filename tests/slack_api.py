@@ -32,6 +32,7 @@ class SlackApi:
         self.acks: dict[str, float] = {}  # envelope_id -> when its ack came back
         self.opened = 0  # apps.connections.open calls that answered a URL
         self.sockets: list[ServerConnection] = []
+        self.connections = 0  # WebSocket connections that got their hello
         self._ts = itertools.count(1)
         self._lock = threading.Condition()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -59,8 +60,13 @@ class SlackApi:
     def envelope(self, kind: str, payload: dict[str, Any]) -> str:
         """Send one envelope to the connected client; its envelope_id."""
         eid = str(uuid.uuid4())
-        doc = {"envelope_id": eid, "type": kind, "payload": payload,
-               "accepts_response_payload": kind == "interactive", "retry_attempt": 0}  # fmt: skip
+        doc = {
+            "envelope_id": eid,
+            "type": kind,
+            "payload": payload,
+            "accepts_response_payload": kind == "interactive",
+            "retry_attempt": 0,
+        }
         with self._lock:
             sock = self.sockets[-1]
             self.sent_at[eid] = time.monotonic()
@@ -78,21 +84,39 @@ class SlackApi:
             "channel": {"id": cid, "name": "alerts"},
             "container": {"type": "message", "message_ts": ts, "channel_id": cid},
             "message": self.messages.get(ts, {"ts": ts}),
-            "actions": [{"action_id": action_id, "block_id": "b", "type": "button",
-                         "value": value, "action_ts": str(time.time())}],  # fmt: skip
+            "actions": [
+                {
+                    "action_id": action_id,
+                    "block_id": "b",
+                    "type": "button",
+                    "value": value,
+                    "action_ts": str(time.time()),
+                }
+            ],
         }
         return self.envelope("interactive", payload)
 
     def reply(
-        self, text: str, user: str, thread_ts: str | None = None, channel: str | None = None,
+        self,
+        text: str,
+        user: str,
+        thread_ts: str | None = None,
+        channel: str | None = None,
         **extra: Any,
-    ) -> str:  # fmt: skip
-        """A user writes `text` in the channel (in `thread_ts`'s thread): its envelope_id."""
-        event = {"type": "message", "channel": channel or self.channel, "user": user,
-                 "text": text, "ts": f"{time.time():.6f}", **extra}  # fmt: skip
+    ) -> str:
+        """A user writes `text` in the channel (in `thread_ts`'s thread): the message's ts."""
+        event = {
+            "type": "message",
+            "channel": channel or self.channel,
+            "user": user,
+            "text": text,
+            "ts": f"{time.time():.6f}",
+            **extra,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
-        return self.envelope("events_api", {"type": "event_callback", "event": event})
+        self.envelope("events_api", {"type": "event_callback", "event": event})
+        return str(event["ts"])
 
     def buttons(self, ts: str) -> list[tuple[str, str]]:
         """The (label, value) of message `ts`'s buttons as they are now."""
@@ -106,6 +130,15 @@ class SlackApi:
         return "\n".join(
             b["text"]["text"] for b in self.messages[ts].get("blocks") or [] if "text" in b
         )
+
+    def thread(self, ts: str) -> list[str]:
+        """The bot's replies in message `ts`'s thread, their text."""
+        return [str(m["text"]) for m in self.messages.values() if m.get("thread_ts") == ts]
+
+    def unacked(self) -> list[str]:
+        """The envelopes sent whose ack has not come back."""
+        with self._lock:
+            return [e for e in self.sent_at if e not in self.acks]
 
     def posted(self) -> list[dict[str, Any]]:
         """The messages the bot posted, oldest first (as they are now)."""
@@ -143,8 +176,13 @@ class SlackApi:
         if problem:
             return {"ok": False, "error": "invalid_blocks", "errors": [problem]}
         ts = f"{1700000000 + next(self._ts)}.000100"
-        msg = {"ts": ts, "channel": self.channel, "text": p.get("text"),
-               "blocks": p.get("blocks") or [], "thread_ts": p.get("thread_ts")}  # fmt: skip
+        msg = {
+            "ts": ts,
+            "channel": self.channel,
+            "text": p.get("text"),
+            "blocks": p.get("blocks") or [],
+            "thread_ts": p.get("thread_ts"),
+        }
         self.messages[ts] = msg
         return {"ok": True, "channel": self.channel, "ts": ts, "message": msg}
 
@@ -163,8 +201,12 @@ class SlackApi:
     def _socket(self, sock: ServerConnection) -> None:
         with self._lock:
             self.sockets.append(sock)
-        sock.send(json.dumps({"type": "hello", "num_connections": 1,
-                              "connection_info": {"app_id": "A0LOOKOUT"}}))  # fmt: skip
+            self.connections += 1
+        sock.send(
+            json.dumps(
+                {"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0LOOKOUT"}}
+            )
+        )
         try:
             for raw in sock:
                 doc = json.loads(raw)
@@ -172,7 +214,7 @@ class SlackApi:
                 if isinstance(eid, str):
                     with self._lock:
                         self.acks.setdefault(eid, time.monotonic())
-        except Exception:  # noqa: S110 - the client went away
+        except Exception:  # the client went away
             pass
         finally:
             with self._lock:
