@@ -7,7 +7,7 @@ this channel sent; it answers the request its button was minted for (lookout.rem
 and the message is updated (chat.update) to the outcome without buttons, also when the dialog
 closed elsewhere. A reply in an alert's thread says its text to that session; `!stop`, `!new
 PROJECT TEXT`, `!sessions` work as Telegram's commands (lookout.surfaces.steering, through
-lookout.steer.core as the surface `slack`).
+lookout.steer.core as the surface `slack`, by Telegram's own steering: `Steering` below).
 
 One listener per state directory (slack.lock), alive while a sent message still has buttons
 for a pending request, or [steer] is on and an alert of the last day can be replied to. Started
@@ -27,7 +27,8 @@ from lookout.channels import registry, slack
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base, steering
+from lookout.surfaces import base
+from lookout.surfaces import telegram_steer as chat_steer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class Listener:
         self.steering = False
         self._stamp: object = ()
         self._looked = 0.0
-        self.runner: steering.Runner | None = None
+        self.chat: Steering | None = None
 
     def serve(self) -> None:
         try:
@@ -262,7 +263,7 @@ class Listener:
 
     def _stays(self, table: dict[str, Any] | None = None) -> bool:
         self._refresh()
-        if self.runner is not None and self.runner.busy():
+        if self.chat is not None and self.chat.busy():
             return True
         return self.steering and _replyable(table or _load(self.state_dir))
 
@@ -380,14 +381,9 @@ class Listener:
             return
         thread = event.get("thread_ts")
         replied = alert_session(self.state_dir, name, f"{cid}/{thread}") if thread else None
-        asked = steering.parse(text.strip(), replied, PREFIX)
-        if asked[0] == "say" and not replied:
-            self.ignored("unknown", f"channel {name}: a message not in an alert's thread: ignored")
-            return
-        if self.runner is None:
-            self.runner = steering.Runner(self.state_dir, SOURCE, self._reply, PREFIX)
-        to = (ch, cid, thread or event.get("ts"))
-        self.runner.put(steering.Job(to, str(asked[0]), tuple(str(a) for a in asked[1:])))
+        if self.chat is None:
+            self.chat = Steering(self.state_dir, self.ignored, lambda ch, mid: None)
+        self.chat.steer(name, ch, cid, thread or event.get("ts"), text.strip(), replied)
 
     def _ours(self, name: str, ch: Mapping[str, Any], cid: str) -> bool:
         """Is `cid` the configured channel (by id, or the id its alerts went to)?"""
@@ -398,17 +394,6 @@ class Listener:
             e.get("channel") == name and str(e.get("ref", "")).startswith(cid + "/")
             for e in (*table["alerts"], *table["messages"])
         )
-
-    def _reply(self, job: steering.Job, text: str) -> None:
-        ch, cid, thread = job.to
-        for n in range(0, max(len(text), 1), slack.SECTION_MAX):
-            piece = text[n : n + slack.SECTION_MAX] or "(nothing)"
-            params = {"channel": cid, "text": piece, "thread_ts": thread}
-            try:
-                slack.call(ch, "chat.postMessage", params, 10)
-            except slack.SlackError as exc:
-                store.log_error(self.state_dir, f"slack steering: {exc}")
-                return
 
     def _withdraw(self) -> None:
         """Update the message of every request that no longer waits to its outcome."""
@@ -440,6 +425,54 @@ class Listener:
                 store.log_error(self.state_dir, f"slack listener: {exc}")
                 if "message_not_found" in str(exc) or "cant_update" in str(exc):
                     return
+
+
+class Steering(chat_steer.Chat):
+    """The owner's messages on Slack, run as Telegram's are (lookout.surfaces.telegram_steer:
+    the same parse, the same actions through lookout.steer.core, the same refusals), as the
+    surface `slack`, with `!` for `/` (Slack keeps / for its own commands), each answered in
+    its thread."""
+
+    SOURCE = SOURCE
+    USAGE = chat_steer.USAGE.replace("/", PREFIX)
+
+    def steer(
+        self,
+        name: str,
+        ch: Mapping[str, Any],
+        cid: str,
+        thread: object,
+        text: str,
+        replied: str | None,
+    ) -> None:
+        """The owner's `text` in channel `cid` (in `thread`, an alert's of `replied`)."""
+        if text.startswith(PREFIX):
+            asked = chat_steer.parse("/" + text[len(PREFIX) :], replied)
+        else:  # a `/` is Slack's own command, never lookout's: text to say as it is
+            asked = ("say", replied or "", text)
+        if asked[0] == "say" and not replied:
+            self.ignored("unknown", f"channel {name}: a message not in an alert's thread: ignored")
+            return
+        if asked[0] == "usage":
+            asked = ("usage", *(a.replace("/", PREFIX) for a in asked[1:]))
+        to = {"ch": ch, "cid": cid, "thread": thread}
+        job = chat_steer.Job(to, 0, str(asked[0]), tuple(str(a) for a in asked[1:]))
+        try:
+            self.jobs.put_nowait(job)
+        except queue.Full:
+            self._reply(job, f"busy: {chat_steer.MAX_WAITING} steering actions wait; try again")
+
+    def _reply(self, job: chat_steer.Job, text: str) -> None:
+        """The answer in the owner's message's thread, in pieces of a section's size."""
+        ch, cid, thread = job.channel["ch"], job.channel["cid"], job.channel["thread"]
+        text = text or "(nothing)"
+        for n in range(0, len(text), slack.SECTION_MAX):
+            params = {"channel": cid, "text": text[n : n + slack.SECTION_MAX], "thread_ts": thread}
+            try:
+                slack.call(ch, "chat.postMessage", params, 10)
+            except slack.SlackError as exc:
+                store.log_error(self.state_dir, f"slack steering: {exc}")
+                return
 
 
 def _id(value: object) -> str | None:

@@ -14,14 +14,20 @@ another on a thread of their own, so presses are answered meanwhile."""
 
 from __future__ import annotations
 
+import queue
+import re
+import threading
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from lookout import store
+from lookout import reconcile, store
 from lookout.boundary import visible
 from lookout.channels import telegram
+from lookout.errors import LookoutError
+from lookout.jump.locate import name as session_name
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import steering
-from lookout.surfaces.steering import Job, parse, refusal, sessions_text
+from lookout.sessions import load_sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,9 +35,25 @@ if TYPE_CHECKING:
     from typing import Any
 
 SOURCE = "telegram"  # the core's surface (lookout.steer.shapes.SURFACES): its own rate limit
-MAX_WAITING = steering.MAX_WAITING
-USAGE = steering.usage("/")
-__all__ = ["Chat", "chunks", "foreign", "parse", "refusal", "sessions_text"]
+MAX_WAITING = 4  # actions queued behind the one running; more are refused at once
+SESSIONS_MAX = 40  # sessions /sessions lists
+USAGE = (
+    "Reply to a session's alert to send it your text as its next message.\n"
+    "/sessions: the sessions and their statuses\n"
+    "/stop SESSION: interrupt its turn (or reply /stop to its alert)\n"
+    "/new PROJECT TEXT: start a session in PROJECT with TEXT as its first message"
+)
+_COMMAND = re.compile(r"/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?\Z", re.S)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One action to run: `action` (say, stop, new, sessions, usage) and its arguments."""
+
+    channel: Mapping[str, Any]
+    message_id: int
+    action: str
+    args: tuple[str, ...] = ()
 
 
 def foreign(ch: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -51,8 +73,36 @@ def foreign(ch: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[str, str
     return None
 
 
+def parse(text: str, replied: str | None) -> tuple[str, ...]:
+    """What the owner's text asks: (action, args...); `replied` is the session whose alert it
+    replies to."""
+    found = _COMMAND.match(text)
+    if found is None:
+        return ("say", replied or "", text)
+    command, rest = found.group(1).lower(), (found.group(2) or "").strip()
+    if command == "sessions":
+        return ("sessions",)
+    if command == "stop":
+        key = rest or replied
+        if not key:
+            return ("usage", "/stop needs a SESSION (or reply /stop to its alert)")
+        return ("stop", key)
+    if command == "new":
+        project, *prompt = re.split(r"\s", rest, maxsplit=1)
+        if not project:
+            return ("usage", "/new needs a PROJECT")
+        return ("new", project, prompt[0].strip() if prompt else "")
+    if command in ("help", "start"):
+        return ("usage", "")
+    return ("usage", f"unknown command /{visible(command[:40])}")
+
+
 class Chat:
-    """The owner's messages of one poller: checked at once, run one at a time on a worker."""
+    """The owner's messages of one poller: checked at once, run one at a time on a worker.
+    Slack's listener runs its owner's messages through the same (lookout.surfaces.slack)."""
+
+    SOURCE = SOURCE  # the surface the core sees
+    USAGE = USAGE
 
     def __init__(
         self, state_dir: str, ignored: Ignored, alert: Callable[[str, object], str | None]
@@ -61,11 +111,15 @@ class Chat:
         self.state_dir = state_dir
         self.ignored = ignored
         self.alert = alert
-        self.runner = steering.Runner(state_dir, SOURCE, self._reply, "/")
+        self.jobs: queue.Queue[Job] = queue.Queue(maxsize=MAX_WAITING)
+        # One worker for the poller's life: it waits for the next job (one that ended when
+        # idle could miss a job put as it ended, which would wait for the next message).
+        self._worker = threading.Thread(target=self._work, daemon=True, name="tg-steer")
+        self._worker.start()
 
     def busy(self) -> bool:
         """An action runs or waits (the poller stays for it)."""
-        return self.runner.busy()
+        return self.jobs.unfinished_tasks > 0
 
     def take(self, name: str, ch: Mapping[str, Any], message: Mapping[str, Any]) -> None:
         why = foreign(ch, message)
@@ -82,7 +136,11 @@ class Chat:
         if asked[0] == "say" and not replied:
             self.ignored("unknown", f"channel {name}: a message {why_not}: ignored")
             return
-        self.runner.put(Job((ch, mid), str(asked[0]), tuple(str(a) for a in asked[1:])))
+        job = Job(ch, mid, str(asked[0]), tuple(str(a) for a in asked[1:]))
+        try:
+            self.jobs.put_nowait(job)
+        except queue.Full:
+            self._reply(job, f"busy: {MAX_WAITING} steering actions wait already; try again")
 
     def _replied(self, name: str, message: Mapping[str, Any]) -> tuple[str | None, str]:
         """(the session whose alert the message replies to, or None and why)."""
@@ -94,23 +152,64 @@ class Chat:
             return None, "in reply to a message that is no session's alert (or older than a day)"
         return sid, ""
 
+    def _work(self) -> None:
+        while True:
+            job = self.jobs.get()
+            try:
+                self._reply(job, self._run(job))
+            except Exception:
+                store.log_error(self.state_dir, f"telegram steering: {traceback.format_exc()}")
+                self._reply(job, "failed: lookout's errors.log says why (lookout doctor)")
+            finally:
+                self.jobs.task_done()
+
+    def _run(self, job: Job) -> str:
+        from lookout.steer import core
+        from lookout.steer.shapes import SteerError
+        from lookout.steer.show import lines
+
+        state = self.state_dir
+        actions: dict[str, Callable[[], Any]] = {
+            "say": lambda: core.say(job.args[0], job.args[1], source=self.SOURCE, state_dir=state),
+            "stop": lambda: core.interrupt(job.args[0], source=self.SOURCE, state_dir=state),
+            "new": lambda: core.start(
+                job.args[0], prompt=job.args[1] or None, source=self.SOURCE, state_dir=state
+            ),
+        }
+        try:
+            if job.action == "usage":
+                return "\n".join(x for x in (job.args[0] if job.args else "", self.USAGE) if x)
+            if job.action == "sessions":
+                core.enabled()
+                return sessions_text(state)
+            outcome = actions[job.action]()
+        except SteerError as exc:
+            return refusal(exc)
+        except LookoutError as exc:  # a config error: said as the CLI says it
+            return refusal(exc)
+        return "\n".join(lines(outcome))
+
     def _reply(self, job: Job, text: str) -> None:
         """The answer, as a reply to the owner's message, in pieces of Telegram's size."""
-        channel, message_id = job.to
         for piece in chunks(text or "(nothing)"):
             params = {
-                "chat_id": channel["chat_id"],
+                "chat_id": job.channel["chat_id"],
                 "text": piece,
                 "reply_parameters": {
-                    "message_id": message_id,
+                    "message_id": job.message_id,
                     "allow_sending_without_reply": True,
                 },
             }
             try:
-                telegram.call(channel, "sendMessage", params, 10)
+                telegram.call(job.channel, "sendMessage", params, 10)
             except telegram.TelegramError as exc:
                 store.log_error(self.state_dir, f"telegram steering: {exc}")
                 return
+
+
+def refusal(exc: LookoutError) -> str:
+    hint = f"\nhint: {visible(exc.hint)}" if exc.hint else ""
+    return f"error: {visible(str(exc))}{hint}"
 
 
 def chunks(text: str) -> list[str]:
@@ -121,3 +220,19 @@ def chunks(text: str) -> list[str]:
         out.append(piece)
         text = text[len(piece) :]
     return out
+
+
+def sessions_text(state_dir: str) -> str:
+    """The live sessions, as the read model shows them: title (short id), status, agent."""
+    reconcile.quietly(state_dir)
+    rows = [r for r in load_sessions(state_dir) if r["status"] != "ended"]
+    if not rows:
+        return "no live sessions"
+    out = [f"{len(rows)} session{'s' if len(rows) != 1 else ''}:"]
+    for r in rows[:SESSIONS_MAX]:
+        reason = f" ({r['reason']})" if r["status"] == "attention" and r["reason"] else ""
+        summary = f": {visible(r['summary'])[:80]}" if r["summary"] else ""
+        out.append(f"{session_name(r)}: {r['status']}{reason}, {visible(r['agent'])}{summary}")
+    if len(rows) > SESSIONS_MAX:
+        out.append(f"and {len(rows) - SESSIONS_MAX} more (lookout status)")
+    return "\n".join(out)
