@@ -302,25 +302,25 @@ class Listener:
         if ch is None:
             _change(self.state_dir, lambda t: _forget(t, name))
             return
-        from slack_sdk.socket_mode import SocketModeClient
-        from slack_sdk.socket_mode.request import SocketModeRequest
-        from slack_sdk.socket_mode.response import SocketModeResponse
+        def on_envelope(c: Any, req: Any) -> None:
+            from slack_sdk.socket_mode.response import SocketModeResponse
 
-        def on_envelope(c: SocketModeClient, req: SocketModeRequest) -> None:
             # Acknowledged first, always: Slack retries an envelope not acknowledged in 3 s.
             c.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
             self.envelopes.put((name, req.type, req.payload))
 
-        try:
+        try:  # slack-sdk missing, a bad token, no network: said, and tried again next turn
+            from slack_sdk.socket_mode import SocketModeClient
+
             client = SocketModeClient(
                 app_token=slack.token(ch, "app_token_env", "xapp-"),
                 web_client=slack.client(ch, 10),
                 trace_enabled=False,
             )
             client.lookout_channel = ch  # type: ignore[attr-defined]
-            client.socket_mode_request_listeners.append(on_envelope)  # type: ignore[arg-type]
+            client.socket_mode_request_listeners.append(on_envelope)
             client.connect()
-        except Exception as exc:  # a bad token, no network: tried again on the next turn
+        except Exception as exc:
             store.log_error(self.state_dir, f"slack listener: channel {name}: {visible_exc(exc)}")
             time.sleep(RETRY_S)
             return
