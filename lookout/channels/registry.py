@@ -7,7 +7,17 @@ the cached config never loads it."""
 
 from __future__ import annotations
 
-from lookout.channels import apprise, base, command, desktop, ntfy, sound, telegram, webhook
+from lookout.channels import (
+    apprise,
+    base,
+    command,
+    desktop,
+    ntfy,
+    slack,
+    sound,
+    telegram,
+    webhook,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +34,7 @@ CHANNELS: dict[str, ChannelType] = {
     "command": command,
     "apprise": apprise,
     "telegram": telegram,
+    "slack": slack,
     "sound": sound,
 }
 NAMES = tuple(CHANNELS)

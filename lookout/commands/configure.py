@@ -137,6 +137,8 @@ def channel_add(
     if not enabled:
         table["enabled"] = False
     _inspect(name, table, tilde(cur.path))
+    if not dry_run:
+        _packages(kind)
     import tomli_w
 
     new_text = _append(cur.text, tomli_w.dumps({"channels": {name: table}}))
@@ -157,6 +159,20 @@ def channel_add(
         )
     print(f"try it: lookout test {name}")
     return 0
+
+
+def _packages(kind: str) -> None:
+    """What the type needs in lookout's runtime (its PACKAGES, e.g. slack-sdk), installed into
+    this runtime's venv before the file changes (a failed install changes nothing)."""
+    from lookout.channels import registry
+    from lookout.install import packages
+
+    mod = registry.CHANNELS[kind]
+    deps: tuple[str, ...] = getattr(mod, "PACKAGES", ())
+    if deps:
+        venv = sys.prefix != sys.base_prefix
+        module = str(getattr(mod, "PACKAGE_MODULE", ""))
+        packages.ensure(sys.executable, deps, module, venv, print, f"--type {kind}")
 
 
 def _inspect(name: str, table: dict[str, Any], where: str) -> None:

@@ -5,7 +5,6 @@ user service where systemd --user runs (else: how to run it), a launchd agent on
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 from pathlib import Path
 
@@ -51,23 +50,9 @@ def check_config() -> str:
 def ensure_client(python: str, venv: bool, out: Out) -> None:
     """paho-mqtt in the interpreter the runtime uses: pip-installed into lookout's own venv, a
     clear error for an interpreter given with --python."""
-    done = capture([python, "-I", "-c", "import paho.mqtt.client"], timeout=60)
-    if done.returncode == 0:
-        return
-    deps = " ".join(shlex.quote(d) for d in FLEET_DEPS)
-    if not venv:
-        raise LookoutError(
-            f"--bridge: paho-mqtt is not installed in {tilde(python)}",
-            hint=f"{shlex.quote(python)} -m pip install {deps}",
-        )
-    out(f"installing {', '.join(FLEET_DEPS)} into it (pip) ...")
-    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    done = capture([python, "-m", "pip", "install", "--quiet", *FLEET_DEPS], env=env)
-    if done.returncode != 0:
-        raise LookoutError(
-            f"pip install {deps} failed: {last_line(done)}",
-            hint="check the network or your pip configuration",
-        )
+    from lookout.install import packages
+
+    packages.ensure(python, FLEET_DEPS, "paho.mqtt.client", venv, out, "--bridge")
 
 
 def systemd_user() -> bool:

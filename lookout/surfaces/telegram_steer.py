@@ -122,7 +122,11 @@ def _new(rest: str) -> tuple[str, ...]:
 
 
 class Chat:
-    """The owner's messages of one poller: checked at once, run one at a time on a worker."""
+    """The owner's messages of one poller: checked at once, run one at a time on a worker.
+    Slack's listener runs its owner's messages through the same (lookout.surfaces.slack)."""
+
+    SOURCE = SOURCE  # the surface the core sees
+    USAGE = USAGE
 
     def __init__(
         self, state_dir: str, ignored: Ignored, alert: Callable[[str, object], str | None]
@@ -218,17 +222,17 @@ class Chat:
         actions: dict[str, Callable[[], Any]] = {
             # A reply names its alert's session by its exact id (T4), never loosely.
             "say": lambda: core.say(
-                job.args[0], job.args[1], source=SOURCE, state_dir=state, whole_id=True
+                job.args[0], job.args[1], source=self.SOURCE, state_dir=state, whole_id=True
             ),
-            "stop": lambda: core.interrupt(job.args[0], source=SOURCE, state_dir=state),
+            "stop": lambda: core.interrupt(job.args[0], source=self.SOURCE, state_dir=state),
             "stop_alert": lambda: core.interrupt(
-                job.args[0], source=SOURCE, state_dir=state, whole_id=True
+                job.args[0], source=self.SOURCE, state_dir=state, whole_id=True
             ),
             "new": lambda: core.start(
                 job.args[0],
                 agent=job.args[2] or None,
                 prompt=job.args[1] or None,
-                source=SOURCE,
+                source=self.SOURCE,
                 state_dir=state,
                 names=True,
             ),
@@ -237,7 +241,7 @@ class Chat:
             if job.action == "note":
                 return job.args[0]
             if job.action == "usage":
-                return "\n".join(x for x in (job.args[0] if job.args else "", USAGE) if x)
+                return "\n".join(x for x in (job.args[0] if job.args else "", self.USAGE) if x)
             if job.action == "sessions":
                 core.enabled()
                 return sessions_text(state)

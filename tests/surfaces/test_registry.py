@@ -44,4 +44,4 @@ def test_every_list_of_surface_names_is_the_registrys() -> None:
     assert answers.SURFACES == registry.NAMES == (*registry.SURFACES, home_assistant.NAME)
     assert set(registry.LABELS) == set(registry.NAMES)
     with pytest.raises(ValueError):
-        answers.answer("/nonexistent", "r", "n", "allow", surface="slack", by="x")
+        answers.answer("/nonexistent", "r", "n", "allow", surface="nosuchsurface", by="x")

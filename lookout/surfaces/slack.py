@@ -1,0 +1,556 @@
+"""The Slack answer surface and its Socket Mode listener (issue 40): receives button presses
+(`interactive` envelopes, block_actions) and thread replies (`events_api` message events) over a
+WebSocket the listener opens with the app token (apps.connections.open): no public Request URL,
+no inbound port. Every envelope is acknowledged at once (Slack retries one not acknowledged
+within 3 s), then checked: a press counts only from a user in `allowed_user_ids`, on a message
+this channel sent; it answers the request its button was minted for (lookout.remote.answers)
+and the message is updated (chat.update) to the outcome without buttons, also when the dialog
+closed elsewhere. A reply in an alert's thread says its text to that session; `!stop`, `!new
+PROJECT TEXT`, `!sessions` work as Telegram's commands (lookout.surfaces.steering, through
+lookout.steer.core as the surface `slack`, by Telegram's own steering: `Steering` below).
+
+One listener per state directory (slack.lock), alive while a sent message still has buttons
+for a pending request, or [steer] is on and an alert of the last day can be replied to. Started
+by the sender (lookout.spawn's runtime), never by a hook; slack-sdk is imported here only."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import time
+import traceback
+
+from lookout import paths, store, words
+from lookout.boundary import visible
+from lookout.channels import registry, slack
+from lookout.deliveries import record
+from lookout.remote import answers, requests
+from lookout.remote.ignored import Ignored
+from lookout.surfaces import base
+from lookout.surfaces import telegram_steer as chat_steer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from lookout.surfaces.base import Alert, Watch
+
+NAME = "slack"  # the answer surface (remote.answers.SURFACES), RemoteDecision's source
+SOURCE = "slack"  # the steering core's surface (lookout.steer.shapes.SURFACES)
+PREFIX = "!"  # a command in the channel: !stop, !new, !sessions (Slack keeps / for its own)
+
+
+class Section:
+    """What a Slack alert can show (lookout.remote.shown's rule asks): its one section block's
+    plain_text, at most 3000 characters, the title included; plain_text, so nothing is markup."""
+
+    WHAT = "message"
+    ONE_LINE = 0
+    TAIL_ROOM = True
+
+    def fits(self, title: str, lines: list[str]) -> bool:
+        return len(visible(title)) + 1 + len("\n".join(lines)) <= slack.SECTION_MAX
+
+    def render(self, lines: list[str]) -> str:
+        return "\n".join(lines)
+
+
+LIMITS = Section()
+TABLE = "slack-messages.json"
+LOCK = "slack.lock"
+POLL_S = 0.25  # how often the messages of ended requests are looked for
+RETRY_S = 2.0
+ALERT_KEEP_MS = store.DAY_MS
+ALERTS_MAX = 500
+CONFIG_CHECK_S = 2.0
+EDIT_TRIES = 3
+_BOOT = (
+    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
+    "from lookout.surfaces.slack import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+# -- the table (written by the sender, read and pruned by the listener) ------------------------
+
+
+def _path(state_dir: str) -> str:
+    return os.path.join(state_dir, TABLE)
+
+
+def _load(state_dir: str) -> dict[str, Any]:
+    data = store.read_json(_path(state_dir))
+    data = data if isinstance(data, dict) else {}
+    out: dict[str, Any] = {}
+    for key in ("messages", "alerts"):
+        items = data.get(key)
+        out[key] = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+    return out
+
+
+def _change(state_dir: str, change: Any) -> dict[str, Any]:
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        table = _load(state_dir)
+        change(table)
+        store.write_json_atomic(_path(state_dir), table)
+        return table
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
+    """A message with buttons was sent for request `rid`: keep it until the request ends, and
+    make sure a listener runs (after the entry is written: one about to exit sees it)."""
+    entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title}
+    entry["body"] = body
+    rec = requests.load(state_dir, rid)
+    if rec is not None:
+        entry["created_ms"] = rec.get("created_ms")
+    _change(state_dir, lambda t: t["messages"].append(entry))
+    ensure_listener(state_dir)
+
+
+def remember_alert(state_dir: str, channel: str, ref: str, session_id: str) -> None:
+    """A reply in alert `ref`'s thread steers `session_id` (kept a day, the newest 500)."""
+    now = words.now_ms()
+    entry = {"channel": channel, "ref": ref, "session_id": session_id, "ts": now}
+
+    def add(table: dict[str, Any]) -> None:
+        fresh = [a for a in table["alerts"] if now - _int(a.get("ts")) < ALERT_KEEP_MS]
+        table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
+
+    _change(state_dir, add)
+    if steering_on():
+        ensure_listener(state_dir)
+
+
+def alert_session(state_dir: str, channel: str, ref: str) -> str | None:
+    now = words.now_ms()
+    for a in reversed(_load(state_dir)["alerts"]):
+        if a.get("channel") == channel and a.get("ref") == ref:
+            sid = a.get("session_id")
+            fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
+            return sid if fresh and isinstance(sid, str) else None
+    return None
+
+
+def _replyable(table: dict[str, Any]) -> bool:
+    now = words.now_ms()
+    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
+
+
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in table["messages"] if not m.get("done_ms")]
+
+
+def steering_on() -> bool:
+    from lookout.surfaces.telegram import steering_on as on
+
+    return on()
+
+
+def known(state_dir: str, channel: str, ref: str) -> bool:
+    return any(
+        m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir)["messages"]
+    )
+
+
+def ensure_listener(state_dir: str) -> None:
+    fd = store.try_lock(os.path.join(state_dir, LOCK))
+    if fd is None:
+        return  # one runs: it reads the table on its next turn
+    os.close(fd)
+    import subprocess
+
+    from lookout import spawn
+
+    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
+    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
+    subprocess.Popen(  # close_fds: never keep the sender's lock
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd="/",
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
+# -- the listener ---------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`slack STATE_DIR`: listen while messages with buttons wait or steering may come; exit 0."""
+    args = list(argv or [])
+    if len(args) != 1:
+        return 2
+    state_dir = os.path.abspath(args[0])
+    try:
+        Listener(state_dir).serve()
+    except Exception:
+        store.log_error(state_dir, f"slack listener: {traceback.format_exc()}")
+    return 0
+
+
+class Listener:
+    def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
+        self.state_dir = state_dir
+        self.poll_s = poll_s
+        self.envelopes: queue.Queue[tuple[str, str, Any]] = queue.Queue()
+        self.clients: dict[str, Any] = {}  # channel name -> its SocketModeClient
+        self.channels: dict[str, Mapping[str, Any]] = {}
+        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"slack listener: {text}"))
+        self.steering = False
+        self._stamp: object = ()
+        self._looked = 0.0
+        self.chat: Steering | None = None
+
+    def serve(self) -> None:
+        try:
+            while True:
+                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
+                if fd is None:
+                    return
+                try:
+                    self._serve_locked()
+                finally:
+                    os.close(fd)
+                if not _waiting(_load(self.state_dir)) and not self._stays():
+                    return
+        finally:
+            for c in self.clients.values():
+                c.close()
+            self.ignored.flush(force=True)
+
+    def _reload(self) -> None:
+        """The slack channels of the user's own file as it is now (a project never names one);
+        a config that no longer loads takes none (fails closed)."""
+        from lookout.config import check, files
+
+        self._looked = time.monotonic()
+        try:
+            self._stamp = os.stat(paths.config_path()).st_mtime_ns
+        except OSError:
+            self._stamp = None
+        self.steering = steering_on()
+        try:
+            cfg = files.load(None)
+        except check.ConfigError as exc:
+            store.log_error(self.state_dir, f"slack listener: config error: {exc.errors[0]}")
+            self.channels = {}
+            return
+        self.channels = {
+            name: ch
+            for name, ch in cfg["channels"].items()
+            if registry.of(ch).ANSWERS == NAME and ch["enabled"]
+        }
+
+    def _refresh(self) -> None:
+        if time.monotonic() - self._looked < CONFIG_CHECK_S:
+            return
+        try:
+            stamp: object = os.stat(paths.config_path()).st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp != self._stamp:
+            self._reload()
+        self._looked = time.monotonic()
+
+    def _stays(self, table: dict[str, Any] | None = None) -> bool:
+        self._refresh()
+        if self.chat is not None and self.chat.busy():
+            return True
+        return self.steering and _replyable(table or _load(self.state_dir))
+
+    def _serve_locked(self) -> None:
+        self._reload()
+        while True:
+            self._refresh()
+            table = _load(self.state_dir)
+            names = {m.get("channel") for m in _waiting(table)}
+            if self._stays(table):
+                names |= {a.get("channel") for a in table["alerts"]}
+            elif not names:
+                return
+            for name in names:
+                if isinstance(name, str):
+                    self._connect(name)
+            try:
+                name, kind, payload = self.envelopes.get(timeout=self.poll_s)
+            except queue.Empty:
+                pass
+            else:
+                self._handle(name, kind, payload)
+            self.ignored.flush()
+            self._withdraw()
+
+    def _connect(self, name: str) -> None:
+        """A Socket Mode client for channel `name` (slack-sdk's, with its own WebSocket), while
+        the channel stays as it was; one of a changed or removed channel is closed."""
+        ch = self.channels.get(name)
+        old = self.clients.get(name)
+        if old is not None and ch is not None and old.lookout_channel == ch:
+            return
+        if old is not None:
+            old.close()
+            del self.clients[name]
+        if ch is None:
+            _change(self.state_dir, lambda t: _forget(t, name))
+            return
+        def on_envelope(c: Any, req: Any) -> None:
+            from slack_sdk.socket_mode.response import SocketModeResponse
+
+            # Acknowledged first, always: Slack retries an envelope not acknowledged in 3 s.
+            c.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
+            self.envelopes.put((name, req.type, req.payload))
+
+        try:  # slack-sdk missing, a bad token, no network: said, and tried again next turn
+            from slack_sdk.socket_mode import SocketModeClient
+
+            client = SocketModeClient(
+                app_token=slack.token(ch, "app_token_env", "xapp-"),
+                web_client=slack.client(ch, 10),
+                trace_enabled=False,
+            )
+            client.lookout_channel = ch  # type: ignore[attr-defined]
+            client.socket_mode_request_listeners.append(on_envelope)
+            client.connect()
+        except Exception as exc:
+            store.log_error(self.state_dir, f"slack listener: channel {name}: {visible_exc(exc)}")
+            time.sleep(RETRY_S)
+            return
+        self.clients[name] = client
+
+    def _handle(self, name: str, kind: str, payload: Any) -> None:
+        ch = self.channels.get(name)
+        if ch is None or not isinstance(payload, dict):
+            self.ignored("foreign", f"channel {name}: an envelope of no configured channel")
+        elif kind == "interactive" and payload.get("type") == "block_actions":
+            self._press(name, ch, payload)
+        elif kind == "events_api" and isinstance(payload.get("event"), dict):
+            self._message(name, ch, payload["event"])
+        else:
+            self.ignored("kind", f"channel {name}: a {visible(str(kind))[:40]} envelope: ignored")
+
+    def _press(self, name: str, ch: Mapping[str, Any], payload: dict[str, Any]) -> None:
+        """One press: by an allowed user, on a message with buttons this channel sent."""
+        user = _id(payload.get("user"))
+        cid = _id(payload.get("channel"))
+        container = payload.get("container")
+        ts = container.get("message_ts") if isinstance(container, dict) else None
+        who = f"user {visible(str(user))[:40]} in channel {visible(str(cid))[:40]}"
+        if user is None or user not in (ch.get("allowed_user_ids") or []):
+            self.ignored("foreign", f"channel {name}: a press by {who}, not the owner: ignored")
+            return
+        if not known(self.state_dir, name, f"{cid}/{ts}"):
+            self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
+            return
+        acts = payload.get("actions")
+        act = acts[0] if isinstance(acts, list) and acts and isinstance(acts[0], dict) else {}
+        token = act.get("value")
+        if not isinstance(token, str) or not str(act.get("action_id")).startswith(
+            slack.ACTION_PREFIX
+        ):
+            self.ignored("payload", f"channel {name}: a press not of a lookout button: ignored")
+            return
+        try:
+            answers.answer_token(
+                self.state_dir, token, surface=NAME, by=f"Slack user {user}", scope=name
+            )
+        except requests.Refused as exc:
+            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
+        self._withdraw()
+
+    def _message(self, name: str, ch: Mapping[str, Any], event: dict[str, Any]) -> None:
+        """A message in the channel: the owner's reply in an alert's thread, or a command."""
+        user, text, cid = event.get("user"), event.get("text"), event.get("channel")
+        who = f"user {visible(str(user))[:40]} in channel {visible(str(cid))[:40]}"
+        if event.get("type") != "message" or event.get("subtype") or event.get("bot_id"):
+            self.ignored("kind", f"channel {name}: a message event not a user's message: ignored")
+            return
+        if not isinstance(user, str) or user not in (ch.get("allowed_user_ids") or []):
+            self.ignored("foreign", f"channel {name}: a message by {who}, not the owner: ignored")
+            return
+        if not isinstance(text, str) or not isinstance(cid, str) or not self._ours(name, ch, cid):
+            self.ignored("foreign", f"channel {name}: a message by {who} elsewhere: ignored")
+            return
+        thread = event.get("thread_ts")
+        replied = alert_session(self.state_dir, name, f"{cid}/{thread}") if thread else None
+        if self.chat is None:
+            self.chat = Steering(self.state_dir, self.ignored, lambda ch, mid: None)
+        self.chat.steer(name, ch, cid, thread or event.get("ts"), text.strip(), replied)
+
+    def _ours(self, name: str, ch: Mapping[str, Any], cid: str) -> bool:
+        """Is `cid` the configured channel (by id, or the id its alerts went to)?"""
+        if cid == ch.get("channel"):
+            return True
+        table = _load(self.state_dir)
+        return any(
+            e.get("channel") == name and str(e.get("ref", "")).startswith(cid + "/")
+            for e in (*table["alerts"], *table["messages"])
+        )
+
+    def _withdraw(self) -> None:
+        """Update the message of every request that no longer waits to its outcome."""
+        now = words.now_ms()
+        ended = []
+        for m in _waiting(_load(self.state_dir)):
+            rec = requests.load(self.state_dir, str(m.get("rid")))
+            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
+                rec = None  # replaced by a later request with the same id
+            if rec is not None and requests.is_open(rec, now):
+                continue
+            ch = self.channels.get(str(m.get("channel")))
+            if ch is not None:
+                self._edit(ch, m, answers.outcome_text(rec))
+            ended.append((m.get("channel"), m.get("ref")))
+            answers.forget(self.state_dir, str(m.get("rid")))
+        if ended:
+            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
+
+    def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
+        title, body = str(m.get("title") or ""), str(m.get("body") or "")
+        text = slack.section_text(title, body, outcome)
+        section = [{"type": "section", "text": {"type": "plain_text", "text": text}}]
+        for _ in range(EDIT_TRIES):
+            try:
+                slack.update(ch, str(m["ref"]), section, slack.section_text(title, ""), 10)
+                return
+            except slack.SlackError as exc:
+                store.log_error(self.state_dir, f"slack listener: {exc}")
+                if "message_not_found" in str(exc) or "cant_update" in str(exc):
+                    return
+
+
+class Steering(chat_steer.Chat):
+    """The owner's messages on Slack, run as Telegram's are (lookout.surfaces.telegram_steer:
+    the same parse, the same actions through lookout.steer.core, the same refusals), as the
+    surface `slack`, with `!` for `/` (Slack keeps / for its own commands), each answered in
+    its thread."""
+
+    SOURCE = SOURCE
+    USAGE = chat_steer.USAGE.replace("/", PREFIX)
+
+    def steer(
+        self,
+        name: str,
+        ch: Mapping[str, Any],
+        cid: str,
+        thread: object,
+        text: str,
+        replied: str | None,
+    ) -> None:
+        """The owner's `text` in channel `cid` (in `thread`, an alert's of `replied`)."""
+        if text.startswith(PREFIX):
+            asked = chat_steer.parse("/" + text[len(PREFIX) :], replied)
+        else:  # a `/` is Slack's own command, never lookout's: text to say as it is
+            asked = ("say", replied or "", text)
+        if asked[0] == "say" and not replied:
+            self.ignored("unknown", f"channel {name}: a message not in an alert's thread: ignored")
+            return
+        if asked[0] == "usage":
+            asked = ("usage", *(a.replace("/", PREFIX) for a in asked[1:]))
+        to = {"ch": ch, "cid": cid, "thread": thread}
+        job = chat_steer.Job(to, 0, str(asked[0]), tuple(str(a) for a in asked[1:]))
+        try:
+            self.jobs.put_nowait(job)
+        except queue.Full:
+            self._reply(job, f"busy: {chat_steer.MAX_WAITING} steering actions wait; try again")
+
+    def _reply(self, job: chat_steer.Job, text: str) -> None:
+        """The answer in the owner's message's thread, in pieces of a section's size."""
+        ch, cid, thread = job.channel["ch"], job.channel["cid"], job.channel["thread"]
+        text = text or "(nothing)"
+        for n in range(0, len(text), slack.SECTION_MAX):
+            params = {"channel": cid, "text": text[n : n + slack.SECTION_MAX], "thread_ts": thread}
+            try:
+                slack.call(ch, "chat.postMessage", params, 10)
+            except slack.SlackError as exc:
+                store.log_error(self.state_dir, f"slack steering: {exc}")
+                return
+
+
+def _id(value: object) -> str | None:
+    got = value.get("id") if isinstance(value, dict) else None
+    return got if isinstance(got, str) else None
+
+
+def visible_exc(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {visible(str(exc))[:200]}"
+
+
+def _forget(table: dict[str, Any], channel: str) -> None:
+    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
+    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    kept = []
+    for m in table["messages"]:
+        if (m.get("channel"), m.get("ref")) in ended:
+            m["done_ms"] = now_ms
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    table["messages"] = kept
+
+
+# -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
+
+
+class Buttons:
+    """Slack's Block Kit buttons: each carries a single-use token for this channel, never the
+    request's nonce; the listener (above) takes the presses and updates the message."""
+
+    NAME = NAME
+    LABEL = "Slack"
+
+    def bind(self, a: Alert) -> None:
+        rec = answers.request_for(a.state_dir, a.intent, a.remote)
+        if rec is None:
+            return
+        picks = base.choices(rec, LIMITS, a.msg, a.ch["content"])
+        tokens = answers.mint(a.state_dir, rec, NAME, [(d, x) for _, d, x in picks], scope=a.name)
+        a.msg["buttons"] = [(label, t) for (label, _, _), t in zip(picks, tokens, strict=True)]
+        a.msg["bound"] = rec["id"]
+
+    def sent(self, a: Alert, ref: str) -> None:
+        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
+            msg = a.msg
+            watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+
+    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
+        pass  # the listener takes the presses
+
+    def late(self, a: Alert, ref: str) -> None:
+        """The message updated to the request as the rule shows it, with its buttons."""
+        self.bind(a)
+        if not a.msg.get("buttons"):
+            return
+        msg = a.msg
+        try:
+            slack.update(
+                a.ch,
+                ref,
+                slack.blocks(msg["title"], msg["body"], msg["buttons"]),
+                slack.section_text(msg["title"], ""),
+                a.ch["timeout_ms"] / 1000,
+            )
+            result, detail = "sent", f"chat.update {slack.split_ref(ref)[1]}"
+        except slack.SlackError as exc:
+            result, detail = "failed", str(exc)
+        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
+        if result == "sent":
+            self.sent(a, ref)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return known(state_dir, name, ref)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
