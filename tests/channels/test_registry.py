@@ -48,7 +48,7 @@ def test_each_type_implements_the_interface(name: str) -> None:
     members = protocol_members()
     assert members == {
         "NAME", "KEYS", "SECRETS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "LOUD", "ANSWERS",
-        "FOCUS", "OPTIONS", "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons",
+        "STEERS", "FOCUS", "OPTIONS", "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons",
         "inspect", "warnings", "doctor",
     }  # fmt: skip
     for member in members:
@@ -57,6 +57,8 @@ def test_each_type_implements_the_interface(name: str) -> None:
     assert set(kind.SECRETS) <= set(kind.KEYS)
     assert 0 < kind.TIMEOUT_MS <= 600_000
     assert kind.ANSWERS in (None, "desktop", "telegram", "slack")
+    # Only a type whose replies steer keeps a listener up whenever [steer] is on.
+    assert kind.STEERS == (name == "telegram")
     assert kind.EXAMPLE.startswith("lookout channel add ") and f"--type {name}" in kind.EXAMPLE
     for opt in kind.OPTIONS:
         assert opt["key"] in kind.KEYS, f"{name}: {opt['flag']} sets an unknown key"

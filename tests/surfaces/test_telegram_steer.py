@@ -238,7 +238,8 @@ def test_a_reply_to_an_alert_types_into_that_sessions_pane(
                 "say",
                 SID,
             )
-            # A turn runs: /stop as a reply to its alert presses Esc in that pane.
+            # A turn runs: /stop as a reply to its alert presses Esc in that pane (the stand-in
+            # is a Gemini CLI, which reports no stopped turn: lookout records it idle itself).
             body = {"session_id": SID, "cwd": "/w/api", "hook_event_name": "PreToolUse",
                     "tool_name": "Bash", "tool_input": {"command": "sleep 30"}}  # fmt: skip
             deliver(state_dir, body)
@@ -246,7 +247,7 @@ def test_a_reply_to_an_alert_types_into_that_sessions_pane(
             got = reply(api, asked)
             assert (
                 got.splitlines()[0]
-                == f"api (dddd4444): Escape pressed in tmux pane {target}: sent (working)"
+                == f"api (dddd4444): Escape pressed in tmux pane {target}: sent (idle)"
             )
             assert log.read_bytes().endswith(b"\r\x1b")
         finally:
