@@ -56,7 +56,7 @@ def test_each_type_implements_the_interface(name: str) -> None:
     assert not set(kind.KEYS) & set(base.COMMON_KEYS)
     assert set(kind.SECRETS) <= set(kind.KEYS)
     assert 0 < kind.TIMEOUT_MS <= 600_000
-    assert kind.ANSWERS in (None, "desktop", "telegram")
+    assert kind.ANSWERS in (None, "desktop", "ntfy", "telegram")
     assert kind.EXAMPLE.startswith("lookout channel add ") and f"--type {name}" in kind.EXAMPLE
     for opt in kind.OPTIONS:
         assert opt["key"] in kind.KEYS, f"{name}: {opt['flag']} sets an unknown key"
