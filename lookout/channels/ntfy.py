@@ -314,16 +314,17 @@ def replace(ch: Mapping[str, Any], ref: str, title: str, body: str, timeout_s: f
 
 def actions(buttons: list[tuple[str, str]], reply_url: str, link: str | None) -> list[Any]:
     """Allow/Deny (or a question's options) as `http` actions the phone's app posts to the reply
-    topic, each body a press token; Show all (the request's card) last when there is room. At
-    most ACTIONS_MAX: a question's options beyond them are left to the card."""
+    topic, each body a press token; Show all (the request's card) last. At most ACTIONS_MAX: a
+    question whose options do not all fit offers none of them (Deny, and its card)."""
     out: list[dict[str, Any]] = [
         {"action": "http", "label": label[:40], "url": reply_url, "method": "POST",
          "body": PRESS_PREFIX + token, "clear": True}
         for label, token in buttons
     ]  # fmt: skip
     deny, picks = out[-1:], out[:-1]  # Deny is always last (answers.choices) and always kept
-    room = ACTIONS_MAX - len(deny) - (1 if link else 0)
-    kept = picks[:room] + deny
+    if len(picks) > ACTIONS_MAX - len(deny) - (1 if link else 0):
+        picks = []  # a question's options, not all of them: none (the card has them all)
+    kept = picks + deny
     if link:
         kept.append({"action": "view", "label": "Show all", "url": link, "clear": False})
     return kept
