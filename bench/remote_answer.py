@@ -16,7 +16,9 @@ Writes only to a temporary directory. Target: answer -> exit p95 <= --max-ms (de
   time is from the press to the hook's exit. Needs mosquitto and paho-mqtt.
 - `desktop` clicks Allow on the real popup (lxqt-notificationd on a private D-Bus and Xvfb, with
   xdotool), `telegram` presses the Allow button through a loopback double of the Bot API (the
-  real sender and getUpdates poller in between): press -> hook exit."""
+  real sender and getUpdates poller in between), `ntfy` presses the alert's Allow `http` action
+  as the phone's app does, on a loopback ntfy double (tests/ntfy_api.py; the real sender and
+  the reply topic's subscriber in between): press -> hook exit."""
 
 from __future__ import annotations
 
@@ -179,7 +181,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-ALERT_SURFACES = ("desktop", "telegram")  # an alert with buttons, the real sender in between
+ALERT_SURFACES = ("desktop", "telegram", "ntfy")  # an alert with buttons, the real sender in between
 TG_TOKEN = "123456:AAH-bench-token"
 
 
@@ -224,6 +226,32 @@ def _press_telegram(env: dict[str, str], state_dir: str, n: int, python: str, ap
     return _finished(proc, t0, n)
 
 
+def _press_ntfy(env: dict[str, str], state_dir: str, n: int, python: str, srv: object) -> float:
+    """One request answered by its alert's Allow action: ms from the press to the hook's exit."""
+    from tests.ntfy_api import NtfyServer
+
+    assert isinstance(srv, NtfyServer)
+
+    def alerts() -> list[dict[str, Any]]:
+        return [m for m in srv.on("bench-alerts") if m.get("actions")]
+
+    before = len(alerts())
+    proc = start(env, n, python)
+    wait_pending(state_dir, proc.pid)
+    _record(env, n, python)
+    deadline = time.perf_counter() + 20
+    while len(alerts()) <= before:
+        if time.perf_counter() > deadline:
+            raise SystemExit("error: no ntfy alert with actions (see the state dir's errors.log)")
+        time.sleep(0.005)
+    allow = alerts()[-1]["actions"][0]
+    if allow["label"] != "Allow":
+        raise SystemExit(f"error: the alert offers no Allow: {alerts()[-1]['actions']}")
+    t0 = time.perf_counter()
+    srv.press(allow)
+    return _finished(proc, t0, n)
+
+
 def _record(env: dict[str, str], n: int, python: str) -> None:
     """The recording PermissionRequest hook, which raises the alert."""
     payload = _payload(n)
@@ -256,6 +284,14 @@ def surface(name: str, runs: int, python: str, max_ms: float) -> int:
         api = None
         if name == "desktop":
             channel = '[channels.alert]\ntype = "desktop"\n'
+        elif name == "ntfy":
+            from tests.ntfy_api import NtfyServer
+
+            api = stack.enter_context(NtfyServer())
+            channel = (
+                f'[channels.alert]\ntype = "ntfy"\nurl = "{api.url}/bench-alerts"\n'
+                'answers = true\ncontent = "full"\n'
+            )
         else:
             from tests.telegram_api import BotApi
 
@@ -273,6 +309,8 @@ def surface(name: str, runs: int, python: str, max_ms: float) -> int:
         took = [
             _press_desktop(env, state_dir, n, python)
             if api is None
+            else _press_ntfy(env, state_dir, n, python, api)
+            if name == "ntfy"
             else _press_telegram(env, state_dir, n, python, api)
             for n in range(runs)
         ]
