@@ -181,7 +181,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-ALERT_SURFACES = ("desktop", "telegram", "ntfy")  # an alert with buttons, the real sender in between
+# An alert with buttons, the real sender in between.
+ALERT_SURFACES = ("desktop", "telegram", "ntfy")
 TG_TOKEN = "123456:AAH-bench-token"
 
 
