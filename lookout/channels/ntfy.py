@@ -116,8 +116,8 @@ def _check_answers(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Ntfy) -> 
         )
         reply = None
     ch["reply_topic"] = reply
-    touched = c.over.get("channels", {}).get(path[-1]) if c.over_name else None
-    if ch["answers"] and touched is not None:
+    theirs = c.over.get("channels") if c.over_name else None
+    if ch["answers"] and isinstance(theirs, dict) and path[-1] in theirs:
         c.error(
             path,
             "a channel whose buttons answer requests (answers = true) is read only from your own"
