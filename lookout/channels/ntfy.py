@@ -191,6 +191,8 @@ def public(ch: Mapping[str, Any]) -> bool:
 
 def warnings(name: str, ch: Ntfy, answers: bool) -> list[str]:
     out = base.env_warnings(name, ch, answers)
+    if ch.get("answers") and not answers:
+        out.append(f"channels.{name}.answers: [remote] is off: its alerts carry no buttons")
     if not (answers and ch.get("answers")):
         return out
     from lookout import paths

@@ -183,3 +183,14 @@ def test_doctor_probes_whether_the_reply_topic_takes_anonymous_posts(
             assert "Authorization" not in srv.calls[-1][2]
         else:
             assert said == [("ok", "ntfy's reply topic refuses anonymous posts (HTTP 403)")]
+
+
+def test_check_config_says_answers_needs_remote(capsys: pytest.CaptureFixture[str]) -> None:
+    write_config(
+        '[channels.phone]\ntype = "ntfy"\nurl = "https://n.example/t"\nanswers = true\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["phone"]\n'
+    )
+    assert main(["check-config"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "warning: channels.phone.answers: [remote] is off: its alerts carry no buttons"
+    ]
