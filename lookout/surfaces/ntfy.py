@@ -409,8 +409,9 @@ class Buttons:
         self.bind(a)
         if not a.msg.get("buttons"):
             return
-        # ntfy edits no actions alone: the alert is published again under its sequence id.
-        again = {**a.msg, "sequence_id": ref, "update": False}
+        # ntfy edits no actions alone: the alert is published again under its sequence id, at
+        # an update's low priority (the phone buzzed for it already).
+        again = {**a.msg, "ref": ref, "update": True}
         timeout_s = a.ch["timeout_ms"] / 1000
         result, detail, _ = registry.send(a.ch, again, timeout_s)
         record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)

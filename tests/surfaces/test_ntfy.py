@@ -236,6 +236,7 @@ def test_a_question_alert_sent_before_its_request_gets_its_buttons_when_it_comes
     wait_for(lambda: labels(srv.shown(TOPIC)[-1]) == ["Red", "Blue", "Deny"], 10)
     (shown,) = srv.shown(TOPIC)  # the same notification, now with its buttons
     assert shown["sequence_id"] == alert["sequence_id"]
+    assert shown["priority"] == 2  # the phone buzzed for the alert already
     srv.press(shown["actions"][1])
     decision = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
     assert decision["updatedInput"]["answers"] == {"Which colour?": "Blue"}
