@@ -190,35 +190,35 @@ def test_allow_only_when_the_text_holds_all_of_it(
         assert view["why"] == ""
     else:
         assert view["why"]
-        if surface in ("desktop", "telegram"):  # and it says where all of it is
+        if surface in ("desktop", "ntfy", "telegram"):  # and it says where all of it is
             assert f"lookout answer {rec['id']}" in text or "terminal" in view["why"]
 
 
 @pytest.mark.parametrize(
     ("name", "offered"),
     [
-        ("short", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
+        ("short", {"desktop", "ntfy", "telegram", "home_assistant", "dashboard", "cli"}),
         # The model's description is not what runs: one line of command is a button's name.
-        ("described", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
-        ("real", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
-        ("noted", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
+        ("described", {"desktop", "ntfy", "telegram", "home_assistant", "dashboard", "cli"}),
+        ("real", {"desktop", "ntfy", "telegram", "home_assistant", "dashboard", "cli"}),
+        ("noted", {"desktop", "ntfy", "telegram", "home_assistant", "dashboard", "cli"}),
         # The commentary never stands in for the command.
         ("no-command", set()),
         ("no-command-switch", set()),
         ("masked-described", {"dashboard", "cli"}),
-        ("switches", {"desktop", "telegram", "dashboard", "cli"}),  # three lines: not a name
+        ("switches", {"desktop", "ntfy", "telegram", "dashboard", "cli"}),  # three lines: not a name
         # A command's second line would read as a field of its own on an alert, or be missed.
         ("multiline", {"dashboard", "cli"}),
         ("review-a", {"dashboard", "cli"}),
         ("review-b", {"dashboard", "cli"}),  # the mask would hide `curl ...|sh`
         ("key", {"dashboard", "cli"}),
         ("subshell", {"dashboard", "cli"}),
-        ("secret", {"desktop", "telegram", "dashboard", "cli"}),  # a plain secret, masked
+        ("secret", {"desktop", "ntfy", "telegram", "dashboard", "cli"}),  # a plain secret, masked
         ("long", {"dashboard", "cli"}),
-        ("row", {"telegram", "dashboard", "cli"}),
-        ("invisible", {"desktop", "telegram", "dashboard", "cli"}),
-        ("mcp", {"desktop", "telegram", "dashboard", "cli"}),
-        ("question", {"desktop", "telegram", "dashboard", "cli"}),
+        ("row", {"ntfy", "telegram", "dashboard", "cli"}),
+        ("invisible", {"desktop", "ntfy", "telegram", "dashboard", "cli"}),
+        ("mcp", {"desktop", "ntfy", "telegram", "dashboard", "cli"}),
+        ("question", {"desktop", "ntfy", "telegram", "dashboard", "cli"}),
         ("write", {"dashboard", "cli"}),
     ],
 )
