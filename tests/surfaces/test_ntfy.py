@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -253,3 +255,34 @@ def test_without_answers_an_alert_carries_no_http_action(srv: NtfyServer, state_
     assert not (state_dir / subscriber.TABLE).exists()
     deciding.send_signal(signal.SIGTERM)
     assert finish(deciding) == b""
+
+
+def test_a_flood_on_the_reply_topic_is_logged_at_most_once_a_second_with_a_count(
+    srv: NtfyServer, state_dir: Path
+) -> None:
+    configure(srv)
+    deciding, rec, alert = ask(srv, state_dir)
+    reply = reply_topic(state_dir)
+    wait_for(lambda: srv.streams >= 1, 10)
+    n = 200
+    started = time.monotonic()
+    for i in range(n):
+        srv.publish(reply, f"{channel.PRESS_PREFIX}forged{i}")
+    log = state_dir / "errors.log"
+
+    def counted() -> tuple[int, int]:
+        lines = [x for x in log.read_text().splitlines() if "ntfy subscriber:" in x]
+        total = 0
+        for line in lines:
+            held = re.search(r"(\d+) press(?:es)? ignored in [\d.]+ s, the last: ", line)
+            total += int(held.group(1)) if held else 1
+        return total, len(lines)
+
+    wait_for(lambda: log.exists() and counted()[0] == n, 30, "every forged press counted")
+    took = time.monotonic() - started
+    assert counted()[1] <= 2 + took, (counted(), took)  # a line a second at most, not a press
+    now = requests.load(str(state_dir), rec["id"])
+    assert now is not None and now["status"] == requests.PENDING
+    assert srv.press(alert["actions"][0]) == 200  # the owner's press still answers
+    out = json.loads(finish(deciding))["hookSpecificOutput"]["decision"]
+    assert out == {"behavior": "allow"}
