@@ -287,8 +287,6 @@ def send(ch: Mapping[str, Any], msg: Message, timeout_s: float) -> Outcome:
         payload["actions"] = [{"action": "view", "label": "Answer", "url": link, "clear": True}]
     if msg.get("buttons") and msg.get("reply_url"):
         payload["actions"] = actions(msg["buttons"], str(msg["reply_url"]), link)
-    elif msg.get("update"):
-        payload.pop("actions", None)  # the outcome: nothing left to press
     # An update publishes under the alert's own sequence id (its ref): ntfy replaces it. An alert
     # with buttons always has one (its outcome replaces it).
     seq = msg["ref"] if msg.get("update") and msg.get("ref") else msg.get("sequence_id")
@@ -318,8 +316,10 @@ def actions(buttons: list[tuple[str, str]], reply_url: str, link: str | None) ->
     """Allow/Deny (or a question's options) as `http` actions the phone's app posts to the reply
     topic, each body a press token; Show all (the request's card) last. At most ACTIONS_MAX: a
     question whose options do not all fit offers none of them (Deny, and its card)."""
+    from lookout.boundary import visible
+
     out: list[dict[str, Any]] = [
-        {"action": "http", "label": label[:40], "url": reply_url, "method": "POST",
+        {"action": "http", "label": visible(label), "url": reply_url, "method": "POST",
          "body": PRESS_PREFIX + token, "clear": True}
         for label, token in buttons
     ]  # fmt: skip
