@@ -18,8 +18,10 @@ Writes only to a temporary directory. Target: answer -> exit p95 <= --max-ms (de
   xdotool), `telegram` presses the Allow button through a loopback double of the Bot API (the
   real sender and getUpdates poller in between), `slack` clicks Allow through a loopback double of
   Slack's Web API and Socket Mode (tests/slack_api.py; the real sender, and the listener's real
-  slack-sdk Socket Mode client in between): press -> hook exit. Needs slack-sdk and websockets
-  (the test extra)."""
+  slack-sdk Socket Mode client in between; needs slack-sdk and websockets, the test extra), `ntfy`
+  presses the alert's Allow `http` action as the phone's app does, on a loopback ntfy double
+  (tests/ntfy_api.py; the real sender and the reply topic's subscriber in between): press -> hook
+  exit."""
 
 from __future__ import annotations
 
@@ -182,7 +184,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-ALERT_SURFACES = ("desktop", "telegram", "slack")  # an alert with buttons, the real sender between
+# An alert with buttons, the real sender in between.
+ALERT_SURFACES = ("desktop", "telegram", "slack", "ntfy")
 TG_TOKEN = "123456:AAH-bench-token"
 
 
@@ -289,6 +292,32 @@ def _listener_gone(api: Any, state_dir: str) -> None:
         time.sleep(0.01)
 
 
+def _press_ntfy(env: dict[str, str], state_dir: str, n: int, python: str, srv: object) -> float:
+    """One request answered by its alert's Allow action: ms from the press to the hook's exit."""
+    from tests.ntfy_api import NtfyServer
+
+    assert isinstance(srv, NtfyServer)
+
+    def alerts() -> list[dict[str, Any]]:
+        return [m for m in srv.on("bench-alerts") if m.get("actions")]
+
+    before = len(alerts())
+    proc = start(env, n, python)
+    wait_pending(state_dir, proc.pid)
+    _record(env, n, python)
+    deadline = time.perf_counter() + 20
+    while len(alerts()) <= before:
+        if time.perf_counter() > deadline:
+            raise SystemExit("error: no ntfy alert with actions (see the state dir's errors.log)")
+        time.sleep(0.005)
+    allow = alerts()[-1]["actions"][0]
+    if allow["label"] != "Allow":
+        raise SystemExit(f"error: the alert offers no Allow: {alerts()[-1]['actions']}")
+    t0 = time.perf_counter()
+    srv.press(allow)
+    return _finished(proc, t0, n)
+
+
 def _record(env: dict[str, str], n: int, python: str) -> None:
     """The recording PermissionRequest hook, which raises the alert."""
     payload = _payload(n)
@@ -332,6 +361,14 @@ def surface(name: str, runs: int, python: str, max_ms: float) -> int:
                 'app_token_env = "SLACK_APP"\nchannel = "C0LOOKOUT"\n'
                 f'allowed_user_ids = ["U0OWNER"]\napi_url = "{api.url}"\ncontent = "full"\n'
             )
+        elif name == "ntfy":
+            from tests.ntfy_api import NtfyServer
+
+            api = stack.enter_context(NtfyServer())
+            channel = (
+                f'[channels.alert]\ntype = "ntfy"\nurl = "{api.url}/bench-alerts"\n'
+                'answers = true\ncontent = "full"\n'
+            )
         else:
             from tests.telegram_api import BotApi
 
@@ -349,6 +386,7 @@ def surface(name: str, runs: int, python: str, max_ms: float) -> int:
         press = {"desktop": lambda n: _press_desktop(env, state_dir, n, python)}
         press["telegram"] = lambda n: _press_telegram(env, state_dir, n, python, api)
         press["slack"] = lambda n: _press_slack(env, state_dir, n, python, api)
+        press["ntfy"] = lambda n: _press_ntfy(env, state_dir, n, python, api)
         took = [press[name](n) for n in range(runs)]
         again = getattr(api, "clicked_again", 0)
     p95 = pct(took, 0.95)

@@ -102,6 +102,12 @@ def test_a_slack_press_reaches_the_hook_fast() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok: slack press -> exit p95 ")
 
 
+def test_an_ntfy_press_reaches_the_hook_fast() -> None:
+    out = bench("remote_answer.py", "--surface", "ntfy", "--runs", "3", "--max-ms", "1500")
+    assert "ntfy: press -> hook exited: median" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok: ntfy press -> exit p95 ")
+
+
 def test_a_home_assistant_press_answers_within_a_second() -> None:
     pytest.importorskip("paho.mqtt")
     out = bench("remote_answer.py", "--surface", "home_assistant", "--runs", "5", "--idle-s", "0.5")

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         type: NotRequired[Callable[[str], object]]
         action: NotRequired[str]
         choices: NotRequired[tuple[str, ...]]
+        default: NotRequired[None]  # a store_true flag not given writes no key (None)
         many: NotRequired[bool]  # the key takes a list: the flag's value is its one item
         required: NotRequired[bool]  # `channel add` refuses the type without it
 

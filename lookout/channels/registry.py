@@ -74,7 +74,7 @@ def send(ch: Channel, msg: Message, timeout_s: float) -> Outcome:
 # -- `lookout channel add` ---------------------------------------------------------------------
 
 # What argparse takes from an option; a flag's types agree on them (its `key` and `help` differ).
-_ARGPARSE = ("dest", "metavar", "type", "action", "choices")
+_ARGPARSE = ("dest", "metavar", "type", "action", "choices", "default")
 
 
 def flags() -> dict[str, dict[str, Any]]:

@@ -136,7 +136,7 @@ def channel_add(
         table["content"] = content
     if not enabled:
         table["enabled"] = False
-    _inspect(name, table, tilde(cur.path))
+    checked = _inspect(name, table, tilde(cur.path))
     if not dry_run:
         _packages(kind)
     import tomli_w
@@ -157,6 +157,9 @@ def channel_add(
             f"note: no rule sends to {name} yet, e.g.: lookout rule add --when"
             f" permission,question,plan --channels {name}"
         )
+    # What check-config will say of it (a variable not set, who can answer on it), said now.
+    for risk in registry.CHANNELS[kind].warnings(name, checked, True):
+        print(f"note: {visible(risk)}")
     print(f"try it: lookout test {name}")
     return 0
 
@@ -175,11 +178,12 @@ def _packages(kind: str) -> None:
         packages.ensure(sys.executable, deps, module, venv, print, f"--type {kind}")
 
 
-def _inspect(name: str, table: dict[str, Any], where: str) -> None:
+def _inspect(name: str, table: dict[str, Any], where: str) -> Any:
     """The new table as check-config reads it, what it names included (a sound pack): refused
-    before the file changes."""
+    before the file changes. The channel as validated."""
     try:
-        validate({"channels": {name: table}, "rules": []}, where, deep=True)
+        cfg = validate({"channels": {name: table}, "rules": []}, where, deep=True)
+        return cfg["channels"][name]
     except ConfigError as exc:
         # One problem per line, as check-config prints them; the last carries the hint.
         for problem in exc.errors[:-1]:

@@ -118,17 +118,18 @@ def answer_surfaces() -> list[str]:
         cfg = files.load(None)
     except check.ConfigError:
         return found
-    from lookout.channels import registry
+
+    from lookout.surfaces import home_assistant
+    from lookout.surfaces import registry as answering
 
     surfaces = {
-        registry.of(cfg["channels"][name]).ANSWERS
+        s.NAME
         for rule in cfg["rules"]
         if {"permission", "question"} & set(rule["when"])
         for name in rule["channels"] + rule["escalate_to"]
         if name in cfg["channels"] and cfg["channels"][name].get("enabled", True)
+        if (s := answering.of(cfg["channels"][name])) is not None
     }
-    from lookout.surfaces import home_assistant
-    from lookout.surfaces import registry as answering
 
     found += [s.LABEL for name, s in answering.SURFACES.items() if name in surfaces]
     try:

@@ -7,7 +7,7 @@ Loaded by the sender and the installer; never by a hook."""
 from __future__ import annotations
 
 from lookout.channels import registry as channels
-from lookout.surfaces import desktop, home_assistant, slack, telegram
+from lookout.surfaces import desktop, home_assistant, ntfy, slack, telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from lookout.surfaces.base import Surface
 
 SURFACES: dict[str, Surface] = {
-    s.NAME: s for s in (desktop.Popup(), telegram.Chat(), slack.Buttons())
+    s.NAME: s for s in (desktop.Popup(), ntfy.Buttons(), telegram.Chat(), slack.Buttons())
 }
 # Every surface that answers a request: the channel types' and Home Assistant's buttons (fleet).
 NAMES = (*SURFACES, home_assistant.NAME)
@@ -24,6 +24,7 @@ NAMES = (*SURFACES, home_assistant.NAME)
 LIMITS: dict[str, Limits] = {
     desktop.Popup.NAME: desktop.LIMITS,
     telegram.SURFACE: telegram.LIMITS,
+    ntfy.SURFACE: ntfy.LIMITS,
     home_assistant.NAME: home_assistant.LIMITS,
     slack.NAME: slack.LIMITS,
 }
@@ -34,6 +35,7 @@ LABELS = {
 
 
 def of(ch: Channel) -> Surface | None:
-    """The surface of a validated channel's buttons (its type's ANSWERS); None: it has none."""
+    """The surface of a validated channel's buttons (its type's ANSWERS); None: it has none, or
+    the channel says `answers = false` (a type whose buttons are opt-in: ntfy)."""
     name = channels.of(ch).ANSWERS
-    return SURFACES[name] if name is not None else None
+    return SURFACES[name] if name is not None and ch.get("answers") is not False else None

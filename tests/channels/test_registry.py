@@ -48,17 +48,17 @@ def test_each_type_implements_the_interface(name: str) -> None:
     members = protocol_members()
     assert members == {
         "NAME", "KEYS", "SECRETS", "TIMEOUT_MS", "REMOTE", "UPDATABLE", "LOUD", "ANSWERS",
-        "STEERS", "FOCUS", "OPTIONS", "EXAMPLE", "check", "send", "replace", "withdraw", "add_buttons",
-        "inspect", "warnings", "doctor",
+        "STEERS", "FOCUS", "OPTIONS", "EXAMPLE", "check", "send", "replace", "withdraw",
+        "add_buttons", "inspect", "warnings", "doctor",
     }  # fmt: skip
     for member in members:
         assert hasattr(kind, member), f"{name} lacks {member}"
     assert not set(kind.KEYS) & set(base.COMMON_KEYS)
     assert set(kind.SECRETS) <= set(kind.KEYS)
     assert 0 < kind.TIMEOUT_MS <= 600_000
-    assert kind.ANSWERS in (None, "desktop", "telegram", "slack")
+    assert kind.ANSWERS in (None, "desktop", "ntfy", "telegram", "slack")
     # Only a type whose replies steer keeps a listener up whenever [steer] is on.
-    assert kind.STEERS == (name == "telegram")
+    assert kind.STEERS is (name == "telegram")
     assert kind.EXAMPLE.startswith("lookout channel add ") and f"--type {name}" in kind.EXAMPLE
     for opt in kind.OPTIONS:
         assert opt["key"] in kind.KEYS, f"{name}: {opt['flag']} sets an unknown key"

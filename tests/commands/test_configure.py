@@ -59,6 +59,7 @@ def test_channel_add_without_a_config_starts_from_the_default(
         " config plus this)",
         "note: no rule sends to phone yet, e.g.: lookout rule add --when permission,question,plan"
         " --channels phone",
+        "note: channels.phone.token_env: environment variable NTFY_TOKEN is not set",
         "try it: lookout test phone",
     ]
     text = config_file.read_text()

@@ -190,36 +190,41 @@ def test_allow_only_when_the_text_holds_all_of_it(
         assert view["why"] == ""
     else:
         assert view["why"]
-        if surface in ("desktop", "telegram"):  # and it says where all of it is
+        if surface in ALERTS:  # and it says where all of it is
             assert f"lookout answer {rec['id']}" in text or "terminal" in view["why"]
+
+
+# The alerts with room for a few lines (the popup, the messages): not Home Assistant's one line.
+ALERTS = ("desktop", "ntfy", "telegram", "slack")
 
 
 @pytest.mark.parametrize(
     ("name", "offered"),
     [
-        ("short", {"desktop", "telegram", "slack", "home_assistant", "dashboard", "cli"}),
+        ("short", {*ALERTS, "home_assistant", "dashboard", "cli"}),
         # The model's description is not what runs: one line of command is a button's name.
-        ("described", {"desktop", "telegram", "slack", "home_assistant", "dashboard", "cli"}),
-        ("real", {"desktop", "telegram", "slack", "home_assistant", "dashboard", "cli"}),
-        ("noted", {"desktop", "telegram", "slack", "home_assistant", "dashboard", "cli"}),
+        ("described", {*ALERTS, "home_assistant", "dashboard", "cli"}),
+        ("real", {*ALERTS, "home_assistant", "dashboard", "cli"}),
+        ("noted", {*ALERTS, "home_assistant", "dashboard", "cli"}),
         # The commentary never stands in for the command.
         ("no-command", set()),
         ("no-command-switch", set()),
         ("masked-described", {"dashboard", "cli"}),
         # three lines: not a button's name
-        ("switches", {"desktop", "telegram", "slack", "dashboard", "cli"}),
+        ("switches", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
         # A command's second line would read as a field of its own on an alert, or be missed.
         ("multiline", {"dashboard", "cli"}),
         ("review-a", {"dashboard", "cli"}),
         ("review-b", {"dashboard", "cli"}),  # the mask would hide `curl ...|sh`
         ("key", {"dashboard", "cli"}),
         ("subshell", {"dashboard", "cli"}),
-        ("secret", {"desktop", "telegram", "slack", "dashboard", "cli"}),  # a plain secret, masked
+        # a plain secret, masked
+        ("secret", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
         ("long", {"dashboard", "cli"}),
-        ("row", {"telegram", "slack", "dashboard", "cli"}),
-        ("invisible", {"desktop", "telegram", "slack", "dashboard", "cli"}),
-        ("mcp", {"desktop", "telegram", "slack", "dashboard", "cli"}),
-        ("question", {"desktop", "telegram", "slack", "dashboard", "cli"}),
+        ("row", {"ntfy", "telegram", "slack", "dashboard", "cli"}),
+        ("invisible", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
+        ("mcp", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
+        ("question", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
         ("write", {"dashboard", "cli"}),
     ],
 )

@@ -1,0 +1,426 @@
+"""ntfy's buttons (issue 40): an `ntfy` channel with `answers = true` puts Allow (where the one
+rule lets it), Deny and Show all on a request's alert. Allow and Deny are `http` actions that the
+phone's app POSTs itself to a reply topic on the same server, each with a single-use press token
+in its body (answers.mint), never the request's nonce. So no inbound port: the subscriber here
+reads the reply topic (ntfy's JSON stream, `GET /<topic>/json`, resumed with `since`), answers
+the request a token was minted for (lookout.remote.answers) and replaces the alert with its
+outcome, without actions (its sequence id: ntfy 2.16+ in place, an older server after it).
+
+Anyone who can read the alert topic sees the actions' URL and body, so can press them: the
+reply topic only says where presses go; what answers is a token from the alert. A press for
+another request, replayed, forged or garbage changes nothing and is logged at a bounded rate.
+
+One subscriber per state directory (ntfy.lock), alive while a sent alert still has buttons for
+a pending request; started by the sender (lookout.spawn), never by a hook."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+import traceback
+
+from lookout import paths, store, words
+from lookout.channels import ntfy, registry
+from lookout.channels.base import ChannelError
+from lookout.deliveries import record
+from lookout.remote import answers, requests
+from lookout.remote.ignored import Ignored
+from lookout.surfaces import base
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from lookout.surfaces.base import Alert, Watch
+
+SURFACE = "ntfy"  # the answer surface (remote.answers.SURFACES), RemoteDecision's source
+
+
+class Message:
+    """What an ntfy alert can show (lookout.remote.shown's rule asks): the server takes at most
+    4,096 bytes of UTF-8 a message (a longer one becomes an attachment the app does not show
+    as text), title and body counted together; the body is plain text (no markdown: lookout
+    sends none), so every character shows as it is."""
+
+    WHAT = "message"
+    ONE_LINE = 0
+    TAIL_ROOM = True
+
+    def fits(self, title: str, lines: list[str]) -> bool:
+        return ntfy.size(title, "\n".join(lines)) <= ntfy.MESSAGE_MAX
+
+    def render(self, lines: list[str]) -> str:
+        return "\n".join(lines)
+
+
+LIMITS = Message()
+TABLE = "ntfy-messages.json"  # the sent alerts with buttons
+LOCK = "ntfy.lock"
+POLL_S = 0.25  # how often the alerts of ended requests are looked for
+READ_TIMEOUT_S = 90.0  # the server sends a keepalive every 45 s by default
+RETRY_MIN_S, RETRY_MAX_S = 0.5, 30.0  # a stream that failed or ended: reconnect, backing off
+SINCE_SLACK_S = 2  # a stream first asks for what came this long before the oldest alert
+CONFIG_CHECK_S = 2.0
+_BOOT = (
+    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
+    "from lookout.surfaces.ntfy import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+# -- the table (written by the sender, read and pruned by the subscriber) -----------------------
+
+
+def _path(state_dir: str) -> str:
+    return os.path.join(state_dir, TABLE)
+
+
+def _load(state_dir: str) -> list[dict[str, Any]]:
+    data = store.read_json(_path(state_dir))
+    messages = data.get("messages") if isinstance(data, dict) else None
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def _change(state_dir: str, change: Any) -> list[dict[str, Any]]:
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        messages = _load(state_dir)
+        messages = change(messages)
+        store.write_json_atomic(_path(state_dir), {"messages": messages})
+        return list(messages)
+
+
+def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
+    """An alert with buttons went out for request `rid` as `ref` (its sequence id): kept until
+    the request ends, and a subscriber runs (started after the entry is written)."""
+    entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title,
+                             "body": body, "sent_s": int(time.time())}  # fmt: skip
+    rec = requests.load(state_dir, rid)
+    if rec is not None:  # the request shown, not a later one with the same id
+        entry["created_ms"] = rec.get("created_ms")
+    _change(state_dir, lambda ms: [*ms, entry])
+    ensure_subscriber(state_dir)
+
+
+def known(state_dir: str, channel: str, ref: str) -> bool:
+    """Is this alert one with buttons (waiting, or replaced by its outcome)?"""
+    return any(m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir))
+
+
+def _waiting(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if not m.get("done_ms")]
+
+
+def ensure_subscriber(state_dir: str) -> None:
+    fd = store.try_lock(os.path.join(state_dir, LOCK))
+    if fd is None:
+        return  # one runs: it reads the table on its next turn
+    os.close(fd)
+    import subprocess
+
+    from lookout import spawn
+
+    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
+    # close_fds: never hold a copy of the sender's lock (a later job would wait for it).
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=spawn.sender_env(os.environ),
+        cwd="/",
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
+# -- the subscriber -----------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`ntfy STATE_DIR`: read the reply topics while alerts with buttons wait; exit 0 always."""
+    args = list(argv or [])
+    if len(args) != 1:
+        return 2
+    state_dir = os.path.abspath(args[0])
+    try:
+        Subscriber(state_dir).serve()
+    except Exception:
+        store.log_error(state_dir, f"ntfy subscriber: {traceback.format_exc()}")
+    return 0
+
+
+def press_token(event: Mapping[str, Any]) -> str | None:
+    """The token of a press (a `message` event whose body is PRESS_PREFIX + token), else None."""
+    body = event.get("message")
+    if not isinstance(body, str) or not body.startswith(ntfy.PRESS_PREFIX):
+        return None
+    token = body[len(ntfy.PRESS_PREFIX) :].strip()
+    return token if 0 < len(token) <= 64 else None
+
+
+class Subscriber:
+    def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
+        self.state_dir = state_dir
+        self.poll_s = poll_s
+        self.events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+        self.threads: dict[str, threading.Thread] = {}
+        self.stop = threading.Event()
+        self.channels: dict[str, Mapping[str, Any]] = {}
+        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"ntfy subscriber: {text}"))
+        self._looked = 0.0
+        self._stamp: object = ()
+
+    def serve(self) -> None:
+        try:
+            while True:
+                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
+                if fd is None:
+                    return  # another subscriber serves this state directory
+                try:
+                    self._serve_locked()
+                finally:
+                    os.close(fd)
+                # No lost wake-up: an alert registered after our last look starts us again.
+                if not _waiting(_load(self.state_dir)):
+                    return
+        finally:
+            self.stop.set()
+            self.ignored.flush(force=True)
+
+    def _reload(self) -> bool:
+        """The answering ntfy channels of the user's own file as it is now (a project file never
+        names one); a config that no longer loads takes none (fails closed): False."""
+        from lookout.config import check, files
+
+        self._looked = time.monotonic()
+        self._stamp = _stamp(paths.config_path())
+        try:
+            cfg = files.load(None)
+        except check.ConfigError as exc:
+            store.log_error(self.state_dir, f"ntfy subscriber: config error: {exc.errors[0]}")
+            self.channels = {}
+            return False
+        self.channels = {
+            name: ch
+            for name, ch in cfg["channels"].items()
+            if registry.of(ch).ANSWERS == SURFACE and ch["enabled"] and ch.get("answers")
+        }
+        return True
+
+    def _refresh(self) -> None:
+        if time.monotonic() - self._looked >= CONFIG_CHECK_S:
+            self._looked = time.monotonic()
+            if _stamp(paths.config_path()) != self._stamp:
+                self._reload()
+
+    def _serve_locked(self) -> None:
+        if not self._reload():
+            _change(self.state_dir, lambda ms: [])
+            return
+        while True:
+            self._refresh()
+            waiting = _waiting(_load(self.state_dir))
+            if not waiting:
+                return
+            for name in {str(m.get("channel")) for m in waiting}:
+                self._listen(name, min(int(m.get("sent_s") or 0) for m in waiting))
+            try:
+                name, event = self.events.get(timeout=self.poll_s)
+            except queue.Empty:
+                pass
+            else:
+                self._press(name, event)
+            self.ignored.flush()
+            self._withdraw()
+
+    def _listen(self, name: str, since_s: int) -> None:
+        if name in self.threads and self.threads[name].is_alive():
+            return
+        ch = self.channels.get(name)
+        if ch is None:  # gone from the config (or answers off): its buttons answer nothing
+            _change(self.state_dir, lambda ms: [m for m in ms if m.get("channel") != name])
+            return
+        since = str(max(since_s - SINCE_SLACK_S, 0))
+        thread = threading.Thread(
+            target=self._stream, args=(name, ch, since), daemon=True, name=f"ntfy-{name}"
+        )
+        self.threads[name] = thread
+        thread.start()
+
+    def _stream(self, name: str, ch: Mapping[str, Any], since: str) -> None:
+        """`GET /<reply topic>/json?since=…` in a loop, resumed after the last message seen;
+        each message is queued for the main loop."""
+        delay = 0.0
+        reply = ntfy.reply_topic(self.state_dir, name, ch)
+        while not self.stop.is_set() and self.channels.get(name) == ch:
+            try:
+                for event in self._read(ch, reply, since):
+                    delay = 0.0
+                    if isinstance(event.get("id"), str) and event["id"]:
+                        since = event["id"]
+                    self.events.put((name, event))
+            except (OSError, ValueError, ChannelError) as exc:
+                store.log_error(self.state_dir, f"ntfy subscriber: channel {name}: {_said(exc)}")
+            delay = min(max(delay * 2, RETRY_MIN_S), RETRY_MAX_S)
+            self.stop.wait(delay)
+
+    def _read(self, ch: Mapping[str, Any], reply: str, since: str) -> Any:
+        import json
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
+        server = ntfy.split(ch)[0]
+        url = f"{server}/{reply}/json?since={urllib.parse.quote(since)}"
+        headers = {"User-Agent": "lookout-notify/0.1", **ntfy.auth(ch)}
+        req = urllib.request.Request(url, headers=headers)  # noqa: S310 - http(s), checked
+        try:
+            resp = _OPENER.open(req, timeout=READ_TIMEOUT_S)
+        except urllib.error.HTTPError as exc:
+            raise ChannelError(f"subscribing: HTTP {exc.code}") from None
+        with resp:
+            for raw in resp:
+                if len(raw) > 65536:
+                    continue
+                event = json.loads(raw)
+                if isinstance(event, dict) and event.get("event") == "message":
+                    yield event
+
+    def _press(self, name: str, event: dict[str, Any]) -> None:
+        """One message on the reply topic: a press answers once; anything else changes nothing."""
+        if name not in self.channels:
+            self.ignored("foreign", f"channel {name}: a message for a channel no longer answering")
+            return
+        if event.get("message") == ntfy.PROBE:
+            return  # doctor's own probe
+        token = press_token(event)
+        if token is None:
+            self.ignored("payload", f"channel {name}: a message that is no press: ignored")
+            return
+        try:
+            answers.answer_token(
+                self.state_dir, token, surface=SURFACE, by=f"ntfy channel {name}", scope=name
+            )
+        except requests.Refused as exc:
+            self.ignored("refused", f"channel {name}: a press changed nothing: {exc}")
+        self._withdraw()
+
+    def _withdraw(self) -> None:
+        """Replace the alert of every request that no longer waits by its outcome."""
+        now = words.now_ms()
+        ended = []
+        for m in _waiting(_load(self.state_dir)):
+            rec = requests.load(self.state_dir, str(m.get("rid")))
+            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
+                rec = None  # replaced by a later request with the same id: this one is over
+            if rec is not None and requests.is_open(rec, now):
+                continue
+            ch = self.channels.get(str(m.get("channel")))
+            if ch is not None:
+                body = str(m.get("body") or "")
+                outcome = answers.outcome_text(rec)
+                result, detail, _ = ntfy.replace(
+                    ch, str(m["ref"]), str(m.get("title") or ""), f"{body}\n\n{outcome}", 10
+                )
+                if result != "sent":
+                    store.log_error(self.state_dir, f"ntfy subscriber: outcome: {detail}")
+            ended.append((m.get("channel"), m.get("ref")))
+            answers.forget(self.state_dir, str(m.get("rid")))
+        if ended:
+            _change(self.state_dir, lambda ms: _mark_done(ms, ended, now))
+
+
+def _mark_done(
+    messages: list[dict[str, Any]], ended: list[tuple[object, object]], now_ms: int
+) -> list[dict[str, Any]]:
+    """Replaced by their outcome: kept a day (a late "handled" update leaves them), then gone."""
+    kept = []
+    for m in messages:
+        if (m.get("channel"), m.get("ref")) in ended:
+            m["done_ms"] = now_ms
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    return kept
+
+
+def _said(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None) or exc
+    return f"{type(exc).__name__}: {reason}"[:300]
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _opener() -> Any:
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # the token is in a header: never follow it elsewhere
+
+    return urllib.request.build_opener(NoRedirect)
+
+
+_OPENER = _opener()
+
+
+# -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
+
+
+class Buttons:
+    """ntfy's Allow / Deny: `http` actions with a single-use token for this channel in their
+    body; the subscriber (above) takes the presses and replaces the alert by the outcome.
+    Added late by publishing the alert again under its sequence id, with its actions."""
+
+    NAME = SURFACE
+    LABEL = "ntfy"
+
+    def bind(self, a: Alert) -> None:
+        if not a.ch.get("answers"):
+            return
+        rec = answers.request_for(a.state_dir, a.intent, a.remote)
+        if rec is None:
+            return
+        picks = base.choices(rec, LIMITS, a.msg, a.ch["content"])
+        tokens = answers.mint(
+            a.state_dir, rec, SURFACE, [(d, x) for _, d, x in picks], scope=a.name
+        )
+        a.msg["buttons"] = [(label, t) for (label, _, _), t in zip(picks, tokens, strict=True)]
+        a.msg["bound"] = rec["id"]
+        server = ntfy.split(a.ch)[0]
+        a.msg["reply_url"] = f"{server}/{ntfy.reply_topic(a.state_dir, a.name, a.ch)}"
+
+    def sent(self, a: Alert, ref: str) -> None:
+        if a.msg.get("buttons"):
+            watch(a.state_dir, a.name, ref, a.msg["bound"], a.msg["title"], a.msg["body"])
+
+    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
+        pass  # the subscriber takes the presses
+
+    def late(self, a: Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("buttons"):
+            return
+        # ntfy edits no actions alone: the alert is published again under its sequence id, at
+        # an update's low priority (the phone buzzed for it already).
+        again = {**a.msg, "ref": ref, "update": True}
+        timeout_s = a.ch["timeout_ms"] / 1000
+        result, detail, _ = registry.send(a.ch, again, timeout_s)
+        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
+        if result == "sent":
+            self.sent(a, ref)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return known(state_dir, name, ref)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
