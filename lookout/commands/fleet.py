@@ -135,8 +135,11 @@ def _watch(cfg: Any, pick: Filter, stale_after_s: int) -> int:
 
 def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> str:
     sessions = snap["sessions"]
+    online = [h["host"] for h in snap["hosts"] if h["online"] is True]
     if not sessions:
         text = "no sessions" if snap["hosts"] else "no hosts on the bus yet (is a bridge running?)"
+        if online:  # the bridges are there: say so, a bare "no sessions" reads as a broken fleet
+            text += f"; {_hosts_online(online)}"
     else:
         hw = max(4, *(len(s["host"]) for s in sessions))
         rows = view.table(sessions, now_ms, colour, max(40, width - hw - 2)).split("\n")
@@ -153,6 +156,10 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
                     continue
                 out.append(f"{''.ljust(hw)}  {next(rest, '')}")
         text = "\n".join(out)
+        shown = {s["host"] for s in sessions}
+        quiet = [name for name in online if name not in shown]
+        if quiet:
+            text += f"\n\nalso online, no sessions shown: {', '.join(quiet)}"
     down = [h for h in snap["hosts"] if h["online"] is not True]
     if down:
         names = ", ".join(
@@ -170,6 +177,11 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
         lines = limits.describe(snap["dropped"])
         text += "\n\nnote: over the fleet limits, not shown:\n  " + "\n  ".join(lines)
     return text
+
+
+def _hosts_online(names: list[str]) -> str:
+    n = len(names)
+    return f"{n} host{'' if n == 1 else 's'} online: {', '.join(names)}"
 
 
 def skew(seconds: int) -> str:
