@@ -92,7 +92,7 @@ def load(path: str | None = None) -> FleetConfig:
     ConfigError listing every problem otherwise."""
     gpath = path or paths.config_path()
     name = paths.tilde(gpath)
-    hint = 'add [fleet] with mqtt = "mqtt://BROKER:1883" (README: "Every machine in one view")'
+    hint = 'add [fleet] with mqtt = "mqtt://BROKER:1883" (docs/fleet-setup.md)'
     if not os.path.exists(gpath):
         raise NotConfigured(f"no config file {name}, so no [fleet]", hint=hint)
     raw = read_toml(gpath)
