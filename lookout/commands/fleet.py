@@ -141,21 +141,7 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
         if online:  # the bridges are there: say so, a bare "no sessions" reads as a broken fleet
             text += f"; {_hosts_online(online)}"
     else:
-        hw = max(4, *(len(s["host"]) for s in sessions))
-        rows = view.table(sessions, now_ms, colour, max(40, width - hw - 2)).split("\n")
-        out = [f"{'HOST'.ljust(hw)}  {rows[0]}"]
-        rest = iter(rows[1:])
-        for s in sessions:
-            row = next(rest, "")
-            if colour and s["status"] == "unknown":
-                row = f"{_UNKNOWN}{row}\033[0m"
-            out.append(f"{s['host'].ljust(hw)}  {row}")
-            # view.table's subagent lines follow their session's line (finished ones it leaves out).
-            for child in s["agents"]:
-                if child["status"] == "done":
-                    continue
-                out.append(f"{''.ljust(hw)}  {next(rest, '')}")
-        text = "\n".join(out)
+        text = _rows(sessions, now_ms, colour, width)
         shown = {s["host"] for s in sessions}
         quiet = [name for name in online if name not in shown]
         if quiet:
@@ -177,6 +163,25 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
         lines = limits.describe(snap["dropped"])
         text += "\n\nnote: over the fleet limits, not shown:\n  " + "\n  ".join(lines)
     return text
+
+
+def _rows(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int) -> str:
+    """view.table's lines with a HOST column in front."""
+    hw = max(4, *(len(s["host"]) for s in sessions))
+    rows = view.table(sessions, now_ms, colour, max(40, width - hw - 2)).split("\n")
+    out = [f"{'HOST'.ljust(hw)}  {rows[0]}"]
+    rest = iter(rows[1:])
+    for s in sessions:
+        row = next(rest, "")
+        if colour and s["status"] == "unknown":
+            row = f"{_UNKNOWN}{row}\033[0m"
+        out.append(f"{s['host'].ljust(hw)}  {row}")
+        # view.table's subagent lines follow their session's line (finished ones it leaves out).
+        for child in s["agents"]:
+            if child["status"] == "done":
+                continue
+            out.append(f"{''.ljust(hw)}  {next(rest, '')}")
+    return "\n".join(out)
 
 
 def _hosts_online(names: list[str]) -> str:
