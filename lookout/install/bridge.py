@@ -243,14 +243,35 @@ def forget_self(dry_run: bool, out: Out) -> None:
 
 
 def _forget(cfg: FleetConfig) -> int:
-    """How many of cfg.host's retained topics were cleared (0: the broker held none)."""
+    """How many of cfg.host's retained topics were cleared (0: the broker held none). In this
+    interpreter when it has the MQTT client, else through the installed `lookout` command, whose
+    runtime has it (`install.py --bridge` put it there; a system python3 seldom has it)."""
     from lookout.fleet import forget, mqtt
 
-    mqtt.require()
+    try:
+        mqtt.require()
+    except LookoutError:
+        command = paths.bin_dir() / "lookout"
+        if not command.is_file():
+            raise
+        return _forget_with(str(command), cfg.host)
     try:
         return len(forget.forget(cfg, cfg.host, force=True))
     except forget.NothingHeld:
         return 0
+
+
+def _forget_with(command: str, host: str) -> int:
+    done = capture([command, "fleet", "forget", "--force", host], timeout=60)
+    if done.returncode == 0:
+        words = done.stdout.split()  # forgot host HOST: cleared N retained topics ...
+        return int(words[4]) if len(words) > 4 and words[4].isdigit() else 0
+    error = done.stderr.strip().splitlines()
+    text = error[0].removeprefix("error: ") if error else f"exit {done.returncode}"
+    if "holds nothing for host" in text:
+        return 0
+    hint = error[1].removeprefix("hint: ") if len(error) > 1 else None
+    raise LookoutError(text, hint=hint)
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ started by hand instead of leaving it publishing from a state directory that is 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -139,3 +140,31 @@ def test_purge_says_what_to_do_when_it_cannot_clear_its_host(
         " user that may write it (docs/fleet.md: admin) clears it"
     ) in out.stdout
     assert retained(broker)["lookout/kept/online"] == b"true"
+
+
+def test_purge_from_a_python_without_the_mqtt_client_clears_through_the_runtime(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    """`python3 install.py` is the system's python3, which seldom has paho-mqtt; the runtime
+    that `install.py --bridge` set up has it: the purge clears the host through its command."""
+    system = "/usr/bin/python3"
+    probe = subprocess.run([system, "-c", "import paho"], capture_output=True, check=False)
+    if probe.returncode == 0 or not os.access(system, os.X_OK):
+        pytest.skip(f"needs a {system} without paho-mqtt")
+    h = hosts("plain")
+    h.hook("session_start", "SessionStart-startup")
+
+    def install_py(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [system, str(ROOT / "install.py"), *argv],
+            capture_output=True, text=True, env=h.env, cwd=h.root, timeout=300, check=False,
+        )  # fmt: skip
+
+    installed = install_py("--python", sys.executable)  # a runtime whose interpreter has it
+    assert installed.returncode == 0, installed.stderr
+    assert h.lookout("bridge", "--once").returncode == 0
+    assert topics_of(broker, "plain")
+    out = install_py("--uninstall", "--purge")
+    assert out.returncode == 0, out.stderr
+    assert "cleared host plain's " in out.stdout, out.stdout
+    assert topics_of(broker, "plain") == set()
