@@ -1,5 +1,6 @@
 """Whether a host named in the config is this machine. A name is never resolved (check-config
-and doctor never wait on DNS): only `localhost`, `*.localhost` and loopback addresses count."""
+and doctor never wait on DNS): only `localhost`, `*.localhost` and loopback addresses count.
+And this machine's name, as fleet.host defaults to it."""
 
 from __future__ import annotations
 
@@ -13,3 +14,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return name == "localhost" or name.endswith(".localhost")
+
+
+def host_name(name: str) -> str:
+    """A hostname made topic-safe (letters, digits, `.`, `-`, `_`; at most 63)."""
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)
+    cleaned = cleaned.strip().strip("-._")[:63]
+    return cleaned or "localhost"

@@ -267,6 +267,8 @@ class Config(TypedDict):
     remote: dict[str, Any]
     # [sessions] (config.sessions.SESSIONS_DEFAULTS: stuck_after_s); the user's own file only.
     sessions: NotRequired[dict[str, Any]]
+    # fleet.host when [fleet] is set up (the user's own file): alerts name the host they are from.
+    host: NotRequired[str]
 
 
 class Escalation(TypedDict):

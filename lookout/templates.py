@@ -252,8 +252,10 @@ def render_texts(
     tmpl: Mapping[str, Mapping[str, str]],
     content: str = "full",
     clean: Callable[[str], str] | None = None,
+    host: str | None = None,
 ) -> tuple[str, str]:
-    """(title, body) for an intent, from the config's templates (defaults for missing kinds)."""
+    """(title, body) for an intent, from the config's templates (defaults for missing kinds);
+    `host` (fleet.host, when [fleet] is set up) leads the title: which machine is asking."""
     kind = intent.get("kind")
     kind = kind if isinstance(kind, str) else "message"
     default = DEFAULTS.get(kind, DEFAULTS["message"])
@@ -281,6 +283,7 @@ def render_texts(
         title_t = _default_title(kind, title_t, vals)
     if kind == "resolved" and not vals["duration"] and body_t == default["message"]:
         body_t = ""
-    title = truncate(" ".join(render(title_t, vals).split()), 200)
+    title = " ".join(render(title_t, vals).split())
+    title = truncate(f"{host} · {title}" if host else title, 200)
     body = render(body_t, vals).strip()
     return title, body

@@ -54,8 +54,8 @@ JOB_VERSION = 1
 # The config cache's entries (config/cache.py): another version's entry is a miss, never misread.
 # 4: the config has `fleet` and `remote` tables. 5: each channel carries its type's traits
 # (`remote`, `updatable`, `loud`: what the rules read without loading lookout/channels/).
-# 6: and the `sessions` table.
-CONFIG_CACHE_VERSION = 6
+# 6: and the `sessions` table. 7: and `host` (fleet.host, which alerts name) with [fleet].
+CONFIG_CACHE_VERSION = 7
 
 # Every file lookout writes, with the format of what this version writes there
 # (docs/state-files.md). Format 1 is the shape every version so far has written; where a file of

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
         answers: bool  # [remote] is on: a button on an alert may answer a request
         # The newest delivery a hook's sender recorded for one of these channels (or None).
         last: Callable[[list[str]], dict[str, Any] | None]
+        # errors.log's entries as (epoch ms, text), oldest first: what a type's poller logged.
+        errors: Callable[[], list[tuple[int, str]]]
 
     class ChannelType(Protocol):
         """A module (lookout/channels/<name>.py). Its table's own TypedDict is in the module."""

@@ -286,5 +286,39 @@ def _loopback(url: str) -> bool:
         return False
 
 
+# Two pollers of one bot knock each other off with a 409 every couple of seconds; a poller
+# handing over to its successor (an upgrade, a config change) makes one or two.
+CONFLICTS = 3
+CONFLICT_WINDOW_MS = 3600_000
+
+
 def doctor(used: dict[str, Any], ctx: Doctor) -> list[Finding]:
-    return base.network_findings(NAME, used, lambda name, ch: risks(name, ch, ctx["answers"]))
+    out = base.network_findings(NAME, used, lambda name, ch: risks(name, ch, ctx["answers"]))
+    return out + _conflicts(used, ctx["errors"]())
+
+
+def _conflicts(used: dict[str, Any], errors: list[tuple[int, str]]) -> list[Finding]:
+    """Repeated getUpdates conflicts (409) the poller logged: another poller uses this bot (a
+    second machine or state directory); presses then land on whichever polls at the moment."""
+    from lookout import words
+
+    if not errors:
+        return []
+    since = words.now_ms() - CONFLICT_WINDOW_MS
+    out: list[Finding] = []
+    for name in used:
+        mark = f"telegram poller: channel {name}: getUpdates: 409"
+        hits = [ms for ms, text in errors if ms >= since and text.startswith(mark)]
+        if len(hits) < CONFLICTS:
+            continue
+        out.append(
+            (
+                name,
+                base.WARN,
+                f"another poller uses this bot: {len(hits)} getUpdates conflicts (409) up to"
+                f" {words.clock(hits[-1])}; a press may reach the other one and answer nothing",
+                "a second machine or state directory polls the same bot: give each its own bot"
+                " (docs/remote.md), or stop the other poller",
+            )
+        )
+    return out

@@ -135,24 +135,17 @@ def _watch(cfg: Any, pick: Filter, stale_after_s: int) -> int:
 
 def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> str:
     sessions = snap["sessions"]
+    online = [h["host"] for h in snap["hosts"] if h["online"] is True]
     if not sessions:
         text = "no sessions" if snap["hosts"] else "no hosts on the bus yet (is a bridge running?)"
+        if online:  # the bridges are there: say so, a bare "no sessions" reads as a broken fleet
+            text += f"; {_hosts_online(online)}"
     else:
-        hw = max(4, *(len(s["host"]) for s in sessions))
-        rows = view.table(sessions, now_ms, colour, max(40, width - hw - 2)).split("\n")
-        out = [f"{'HOST'.ljust(hw)}  {rows[0]}"]
-        rest = iter(rows[1:])
-        for s in sessions:
-            row = next(rest, "")
-            if colour and s["status"] == "unknown":
-                row = f"{_UNKNOWN}{row}\033[0m"
-            out.append(f"{s['host'].ljust(hw)}  {row}")
-            # view.table's subagent lines follow their session's line (finished ones it leaves out).
-            for child in s["agents"]:
-                if child["status"] == "done":
-                    continue
-                out.append(f"{''.ljust(hw)}  {next(rest, '')}")
-        text = "\n".join(out)
+        text = _rows(sessions, now_ms, colour, width)
+        shown = {s["host"] for s in sessions}
+        quiet = [name for name in online if name not in shown]
+        if quiet:
+            text += f"\n\nalso online, no sessions shown: {', '.join(quiet)}"
     down = [h for h in snap["hosts"] if h["online"] is not True]
     if down:
         names = ", ".join(
@@ -170,6 +163,30 @@ def table(snap: dict[str, Any], now_ms: int, colour: bool, width: int = 120) -> 
         lines = limits.describe(snap["dropped"])
         text += "\n\nnote: over the fleet limits, not shown:\n  " + "\n  ".join(lines)
     return text
+
+
+def _rows(sessions: list[dict[str, Any]], now_ms: int, colour: bool, width: int) -> str:
+    """view.table's lines with a HOST column in front."""
+    hw = max(4, *(len(s["host"]) for s in sessions))
+    rows = view.table(sessions, now_ms, colour, max(40, width - hw - 2)).split("\n")
+    out = [f"{'HOST'.ljust(hw)}  {rows[0]}"]
+    rest = iter(rows[1:])
+    for s in sessions:
+        row = next(rest, "")
+        if colour and s["status"] == "unknown":
+            row = f"{_UNKNOWN}{row}\033[0m"
+        out.append(f"{s['host'].ljust(hw)}  {row}")
+        # view.table's subagent lines follow their session's line (finished ones it leaves out).
+        for child in s["agents"]:
+            if child["status"] == "done":
+                continue
+            out.append(f"{''.ljust(hw)}  {next(rest, '')}")
+    return "\n".join(out)
+
+
+def _hosts_online(names: list[str]) -> str:
+    n = len(names)
+    return f"{n} host{'' if n == 1 else 's'} online: {', '.join(names)}"
 
 
 def skew(seconds: int) -> str:

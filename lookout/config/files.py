@@ -206,10 +206,28 @@ def validate(
     remote_cfg = remote.check_remote(c, raw.get("remote", {}))
     sessions_cfg = sessions.check_sessions(c, raw.get("sessions", {}))
     c.done()
-    return {
+    out: Config = {
         "channels": channels,
         "rules": rules,
         "templates": tmpl,
         "remote": remote_cfg,
         "sessions": sessions_cfg,
     }
+    host = _fleet_host(raw.get("fleet"))
+    if host:
+        out["host"] = host
+    return out
+
+
+def _fleet_host(raw: object) -> str | None:
+    """This host's name on the bus when [fleet] is set up (alerts then say which host they come
+    from); its checks are lookout.config.fleet's, so a malformed name is left out here."""
+    if not isinstance(raw, dict):
+        return None
+    host = raw.get("host")
+    if host is None:
+        from lookout import net  # only when the config changed: the hooks read the cache
+
+        # os.uname() is gethostname() without loading socket on a hook's path.
+        return net.host_name(os.uname().nodename.strip())
+    return host if isinstance(host, str) and 0 < len(host) <= 63 and host.isprintable() else None

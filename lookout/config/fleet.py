@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -81,10 +80,9 @@ class NotConfigured(LookoutError):
 
 
 def default_host() -> str:
-    name = socket.gethostname().strip()
-    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)
-    cleaned = cleaned.strip("-._")[:63]
-    return cleaned or "localhost"
+    import socket
+
+    return net.host_name(socket.gethostname().strip())
 
 
 def load(path: str | None = None) -> FleetConfig:
@@ -92,7 +90,7 @@ def load(path: str | None = None) -> FleetConfig:
     ConfigError listing every problem otherwise."""
     gpath = path or paths.config_path()
     name = paths.tilde(gpath)
-    hint = 'add [fleet] with mqtt = "mqtt://BROKER:1883" (README: "Every machine in one view")'
+    hint = 'add [fleet] with mqtt = "mqtt://BROKER:1883" (docs/fleet-setup.md)'
     if not os.path.exists(gpath):
         raise NotConfigured(f"no config file {name}, so no [fleet]", hint=hint)
     raw = read_toml(gpath)

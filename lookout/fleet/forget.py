@@ -19,6 +19,10 @@ GATHER_TIMEOUT_S = 5.0
 ACK_TIMEOUT_S = 10.0
 
 
+class NothingHeld(LookoutError):
+    """The broker holds no retained topic of that host."""
+
+
 @dataclass
 class Held:
     """What the broker retains for one host."""
@@ -82,7 +86,7 @@ def forget(cfg: FleetConfig, host: str, *, force: bool = False, dry_run: bool = 
     try:
         found = held(client, cfg, host)
         if not found.topics:
-            raise LookoutError(
+            raise NothingHeld(
                 f"the broker at {cfg.url} holds nothing for host {host}"
                 f" ({cfg.topic_prefix}/{host}/...)",
                 hint="`lookout status --fleet` lists the hosts it knows",

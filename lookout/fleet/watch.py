@@ -49,7 +49,12 @@ class Fleet:
     # -- connection -------------------------------------------------------------------------
 
     def start(self, timeout: float = GATHER_TIMEOUT_S) -> None:
-        """Connect, subscribe, and return once every retained message has arrived."""
+        """Connect, subscribe, and return once every retained message has arrived. When the
+        broker cannot be reached, what was held stays (a viewer shows it as unknown) and `lost`
+        stays set, so the caller retries."""
+        client = mqtt.new_client(self.cfg, "status")
+        client.on_message = self._on_message
+        mqtt.connect(client, self.cfg, timeout)  # raises before anything held is dropped
         with self._lock:
             self.online.clear()
             self.sessions.clear()
@@ -58,9 +63,6 @@ class Fleet:
         self.problems = []
         self._synced.clear()
         self.lost.clear()
-        client = mqtt.new_client(self.cfg, "status")
-        client.on_message = self._on_message
-        mqtt.connect(client, self.cfg, timeout)
         client.on_disconnect = self._on_disconnect
         self._client = client
         self._sync_topic = topics.sync(self.cfg.topic_prefix, secrets.token_hex(8))
@@ -73,6 +75,7 @@ class Fleet:
         client.subscribe(subs)
         if not subscribed.wait(timeout):
             self.stop()
+            self.lost.set()
             raise LookoutError(f"the broker at {self.cfg.url} did not confirm the subscription")
         # Retained messages come before anything published after the SUBACK: our own probe,
         # coming back, marks the end of them.

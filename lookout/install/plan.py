@@ -29,7 +29,10 @@ def do_install(opts: Options, out: Out) -> int:
     if opts.bridge:
         from lookout.install import bridge
 
-        out(f"bridge: {bridge.check_config()}")  # a missing [fleet] stops here, nothing changed
+        # A broken [fleet] stops here, nothing changed; none yet: said what to add at the end.
+        fleet = bridge.check_config()
+        if fleet is not None:
+            out(f"bridge: {fleet}")
     home = paths.runtime_home()
     refuse_newer(home, out)  # an older checkout over a newer install: stop before any change
     with contextlib.nullcontext() if opts.dry_run else runtimes.locked(home):
@@ -41,7 +44,10 @@ def do_install(opts: Options, out: Out) -> int:
         if opts.bridge:
             if not opts.dry_run:
                 bridge.ensure_client(python, opts.python is None, out)
-            bridge.install(python, home, opts.dry_run, out)
+            if fleet is None:
+                bridge.say_what_to_add(opts.dry_run, out)
+            else:
+                bridge.install(python, home, opts.dry_run, out)
     return 0
 
 
@@ -212,6 +218,7 @@ def do_uninstall(opts: Options, out: Out) -> int:
     bridge.uninstall(opts.dry_run, out)  # the bridge would run a runtime that may be gone
     if opts.purge:
         bridge.stop_running(opts.dry_run, out)  # one started by hand, too
+        bridge.forget_self(opts.dry_run, out)  # stopped: it leaves the others' view now
         _stop_running(home, opts.dry_run, out)
     if tmux_block:  # before the purge, which takes the backup along with the others
         tmuxconf.remove_block(tmux_conf, opts.dry_run, out)

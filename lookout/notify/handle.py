@@ -151,7 +151,9 @@ def build_job(deliveries: list[Delivery], cfg: Config, cwd: object, now_ms: int)
             names.update(e["channels"])
         levels = sorted({channels[n]["content"] for n in names if n in channels})
         texts = {
-            level: list(templates.render_texts(d["intent"], cfg["templates"], level))
+            level: list(
+                templates.render_texts(d["intent"], cfg["templates"], level, host=cfg.get("host"))
+            )
             for level in levels
         }
         out.append({**d, "texts": texts})

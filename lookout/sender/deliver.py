@@ -41,7 +41,9 @@ def message(
     level = ch["content"]
     # Every text that leaves goes through the one masker (N7), before it is cut to its level:
     # rendered here from the intent, not taken from the job, so a cut never splits a secret.
-    title, body = templates.render_texts(intent, cfg["templates"], level, mask.mask)
+    title, body = templates.render_texts(
+        intent, cfg["templates"], level, mask.mask, cfg.get("host")
+    )
     msg = {
         "title": prefix + title,
         "body": body,

@@ -86,6 +86,7 @@ def serve(
             held = None
             if fd is None:
                 return  # another sender serves this state directory
+            _say_pid(fd)
             try:
                 sweep(outbox_dir, state_dir)
                 maintain(state_dir)
@@ -252,6 +253,15 @@ def maintain(state_dir: str, now: float | None = None) -> None:
                         os.unlink(path)  # (a newer lookout's snapshot is its own to forget)
                 except FileNotFoundError:
                     pass
+
+
+def _say_pid(fd: int) -> None:
+    """Our pid in sender.lock while we hold it: doctor compares our environment with its own."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:
+        pass  # a pid doctor cannot read is a check it skips
 
 
 def run_job(job_path: str, state_dir: str, lanes: Lanes | None = None) -> None:

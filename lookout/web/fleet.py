@@ -3,8 +3,8 @@
 
 Sessions are keyed `<host>/<session_id>` (two hosts may share an id) and carry `host`; the
 sessions of a host that is not online are `unknown`, and while the broker cannot be reached every
-session is `unknown` (reason `broker_unreachable`), never its last status. A timeline stays on
-its host: events() has none."""
+session is `unknown` (reason `broker_unreachable`, the error as its detail), never its last
+status; it reconnects by itself every RETRY_S. A timeline stays on its host: events() has none."""
 
 from __future__ import annotations
 
@@ -55,7 +55,10 @@ class FleetSource:
         for s in snap["sessions"]:
             shown = public(s)
             if self.fleet.lost.is_set():
-                shown.update(status="unknown", reason="broker_unreachable", detail=None)
+                why = self.problem or f"lost the connection to the broker at {self.fleet.cfg.url}"
+                shown.update(
+                    status="unknown", reason="broker_unreachable", detail=f"{why}; retrying"
+                )
             out[f"{s['host']}/{s['session_id']}"] = shown
         return out
 

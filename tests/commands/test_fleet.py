@@ -221,3 +221,20 @@ def test_line_doubles_hash_so_a_host_cannot_restyle_the_tmux_bar() -> None:
     # N9: a project name from another host reaches tmux's #() output too.
     text = fleet.line(snap(row("alpha", "#[fg=red]x#{host}", "attention", "permission"), on=[]))
     assert text == "! alpha/##[fg=red]x##{host}:permission"
+
+
+def test_status_fleet_names_the_hosts_it_sees_without_sessions(
+    hosts: Callable[[str], Host],  # noqa: F811 - the fixture imported above
+) -> None:
+    """Issue 42: a fleet without sessions printed only "no sessions", which read as "nothing
+    is connected"."""
+    a, b, viewer = hosts("alpha"), hosts("beta"), hosts("viewer")
+    assert a.lookout("bridge", "--once").returncode == 0
+    assert b.lookout("bridge", "--once").returncode == 0
+    out = viewer.lookout("status", "--fleet")
+    assert (out.returncode, out.stdout.strip()) == (0, "no sessions; 2 hosts online: alpha, beta")
+    # With sessions elsewhere, a host without one is still named.
+    a.hook("session_start", "SessionStart-startup")
+    assert a.lookout("bridge", "--once").returncode == 0
+    out = viewer.lookout("status", "--fleet")
+    assert out.stdout.strip().endswith("also online, no sessions shown: beta"), out.stdout

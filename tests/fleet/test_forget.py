@@ -4,14 +4,14 @@ started by hand instead of leaving it publishing from a state directory that is 
 
 from __future__ import annotations
 
-import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 
 import pytest
 
-from tests.fleet.conftest import Host, retained, wait_for
+from tests.fleet.conftest import PASSWORD_ENV, Host, retained, wait_for
 from tests.helpers import ROOT
 from tests.mosquitto import Broker
 
@@ -88,22 +88,83 @@ def test_forget_refuses_a_host_that_says_it_is_online(
     assert bad.returncode == 1 and bad.stderr.startswith("error: not a host name: 'a/#'")
 
 
-def test_purge_stops_a_bridge_started_by_hand(hosts: Callable[[str], Host], broker: Broker) -> None:
-    h = hosts("gone")
+def test_purge_stops_a_bridge_started_by_hand_and_clears_its_host(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    """newuser-5 defect 7: the purged host stayed `offline` on every viewer until an admin ran
+    `fleet forget`; its own ACL lets it clear its own topics, once its bridge has stopped."""
+    h, viewer = hosts("gone"), hosts("viewer")
+    h.write_config(home_assistant=True)
     h.hook("session_start", "SessionStart-startup")
     proc = h.bridge()
     wait_for(lambda: retained(broker).get("lookout/gone/online") == b"true")
+    assert [x["host"] for x in viewer.fleet()["hosts"]] == ["gone"]
+    held = topics_of(broker, "gone")
+    env = {k: v for k, v in h.env.items() if k != PASSWORD_ENV}  # in fleet.env, as for systemd
+    (h.config.parent / "fleet.env").write_text(f"{PASSWORD_ENV}={h.password}\n")
     out = subprocess.run(
         [sys.executable, str(ROOT / "install.py"), "--uninstall", "--purge"],
-        capture_output=True, text=True, env=h.env, cwd=h.root, timeout=60, check=False,
+        capture_output=True, text=True, env=env, cwd=h.root, timeout=60, check=False,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
     assert f"stopped the bridge (pid {proc.pid}) that ran for " in out.stdout
     assert (
-        "note: other hosts keep showing gone as offline; `lookout fleet forget gone` on one of"
-        " them clears it" in out.stdout
-    )
-    assert proc.wait(10) == 0  # it stopped cleanly: it said offline on its way out
-    assert retained(broker)["lookout/gone/online"] == b"false"
+        f"cleared host gone's {len(held)} retained topics on {broker.url}: the other hosts no"
+        " longer show it"
+    ) in lines
+    assert proc.wait(10) == 0  # it stopped cleanly before its topics were cleared
+    assert topics_of(broker, "gone") == set()
+    assert viewer.fleet()["hosts"] == []
     assert not h.state.exists()
-    assert json.loads(retained(broker)["lookout/gone/summary"])["host"] == "gone"
+
+
+def test_purge_says_what_to_do_when_it_cannot_clear_its_host(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    h = hosts("kept")
+    h.hook("session_start", "SessionStart-startup")
+    assert h.lookout("bridge", "--once").returncode == 0
+    env = {k: v for k, v in h.env.items() if k != PASSWORD_ENV}  # no password anywhere
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "install.py"), "--uninstall", "--purge"],
+        capture_output=True, text=True, env=env, cwd=h.root, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (
+        f"warning: could not clear host kept's retained topics on {broker.url}: environment"
+        f" variable {PASSWORD_ENV} (fleet.password_env) is not set"
+    ) in out.stdout
+    assert (
+        "note: other hosts keep showing kept as offline; `lookout fleet forget kept` as a broker"
+        " user that may write it (docs/fleet.md: admin) clears it"
+    ) in out.stdout
+    assert retained(broker)["lookout/kept/online"] == b"true"
+
+
+def test_purge_from_a_python_without_the_mqtt_client_clears_through_the_runtime(
+    hosts: Callable[[str], Host], broker: Broker
+) -> None:
+    """`python3 install.py` is the system's python3, which seldom has paho-mqtt; the runtime
+    that `install.py --bridge` set up has it: the purge clears the host through its command."""
+    system = "/usr/bin/python3"
+    probe = subprocess.run([system, "-c", "import paho"], capture_output=True, check=False)
+    if probe.returncode == 0 or not os.access(system, os.X_OK):
+        pytest.skip(f"needs a {system} without paho-mqtt")
+    h = hosts("plain")
+    h.hook("session_start", "SessionStart-startup")
+
+    def install_py(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [system, str(ROOT / "install.py"), *argv],
+            capture_output=True, text=True, env=h.env, cwd=h.root, timeout=300, check=False,
+        )  # fmt: skip
+
+    installed = install_py("--python", sys.executable)  # a runtime whose interpreter has it
+    assert installed.returncode == 0, installed.stderr
+    assert h.lookout("bridge", "--once").returncode == 0
+    assert topics_of(broker, "plain")
+    out = install_py("--uninstall", "--purge")
+    assert out.returncode == 0, out.stderr
+    assert "cleared host plain's " in out.stdout, out.stdout
+    assert topics_of(broker, "plain") == set()

@@ -60,12 +60,39 @@ def run(*argv: str) -> tuple[int, list[str]]:
     return rc, lines
 
 
-def test_without_a_fleet_config_nothing_changes(tmp_path: Path, isolated_env: Path) -> None:
+def test_on_a_fresh_host_it_installs_and_says_what_to_add(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> None:
+    """newuser-5 defect 8: on a fresh host `--bridge` failed (no config file, so no [fleet])
+    until a plain install had run. Now it installs lookout and the MQTT client, and says what to
+    add before a bridge can run."""
+    from lookout.config import fleet
+
+    preinstall_runtime()
+    log = fake_systemctl(tmp_path, monkeypatch, works=True)
     rc, lines = run("--bridge")
-    assert rc == 1
-    assert lines[-1].startswith("error: --bridge: no config file")
-    assert not (isolated_env / ".claude" / "settings.json").exists()
-    assert not paths.runtime_home().exists()
+    assert rc == 0, lines
+    assert (isolated_env / ".claude" / "settings.json").exists()
+    assert paths.runtime_home().exists()
+    host = fleet.default_host()
+    at = lines.index(
+        "bridge: installed the MQTT client; no [fleet] in ~/.config/lookout/config.toml yet, so"
+        " no bridge runs. Add (docs/fleet-setup.md):"
+    )
+    assert lines[at + 1 : at + 8] == [
+        "  [fleet]",
+        '  mqtt = "mqtts://BROKER:8883"',
+        '  ca_file = "~/.config/lookout/broker-ca.crt"',
+        f'  username = "{host}"',
+        '  password_env = "LOOKOUT_MQTT_PASSWORD"',
+        f'  host = "{host}"',
+        "then: lookout check-config && python3 install.py --bridge",
+    ]
+    assert not log.exists()  # no unit without a broker to talk to
+    # A broken [fleet] still stops before anything changes.
+    write_config('[fleet]\nmqtt = "http://x"\n')
+    rc, lines = run("--bridge")
+    assert rc == 1 and "fleet.mqtt" in lines[-1], lines
 
 
 def test_installs_and_uninstalls_a_systemd_user_unit(
@@ -115,6 +142,16 @@ def test_without_systemd_it_says_how_to_run_it(
     )
     assert "  ~/.local/bin/lookout bridge" in lines
     assert not (isolated_env / ".config" / "systemd").exists()
+    # The password variable must be in the bridge's environment (cron has none of it).
+    write_config(FLEET + 'username = "laptop"\npassword_env = "LOOKOUT_MQTT_PASSWORD"\n')
+    rc, lines = run("--bridge")
+    assert "  export LOOKOUT_MQTT_PASSWORD=...; ~/.local/bin/lookout bridge" in lines
+    assert (
+        "  (LOOKOUT_MQTT_PASSWORD, named by fleet.password_env, must be in the bridge's"
+        " environment; cron's has neither it nor ~/.local/bin: keep LOOKOUT_MQTT_PASSWORD=... in"
+        " ~/.config/lookout/fleet.env (chmod 600) and use * * * * * set -a; ."
+        " ~/.config/lookout/fleet.env; ~/.local/bin/lookout bridge --once)"
+    ) in lines
 
 
 def test_a_unit_that_is_not_ours_is_left_alone(

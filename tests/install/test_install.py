@@ -3,6 +3,7 @@ uninstall/purge and a real install whose hook commands are run through /bin/sh -
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -1244,3 +1245,43 @@ def test_purge_stops_every_lookout_process_running_from_the_runtime(
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+
+@pytest.mark.real
+def test_purge_stops_the_sender_so_it_never_writes_the_state_back(
+    isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser-5 defect 6: the sender of an alert still out wrote clock.json and
+    config-cache.json into the purged state directory a second later. The installed hook (the
+    agent's command in settings.json) starts the real sender, which waits on an escalation;
+    the purge stops it before the state goes, and nothing comes back."""
+    from lookout import store
+    from tests.helpers import PAYLOADS, wait_for
+
+    # A runtime of its own (not preinstall_runtime's copy, whose code runs from elsewhere): the
+    # sender runs from it, as on a user's machine.
+    assert main(capsys, "--python", DEV_PY)[0] == 0
+    write_config(
+        '[channels.hook]\ntype = "webhook"\nurl_env = "LOOKOUT_TEST_UNSET"\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["hook"]\n'
+        'escalate_after_s = 600\nescalate_to = ["hook"]\n'
+    )
+    hooks_of = json.loads((isolated_env / ".claude" / "settings.json").read_text())["hooks"]
+    [command] = [h["command"] for entry in hooks_of["PermissionRequest"] for h in entry["hooks"]]
+    body = (PAYLOADS / "PermissionRequest-Bash.json").read_text()
+    ran = subprocess.run(["sh", "-c", command], input=body, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    state = Path(paths.state_dir())
+    lock = str(state / store.SENDER_LOCK)
+    pid = int(wait_for(lambda: (h := store.holder(lock)) and h.isdigit() and h))
+    try:
+        rc, out, _ = main(capsys, "--uninstall", "--purge")
+        assert rc == 0
+        assert f"stopped the notification sender (pid {pid})" in out.splitlines()
+        from lookout import procs
+
+        assert wait_for(lambda: (found := procs.stat(pid)) is None or found[1] in ("Z", "X"))
+        assert not state.exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from lookout.config import files
 from lookout.jump import focus
 from lookout.notify import rules
 from lookout.sender import deliver, sender
-from tests.helpers import calls, recorder, write_config
+from tests.helpers import PAYLOADS, ROOT, calls, recorder, wait_for, write_config
 from tests.notify.jobs import SECRET, deliveries, intent, make_job
 from tests.receivers import NotificationBus, TmuxServer, ntfy_receiver, require, webhook_receiver
 
@@ -230,3 +231,31 @@ def test_rules_module_is_what_the_job_reflects(state_dir: Path) -> None:
         "summary": ["demo · done in 1m05s", "Line one"],
     }
     assert rules.decide  # the job came through the rules
+
+
+def test_an_alert_from_a_fleet_host_names_it(tmp_path: Path) -> None:
+    """newuser-5: two hosts on one bot sent `web · needs permission` alike. With [fleet] set up,
+    the hook's alert (the real hook and the sender it starts) leads with the host."""
+    prog, log = recorder(tmp_path)
+    channel = (
+        f'[channels.cmd]\ntype = "command"\nargv = ["{prog}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["permission"]\nchannels = ["cmd"]\n'
+    )
+    write_config(channel + '[fleet]\nmqtt = "mqtt://127.0.0.1:1883"\nhost = "laptop"\n')
+    body = json.loads((PAYLOADS / "PermissionRequest-Bash.json").read_text())
+    project = os.path.basename(str(body["cwd"]))
+
+    def fire(session: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")],
+            input=json.dumps({**body, "session_id": session}),
+            capture_output=True, text=True, timeout=60, env=dict(os.environ), check=False,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, "")
+
+    fire("fleet-1")
+    [[title]] = wait_for(lambda: calls(log))
+    assert title == f"laptop · {project} · needs permission"
+    write_config(channel)  # no [fleet]: as before, no host
+    fire("fleet-2")
+    assert wait_for(lambda: len(c := calls(log)) == 2 and c)[1] == [f"{project} · needs permission"]

@@ -100,6 +100,39 @@ def test_lookout_serve_fleet(hosts: Callable[[str], Host]) -> None:  # noqa: F81
         served.stop()
 
 
+def test_serve_fleet_shows_unknown_while_the_broker_is_away_and_recovers(
+    hosts: Callable[[str], Host],  # noqa: F811
+    broker: Broker,  # noqa: F811
+) -> None:
+    """Issue 42: the retry cleared its own "lost" flag before reconnecting, so one failed
+    attempt left the page empty, for good, with its live dot on."""
+    a = hosts("alpha")
+    a.hook("permission_request", "PermissionRequest-Bash")
+    a.bridge()
+    served = start_serve("--fleet", env=a.env)
+
+    def listed() -> list[dict[str, object]]:
+        request = urllib.request.Request(
+            f"{served.base}/api/sessions", headers={"Authorization": f"Bearer {served.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)["sessions"]  # type: ignore[no-any-return]
+
+    try:
+        wait_for(lambda: [s["status"] for s in listed()] == ["attention"])
+        broker.kill()
+        [s] = wait_for(lambda: (s := listed()) and s[0]["status"] == "unknown" and s)
+        assert (s["host"], s["session_id"], s["reason"]) == ("alpha", SID, "broker_unreachable")
+        # The reason in words, once a reconnect has failed: what the broker said.
+        wait_for(lambda: "cannot reach the broker" in str(listed()[0]["detail"]))
+        broker.start()
+        # Back by itself (the bridge republishes, the page reconnects), no restart.
+        [s] = wait_for(lambda: (s := listed()) and s[0]["status"] == "attention" and s, timeout=30)
+        assert (s["host"], s["session_id"]) == ("alpha", SID)
+    finally:
+        served.stop()
+
+
 def test_serve_fleet_without_a_broker_says_so(
     hosts: Callable[[str], Host],  # noqa: F811
     broker: Broker,  # noqa: F811

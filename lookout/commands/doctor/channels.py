@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lookout import paths
-from lookout.install.checks import FAIL, Report
+from lookout.install.checks import FAIL, WARN, Report
 from lookout.sessions import parse_line
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def check_channels(report: Report, loaded: Config | None) -> None:
     ctx: Doctor = {
         "answers": isinstance(remote, dict) and bool(remote.get("enabled")),
         "last": last_sent_or_failed,
+        "errors": logged_errors,
     }
     found: list[tuple[str, Finding]] = []
     for kind, of in CHANNELS.items():
@@ -57,6 +58,68 @@ def check_channels(report: Report, loaded: Config | None) -> None:
     each = sorted(((f[0] or kind, f) for kind, f in found if f[0] is not None), key=lambda x: x[0])
     for label, (_, status, detail, hint) in whole + each:
         report.add(f"channel {label}", status, detail, hint)
+    _check_sender_env(report, used)
+
+
+def logged_errors(last: int = 2000) -> list[tuple[int, str]]:
+    """errors.log's last entries as (epoch ms, text without stamp and pid), oldest first."""
+    import calendar
+    import time
+
+    path = Path(paths.state_dir()) / "errors.log"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()[-last:]
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        stamp, _, rest = line.partition(" ")
+        if not rest.startswith("pid="):
+            continue  # a traceback's continuation line
+        try:
+            when = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+        except ValueError:
+            continue
+        out.append((when * 1000, rest.partition(" ")[2]))
+    return out
+
+
+def _check_sender_env(report: Report, used: dict[str, Channel]) -> None:
+    """A channel's variable set here but not as the running sender has it: that sender started
+    (from a hook) before the variable was exported, and sends with its own environment until it
+    exits, up to hours while an alert is out (newuser-5 defect 3)."""
+    import os
+
+    from lookout import store
+
+    state = paths.state_dir()
+    pid = store.holder(os.path.join(state, store.SENDER_LOCK))
+    if not pid or not pid.isdigit():
+        return
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            raw = fh.read().split(b"\0")
+    except OSError:
+        return  # not Linux, or it exited: nothing to compare
+    theirs = dict(item.decode("utf-8", "replace").partition("=")[::2] for item in raw if item)
+    for name, ch in sorted(used.items()):
+        for key, var in sorted(ch.items()):
+            if not (key.endswith("_env") and isinstance(var, str) and os.environ.get(var)):
+                continue
+            if theirs.get(var) == os.environ[var]:
+                continue
+            how = "not set" if var not in theirs else "set to another value"
+            report.add(
+                f"channel {name}",
+                WARN,
+                f"the running notification sender (pid {pid}) has an older environment: {var} is"
+                f" {how} there, and it sends with it until it exits (up to hours while an alert"
+                " is out)",
+                f"restart it: kill {pid} (the next alert starts a new one, with the environment of"
+                f" the agent whose hook fires: an agent started before you exported {var} lacks"
+                " it too; restart that agent)",
+            )
 
 
 def _inspect(report: Report, loaded: Config | None) -> set[str]:
