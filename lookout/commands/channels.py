@@ -7,14 +7,13 @@ import argparse
 import os
 import sys
 
-from lookout import paths, store, templates, words
+from lookout import deliveries, paths, store, templates, words
 from lookout.boundary import visible
 from lookout.channels import registry
 from lookout.commands import args, view
 from lookout.config import files
 from lookout.errors import LookoutError
 from lookout.machine import make_intent
-from lookout.notify import deliver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,12 +63,12 @@ def test_channels(project: str, names: list[str]) -> int:
     state_dir = paths.state_dir()
     failed = 0
     for (name, _ch, _msg), (result, detail, _ref) in zip(
-        tasks, deliver.run_parallel(tasks), strict=True
+        tasks, deliveries.run_parallel(tasks), strict=True
     ):
         print(f"{name}: {result} ({visible(detail)})")
         failed += result != "sent"
         try:
-            deliver.record(state_dir, intent, name, result, f"lookout test: {detail}")
+            deliveries.record(state_dir, intent, name, result, f"lookout test: {detail}")
         except OSError:
             pass  # the terminal already shows the result
     return 1 if failed else 0
