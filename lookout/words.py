@@ -73,6 +73,7 @@ FORMATS = {
     "requests/*.json": 1,
     "answer-tokens.json": 1,
     "telegram-messages.json": 1,
+    "matrix-messages.json": 1,
     "trust.json": 1,
     "bridge-cursor.json": 1,
     "maintained.json": 1,

@@ -7,7 +7,17 @@ the cached config never loads it."""
 
 from __future__ import annotations
 
-from lookout.channels import apprise, base, command, desktop, ntfy, sound, telegram, webhook
+from lookout.channels import (
+    apprise,
+    base,
+    command,
+    desktop,
+    matrix,
+    ntfy,
+    sound,
+    telegram,
+    webhook,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +35,7 @@ CHANNELS: dict[str, ChannelType] = {
     "apprise": apprise,
     "telegram": telegram,
     "sound": sound,
+    "matrix": matrix,
 }
 NAMES = tuple(CHANNELS)
 # Those that leave the machine; those that replace an alert they sent when its episode resolves.

@@ -7,7 +7,7 @@ Loaded by the sender and the installer; never by a hook."""
 from __future__ import annotations
 
 from lookout.channels import registry as channels
-from lookout.surfaces import desktop, home_assistant, telegram
+from lookout.surfaces import desktop, home_assistant, matrix, telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from lookout.shapes import Channel
     from lookout.surfaces.base import Surface
 
-SURFACES: dict[str, Surface] = {s.NAME: s for s in (desktop.Popup(), telegram.Chat())}
+SURFACES: dict[str, Surface] = {
+    s.NAME: s for s in (desktop.Popup(), telegram.Chat(), matrix.Room())
+}
 # Every surface that answers a request: the channel types' and Home Assistant's buttons (fleet).
 NAMES = (*SURFACES, home_assistant.NAME)
 # What each surface's alert can show (lookout.remote.shown's rule asks): its module's LIMITS.
@@ -23,6 +25,7 @@ LIMITS: dict[str, Limits] = {
     desktop.Popup.NAME: desktop.LIMITS,
     telegram.SURFACE: telegram.LIMITS,
     home_assistant.NAME: home_assistant.LIMITS,
+    matrix.SURFACE: matrix.LIMITS,
 }
 LABELS = {
     **{name: s.LABEL for name, s in SURFACES.items()},

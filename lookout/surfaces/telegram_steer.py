@@ -4,30 +4,24 @@ SESSION` interrupts one (or, as a reply to its alert, that one); `/new PROJECT T
 `/sessions` lists them. Each goes through lookout.steer.core as the surface `telegram` (every
 check is the core's: [steer] enabled, the rate, the text, the session's state, the way), and the
 bot replies with what was delivered, to which session, and the outcome, or the refusal and its
-hint.
+hint. The commands, the worker and the core's calls are lookout.surfaces.chat_steer's, shared
+with Matrix.
 
 Only a new text message in the configured chat from a user in the channel's `allowed_user_ids`
 counts (an empty list: nobody, unlike presses, since this types for you). Edited, forwarded and
 bots' messages, other chats and users, and replies to a message that is no alert of a session
-change nothing: they are said in errors.log as ignored presses are. The actions run one after
-another on a thread of their own, so presses are answered meanwhile."""
+change nothing: they are said in errors.log as ignored presses are."""
 
 from __future__ import annotations
 
-import queue
-import re
-import threading
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from lookout import reconcile, store
+from lookout import store
 from lookout.boundary import visible
 from lookout.channels import telegram
-from lookout.errors import LookoutError
-from lookout.jump.locate import name as session_name
 from lookout.remote.ignored import Ignored
-from lookout.sessions import load_sessions
+from lookout.surfaces import chat_steer
+from lookout.surfaces.chat_steer import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,25 +29,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 SOURCE = "telegram"  # the core's surface (lookout.steer.shapes.SURFACES): its own rate limit
-MAX_WAITING = 4  # actions queued behind the one running; more are refused at once
-SESSIONS_MAX = 40  # sessions /sessions lists
-USAGE = (
-    "Reply to a session's alert to send it your text as its next message.\n"
-    "/sessions: the sessions and their statuses\n"
-    "/stop SESSION: interrupt its turn (or reply /stop to its alert)\n"
-    "/new PROJECT TEXT: start a session in PROJECT with TEXT as its first message"
-)
-_COMMAND = re.compile(r"/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?\Z", re.S)
-
-
-@dataclass(frozen=True)
-class Job:
-    """One action to run: `action` (say, stop, new, sessions, usage) and its arguments."""
-
-    channel: Mapping[str, Any]
-    message_id: int
-    action: str
-    args: tuple[str, ...] = ()
+PREFIX = "/"
+USAGE = chat_steer.usage(PREFIX)
 
 
 def foreign(ch: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -73,30 +50,6 @@ def foreign(ch: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[str, str
     return None
 
 
-def parse(text: str, replied: str | None) -> tuple[str, ...]:
-    """What the owner's text asks: (action, args...); `replied` is the session whose alert it
-    replies to."""
-    found = _COMMAND.match(text)
-    if found is None:
-        return ("say", replied or "", text)
-    command, rest = found.group(1).lower(), (found.group(2) or "").strip()
-    if command == "sessions":
-        return ("sessions",)
-    if command == "stop":
-        key = rest or replied
-        if not key:
-            return ("usage", "/stop needs a SESSION (or reply /stop to its alert)")
-        return ("stop", key)
-    if command == "new":
-        project, *prompt = re.split(r"\s", rest, maxsplit=1)
-        if not project:
-            return ("usage", "/new needs a PROJECT")
-        return ("new", project, prompt[0].strip() if prompt else "")
-    if command in ("help", "start"):
-        return ("usage", "")
-    return ("usage", f"unknown command /{visible(command[:40])}")
-
-
 class Chat:
     """The owner's messages of one poller: checked at once, run one at a time on a worker."""
 
@@ -107,15 +60,11 @@ class Chat:
         self.state_dir = state_dir
         self.ignored = ignored
         self.alert = alert
-        self.jobs: queue.Queue[Job] = queue.Queue(maxsize=MAX_WAITING)
-        # One worker for the poller's life: it waits for the next job (one that ended when
-        # idle could miss a job put as it ended, which would wait for the next message).
-        self._worker = threading.Thread(target=self._work, daemon=True, name="tg-steer")
-        self._worker.start()
+        self.worker = chat_steer.Worker(state_dir, SOURCE, PREFIX, self._reply)
 
     def busy(self) -> bool:
         """An action runs or waits (the poller stays for it)."""
-        return self.jobs.unfinished_tasks > 0
+        return self.worker.busy()
 
     def take(self, name: str, ch: Mapping[str, Any], message: Mapping[str, Any]) -> None:
         why = foreign(ch, message)
@@ -128,15 +77,11 @@ class Chat:
             return
         assert isinstance(text, str) and isinstance(mid, int)
         replied, why_not = self._replied(name, message)
-        asked = parse(text, replied)
+        asked = chat_steer.parse(text, replied, PREFIX)
         if asked[0] == "say" and not replied:
             self.ignored("unknown", f"channel {name}: a message {why_not}: ignored")
             return
-        job = Job(ch, mid, str(asked[0]), tuple(str(a) for a in asked[1:]))
-        try:
-            self.jobs.put_nowait(job)
-        except queue.Full:
-            self._reply(job, f"busy: {MAX_WAITING} steering actions wait already; try again")
+        self.worker.put(Job(ch, mid, str(asked[0]), tuple(str(a) for a in asked[1:])))
 
     def _replied(self, name: str, message: Mapping[str, Any]) -> tuple[str | None, str]:
         """(the session whose alert the message replies to, or None and why)."""
@@ -147,43 +92,6 @@ class Chat:
         if sid is None:
             return None, "in reply to a message that is no session's alert (or older than a day)"
         return sid, ""
-
-    def _work(self) -> None:
-        while True:
-            job = self.jobs.get()
-            try:
-                self._reply(job, self._run(job))
-            except Exception:
-                store.log_error(self.state_dir, f"telegram steering: {traceback.format_exc()}")
-                self._reply(job, "failed: lookout's errors.log says why (lookout doctor)")
-            finally:
-                self.jobs.task_done()
-
-    def _run(self, job: Job) -> str:
-        from lookout.steer import core
-        from lookout.steer.shapes import SteerError
-        from lookout.steer.show import lines
-
-        state = self.state_dir
-        actions: dict[str, Callable[[], Any]] = {
-            "say": lambda: core.say(job.args[0], job.args[1], source=SOURCE, state_dir=state),
-            "stop": lambda: core.interrupt(job.args[0], source=SOURCE, state_dir=state),
-            "new": lambda: core.start(
-                job.args[0], prompt=job.args[1] or None, source=SOURCE, state_dir=state
-            ),
-        }
-        try:
-            if job.action == "usage":
-                return "\n".join(x for x in (job.args[0] if job.args else "", USAGE) if x)
-            if job.action == "sessions":
-                core.enabled()
-                return sessions_text(state)
-            outcome = actions[job.action]()
-        except SteerError as exc:
-            return refusal(exc)
-        except LookoutError as exc:  # a config error: said as the CLI says it
-            return refusal(exc)
-        return "\n".join(lines(outcome))
 
     def _reply(self, job: Job, text: str) -> None:
         """The answer, as a reply to the owner's message, in pieces of Telegram's size."""
@@ -203,11 +111,6 @@ class Chat:
                 return
 
 
-def refusal(exc: LookoutError) -> str:
-    hint = f"\nhint: {visible(exc.hint)}" if exc.hint else ""
-    return f"error: {visible(str(exc))}{hint}"
-
-
 def chunks(text: str) -> list[str]:
     """The text in messages of Telegram's size (UTF-16 code units, as it counts)."""
     out = []
@@ -216,19 +119,3 @@ def chunks(text: str) -> list[str]:
         out.append(piece)
         text = text[len(piece) :]
     return out
-
-
-def sessions_text(state_dir: str) -> str:
-    """The live sessions, as the read model shows them: title (short id), status, agent."""
-    reconcile.quietly(state_dir)
-    rows = [r for r in load_sessions(state_dir) if r["status"] != "ended"]
-    if not rows:
-        return "no live sessions"
-    out = [f"{len(rows)} session{'s' if len(rows) != 1 else ''}:"]
-    for r in rows[:SESSIONS_MAX]:
-        reason = f" ({r['reason']})" if r["status"] == "attention" and r["reason"] else ""
-        summary = f": {visible(r['summary'])[:80]}" if r["summary"] else ""
-        out.append(f"{session_name(r)}: {r['status']}{reason}, {visible(r['agent'])}{summary}")
-    if len(rows) > SESSIONS_MAX:
-        out.append(f"and {len(rows) - SESSIONS_MAX} more (lookout status)")
-    return "\n".join(out)

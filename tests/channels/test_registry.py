@@ -1,4 +1,4 @@
-"""lookout.channels.registry: exactly the seven channel types, each a module behind
+"""lookout.channels.registry: exactly the eight channel types, each a module behind
 channels.base.ChannelType; what a channel type is lives in its module (no branch on a type's name
 anywhere else), and a new type is one file and one registry line (docs/development.md's example,
 run here)."""
@@ -19,7 +19,7 @@ from lookout.commands import main as cli
 from lookout.config import cache, files
 from tests.helpers import ROOT, write_config
 
-TYPES = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram", "sound"]
+TYPES = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram", "sound", "matrix"]
 PACKAGE = ROOT / "lookout"
 
 
@@ -32,14 +32,14 @@ def protocol_members() -> set[str]:
     return {n.name for n in proto.body if isinstance(n, ast.FunctionDef)}
 
 
-def test_the_registry_lists_exactly_the_seven_types() -> None:
+def test_the_registry_lists_exactly_the_eight_types() -> None:
     assert list(registry.CHANNELS) == TYPES
     assert tuple(TYPES) == registry.NAMES
     for name, kind in registry.CHANNELS.items():
         assert name == kind.NAME
         assert kind.__name__ == f"lookout.channels.{name}"  # type: ignore[attr-defined]
-    assert registry.REMOTE == ("ntfy", "webhook", "apprise", "telegram")
-    assert registry.UPDATABLE == ("desktop", "ntfy", "telegram")
+    assert registry.REMOTE == ("ntfy", "webhook", "apprise", "telegram", "matrix")
+    assert registry.UPDATABLE == ("desktop", "ntfy", "telegram", "matrix")
 
 
 @pytest.mark.parametrize("name", TYPES)
@@ -56,7 +56,7 @@ def test_each_type_implements_the_interface(name: str) -> None:
     assert not set(kind.KEYS) & set(base.COMMON_KEYS)
     assert set(kind.SECRETS) <= set(kind.KEYS)
     assert 0 < kind.TIMEOUT_MS <= 600_000
-    assert kind.ANSWERS in (None, "desktop", "telegram")
+    assert kind.ANSWERS in (None, "desktop", "telegram", "matrix")
     assert kind.EXAMPLE.startswith("lookout channel add ") and f"--type {name}" in kind.EXAMPLE
     for opt in kind.OPTIONS:
         assert opt["key"] in kind.KEYS, f"{name}: {opt['flag']} sets an unknown key"
@@ -102,7 +102,8 @@ def test_types_that_share_a_flag_agree_on_it() -> None:
     helps = registry.flags()
     assert helps["--url"]["help"] == (
         "ntfy: server and topic; webhook: the URL; apprise: a URL; telegram: the Bot API server"
-        " (api_url, default the public one)"
+        " (api_url, default the public one); matrix: the homeserver (homeserver, e.g."
+        " https://matrix.example.org)"
     )
 
 
