@@ -42,8 +42,8 @@ LOUD = False
 ANSWERS = "matrix"
 FOCUS = False
 OPTIONS: tuple[Option, ...] = (
-    {"flag": "--url", "key": "homeserver", "help": "the homeserver (homeserver, e.g."
-     " https://matrix.example.org)", "required": True},
+    {"flag": "--url", "key": "homeserver", "help": "the homeserver's URL (homeserver)",
+     "required": True},
     {"flag": "--token-env", "key": "access_token_env", "help": "the variable holding the bot"
      " account's access token", "metavar": "VAR", "required": True},
     {"flag": "--user-id", "key": "user_id", "metavar": "@BOT:SERVER",

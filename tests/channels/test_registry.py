@@ -102,8 +102,7 @@ def test_types_that_share_a_flag_agree_on_it() -> None:
     helps = registry.flags()
     assert helps["--url"]["help"] == (
         "ntfy: server and topic; webhook: the URL; apprise: a URL; telegram: the Bot API server"
-        " (api_url, default the public one); matrix: the homeserver (homeserver, e.g."
-        " https://matrix.example.org)"
+        " (api_url, default the public one); matrix: the homeserver's URL (homeserver)"
     )
 
 
