@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +249,21 @@ class User:
 
 def q(value: str) -> str:
     return urllib.parse.quote(value, safe="")
+
+
+class Accounts:
+    """The homeserver of a test session and its three accounts: lookout's bot, the owner who
+    answers, and a stranger in the same rooms."""
+
+    def __init__(self, synapse: Synapse) -> None:
+        self.synapse = synapse
+        self.bot = synapse.register("lookoutbot")
+        self.owner = synapse.register("owner")
+        self.stranger = synapse.register("stranger")
+
+
+@pytest.fixture(scope="session")
+def hs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Accounts]:
+    """One Synapse for the whole test session (started once, its accounts registered)."""
+    with Synapse(tmp_path_factory.mktemp("synapse")) as synapse:
+        yield Accounts(synapse)

@@ -18,25 +18,11 @@ from lookout.remote import requests
 from lookout.surfaces import matrix as listener
 from tests.helpers import payload, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
-from tests.synapse import Synapse
+from tests.synapse import Accounts as Hs
 
 pytestmark = pytest.mark.real
 
 ENV = "LOOKOUT_MX_TOKEN"
-
-
-class Hs:
-    def __init__(self, synapse: Synapse) -> None:
-        self.synapse = synapse
-        self.bot = synapse.register("lookoutbot")
-        self.owner = synapse.register("owner")
-        self.stranger = synapse.register("stranger")
-
-
-@pytest.fixture(scope="session")
-def hs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hs]:
-    with Synapse(tmp_path_factory.mktemp("synapse")) as synapse:
-        yield Hs(synapse)
 
 
 @pytest.fixture
