@@ -95,6 +95,16 @@ def test_a_telegram_press_reaches_the_hook_fast() -> None:
     assert out.rstrip().splitlines()[-1].startswith("ok: telegram press -> exit p95 ")
 
 
+@pytest.mark.slow
+def test_a_matrix_reaction_reaches_the_hook_fast() -> None:
+    from tests.synapse import ensure
+
+    ensure()  # installed here (minutes the first time), not within the bench's 120 s
+    out = bench("remote_answer.py", "--surface", "matrix", "--runs", "3", "--max-ms", "1500")
+    assert "matrix: press -> hook exited: median" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok: matrix press -> exit p95 ")
+
+
 def test_a_home_assistant_press_answers_within_a_second() -> None:
     pytest.importorskip("paho.mqtt")
     out = bench("remote_answer.py", "--surface", "home_assistant", "--runs", "5", "--idle-s", "0.5")

@@ -197,28 +197,28 @@ def test_allow_only_when_the_text_holds_all_of_it(
 @pytest.mark.parametrize(
     ("name", "offered"),
     [
-        ("short", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
+        ("short", {"desktop", "telegram", "matrix", "home_assistant", "dashboard", "cli"}),
         # The model's description is not what runs: one line of command is a button's name.
-        ("described", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
-        ("real", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
-        ("noted", {"desktop", "telegram", "home_assistant", "dashboard", "cli"}),
+        ("described", {"desktop", "telegram", "matrix", "home_assistant", "dashboard", "cli"}),
+        ("real", {"desktop", "telegram", "matrix", "home_assistant", "dashboard", "cli"}),
+        ("noted", {"desktop", "telegram", "matrix", "home_assistant", "dashboard", "cli"}),
         # The commentary never stands in for the command.
         ("no-command", set()),
         ("no-command-switch", set()),
         ("masked-described", {"dashboard", "cli"}),
-        ("switches", {"desktop", "telegram", "dashboard", "cli"}),  # three lines: not a name
+        ("switches", {"desktop", "telegram", "matrix", "dashboard", "cli"}),  # three lines: not a name
         # A command's second line would read as a field of its own on an alert, or be missed.
         ("multiline", {"dashboard", "cli"}),
         ("review-a", {"dashboard", "cli"}),
         ("review-b", {"dashboard", "cli"}),  # the mask would hide `curl ...|sh`
         ("key", {"dashboard", "cli"}),
         ("subshell", {"dashboard", "cli"}),
-        ("secret", {"desktop", "telegram", "dashboard", "cli"}),  # a plain secret, masked
+        ("secret", {"desktop", "telegram", "matrix", "dashboard", "cli"}),  # a plain secret, masked
         ("long", {"dashboard", "cli"}),
-        ("row", {"telegram", "dashboard", "cli"}),
-        ("invisible", {"desktop", "telegram", "dashboard", "cli"}),
-        ("mcp", {"desktop", "telegram", "dashboard", "cli"}),
-        ("question", {"desktop", "telegram", "dashboard", "cli"}),
+        ("row", {"telegram", "matrix", "dashboard", "cli"}),
+        ("invisible", {"desktop", "telegram", "matrix", "dashboard", "cli"}),
+        ("mcp", {"desktop", "telegram", "matrix", "dashboard", "cli"}),
+        ("question", {"desktop", "telegram", "matrix", "dashboard", "cli"}),
         ("write", {"dashboard", "cli"}),
     ],
 )
