@@ -282,12 +282,13 @@ def _listener_gone(state_dir: str, timeout: float = 30) -> None:
     from lookout.surfaces import matrix
 
     deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        fd = store.try_lock(os.path.join(state_dir, matrix.LOCK))
-        if fd is not None:
-            os.close(fd)
-            return
-        time.sleep(0.05)
+    for lock in (matrix.LOCK, store.SENDER_LOCK):  # the listener, then the last "handled" update
+        while time.perf_counter() < deadline:
+            fd = store.try_lock(os.path.join(state_dir, lock))
+            if fd is not None:
+                os.close(fd)
+                break
+            time.sleep(0.05)
 
 
 def _record(env: dict[str, str], n: int, python: str) -> None:

@@ -391,8 +391,9 @@ def doctor(used: dict[str, Any], ctx: Doctor) -> list[Finding]:
         try:
             refuse_encrypted(ch, 5)
         except MatrixError as exc:
-            hint = "lookout test " + name
-            out.append((name, base.WARN, f"{NAME}: {base.redact(str(exc), [token(ch)])}", hint))
+            secret = os.environ.get(str(ch.get("access_token_env")), "")
+            said = base.redact(str(exc), [secret] if secret else [])
+            out.append((name, base.WARN, f"{NAME}: {said}", f"lookout test {name}"))
             continue
         if not found:
             out.append(

@@ -188,3 +188,21 @@ def test_a_project_file_never_adds_a_matrix_channel(isolated_env: Path, tmp_path
         assert "channels.room" in str(exc.errors)  # refused, and says what it refused
     else:
         assert "room" not in cfg["channels"]
+
+
+def test_doctor_says_an_encrypted_room_or_a_refused_token(
+    api: MatrixApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx: Any = {"answers": True, "last": lambda names: None}
+    ch = channel(api.url)
+    assert matrix.doctor({"room": ch}, ctx) == [
+        ("room", "ok", f"matrix: room {ROOM} reachable, unencrypted", None)
+    ]
+    matrix._CLEAR.clear()
+    api.encrypted = True
+    ((name, status, said, hint),) = matrix.doctor({"room": ch}, ctx)
+    assert (name, status, hint) == ("room", "warn", "lookout test room")
+    assert said == "matrix: " + matrix.ENCRYPTED.format(room=ROOM)
+    monkeypatch.setenv("MX", "a wrong token")
+    ((_, status, said, _),) = matrix.doctor({"room": ch}, ctx)
+    assert status == "warn" and "does not hold an access token" in said

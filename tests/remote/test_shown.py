@@ -206,7 +206,8 @@ def test_allow_only_when_the_text_holds_all_of_it(
         ("no-command", set()),
         ("no-command-switch", set()),
         ("masked-described", {"dashboard", "cli"}),
-        ("switches", {"desktop", "telegram", "matrix", "dashboard", "cli"}),  # three lines: not a name
+        # three lines: not a button's name
+        ("switches", {"desktop", "telegram", "matrix", "dashboard", "cli"}),
         # A command's second line would read as a field of its own on an alert, or be missed.
         ("multiline", {"dashboard", "cli"}),
         ("review-a", {"dashboard", "cli"}),
