@@ -76,6 +76,7 @@ FORMATS = {
     "answer-tokens.json": 1,
     "telegram-messages.json": 1,
     "slack-messages.json": 1,
+    "matrix-messages.json": 1,
     "trust.json": 1,
     "bridge-cursor.json": 1,
     "maintained.json": 1,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import write_config
+from tests.synapse import hs  # noqa: F401 - a real Matrix homeserver, started once when used
 
 # A run started in the background of a non-interactive shell (`.ci/run &`) inherits SIGINT
 # ignored, and so would every lookout the tests start: the Ctrl-C tests need it as a terminal

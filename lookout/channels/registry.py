@@ -12,6 +12,7 @@ from lookout.channels import (
     base,
     command,
     desktop,
+    matrix,
     ntfy,
     slack,
     sound,
@@ -36,6 +37,7 @@ CHANNELS: dict[str, ChannelType] = {
     "telegram": telegram,
     "slack": slack,
     "sound": sound,
+    "matrix": matrix,
 }
 NAMES = tuple(CHANNELS)
 # Those that leave the machine; those that replace an alert they sent when its episode resolves.

@@ -451,6 +451,8 @@ def _describe(argv: list[str], home: Path) -> tuple[str, bool]:
         return "the notification sender", True
     if "surfaces.telegram" in code or "remote.telegram" in code:  # or an older install's
         return "the Telegram poller", True
+    if "surfaces.matrix" in code:
+        return "the Matrix listener", True
     return "a lookout process", True
 
 

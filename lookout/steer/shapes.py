@@ -8,7 +8,7 @@ from typing import TypedDict
 from lookout.errors import LookoutError
 
 # The surfaces that may steer, each rate-limited on its own (config [steer] per_minute).
-SURFACES = ("terminal", "dashboard", "telegram", "slack")
+SURFACES = ("terminal", "dashboard", "telegram", "slack", "matrix")
 ACTIONS = ("say", "interrupt", "start")
 
 

@@ -7,7 +7,7 @@ Loaded by the sender and the installer; never by a hook."""
 from __future__ import annotations
 
 from lookout.channels import registry as channels
-from lookout.surfaces import desktop, home_assistant, ntfy, slack, telegram
+from lookout.surfaces import desktop, home_assistant, matrix, ntfy, slack, telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from lookout.surfaces.base import Surface
 
 SURFACES: dict[str, Surface] = {
-    s.NAME: s for s in (desktop.Popup(), ntfy.Buttons(), telegram.Chat(), slack.Buttons())
+    s.NAME: s
+    for s in (desktop.Popup(), ntfy.Buttons(), telegram.Chat(), slack.Buttons(), matrix.Room())
 }
 # Every surface that answers a request: the channel types' and Home Assistant's buttons (fleet).
 NAMES = (*SURFACES, home_assistant.NAME)
@@ -27,6 +28,7 @@ LIMITS: dict[str, Limits] = {
     ntfy.SURFACE: ntfy.LIMITS,
     home_assistant.NAME: home_assistant.LIMITS,
     slack.NAME: slack.LIMITS,
+    matrix.SURFACE: matrix.LIMITS,
 }
 LABELS = {
     **{name: s.LABEL for name, s in SURFACES.items()},

@@ -19,7 +19,7 @@ from lookout.commands import main as cli
 from lookout.config import cache, files
 from tests.helpers import ROOT, write_config
 
-TYPES = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram", "slack", "sound"]
+TYPES = ["desktop", "ntfy", "webhook", "command", "apprise", "telegram", "slack", "sound", "matrix"]
 PACKAGE = ROOT / "lookout"
 
 
@@ -38,8 +38,8 @@ def test_the_registry_lists_exactly_the_eight_types() -> None:
     for name, kind in registry.CHANNELS.items():
         assert name == kind.NAME
         assert kind.__name__ == f"lookout.channels.{name}"  # type: ignore[attr-defined]
-    assert registry.REMOTE == ("ntfy", "webhook", "apprise", "telegram", "slack")
-    assert registry.UPDATABLE == ("desktop", "ntfy", "telegram", "slack")
+    assert registry.REMOTE == ("ntfy", "webhook", "apprise", "telegram", "slack", "matrix")
+    assert registry.UPDATABLE == ("desktop", "ntfy", "telegram", "slack", "matrix")
 
 
 @pytest.mark.parametrize("name", TYPES)
@@ -56,7 +56,7 @@ def test_each_type_implements_the_interface(name: str) -> None:
     assert not set(kind.KEYS) & set(base.COMMON_KEYS)
     assert set(kind.SECRETS) <= set(kind.KEYS)
     assert 0 < kind.TIMEOUT_MS <= 600_000
-    assert kind.ANSWERS in (None, "desktop", "ntfy", "telegram", "slack")
+    assert kind.ANSWERS in (None, "desktop", "ntfy", "telegram", "slack", "matrix")
     # Only a type whose replies steer keeps a listener up whenever [steer] is on.
     assert kind.STEERS is (name == "telegram")
     assert kind.EXAMPLE.startswith("lookout channel add ") and f"--type {name}" in kind.EXAMPLE
@@ -105,7 +105,7 @@ def test_types_that_share_a_flag_agree_on_it() -> None:
     assert helps["--url"]["help"] == (
         "ntfy: server and topic; webhook: the URL; apprise: a URL; telegram: the Bot API server"
         " (api_url, default the public one); slack: the Web API's base URL (api_url, default"
-        " https://slack.com/api/)"
+        " https://slack.com/api/); matrix: the homeserver's URL (homeserver)"
     )
 
 

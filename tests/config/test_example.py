@@ -40,7 +40,8 @@ def test_example_parses_and_validates() -> None:
     raw = tomllib.loads(EXAMPLE.read_text())
     cfg = files.validate(raw, "config.example.toml")
     assert set(cfg["channels"]) == {
-        "desktop", "phone", "homelab", "team", "log", "other", "chat", "workspace", "speaker"
+        "desktop", "phone", "homelab", "team", "log", "other", "chat", "workspace", "room",
+        "speaker",
     }  # fmt: skip
     assert {ch["type"] for ch in cfg["channels"].values()} == set(registry.NAMES)
 

@@ -99,14 +99,14 @@ quiet_hours = "22:00-07:00"
             '[channels.phone]\ntype = "email"\n',
             [
                 f"{G}: channels.phone.type: expected one of desktop, ntfy, "
-                "webhook, command, apprise, telegram, slack, sound, got 'email'"
+                "webhook, command, apprise, telegram, slack, sound, matrix, got 'email'"
             ],
         ),
         (
             '[channels.phone]\nurl = "x"\n',
             [
                 f"{G}: channels.phone: missing key 'type' (one of desktop, "
-                "ntfy, webhook, command, apprise, telegram, slack, sound)"
+                "ntfy, webhook, command, apprise, telegram, slack, sound, matrix)"
             ],
         ),
         (

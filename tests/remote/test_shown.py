@@ -195,7 +195,7 @@ def test_allow_only_when_the_text_holds_all_of_it(
 
 
 # The alerts with room for a few lines (the popup, the messages): not Home Assistant's one line.
-ALERTS = ("desktop", "ntfy", "telegram", "slack")
+ALERTS = ("desktop", "ntfy", "telegram", "slack", "matrix")
 
 
 @pytest.mark.parametrize(
@@ -211,7 +211,7 @@ ALERTS = ("desktop", "ntfy", "telegram", "slack")
         ("no-command-switch", set()),
         ("masked-described", {"dashboard", "cli"}),
         # three lines: not a button's name
-        ("switches", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
+        ("switches", {"desktop", "ntfy", "telegram", "slack", "matrix", "dashboard", "cli"}),
         # A command's second line would read as a field of its own on an alert, or be missed.
         ("multiline", {"dashboard", "cli"}),
         ("review-a", {"dashboard", "cli"}),
@@ -219,12 +219,12 @@ ALERTS = ("desktop", "ntfy", "telegram", "slack")
         ("key", {"dashboard", "cli"}),
         ("subshell", {"dashboard", "cli"}),
         # a plain secret, masked
-        ("secret", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
+        ("secret", {"desktop", "ntfy", "telegram", "slack", "matrix", "dashboard", "cli"}),
         ("long", {"dashboard", "cli"}),
-        ("row", {"ntfy", "telegram", "slack", "dashboard", "cli"}),
-        ("invisible", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
-        ("mcp", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
-        ("question", {"desktop", "ntfy", "telegram", "slack", "dashboard", "cli"}),
+        ("row", {"ntfy", "telegram", "slack", "matrix", "dashboard", "cli"}),
+        ("invisible", {"desktop", "ntfy", "telegram", "slack", "matrix", "dashboard", "cli"}),
+        ("mcp", {"desktop", "ntfy", "telegram", "slack", "matrix", "dashboard", "cli"}),
+        ("question", {"desktop", "ntfy", "telegram", "slack", "matrix", "dashboard", "cli"}),
         ("write", {"dashboard", "cli"}),
     ],
 )

@@ -1,0 +1,688 @@
+"""The Matrix listener (issue 40): reactions and replies that answer a request, taken by `/sync`
+long polling (no inbound port), resumed from the `next_batch` it keeps. A request's message says
+which answer: react ✅ to allow (only where lookout.remote.shown's rule lets this message offer
+it), ❌ to deny, and for a question reply with an option's number. Each answer maps the reacted
+(or replied-to) event and its key to a single-use press token for this channel
+(lookout.remote.answers.mint), never the request's nonce. The outcome edits the message
+(`m.replace`), its answer text gone, also when the dialog closed elsewhere.
+
+With [steer] on (as on Telegram, lookout.surfaces.chat_steer): a reply to an alert says its text
+to that session; `!stop`, `!new PROJECT TEXT`, `!sessions`. Only an event of the configured room
+from a user in `allowed_user_ids` counts (an empty list: nobody); the bot's own events, edits,
+other rooms, users, kinds, ended requests, replays and forgeries change nothing (said in
+errors.log at a bounded rate). One listener per state directory (matrix.lock), started by the
+sender, never by a hook."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+import traceback
+
+from lookout import paths, store, words
+from lookout.boundary import visible
+from lookout.channels import matrix, registry
+from lookout.deliveries import record
+from lookout.remote import answers, requests
+from lookout.remote.ignored import Ignored
+from lookout.surfaces import base, chat_steer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from lookout.surfaces.base import Alert, Watch
+
+SURFACE = "matrix"  # the answer surface it serves (remote.answers.SURFACES)
+ALLOW, DENY = "✅", "❌"  # the reactions that answer (U+2705, U+274C)
+PREFIX = "!"  # the steering commands: !stop, !new, !sessions
+ANSWER_ROOM = 4000  # bytes kept for the answer's own lines and the outcome, within BODY_MAX
+OPTION_CHARS = 120  # an option as its numbered line repeats it
+
+
+class Message:
+    """What a Matrix alert can show (lookout.remote.shown's rule asks): an event is at most
+    65536 bytes of JSON and an edit carries the text twice, so the body takes at most
+    matrix.BODY_MAX bytes inside it (UTF-8, with JSON's escapes), the title and the answer's
+    own lines (ANSWER_ROOM) included. Plain text (no formatted_body): nothing in it is markup.
+    The limit and the count are the channel's (lookout.channels.matrix), written once."""
+
+    WHAT = "message"
+    ONE_LINE = 0
+    TAIL_ROOM = True
+
+    def fits(self, title: str, lines: list[str]) -> bool:
+        used = matrix.size(visible(title)) + 1 + matrix.size("\n".join(lines))
+        return used + ANSWER_ROOM <= matrix.BODY_MAX
+
+    def render(self, lines: list[str]) -> str:
+        return "\n".join(lines)
+
+
+LIMITS = Message()
+TABLE = "matrix-messages.json"  # messages that answer, each channel's next_batch, the alerts
+LOCK = "matrix.lock"
+POLL_S = 0.25  # how often the messages of ended requests are looked for
+LONG_POLL_S = 25  # /sync's timeout: the homeserver answers at once when an event arrives
+RETRY_S = 2.0
+BACKOFF_MIN_S, BACKOFF_MAX_S = 0.5, 30.0
+EDIT_TRIES = 3
+TIMELINE_LIMIT = 50
+ALERT_KEEP_MS = store.DAY_MS
+ALERTS_MAX = 500
+STEER_CHECK_S = 2.0
+_BOOT = (
+    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
+    "from lookout.surfaces.matrix import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+# -- the table (written by the sender, read and pruned by the listener) ----------------------
+
+
+def _path(state_dir: str) -> str:
+    return os.path.join(state_dir, TABLE)
+
+
+def _load(state_dir: str) -> dict[str, Any]:
+    data = store.read_json(_path(state_dir))
+    data = data if isinstance(data, dict) else {}
+    out: dict[str, Any] = {}
+    for key, kind in (("messages", list), ("since", dict), ("alerts", list)):
+        value = data.get(key)
+        value = value if isinstance(value, kind) else kind()
+        out[key] = [v for v in value if isinstance(v, dict)] if kind is list else value
+    return out
+
+
+def _change(state_dir: str, change: Any) -> dict[str, Any]:
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        table = _load(state_dir)
+        change(table)
+        store.write_json_atomic(_path(state_dir), table)
+        return table
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> None:
+    """A message that answers request msg["bound"] was sent as `event_id`: keep it (its keys'
+    tokens, its text without the answer's lines) until the request ends, and make sure a
+    listener runs (after the entry is written: a listener about to exit sees it)."""
+    rid = str(msg["bound"])
+    entry: dict[str, Any] = {
+        "channel": channel,
+        "event_id": event_id,
+        "rid": rid,
+        "title": msg["title"],
+        "body": msg["shown"],
+        "keys": dict(msg["buttons"]),
+    }
+    rec = requests.load(state_dir, rid)
+    if rec is not None:  # the request shown, not a later one with the same id (asked again)
+        entry["created_ms"] = rec.get("created_ms")
+    _change(state_dir, lambda t: t["messages"].append(entry))
+    ensure_listener(state_dir)
+
+
+def remember_alert(state_dir: str, channel: str, event_id: str, session_id: str) -> None:
+    """An alert about `session_id` was sent as `event_id`: a reply to it steers that session."""
+    now = words.now_ms()
+    entry = {"channel": channel, "event_id": event_id, "session_id": session_id, "ts": now}
+
+    def add(table: dict[str, Any]) -> None:
+        fresh = [a for a in table["alerts"] if now - _int(a.get("ts")) < ALERT_KEEP_MS]
+        table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
+
+    _change(state_dir, add)
+    if steering_on():
+        ensure_listener(state_dir)
+
+
+def alert_session(state_dir: str, channel: str, event_id: object) -> str | None:
+    """The session whose alert `event_id` is (sent through `channel`, within ALERT_KEEP_MS)."""
+    now = words.now_ms()
+    for a in reversed(_load(state_dir)["alerts"]):
+        if a.get("channel") == channel and a.get("event_id") == event_id:
+            sid = a.get("session_id")
+            fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
+            return sid if fresh and isinstance(sid, str) else None
+    return None
+
+
+def steering_on() -> bool:
+    """[steer] enabled in the user's own config (an unreadable config: off)."""
+    from lookout.config import check
+    from lookout.config import steer as steer_config
+
+    try:
+        return steer_config.load().enabled
+    except (check.ConfigError, OSError):
+        return False
+
+
+def known(state_dir: str, channel: str, event_id: str) -> bool:
+    """Is this message one that answers (waiting, or edited to its request's outcome)?"""
+    return any(
+        m.get("channel") == channel and m.get("event_id") == event_id
+        for m in _load(state_dir)["messages"]
+    )
+
+
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in table["messages"] if not m.get("done_ms")]
+
+
+def _replyable(table: dict[str, Any]) -> bool:
+    now = words.now_ms()
+    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
+    kept = []
+    for m in table["messages"]:
+        if (m.get("channel"), m.get("event_id")) in ended:
+            m["done_ms"] = now_ms
+            m["keys"] = {}  # nothing answers any more
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    table["messages"] = kept
+
+
+def ensure_listener(state_dir: str) -> None:
+    fd = store.try_lock(os.path.join(state_dir, LOCK))
+    if fd is None:
+        return  # one runs: it reads the table on its next turn
+    os.close(fd)
+    import subprocess
+
+    from lookout import spawn
+
+    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
+    # Not the hook's tmux pane: a session !new starts opens in lookout's own tmux session.
+    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
+    # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor.
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd="/",
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+# -- what a message says and what an event means ----------------------------------------------
+
+
+def keys_for(picks: list[tuple[str, str, dict[str, str] | None]]) -> list[str]:
+    """The key that answers each choice: ✅ Allow, ❌ Deny, a question's options 1, 2, ..."""
+    out, n = [], 0
+    for _label, decision, picked in picks:
+        if picked is None:
+            out.append(ALLOW if decision == "allow" else DENY)
+        else:
+            n += 1
+            out.append(str(n))
+    return out
+
+
+def how_to_answer(picks: list[tuple[str, str, dict[str, str] | None]], keys: list[str]) -> str:
+    """The message's lines that say which reactions and replies answer."""
+    options = [
+        f"{key}: {visible(label)[:OPTION_CHARS]}"
+        for (label, _, picked), key in zip(picks, keys, strict=True)
+        if picked is not None
+    ]
+    if options:
+        head = "Answer: reply to this message with an option's number:"
+        return "\n".join([head, *options, f"or react {DENY} to deny."])
+    if ALLOW in keys:
+        return f"Answer: react {ALLOW} to allow, {DENY} to deny."
+    return f"Answer: react {DENY} to deny."
+
+
+def reply_text(body: str) -> str:
+    """A reply's own text: its body without the quoted fallback (`> <@user> ...` lines, then a
+    blank line) that older clients put before it."""
+    lines = body.split("\n")
+    if lines and lines[0].startswith("> <"):
+        while lines and lines[0].startswith(">"):
+            lines.pop(0)
+        if lines and not lines[0].strip():
+            lines.pop(0)
+    return "\n".join(lines).strip()
+
+
+def relation(content: Mapping[str, Any]) -> dict[str, Any]:
+    rel = content.get("m.relates_to")
+    return rel if isinstance(rel, dict) else {}
+
+
+def in_reply_to(content: Mapping[str, Any]) -> str | None:
+    to = relation(content).get("m.in_reply_to")
+    event_id = to.get("event_id") if isinstance(to, dict) else None
+    return event_id if isinstance(event_id, str) else None
+
+
+def backoff(delay: float, fresh: bool, took_s: float) -> float:
+    """How long to wait before the next /sync: none after events or a long poll that ran out;
+    doubled up to BACKOFF_MAX_S after one that came back early with nothing (a broken or
+    hostile homeserver is asked a few times a minute, not hundreds a second)."""
+    if fresh or took_s >= LONG_POLL_S / 2:
+        return 0.0
+    return min(max(delay * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
+
+
+def sync_filter(ch: Mapping[str, Any]) -> str:
+    """Only the configured room, only the kinds that answer or steer (and encryption turned on)."""
+    import json
+
+    nothing: dict[str, list[str]] = {"types": []}
+    return json.dumps({
+        "presence": nothing,
+        "account_data": nothing,
+        "room": {
+            "rooms": [ch["room_id"]],
+            "timeline": {"limit": TIMELINE_LIMIT,
+                         "types": ["m.reaction", "m.room.message", "m.room.encryption"]},
+            "state": {"types": ["m.room.encryption"]},
+            "ephemeral": nothing,
+            "account_data": nothing,
+        },
+    })  # fmt: skip
+
+
+# -- the listener --------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`matrix STATE_DIR`: listen while messages that answer wait, or steering is on and an
+    alert can be replied to; exit 0 always."""
+    args = list(argv or [])
+    if len(args) != 1:
+        return 2
+    state_dir = os.path.abspath(args[0])
+    try:
+        Listener(state_dir).serve()
+    except Exception:
+        store.log_error(state_dir, f"matrix listener: {traceback.format_exc()}")
+    return 0
+
+
+class Listener:
+    def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
+        self.state_dir = state_dir
+        self.poll_s = poll_s
+        # (channel, event, first: from a sync without `since`, where steering is not taken)
+        self.events: queue.Queue[tuple[str, dict[str, Any], bool]] = queue.Queue()
+        self.threads: dict[str, threading.Thread] = {}
+        self.stop = threading.Event()
+        self.channels: dict[str, Mapping[str, Any]] = {}
+        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"matrix listener: {text}"))
+        self.steering = False
+        self._config_stamp: object = ()
+        self._config_looked = 0.0
+        self.worker: chat_steer.Worker | None = None
+
+    def serve(self) -> None:
+        try:
+            while True:
+                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
+                if fd is None:
+                    return  # another listener serves this state directory
+                try:
+                    self._serve_locked()
+                finally:
+                    os.close(fd)
+                # No lost wake-up: a message registered after our last look starts us again.
+                if not _waiting(_load(self.state_dir)) and not self._stays():
+                    return
+        finally:
+            self.stop.set()
+            self.ignored.flush(force=True)
+
+    def _reload(self) -> bool:
+        """The matrix channels from the user's own file as it is now (a project never names
+        one); a config that no longer loads takes none (fails closed): False."""
+        from lookout.config import check, files
+
+        self._config_looked = time.monotonic()
+        self._config_stamp = _stamp(paths.config_path())
+        self.steering = steering_on()
+        try:
+            cfg = files.load(None)
+        except check.ConfigError as exc:
+            store.log_error(self.state_dir, f"matrix listener: config error: {exc.errors[0]}")
+            self.channels = {}
+            return False
+        self.channels = {
+            name: ch
+            for name, ch in cfg["channels"].items()
+            if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
+        }
+        return True
+
+    def _serve_locked(self) -> None:
+        if not self._reload():
+            _change(self.state_dir, lambda t: t.update(messages=[]))
+            return
+        while True:
+            self._refresh()
+            table = _load(self.state_dir)
+            names = {m.get("channel") for m in _waiting(table)}
+            if self._stays(table):
+                names |= {a.get("channel") for a in table["alerts"]}
+            elif not names:
+                return
+            for name in names:
+                if isinstance(name, str):
+                    self._listen(name)
+            try:
+                name, event, first = self.events.get(timeout=self.poll_s)
+            except queue.Empty:
+                pass
+            else:
+                self._handle(name, event, first)
+            self.ignored.flush()
+            self._withdraw()
+
+    def _refresh(self) -> None:
+        if time.monotonic() - self._config_looked < STEER_CHECK_S:
+            return
+        self._config_looked = time.monotonic()
+        if _stamp(paths.config_path()) != self._config_stamp:
+            self._reload()
+
+    def _stays(self, table: dict[str, Any] | None = None) -> bool:
+        self._refresh()
+        if self.worker is not None and self.worker.busy():
+            return True
+        return self.steering and _replyable(table or _load(self.state_dir))
+
+    def _listen(self, name: str) -> None:
+        if name in self.threads and self.threads[name].is_alive():
+            return
+        ch = self.channels.get(name)
+        if ch is None:  # gone from the config: its messages and alerts can answer nothing
+
+            def forget(t: dict[str, Any]) -> None:
+                t["messages"] = [m for m in t["messages"] if m.get("channel") != name]
+                t["alerts"] = [a for a in t["alerts"] if a.get("channel") != name]
+
+            _change(self.state_dir, forget)
+            return
+        since = _load(self.state_dir)["since"].get(name)
+        thread = threading.Thread(
+            target=self._long_poll, args=(name, ch, since), daemon=True, name=f"mx-{name}"
+        )
+        self.threads[name] = thread
+        thread.start()
+
+    def _long_poll(self, name: str, ch: Mapping[str, Any], since: object) -> None:
+        """/sync in a loop: each event of the room is queued for the main loop, in order."""
+        delay = 0.0
+        flt = sync_filter(ch)
+        while not self.stop.is_set() and self.channels.get(name) == ch:
+            query = {"filter": flt, "timeout": str(LONG_POLL_S * 1000 if since else 0)}
+            if isinstance(since, str):
+                query["since"] = since
+            started = time.monotonic()
+            try:
+                result = matrix.call(ch, "GET", "/sync", None, LONG_POLL_S + 10, query)
+            except matrix.MatrixError as exc:
+                store.log_error(self.state_dir, f"matrix listener: channel {name}: {exc}")
+                self.stop.wait(RETRY_S)
+                continue
+            first = not isinstance(since, str)
+            events = self._events(name, ch, result)
+            for event in events:
+                self.events.put((name, event, first))
+            batch = result.get("next_batch")
+            if isinstance(batch, str) and batch != since:
+                since = batch
+                self._save_since(name, batch)
+            delay = backoff(delay, bool(events), time.monotonic() - started)
+            self.stop.wait(delay)
+
+    def _save_since(self, name: str, batch: str) -> None:
+        _change(self.state_dir, lambda t: t["since"].__setitem__(name, batch))
+
+    def _events(self, name: str, ch: Mapping[str, Any], result: dict[str, Any]) -> list[Any]:
+        """The timeline events of the configured room in a /sync answer (none once the room
+        turned encrypted: lookout cannot read it, and says so)."""
+        rooms = result.get("rooms")
+        joined = rooms.get("join") if isinstance(rooms, dict) else None
+        room = joined.get(ch["room_id"]) if isinstance(joined, dict) else None
+        if not isinstance(room, dict):
+            return []
+        timeline = room.get("timeline")
+        events = timeline.get("events") if isinstance(timeline, dict) else None
+        state = room.get("state")
+        states = state.get("events") if isinstance(state, dict) else None
+        found = [e for e in (events or []) if isinstance(e, dict)]
+        if any(
+            isinstance(e, dict) and e.get("type") == "m.room.encryption"
+            for e in [*(states or []), *found]
+        ):
+            store.log_error(
+                self.state_dir,
+                f"matrix listener: channel {name}: {matrix.ENCRYPTED.format(room=ch['room_id'])}",
+            )
+            return []
+        return found
+
+    def _handle(self, name: str, event: dict[str, Any], first: bool) -> None:
+        """One event of the room: a reaction, or a message (a numbered answer, or steering)."""
+        ch = self.channels.get(name)
+        if ch is None:
+            self.ignored("foreign", f"channel {name}: an event of a channel no longer configured")
+            return
+        sender = event.get("sender")
+        kind = event.get("type")
+        content = event.get("content")
+        if sender == ch["user_id"] or kind == "m.room.encryption":
+            return  # the bot's own (its alerts, their edits, its replies)
+        who = f"user {visible(str(sender)[:80])}"
+        if not isinstance(content, dict) or not isinstance(sender, str):
+            self.ignored("payload", f"channel {name}: an event without content: ignored")
+        elif sender not in (ch.get("allowed_user_ids") or []):
+            self.ignored("foreign", f"channel {name}: a {kind} by {who}, not the owner: ignored")
+        elif kind == "m.reaction":
+            self._reaction(name, ch, sender, content)
+        elif kind == "m.room.message":
+            self._message(name, ch, event, content, first)
+        else:
+            self.ignored("kind", f"channel {name}: a {visible(str(kind)[:60])} event: ignored")
+
+    def _reaction(self, name: str, ch: Mapping[str, Any], sender: str, content: Any) -> None:
+        rel = relation(content)
+        key = rel.get("key")
+        target = rel.get("event_id")
+        if rel.get("rel_type") != "m.annotation" or not isinstance(key, str):
+            self.ignored("payload", f"channel {name}: a reaction without a key: ignored")
+            return
+        self._press(name, ch, sender, target, key.replace("\ufe0f", "").strip())
+
+    def _message(
+        self, name: str, ch: Mapping[str, Any], event: dict[str, Any], content: Any, first: bool
+    ) -> None:
+        body = content.get("body")
+        rel = relation(content)
+        if rel.get("rel_type") == "m.replace" or "m.new_content" in content:
+            self.ignored("kind", f"channel {name}: an edited message: ignored")
+            return
+        if content.get("msgtype") != "m.text" or not isinstance(body, str):
+            self.ignored("payload", f"channel {name}: a message without text: ignored")
+            return
+        target = in_reply_to(content)
+        text = reply_text(body) if target else body.strip()
+        entry = self._entry(name, target) if target else None
+        if entry is not None and text in entry.get("keys", {}) and text.isdigit():
+            self._press(name, ch, str(event["sender"]), target, text)
+            return
+        if first and _int(event.get("origin_server_ts")) < self._last_alert_ms(name):
+            # A first sync (no next_batch kept) shows the room's recent past: what was said
+            # before this channel's newest alert is never run now.
+            self.ignored("old", f"channel {name}: a message from before the listener: ignored")
+            return
+        self._steer(name, ch, event, text, target)
+
+    def _last_alert_ms(self, name: str) -> int:
+        alerts = _load(self.state_dir)["alerts"]
+        return max((_int(a.get("ts")) for a in alerts if a.get("channel") == name), default=0)
+
+    def _entry(self, name: str, event_id: object) -> dict[str, Any] | None:
+        for m in _load(self.state_dir)["messages"]:
+            if m.get("channel") == name and m.get("event_id") == event_id:
+                entry: dict[str, Any] = m
+                return entry
+        return None
+
+    def _press(
+        self, name: str, ch: Mapping[str, Any], sender: str, target: object, key: str
+    ) -> None:
+        """A reaction or numbered reply on a message that answers: the token of that key,
+        answered once (any later one of the request finds no token)."""
+        entry = self._entry(name, target)
+        who = f"user {visible(sender[:80])}"
+        keys = entry.get("keys") if entry is not None else None
+        token = keys.get(key) if isinstance(keys, dict) else None
+        if entry is None:
+            self.ignored(
+                "unknown", f"channel {name}: a {key[:8]!r} by {who} on no request: ignored"
+            )
+            return
+        if not isinstance(token, str):
+            self.ignored("payload", f"channel {name}: {key[:8]!r} by {who} answers nothing here")
+            return
+        try:
+            answers.answer_token(
+                self.state_dir, token, surface=SURFACE, by=f"Matrix user {sender}", scope=name
+            )
+        except requests.Refused as exc:
+            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
+        self._withdraw()
+
+    def _steer(
+        self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str, target: object
+    ) -> None:
+        replied = alert_session(self.state_dir, name, target) if target else None
+        asked = chat_steer.parse(text, replied, PREFIX)
+        if asked[0] == "say" and not replied:
+            why = "in reply to no session's alert" if target else "neither a reply nor a command"
+            self.ignored("unknown", f"channel {name}: a message {why}: ignored")
+            return
+        if self.worker is None:
+            self.worker = chat_steer.Worker(self.state_dir, SURFACE, PREFIX, self._reply)
+        job = chat_steer.Job(ch, event.get("event_id"), asked[0], tuple(asked[1:]))
+        self.worker.put(job)
+
+    def _reply(self, job: chat_steer.Job, text: str) -> None:
+        """The answer, as a notice replying to the owner's message."""
+        title, _, rest = (text or "(nothing)").partition("\n")
+        content: dict[str, Any] = {"msgtype": "m.notice", "body": matrix.text_of(title, rest)}
+        if isinstance(job.message_id, str):
+            content["m.relates_to"] = {"m.in_reply_to": {"event_id": job.message_id}}
+        try:
+            matrix.send_event(job.channel, content, 10)
+        except matrix.MatrixError as exc:
+            store.log_error(self.state_dir, f"matrix steering: {exc}")
+
+    def _withdraw(self) -> None:
+        """Edit the message of every request that no longer waits to its outcome."""
+        now = words.now_ms()
+        ended = []
+        for m in _waiting(_load(self.state_dir)):
+            rec = requests.load(self.state_dir, str(m.get("rid")))
+            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
+                rec = None  # replaced by a later request with the same id: this one is over
+            if rec is not None and requests.is_open(rec, now):
+                continue
+            ch = self.channels.get(str(m.get("channel")))
+            if ch is not None:
+                self._edit(ch, m, answers.outcome_text(rec))
+            ended.append((m.get("channel"), m.get("event_id")))
+            answers.forget(self.state_dir, str(m.get("rid")))
+        if ended:
+            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
+
+    def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
+        text = matrix.text_of(str(m.get("title") or ""), str(m.get("body") or ""), outcome)
+        for _ in range(EDIT_TRIES):
+            try:
+                matrix.edit(ch, str(m["event_id"]), text, 10)
+                return
+            except matrix.MatrixError as exc:
+                store.log_error(self.state_dir, f"matrix listener: {exc}")
+                if 400 <= exc.status < 500 or exc.errcode == "M_ENCRYPTED":
+                    return
+
+
+# -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
+
+
+class Room:
+    """Matrix's reactions and numbered replies: each key maps to a single-use token for this
+    channel, never the request's nonce; the listener (above) takes them and edits the message
+    to the outcome. Added late by editing the message to say them."""
+
+    NAME = SURFACE
+    LABEL = "Matrix"
+
+    def bind(self, a: Alert) -> None:
+        rec = answers.request_for(a.state_dir, a.intent, a.remote)
+        if rec is None:
+            return
+        picks = base.choices(rec, LIMITS, a.msg, a.ch["content"])
+        keys = keys_for(picks)
+        tokens = answers.mint(
+            a.state_dir, rec, SURFACE, [(d, p) for _, d, p in picks], scope=a.name
+        )
+        a.msg["shown"] = a.msg["body"]
+        a.msg["body"] = f"{a.msg['body']}\n\n{how_to_answer(picks, keys)}".lstrip("\n")
+        a.msg["buttons"] = list(zip(keys, tokens, strict=True))
+        a.msg["bound"] = rec["id"]
+
+    def sent(self, a: Alert, ref: str) -> None:
+        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
+            watch(a.state_dir, a.name, ref, a.msg)
+
+    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
+        pass  # the listener takes the reactions
+
+    def late(self, a: Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("buttons"):
+            return
+        timeout_s = a.ch["timeout_ms"] / 1000
+        ch: Any = a.ch
+        result, detail, _ = matrix.replace(ch, ref, a.msg["title"], a.msg["body"], timeout_s)
+        record(a.state_dir, a.intent, a.name, result, f"answers added: {detail}", update=True)
+        if result == "sent":
+            self.sent(a, ref)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return known(state_dir, name, ref)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
