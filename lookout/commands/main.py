@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "lookout.commands.answer",
         "allow or deny a waiting permission request (needs [remote] enabled)",
     ),
+    "away": (
+        "lookout.commands.away",
+        "say you are away from the screen (Codex then waits for an answer from afar), or back",
+    ),
     "jump": (
         "lookout.commands.jump",
         "switch your tmux client to a session's pane (default: the one waiting longest)",

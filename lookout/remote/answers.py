@@ -46,6 +46,7 @@ OUTCOME = {
     requests.ENDED: "The session ended",
     requests.EXPIRED: "Expired: the terminal's dialog decides now",
     requests.ABANDONED: "No longer waiting",
+    requests.RELEASED: "Back at the terminal: its own prompt decides",
 }
 
 
