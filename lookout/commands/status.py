@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from lookout import paths, store, words
+from lookout import away, paths, store, words
 from lookout.commands import view
 from lookout.errors import LookoutError
 from lookout.sessions import Row, handle, load_sessions, public
@@ -146,8 +146,10 @@ def status(
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     errors = config_errors(shown)
     config_error = errors[0][1] if errors else None
+    switch = away.read(state_dir, now)
     if fmt == "line":  # before the project files: the line does not name them
-        print(view.line(shown) + (" · config error" if config_error else ""))
+        said = view.line(shown) + (" · config error" if config_error else "")
+        print(said + (" · away" if switch["away"] else ""))
         return rc
     ignored = _ignored_project_files(shown)
     if fmt == "json":
@@ -158,6 +160,7 @@ def status(
             "sessions": [public(s) for s in shown],
             "config_error": config_error,
             "ignored_project_files": [{"path": p.path, "reason": p.ignored} for p in ignored],
+            "away": switch,
         }
         import json  # only here: the line and the table never need it
 
@@ -167,6 +170,8 @@ def status(
     hint = ack_hint(shown, recorded)
     if hint:
         print(_dim(hint))
+    if switch["away"]:
+        print(away_note(switch))
     for where, error in errors:
         print(f"warning: notifications are off{where}: {error}", file=sys.stderr)
     if errors:
@@ -178,6 +183,16 @@ def status(
     if note:
         print(note, file=sys.stderr)
     return rc
+
+
+def away_note(switch: away.State) -> str:
+    """What the away switch does while on (`lookout away`)."""
+    from lookout.commands.away import titles
+
+    return (
+        f"away: {away.said(switch)}: {' and '.join(titles())} waits for an answer from afar"
+        " before its own prompt; `lookout away off` when you are back"
+    )
 
 
 def _ignored_project_files(shown: list[Row]) -> list[ProjectFile]:
@@ -308,6 +323,9 @@ def _watch(
             hint = ack_hint(shown, recorded)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")
+            switch = away.read(state_dir, now)
+            if switch["away"]:
+                sys.stdout.write(away_note(switch) + "\n")
             sys.stdout.flush()
             time.sleep(max(0.1, interval))
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import time
 
-from lookout import mask, templates, words
+from lookout import away, mask, templates, words
 from lookout.channels import registry
 from lookout.deliveries import had_actions, record, send_one, wait_ref
 from lookout.jump import focus
@@ -134,12 +134,14 @@ def _alert_work(
 
 def _focused(state_dir: str, intent: Intent, name: str, ch: Channel, detail_prefix: str) -> bool:
     """A channel that keeps quiet while its session's tmux pane is focused (`skip_when_focused`,
-    never for an escalation or a held alert): skipped, and recorded."""
+    never for an escalation or a held alert, nor while away): skipped, and recorded."""
     if not ch.get("skip_when_focused") or detail_prefix:
         return False
     pane = intent.get("tmux_pane")
     if not focus.pane_focused(pane):
         return False
+    if away.read(state_dir)["away"]:
+        return False  # the user said they are not at the screen (`lookout away on`)
     reason = f"focused: tmux pane {pane} is active in an attached client"
     record(state_dir, intent, name, "skipped", reason)
     return True

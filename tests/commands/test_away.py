@@ -122,3 +122,17 @@ def test_only_a_known_source_may_turn_it(state_dir: Path) -> None:
     with pytest.raises(ValueError, match="may not turn"):
         away.turn(str(state_dir), True, source="webhook")
     assert not (state_dir / "away.json").exists()
+
+
+def test_status_its_line_and_json_show_it(state_dir: Path) -> None:
+    assert lookout("status", "--line").stdout == "no sessions\n"
+    assert json.loads(lookout("status", "--json").stdout)["away"]["away"] is False
+    lookout("away", "on", "--for", "2h")
+    assert lookout("status", "--line").stdout == "no sessions · away\n"
+    body = json.loads(lookout("status", "--json").stdout)
+    assert body["away"] == shown() and body["away"]["away"] is True
+    table = lookout("status").stdout
+    assert "away: on until " in table and "Codex waits for an answer from afar" in table
+    lookout("away", "off")
+    assert lookout("status", "--line").stdout == "no sessions\n"
+    assert "away:" not in lookout("status").stdout
