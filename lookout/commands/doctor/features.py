@@ -137,6 +137,74 @@ def check_remote(report: Report, project: str) -> None:
         report.add("remote", INFO, "alerts carry no link to the request (set [remote] url)")
 
 
+def check_away(report: Report) -> None:
+    """The away switch (issue 41): whether it is on, and which agents it makes wait (those whose
+    deciding hook is installed, with [remote] on); a Codex deciding hook whose timeout does not
+    follow wait_s would be cut off before its wait ends."""
+    from lookout import away
+    from lookout.config.files import load
+
+    switch = away.read(paths.state_dir())
+    try:
+        remote = load(None)["remote"]
+    except LookoutError:
+        remote = {"enabled": False}
+    timeouts = _away_hooks() if remote["enabled"] else {}
+    want = int(remote.get("wait_s") or 0) + hookspec.TIMEOUT_MARGIN_S
+    for title, timeout in timeouts.items():
+        if timeout != want:
+            report.add(
+                "away",
+                WARN,
+                f"{title}'s deciding hook has timeout {timeout} s, not wait_s + 15 = {want} s:"
+                f" {title} would give up on it before its wait ends",
+                "re-run python3 install.py --agent codex",
+            )
+    waits = " and ".join(timeouts)
+    said = f"away is {away.said(switch)}"
+    if switch["away"] and not timeouts:
+        why = "[remote] is off" if not remote["enabled"] else "no deciding hook is installed"
+        report.add(
+            "away",
+            WARN,
+            f"{said}, but it makes no agent wait: {why}",
+            "[remote] enabled = true, then python3 install.py --agent codex",
+        )
+    elif switch["away"]:
+        report.add(
+            "away",
+            OK,
+            f"{said}: it makes {waits} wait up to {remote['wait_s']} s for an answer from afar"
+            " before its own prompt",
+        )
+    elif timeouts:
+        report.add(
+            "away",
+            INFO,
+            f"{said}: {waits} asks at its own prompt at once (`lookout away on` makes it wait"
+            " for an answer from afar)",
+        )
+    else:
+        report.add("away", INFO, f"{said} (it makes Codex wait once [remote] is on and installed)")
+
+
+def _away_hooks() -> dict[str, object]:
+    """The agents the switch makes wait: title -> their deciding hook's timeout."""
+    from lookout.agents import codex
+
+    found: dict[str, object] = {}
+    try:
+        data = files.load_settings(codex.hooks_path()).data
+    except LookoutError:
+        return found  # the agent's own check says what is wrong with it
+    for group in data.get("hooks", {}).get(hookspec.REMOTE_EVENT, []):
+        for handler in group["hooks"]:
+            script = our_script(handler) if isinstance(handler, dict) else None
+            if script and PurePosixPath(script).name == hookspec.REMOTE_SCRIPT:
+                found[codex.TITLE] = handler.get("timeout")
+    return found
+
+
 def check_client_registry(report: Report) -> None:
     """Claude Code's own session registry (lookout.client_sessions): whether this client writes
     it, files lookout cannot use, and sessions that run without lookout's hooks (and why)."""

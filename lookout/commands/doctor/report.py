@@ -19,6 +19,7 @@ from lookout.boundary import visible
 from lookout.commands import args
 from lookout.commands.doctor.channels import check_channels
 from lookout.commands.doctor.features import (
+    check_away,
     check_client_registry,
     check_fleet,
     check_remote,
@@ -69,6 +70,7 @@ def diagnose(project: str) -> Report:
         )
     loaded = check_config(report, project)
     check_remote(report, project)
+    check_away(report)
     check_steer(report)
     check_state(report)
     check_formats(report)
