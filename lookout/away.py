@@ -108,13 +108,13 @@ def turn(
 
 
 def said(state: State) -> str:
-    """`on until 19:20 (from the dashboard)`, `off (from telegram)`: the switch in a few words."""
+    """`on until 19:20 (from dashboard)`, `off (from telegram)`: the switch in a few words."""
     if state["away"]:
         until = f" until {clock(state['until_ms'])}" if state["until_ms"] is not None else ""
-        return f"on{until} (from the {state['source']})"
+        return f"on{until} (from {state['source']})"
     if state["source"] == EXPIRED:
         return f"off (ran out at {clock(state['since_ms'])})"
-    return f"off (from the {state['source']})" if state["source"] else "off"
+    return f"off (from {state['source']})" if state["source"] else "off"
 
 
 def clock(ms: int | None) -> str:

@@ -48,10 +48,10 @@ def test_never_set_it_is_off_and_says_what_it_does(state_dir: Path) -> None:
 def test_on_then_off_each_recorded_with_its_source(state_dir: Path) -> None:
     done = lookout("away", "on")
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.startswith("away: on (from the terminal)\nCodex: a permission request waits")
+    assert done.stdout.startswith("away: on (from terminal)\nCodex: a permission request waits")
     on = shown()
     assert (on["away"], on["until_ms"], on["source"]) == (True, None, "terminal")
-    assert lookout("away", "off").stdout.startswith("away: off (from the terminal)\n")
+    assert lookout("away", "off").stdout.startswith("away: off (from terminal)\n")
     off = shown()
     assert (off["away"], off["source"]) == (False, "terminal")
     assert isinstance(off["since_ms"], int) and off["since_ms"] >= on["since_ms"]  # type: ignore[operator]
@@ -63,13 +63,13 @@ def test_on_then_off_each_recorded_with_its_source(state_dir: Path) -> None:
     assert lines[0]["away"] == on and lines[1]["away"] == off
     # An off while off changes nothing and records nothing.
     again = lookout("away", "off")
-    assert again.stdout.startswith("away: off (from the terminal) already")
+    assert again.stdout.startswith("away: off (from terminal) already")
     assert len(away_lines(state_dir)) == 2
     mode = os.stat(state_dir / "away.json").st_mode & 0o777
     assert mode == 0o600
     # `lookout tail` shows them as lines of no session.
     tail = lookout("tail").stdout.splitlines()
-    assert tail[-1].endswith("Away                — away off (from the terminal)")
+    assert tail[-1].endswith("Away                — away off (from terminal)")
 
 
 def test_for_sets_until_and_a_past_until_reads_as_off(state_dir: Path) -> None:

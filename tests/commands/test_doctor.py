@@ -609,7 +609,7 @@ def test_doctor_says_whether_away_is_on_and_whom_it_makes_wait(
     capsys.readouterr()
     _, doc = run(capsys)
     assert verdicts(doc, "away") == [
-        ("warn", "away is on (from the terminal), but it makes no agent wait: [remote] is off")
+        ("warn", "away is on (from terminal), but it makes no agent wait: [remote] is off")
     ]
     write_config("[remote]\nenabled = true\nwait_s = 60\n")
     install(capsys, "--agent", "codex")
@@ -617,7 +617,7 @@ def test_doctor_says_whether_away_is_on_and_whom_it_makes_wait(
     assert verdicts(doc, "away") == [
         (
             "ok",
-            "away is on (from the terminal): it makes Codex wait up to 60 s for an answer from"
+            "away is on (from terminal): it makes Codex wait up to 60 s for an answer from"
             " afar before its own prompt",
         )
     ]
@@ -633,7 +633,7 @@ def test_doctor_says_whether_away_is_on_and_whom_it_makes_wait(
         ),
         (
             "info",
-            "away is off (from the terminal): Codex asks at its own prompt at once (`lookout"
+            "away is off (from terminal): Codex asks at its own prompt at once (`lookout"
             " away on` makes it wait for an answer from afar)",
         ),
     ]
