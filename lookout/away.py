@@ -71,6 +71,9 @@ class Switch:
         self._raw: object = None
 
     def on(self, now_ms: int) -> bool:
+        return self.state(now_ms)["away"]
+
+    def state(self, now_ms: int) -> State:
         import posix
 
         try:
@@ -81,7 +84,7 @@ class Switch:
         if stamp != self._stamp:
             self._stamp = stamp
             self._raw = store.read_json(self.path) if stamp is not None else None
-        return judge(self._raw, now_ms)["away"]
+        return judge(self._raw, now_ms)
 
 
 def turn(
