@@ -13,7 +13,7 @@ Stdlib only, reads through posix: the status line and the deciding hook read it.
 
 from __future__ import annotations
 
-from lookout import events, paths, store, words
+from lookout import paths, store, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -134,6 +134,8 @@ def clock(ms: int | None) -> str:
 
 def _line(state: State, now_ms: int) -> dict[str, Any]:
     """The Away record: the keys every events.jsonl line has (as a Steered line's), no session."""
+    from lookout import events  # not for the status line, which only reads the switch
+
     return {
         "ts": store.rfc3339(now_ms),
         "seq": 0,
