@@ -209,7 +209,12 @@ def new_record(
     tool_input = payload.get("tool_input")
     session_id = str(payload.get("session_id") or "")
     agent_id = payload.get("agent_id") if isinstance(payload.get("agent_id"), str) else None
-    prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
+    # As the recording hook's event names its turn (events.parse: Codex's turn_id), so that its
+    # alert finds this request by the same id.
+    prompt_id = next(
+        (v for v in (payload.get("prompt_id"), payload.get("turn_id")) if isinstance(v, str) and v),
+        None,
+    )
     key = events.tool_key(tool_name, tool_input) or ""
     raw_input = _jsonfast.dumps(tool_input)
     digest = hashlib.sha256(raw_input.encode("utf-8", "surrogatepass"))

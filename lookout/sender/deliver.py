@@ -124,7 +124,7 @@ def _alert_work(
             answers.sent(alert, sent)
         if surface is not None:  # a click on the alert's own process (the popup's Focus, an answer)
             surface.take(alert, ref, lanes.watch)
-        if answers is not None and not bound and sent and _late(intent, remote):
+        if answers is not None and not bound and sent and _late(state_dir, intent, remote):
             # Its request was not recorded yet (a question's PreToolUse raised the alert, or a
             # slow deciding hook): the buttons are added when it is.
             lanes.watch(_late_buttons, state_dir, intent, name, ch, msg, sent, mark, remote)
@@ -147,10 +147,14 @@ def _focused(state_dir: str, intent: Intent, name: str, ch: Channel, detail_pref
     return True
 
 
-def _late(intent: Intent, remote: dict[str, Any] | None) -> bool:
+def _late(state_dir: str, intent: Intent, remote: dict[str, Any] | None) -> bool:
     from lookout.remote import answers
 
-    return remote is not None and bool(answers.request_id_for(intent, remote))
+    return (
+        remote is not None
+        and bool(answers.request_id_for(intent, remote))
+        and answers.waits(state_dir, intent)
+    )
 
 
 # How often an alert sent before its request was recorded looks for it (while its episode lasts).
