@@ -22,7 +22,7 @@ from tests.web.test_steer import signed_in
 
 
 @pytest.fixture
-def served(state_dir: Path, no_notifications: None) -> Iterator[Client]:
+def dashboard_away(state_dir: Path, no_notifications: None) -> Iterator[Client]:
     """A dashboard as `lookout serve` builds it: its hub watches this host's away switch."""
     hub = Hub(LocalSource(str(state_dir)), lambda: None, None, str(state_dir))
     hub.start()
@@ -48,13 +48,15 @@ def away_lines(state: Path) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, lines) if r["event"] == "Away"]
 
 
-def test_a_signed_page_turns_it_and_the_stream_says_so(served: Client, state_dir: Path) -> None:
-    page = signed_in(served, state_dir)
+def test_a_signed_page_turns_it_and_the_stream_says_so(
+    dashboard_away: Client, state_dir: Path
+) -> None:
+    page = signed_in(dashboard_away, state_dir)
     assert page.json("/api/away") == (
         200,
         {"away": False, "since_ms": None, "until_ms": None, "source": None},
     )
-    stream = served.stream()
+    stream = dashboard_away.stream()
     name, snapshot = read_event(stream)
     assert (name, snapshot["away"]["away"]) == ("snapshot", False)
     status, body = post(page, {"away": True, "for": "1h"})
@@ -90,29 +92,31 @@ def test_a_signed_page_turns_it_and_the_stream_says_so(served: Client, state_dir
     ],
 )
 def test_a_bad_body_is_refused_and_changes_nothing(
-    served: Client, state_dir: Path, value: object, error: str
+    dashboard_away: Client, state_dir: Path, value: object, error: str
 ) -> None:
-    page = signed_in(served, state_dir)
+    page = signed_in(dashboard_away, state_dir)
     status, body = post(page, value)
     assert status == 400 and body["error"].startswith(error)
     assert away_lines(state_dir) == []
 
 
-def test_without_a_credential_nothing_is_read_or_turned(served: Client, state_dir: Path) -> None:
-    headers = {"Host": f"127.0.0.1:{served.port}", "Content-Type": "application/json"}
-    assert send(served.port, "GET", "/api/away", headers)[0] == 401
+def test_without_a_credential_nothing_is_read_or_turned(
+    dashboard_away: Client, state_dir: Path
+) -> None:
+    headers = {"Host": f"127.0.0.1:{dashboard_away.port}", "Content-Type": "application/json"}
+    assert send(dashboard_away.port, "GET", "/api/away", headers)[0] == 401
     body = b'{"away": true}'
-    assert send(served.port, "POST", "/api/away", headers, body)[0] == 401
-    cookie = {**headers, "Cookie": f"lookout_token={served.token}", "Origin": "http://evil"}
-    assert send(served.port, "POST", "/api/away", cookie, body)[0] == 401
+    assert send(dashboard_away.port, "POST", "/api/away", headers, body)[0] == 401
+    cookie = {**headers, "Cookie": f"lookout_token={dashboard_away.token}", "Origin": "http://evil"}
+    assert send(dashboard_away.port, "POST", "/api/away", cookie, body)[0] == 401
     assert away_lines(state_dir) == []
 
 
-def test_the_dashboards_rate_holds_for_the_switch(served: Client, state_dir: Path) -> None:
+def test_the_dashboards_rate_holds_for_the_switch(dashboard_away: Client, state_dir: Path) -> None:
     from tests.helpers import write_config
 
     write_config("[steer]\nper_minute = 2\n")
-    page = signed_in(served, state_dir)
+    page = signed_in(dashboard_away, state_dir)
     assert post(page, {"away": True})[0] == 200
     assert post(page, {"away": False})[0] == 200
     status, body = post(page, {"away": True})
