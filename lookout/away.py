@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         source: str | None  # terminal | dashboard | telegram; "expired" once until_ms passed
 
 
-FILE = "away.json"
+FILE = store.AWAY
 EVENT = "Away"
 # Who may turn it on or off: the steering surfaces (lookout.steer.shapes.SURFACES).
 SOURCES = ("terminal", "dashboard", "telegram")

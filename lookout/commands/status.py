@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from lookout import away, paths, store, words
+from lookout import paths, store, words
 from lookout.commands import view
 from lookout.errors import LookoutError
 from lookout.sessions import Row, handle, load_sessions, public
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
 
+    from lookout import away
     from lookout.config.files import ProjectFile
 
 STALE_AFTER_S = 8 * 3600
@@ -146,7 +147,7 @@ def status(
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     errors = config_errors(shown)
     config_error = errors[0][1] if errors else None
-    switch = away.read(state_dir, now)
+    switch = _away(state_dir, now)
     if fmt == "line":  # before the project files: the line does not name them
         said = view.line(shown) + (" · config error" if config_error else "")
         print(said + (" · away" if switch["away"] else ""))
@@ -185,8 +186,19 @@ def status(
     return rc
 
 
+def _away(state_dir: str, now: int) -> away.State:
+    """The away switch as of `now`. A status bar runs the line every few seconds: without the
+    switch's file (never turned), its module is not even loaded."""
+    if not os.path.exists(paths.join(state_dir, store.AWAY)):
+        return {"away": False, "since_ms": None, "until_ms": None, "source": None}
+    from lookout import away
+
+    return away.read(state_dir, now)
+
+
 def away_note(switch: away.State) -> str:
     """What the away switch does while on (`lookout away`)."""
+    from lookout import away
     from lookout.commands.away import titles
 
     return (
@@ -323,7 +335,7 @@ def _watch(
             hint = ack_hint(shown, recorded)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")
-            switch = away.read(state_dir, now)
+            switch = _away(state_dir, now)
             if switch["away"]:
                 sys.stdout.write(away_note(switch) + "\n")
             sys.stdout.flush()
