@@ -471,7 +471,7 @@ def test_codex_while_away_is_answered_by_its_buttons_and_present_gets_none(
 ) -> None:
     """Issue 41: a Codex request while away is the same alert with the same buttons as Claude
     Code's, and a press answers it in Codex's format; while present, no request is coming, so
-    the alert goes out at once, without buttons (never held 2 s looking for one)."""
+    the alert goes out without buttons, and no request is recorded."""
     import subprocess
     import sys
 
@@ -507,9 +507,6 @@ def test_codex_while_away_is_answered_by_its_buttons_and_present_gets_none(
     wait_for(lambda: len(api.sent("sendMessage")) == 2, 10)
     latest = api.sent("sendMessage")[-1]
     assert "reply_markup" not in latest
-    # No request is coming: the sender does not stay to add buttons to it later (it would,
-    # for as long as the dialog stays open, up to wait_s), and is gone well before that.
-    wait_for(lambda: free(state_dir / store.SENDER_LOCK), 30, "the sender gone")
     assert not [
         r for r in requests.load_all(str(state_dir)) if r["session_id"] == other["session_id"]
     ]
