@@ -24,7 +24,13 @@ Writes only to a temporary directory. Target: answer -> exit p95 <= --max-ms (de
   exit.
 - `matrix` reacts ✅ as the owner on the alert in a room of a real Synapse (tests/synapse.py:
   installed once into the test cache, run on loopback; the real sender and /sync listener in
-  between): reaction -> hook exit."""
+  between): reaction -> hook exit.
+
+`--agent codex` (issue 41) runs the real Codex 0.169.0 TUI (the e2e suite's, installed into its
+test cache; offline, against a loopback model that asks to run a command outside the sandbox)
+with `lookout away on`: each run asks for `date +%s.%N > run-N`, the request is answered Allow as
+the dashboard answers it, and the time is from that answer to the command's own time stamp in
+its file (press -> the command runs). Target: p95 <= --max-ms."""
 
 from __future__ import annotations
 
@@ -479,8 +485,62 @@ def surface(name: str, runs: int, python: str, max_ms: float) -> int:
     return 0
 
 
+def codex(runs: int, max_ms: float) -> int:
+    """press -> the command runs, with the real Codex TUI and the away switch on."""
+    from tests.e2e import npm_client
+    from tests.e2e.test_codex_away import AskingAPI, AwayMachine, ask
+
+    codex_bin = npm_client.ensure("@openai/codex", "0.169.0", "codex", "codex")
+    took: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp, AskingAPI() as api:
+        machine = AwayMachine(Path(tmp) / "user", codex_bin, api)
+        machine.install()
+        machine.lookout("away", "on")
+        screen = npm_client.Tmux(machine.root, "bench-codex")
+        try:
+            # The first request is the TUI's starting prompt; the others are typed.
+            argv = [str(codex_bin), "--no-daemon", "--dangerously-bypass-hook-trust"]
+            screen.start([*argv, "ESC: date +%s.%N > run-0"], machine.env(), machine.project)
+            for n in range(runs):
+                out = machine.project / f"run-{n}"
+                if n:
+                    ask(screen, f"date +%s.%N > {out.name}")
+                rec = machine.pending(out.name)
+                pressed = time.time()
+                requests.answer(
+                    str(machine.state), str(rec["id"]), "allow", rec["nonce"],
+                    by="bench", source="bench", user_agent="bench", now_ms=int(pressed * 1000),
+                )  # fmt: skip
+                deadline = time.monotonic() + 60
+                while not (out.exists() and out.read_text().strip()):
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"error: run {n}: the command never ran")
+                    time.sleep(0.01)
+                took.append((float(out.read_text()) - pressed) * 1000)
+                screen.wait_for(f"done: date +%s.%N > {out.name}", timeout=60)
+        finally:
+            screen.kill()
+    p95 = pct(took, 0.95)
+    load = os.getloadavg()[0]
+    print(
+        f"codex: press -> the command ran: median {statistics.median(took):.0f} ms, p95"
+        f" {p95:.0f} ms, max {max(took):.0f} ms ({runs} runs, load {load:.1f})"
+    )
+    if p95 > max_ms:
+        print(f"FAIL: codex press -> command p95 {p95:.0f} ms > {max_ms:.0f} ms")
+        return 1
+    print(f"ok: codex press -> command p95 {p95:.0f} ms <= {max_ms:.0f} ms")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--agent",
+        choices=("claude", "codex"),
+        default="claude",
+        help="codex: the real Codex TUI with `lookout away on`, press -> the command runs",
+    )
     parser.add_argument("--runs", type=int, default=20, help="answered requests (20)")
     parser.add_argument("--idle-s", type=float, default=5.0, help="seconds of waiting measured")
     parser.add_argument("--max-ms", type=float, default=1000.0, help="answer -> exit p95 target")
@@ -492,6 +552,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where answers come from (direct: the dashboard's answer)",
     )
     args = parser.parse_args(argv)
+    if args.agent == "codex":
+        return codex(args.runs, args.max_ms)
     if args.surface in ALERT_SURFACES:
         return surface(args.surface, args.runs, args.python, args.max_ms)
     with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp:

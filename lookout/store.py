@@ -52,6 +52,7 @@ CONFIG_CACHE = "config-cache.json"  # the validated config without secrets, for 
 TRUST = "trust.json"  # `lookout trust`: project file path -> sha256 of its exact bytes
 MAINTAINED = "maintained.json"  # when the sender last swept the state directory
 CLOCK = "clock.json"  # how long the machine had slept, and when it last woke (lookout.silence)
+AWAY = "away.json"  # the away switch (lookout.away)
 # spool/<ts_ms>-<pid>-<hex>.json: a delivery whose hook could not take events.lock within its
 # budget (LockTimeout), kept whole until the next holder of events.lock records it. The directory
 # exists only while it holds files: one access() per hook tells none waits.

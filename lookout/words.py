@@ -41,6 +41,13 @@ STUCK = "stuck"
 # (tests/steer/test_agents.py keeps the two equal).
 STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
 
+# Whose permission requests may be answered from afar (docs/agents.md, issue 41). Claude Code
+# runs its deciding hook beside its own dialog (the first answer wins), so the hook always waits.
+# Codex runs it before its prompt and holds the prompt until it returns, so it waits only while
+# the user said they are away (`lookout away on`); otherwise it returns at once.
+ANSWERED_ALWAYS = ("claude",)
+ANSWERED_WHEN_AWAY = ("codex",)
+
 # How much of a session a channel or the bus may carry.
 CONTENT_LEVELS = ("full", "summary", "none")
 # The `summary` level's one line: what a remote channel, the bus and a Telegram alert show of it.
@@ -85,6 +92,7 @@ FORMATS = {
     "serve.codes": 1,
     "suggest-applied.json": 1,
     "steer-rate.json": 1,
+    "away.json": 1,  # the away switch (lookout.away)
     "sound-played.json": 1,  # the sound channel's debounce
     "installed.json": 1,  # in the runtime home, as the next two
     "codex-notify.json": 1,
@@ -114,3 +122,30 @@ def print_mode(entrypoint: object) -> bool:
     return isinstance(entrypoint, str) and (
         entrypoint.startswith("sdk-") or entrypoint == OPENCODE_RUN
     )
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in `7d`, `12h`, `1h30m`, `45s` or a bare number of seconds; LookoutError (with a
+    hint) for anything else. Every surface that takes a DURATION reads it here."""
+    from lookout.errors import LookoutError  # not on a hook's path
+
+    text = text.strip().lower()
+    if text.isdigit():
+        return int(text)
+    total, number = 0, ""
+    for ch in text:
+        if ch.isdigit():
+            number += ch
+        elif ch in _UNITS and number:
+            total += int(number) * _UNITS[ch]
+            number = ""
+        else:
+            raise LookoutError(
+                f"invalid duration {text!r}", hint="use a number with a unit: 30s, 15m, 12h, 7d"
+            )
+    if number:
+        raise LookoutError(f"invalid duration {text!r}: {number} has no unit", hint="e.g. 7d")
+    return total

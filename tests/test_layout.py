@@ -408,6 +408,7 @@ FLOORS: dict[str, int] = {
     # what every reader and writer above stands on
     "boundary": 3,
     "ledger": 3,
+    "away": 3,  # the away switch: the status line, the deciding hook and the surfaces read it
     # what time passing proves (stuck, a usage limit), from the client's traces and processes
     "silence": 3,
     "sound": 3,  # CESP packs, the debounce store, playing (the sound channel's library)

@@ -123,7 +123,8 @@ def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
     )
     for event, handler in handlers:
         handler["timeout"] = min(handler["timeout"], TIMEOUTS_S.get(event, handler["timeout"]))
-    return handlers
+    # With [remote] on, the deciding hook too: it waits only while `lookout away` is on.
+    return handlers + hooks.remote_wanted(python, runtime, NAME)
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:
@@ -151,16 +152,15 @@ def install(mode: str, python: str, home: Path, dry_run: bool, out: Out) -> None
     hooks_file = files.load_settings(hooks_path())
     config = cc.load_codex_config(config_path())
     if mode == "hooks":
-        changed = hooks.install_into(
-            hooks_file, python, home, dry_run, out, NAME, wanted(python, home)
-        )
+        handlers = wanted(python, home)
+        changed = hooks.install_into(hooks_file, python, home, dry_run, out, NAME, handlers)
         if cc.is_ours(cc.notify_value(config.data)):
             # Upgraded from a Codex without hooks: both would record every turn.
             cc.uninstall_notify(config, dry_run, out)
         if changed and not dry_run:
             out(
                 "note: Codex runs new or changed hooks only once you trust them:"
-                f" start codex, type /hooks and trust lookout's {len(EVENTS)} hooks"
+                f" start codex, type /hooks and trust lookout's {len(handlers)} hooks"
             )
         return
     cc.install_notify(config, python, home, dry_run, out)

@@ -58,16 +58,36 @@ def declare(p: argparse.ArgumentParser) -> None:
         metavar="LABEL",
         help="a question's answer: one option label per question, in order",
     )
+    p.add_argument(
+        "--message",
+        metavar="TEXT",
+        help="with deny: why, one line the agent shows and its model reads (Claude Code, Codex)",
+    )
     args.json_flag(p, "machine-readable: a list with each full tool input")
 
 
 def run(args: argparse.Namespace) -> int:
     return answer(
-        session=args.session, decision=args.decision, options=args.option, as_json=args.json
+        session=args.session,
+        decision=args.decision,
+        options=args.option,
+        as_json=args.json,
+        message=args.message,
     )
 
 
-def answer(*, session: str | None, decision: str | None, options: list[str], as_json: bool) -> int:
+def answer(
+    *,
+    session: str | None,
+    decision: str | None,
+    options: list[str],
+    as_json: bool,
+    message: str | None = None,
+) -> int:
+    if message is not None and "deny" not in (session, decision):
+        raise args.UsageError(
+            "--message goes with deny: lookout answer REQUEST_ID deny --message TEXT"
+        )
     state_dir = paths.state_dir()
     now_ms = words.now_ms()
     records = requests.load_all(state_dir)
@@ -79,7 +99,7 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
         only = _only(waiting, session)
         answers = _answers(only, options) if session != "deny" else None
         _confirm(only, session, now_ms)
-        return _send(state_dir, only, session, answers, now_ms, as_json)
+        return _send(state_dir, only, session, answers, now_ms, as_json, message)
     if decision is None:
         raise LookoutError("say allow or deny", hint=f"lookout answer {session} allow  (or deny)")
     rec = next((r for r in records if r["id"] == session), None)
@@ -95,7 +115,7 @@ def answer(*, session: str | None, decision: str | None, options: list[str], as_
         rec = _by_session(state_dir, waiting, records, session, now_ms)
         answers = _answers(rec, options) if decision != "deny" else None
         _confirm(rec, decision, now_ms)
-    return _send(state_dir, rec, decision, answers, now_ms, as_json)
+    return _send(state_dir, rec, decision, answers, now_ms, as_json, message)
 
 
 def _send(
@@ -105,6 +125,7 @@ def _send(
     answers: dict[str, Any] | None,
     now_ms: int,
     as_json: bool,
+    message: str | None = None,
 ) -> int:
     if decision != "deny" and seen.whole(rec):
         raise LookoutError(
@@ -123,6 +144,7 @@ def _send(
             user_agent="lookout answer",
             now_ms=words.now_ms(),
             answers=answers,
+            message=message,
         )
     except requests.Refused as exc:
         why = "it was replaced since it was shown" if exc.status == 403 else str(exc)

@@ -9,6 +9,7 @@ import os
 import sys
 
 from lookout.errors import LookoutError
+from lookout.words import parse_duration
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,33 +18,11 @@ if TYPE_CHECKING:
 
 SESSION_HELP = "a session id or its start, a project or a title"
 STEER_NOTE = " Needs [steer] enabled = true in your own config (docs/steer.md)."
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 class UsageError(Exception):
     """A command line argparse took but the command refuses: main.py says it as argparse's own
     error (the usage, `lookout: error: ...`, exit 2)."""
-
-
-def parse_duration(text: str) -> int:
-    """Seconds in `7d`, `12h`, `1h30m`, `45s` or a bare number of seconds."""
-    text = text.strip().lower()
-    if text.isdigit():
-        return int(text)
-    total, number = 0, ""
-    for ch in text:
-        if ch.isdigit():
-            number += ch
-        elif ch in _UNITS and number:
-            total += int(number) * _UNITS[ch]
-            number = ""
-        else:
-            raise LookoutError(
-                f"invalid duration {text!r}", hint="use a number with a unit: 30s, 15m, 12h, 7d"
-            )
-    if number:
-        raise LookoutError(f"invalid duration {text!r}: {number} has no unit", hint="e.g. 7d")
-    return total
 
 
 def duration(text: str) -> int:

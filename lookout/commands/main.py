@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "test": "send a test notification through each channel (or the ones named)",
     "check-config": "validate the config file and say what is wrong",
     "answer": "allow or deny a waiting permission request (needs [remote] enabled)",
+    "away": "say you are away from the screen (Codex then waits for an answer from afar), or back",
     "jump": "switch your tmux client to a session's pane (default: the one waiting longest)",
     "pick": "a tmux menu of the sessions, the ones waiting on you first",
     "tmux-setup": "tmux bindings: prefix a jumps, prefix A picks; the status-right snippet",

@@ -127,7 +127,12 @@ def _run(
     from lookout.web.hub import Hub
     from lookout.web.server import Dashboard
 
-    hub = Hub(_source(state_dir, fleet), notifications_off, os.path.join(state_dir, store.REQUESTS))
+    hub = Hub(
+        _source(state_dir, fleet),
+        notifications_off,
+        os.path.join(state_dir, store.REQUESTS),
+        state_dir,
+    )
     try:
         server = Dashboard(bind, port, hub, token, state_dir, tls=tls)
     except OSError as exc:

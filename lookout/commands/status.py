@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
 
+    from lookout import away
     from lookout.config.files import ProjectFile
 
 STALE_AFTER_S = 8 * 3600
@@ -146,8 +147,10 @@ def status(
     # Hooks keep recording with a broken config but send nothing: say so where people look.
     errors = config_errors(shown)
     config_error = errors[0][1] if errors else None
+    switch = _away(state_dir, now)
     if fmt == "line":  # before the project files: the line does not name them
-        print(view.line(shown) + (" · config error" if config_error else ""))
+        said = view.line(shown) + (" · config error" if config_error else "")
+        print(said + (" · away" if switch["away"] else ""))
         return rc
     ignored = _ignored_project_files(shown)
     if fmt == "json":
@@ -158,6 +161,7 @@ def status(
             "sessions": [public(s) for s in shown],
             "config_error": config_error,
             "ignored_project_files": [{"path": p.path, "reason": p.ignored} for p in ignored],
+            "away": switch,
         }
         import json  # only here: the line and the table never need it
 
@@ -167,6 +171,8 @@ def status(
     hint = ack_hint(shown, recorded)
     if hint:
         print(_dim(hint))
+    if switch["away"]:
+        print(away_note(switch))
     for where, error in errors:
         print(f"warning: notifications are off{where}: {error}", file=sys.stderr)
     if errors:
@@ -178,6 +184,27 @@ def status(
     if note:
         print(note, file=sys.stderr)
     return rc
+
+
+def _away(state_dir: str, now: int) -> away.State:
+    """The away switch as of `now`. A status bar runs the line every few seconds: without the
+    switch's file (never turned), its module is not even loaded."""
+    if not os.path.exists(paths.join(state_dir, store.AWAY)):
+        return {"away": False, "since_ms": None, "until_ms": None, "source": None}
+    from lookout import away
+
+    return away.read(state_dir, now)
+
+
+def away_note(switch: away.State) -> str:
+    """What the away switch does while on (`lookout away`)."""
+    from lookout import away
+    from lookout.commands.away import titles
+
+    return (
+        f"away: {away.said(switch)}: {' and '.join(titles())} waits for an answer from afar"
+        " before its own prompt; `lookout away off` when you are back"
+    )
 
 
 def _ignored_project_files(shown: list[Row]) -> list[ProjectFile]:
@@ -308,6 +335,9 @@ def _watch(
             hint = ack_hint(shown, recorded)
             if hint:
                 sys.stdout.write(_dim(hint) + "\n")
+            switch = _away(state_dir, now)
+            if switch["away"]:
+                sys.stdout.write(away_note(switch) + "\n")
             sys.stdout.flush()
             time.sleep(max(0.1, interval))
     except KeyboardInterrupt:

@@ -173,8 +173,10 @@ def format_record(r: dict[str, Any], title: str | None = None) -> str:
     carries only the project)."""
     ts = str(r.get("ts", ""))[11:19]
     sid = str(r.get("session_id", ""))[:8]
-    status = _status_text(str(r.get("status", "")), r.get("reason"))
-    named = title or r.get("project") or "?"
+    said = r.get("status")
+    status = _status_text(said, r.get("reason")) if isinstance(said, str) else ""
+    # A record of no session's (the away switch's) names none.
+    named = title or r.get("project") or ("?" if sid else "-")
     parts = [ts, f"{named:<14}", sid, f"{r.get('event', ''):<18}", status]
     if r.get("detail"):
         parts.append(f"[{r['detail']}]")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from lookout import hookspec
+from lookout import hookspec, words
 from lookout.errors import LookoutError
 from lookout.install import files, registry, settings
 from lookout.install.files import Loaded, Out
@@ -34,16 +34,19 @@ def wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
     return handlers + remote_wanted(python, home)
 
 
-def remote_wanted(python: str, home: Path) -> list[tuple[str, settings.Handler]]:
+def remote_wanted(
+    python: str, home: Path, agent: str = "claude"
+) -> list[tuple[str, settings.Handler]]:
     """The deciding hook, only with `[remote] enabled = true` in the user's own config: a second
-    PermissionRequest entry, synchronous, whose timeout follows wait_s. Claude Code's only (in
-    Codex, PermissionRequest hooks run before its prompt: a waiting hook would block it)."""
+    PermissionRequest entry, synchronous, whose timeout follows wait_s. Claude Code's always
+    waits; Codex's (its PermissionRequest hooks run before its prompt and hold it) waits only
+    while the away switch is on (lookout.remote.decide)."""
     remote = remote_config()
     if not remote.get("enabled"):
         return []
     handler: settings.Handler = {
         "type": "command",
-        "command": hook_command(python, home, hookspec.REMOTE_SCRIPT),
+        "command": hook_command(python, home, hookspec.REMOTE_SCRIPT, agent),
         "timeout": int(remote["wait_s"]) + hookspec.TIMEOUT_MARGIN_S,
     }
     return [(hookspec.REMOTE_EVENT, handler)]
@@ -92,16 +95,18 @@ def install_into(
     registry.remember(target, agent, loaded.text, text, backup, created_dirs)
     first = [f"replaced {stale} from an earlier install"] if stale else []
     out(f"installed {count} hooks into {tilde(target)}{files.written_note(first, backup, loaded)}")
-    _say_remote(handlers, out)
+    _say_remote(handlers, out, agent)
     return True
 
 
-def _say_remote(handlers: list[tuple[str, settings.Handler]], out: Out) -> None:
+def _say_remote(handlers: list[tuple[str, settings.Handler]], out: Out, agent: str) -> None:
     deciding = [h for _, h in handlers if hookspec.REMOTE_SCRIPT in str(h.get("command"))]
     if deciding:
         *some, last = answer_surfaces()
+        # Codex's prompt waits for its hook: only while you said you are away (`lookout away`).
+        when = " while `lookout away` is on" if agent in words.ANSWERED_WHEN_AWAY else ""
         out(
-            "remote answers are on: a permission request waits up to"
+            f"remote answers are on: a permission request waits{when} up to"
             f" {remote_config()['wait_s']} s for {', '.join(some)} or {last}"
         )
 

@@ -46,6 +46,7 @@ OUTCOME = {
     requests.ENDED: "The session ended",
     requests.EXPIRED: "Expired: the terminal's dialog decides now",
     requests.ABANDONED: "No longer waiting",
+    requests.RELEASED: "Back at the terminal: its own prompt decides",
 }
 
 
@@ -78,7 +79,7 @@ def request_for(
     """The open request an alert is about, waited for a moment (the deciding hook records it in
     parallel with the alert); None when there is none to answer from this alert."""
     rid = request_id_for(intent, remote)
-    if rid is None:
+    if rid is None or not waits(state_dir, intent):
         return None
     deadline = time.monotonic() + wait_s
     while True:
@@ -89,6 +90,14 @@ def request_for(
         if time.monotonic() >= deadline:
             return None
         time.sleep(FIND_POLL_S)
+
+
+def waits(state_dir: str, intent: Mapping[str, Any]) -> bool:
+    """Whether the alert's agent has a deciding hook waiting now: Codex's waits only while away
+    (lookout.away), so while the user is present no request is coming to look for."""
+    from lookout import away
+
+    return intent.get("agent") not in words.ANSWERED_WHEN_AWAY or away.read(state_dir)["away"]
 
 
 def answerable(rec: Record) -> bool:

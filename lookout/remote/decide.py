@@ -2,6 +2,13 @@
 for PermissionRequest only when `[remote] enabled = true`: record the request, wait for an
 answer from the dashboard or `lookout answer`, and say the client's decision JSON.
 
+Claude Code runs it beside its own dialog: it always waits (the first answer wins). Codex runs
+it before its prompt and shows the prompt only once it returns (words.ANSWERED_WHEN_AWAY): it
+waits only while the away switch is on (lookout.away), returns at once with nothing while the
+user is present, and hands the request back to the prompt (nothing printed) as soon as the
+switch goes off. Codex takes `behavior` and a deny's `message` only: its `updatedInput`,
+`updatedPermissions` and `interrupt` fail closed, so it never gets them.
+
 In print mode (`claude -p`) it prints nothing at once: nobody can answer that dialog.
 Fail-open: on a local answer, the session's end, the deadline, SIGTERM or any error it prints
 nothing (the client's own dialog decides), writes nothing to stderr and exits 0. It never denies
@@ -20,6 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from lookout import away
 
     # What one deciding hook does: the bytes to print (b"": let the dialog decide), and the
     # RemoteDecision event to record once they are out (None: nothing was answered from here).
@@ -68,19 +77,31 @@ def decide(
         return LET_THE_DIALOG_DECIDE
     if not isinstance(payload.get("session_id"), str) or not payload["session_id"]:
         return LET_THE_DIALOG_DECIDE
+    from lookout import events
+
+    agent = events.agent_of(dict(payload), env)
+    switch = None
+    if agent in words.ANSWERED_WHEN_AWAY:
+        from lookout import away
+
+        switch = away.Switch(state_dir)
+        if not switch.on(words.now_ms()):
+            return LET_THE_DIALOG_DECIDE  # the user is here: the agent's own prompt, at once
+    elif agent not in words.ANSWERED_ALWAYS:
+        return LET_THE_DIALOG_DECIDE
     from lookout.remote import requests
 
-    rec = requests.new_record(
-        payload, env, ts_ms, int(settings["wait_s"]), bool(settings["allow_always"])
-    )
+    whole = agent in words.ANSWERED_ALWAYS  # Claude Code's extras (Codex's fail closed)
+    allow_always = whole and bool(settings["allow_always"])
+    rec = requests.new_record(payload, env, ts_ms, int(settings["wait_s"]), allow_always)
     try:
         requests.save_new(state_dir, rec, ts_ms)
     except FileExistsError:
         return LET_THE_DIALOG_DECIDE  # another deciding hook already waits on this dialog
-    final = wait(state_dir, rec)
+    final = wait(state_dir, rec, switch)
     if final is None or final.get("status") not in (requests.ALLOWED, requests.DENIED):
         return LET_THE_DIALOG_DECIDE
-    return output(payload, final["decision"]), decision_event(payload, final)
+    return output(payload, final["decision"], whole), decision_event(payload, final)
 
 
 def print_mode(env: Mapping[str, str]) -> bool:
@@ -109,9 +130,12 @@ def tool_matches(tool_name: str, globs: object) -> bool:
     )
 
 
-def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
-    """Poll the record until it is answered, the terminal or the session settles it, or the
-    deadline; the record as it ends (answered ones are delivered even at the last moment)."""
+def wait(
+    state_dir: str, rec: dict[str, Any], switch: away.Switch | None = None
+) -> dict[str, Any] | None:
+    """Poll the record until it is answered, the terminal or the session settles it, the
+    deadline, or (`switch`: an agent that waits only while away) the user is back; the record as
+    it ends (answered ones are delivered even at the last moment)."""
     from lookout.remote import requests
     from lookout.remote.local import Watch
 
@@ -142,28 +166,36 @@ def wait(state_dir: str, rec: dict[str, Any]) -> dict[str, Any] | None:
                 return seen
         if now_ms >= int(rec["expires_ms"]):
             return requests.resolve(state_dir, rid, requests.EXPIRED, now_ms)
+        if switch is not None and not switch.on(now_ms):
+            return requests.resolve(state_dir, rid, requests.RELEASED, now_ms)
         settled = watch.outcome()
         if settled is not None:
             return requests.resolve(state_dir, rid, settled, now_ms, answer=watch.answer)
         time.sleep(POLL_S)
 
 
-def output(payload: Mapping[str, Any], decision: Mapping[str, Any]) -> bytes:
-    """The PermissionRequest decision object the client reads on stdout."""
+def output(payload: Mapping[str, Any], decision: Mapping[str, Any], whole: bool = True) -> bytes:
+    """The PermissionRequest decision object the client reads on stdout. `whole`: with Claude
+    Code's extras (a question's answers, Allow always); without them, behavior and a deny's
+    message only (Codex: anything else fails closed there)."""
     from lookout.remote import requests
 
     behavior = decision.get("behavior")
     body: dict[str, Any]
     if behavior == "deny":
         by = decision.get("by") or "someone"
-        body = {"behavior": "deny", "message": f"Denied from lookout by {by}."}
+        said = decision.get("message")
+        why = f": {said}" if isinstance(said, str) and said else "."
+        body = {"behavior": "deny", "message": f"Denied from lookout by {by}{why}"}
     else:
         body = {"behavior": "allow"}
         tool_input = payload.get("tool_input")
+        if not whole:
+            tool_input = None
         if decision.get("answers") and isinstance(tool_input, dict):
             # AskUserQuestion reads the answers from its input (question text -> label).
             body["updatedInput"] = {**tool_input, "answers": decision["answers"]}
-        if behavior == "allow_always":
+        if behavior == "allow_always" and whole:
             rules = requests.always_rules(payload.get("tool_name"), tool_input)
             if rules:
                 body["updatedPermissions"] = rules

@@ -44,6 +44,9 @@ ANSWERED_LOCALLY = "answered_locally"
 ENDED = "ended"
 EXPIRED = "expired"
 ABANDONED = "abandoned"
+# Away turned off while it waited (an agent that waits only while away: lookout.away): handed
+# back to the agent's own prompt.
+RELEASED = "released"
 DECISIONS = ("allow", "deny", "allow_always")
 # Why a request no longer takes an answer, as the API and `lookout answer` say it.
 NOT_PENDING = {
@@ -53,7 +56,11 @@ NOT_PENDING = {
     ENDED: "the session ended",
     EXPIRED: "expired: the terminal's dialog decides now",
     ABANDONED: "no longer waiting (the agent stopped asking)",
+    RELEASED: "back at the terminal (away turned off): its own prompt decides",
 }
+# A deny's message to the agent (`lookout answer ID deny --message TEXT`): one line the agent
+# shows and the model reads.
+MESSAGE_MAX = 1000
 # The largest input an Allow is taken for (its JSON): beyond it the request is shown clipped, with
 # that said, and only the terminal's dialog may allow it.
 INPUT_MAX = 256 * 1024
@@ -202,7 +209,12 @@ def new_record(
     tool_input = payload.get("tool_input")
     session_id = str(payload.get("session_id") or "")
     agent_id = payload.get("agent_id") if isinstance(payload.get("agent_id"), str) else None
-    prompt_id = payload.get("prompt_id") if isinstance(payload.get("prompt_id"), str) else None
+    # As the recording hook's event names its turn (events.parse: Codex's turn_id), so that its
+    # alert finds this request by the same id.
+    prompt_id = next(
+        (v for v in (payload.get("prompt_id"), payload.get("turn_id")) if isinstance(v, str) and v),
+        None,
+    )
     key = events.tool_key(tool_name, tool_input) or ""
     raw_input = _jsonfast.dumps(tool_input)
     digest = hashlib.sha256(raw_input.encode("utf-8", "surrogatepass"))
@@ -396,9 +408,11 @@ def answer(
     user_agent: str,
     now_ms: int,
     answers: object = None,
+    message: object = None,
 ) -> Record:
     """Take one decision for request `rid`: once, only with its nonce, only while it is open.
-    Returns the updated record; raises Refused (404, 403, 409, 400) otherwise."""
+    `message`: a deny's words to the agent (None: lookout's own). Returns the updated record;
+    raises Refused (404, 403, 409, 400) otherwise."""
     with store.Locked(state_dir, store.REQUESTS_LOCK):
         rec = load(state_dir, rid)
         if rec is None:
@@ -423,6 +437,7 @@ def answer(
             said = (rec.get("decision") or {}).get("answers")
             raise Refused(409, _reason(status, said, rec.get("answered")) or status)
         behavior, picked = _check_decision(rec, decision, answers)
+        said = _check_message(behavior, message)
         if behavior.startswith("allow") and rec.get("too_large"):
             raise Refused(409, TOO_LARGE)
         _close(rec, ALLOWED if behavior.startswith("allow") else DENIED, now_ms)
@@ -434,8 +449,26 @@ def answer(
             "user_agent": user_agent[:200],
             "ts_ms": now_ms,
         }
+        if said is not None:
+            rec["decision"]["message"] = said
         store.write_json_atomic(_path(state_dir, rid), rec)
         return rec
+
+
+def _check_message(behavior: str, message: object) -> str | None:
+    """A deny's message, checked: one line of printable text (the agent shows it as it is)."""
+    if message is None:
+        return None
+    if behavior != "deny":
+        raise Refused(400, "a message goes with deny only")
+    if not isinstance(message, str) or not message.strip():
+        raise Refused(400, "a message is text")
+    text = message.strip()
+    if len(text) > MESSAGE_MAX:
+        raise Refused(400, f"a message is at most {MESSAGE_MAX} characters")
+    if not text.isprintable():
+        raise Refused(400, "a message is one line of printable text")
+    return text
 
 
 def _check_decision(rec: Record, decision: object, answers: object) -> tuple[str, Any]:
@@ -495,6 +528,7 @@ def public(rec: Record, now_ms: int) -> dict[str, Any]:
         "reason": _reason(str(status), decision.get("answers"), rec.get("answered")),
         "decision": decision.get("behavior"),
         "decided_by": decision.get("by"),
+        "message": decision.get("message"),
         # A question's answer is the option chosen, not "allowed": {question: label(s)}.
         "answers": decision.get("answers") or None,
     }

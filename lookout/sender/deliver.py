@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import time
 
-from lookout import mask, templates, words
+from lookout import away, mask, templates, words
 from lookout.channels import registry
 from lookout.deliveries import had_actions, record, send_one, wait_ref
 from lookout.jump import focus
@@ -126,7 +126,7 @@ def _alert_work(
             answers.sent(alert, sent)
         if surface is not None:  # a click on the alert's own process (the popup's Focus, an answer)
             surface.take(alert, ref, lanes.watch)
-        if answers is not None and not bound and sent and _late(intent, remote):
+        if answers is not None and not bound and sent and _late(state_dir, intent, remote):
             # Its request was not recorded yet (a question's PreToolUse raised the alert, or a
             # slow deciding hook): the buttons are added when it is.
             lanes.watch(_late_buttons, state_dir, intent, name, ch, msg, sent, mark, remote)
@@ -136,21 +136,27 @@ def _alert_work(
 
 def _focused(state_dir: str, intent: Intent, name: str, ch: Channel, detail_prefix: str) -> bool:
     """A channel that keeps quiet while its session's tmux pane is focused (`skip_when_focused`,
-    never for an escalation or a held alert): skipped, and recorded."""
+    never for an escalation or a held alert, nor while away): skipped, and recorded."""
     if not ch.get("skip_when_focused") or detail_prefix:
         return False
     pane = intent.get("tmux_pane")
     if not focus.pane_focused(pane):
         return False
+    if away.read(state_dir)["away"]:
+        return False  # the user said they are not at the screen (`lookout away on`)
     reason = f"focused: tmux pane {pane} is active in an attached client"
     record(state_dir, intent, name, "skipped", reason)
     return True
 
 
-def _late(intent: Intent, remote: dict[str, Any] | None) -> bool:
+def _late(state_dir: str, intent: Intent, remote: dict[str, Any] | None) -> bool:
     from lookout.remote import answers
 
-    return remote is not None and bool(answers.request_id_for(intent, remote))
+    return (
+        remote is not None
+        and bool(answers.request_id_for(intent, remote))
+        and answers.waits(state_dir, intent)
+    )
 
 
 # How often an alert sent before its request was recorded looks for it (while its episode lasts).

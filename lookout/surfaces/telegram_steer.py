@@ -1,7 +1,8 @@
 """Steering from Telegram (issue 33): the messages the poller (lookout.surfaces.telegram) takes
 besides button presses. A reply to a session's alert says its text to that session; `/stop
 SESSION` interrupts one (or, as a reply to its alert, that one); `/new PROJECT TEXT` starts one
-(PROJECT by its name, `~/...` or its path; `/new` alone lists them); `/sessions` lists them.
+(PROJECT by its name, `~/...` or its path; `/new` alone lists them); `/sessions` lists them;
+`/away [DURATION]` and `/back` turn the away switch (lookout.away).
 Each goes through lookout.steer.core as the surface `telegram` (every check is the core's:
 [steer] enabled, the rate, the text, the session's state, the way), and the bot replies with
 what was delivered, to which session, and the outcome, or the refusal and its hint.
@@ -48,7 +49,9 @@ USAGE = (
     "/stop SESSION: interrupt its turn (or reply /stop to its alert)\n"
     "/new PROJECT TEXT: start a session in PROJECT (its name, ~/... or its path) with TEXT as"
     " its first message; /new --agent NAME PROJECT TEXT: with that agent; /new alone: the"
-    " projects"
+    " projects\n"
+    "/away [DURATION]: you are away from the screen (for 1h, say): Codex waits for your answer"
+    " here before its own prompt; /back: you are at the screen again"
 )
 _COMMAND = re.compile(r"/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?\Z", re.S)
 
@@ -98,6 +101,10 @@ def parse(text: str, replied: str | None) -> tuple[str, ...]:
         return ("stop_alert", replied)
     if command == "new":
         return _new(rest)
+    if command == "away":
+        return ("away", rest)
+    if command == "back":
+        return ("back",) if not rest else ("usage", "/back takes nothing after it")
     if command in ("help", "start"):
         return ("usage", "")
     return ("usage", f"unknown command /{visible(command[:40])}")
@@ -247,6 +254,8 @@ class Chat:
                 return sessions_text(state)
             if job.action == "projects":
                 return projects_text(core.enabled())
+            if job.action in ("away", "back"):
+                return away_text(state, job.action == "away", job.args[0] if job.args else "")
             outcome = actions[job.action]()
         except SteerError as exc:
             return refusal(exc)
@@ -270,6 +279,29 @@ class Chat:
             except telegram.TelegramError as exc:
                 store.log_error(self.state_dir, f"telegram steering: {exc}")
                 return
+
+
+def away_text(state_dir: str, on: bool, duration: str) -> str:
+    """/away [DURATION] and /back: the away switch, with /stop's checks ([steer] on, this
+    surface's rate), recorded with this surface as its source; the reply says what it is now."""
+    from lookout import away, words
+    from lookout.steer import core, journal
+
+    cfg = core.enabled()
+    journal.allow(state_dir, SOURCE, cfg.per_minute)
+    for_s = words.parse_duration(duration) if duration else None
+    if for_s == 0:
+        raise LookoutError("/away needs a duration above zero", hint="/away 1h, or /away alone")
+    state, changed = away.turn(state_dir, on, source=SOURCE, for_s=for_s)
+    if state["away"]:
+        return (
+            f"away: {away.said(state)}. Codex's permission requests now wait for your answer"
+            " (here, the dashboard, lookout answer) before its own prompt; /back when you are at"
+            " the screen"
+        )
+    if not changed:
+        return f"away: {away.said(state)} already: Codex asks at its own prompt"
+    return f"away: {away.said(state)}. Codex asks at its own prompt again"
 
 
 def _age(seconds: int) -> str:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from lookout import words
+from lookout import away, words
 from lookout.sessions import ORDER
 
 POLL_S = 0.05  # how often the source is asked for changes: a change reaches a page within ~this
@@ -73,9 +73,13 @@ class Hub:
         source: Source,
         config_error: Callable[[], str | None],
         requests_dir: str | None = None,
+        state_dir: str | None = None,
     ) -> None:
         self.source = source
         self._config_error = config_error
+        # The away switch (this host's): an `away` message when it is turned or runs out.
+        self._switch = away.Switch(state_dir) if state_dir is not None else None
+        self._away = self._away_now()
         # [remote]'s requests: a `requests` message when one comes or changes, so a page shows a
         # new request as fast as the session's status (not at its next 2 s poll).
         self.requests_dir = requests_dir
@@ -124,6 +128,10 @@ class Hub:
             if stamp != self._requests_seen:
                 self._requests_seen = stamp
                 self.publish(("requests", {}))
+            switch = self._away_now()
+            if switch != self._away:
+                self._away = switch
+                self.publish(("away", {"away": switch}))
             if not self.source.changed(force) and not force:
                 return
             fresh = self.source.sessions()
@@ -136,6 +144,9 @@ class Hub:
                     self.publish(("session", {"session": session}))
             for session_id in old.keys() - fresh.keys():
                 self.publish(("removed", {"session_id": session_id}))
+
+    def _away_now(self) -> away.State | None:
+        return self._switch.state(words.now_ms()) if self._switch is not None else None
 
     def _requests_stamp(self) -> frozenset[tuple[str, int]] | None:
         """The request records by name and inode: a record is created or replaced by a rename
@@ -174,7 +185,14 @@ class Hub:
             config = self._config
         if not include_ended:
             sessions = [s for s in sessions if s["status"] != "ended"]
-        return {"sessions": sessions, "config_error": config, "now_ms": words.now_ms()}
+        body: dict[str, Any] = {
+            "sessions": sessions,
+            "config_error": config,
+            "now_ms": words.now_ms(),
+        }
+        if self._switch is not None:
+            body["away"] = self._away  # this host's switch (None: a source of no host's own)
+        return body
 
     def subscribe(self) -> Subscription:
         sub = Subscription()

@@ -100,6 +100,7 @@ def answer(request: Request) -> Response:
             user_agent=str(request.headers.get("User-Agent") or "")[:200],
             now_ms=_now_ms(),
             answers=body.get("answers"),
+            message=body.get("message"),
         )
     except requests.Refused as exc:
         if exc.status in (403, 404):

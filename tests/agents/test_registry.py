@@ -8,7 +8,7 @@ from typing import get_type_hints
 
 import pytest
 
-from lookout import events, machine, procs
+from lookout import events, machine, procs, words
 from lookout.agents import base, registry
 from tests.helpers import ROOT
 
@@ -116,3 +116,24 @@ def test_the_facts_are_docs_agents_table() -> None:
     for name, facts in table.items():
         assert facts == registry.AGENTS[name].FACTS, name
     assert {n for n, a in registry.AGENTS.items() if a.FACTS is not None} == set(table)
+
+
+def test_who_is_answered_from_afar_is_docs_agents_table() -> None:
+    """Issue 41: docs/agents.md's "Answered from afar" says what the deciding hook does for each
+    agent (words.ANSWERED_ALWAYS, words.ANSWERED_WHEN_AWAY), and names every agent."""
+    text = (ROOT / "docs" / "agents.md").read_text()
+    section = text.split("## Answered from afar", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        cells[0]: cells[1]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith("| agent")
+        for cells in [[c.strip().replace("**", "") for c in line.strip("|").split("|")]]
+    }
+    titles = {a.TITLE: name for name, a in registry.AGENTS.items()}
+    assert set(rows) == set(titles)
+    said = {titles[title]: answer.split(" (")[0] for title, answer in rows.items()}
+    assert {n for n, a in said.items() if a == "yes, always"} == set(words.ANSWERED_ALWAYS)
+    assert {n for n, a in said.items() if a == "yes, while away"} == set(words.ANSWERED_WHEN_AWAY)
+    assert {n for n, a in said.items() if a == "no"} == (
+        set(registry.NAMES) - set(words.ANSWERED_ALWAYS) - set(words.ANSWERED_WHEN_AWAY)
+    )

@@ -594,3 +594,46 @@ def test_an_agent_hook_whose_runtime_is_gone_fails(
     assert any(
         s == "fail" and "gemini.py is missing" in m for s, m in verdicts(doc, "hooks (gemini)")
     )
+
+
+def test_doctor_says_whether_away_is_on_and_whom_it_makes_wait(
+    capsys: pytest.CaptureFixture[str], isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(isolated_env / ".codex"))
+    monkeypatch.setenv("LOOKOUT_CODEX", "")  # no real codex is asked its version
+    _, doc = run(capsys)
+    assert verdicts(doc, "away") == [
+        ("info", "away is off (it makes Codex wait once [remote] is on and installed)")
+    ]
+    assert cli_main(["away", "on"]) == 0
+    capsys.readouterr()
+    _, doc = run(capsys)
+    assert verdicts(doc, "away") == [
+        ("warn", "away is on (from terminal), but it makes no agent wait: [remote] is off")
+    ]
+    write_config("[remote]\nenabled = true\nwait_s = 60\n")
+    install(capsys, "--agent", "codex")
+    _, doc = run(capsys)
+    assert verdicts(doc, "away") == [
+        (
+            "ok",
+            "away is on (from terminal): it makes Codex wait up to 60 s for an answer from"
+            " afar before its own prompt",
+        )
+    ]
+    assert cli_main(["away", "off"]) == 0
+    write_config("[remote]\nenabled = true\nwait_s = 90\n")  # install.py not run again
+    capsys.readouterr()
+    _, doc = run(capsys)
+    # Codex would give up on its deciding hook before the wait ends: said as Claude Code's is.
+    assert verdicts(doc, "remote")[0] == (
+        "warn",
+        "the deciding hook's timeout (codex: 75 s) does not follow wait_s = 90 (want 105 s)",
+    )
+    assert verdicts(doc, "away") == [
+        (
+            "info",
+            "away is off (from terminal): Codex asks at its own prompt at once (`lookout"
+            " away on` makes it wait for an answer from afar)",
+        ),
+    ]

@@ -183,6 +183,7 @@ def test_status_with_no_state_at_all() -> None:
         "sessions": [],
         "config_error": None,
         "ignored_project_files": [],
+        "away": {"away": False, "since_ms": None, "until_ms": None, "source": None},
     }
 
 

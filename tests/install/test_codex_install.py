@@ -18,7 +18,7 @@ from lookout import hookspec, paths
 from lookout.agents import codex, codex_config
 from lookout.install import cli as install_cli
 from lookout.install import files, hooks, registry, settings
-from tests.helpers import ROOT
+from tests.helpers import ROOT, write_config
 
 CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 PY = "/home/dev/.local/share/lookout/venv/bin/python"
@@ -100,6 +100,31 @@ def test_no_file_gets_one_entry_per_codex_event(codex_env: Path) -> None:
         assert settings.is_ours(handler)
         assert settings.handler_agent(handler) == "codex"
     assert not config_file(codex_env).exists()  # hooks: config.toml untouched
+
+
+def test_with_remote_on_codex_gets_the_deciding_hook_timed_by_wait_s(codex_env: Path) -> None:
+    """Issue 41: Codex's PermissionRequest gets the deciding hook beside the recording one; it
+    waits only while `lookout away` is on, and Codex gives up on it at its `timeout`."""
+    write_config("[remote]\nenabled = true\nwait_s = 120\n")
+    lines = install()
+    assert lines[0] == f"installed {N + 1} hooks into ~/.codex/hooks.json (new file)"
+    assert lines[1].startswith(
+        "remote answers are on: a permission request waits while `lookout away` is on up to"
+        " 120 s for `lookout answer`"
+    )
+    assert lines[2].endswith(f"trust lookout's {N + 1} hooks")
+    data = json.loads(hooks_file(codex_env).read_text())
+    recording, deciding = (g["hooks"][0] for g in data["hooks"]["PermissionRequest"])
+    assert recording["command"] == command("permission_request.py")
+    assert deciding == {
+        "type": "command",
+        "command": command(hookspec.REMOTE_SCRIPT),
+        "timeout": 120 + hookspec.TIMEOUT_MARGIN_S,
+    }
+    assert settings.handler_agent(deciding) == "codex"
+    write_config("[remote]\nenabled = false\n")
+    install()
+    assert len(json.loads(hooks_file(codex_env).read_text())["hooks"]["PermissionRequest"]) == 1
 
 
 def test_foreign_entries_in_the_same_event_are_kept_in_order(codex_env: Path) -> None:

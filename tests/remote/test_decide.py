@@ -334,3 +334,146 @@ def test_the_decision_goes_out_even_when_recording_it_fails(state_dir: Path) -> 
     decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
     assert decision == {"behavior": "allow"}
     assert "remote answer (record)" in (state_dir / "errors.log").read_text()
+
+
+# -- Codex: waits only while away (issue 41) ----------------------------------------------------
+
+CODEX = ROOT / "tests" / "fixtures" / "codex" / "payloads"
+
+
+def codex_request(**changes: Any) -> dict[str, Any]:
+    """Codex 0.169.0's PermissionRequest (the TUI's, with the model's justification as
+    `description`), as its hooks get it."""
+    return {**json.loads((CODEX / "PermissionRequest.json").read_text()), **changes}
+
+
+def codex_env() -> dict[str, str]:
+    """The environment of the command install.py puts in Codex's hooks.json (it declares the
+    agent)."""
+    return {**os.environ, "LOOKOUT_AGENT": "codex"}
+
+
+def codex_record(data: dict[str, Any]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "hooks" / "permission_request.py")],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        timeout=20,
+        env=codex_env(),
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def lookout(*argv: str) -> str:
+    """The `lookout` command, as the user types it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lookout", *argv], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def away_events(state: Path) -> list[dict[str, Any]]:
+    return [e for e in events(state) if e["event"] == "Away"]
+
+
+def test_codex_while_present_returns_at_once_with_nothing(state_dir: Path) -> None:
+    """Codex shows its prompt only once the hook returns: with the user at the screen, the hook
+    says nothing and records no request, however long wait_s is."""
+    write_config(ON)
+    p = codex_request()
+    codex_record(p)
+    assert finish(start(p, codex_env()), timeout=10) == b""
+    assert requests.load_all(str(state_dir)) == []
+    lookout("away", "on")
+    lookout("away", "off")  # back again: the same
+    assert finish(start(p, codex_env()), timeout=10) == b""
+    assert requests.load_all(str(state_dir)) == []
+
+
+def test_codex_while_away_waits_and_answers_allow_in_its_format(state_dir: Path) -> None:
+    write_config(ON + "allow_always = true\n")
+    lookout("away", "on")
+    p = codex_request()
+    codex_record(p)
+    proc = start(p, codex_env())
+    rec = waiting(state_dir)
+    assert (rec["agent"], rec["allow_always"]) == ("codex", False)  # no updatedPermissions
+    listed = json.loads(lookout("answer", "--json"))
+    # The Allow rule: the justification is commentary, shown, never what is approved.
+    assert listed[0]["detail"] == "touch made_by_q1\ndescription: probe needs it"
+    assert listed[0]["offers_allow"] is True
+    assert "allowed: " in lookout("answer", rec["id"], "allow")
+    assert json.loads(finish(proc)) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+    last = events(state_dir)[-1]
+    assert (last["event"], last["agent"], last["remote"]["decision"]) == (
+        "RemoteDecision",
+        "codex",
+        "allow",
+    )
+    assert (last["status"], last["notify"]) == ("working", ["resolved"])
+
+
+def test_codex_deny_carries_the_message(state_dir: Path) -> None:
+    write_config(ON)
+    lookout("away", "on")
+    p = codex_request()
+    proc = start(p, codex_env())
+    rec = waiting(state_dir)
+    said = lookout("answer", rec["id"], "deny", "--message", "use the staging database")
+    assert said.startswith("denied: ")
+    decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "deny"
+    assert decision["message"].endswith("(lookout answer): use the staging database")
+    assert set(decision) == {"behavior", "message"}  # nothing Codex fails closed on
+    assert requests.load(str(state_dir), rec["id"])["decision"]["message"] == (
+        "use the staging database"
+    )
+
+
+def test_away_off_releases_a_waiting_codex_hook_within_a_second(state_dir: Path) -> None:
+    write_config(ON)
+    lookout("away", "on")
+    p = codex_request()
+    codex_record(p)
+    proc = start(p, codex_env())
+    rec = waiting(state_dir)
+    polling(proc)
+    lookout("away", "off")
+    assert finish(proc, timeout=10) == b""  # no decision: Codex's own prompt asks
+    off_ms = away_events(state_dir)[-1]["away"]["since_ms"]
+    done = requests.load(str(state_dir), rec["id"])
+    assert done["status"] == "released"
+    # The hook's own stamp of when it let go, against the switch's: within 1 s.
+    assert 0 <= done["resolved_ms"] - off_ms <= 1000
+    assert requests.public(done, done["resolved_ms"])["reason"].startswith("back at the terminal")
+    assert answers.outcome_text(done) == "Back at the terminal: its own prompt decides"
+
+
+def test_away_for_a_while_ends_by_itself(state_dir: Path) -> None:
+    write_config(ON)
+    lookout("away", "on", "--for", "6s")  # room for a hook that starts late on a busy machine
+    proc = start(codex_request(), codex_env())
+    until_ms = json.loads((state_dir / "away.json").read_text())["until_ms"]
+    rec = waiting(state_dir)
+    assert finish(proc, timeout=15) == b""
+    done = requests.load(str(state_dir), rec["id"])
+    assert done["status"] == "released"
+    assert 0 <= done["resolved_ms"] - until_ms <= 1000
+    assert json.loads(lookout("away", "--json"))["away"] is False
+
+
+def test_claude_code_is_the_same_with_away_off(state_dir: Path) -> None:
+    """The switch is Codex's: Claude Code's hook waits whatever it says (its dialog races)."""
+    write_config(ON)
+    lookout("away", "off")
+    proc = start(payload("PermissionRequest-Bash"))
+    rec = waiting(state_dir)
+    lookout("answer", rec["id"], "deny", "--message", "not on Friday")
+    decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
+    assert decision["message"].endswith(": not on Friday")

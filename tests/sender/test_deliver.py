@@ -206,6 +206,20 @@ def test_focus_suppression_with_a_real_tmux(
     assert ("question", "desktop", "sent", "notify-send id 7") in results
     assert len(calls(log)) == 1
 
+    # Away (issue 41): the user said they are not at the screen, so a focused pane is no reason.
+    subprocess.run([sys.executable, "-m", "lookout", "away", "on"], check=True, timeout=30)
+    with TmuxServer() as tmux:
+        monkeypatch.setenv("TMUX", tmux.env["TMUX"])
+        monkeypatch.setenv("TMUX_TMPDIR", tmux.env["TMUX_TMPDIR"])
+        active = tmux.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+        tmux.attach_client()
+        assert focus.pane_focused(active) is True
+        job = intent(tmux_pane=active, episode="s1:permission:3")
+        sender.run_job(make_job(state_dir, [job]), str(state_dir))
+    last = [d for d in deliveries(state_dir) if d["channel"] == "desktop"][-1]
+    assert (last["kind"], last["result"]) == ("permission", "sent")
+    assert len(calls(log)) == 2
+
 
 def test_focus_unknown_without_tmux(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))

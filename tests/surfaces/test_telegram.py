@@ -464,3 +464,49 @@ def test_a_user_taken_out_of_allowed_user_ids_answers_nothing_from_then_on(
     assert now is not None and now["status"] == requests.PENDING
     deciding.send_signal(signal.SIGTERM)
     assert finish(deciding) == b""
+
+
+def test_codex_while_away_is_answered_by_its_buttons_and_present_gets_none(
+    api: BotApi, state_dir: Path
+) -> None:
+    """Issue 41: a Codex request while away is the same alert with the same buttons as Claude
+    Code's, and a press answers it in Codex's format; while present, no request is coming, so
+    the alert goes out without buttons, and no request is recorded."""
+    import subprocess
+    import sys
+
+    from tests.remote.test_decide import codex_env, codex_record, codex_request
+
+    configure(api, "")
+    subprocess.run([sys.executable, "-m", "lookout", "away", "on"], check=True, timeout=30)
+    body = codex_request()
+    deciding = start(body, codex_env())
+    waiting(state_dir)
+    codex_record(body)
+    wait_for(lambda: api.sent("sendMessage"), 10)
+    message = next(iter(api.messages.values()))
+    assert (
+        message["text"]
+        == "app · needs permission\nBash: touch made_by_q1\ndescription: probe needs it"
+    )
+    buttons = api.buttons(CHAT, message["message_id"])
+    assert [label for label, _ in buttons] == ["Allow", "Deny"]
+    api.press(message["message_id"], buttons[0][1], OWNER)
+    assert json.loads(finish(deciding)) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+    wait_for(lambda: poller_gone(state_dir), 10)
+
+    subprocess.run([sys.executable, "-m", "lookout", "away", "off"], check=True, timeout=30)
+    other = codex_request(session_id="01a25152-ec0f-7933-9a3d-000000000002")
+    assert finish(start(other, codex_env()), timeout=10) == b""  # present: at once, nothing
+    codex_record(other)
+    wait_for(lambda: len(api.sent("sendMessage")) == 2, 10)
+    latest = api.sent("sendMessage")[-1]
+    assert "reply_markup" not in latest
+    assert not [
+        r for r in requests.load_all(str(state_dir)) if r["session_id"] == other["session_id"]
+    ]

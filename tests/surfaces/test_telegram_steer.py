@@ -179,6 +179,31 @@ def test_others_edits_bots_and_unknown_replies_change_nothing(api: BotApi, state
         assert what in said, said
 
 
+def test_away_and_back_from_the_owner_turn_the_switch(api: BotApi, state_dir: Path) -> None:
+    """Issue 41: /away [DURATION] and /back, with /stop's checks (the owner, [steer], the rate),
+    each an Away event whose source is telegram."""
+    configure(api)
+    alert(api)
+    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller")
+    assert reply(api, api.message("/away@lkbot 2h", OWNER)).startswith("away: on until ")
+    said = json.loads(lookout("away", "--json").stdout)
+    assert (said["away"], said["source"]) == (True, "telegram")
+    assert said["until_ms"] - said["since_ms"] == 2 * 3600 * 1000
+    stranger = api.message("/back", STRANGER)  # not the owner: nothing changes
+    assert reply(api, api.message("/away soon", OWNER)) == (
+        "error: invalid duration 'soon'\nhint: use a number with a unit: 30s, 15m, 12h, 7d"
+    )
+    assert reply(api, api.message("/back", OWNER)) == (
+        "away: off (from telegram). Codex asks at its own prompt again"
+    )
+    assert api.replies(stranger) == []
+    lines = [json.loads(x) for x in (state_dir / store.EVENTS).read_text().splitlines()]
+    assert [(x["outcome"], x["source"]) for x in lines if x["event"] == "Away"] == [
+        ("on", "telegram"),
+        ("off", "telegram"),
+    ]
+
+
 def ignored_count(state: Path) -> int:
     n = 0
     for text in ignored_lines(state):

@@ -469,6 +469,7 @@ def test_the_page_needs_nothing_from_elsewhere() -> None:
         "/static/remote.css", "/static/remote.js",  # the remote answers (issue 15)
         "/static/report.js",  # the "this week" panel (issue 26)
         "/static/steer.css", "/static/steer.js",  # steering ([steer], issue 33)
+        "/static/away.js",  # the away switch in the header (issue 41)
     ]  # fmt: skip
 
 

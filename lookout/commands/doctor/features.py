@@ -98,6 +98,8 @@ def check_remote(report: Report, project: str) -> None:
                 script = our_script(handler) if isinstance(handler, dict) else None
                 if script and PurePosixPath(script).name == hookspec.REMOTE_SCRIPT:
                     deciding.append((scope, handler.get("timeout")))
+    # Codex's, which waits only while away (check_away says more of it).
+    deciding += [(title.lower(), timeout) for title, timeout in _away_hooks().items()]
     if not remote["enabled"]:
         if deciding:
             report.add(
@@ -135,6 +137,63 @@ def check_remote(report: Report, project: str) -> None:
     )
     if not remote["url"]:
         report.add("remote", INFO, "alerts carry no link to the request (set [remote] url)")
+
+
+def check_away(report: Report) -> None:
+    """The away switch (issue 41): whether it is on, and which agents it makes wait (those whose
+    deciding hook is installed, with [remote] on)."""
+    from lookout import away
+    from lookout.config.files import load
+
+    switch = away.read(paths.state_dir())
+    try:
+        remote = load(None)["remote"]
+    except LookoutError:
+        remote = {"enabled": False}
+    timeouts = _away_hooks() if remote["enabled"] else {}  # check_remote checks each timeout
+    waits = " and ".join(timeouts)
+    said = f"away is {away.said(switch)}"
+    if switch["away"] and not timeouts:
+        why = "[remote] is off" if not remote["enabled"] else "no deciding hook is installed"
+        report.add(
+            "away",
+            WARN,
+            f"{said}, but it makes no agent wait: {why}",
+            "[remote] enabled = true, then python3 install.py --agent codex",
+        )
+    elif switch["away"]:
+        report.add(
+            "away",
+            OK,
+            f"{said}: it makes {waits} wait up to {remote['wait_s']} s for an answer from afar"
+            " before its own prompt",
+        )
+    elif timeouts:
+        report.add(
+            "away",
+            INFO,
+            f"{said}: {waits} asks at its own prompt at once (`lookout away on` makes it wait"
+            " for an answer from afar)",
+        )
+    else:
+        report.add("away", INFO, f"{said} (it makes Codex wait once [remote] is on and installed)")
+
+
+def _away_hooks() -> dict[str, object]:
+    """The agents the switch makes wait: title -> their deciding hook's timeout."""
+    from lookout.agents import codex
+
+    found: dict[str, object] = {}
+    try:
+        data = files.load_settings(codex.hooks_path()).data
+    except LookoutError:
+        return found  # the agent's own check says what is wrong with it
+    for group in data.get("hooks", {}).get(hookspec.REMOTE_EVENT, []):
+        for handler in group["hooks"]:
+            script = our_script(handler) if isinstance(handler, dict) else None
+            if script and PurePosixPath(script).name == hookspec.REMOTE_SCRIPT:
+                found[codex.TITLE] = handler.get("timeout")
+    return found
 
 
 def check_client_registry(report: Report) -> None:

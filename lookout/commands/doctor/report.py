@@ -19,6 +19,7 @@ from lookout.boundary import visible
 from lookout.commands import args
 from lookout.commands.doctor.channels import check_channels
 from lookout.commands.doctor.features import (
+    check_away,
     check_client_registry,
     check_fleet,
     check_remote,
@@ -64,6 +65,7 @@ def diagnose(project: str) -> Report:
         report.add("hooks", FAIL, "lookout's hooks are not installed in any scope", _install_hint())
     loaded = check_config(report, project)
     check_remote(report, project)
+    check_away(report)
     check_steer(report)
     check_state(report)
     check_formats(report)

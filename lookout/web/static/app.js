@@ -244,6 +244,8 @@ function applySnapshot(data) {
   state.host = data.host || state.host;
   $("host").textContent = state.host;
   state.sessions = new Map(data.sessions.map((s) => [keyOf(s), s]));
+  // away.js draws the header's away toggle from this host's switch (absent: no such switch).
+  document.dispatchEvent(new CustomEvent("lookout:away", { detail: data.away === undefined ? null : data.away }));
   const banner = $("config-error");
   banner.hidden = !data.config_error;
   banner.textContent = data.config_error ? `Notifications are off: ${data.config_error}` : "";
@@ -264,6 +266,8 @@ function onMessage(name, data) {
   } else if (name === "removed") {
     state.sessions.delete(data.session_id);
     render();
+  } else if (name === "away") {
+    document.dispatchEvent(new CustomEvent("lookout:away", { detail: data.away }));
   } else if (name === "requests") {
     document.dispatchEvent(new CustomEvent("lookout:requests")); // remote.js reloads them
   } else if (name === "heartbeat") {

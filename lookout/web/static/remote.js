@@ -9,6 +9,7 @@
     pending: "waiting", allowed: "allowed", denied: "denied",
     answered_locally: "answered in the terminal", ended: "session ended",
     expired: "expired: the terminal decides", abandoned: "no longer waiting",
+    released: "back at the terminal: its own prompt decides",
   };
   const R = { list: [], focus: null, sending: new Set(), picked: new Map(), offset: 0, unfolded: new Set(), mine: new Map() };
   // A detail this long is shown folded: Allow waits until it was unfolded, so no part of what

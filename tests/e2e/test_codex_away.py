@@ -1,0 +1,243 @@
+"""The away switch with the real OpenAI Codex (issue 41): the interactive TUI in a private tmux,
+`approval_policy = "on-request"`, against a loopback Responses API whose model asks to run a
+command outside the sandbox (`sandbox_permissions: "require_escalated"`, as Codex's model does),
+so Codex asks for approval. Codex runs its PermissionRequest hooks before its own prompt:
+
+- away on: the request waits (the pane says `Running hook`, no prompt); `lookout answer ID allow`
+  runs the command; `lookout answer ID deny --message TEXT` blocks it, and the pane shows the
+  message;
+- away off: Codex's own prompt comes at once, and no request is recorded;
+- away turned off while a request waits: the prompt comes, and the hook let go within 1 s of the
+  switch (the request's own stamp against the Away event's).
+
+Times come from the records' own stamps; the pane is read until what is waited for shows."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e import npm_client
+from tests.e2e.test_codex import Machine, codex_bin  # noqa: F401 - the pinned Codex fixture
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.e2e
+
+JUSTIFICATION = "the test needs it"
+
+
+class AskingAPI:
+    """POST .../responses: a user message `ESC: <cmd>` gets an `exec_command` call of `<cmd>`
+    that asks to run outside the sandbox; the call's output (whatever it is) gets the text
+    `done: <cmd>`; anything else (Codex's title request, say) gets `ok`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        ids = itertools.count(1)
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                if not self.path.endswith("/responses"):
+                    self.send_error(404)
+                    return
+                api.requests.append(body)
+                rid = f"resp_mock_{next(ids)}"
+                item = api.answer(body.get("input") or [], rid)
+                usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+                events = [
+                    {"type": "response.created", "response": {"id": rid}},
+                    {"type": "response.output_item.done", "item": item},
+                    {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+                ]
+                raw = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+                data = raw.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @staticmethod
+    def answer(items: list[dict[str, Any]], rid: str) -> dict[str, Any]:
+        last = items[-1] if items else {}
+        asked = ""
+        for it in items:
+            if it.get("type") == "message" and it.get("role") == "user":
+                texts = [c.get("text", "") for c in it.get("content") or []]
+                asked = next((t for t in texts if t.startswith("ESC: ")), asked)
+        if last.get("type") == "function_call_output" and asked:
+            text = f"done: {asked[5:]}"
+        elif last.get("type") == "message" and asked and asked in json.dumps(last):
+            arguments = {
+                "cmd": asked[5:],
+                "sandbox_permissions": "require_escalated",
+                "justification": JUSTIFICATION,
+            }
+            return {
+                "type": "function_call",
+                "id": f"fc_{rid}",
+                "call_id": f"call_{rid}",
+                "name": "exec_command",
+                "arguments": json.dumps(arguments),
+            }
+        else:
+            text = "ok"
+        return {
+            "type": "message",
+            "role": "assistant",
+            "id": f"msg_{rid}",
+            "content": [{"type": "output_text", "text": text}],
+        }
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> AskingAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def asking_api() -> Iterator[AskingAPI]:
+    with AskingAPI() as api:
+        yield api
+
+
+class AwayMachine(Machine):
+    """Machine (test_codex.py) whose Codex asks before it runs an escalated command, with
+    lookout's `[remote]` on."""
+
+    def __init__(self, root: Path, codex: Path, api: AskingAPI) -> None:
+        super().__init__(root, codex, api)  # type: ignore[arg-type]
+        text = self.config.read_text().replace(
+            "\n[analytics]",
+            '\napproval_policy = "on-request"\nsandbox_mode = "workspace-write"\n\n[analytics]',
+            1,
+        )
+        self.config.write_text(f'{text}\n[projects."{self.project}"]\ntrust_level = "trusted"\n')
+        config = self.home / ".config" / "lookout" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text("[remote]\nenabled = true\nwait_s = 120\n")
+        self.state = self.home / ".local" / "state" / "lookout"
+
+    def lookout(self, *args: str) -> str:
+        done = subprocess.run(
+            [str(self.home / ".local" / "bin" / "lookout"), *args],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, f"lookout {' '.join(args)}: {done.stdout}{done.stderr}"
+        return done.stdout
+
+    def records(self) -> list[dict[str, Any]]:
+        path = self.state / "requests"
+        found = [json.loads(p.read_text()) for p in path.glob("*.json")] if path.exists() else []
+        return sorted(found, key=lambda r: int(r["created_ms"]))
+
+    def pending(self, cmd: str) -> dict[str, Any]:
+        def probe() -> dict[str, Any]:
+            for rec in self.records():
+                if rec["status"] == "pending" and cmd in rec["detail"]:
+                    return rec
+            return {}
+
+        return wait_for(probe, 90, f"the request for {cmd!r}")
+
+    def away_events(self) -> list[dict[str, Any]]:
+        lines = (self.state / "events.jsonl").read_text().splitlines()
+        return [r for r in map(json.loads, lines) if r["event"] == "Away"]
+
+
+def ask(screen: npm_client.Tmux, cmd: str) -> None:
+    """Type `ESC: cmd` and Enter apart (a burst is taken as a paste: Enter would be a newline)."""
+    screen.text(f"ESC: {cmd}")
+    time.sleep(0.5)
+    screen.keys("Enter")
+
+
+def test_codex_answered_from_afar_while_away(
+    tmp_path: Path,
+    codex_bin: Path,  # noqa: F811 - the fixture
+    asking_api: AskingAPI,
+) -> None:
+    machine = AwayMachine(tmp_path / "user", codex_bin, asking_api)
+    out = machine.install()
+    assert "remote answers are on: a permission request waits while `lookout away` is on" in out
+    machine.lookout("away", "on")
+    screen = npm_client.Tmux(machine.root, "codex-away")
+    try:
+        # Hooks are vetted by the test (in place of /hooks); no daemon: one TUI, its own process.
+        screen.start(
+            [str(codex_bin), "--no-daemon", "--dangerously-bypass-hook-trust",
+             "ESC: touch made_by_allow"],
+            machine.env(), machine.project,
+        )  # fmt: skip
+        # Away: the request waits for an answer from afar, and Codex shows no prompt meanwhile.
+        rec = machine.pending("touch made_by_allow")
+        assert rec["agent"] == "codex" and rec["allow_always"] is False
+        listed = json.loads(machine.lookout("answer", "--json"))
+        assert listed[0]["detail"] == f"touch made_by_allow\ndescription: {JUSTIFICATION}"
+        assert listed[0]["offers_allow"] is True
+        screen.wait_for("Running hook")
+        assert "Would you like to run" not in screen.screen()
+        machine.lookout("answer", rec["id"], "allow")
+        wait_for(lambda: (machine.project / "made_by_allow").exists(), 60, "the command run")
+        screen.wait_for("done: touch made_by_allow")
+        assert "Would you like to run" not in screen.screen()
+
+        # Denied from afar, with a message: Codex blocks the command and shows why.
+        ask(screen, "touch made_by_deny")
+        rec = machine.pending("touch made_by_deny")
+        machine.lookout("answer", rec["id"], "deny", "--message", "not now, use staging")
+        shown = screen.wait_for("Blocked by hook")
+        wait_for(lambda: "not now, use staging" in screen.screen(), 30, "the message shown")
+        screen.wait_for("done: touch made_by_deny")
+        assert not (machine.project / "made_by_deny").exists(), shown
+
+        # Away turned off while a request waits: released at once, Codex's own prompt asks.
+        ask(screen, "touch made_by_release")
+        rec = machine.pending("touch made_by_release")
+        machine.lookout("away", "off")
+        screen.wait_for("Would you like to run")
+        off_ms = machine.away_events()[-1]["away"]["since_ms"]
+        done = next(r for r in machine.records() if r["id"] == rec["id"])
+        assert done["status"] == "released"
+        assert 0 <= done["resolved_ms"] - off_ms <= 1000, (done["resolved_ms"], off_ms)
+        screen.keys("y")  # answered at the terminal
+        wait_for(lambda: (machine.project / "made_by_release").exists(), 60, "the command run")
+        screen.wait_for("done: touch made_by_release")
+
+        # Present (away off): Codex's own prompt at once, and no request is recorded for it.
+        ask(screen, "touch made_by_prompt")
+        screen.wait_for("Would you like to run")
+        assert not [r for r in machine.records() if "made_by_prompt" in r["detail"]]
+        screen.keys("Escape")
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
