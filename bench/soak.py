@@ -208,7 +208,8 @@ def install(place: Place) -> None:
             for group in groups:
                 for h in group["hooks"]:
                     if "remote_answer.py" in h["command"]:
-                        place.deciding = h["command"]
+                        if agent == "claude":  # Codex's waits only while away (issue 41)
+                            place.deciding = h["command"]
                     else:
                         table.setdefault(event, []).append(h["command"])
         place.hooks[agent] = table

@@ -367,7 +367,9 @@ class Builder:
                     self.claude_dialog()
                 else:
                     self.permission()
-        failed = self.s.agent != "gemini" and not last and rng.random() < self.w.error_rate
+        # Claude Code fires StopFailure; Gemini CLI and Codex 0.169.0 never do (Codex's hooks
+        # do not register it).
+        failed = self.s.agent == "claude" and not last and rng.random() < self.w.error_rate
         if failed:  # the turn ends on an API error: its episode ends with the next prompt
             d = self.dialog("error")
             body = self.base("StopFailure")
