@@ -25,13 +25,12 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lookout import paths, reconcile, store
+from lookout import paths, store
 from lookout.boundary import visible
 from lookout.channels import telegram
 from lookout.errors import LookoutError
-from lookout.jump.locate import name as session_name
 from lookout.remote.ignored import Ignored
-from lookout.sessions import load_sessions
+from lookout.surfaces import chat_steer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -251,7 +250,7 @@ class Chat:
                 return "\n".join(x for x in (job.args[0] if job.args else "", self.USAGE) if x)
             if job.action == "sessions":
                 core.enabled()
-                return sessions_text(state)
+                return chat_steer.sessions_text(state)
             if job.action == "projects":
                 return projects_text(core.enabled())
             if job.action in ("away", "back"):
@@ -341,19 +340,3 @@ def chunks(text: str) -> list[str]:
         out.append(piece)
         text = text[len(piece) :]
     return out
-
-
-def sessions_text(state_dir: str) -> str:
-    """The live sessions, as the read model shows them: title (short id), status, agent."""
-    reconcile.quietly(state_dir)
-    rows = [r for r in load_sessions(state_dir) if r["status"] != "ended"]
-    if not rows:
-        return "no live sessions"
-    out = [f"{len(rows)} session{'s' if len(rows) != 1 else ''}:"]
-    for r in rows[:SESSIONS_MAX]:
-        reason = f" ({r['reason']})" if r["status"] == "attention" and r["reason"] else ""
-        summary = f": {visible(r['summary'])[:80]}" if r["summary"] else ""
-        out.append(f"{session_name(r)}: {r['status']}{reason}, {visible(r['agent'])}{summary}")
-    if len(rows) > SESSIONS_MAX:
-        out.append(f"and {len(rows) - SESSIONS_MAX} more (lookout status)")
-    return "\n".join(out)
