@@ -148,9 +148,14 @@ class Hub:
     def _away_now(self) -> away.State | None:
         return self._switch.state(words.now_ms()) if self._switch is not None else None
 
-    def _requests_stamp(self) -> frozenset[tuple[str, int]] | None:
+    def _requests_stamp(self) -> tuple[int, frozenset[tuple[str, int]] | None]:
         """The request records by name and inode: a record is created or replaced by a rename
-        into the directory (a new inode), which a coarse mtime could miss."""
+        into the directory (a new inode), which a coarse mtime could miss. On the fleet's hub,
+        with the version of the other hosts' requests (lookout.web.fleet.Waiting)."""
+        waiting = getattr(self.source, "waiting", None)
+        return (waiting.version if waiting is not None else 0), self._local_stamp()
+
+    def _local_stamp(self) -> frozenset[tuple[str, int]] | None:
         if self.requests_dir is None:
             return None
         try:

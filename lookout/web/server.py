@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from lookout import store, words
-from lookout.web import auth, away, remote, report, routes, steer
+from lookout.web import auth, away, fleethub, remote, report, routes, steer
 from lookout.web.hub import Hub
 from lookout.web.routing import Request, Response, Route, error
 
@@ -42,13 +42,15 @@ MAX_BODY = 64 * 1024
 
 
 # Every route the dashboard serves: the page and its API, the remote answers (issue 15), the
-# week's report, and steering (issue 33: say, interrupt, start).
+# week's report, steering (issue 33: say, interrupt, start), and on the fleet's hub the other
+# hosts' requests and sessions (issue 42).
 ROUTES: list[Route] = [
     *routes.ROUTES,
     *remote.ROUTES,
     *report.ROUTES,
     *steer.ROUTES,
     *away.ROUTES,
+    *fleethub.ROUTES,
 ]
 
 

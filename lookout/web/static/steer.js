@@ -1,5 +1,6 @@
 // lookout dashboard: steering ([steer] enabled, docs/steer.md). A message box and an Interrupt
-// button on each live session's card, and a "New session" form; each action shows back what the
+// button on each live session's card (on the fleet's hub also on the other hosts' cards, which
+// their own hosts run through their own [steer]: fleet.js says when), and a "New session" form; each action shows back what the
 // server's outcome says was delivered, to which session, which way, and what came of it, or the
 // refusal's error and hint. Every check is the server's (lookout/steer/core.py): the page only
 // sends what was typed, untouched. Text reaches the page through textContent only, invisible
@@ -41,6 +42,11 @@
       : node("div", { class: "steer-line", "data-part": part }, ...visible(text)))));
   }
 
+  // Another host's outcome: the two lines its own action shows (lookout.fleet.hub.steer).
+  function remoteLines(lines) {
+    return lines.map((line, i) => (i > 0 && line.startsWith("text: ") ? ["text", line.slice(6)] : [i ? "note" : "head", line]));
+  }
+
   // POST, signed (auth.js), and what came back shown in `result`. True when it was done.
   async function post(path, body, result) {
     const response = await window.lookout.api(path, {
@@ -48,6 +54,10 @@
     }).catch(() => null);
     if (!response) { show(result, "error", [["error", "lookout is not reachable: nothing was sent"]]); return false; }
     const answer = await response.json().catch(() => ({}));
+    if (Array.isArray(answer.lines) && answer.lines.length && response.status !== 401) {
+      show(result, response.ok ? "done" : "error", remoteLines(answer.lines));
+      return response.ok;
+    }
     if (response.ok) { show(result, "done", outcomeLines(answer)); return true; }
     if (response.status === 401 && window.lookout.state() !== "signed-in") return false; // app.js shows how to sign in
     show(result, "error", [["error", answer.error || `refused (${response.status})`], ...(answer.hint ? [["hint", `hint: ${answer.hint}`]] : [])]);
@@ -60,10 +70,16 @@
   // The box for a session (the same node when its card is rebuilt: a draft, the focus and the
   // last outcome survive an update), or null when it cannot be steered from here.
   function box(s) {
-    const can = S.on && s.status !== "ended" && !s.host && S.settings.steerable.includes(s.agent);
+    const hub = window.lookout.fleetHub; // this host's name when the page is the fleet's hub
+    const local = !s.host || (hub && s.host === hub);
+    // Another host's session, on the hub: its own host runs it through its own [steer].
+    const remote = Boolean(hub && s.host && s.host !== hub && s.status !== "unknown");
+    const can = s.status !== "ended" && (remote || (local && S.on && S.settings.steerable.includes(s.agent)));
     if (!can) return null;
-    let b = S.boxes.get(s.session_id);
-    if (!b) b = makeBox(s.session_id);
+    const key = s.host ? `${s.host}/${s.session_id}` : s.session_id; // app.js's keyOf
+    let b = S.boxes.get(key);
+    if (!b) b = makeBox(key);
+    b.remote = remote ? s.host : null;
     b.session = s;
     // A refusal shown under the card answered the status it was sent in: once that changed
     // (the dialog answered, the turn over), it no longer holds.
@@ -97,7 +113,7 @@
     const stop = node("button", { type: "button", class: "steer-stop", text: "Interrupt" });
     const result = node("div", { class: "steer-result", role: "status", "aria-live": "polite" });
     const form = node("form", { class: "steer-say" }, text, send, stop);
-    const b = { node: node("div", { class: "steer", "data-steer": id }, form, result), text, send, stop, result, busy: false, session: null, refusedAt: null };
+    const b = { node: node("div", { class: "steer", "data-steer": id }, form, result), text, send, stop, result, busy: false, session: null, refusedAt: null, remote: null };
     // Typing and clicking here is not opening the timeline (the card's own click and Enter).
     for (const kind of ["click", "keydown"]) b.node.addEventListener(kind, (e) => e.stopPropagation());
     text.addEventListener("keydown", (e) => {
@@ -121,12 +137,17 @@
     b.refusedAt = !done && b.result.dataset.kind === "error" ? statusOf(b.session) : null;
   }
 
+  // Where a card's actions go: this host's steering, or the hub's route to the session's host.
+  function base(b) {
+    const id = encodeURIComponent(b.session.session_id);
+    return b.remote ? `/api/fleet/sessions/${encodeURIComponent(b.remote)}/${id}` : `/api/sessions/${id}`;
+  }
+
   async function say(b) {
     const text = b.text.value;
     if (b.busy || !text.trim()) return;
-    const id = b.session.session_id;
-    busy(b, true, "sending…");
-    const done = await post(`/api/sessions/${encodeURIComponent(id)}/say`, { text }, b.result);
+    busy(b, true, b.remote ? `sending to ${b.remote}…` : "sending…");
+    const done = await post(`${base(b)}/say`, { text }, b.result);
     busy(b, false);
     refused(b, done);
     if (done && b.text.value === text) b.text.value = "";
@@ -134,8 +155,8 @@
 
   async function interrupt(b) {
     if (b.busy) return;
-    busy(b, true, "interrupting…");
-    const done = await post(`/api/sessions/${encodeURIComponent(b.session.session_id)}/interrupt`, {}, b.result);
+    busy(b, true, b.remote ? `interrupting on ${b.remote}…` : "interrupting…");
+    const done = await post(`${base(b)}/interrupt`, {}, b.result);
     busy(b, false);
     refused(b, done);
   }
