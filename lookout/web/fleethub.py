@@ -2,9 +2,10 @@
 `--fleet`, the page answers the other hosts' permission requests and steers their sessions.
 Nothing is decided here: a press is the owning host's opaque token, published with
 lookout.fleet.hub.press for that host's bridge to answer (it verifies the token, as it does Home
-Assistant's, and says what came of it); a steer message goes with lookout.fleet.hub.steer and the owning host runs it
-through its own `[steer]` and every check. Off the hub (no fleet, no hub, another host named)
-every route here refuses and the page keeps the other hosts' cards read-only.
+Assistant's, and says what came of it); a steer message goes with lookout.fleet.hub.steer, and
+the owning host runs it through its own `[steer]` and every check. Off the hub (no fleet, no
+hub, another host named) every route here refuses and the page keeps the other hosts' cards
+read-only.
 
 Each route needs what every dashboard POST needs (the token or a signed page request, same
 origin: server.RequestHandler). Allow follows the one rule (lookout.remote.shown): it is
@@ -97,7 +98,9 @@ def press(request: Request) -> Response:
         response = error(429, "too many failed answers from this address", "wait a few minutes")
         response.headers["Retry-After"] = str(int(remote.FAIL_WINDOW_S))
         return response
-    decision = request.body.get("decision") if isinstance(request.body, dict) else None
+    body = request.body
+    shaped = isinstance(body, dict) and set(body) == {"decision"}
+    decision = body["decision"] if shaped else None
     if decision not in DECISIONS:
         return error(400, 'expected {"decision": "allow" or "deny"}')
     host, token = unquote(request.params["host"]), unquote(request.params["token"])
@@ -149,7 +152,8 @@ def _session(request: Request) -> tuple[FleetConfig, str, str] | Response:
             "a session of this host is steered at /api/sessions/<id>/say",
             reason="local",
         )
-    if f"{host}/{session_id}" not in request.app.hub.source.sessions():
+    shown = request.app.hub.snapshot()["sessions"]
+    if not any(s.get("host") == host and s["session_id"] == session_id for s in shown):
         return error(
             404, f"no session {session_id!r} of host {host!r} is in the fleet", reason="no_session"
         )
