@@ -353,3 +353,56 @@ def test_while_the_broker_is_away_nothing_is_offered(
     assert body["requests"] == [] and "cannot reach the broker" in body["problem"]
     assert post(client, PRESS, {"decision": "deny"})[0] == 404
     assert calls.press == []
+
+
+# -- on a real Mosquitto ------------------------------------------------------------------------
+
+
+@pytest.mark.real
+def test_an_allow_on_the_hubs_page_answers_the_request_waiting_on_another_host(
+    tmp_path: Path, state_dir: Path, no_notifications: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hosts A (the hub) and B, the shipped ACL, B's bridge running and B's deciding hook
+    waiting: A's dashboard (its real fleet source, one live subscription) lists B's request with
+    its whole input, and an Allow POSTed as the page posts it answers the hook on B."""
+    from lookout.config import fleet as fleet_config
+    from lookout.web.fleet import FleetSource
+    from tests.fleet.conftest import PASSWORD_ENV
+    from tests.fleet.test_acl import DOCUMENTED, Fleet, password
+    from tests.fleet.test_answers import REMOTE, Hook
+    from tests.helpers import wait_for
+
+    brokered = Fleet(tmp_path, DOCUMENTED)
+    hook: Hook | None = None
+    try:
+        a = brokered.host("hostA", hub="hostA")
+        b = brokered.host("hostB", hub="hostA")
+        b.config.write_text(b.config.read_text() + REMOTE)
+        b.bridge()
+        monkeypatch.setenv("LOOKOUT_CONFIG", str(a.config))
+        monkeypatch.setenv(PASSWORD_ENV, password("hostA"))
+        cfg = fleet_config.load()
+        source = FleetSource(cfg)
+        source.start()
+        try:
+            for client, _ in serve(source, state_dir):
+                hook = Hook(b, "hub-allow")  # B's request, waiting for an answer
+
+                def listed() -> dict[str, Any] | None:
+                    found = client.json("/api/fleet/requests")[1]["requests"]
+                    return next((r for r in found if r["id"] == hook.rec["id"]), None)
+
+                shown = wait_for(listed, 20, "B's request on the hub's page")
+                assert shown["host"] == "hostB" and shown["offers_allow"] is True
+                assert shown["detail"] == "command: touch t.txt"  # all of what runs
+                path = f"/api/fleet/requests/hostB/{shown['token']}"
+                status, body = signed(client, state_dir, path, {"decision": "allow"})
+                assert (status, body["outcome"]) == (200, "answered"), body
+                assert hook.decision() == {"behavior": "allow"}
+                wait_for(lambda: listed() is None, 10, "the request gone from the page")
+        finally:
+            source.stop()
+    finally:
+        if hook is not None:
+            hook.stop()
+        brokered.close()
