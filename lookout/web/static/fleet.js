@@ -12,7 +12,7 @@
   const KEEP_MS = 60000; // an answered card stays this long with its outcome
   const FOLD_LINES = 14;
   const FOLD_CHARS = 1200;
-  const F = { hub: false, host: "", list: [], sending: new Set(), unfolded: new Set(), done: new Map(), problem: "" };
+  const F = { hub: false, host: "", list: [], sending: new Set(), unfolded: new Set(), done: new Map(), problem: "", known: false };
 
   const node = (...args) => window.lookout.node(...args);
   const visible = (text) => window.lookout.visibleText(text);
@@ -37,6 +37,7 @@
     const response = await window.lookout.api("/api/fleet/requests").catch(() => null);
     if (!response || !response.ok) return; // 401: app.js shows how to sign in
     const body = await response.json().catch(() => ({}));
+    F.known = true;
     const wasHub = F.hub;
     F.hub = Boolean(body.hub);
     F.host = body.host || "";
@@ -132,12 +133,12 @@
     }
   }
 
-  document.addEventListener("lookout:signed-out", () => { F.hub = false; F.list = []; window.lookout.fleetHub = null; render(); });
+  document.addEventListener("lookout:signed-out", () => { F.hub = false; F.known = false; F.list = []; window.lookout.fleetHub = null; render(); });
   document.addEventListener("DOMContentLoaded", async () => {
     await window.lookout.ready;
-    load();
-    setInterval(() => { if (!document.hidden) load(); }, POLL_MS);
-    document.addEventListener("lookout:requests", () => load()); // pushed by the stream
+    load(); // off the hub this one answer is all: a server does not become the hub while it runs
+    setInterval(() => { if ((F.hub || !F.known) && !document.hidden) load(); }, POLL_MS);
+    document.addEventListener("lookout:requests", () => { if (F.hub) load(); }); // pushed by the stream
     setInterval(tick, 1000);
   });
 })();
