@@ -2,7 +2,7 @@
 message box and Interrupt on their cards, through the real HTTP server. No broker here: the
 requests come through the live subscription's own message handler (lookout.web.fleet.Waiting,
 which reads them with the hub's parser), and lookout.fleet.hub.press/steer are faked, recording
-what would have been published. tests/web/test_fleethub_real.py does it on a real Mosquitto."""
+what would have been published. The last tests do it on a real Mosquitto (marked real)."""
 
 from __future__ import annotations
 
@@ -358,19 +358,25 @@ def test_while_the_broker_is_away_nothing_is_offered(
 # -- on a real Mosquitto ------------------------------------------------------------------------
 
 
-@pytest.mark.real
-def test_an_allow_on_the_hubs_page_answers_the_request_waiting_on_another_host(
+@dataclass
+class Brokered:
+    """Hosts A (the hub, its dashboard served here from its real fleet source) and B (its
+    bridge running), each its own state directory and config, on a real Mosquitto with the
+    shipped ACL."""
+
+    client: Client
+    b: Any  # tests.fleet.conftest.Host
+
+
+@pytest.fixture
+def brokered(
     tmp_path: Path, state_dir: Path, no_notifications: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Hosts A (the hub) and B, the shipped ACL, B's bridge running and B's deciding hook
-    waiting: A's dashboard (its real fleet source, one live subscription) lists B's request with
-    its whole input, and an Allow POSTed as the page posts it answers the hook on B."""
+) -> Iterator[Brokered]:
     from lookout.config import fleet as fleet_config
     from lookout.web.fleet import FleetSource
     from tests.fleet.conftest import PASSWORD_ENV
     from tests.fleet.test_acl import DOCUMENTED, Fleet, password
-    from tests.fleet.test_answers import REMOTE, Hook
-    from tests.helpers import wait_for
+    from tests.fleet.test_answers import REMOTE
 
     acl = DOCUMENTED
     if "user hostA" not in acl:  # the hub's block, as issue 42 names it, until the ACL has it
@@ -378,37 +384,75 @@ def test_an_allow_on_the_hubs_page_answers_the_request_waiting_on_another_host(
             "\nuser hostA\ntopic read lookout/+/requests/+\ntopic write lookout/+/press/+\n"
             "topic write lookout/+/steer/+\ntopic read lookout/+/steered/+\n"
         )
-    brokered = Fleet(tmp_path, acl)
-    hook: Hook | None = None
+    hosts = Fleet(tmp_path, acl)
     try:
-        a = brokered.host("hostA", hub="hostA")
-        b = brokered.host("hostB", hub="hostA")
+        a = hosts.host("hostA", hub="hostA")
+        b = hosts.host("hostB", hub="hostA")
         b.config.write_text(b.config.read_text() + REMOTE)
         b.bridge()
         monkeypatch.setenv("LOOKOUT_CONFIG", str(a.config))
         monkeypatch.setenv(PASSWORD_ENV, password("hostA"))
-        cfg = fleet_config.load()
-        source = FleetSource(cfg)
+        source = FleetSource(fleet_config.load())
         source.start()
         try:
             for client, _ in serve(source, state_dir):
-                hook = Hook(b, "hub-allow")  # B's request, waiting for an answer
-
-                def listed() -> dict[str, Any] | None:
-                    found = client.json("/api/fleet/requests")[1]["requests"]
-                    return next((r for r in found if r["id"] == hook.rec["id"]), None)
-
-                shown = wait_for(listed, 20, "B's request on the hub's page")
-                assert shown["host"] == "hostB" and shown["offers_allow"] is True
-                assert shown["detail"] == "touch t.txt"  # all of what runs
-                path = f"/api/fleet/requests/hostB/{shown['token']}"
-                status, body = signed(client, state_dir, path, {"decision": "allow"})
-                assert (status, body["outcome"]) == (200, "answered"), body
-                assert hook.decision() == {"behavior": "allow"}
-                wait_for(lambda: listed() is None, 10, "the request gone from the page")
+                yield Brokered(client, b)
         finally:
             source.stop()
     finally:
-        if hook is not None:
-            hook.stop()
-        brokered.close()
+        hosts.close()
+
+
+@pytest.mark.real
+def test_an_allow_on_the_hubs_page_answers_the_request_waiting_on_another_host(
+    brokered: Brokered, state_dir: Path
+) -> None:
+    """B's deciding hook waits: A's page (one live subscription) lists B's request with its
+    whole input, and an Allow POSTed as the page posts it answers the hook on B."""
+    from tests.fleet.test_answers import Hook
+    from tests.helpers import wait_for
+
+    client = brokered.client
+    hook = Hook(brokered.b, "hub-allow")  # B's request, waiting for an answer
+    try:
+
+        def listed() -> dict[str, Any] | None:
+            found = client.json("/api/fleet/requests")[1]["requests"]
+            return next((r for r in found if r["id"] == hook.rec["id"]), None)
+
+        shown = wait_for(listed, 20, "B's request on the hub's page")
+        assert shown["host"] == "hostB" and shown["offers_allow"] is True
+        assert shown["detail"] == "touch t.txt"  # all of what runs
+        path = f"/api/fleet/requests/hostB/{shown['token']}"
+        status, body = signed(client, state_dir, path, {"decision": "allow"})
+        assert (status, body["outcome"]) == (200, "answered"), body
+        assert hook.decision() == {"behavior": "allow"}
+        wait_for(lambda: listed() is None, 10, "the request gone from the page")
+    finally:
+        hook.stop()
+
+
+@pytest.mark.real
+def test_a_message_from_the_hubs_page_is_judged_by_the_owning_hosts_steer(
+    brokered: Brokered, state_dir: Path
+) -> None:
+    """B's [steer] is off: the message box on B's card gets B's own refusal, in its lines."""
+    from tests.helpers import payload, wait_for
+
+    client = brokered.client
+    start = payload("SessionStart-startup")
+    brokered.b.hook("session_start", start)
+    sid = start["session_id"]
+    wait_for(
+        lambda: any(
+            s.get("host") == "hostB" and s["session_id"] == sid
+            for s in client.json("/api/sessions")[1]["sessions"]
+        ),
+        20,
+        "B's session on the hub's page",
+    )
+    status, body = signed(client, state_dir, f"/api/fleet/sessions/hostB/{sid}/say", {"text": "hi"})
+    assert (status, body["ok"], body["host"]) == (409, False, "hostB"), body
+    error, hint = body["lines"]  # B's own words: its config, not the hub's
+    assert error.startswith("error: steering is off") and str(brokered.b.config) in error
+    assert hint.startswith("hint: add `[steer]`")

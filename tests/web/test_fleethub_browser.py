@@ -1,8 +1,8 @@
 """The hub's dashboard in a real headless Chromium (issue 42): another host's waiting request is a
 card with its host and its whole input (invisible characters as visible escapes), Allow and
 Deny; a press shows what came of it; the other host's session card gets the message box. The
-press and steer are faked (tests/web/test_fleethub.py); the real broker:
-tests/web/test_fleethub_real.py."""
+press and steer are faked; on a real broker: the `real` tests of
+tests/web/test_fleethub.py."""
 
 from __future__ import annotations
 
