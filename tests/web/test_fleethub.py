@@ -366,6 +366,7 @@ class Brokered:
 
     client: Client
     b: Any  # tests.fleet.conftest.Host
+    broker: Any  # tests.mosquitto.Broker
 
 
 @pytest.fixture
@@ -396,7 +397,7 @@ def brokered(
         source.start()
         try:
             for client, _ in serve(source, state_dir):
-                yield Brokered(client, b)
+                yield Brokered(client, b, hosts.broker)
         finally:
             source.stop()
     finally:
@@ -456,3 +457,31 @@ def test_a_message_from_the_hubs_page_is_judged_by_the_owning_hosts_steer(
     error, hint = body["lines"]  # B's own words: its config, not the hub's
     assert error.startswith("error: steering is off") and str(brokered.b.config) in error
     assert hint.startswith("hint: add `[steer]`")
+
+
+@pytest.mark.real
+def test_the_hubs_requests_follow_the_broker_away_and_back(brokered: Brokered) -> None:
+    """One subscription for the server's life: while the broker is away nothing is offered and
+    the page says why; once it is back, so is B's request, with no restart."""
+    from tests.fleet.test_answers import Hook
+    from tests.helpers import wait_for
+
+    client = brokered.client
+    hook = Hook(brokered.b, "hub-away")
+    try:
+
+        def ids() -> list[str]:
+            return [r["id"] for r in client.json("/api/fleet/requests")[1]["requests"]]
+
+        wait_for(lambda: ids() == [hook.rec["id"]], 20, "B's request on the hub's page")
+        brokered.broker.kill()
+        body = wait_for(
+            lambda: (got := client.json("/api/fleet/requests")[1]).get("problem") and got, 20
+        )
+        assert body["requests"] == []
+        assert post(client, f"/api/fleet/requests/hostB/{'0' * 32}", {"decision": "deny"})[0] == 404
+        brokered.broker.start()
+        wait_for(lambda: ids() == [hook.rec["id"]], 30, "B's request back after the broker")
+        assert "problem" not in client.json("/api/fleet/requests")[1]
+    finally:
+        hook.stop()
