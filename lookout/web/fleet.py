@@ -4,7 +4,10 @@
 Sessions are keyed `<host>/<session_id>` (two hosts may share an id) and carry `host`; the
 sessions of a host that is not online are `unknown`, and while the broker cannot be reached every
 session is `unknown` (reason `broker_unreachable`, the error as its detail), never its last
-status; it reconnects by itself every RETRY_S. A timeline stays on its host: events() has none."""
+status; it reconnects by itself every RETRY_S. A timeline stays on its host: events() has none.
+
+On the fleet's hub (`[fleet] hub` names this host) it also keeps the other hosts' open requests
+(Waiting), which the page answers through lookout.web.fleethub."""
 
 from __future__ import annotations
 

@@ -45,6 +45,16 @@ def _hub(request: Request) -> tuple[FleetConfig, Waiting] | None:
     return waiting.cfg, waiting
 
 
+def _not_hub(request: Request, **more: str) -> Response:
+    """403, naming the hub when this host's [fleet] names another one."""
+    watched = getattr(request.app.hub.source, "fleet", None)
+    cfg = getattr(watched, "cfg", None)
+    hint = NOT_HUB_HINT
+    if cfg is not None and cfg.hub:
+        hint = f"the fleet's hub is {cfg.hub}: its `lookout serve --fleet` answers and steers"
+    return error(403, NOT_HUB, hint, **more)
+
+
 def _by(request: Request) -> str:
     return f"the dashboard ({request.conn.client_address[0]})"
 
@@ -91,7 +101,7 @@ def press(request: Request) -> Response:
     outcome: `answered` (its host took the answer), `refused` (and why), or `no_answer`."""
     found = _hub(request)
     if found is None:
-        return error(403, NOT_HUB, NOT_HUB_HINT, outcome="refused")
+        return _not_hub(request, outcome="refused")
     cfg, live = found
     source = str(request.conn.client_address[0])
     if remote.FAILURES.limited(source):
@@ -142,7 +152,7 @@ def _session(request: Request) -> tuple[FleetConfig, str, str] | Response:
     another host that the fleet shows now."""
     found = _hub(request)
     if found is None:
-        return error(403, NOT_HUB, NOT_HUB_HINT, reason="not_hub")
+        return _not_hub(request, reason="not_hub")
     cfg = found[0]
     host = unquote(request.params["host"])
     session_id = unquote(request.params["session_id"])

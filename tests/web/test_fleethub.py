@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -78,6 +79,7 @@ class FleetLike:
 
     def __init__(self, cfg: FleetConfig) -> None:
         self.shown = {f"beta/{SID}": session("beta", SID), "alpha/own": session("alpha", "own")}
+        self.fleet = SimpleNamespace(cfg=cfg)  # as lookout.fleet.watch.Fleet has it
         self.waiting: Waiting | None = Waiting(cfg, lambda: None) if is_hub(cfg) else None
         if self.waiting is not None:
             self.waiting.lost.clear()  # "connected"
@@ -328,6 +330,8 @@ def test_off_the_hub_nothing_changes(
         for path, body in [(PRESS, {"decision": "deny"}), (SAY, {"text": "hi"}), (INTERRUPT, {})]:
             status, answer = post(client, path, body)
             assert status == 403 and "not the fleet's hub" in answer["error"], answer
+            if cfg is not None and cfg.hub:  # another host is the hub: the answer names it
+                assert answer["hint"].startswith(f"the fleet's hub is {cfg.hub}:")
     assert calls.press == [] and calls.steer == []
 
 
