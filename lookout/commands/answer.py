@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from lookout import paths, words
-from lookout.commands import args
+from lookout.commands import args, hubcli
 from lookout.errors import LookoutError
 from lookout.remote import requests
 from lookout.remote import shown as seen
@@ -88,6 +88,17 @@ def answer(
         raise args.UsageError(
             "--message goes with deny: lookout answer REQUEST_ID deny --message TEXT"
         )
+    other = hubcli.remote(session) if session else None
+    if other is not None:  # HOST:REQUEST_ID on the fleet's hub
+        if decision is None:
+            raise LookoutError(
+                "say allow or deny", hint=f"lookout answer {session} allow  (or deny)"
+            )
+        if options:
+            raise LookoutError(
+                "--option is for a question of this host", hint="answer it on its host"
+            )
+        return hubcli.answer(*other, decision, as_json=as_json, message=message)
     state_dir = paths.state_dir()
     now_ms = words.now_ms()
     records = requests.load_all(state_dir)
