@@ -172,7 +172,10 @@ def _stamp(cfg: FleetConfig, by: str) -> dict[str, Any]:
 def _not_the_hub(cfg: FleetConfig) -> str:
     if not cfg.hub:
         return "[fleet] hub is not set in this host's config, so it answers and steers only its own"
-    return f"this host ({cfg.host}) is not the fleet's hub ({cfg.hub}): only the hub may"
+    return (
+        f"this host ({cfg.host}) is not the fleet's hub ({cfg.hub}): only the hub answers and"
+        " steers another host"
+    )
 
 
 def press(

@@ -4,7 +4,8 @@ fleet's hub), hostB (its requests and sessions answered and steered from the hub
 A real deciding hook waits on B; `lookout answer hostB:ID allow` on the hub answers it through
 B's bridge; `lookout say hostB:SESSION` types into B's session's pane (a real tmux pane running
 the stand-in agent of tests/steer); C, logged in with its own credentials, can neither press,
-steer, nor read B's requests; a replayed steer message and one older than 30 s do nothing."""
+steer, nor read B's requests; a replayed steer message and one older than 30 s do nothing.
+The client side's pure parts (listens, owner, a request message as the hub reads it) first."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from typing import Any
 import pytest
 
 from lookout import words
+from lookout.config import fleet
+from lookout.fleet import hub
 from lookout.remote import requests
 from tests.fleet.test_acl import DOCUMENTED, Fleet, fleet_checks, password
 from tests.fleet.test_answers import Hook
@@ -26,10 +29,68 @@ from tests.helpers import Output, wait_for
 from tests.receivers import require
 from tests.steer.test_pane import Panes
 
-pytestmark = pytest.mark.real
-
 ANSWER_S = 2.0  # press (its own ts_ms) -> the request's decision (its own ts_ms) on B
 SETUP = "\n[remote]\nenabled = true\nwait_s = 120\n\n[steer]\nenabled = true\n"
+
+
+def test_only_the_hub_listens_and_every_host_without_one() -> None:
+    def cfg(**kw: str) -> fleet.FleetConfig:
+        return fleet.validate({"mqtt": "mqtt://b", "host": "laptop", **kw})
+
+    assert hub.listens(None) and hub.listens(cfg())
+    assert hub.listens(cfg(hub="laptop")) and not hub.listens(cfg(hub="desktop"))
+
+
+def test_owner_splits_a_host_off_only_when_it_is_a_host_name() -> None:
+    assert hub.owner("hostB:0123abcd") == ("hostB", "0123abcd")
+    assert hub.owner("hostB:~/src/api") == ("hostB", "~/src/api")
+    assert hub.owner("api") == ("", "api")
+    assert hub.owner("my title: fix") == ("", "my title: fix")  # a space: no host name
+    assert hub.owner("hostB:") == ("", "hostB:")
+
+
+def test_a_request_message_is_read_only_under_its_own_hosts_topic() -> None:
+    message = {
+        "host": "hostB",
+        "title": "api · Bash",
+        "project": "api",
+        "tool_name": "Bash",
+        "hub": {
+            "id": "r1",
+            "session_id": "s1",
+            "agent": "claude",
+            "expires_ms": 5,
+            "text": "make",
+            "allow": True,
+            "why": "",
+            "tokens": {"allow": "ta", "deny": "td", "always": "tx"},
+        },
+    }
+    body = json.dumps(message).encode()
+    got = hub.parse_request("lookout", "lookout/hostB/requests/tok", body)
+    assert got is not None
+    assert (got["host"], got["id"], got["token"], got["allow"]) == ("hostB", "r1", "tok", True)
+    assert got["tokens"] == {"allow": "ta", "deny": "td"}
+    # Published under another host's topic (it claims to be hostB): not taken.
+    assert hub.parse_request("lookout", "lookout/hostC/requests/tok", body) is None
+    assert hub.parse_request("lookout", "lookout/hostB/requests/tok", b"") is None
+    ha_only = json.dumps({k: v for k, v in message.items() if k != "hub"}).encode()
+    assert hub.parse_request("lookout", "lookout/hostB/requests/tok", ha_only) is None
+    no_allow = {**message, "hub": {**message["hub"], "tokens": {"deny": "td"}}}
+    got = hub.parse_request("lookout", "lookout/hostB/requests/t", json.dumps(no_allow).encode())
+    assert got is not None and got["allow"] is False
+
+
+def test_the_hub_api_refuses_off_the_hub_without_connecting() -> None:
+    cfg = fleet.validate({"mqtt": "mqtt://127.0.0.1:1", "host": "laptop", "hub": "desktop"})
+    sent = hub.press(cfg, "hostB", "tok", surface="telegram", by="me")
+    assert sent == hub.Sent(
+        False,
+        "this host (laptop) is not the fleet's hub (desktop): only the hub answers and steers"
+        " another host",
+    )
+    done = hub.steer(cfg, "hostB", "say", session="api", text="x", source="terminal", by="me")
+    assert not done.ok and done.lines[0].startswith("error: this host (laptop) is not")
 
 
 class Client:
@@ -132,6 +193,7 @@ def request_for_hub(three: Three, hook: Hook) -> dict[str, Any]:
     return wait_for(held, 15, "hostB's request for the hub")
 
 
+@pytest.mark.real
 def test_the_hub_answers_hostBs_request(three: Three) -> None:
     spy = three.client("spy", "lookout/hostB/press/+")
     hook = Hook(three.b, "p1")
@@ -156,6 +218,7 @@ def test_the_hub_answers_hostBs_request(three: Three) -> None:
     assert again.returncode == 1 and "no request" in again.stderr
 
 
+@pytest.mark.real
 def test_a_host_that_is_not_the_hub_is_told_so(three: Three) -> None:
     out = three.c.lookout("say", "hostB:api", "hello")
     assert out.returncode == 1
@@ -166,6 +229,7 @@ def test_a_host_that_is_not_the_hub_is_told_so(three: Three) -> None:
     ]
 
 
+@pytest.mark.real
 def test_hostile_c_can_neither_press_steer_nor_read(three: Three) -> None:
     spy = three.client("spy", "lookout/hostB/#")
     hook = Hook(three.b, "p1")
@@ -203,6 +267,7 @@ def test_hostile_c_can_neither_press_steer_nor_read(three: Three) -> None:
     assert "the broker lets it answer and steer every host" in hub_said[0]["message"]
 
 
+@pytest.mark.real
 def test_say_from_the_hub_types_into_hostBs_pane_and_a_replay_does_nothing(
     three: Three, tmp_path: Path
 ) -> None:
