@@ -17,14 +17,14 @@ STEER_TIMEOUT_S = 10.0  # say and interrupt: the owning host waits up to 3 s for
 WAIT_TIMEOUT_S = 5.0
 
 
-def remote(ref: str) -> tuple[FleetConfig, str, str] | None:
+def remote(ref: str | None) -> tuple[FleetConfig, str, str] | None:
     """(this host's [fleet], the host, the rest) when `ref` (`HOST:ID`) names another host's
     request or session; None when it names none or this host's own. Raises LookoutError when
     this host cannot reach another's: no [fleet], no hub named, not the hub."""
     from lookout.config import fleet
     from lookout.fleet import hub
 
-    host, rest = hub.owner(ref)
+    host, rest = hub.owner(ref or "")
     if not host:
         return None
     try:

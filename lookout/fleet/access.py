@@ -258,6 +258,14 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
     if len(found) == 1:
         areas = " and ".join([own, *([ha] if cfg.home_assistant else [])])
         found[0] = (True, f"{answers}; it may write {areas} and read every host", None)
+    return found + _private_findings(cfg, reads, writes)
+
+
+def _private_findings(
+    cfg: FleetConfig, reads: Exposure | None, writes: Exposure | None
+) -> list[tuple[bool, str, str | None]]:
+    """What the probes of the private areas found: Home Assistant's answers, then the hub's."""
+    found: list[tuple[bool, str, str | None]] = []
     exposure = others_reads(reads, cfg) if reads is not None and cfg.answers else None
     if exposure is not None and exposure.safe:
         found.append(
