@@ -172,7 +172,10 @@ def _stamp(cfg: FleetConfig, by: str) -> dict[str, Any]:
 def _not_the_hub(cfg: FleetConfig) -> str:
     if not cfg.hub:
         return "[fleet] hub is not set in this host's config, so it answers and steers only its own"
-    return f"this host ({cfg.host}) is not the fleet's hub ({cfg.hub}): only the hub may"
+    return (
+        f"this host ({cfg.host}) is not the fleet's hub ({cfg.hub}): only the hub answers and"
+        " steers another host"
+    )
 
 
 def press(
@@ -184,13 +187,17 @@ def press(
     by: str,
     timeout_s: float = TIMEOUT_S,
     scope: str = "",
+    message: str = "",
 ) -> Sent:
     """Forward a press of answer token `token` (minted on `host`, for `surface` and `scope`: the
     channel that showed it) to `<prefix>/<host>/press/<token>`; `host` answers with it and says
-    what came of it. `by`: who pressed, as the owning host records it."""
+    what came of it. `by`: who pressed, as the owning host records it; `message`: a deny's
+    reason for the agent."""
     if cfg.hub != cfg.host:
         return Sent(False, _not_the_hub(cfg))
     body = {**_stamp(cfg, by), "surface": surface, "scope": scope}
+    if message:
+        body["message"] = message
     topic = topics.private(cfg.topic_prefix, host, topics.PRESS, token)
     got = _exchange(cfg, host, topic, body, timeout_s)
     if isinstance(got, str):

@@ -119,8 +119,11 @@ def take_press(
     if surface not in answers.MINTED:
         what = f"error: {visible(surface)[:20]!r} is no surface that answers"
         return Result(False, (what,), "surface")
+    message = data.get("message") if isinstance(data.get("message"), str) else None
     try:
-        rec = answers.answer_token(state_dir, token, surface=surface, by=by, scope=scope)
+        rec = answers.answer_token(
+            state_dir, token, surface=surface, by=by, scope=scope, message=message or None
+        )
     except requests.Refused as exc:
         return Result(False, (answers.outcome_text(None, str(exc)),), "refused")
     return Result(True, (answers.outcome_text(rec),))
