@@ -364,8 +364,8 @@ def test_while_the_broker_is_away_nothing_is_offered(
 
 @dataclass
 class Brokered:
-    """Hosts A (the hub, its dashboard served here from its real fleet source) and B (its
-    bridge running), each its own state directory and config, on a real Mosquitto with the
+    """Hosts `hub` (A: its dashboard served here from its real fleet source) and B (its bridge
+    running), each its own state directory and config, on a real Mosquitto with the
     shipped ACL."""
 
     client: Client
@@ -383,20 +383,14 @@ def brokered(
     from tests.fleet.test_acl import DOCUMENTED, Fleet, password
     from tests.fleet.test_answers import REMOTE
 
-    acl = DOCUMENTED
-    if "user hostA" not in acl:  # the hub's block, as issue 42 names it, until the ACL has it
-        acl += (
-            "\nuser hostA\ntopic read lookout/+/requests/+\ntopic write lookout/+/press/+\n"
-            "topic write lookout/+/steer/+\ntopic read lookout/+/steered/+\n"
-        )
-    hosts = Fleet(tmp_path, acl)
+    hosts = Fleet(tmp_path, DOCUMENTED)  # the shipped ACL: its hub is the host `hub`
     try:
-        a = hosts.host("hostA", hub="hostA")
-        b = hosts.host("hostB", hub="hostA")
+        a = hosts.host("hub", hub="hub")
+        b = hosts.host("hostB", hub="hub")
         b.config.write_text(b.config.read_text() + REMOTE)
         b.bridge()
         monkeypatch.setenv("LOOKOUT_CONFIG", str(a.config))
-        monkeypatch.setenv(PASSWORD_ENV, password("hostA"))
+        monkeypatch.setenv(PASSWORD_ENV, password("hub"))
         source = FleetSource(fleet_config.load())
         source.start()
         try:
