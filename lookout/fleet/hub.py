@@ -193,16 +193,19 @@ def press(
     surface: str,
     by: str,
     timeout_s: float = TIMEOUT_S,
-    scope: str = "",
+    scope: str | None = None,
     message: str = "",
 ) -> Sent:
     """Forward a press of answer token `token` (minted on `host`, for `surface` and `scope`: the
-    channel that showed it) to `<prefix>/<host>/press/<token>`; `host` answers with it and says
+    name of `host`'s channel that showed it; None: any of its channels of that surface) to
+    `<prefix>/<host>/press/<token>`; `host` answers with it and says
     what came of it. `by`: who pressed, as the owning host records it; `message`: a deny's
     reason for the agent."""
     if cfg.hub != cfg.host:
         return Sent(False, _not_the_hub(cfg))
-    body = {**_stamp(cfg, by), "surface": surface, "scope": scope}
+    body = {**_stamp(cfg, by), "surface": surface}
+    if scope is not None:
+        body["scope"] = scope
     if message:
         body["message"] = message
     topic = topics.private(cfg.topic_prefix, host, topics.PRESS, token)

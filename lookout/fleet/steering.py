@@ -112,7 +112,10 @@ def take_press(
     """Answer with the answer token a hub's press names. `hub_tokens`: the tokens this bridge
     published for the hub (minted for SURFACE); any other is a chat alert's button, minted for
     the surface and scope (channel) the hub names, as that surface's own press would be."""
-    surface, scope = str(data.get("surface") or ""), str(data.get("scope") or "")
+    surface = str(data.get("surface") or "")
+    # No scope: the hub cannot tell which of this host's channels showed the alert (one bot for
+    # the fleet, named as each host likes): the token, unguessable and single-use, is enough.
+    scope = data["scope"] if isinstance(data.get("scope"), str) else None
     by = f"{visible(str(data.get('by') or '?'))[:80]} ({visible(surface)[:20]} at {cfg.hub})"
     if token in hub_tokens:
         surface, scope = SURFACE, cfg.hub

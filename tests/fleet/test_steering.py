@@ -76,6 +76,15 @@ def test_a_chat_alerts_token_is_taken_only_for_its_surface_and_channel(state_dir
     right = stamped(surface="telegram", scope="phone", by="bob")
     assert steering.take_press(str(state_dir), CFG, allow, right, set()).ok
     assert load(state_dir, rec)["status"] == requests.ALLOWED
+    # No scope (the hub's shared bot cannot tell this host's channel names): any channel of
+    # the surface the token was minted for, never another surface.
+    other = new(state_dir, prompt_id="p2")
+    [token] = answers.mint(str(state_dir), other, "telegram", [("deny", None)], scope="phone")
+    as_slack = stamped(surface="slack", by="mallory")
+    assert not steering.take_press(str(state_dir), CFG, token, as_slack, set()).ok
+    unscoped = stamped(surface="telegram", by="bob")
+    assert steering.take_press(str(state_dir), CFG, token, unscoped, set()).ok
+    assert load(state_dir, other)["status"] == requests.DENIED
 
 
 def test_content_none_sends_no_text_and_offers_no_allow(state_dir: Path) -> None:
