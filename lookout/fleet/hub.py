@@ -232,16 +232,15 @@ def steer(
     channel: str = "",
 ) -> Steered:
     """Ask `host` to steer one of its sessions: `action` say | interrupt | stop (`session`, or
-    `reply_to`: the message id of one of its alerts in `channel`, a channel name of its config;
-    `"<channel>:<id>"` in reply_to alone works too), start (`project`, `agent`, `text` its first
-    prompt). `source` is the surface (telegram, slack, matrix, dashboard, terminal), which
-    `host`'s [steer] rate limits as its own. Waits up to timeout_s for its outcome."""
+    `reply_to`: the id of one of its alerts as that surface's alert_session takes it, sent
+    through `channel`, a channel name of its config, "": any of its channels of surface
+    `source`), start (`project`, `agent`, `text` its first prompt). `source` is the surface
+    (telegram, slack, matrix, dashboard, terminal), which `host`'s [steer] rate limits as its
+    own. Waits up to timeout_s for its outcome."""
     if cfg.hub != cfg.host:
         return Steered(False, (f"error: {_not_the_hub(cfg)}", f"hint: {_hub_hint(cfg)}"))
     if action not in ACTIONS:
         return Steered(False, (f"error: unknown action {action!r}",))
-    if reply_to and not channel and ":" in reply_to:
-        channel, _, reply_to = reply_to.partition(":")
     body = {
         **_stamp(cfg, by),
         "action": action,

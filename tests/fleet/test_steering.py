@@ -129,3 +129,22 @@ def test_the_inbox_publishes_each_outcome_and_refuses_a_replay(state_dir: Path) 
     assert said[-1][0] == "stale"
     assert inbox.handle("steer", "x", b"allow", now_ms=NOW).reason == "payload"
     assert len(sent) == 2  # nothing to answer on without a nonce
+
+
+def test_a_reply_names_its_alerts_session_through_any_channel_of_its_surface(
+    state_dir: Path,
+) -> None:
+    """The hub's bot is shared, so it cannot name this host's channel: every enabled channel of
+    the reply's surface is looked at; a named one only itself."""
+    from lookout.surfaces import telegram
+
+    write_config(
+        '[channels.phone]\ntype = "telegram"\ntoken_env = "T"\nchat_id = 1\n'
+        "allowed_user_ids = [1]\n"
+    )
+    telegram.remember_alert(str(state_dir), "phone", "42", "s-123")
+    assert steering.reply_session(str(state_dir), "telegram", "", "42") == "s-123"
+    assert steering.reply_session(str(state_dir), "telegram", "phone", "42") == "s-123"
+    assert steering.reply_session(str(state_dir), "telegram", "other", "42") is None
+    assert steering.reply_session(str(state_dir), "telegram", "", "43") is None
+    assert steering.reply_session(str(state_dir), "terminal", "", "42") is None
