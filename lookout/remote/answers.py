@@ -218,16 +218,18 @@ def answer_token(
     *,
     surface: str,
     by: str,
-    scope: str = "",
+    scope: str | None = "",
     message: str | None = None,
 ) -> Record:
     """Answer with a button's token: taken once (every token of its request is dropped, whatever
-    the outcome), only from the surface and scope it was minted for (`message`: a deny's
+    the outcome), only from the surface and scope it was minted for (scope None: any channel of
+    that surface, for a press the fleet's hub forwards from the shared bot; `message`: a deny's
     reason, as `lookout answer ID deny --message` gives it)."""
     with store.Locked(state_dir, store.REQUESTS_LOCK):
         table = _load_tokens(state_dir)
         entry = table.get(token) if isinstance(token, str) else None
-        if entry is None or entry.get("surface") != surface or entry.get("scope", "") != scope:
+        scoped = scope is not None and entry is not None and entry.get("scope", "") != scope
+        if entry is None or entry.get("surface") != surface or scoped:
             raise requests.Refused(404, "no such request")
         rid = str(entry["rid"])
         table = {k: v for k, v in table.items() if v.get("rid") != rid}

@@ -41,6 +41,20 @@ def test_only_the_hub_listens_and_every_host_without_one() -> None:
     assert hub.listens(cfg(hub="laptop")) and not hub.listens(cfg(hub="desktop"))
 
 
+def test_importing_it_loads_neither_paho_nor_the_config_reader() -> None:
+    """A hook or a sender may ask listens(): the module itself stays light."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lookout.fleet.hub as h; h.owner('b:x');"
+        "print([m for m in sys.modules if m.startswith(('paho', 'tomllib', 'lookout.config'))])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    assert hub.HOST.pattern == fleet.HOST.pattern
+
+
 def test_owner_splits_a_host_off_only_when_it_is_a_host_name() -> None:
     assert hub.owner("hostB:0123abcd") == ("hostB", "0123abcd")
     assert hub.owner("hostB:~/src/api") == ("hostB", "~/src/api")
@@ -303,3 +317,27 @@ def test_say_from_the_hub_types_into_hostBs_pane_and_a_replay_does_nothing(
         assert "more than 30 s" in refusals[1]["lines"][0]
         assert log.read_bytes() == b"hello from the hub\r"
         server.tmux("kill-server")
+
+
+@pytest.mark.real
+def test_a_grant_that_lets_every_host_steer_every_host_fails_closed(tmp_path: Path) -> None:
+    """An ACL with a wildcard write grant for every host (`pattern write lookout/+/steer/+`):
+    B's probe on the `!probe` pseudo-host is accepted, so B takes nothing from the hub, says why
+    once, and doctor fails it with the fix."""
+    fleet = Fleet(tmp_path, DOCUMENTED + "pattern write lookout/+/steer/+\n")
+    try:
+        b = fleet.host("hostB", hub="hub")
+        proc = b.bridge()
+        assert proc.stdout is not None
+        out = Output(proc.stdout)
+        wanted = (
+            "lets user 'hostB' write other hosts' lookout/+/steer/+: under the same grant every"
+            " host may press and steer this one, so it takes nothing from the hub hub"
+        )
+        wait_for(lambda: wanted in out.text(), 20, "the bridge's refusal")
+        assert "takes presses and steering" not in out.text()
+        failed = [x for x in fleet_checks(b) if x["status"] == "fail"]
+        assert [x["message"] for x in failed] == [f"the broker at {fleet.broker.url} {wanted}"]
+        assert "only the hub's user may write" in failed[0]["hint"]
+    finally:
+        fleet.close()

@@ -76,6 +76,15 @@ def test_a_chat_alerts_token_is_taken_only_for_its_surface_and_channel(state_dir
     right = stamped(surface="telegram", scope="phone", by="bob")
     assert steering.take_press(str(state_dir), CFG, allow, right, set()).ok
     assert load(state_dir, rec)["status"] == requests.ALLOWED
+    # No scope (the hub's shared bot cannot tell this host's channel names): any channel of
+    # the surface the token was minted for, never another surface.
+    other = new(state_dir, prompt_id="p2")
+    [token] = answers.mint(str(state_dir), other, "telegram", [("deny", None)], scope="phone")
+    as_slack = stamped(surface="slack", by="mallory")
+    assert not steering.take_press(str(state_dir), CFG, token, as_slack, set()).ok
+    unscoped = stamped(surface="telegram", by="bob")
+    assert steering.take_press(str(state_dir), CFG, token, unscoped, set()).ok
+    assert load(state_dir, other)["status"] == requests.DENIED
 
 
 def test_content_none_sends_no_text_and_offers_no_allow(state_dir: Path) -> None:
@@ -120,3 +129,22 @@ def test_the_inbox_publishes_each_outcome_and_refuses_a_replay(state_dir: Path) 
     assert said[-1][0] == "stale"
     assert inbox.handle("steer", "x", b"allow", now_ms=NOW).reason == "payload"
     assert len(sent) == 2  # nothing to answer on without a nonce
+
+
+def test_a_reply_names_its_alerts_session_through_any_channel_of_its_surface(
+    state_dir: Path,
+) -> None:
+    """The hub's bot is shared, so it cannot name this host's channel: every enabled channel of
+    the reply's surface is looked at; a named one only itself."""
+    from lookout.surfaces import telegram
+
+    write_config(
+        '[channels.phone]\ntype = "telegram"\ntoken_env = "T"\nchat_id = 1\n'
+        "allowed_user_ids = [1]\n"
+    )
+    telegram.remember_alert(str(state_dir), "phone", "42", "s-123")
+    assert steering.reply_session(str(state_dir), "telegram", "", "42") == "s-123"
+    assert steering.reply_session(str(state_dir), "telegram", "phone", "42") == "s-123"
+    assert steering.reply_session(str(state_dir), "telegram", "other", "42") is None
+    assert steering.reply_session(str(state_dir), "telegram", "", "43") is None
+    assert steering.reply_session(str(state_dir), "terminal", "", "42") is None
