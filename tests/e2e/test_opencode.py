@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import wait_for
+
 from . import npm_client
 from .agent_machine import AgentMachine
 
@@ -36,6 +38,8 @@ class ChatAPI:
 
     def __init__(self) -> None:
         self.requests = 0
+        self.bodies: list[dict[str, Any]] = []  # every request, in order
+        self.command = COMMAND  # what its bash tool call runs
         self.tool = "bash"  # or "question"; "fail" answers every request with a 400
         api = self
 
@@ -51,6 +55,7 @@ class ChatAPI:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 api.requests += 1
+                api.bodies.append(body)
                 if api.tool == "fail":
                     error = {"error": {"message": "mock bad request", "type": "invalid_request"}}
                     raw = json.dumps(error).encode()
@@ -81,7 +86,7 @@ class ChatAPI:
                         ask = {"question": QUESTION, "header": "Database", "options": options}
                         arguments = json.dumps({"questions": [ask]})
                     else:
-                        arguments = json.dumps({"command": COMMAND, "description": "Echo"})
+                        arguments = json.dumps({"command": api.command, "description": "Echo"})
                     call = {
                         "index": 0,
                         "id": "call_1",
@@ -315,6 +320,66 @@ def test_opencode_tui_question_is_attention_until_answered(machine: Machine, api
         shown = machine.wait("idle")
         kinds = [k for r in machine.records() for k in r["notify"]]
         assert kinds.count("question") == 1 and kinds.count("resolved") == 1
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    """The user's messages in one chat request, in order (content as a string or as parts)."""
+    out = []
+    for m in body.get("messages") or []:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        parts = content if isinstance(content, list) else [{"text": content}]
+        out.append(" ".join(str(p.get("text") or "") for p in parts if isinstance(p, dict)))
+    return out
+
+
+def test_opencode_say_while_it_works_is_queued_into_the_running_turn(
+    machine: Machine, api: ChatAPI
+) -> None:
+    """Issue 41: typed while OpenCode works, a message shows "QUEUED" and the model gets it in
+    the same busy stretch, after the running tool's result: `say` types it and reports queued."""
+    machine.install()
+    config = machine.home / ".config" / "lookout" / "config.toml"
+    config.write_text(f'[steer]\nenabled = true\nprojects = ["{machine.project}"]\n')
+    user = json.loads(machine.user_file.read_text())
+    machine.user_file.write_text(json.dumps({**user, "permission": {"bash": "allow"}}))
+    api.command = "sleep 8"
+    screen = npm_client.Tmux(machine.root, "opencode-say")
+    try:
+        argv = [str(machine.opencode), "--prompt", "USE_TOOL now"]
+        screen.start(argv, machine.env(), machine.project, in_tmux=True)
+        running: dict[str, Any] = {}
+
+        def tool_running() -> bool:  # the tool runs (tool.start), not only the turn
+            running.update(next(iter(machine.status()), {}))
+            return (running.get("status"), running.get("detail")) == ("working", "bash")
+
+        wait_for(tool_running, timeout=90, what="the tool running", every=0.2)
+        assert running["tmux_pane"], running
+        text = "one more thing while you work"
+        done = machine.lookout("say", running["session_id"], text, "--json")
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert (out["via"], out["result"], out["status"]) == ("pane", "queued", "working"), out
+        screen.wait_for("QUEUED", timeout=30)
+
+        def carrying() -> list[dict[str, Any]]:
+            return [b for b in list(api.bodies) if text in _user_texts(b)]
+
+        wait_for(carrying, timeout=60, what="the model taking the queued message", every=0.2)
+        roles = [m.get("role") for m in carrying()[0]["messages"]]
+        assert roles[-3:] == ["assistant", "tool", "user"], roles  # after the tool's result
+        assert _user_texts(carrying()[0]) == ["USE_TOOL now", text]
+        machine.wait("idle", timeout=60)
+        mine = [r for r in machine.records() if r["session_id"] == running["session_id"]]
+        events = [r["event"] for r in mine]
+        assert events.count("Stop") == 1 and events.count("UserPromptSubmit") == 1, events
+        (steered,) = [r for r in mine if r["event"] == "Steered"]
+        assert (steered["outcome"], steered["steer"]["action"]) == ("queued", "say")
     finally:
         screen.kill()
     assert machine.errors() == ""
