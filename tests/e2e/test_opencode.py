@@ -383,3 +383,62 @@ def test_opencode_say_while_it_works_is_queued_into_the_running_turn(
     finally:
         screen.kill()
     assert machine.errors() == ""
+
+
+# docs/agents.md's evidence on answering OpenCode from afar: what a plugin can do to a tool call
+# and to a permission request of the real 1.18.33 (lookout's own plugin does neither yet).
+REFUSING_PLUGIN = """export const Refuse = async () => ({
+  "tool.execute.before": async (input) => {
+    if (input.tool === "bash") throw new Error("Blocked by a plugin: denied from afar");
+  },
+});
+"""
+REPLYING_PLUGIN = """export const Reply = async ({ client }) => ({
+  event: async ({ event }) => {
+    if (event.type !== "permission.asked") return;
+    const p = event.properties;
+    await client.postSessionIdPermissionsPermissionId({
+      path: { id: p.sessionID, permissionID: p.id },
+      body: { response: "once" },
+    });
+  },
+});
+"""
+
+
+def test_opencode_plugin_throwing_in_tool_execute_before_refuses_the_tool(
+    machine: Machine, api: ChatAPI
+) -> None:
+    marker = machine.root / "ran"
+    api.command = f"touch {marker}"
+    user = json.loads(machine.user_file.read_text())
+    machine.user_file.write_text(json.dumps({**user, "permission": {"bash": "allow"}}))
+    (machine.config_dir / "plugin").mkdir(exist_ok=True)
+    (machine.config_dir / "plugin" / "refuse.js").write_text(REFUSING_PLUGIN)
+    done = opencode_run(machine, "USE_TOOL now")
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "Blocked by a plugin: denied from afar" in done.stdout + done.stderr
+    assert not marker.exists()  # the tool never ran
+    # The model got the refusal as the tool's result, with the plugin's message.
+    results = [m for b in api.bodies for m in b.get("messages") or [] if m.get("role") == "tool"]
+    assert results and "denied from afar" in json.dumps(results[-1]), results
+
+
+def test_opencode_plugin_answers_a_permission_beside_its_dialog(
+    machine: Machine, api: ChatAPI
+) -> None:
+    # The dialog is up (the TUI, `bash: ask`); a plugin's own client replies to the request, as
+    # the dialog would: the command runs with no key pressed at the terminal.
+    marker = machine.project / "ran"
+    api.command = f"touch {marker}"
+    (machine.config_dir / "plugin").mkdir(exist_ok=True)
+    (machine.config_dir / "plugin" / "reply.js").write_text(REPLYING_PLUGIN)
+    screen = npm_client.Tmux(machine.root, "opencode-reply")
+    try:
+        screen.start(
+            [str(machine.opencode), "--prompt", "USE_TOOL now"], machine.env(), machine.project
+        )
+        wait_for(marker.exists, timeout=120, what="the command run by the plugin's answer")
+        screen.wait_for(REPLY, timeout=60)
+    finally:
+        screen.kill()
