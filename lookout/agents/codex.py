@@ -83,10 +83,10 @@ def answer(raw: bytes) -> bytes:
 STEER: Steering | None = {
     "title": "OpenAI Codex",
     "checked": "0.169.0",
-    # Its screen says "Messages to be submitted after next tool call", but that was never
-    # checked against an approval prompt that is drawn before its hook is recorded (it takes
-    # single letters: `y`, `a`): not checked, so `say` waits for idle.
-    "queues_while_working": None,
+    # "Messages to be submitted after next tool call": the model gets it in the running turn,
+    # with the command's output (tests/e2e/test_codex_tui.py). Its approval prompt is drawn only
+    # after its PermissionRequest hooks return, so lookout records the dialog before it shows.
+    "queues_while_working": True,
     "interrupt": ("Escape",),  # "Conversation interrupted" (and sends what was queued)
     "multiline": True,  # a typed LF stays a newline in its input box
     "program": "codex",

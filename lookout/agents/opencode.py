@@ -84,12 +84,58 @@ def answer(raw: bytes) -> bytes:
     return b""
 
 
+# -- its screen (steering: lookout.steer.core reads its input box before typing) ---------------
+
+_BORDER = "\u2503"  # its input box's left border (and a message's in the transcript)
+_BOTTOM = "\u2579"  # the box's bottom corner, under its agent and model line
+_PLACEHOLDER = "Ask anything\u2026 "  # what its empty box shows while idle (1.18.33)
+_FOOTER_LINES = 3  # below the box: its status lines (2 while idle), at most
+
+
+def _box_rows(screen: str) -> list[str | None] | None:
+    """The lines above its box's bottom corner, cut to the box's columns (a sidebar may stand to
+    its right): each one's text inside its border, None where it has no border. None when the
+    screen does not end with its box."""
+    from lookout.steer.screen import styled_lines
+
+    plain = [line.rstrip() for line, _ in styled_lines(screen)]
+    filled = [i for i, line in enumerate(plain) if line.strip()]
+    bottom = next((i for i in reversed(filled) if plain[i].lstrip().startswith(_BOTTOM)), None)
+    if bottom is None or len([i for i in filled if i > bottom]) > _FOOTER_LINES or bottom < 4:
+        return None
+    left = plain[bottom].index(_BOTTOM)
+    right = left + len(plain[bottom][left:].split(" ", 1)[0])
+    boxed = [line[left:right] for line in plain[:bottom]]
+    return [row[1:].strip() if row.startswith(_BORDER) else None for row in boxed]
+
+
+def input_box(screen: str) -> str | None:
+    """The text in OpenCode's input box ("" when empty), or None when the screen shows none (its
+    permission or question dialog takes the box's place). As 1.18.33 draws it: at the bottom, a
+    border column of a blank line, the text, a blank line, the agent and model line, then its
+    bottom corner; a queued message right above it ends at its own blank line."""
+    rows = _box_rows(screen)
+    if rows is None or None in rows[-3:] or not rows[-1] or rows[-2]:
+        return None  # not its box: no agent line, or no blank line above it
+    text: list[str] = []
+    for row in reversed(rows[:-2]):
+        if row is None:
+            return None  # its border ends before the blank line at the box's top
+        if not row:
+            break
+        text.insert(0, row)
+    shown = "\n".join(text)
+    return "" if shown.startswith(_PLACEHOLDER) else shown
+
+
 # How lookout types into it, interrupts it and starts it (lookout.steer.agents.Keys).
 STEER: Steering | None = {
     "checked": "1.18.33",
-    # Its screen shows "QUEUED", but a permission dialog drawn before its hook is recorded
-    # was not checked with the real client: not checked, so `say` waits for idle.
-    "queues_while_working": None,
+    # Typed during a turn it shows "QUEUED", and the model gets it in the same busy stretch
+    # (tests/e2e/test_opencode.py). Its permission dialog may be drawn before its detached hook
+    # is recorded, so `say` reads its input box (a dialog takes its place) before every key.
+    "queues_while_working": True,
+    "read_input": input_box,
     "interrupt": ("Escape", "Escape"),  # "esc again to interrupt"
     "multiline": False,
     "prompt_argv": lambda prompt: [f"--prompt={prompt}"],

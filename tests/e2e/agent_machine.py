@@ -65,14 +65,18 @@ class AgentMachine:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def status(self) -> list[dict[str, Any]]:
-        done = subprocess.run(
-            [str(self.home / ".local" / "bin" / "lookout"), "status", "--json", "--all"],
+    def lookout(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The installed `lookout` command, as the user runs it."""
+        return subprocess.run(
+            [str(self.home / ".local" / "bin" / "lookout"), *args],
             env=self.env(),
             capture_output=True,
             text=True,
             timeout=60,
         )
+
+    def status(self) -> list[dict[str, Any]]:
+        done = self.lookout("status", "--json", "--all")
         assert done.returncode == 0, done.stderr
         sessions: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
         return sessions

@@ -114,8 +114,12 @@ class Tmux:
             raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
         return done.stdout
 
-    def start(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def start(self, argv: list[str], env: dict[str, str], cwd: Path, in_tmux: bool = False) -> None:
+        """`in_tmux`: the pane's own TMUX and TMUX_PANE pass through, as in a user's terminal
+        (what lookout's hooks record to find the pane)."""
         exports = " ".join(f"{k}={_q(v)}" for k, v in env.items())
+        if in_tmux:
+            exports += ' TMUX="$TMUX" TMUX_PANE="$TMUX_PANE"'
         command = f"cd {_q(str(cwd))} && exec env -i {exports} {' '.join(_q(a) for a in argv)}"
         self.tmux("new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", command)
 

@@ -82,6 +82,8 @@ def _answer(body: dict[str, Any], rid: str) -> list[dict[str, Any]]:
 class Mock:
     def __init__(self) -> None:
         ids = itertools.count(1)
+        self.bodies: list[dict[str, Any]] = []  # every request, in order
+        bodies = self.bodies
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -95,7 +97,8 @@ class Mock:
                     self.send_error(404)
                     return
                 rid = f"resp_{next(ids)}"
-                raw = _sse(_answer(json.loads(body), rid), rid)
+                bodies.append(json.loads(body))
+                raw = _sse(_answer(bodies[-1], rid), rid)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(raw)))
@@ -114,6 +117,7 @@ class Desk:
         self.home = root / "home"
         self.codex_home = self.home / ".codex"
         self.codex = codex
+        self.mock = mock
         self.codex_home.mkdir(parents=True)
         self.projects = [root / "alpha", root / "beta"]
         # Codex asks before an escalated command (its default policy for an interactive user).
@@ -314,3 +318,54 @@ def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: D
     assert any(
         r["event"] == "SessionEnd" for r in desk.records() if r["session_id"] == alpha["session_id"]
     )
+
+
+def _texts(body: dict[str, Any]) -> list[str]:
+    """The user's messages in one request, in order."""
+    return [
+        " ".join(c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict))
+        for item in body.get("input") or []
+        if isinstance(item, dict) and item.get("role") == "user"
+    ]
+
+
+def test_say_to_a_working_session_is_queued_into_its_running_turn(desk: Desk) -> None:
+    """Issue 41: what is typed while Codex works waits for the running turn's next step ("Messages
+    to be submitted after next tool call"): `say` types it and reports queued, and the model gets
+    it in the same turn, in the request after the command's output."""
+    config = desk.home / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[steer]\nenabled = true\nprojects = ["{desk.projects[0]}"]\n')
+    window = desk.open(0, "--no-daemon")
+    desk.prompt(window, "RUN: sleep 8")
+    found: dict[str, Any] = {}
+
+    def running() -> bool:
+        found.update(desk.session_in(desk.projects[0]) or {})
+        return found.get("status") == "working" and found.get("detail") == "Bash"
+
+    assert wait_for(running, timeout=60, what="the command running", every=0.1), found
+    text = "one more thing while you work"
+    done = desk.lookout("say", found["session_id"], text, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["via"], out["result"], out["status"]) == ("pane", "queued", "working"), out
+    sid = found["session_id"]
+
+    def carrying() -> list[dict[str, Any]]:
+        """The model requests with the message as a user message of its own (Codex's title
+        request quotes the conversation inside its own prompt: not one of them)."""
+        return [b for b in list(desk.mock.bodies) if text in _texts(b)]
+
+    wait_for(carrying, timeout=60, what="the model taking the queued message", every=0.2)
+    # Within the running turn: the same request carries the command's call and its output,
+    # after the prompt that started the turn, and the message comes last, after the output.
+    kinds = [(i.get("type"), i.get("role")) for i in carrying()[0]["input"] if isinstance(i, dict)]
+    user = ("message", "user")
+    assert kinds[-3:] == [("function_call", None), ("function_call_output", None), user], kinds
+    assert _texts(carrying()[0])[-2:] == ["RUN: sleep 8", text]
+    desk.status_of(desk.projects[0], "idle")
+    records = [r for r in desk.records() if r["session_id"] == sid]
+    assert [r["event"] for r in records].count("Stop") == 1, [r["event"] for r in records]
+    steered = [r for r in records if r["event"] == "Steered"]
+    assert [(s["outcome"], s["steer"]["action"]) for s in steered] == [("queued", "say")]

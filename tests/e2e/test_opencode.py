@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import wait_for
+
 from . import npm_client
 from .agent_machine import AgentMachine
 
@@ -36,6 +38,8 @@ class ChatAPI:
 
     def __init__(self) -> None:
         self.requests = 0
+        self.bodies: list[dict[str, Any]] = []  # every request, in order
+        self.command = COMMAND  # what its bash tool call runs
         self.tool = "bash"  # or "question"; "fail" answers every request with a 400
         api = self
 
@@ -51,6 +55,7 @@ class ChatAPI:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 api.requests += 1
+                api.bodies.append(body)
                 if api.tool == "fail":
                     error = {"error": {"message": "mock bad request", "type": "invalid_request"}}
                     raw = json.dumps(error).encode()
@@ -81,7 +86,7 @@ class ChatAPI:
                         ask = {"question": QUESTION, "header": "Database", "options": options}
                         arguments = json.dumps({"questions": [ask]})
                     else:
-                        arguments = json.dumps({"command": COMMAND, "description": "Echo"})
+                        arguments = json.dumps({"command": api.command, "description": "Echo"})
                     call = {
                         "index": 0,
                         "id": "call_1",
@@ -318,3 +323,122 @@ def test_opencode_tui_question_is_attention_until_answered(machine: Machine, api
     finally:
         screen.kill()
     assert machine.errors() == ""
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    """The user's messages in one chat request, in order (content as a string or as parts)."""
+    out = []
+    for m in body.get("messages") or []:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        parts = content if isinstance(content, list) else [{"text": content}]
+        out.append(" ".join(str(p.get("text") or "") for p in parts if isinstance(p, dict)))
+    return out
+
+
+def test_opencode_say_while_it_works_is_queued_into_the_running_turn(
+    machine: Machine, api: ChatAPI
+) -> None:
+    """Issue 41: typed while OpenCode works, a message shows "QUEUED" and the model gets it in
+    the same busy stretch, after the running tool's result: `say` types it and reports queued."""
+    machine.install()
+    config = machine.home / ".config" / "lookout" / "config.toml"
+    config.write_text(f'[steer]\nenabled = true\nprojects = ["{machine.project}"]\n')
+    user = json.loads(machine.user_file.read_text())
+    machine.user_file.write_text(json.dumps({**user, "permission": {"bash": "allow"}}))
+    api.command = "sleep 8"
+    screen = npm_client.Tmux(machine.root, "opencode-say")
+    try:
+        argv = [str(machine.opencode), "--prompt", "USE_TOOL now"]
+        screen.start(argv, machine.env(), machine.project, in_tmux=True)
+        running: dict[str, Any] = {}
+
+        def tool_running() -> bool:  # the tool runs (tool.start), not only the turn
+            running.update(next(iter(machine.status()), {}))
+            return (running.get("status"), running.get("detail")) == ("working", "bash")
+
+        wait_for(tool_running, timeout=90, what="the tool running", every=0.2)
+        assert running["tmux_pane"], running
+        text = "one more thing while you work"
+        done = machine.lookout("say", running["session_id"], text, "--json")
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert (out["via"], out["result"], out["status"]) == ("pane", "queued", "working"), out
+        screen.wait_for("QUEUED", timeout=30)
+
+        def carrying() -> list[dict[str, Any]]:
+            return [b for b in list(api.bodies) if text in _user_texts(b)]
+
+        wait_for(carrying, timeout=60, what="the model taking the queued message", every=0.2)
+        roles = [m.get("role") for m in carrying()[0]["messages"]]
+        assert roles[-3:] == ["assistant", "tool", "user"], roles  # after the tool's result
+        assert _user_texts(carrying()[0]) == ["USE_TOOL now", text]
+        machine.wait("idle", timeout=60)
+        mine = [r for r in machine.records() if r["session_id"] == running["session_id"]]
+        events = [r["event"] for r in mine]
+        assert events.count("Stop") == 1 and events.count("UserPromptSubmit") == 1, events
+        (steered,) = [r for r in mine if r["event"] == "Steered"]
+        assert (steered["outcome"], steered["steer"]["action"]) == ("queued", "say")
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
+
+
+# docs/agents.md's evidence on answering OpenCode from afar: what a plugin can do to a tool call
+# and to a permission request of the real 1.18.33 (lookout's own plugin does neither yet).
+REFUSING_PLUGIN = """export const Refuse = async () => ({
+  "tool.execute.before": async (input) => {
+    if (input.tool === "bash") throw new Error("Blocked by a plugin: denied from afar");
+  },
+});
+"""
+REPLYING_PLUGIN = """export const Reply = async ({ client }) => ({
+  event: async ({ event }) => {
+    if (event.type !== "permission.asked") return;
+    const p = event.properties;
+    await client.postSessionIdPermissionsPermissionId({
+      path: { id: p.sessionID, permissionID: p.id },
+      body: { response: "once" },
+    });
+  },
+});
+"""
+
+
+def test_opencode_plugin_throwing_in_tool_execute_before_refuses_the_tool(
+    machine: Machine, api: ChatAPI
+) -> None:
+    marker = machine.root / "ran"
+    api.command = f"touch {marker}"
+    user = json.loads(machine.user_file.read_text())
+    machine.user_file.write_text(json.dumps({**user, "permission": {"bash": "allow"}}))
+    (machine.config_dir / "plugin").mkdir(exist_ok=True)
+    (machine.config_dir / "plugin" / "refuse.js").write_text(REFUSING_PLUGIN)
+    done = opencode_run(machine, "USE_TOOL now")
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "Blocked by a plugin: denied from afar" in done.stdout + done.stderr
+    assert not marker.exists()  # the tool never ran
+    # The model got the refusal as the tool's result, with the plugin's message.
+    results = [m for b in api.bodies for m in b.get("messages") or [] if m.get("role") == "tool"]
+    assert results and "denied from afar" in json.dumps(results[-1]), results
+
+
+def test_opencode_plugin_answers_a_permission_beside_its_dialog(
+    machine: Machine, api: ChatAPI
+) -> None:
+    # The dialog is up (the TUI, `bash: ask`); a plugin's own client replies to the request, as
+    # the dialog would: the command runs with no key pressed at the terminal.
+    marker = machine.project / "ran"
+    api.command = f"touch {marker}"
+    (machine.config_dir / "plugin").mkdir(exist_ok=True)
+    (machine.config_dir / "plugin" / "reply.js").write_text(REPLYING_PLUGIN)
+    screen = npm_client.Tmux(machine.root, "opencode-reply")
+    try:
+        screen.start(
+            [str(machine.opencode), "--prompt", "USE_TOOL now"], machine.env(), machine.project
+        )
+        wait_for(marker.exists, timeout=120, what="the command run by the plugin's answer")
+        screen.wait_for(REPLY, timeout=60)
+    finally:
+        screen.kill()
