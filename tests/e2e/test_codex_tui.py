@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,41 @@ def desk(tmp_path: Path, codex_bin: Path) -> Iterator[Desk]:
         mock.server.server_close()
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Codex runs an approved command as its own child)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in os.listdir(f"/proc/{parent}/task"):
+            try:
+                kids = Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            todo += map(int, kids)
+            found += map(int, kids)
+    return found
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def _started_ms(pid: int) -> float:
+    """When `pid` started, epoch ms to the clock tick: its start after boot (/proc/PID/stat)
+    past the boot's epoch (now less CLOCK_BOOTTIME: /proc/stat's btime is whole seconds)."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    boot_s = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    return (boot_s + ticks / os.sysconf("SC_CLK_TCK")) * 1000
+
+
+def _ms(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+
+
 def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> None:
     """Codex's default: both windows' sessions run in one `codex app-server` daemon, whose hooks
     name neither window; lookout says so instead of guessing (docs/agents.md)."""
@@ -304,9 +340,36 @@ def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: D
     # Esc while the command runs: Codex fires Interrupt (no Stop), and that record is idle.
     desk.tmux.tmux("send-keys", "-t", second, "Escape")
     desk.status_of(desk.projects[1], "idle")
+    idle = desk.status_of(desk.projects[1], "idle")
     mine = [r for r in desk.records() if r["session_id"] == beta["session_id"]]
     (stopped,) = [r for r in mine if r["event"] == "Interrupt"]
     assert (stopped["status"], stopped["detail"]) == ("idle", None)
+    assert idle["since"] == stopped["ts"]  # idle at the Interrupt record itself
+    # A long command Codex asks about, approved at its prompt: working while it runs (its
+    # process, a child of this window's codex), long before its PostToolUse.
+    desk.prompt(second, "RUN: sleep 40 ESCALATE")
+    asked = desk.status_of(desk.projects[1], "attention")
+    assert (asked["reason"], asked["summary"]) == ("permission", "sleep 40")
+    # Codex shows its prompt only once its PermissionRequest hooks returned (the status turns
+    # attention at the hook): a key pressed before the prompt shows is lost.
+    desk.wait_screen(second, "Would you like to run")
+    desk.tmux.tmux("send-keys", "-t", second, "y")
+    approved = desk.status_of(desk.projects[1], "working")
+    assert (approved["detail"], approved["evidence"]) == ("Bash", "process")
+    mine = [r for r in desk.records() if r["session_id"] == beta["session_id"]]
+    proof = mine[-1]
+    assert (proof["event"], proof["outcome"]) == ("Reconciled", "approved"), proof
+    # Within 1 s of the answer: the command's own start (the kernel's stamp) to the record's.
+    (ran,) = [p for p in _descendants(beta["pid"]) if _argv(p) == ["sleep", "40"]]
+    lag_ms = _ms(proof["ts"]) - _started_ms(ran)
+    print(f"approved: working {lag_ms:.0f} ms after the command started")
+    assert -20 <= lag_ms <= 1000, lag_ms
+    # Esc during the approved command: idle at its Interrupt record, the command stopped.
+    desk.tmux.tmux("send-keys", "-t", second, "Escape")
+    idle = desk.status_of(desk.projects[1], "idle")
+    mine = [r for r in desk.records() if r["session_id"] == beta["session_id"]]
+    stopped = [r for r in mine if r["event"] == "Interrupt"][-1]
+    assert idle["since"] == stopped["ts"] and _ms(stopped["ts"]) > _ms(proof["ts"])
     # Quit the first window (Ctrl-C on an empty composer quits): its SessionEnd ends the session.
     desk.tmux.tmux("send-keys", "-t", first, "C-c")
     ended = desk.status_of(desk.projects[0], "ended")
