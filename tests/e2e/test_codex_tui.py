@@ -318,6 +318,23 @@ def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> Non
     (warned,) = [c for c in doctor["checks"] if "shared background server" in c["message"]]
     assert warned["message"].startswith("2 Codex session(s)")
     assert warned["hint"].startswith("start codex with --no-daemon")
+    # Every pane action refuses either session (the daemon sits in the first window's pane),
+    # naming --no-daemon as the way, and types nothing anywhere.
+    config = desk.home / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[steer]\nenabled = true\n")
+    for session in (alpha, beta):
+        for action in (("say", session["session_id"], "typed"), ("jump", session["session_id"])):
+            done = desk.lookout(*action)
+            assert done.returncode != 0 and "no pane of its own" in done.stderr, done
+            assert "--no-daemon" in done.stderr and "Traceback" not in done.stderr, done
+    assert "typed" not in desk.screen("e2e:0") + desk.screen("e2e:1")
+    # Quit the first window: its session ends by the SessionEnd the daemon fires once it lets
+    # the window's thread go (0.169.0: about 60 s after the window quit), the daemon serving on.
+    desk.tmux.tmux("send-keys", "-t", "e2e:0", "C-c")
+    ended = desk.status_of(desk.projects[0], "ended")
+    assert ended["session_id"] == alpha["session_id"]
+    assert desk.session_in(desk.projects[1])["status"] == "idle"  # type: ignore[index]
 
 
 def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: Desk) -> None:
