@@ -334,7 +334,7 @@ def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> Non
     desk.tmux.tmux("send-keys", "-t", "e2e:0", "C-c")
     ended = desk.status_of(desk.projects[0], "ended")
     assert ended["session_id"] == alpha["session_id"]
-    assert desk.session_in(desk.projects[1])["status"] == "idle"  # type: ignore[index]
+    assert (desk.session_in(desk.projects[1]) or {}).get("status") == "idle"
 
 
 def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: Desk) -> None:
