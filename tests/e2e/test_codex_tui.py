@@ -304,6 +304,35 @@ def _ms(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
 
 
+def approve_a_long_command(desk: Desk, target: str, project: Path, session: dict[str, Any]) -> None:
+    """A long command Codex asks about, approved at its prompt: working while it runs (its
+    process, a child of the session's codex: the TUI's own, or the shared daemon), long before
+    its PostToolUse, within 1 s of the answer; Esc during it: idle at the Interrupt record."""
+    desk.prompt(target, "RUN: sleep 40 ESCALATE")
+    asked = desk.status_of(project, "attention")
+    assert (asked["reason"], asked["summary"]) == ("permission", "sleep 40")
+    # Codex shows its prompt only once its PermissionRequest hooks returned (the status turns
+    # attention at the hook): a key pressed before the prompt shows is lost.
+    desk.wait_screen(target, "Would you like to run")
+    desk.tmux.tmux("send-keys", "-t", target, "y")
+    approved = desk.status_of(project, "working")
+    assert (approved["detail"], approved["evidence"]) == ("Bash", "process")
+    mine = [r for r in desk.records() if r["session_id"] == session["session_id"]]
+    proof = mine[-1]
+    assert (proof["event"], proof["outcome"]) == ("Reconciled", "approved"), proof
+    # Within 1 s of the answer: the command's own start (the kernel's stamp) to the record's.
+    (ran,) = [p for p in _descendants(session["pid"]) if _argv(p) == ["sleep", "40"]]
+    lag_ms = _ms(proof["ts"]) - _started_ms(ran)
+    print(f"approved: working {lag_ms:.0f} ms after the command started")
+    assert -20 <= lag_ms <= 1000, lag_ms
+    # Esc during the approved command: idle at its Interrupt record.
+    desk.tmux.tmux("send-keys", "-t", target, "Escape")
+    idle = desk.status_of(project, "idle")
+    mine = [r for r in desk.records() if r["session_id"] == session["session_id"]]
+    stopped = [r for r in mine if r["event"] == "Interrupt"][-1]
+    assert idle["since"] == stopped["ts"] and _ms(stopped["ts"]) > _ms(proof["ts"])
+
+
 def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> None:
     """Codex's default: both windows' sessions run in one `codex app-server` daemon, whose hooks
     name neither window; lookout says so instead of guessing (docs/agents.md)."""
@@ -329,6 +358,7 @@ def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> Non
             assert done.returncode != 0 and "no pane of its own" in done.stderr, done
             assert "--no-daemon" in done.stderr and "Traceback" not in done.stderr, done
     assert "typed" not in desk.screen("e2e:0") + desk.screen("e2e:1")
+    approve_a_long_command(desk, "e2e:1", desk.projects[1], beta)  # the daemon runs it
     # Quit the first window: its session ends by the SessionEnd the daemon fires once it lets
     # the window's thread go (0.169.0: about 60 s after the window quit), the daemon serving on.
     desk.tmux.tmux("send-keys", "-t", "e2e:0", "C-c")
@@ -362,31 +392,7 @@ def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: D
     (stopped,) = [r for r in mine if r["event"] == "Interrupt"]
     assert (stopped["status"], stopped["detail"]) == ("idle", None)
     assert idle["since"] == stopped["ts"]  # idle at the Interrupt record itself
-    # A long command Codex asks about, approved at its prompt: working while it runs (its
-    # process, a child of this window's codex), long before its PostToolUse.
-    desk.prompt(second, "RUN: sleep 40 ESCALATE")
-    asked = desk.status_of(desk.projects[1], "attention")
-    assert (asked["reason"], asked["summary"]) == ("permission", "sleep 40")
-    # Codex shows its prompt only once its PermissionRequest hooks returned (the status turns
-    # attention at the hook): a key pressed before the prompt shows is lost.
-    desk.wait_screen(second, "Would you like to run")
-    desk.tmux.tmux("send-keys", "-t", second, "y")
-    approved = desk.status_of(desk.projects[1], "working")
-    assert (approved["detail"], approved["evidence"]) == ("Bash", "process")
-    mine = [r for r in desk.records() if r["session_id"] == beta["session_id"]]
-    proof = mine[-1]
-    assert (proof["event"], proof["outcome"]) == ("Reconciled", "approved"), proof
-    # Within 1 s of the answer: the command's own start (the kernel's stamp) to the record's.
-    (ran,) = [p for p in _descendants(beta["pid"]) if _argv(p) == ["sleep", "40"]]
-    lag_ms = _ms(proof["ts"]) - _started_ms(ran)
-    print(f"approved: working {lag_ms:.0f} ms after the command started")
-    assert -20 <= lag_ms <= 1000, lag_ms
-    # Esc during the approved command: idle at its Interrupt record, the command stopped.
-    desk.tmux.tmux("send-keys", "-t", second, "Escape")
-    idle = desk.status_of(desk.projects[1], "idle")
-    mine = [r for r in desk.records() if r["session_id"] == beta["session_id"]]
-    stopped = [r for r in mine if r["event"] == "Interrupt"][-1]
-    assert idle["since"] == stopped["ts"] and _ms(stopped["ts"]) > _ms(proof["ts"])
+    approve_a_long_command(desk, second, desk.projects[1], beta)
     # Quit the first window (Ctrl-C on an empty composer quits): its SessionEnd ends the session.
     desk.tmux.tmux("send-keys", "-t", first, "C-c")
     ended = desk.status_of(desk.projects[0], "ended")
