@@ -471,8 +471,17 @@ def _tool_done(
 def _remote_decision(s: Session, event: Event, intents: list[Intent]) -> None:
     """Someone answered the permission from afar (lookout.remote): its episode is over."""
     actor = _target(s, event)
+    asked: Any = actor.get("episode") or {}
     _tool_done(s, actor, event, intents, [[None, _runs(event)]])
-    if actor["status"] == WORKING:
+    if actor["status"] != WORKING:
+        return
+    allowed = (event["remote"] or {}).get("decision") in ("allow", "allow_always")
+    tool = event["tool_name"]
+    if allowed and tool and tool not in _ATTENTION_TOOLS:  # the allowed tool runs now
+        # (the event's own summary says who answered: the command is the dialog's)
+        _set(actor, WORKING, tool, asked.get("summary") if asked.get("tool_name") == tool else None)
+        _running_tool(actor, event)
+    else:  # denied (the agent goes on), or a question's answer: the model takes it
         _set(actor, WORKING, "Thinking")
 
 

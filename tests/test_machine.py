@@ -219,6 +219,21 @@ def test_the_handled_update_knows_who_answered_from_afar() -> None:
     )
 
 
+def test_a_command_allowed_from_afar_runs_and_a_denied_one_is_thought_over() -> None:
+    # Allowed: the command runs now (a long one shows as running it, not as thinking).
+    request = {k: v for k, v in bash("sleep 40").items() if k != "tool_use_id"}
+    for decision, shown in (("allow", ("Bash", "sleep 40")), ("deny", ("Thinking", None))):
+        run = started()
+        run(ev("PreToolUse", **bash("sleep 40")))
+        run(ev("PermissionRequest", **request))
+        remote = {"request_id": "r1", "decision": decision, "by": "root@vm (lookout answer)"}
+        run(ev("RemoteDecision", **request, remote=remote))
+        assert run.session is not None
+        main = run.session["main"]
+        assert main["status"] == "working"
+        assert (main["detail"], main["summary"] if decision == "allow" else None) == shown
+
+
 def test_the_handled_update_says_allowed_when_the_tool_ran() -> None:
     run = _asked()
     (out,) = run(ev("PostToolUse", **bash("touch t.txt"), tool_response={"stdout": ""}))

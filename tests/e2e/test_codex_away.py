@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -169,9 +171,41 @@ class AwayMachine(Machine):
 
         return wait_for(probe, 90, f"the request for {cmd!r}")
 
-    def away_events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         lines = (self.state / "events.jsonl").read_text().splitlines()
-        return [r for r in map(json.loads, lines) if r["event"] == "Away"]
+        return [json.loads(line) for line in lines]
+
+    def away_events(self) -> list[dict[str, Any]]:
+        return [r for r in self.events() if r["event"] == "Away"]
+
+
+def _ms(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def _runs(screen: npm_client.Tmux, command: str) -> bool:
+    """Whether Codex runs `command` now: the pane's process has it below itself."""
+    pid = int(screen.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}").strip())
+    todo, found = [pid], []
+    while todo:
+        parent = todo.pop()
+        for task in os.listdir(f"/proc/{parent}/task") if os.path.isdir(f"/proc/{parent}") else []:
+            try:
+                kids = [
+                    int(k) for k in Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+                ]
+            except OSError:
+                continue
+            todo += kids
+            found += kids
+    for kid in found:
+        try:
+            argv = Path(f"/proc/{kid}/cmdline").read_bytes().decode().split("\0")[:-1]
+        except OSError:
+            continue
+        if " ".join(argv) == command:
+            return True
+    return False
 
 
 def ask(screen: npm_client.Tmux, cmd: str) -> None:
@@ -210,6 +244,28 @@ def test_codex_answered_from_afar_while_away(
         wait_for(lambda: (machine.project / "made_by_allow").exists(), 60, "the command run")
         screen.wait_for("done: touch made_by_allow")
         assert "Would you like to run" not in screen.screen()
+
+        # A long command allowed from afar: working within 1 s of the answer (the request's
+        # resolved stamp against the RemoteDecision record's), until Esc makes it idle.
+        ask(screen, "sleep 40")
+        rec = machine.pending("sleep 40")
+        machine.lookout("answer", rec["id"], "allow")
+        running = machine.wait_session(rec["session_id"], "working", 60)
+        assert (running["detail"], running["summary"]) == ("Bash", "sleep 40"), running
+        answered = next(r for r in machine.records() if r["id"] == rec["id"])
+        (decided,) = [
+            r for r in machine.events() if r["event"] == "RemoteDecision"
+            and r["session_id"] == rec["session_id"] and "sleep 40" in r["summary"]
+        ]  # fmt: skip
+        assert decided["status"] == "working", decided
+        lag_ms = _ms(decided["ts"]) - answered["resolved_ms"]
+        print(f"allowed from afar: working {lag_ms:.0f} ms after the answer")
+        assert 0 <= lag_ms <= 1000, lag_ms
+        wait_for(lambda: _runs(screen, "sleep 40"), 60, "the command running")
+        screen.keys("Escape")  # during the command: idle at Codex's Interrupt record
+        idle = machine.wait_session(rec["session_id"], "idle", 60)
+        stopped = [r for r in machine.events() if r["event"] == "Interrupt"][-1]
+        assert idle["since"] == stopped["ts"] and stopped["status"] == "idle"
 
         # Denied from afar, with a message: Codex blocks the command and shows why.
         ask(screen, "touch made_by_deny")

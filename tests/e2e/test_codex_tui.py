@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -272,6 +273,70 @@ def desk(tmp_path: Path, codex_bin: Path) -> Iterator[Desk]:
         mock.server.server_close()
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Codex runs an approved command as its own child)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in os.listdir(f"/proc/{parent}/task"):
+            try:
+                kids = Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            todo += map(int, kids)
+            found += map(int, kids)
+    return found
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def _started_ms(pid: int) -> float:
+    """When `pid` started, epoch ms to the clock tick: its start after boot (/proc/PID/stat)
+    past the boot's epoch (now less CLOCK_BOOTTIME: /proc/stat's btime is whole seconds)."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    boot_s = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+    return (boot_s + ticks / os.sysconf("SC_CLK_TCK")) * 1000
+
+
+def _ms(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def approve_a_long_command(desk: Desk, target: str, project: Path, session: dict[str, Any]) -> None:
+    """A long command Codex asks about, approved at its prompt: working while it runs (its
+    process, a child of the session's codex: the TUI's own, or the shared daemon), long before
+    its PostToolUse, within 1 s of the answer; Esc during it: idle at the Interrupt record."""
+    desk.prompt(target, "RUN: sleep 40 ESCALATE")
+    asked = desk.status_of(project, "attention")
+    assert (asked["reason"], asked["summary"]) == ("permission", "sleep 40")
+    # Codex shows its prompt only once its PermissionRequest hooks returned (the status turns
+    # attention at the hook): a key pressed before the prompt shows is lost.
+    desk.wait_screen(target, "Would you like to run")
+    desk.tmux.tmux("send-keys", "-t", target, "y")
+    approved = desk.status_of(project, "working")
+    assert (approved["detail"], approved["evidence"]) == ("Bash", "process")
+    mine = [r for r in desk.records() if r["session_id"] == session["session_id"]]
+    proof = mine[-1]
+    assert (proof["event"], proof["outcome"]) == ("Reconciled", "approved"), proof
+    # Within 1 s of the answer: the command's own start (the kernel's stamp) to the record's.
+    (ran,) = [p for p in _descendants(session["pid"]) if _argv(p) == ["sleep", "40"]]
+    lag_ms = _ms(proof["ts"]) - _started_ms(ran)
+    print(f"approved: working {lag_ms:.0f} ms after the command started")
+    assert -20 <= lag_ms <= 1000, lag_ms
+    # Esc during the approved command: idle at its Interrupt record.
+    desk.tmux.tmux("send-keys", "-t", target, "Escape")
+    idle = desk.status_of(project, "idle")
+    mine = [r for r in desk.records() if r["session_id"] == session["session_id"]]
+    stopped = [r for r in mine if r["event"] == "Interrupt"][-1]
+    assert idle["since"] == stopped["ts"] and _ms(stopped["ts"]) > _ms(proof["ts"])
+
+
 def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> None:
     """Codex's default: both windows' sessions run in one `codex app-server` daemon, whose hooks
     name neither window; lookout says so instead of guessing (docs/agents.md)."""
@@ -286,6 +351,24 @@ def test_two_windows_of_the_shared_daemon_are_named_by_doctor(desk: Desk) -> Non
     (warned,) = [c for c in doctor["checks"] if "shared background server" in c["message"]]
     assert warned["message"].startswith("2 Codex session(s)")
     assert warned["hint"].startswith("start codex with --no-daemon")
+    # Every pane action refuses either session (the daemon sits in the first window's pane),
+    # naming --no-daemon as the way, and types nothing anywhere.
+    config = desk.home / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[steer]\nenabled = true\n")
+    for session in (alpha, beta):
+        for action in (("say", session["session_id"], "typed"), ("jump", session["session_id"])):
+            done = desk.lookout(*action)
+            assert done.returncode != 0 and "no pane of its own" in done.stderr, done
+            assert "--no-daemon" in done.stderr and "Traceback" not in done.stderr, done
+    assert "typed" not in desk.screen("e2e:0") + desk.screen("e2e:1")
+    approve_a_long_command(desk, "e2e:1", desk.projects[1], beta)  # the daemon runs it
+    # Quit the first window: its session ends by the SessionEnd the daemon fires once it lets
+    # the window's thread go (0.169.0: about 60 s after the window quit), the daemon serving on.
+    desk.tmux.tmux("send-keys", "-t", "e2e:0", "C-c")
+    ended = desk.status_of(desk.projects[0], "ended")
+    assert ended["session_id"] == alpha["session_id"]
+    assert (desk.session_in(desk.projects[1]) or {}).get("status") == "idle"
 
 
 def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: Desk) -> None:
@@ -308,9 +391,12 @@ def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: D
     # Esc while the command runs: Codex fires Interrupt (no Stop), and that record is idle.
     desk.tmux.tmux("send-keys", "-t", second, "Escape")
     desk.status_of(desk.projects[1], "idle")
+    idle = desk.status_of(desk.projects[1], "idle")
     mine = [r for r in desk.records() if r["session_id"] == beta["session_id"]]
     (stopped,) = [r for r in mine if r["event"] == "Interrupt"]
     assert (stopped["status"], stopped["detail"]) == ("idle", None)
+    assert idle["since"] == stopped["ts"]  # idle at the Interrupt record itself
+    approve_a_long_command(desk, second, desk.projects[1], beta)
     # Quit the first window (Ctrl-C on an empty composer quits): its SessionEnd ends the session.
     desk.tmux.tmux("send-keys", "-t", first, "C-c")
     ended = desk.status_of(desk.projects[0], "ended")
