@@ -242,7 +242,7 @@ def _check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
     """Report one settings file; returns (our hook count, lookout plugin enabled there)."""
     from lookout import hookspec
     from lookout.errors import LookoutError
-    from lookout.install import checks, files, settings
+    from lookout.install import checks, files
     from lookout.paths import tilde
 
     name = f"hooks ({scope})"
@@ -275,15 +275,8 @@ def _check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
         [event for event, _, _ in hookspec.EVENTS],
         again,
     )
-    declared = sum(settings.handler_agent(h) != NAME for _, h in ours)
-    if declared:
-        report.add(
-            name,
-            checks.WARN,
-            f"{declared} of them are Codex commands (LOOKOUT_AGENT=codex): Claude Code"
-            " sessions would be recorded as Codex ones",
-            again,
-        )
+    codex = "are Codex commands (LOOKOUT_AGENT=codex): Claude Code sessions would be recorded"
+    checks.report_agent(report, name, ours, NAME, codex + " as Codex ones", again)
     if data.get("disableAllHooks") is True:
         report.add(name, checks.WARN, f"{where} sets disableAllHooks: true: no hook runs")
     runnable = None if scope == "user" else checks.runnable(report)

@@ -284,7 +284,7 @@ def check(report: Report, project: str) -> int:
         return 0
     from lookout.agents import codex_config
     from lookout.errors import LookoutError
-    from lookout.install import checks, files, settings
+    from lookout.install import checks, files
     from lookout.paths import tilde
 
     name = "hooks (codex)"
@@ -307,15 +307,8 @@ def check(report: Report, project: str) -> int:
             [event for event, _, _ in EVENTS],
             "re-run install.py --agent codex",
         )
-        claude_style = sum(settings.handler_agent(h) != NAME for _, h in ours)
-        if claude_style:
-            report.add(
-                name,
-                checks.WARN,
-                f"{claude_style} of them lack LOOKOUT_AGENT=codex: Codex sessions may be"
-                " recorded as Claude Code ones",
-                "re-run install.py --agent codex",
-            )
+        claude = "lack LOOKOUT_AGENT=codex: Codex sessions may be recorded as Claude Code ones"
+        checks.report_agent(report, name, ours, NAME, claude, "re-run install.py --agent codex")
         checks.check_commands(report, name, [handler for _, handler in ours])
     try:
         config = codex_config.load_codex_config(config_path())
