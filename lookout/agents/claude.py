@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Installer, Payload, Uninstall
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
@@ -124,6 +124,13 @@ def targets(opts: Options) -> list[Path]:
     if opts.settings:
         return [Path(os.path.abspath(opts.settings))]
     return [paths.scope_path(opts.scope, opts.project)]
+
+
+def installer() -> Installer:
+    """Its own functions below (install, uninstall, installed, check): its files are its own."""
+    from lookout.agents import claude
+
+    return claude
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Installer, Payload, Uninstall
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
@@ -125,6 +125,13 @@ def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
         handler["timeout"] = min(handler["timeout"], TIMEOUTS_S.get(event, handler["timeout"]))
     # With [remote] on, the deciding hook too: it waits only while `lookout away` is on.
     return handlers + hooks.remote_wanted(python, runtime, NAME)
+
+
+def installer() -> Installer:
+    """Its own functions below (install, uninstall, installed, check): its files are its own."""
+    from lookout.agents import codex
+
+    return codex
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:
