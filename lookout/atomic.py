@@ -69,3 +69,16 @@ def atomic_write(path: Path, data: bytes, mode: int, expect: bytes | None = None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def write_json(path: Path, doc: object) -> None:
+    """A record of lookout's own: `doc` as indented JSON, private (0o600), written atomically
+    (its directory made first); None: there is nothing to keep, so the file goes."""
+    if doc is None:
+        if path.exists():
+            path.unlink()
+        return
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"), 0o600)

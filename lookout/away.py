@@ -136,31 +136,16 @@ def _line(state: State, now_ms: int) -> dict[str, Any]:
     """The Away record: the keys every events.jsonl line has (as a Steered line's), no session."""
     from lookout import events  # not for the status line, which only reads the switch
 
-    return {
-        "ts": store.rfc3339(now_ms),
-        "seq": 0,
-        "session_id": "",
-        "agent": None,
-        "event": EVENT,
-        "status": None,
-        "reason": None,
-        "detail": None,
-        "agent_id": None,
-        "agent_type": None,
-        "agent_status": None,
-        "cwd": None,
-        "project": None,
-        "tool_name": None,
-        "notification_type": None,
-        "source": state["source"],
-        "error": None,
-        "pid": None,
-        "tmux_pane": None,
-        "duplicate": False,
-        "late": False,
-        "duration_ms": None,
-        "summary": events.one_line(f"away {said(state)}"),
-        "notify": [],
-        "outcome": "on" if state["away"] else "off",
-        "away": dict(state),
-    }
+    line = store.plain_line(
+        now_ms,
+        0,
+        "",
+        None,
+        EVENT,
+        {},
+        source=state["source"],
+        summary=events.one_line(f"away {said(state)}"),
+        outcome="on" if state["away"] else "off",
+    )
+    line["away"] = dict(state)
+    return line

@@ -16,6 +16,16 @@ def is_loopback(host: str) -> bool:
         return name == "localhost" or name.endswith(".localhost")
 
 
+def is_loopback_url(url: str) -> bool:
+    """Whether `url`'s host is this machine (False for a URL that does not parse)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return is_loopback(urlsplit(url).hostname or "")
+    except ValueError:
+        return False
+
+
 def host_name(name: str) -> str:
     """A hostname made topic-safe (letters, digits, `.`, `-`, `_`; at most 63)."""
     cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)

@@ -158,6 +158,50 @@ def rfc3339(ts_ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
+def plain_line(
+    ts_ms: int,
+    seq: int,
+    session_id: str,
+    agent: str | None,
+    event: str,
+    snapshot: Mapping[str, object],
+    *,
+    source: str | None,
+    summary: str,
+    outcome: str,
+) -> dict[str, object]:
+    """A line of events.jsonl that no hook wrote (a Steered or Away record): the keys every line
+    has, in their order, the session's from its `snapshot` ({}: none), the hook's empty. The
+    caller adds its own last (`steer`, `away`)."""
+    return {
+        "ts": rfc3339(ts_ms),
+        "seq": seq,
+        "session_id": session_id,
+        "agent": agent,
+        "event": event,
+        "status": snapshot.get("status"),
+        "reason": snapshot.get("reason"),
+        "detail": snapshot.get("detail"),
+        "agent_id": None,
+        "agent_type": None,
+        "agent_status": None,
+        "cwd": snapshot.get("cwd"),
+        "project": snapshot.get("project"),
+        "tool_name": None,
+        "notification_type": None,
+        "source": source,
+        "error": None,
+        "pid": None,
+        "tmux_pane": None,
+        "duplicate": False,
+        "late": False,
+        "duration_ms": None,
+        "summary": summary,
+        "notify": [],
+        "outcome": outcome,
+    }
+
+
 def session_file(state_dir: str, session_id: str) -> str:
     return paths.join(state_dir, SESSIONS, safe_name(session_id) + ".json")
 

@@ -2,6 +2,9 @@
 payload -> lookout's Claude-shaped payload, its stdout answer), the install side (where its
 configuration lives; install, uninstall and doctor), and what it can and cannot express.
 
+Each module puts its hook side first: stdlib only, all that its hook script loads. Its install
+and doctor side imports the installer inside each function, so a hook never pays for it.
+
 Imported by the registry, the installer and doctor; never by a hook (typing, dataclasses)."""
 
 from __future__ import annotations
@@ -44,6 +47,28 @@ class Commentary(TypedDict):
 
     runs: str
     fields: frozenset[str]
+
+
+class Installer(Protocol):
+    """What install, uninstall, doctor and `lookout status`'s note ask of one agent."""
+
+    def plan_install(self, opts: Options, out: Out) -> Install | None:
+        """Read (and so check) every file this agent's install would change: a broken one
+        raises before anything changes. None: not chosen, nothing to do."""
+        ...
+
+    def plan_uninstall(self, opts: Options, out: Out) -> Uninstall | None:
+        """As plan_install, for `lookout uninstall` (with --purge: wherever the runtime is)."""
+        ...
+
+    def installed(self, project: str) -> bool:
+        """Whether lookout's hooks are in this agent's files (`lookout status`'s note). A file
+        it cannot read counts as installed: the note claims nothing it does not know."""
+        ...
+
+    def check(self, report: Report, project: str) -> int:
+        """doctor: report this agent's hooks; returns how many of lookout's entries it found."""
+        ...
 
 
 class Agent(Protocol):
@@ -95,20 +120,7 @@ class Agent(Protocol):
         """The agent's own directory (`--agent all` skips an agent without one)."""
         ...
 
-    def plan_install(self, opts: Options, out: Out) -> Install | None:
-        """Read (and so check) every file this agent's install would change: a broken one
-        raises before anything changes. None: not chosen, nothing to do."""
-        ...
-
-    def plan_uninstall(self, opts: Options, out: Out) -> Uninstall | None:
-        """As plan_install, for `lookout uninstall` (with --purge: wherever the runtime is)."""
-        ...
-
-    def installed(self, project: str) -> bool:
-        """Whether lookout's hooks are in this agent's files (`lookout status`'s note). A file
-        it cannot read counts as installed: the note claims nothing it does not know."""
-        ...
-
-    def check(self, report: Report, project: str) -> int:
-        """doctor: report this agent's hooks; returns how many of lookout's entries it found."""
+    def installer(self) -> Installer:
+        """Its install side: a hookfiles.Spec where lookout's entries are one file (or plugin)
+        of the agent's, else the module itself, with functions of its own."""
         ...

@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Installer, Payload, Uninstall
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
@@ -124,6 +124,13 @@ def targets(opts: Options) -> list[Path]:
     if opts.settings:
         return [Path(os.path.abspath(opts.settings))]
     return [paths.scope_path(opts.scope, opts.project)]
+
+
+def installer() -> Installer:
+    """Its own functions below (install, uninstall, installed, check): its files are its own."""
+    from lookout.agents import claude
+
+    return claude
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:
@@ -242,7 +249,7 @@ def _check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
     """Report one settings file; returns (our hook count, lookout plugin enabled there)."""
     from lookout import hookspec
     from lookout.errors import LookoutError
-    from lookout.install import checks, files, settings
+    from lookout.install import checks, files
     from lookout.paths import tilde
 
     name = f"hooks ({scope})"
@@ -275,15 +282,8 @@ def _check_scope(report: Report, scope: str, path: Path) -> tuple[int, bool]:
         [event for event, _, _ in hookspec.EVENTS],
         again,
     )
-    declared = sum(settings.handler_agent(h) != NAME for _, h in ours)
-    if declared:
-        report.add(
-            name,
-            checks.WARN,
-            f"{declared} of them are Codex commands (LOOKOUT_AGENT=codex): Claude Code"
-            " sessions would be recorded as Codex ones",
-            again,
-        )
+    codex = "are Codex commands (LOOKOUT_AGENT=codex): Claude Code sessions would be recorded"
+    checks.report_agent(report, name, ours, NAME, codex + " as Codex ones", again)
     if data.get("disableAllHooks") is True:
         report.add(name, checks.WARN, f"{where} sets disableAllHooks: true: no hook runs")
     runnable = None if scope == "user" else checks.runnable(report)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Install, Installer, Payload, Uninstall
     from lookout.install.checks import Report
     from lookout.install.files import Out
     from lookout.install.options import Options
@@ -125,6 +125,13 @@ def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
         handler["timeout"] = min(handler["timeout"], TIMEOUTS_S.get(event, handler["timeout"]))
     # With [remote] on, the deciding hook too: it waits only while `lookout away` is on.
     return handlers + hooks.remote_wanted(python, runtime, NAME)
+
+
+def installer() -> Installer:
+    """Its own functions below (install, uninstall, installed, check): its files are its own."""
+    from lookout.agents import codex
+
+    return codex
 
 
 def plan_install(opts: Options, out: Out) -> Install | None:
@@ -284,7 +291,7 @@ def check(report: Report, project: str) -> int:
         return 0
     from lookout.agents import codex_config
     from lookout.errors import LookoutError
-    from lookout.install import checks, files, settings
+    from lookout.install import checks, files
     from lookout.paths import tilde
 
     name = "hooks (codex)"
@@ -307,15 +314,8 @@ def check(report: Report, project: str) -> int:
             [event for event, _, _ in EVENTS],
             "re-run install.py --agent codex",
         )
-        claude_style = sum(settings.handler_agent(h) != NAME for _, h in ours)
-        if claude_style:
-            report.add(
-                name,
-                checks.WARN,
-                f"{claude_style} of them lack LOOKOUT_AGENT=codex: Codex sessions may be"
-                " recorded as Claude Code ones",
-                "re-run install.py --agent codex",
-            )
+        claude = "lack LOOKOUT_AGENT=codex: Codex sessions may be recorded as Claude Code ones"
+        checks.report_agent(report, name, ours, NAME, claude, "re-run install.py --agent codex")
         checks.check_commands(report, name, [handler for _, handler in ours])
     try:
         config = codex_config.load_codex_config(config_path())

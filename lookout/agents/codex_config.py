@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lookout import paths
+from lookout.atomic import write_json
 from lookout.errors import LookoutError
 from lookout.install import files
 from lookout.install.files import NOTHING_CHANGED, Loaded, Out
@@ -300,13 +301,7 @@ def _read_memo() -> dict[str, dict[str, str]]:
 
 
 def _write_memo(memo: dict[str, dict[str, str]]) -> None:
-    path = notify_memo_path()
-    if not memo:
-        if path.exists():
-            path.unlink()
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    files.atomic_write(path, (json.dumps(memo, indent=2) + "\n").encode("utf-8"), 0o600)
+    write_json(notify_memo_path(), memo or None)
 
 
 def _edit_notify(loaded: Loaded, snippet: str, notify: list[str] | None) -> str:

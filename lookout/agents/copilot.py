@@ -1,8 +1,5 @@
 """GitHub Copilot CLI: a hooks file of lookout's own, $COPILOT_HOME/hooks/lookout.json (`version:
-1`, camelCase events; each command passes the event name, which its payloads do not carry).
-
-Hook side first: stdlib only, all that hooks/copilot.py loads. The install and doctor side below
-imports the installer inside each function, so a hook never pays for it."""
+1`, camelCase events; each command passes the event name, which its payloads do not carry)."""
 
 from __future__ import annotations
 
@@ -13,11 +10,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Payload
     from lookout.install import hookfiles
-    from lookout.install.checks import Report
-    from lookout.install.files import Out
-    from lookout.install.options import Options
     from lookout.steer.agents import Steering
 
 NAME = "copilot"
@@ -163,23 +157,7 @@ def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _spec() -> hookfiles.Spec:
+def installer() -> hookfiles.Spec:
     from lookout.install import hookfiles
 
     return hookfiles.Spec(NAME, TITLE, SCRIPT, "flat", config_path(), home(), EVENTS, wanted)
-
-
-def plan_install(opts: Options, out: Out) -> Install | None:
-    return _spec().plan_install(opts, out)
-
-
-def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
-    return _spec().plan_uninstall(opts, out)
-
-
-def installed(project: str) -> bool:
-    return _spec().installed()
-
-
-def check(report: Report, project: str) -> int:
-    return _spec().check(report)

@@ -1,7 +1,5 @@
-"""Gemini CLI: its hooks in ~/.gemini/settings.json (Claude Code's matcher groups, timeouts in ms).
-
-Hook side first: stdlib only, all that hooks/gemini.py loads. The install and doctor side below
-imports the installer inside each function, so a hook never pays for it."""
+"""Gemini CLI: its hooks in ~/.gemini/settings.json (Claude Code's matcher groups, timeouts in
+ms)."""
 
 from __future__ import annotations
 
@@ -12,11 +10,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Payload
     from lookout.install import hookfiles
-    from lookout.install.checks import Report
-    from lookout.install.files import Out
-    from lookout.install.options import Options
     from lookout.steer.agents import Steering
 
 NAME = "gemini"
@@ -141,25 +136,9 @@ def wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def _spec() -> hookfiles.Spec:
+def installer() -> hookfiles.Spec:
     from lookout.install import hookfiles
 
     return hookfiles.Spec(
         NAME, TITLE, SCRIPT, "groups", config_path(), home(), EVENTS, wanted, CONFIG_KEYS
     )
-
-
-def plan_install(opts: Options, out: Out) -> Install | None:
-    return _spec().plan_install(opts, out)
-
-
-def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
-    return _spec().plan_uninstall(opts, out)
-
-
-def installed(project: str) -> bool:
-    return _spec().installed()
-
-
-def check(report: Report, project: str) -> int:
-    return _spec().check(report)

@@ -1,8 +1,5 @@
 """OpenCode: lookout's plugin, ${XDG_CONFIG_HOME:-~/.config}/opencode/plugin/lookout.js (a file of
-lookout's own), forwards trimmed bus events to hooks/opencode.py, stamped in bus order.
-
-Hook side first: stdlib only, all that hooks/opencode.py loads. The install and doctor side below
-imports the installer inside each function, so a hook never pays for it."""
+lookout's own), forwards trimmed bus events to hooks/opencode.py, stamped in bus order."""
 
 from __future__ import annotations
 
@@ -14,11 +11,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from lookout.agents.base import Commentary, Facts, Install, Payload, Uninstall
+    from lookout.agents.base import Commentary, Facts, Payload
     from lookout.install import hookfiles
-    from lookout.install.checks import Report
-    from lookout.install.files import Out
-    from lookout.install.options import Options
     from lookout.steer.agents import Steering
 
 NAME = "opencode"
@@ -213,7 +207,7 @@ def _wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
     return []  # no hooks file: the plugin is the whole install
 
 
-def _spec() -> hookfiles.Spec:
+def installer() -> hookfiles.Spec:
     from lookout.install import hookfiles
 
     return hookfiles.Spec(
@@ -228,19 +222,3 @@ def _spec() -> hookfiles.Spec:
         plugin=plugin_text,
         plugin_paths=plugin_paths,
     )
-
-
-def plan_install(opts: Options, out: Out) -> Install | None:
-    return _spec().plan_install(opts, out)
-
-
-def plan_uninstall(opts: Options, out: Out) -> Uninstall | None:
-    return _spec().plan_uninstall(opts, out)
-
-
-def installed(project: str) -> bool:
-    return _spec().installed()
-
-
-def check(report: Report, project: str) -> int:
-    return _spec().check(report)

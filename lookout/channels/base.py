@@ -315,3 +315,27 @@ def check_http_url(c: Checker, path: KeyPath, url: str | None) -> None:
     """An error unless `url` (when set) is http(s), said without its secret parts."""
     if url is not None and not url.startswith(("http://", "https://")):
         c.error(path, f"expected an http(s) URL, got {shown_url(url)!r} ({scheme_problem(url)})")
+
+
+def plain_text(
+    title: str,
+    body: str,
+    outcome: str | None,
+    limit: int,
+    size: Callable[[str], int] = len,
+    head: Callable[[str, int], str] | None = None,
+) -> str:
+    """A chat message: title, body (and the outcome once the request ended), as plain text (no
+    markup) with control characters made visible; the body cut with "…" to fit `limit` as the
+    service counts it (`size`; `head`: the longest start within a size, default a slice)."""
+    from lookout.boundary import visible
+
+    parts = [visible(title)]
+    if body:
+        parts.append(visible(body, keep_newlines=True))
+    tail = f"\n\n{visible(outcome)}" if outcome else ""
+    text = "\n".join(parts)
+    if size(text) + size(tail) > limit:
+        room = limit - size(tail) - size("…")
+        text = (head(text, room) if head is not None else text[:room]) + "…"
+    return text + tail

@@ -235,16 +235,7 @@ def head(text: str, limit: int) -> str:
 def text_of(title: str, body: str, outcome: str | None = None) -> str:
     """The message: title, body (and the outcome once the request ended), as plain text (no
     formatted_body, so nothing in it is markup) with control characters made visible."""
-    from lookout.boundary import visible
-
-    parts = [visible(title)]
-    if body:
-        parts.append(visible(body, keep_newlines=True))
-    tail = f"\n\n{visible(outcome)}" if outcome else ""
-    text = "\n".join(parts)
-    if size(text) + size(tail) > BODY_MAX:
-        text = head(text, BODY_MAX - size(tail) - 3) + "…"
-    return text + tail
+    return base.plain_text(title, body, outcome, BODY_MAX, size, head)
 
 
 def message(text: str) -> dict[str, Any]:
@@ -348,9 +339,11 @@ def risks(name: str, ch: Mapping[str, Any], answers: bool) -> list[str]:
     """The access token travels in every call's header: plain http to a host off this machine
     hands it (and with [remote] on, the power to answer) to the network. With [remote] on and no
     allowed_user_ids, nobody's reaction answers (a room's members are not approvers)."""
+    from lookout import net
+
     out = []
     server = str(ch.get("homeserver") or "")
-    if server.startswith("http://") and not _loopback(server):
+    if server.startswith("http://") and not net.is_loopback_url(server):
         out.append(
             f"channels.{name}.homeserver: {base.shown_url(server)} is not encrypted: the access"
             " token crosses the network in clear text, and whoever holds it can answer your"
@@ -367,17 +360,6 @@ def risks(name: str, ch: Mapping[str, Any], answers: bool) -> list[str]:
             " never answer (list your own id)"
         )
     return out
-
-
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    from lookout import net
-
-    try:
-        return net.is_loopback(urlsplit(url).hostname or "")
-    except ValueError:
-        return False
 
 
 def doctor(used: dict[str, Any], ctx: Doctor) -> list[Finding]:

@@ -126,16 +126,7 @@ def visible_error(err: object) -> str:
 def section_text(title: str, body: str, outcome: str | None = None) -> str:
     """The message's one section: title, body (and the outcome once the request ended), as
     plain_text (nothing in it is markup), control characters made visible, within 3000."""
-    from lookout.boundary import visible
-
-    parts = [visible(title)]
-    if body:
-        parts.append(visible(body, keep_newlines=True))
-    tail = f"\n\n{visible(outcome)}" if outcome else ""
-    text = "\n".join(parts)
-    if len(text) + len(tail) > SECTION_MAX:
-        text = text[: SECTION_MAX - len(tail) - 1] + "…"
-    return text + tail
+    return base.plain_text(title, body, outcome, SECTION_MAX)
 
 
 def blocks(title: str, body: str, buttons: list[tuple[str, str]] | None = None) -> list[Any]:

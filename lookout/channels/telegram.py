@@ -134,16 +134,7 @@ def _opener() -> urllib.request.OpenerDirector:
 def text_of(title: str, body: str, outcome: str | None = None) -> str:
     """The message: title, body (and the outcome once the request ended), as plain text (no
     parse_mode, so nothing in it is markup) with control characters made visible."""
-    from lookout.boundary import visible
-
-    parts = [visible(title)]
-    if body:
-        parts.append(visible(body, keep_newlines=True))
-    tail = f"\n\n{visible(outcome)}" if outcome else ""
-    text = "\n".join(parts)
-    if units(text) + units(tail) > TEXT_MAX:
-        text = head(text, TEXT_MAX - units(tail) - 1) + "…"
-    return text + tail
+    return base.plain_text(title, body, outcome, TEXT_MAX, units, head)
 
 
 def units(text: str) -> int:
@@ -259,9 +250,11 @@ def risks(name: str, ch: Telegram, answers: bool) -> list[str]:
     machine hands it (and with [remote] on, the power to press Allow) to the network; and with
     [remote] on and no allowed_user_ids, any member of the chat answers requests. A host name is
     not resolved: only `localhost` and loopback addresses count as this machine."""
+    from lookout import net
+
     out = []
     api = str(ch.get("api_url") or "")
-    if api.startswith("http://") and not _loopback(api):
+    if api.startswith("http://") and not net.is_loopback_url(api):
         out.append(
             f"channels.{name}.api_url: {base.shown_url(api)} is not encrypted: the bot token (part"
             " of every call's URL) crosses the network in clear text, and whoever holds it can "
@@ -273,17 +266,6 @@ def risks(name: str, ch: Telegram, answers: bool) -> list[str]:
             f"{ch.get('chat_id')} answers a permission request (set it to your Telegram user id)"
         )
     return out
-
-
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    from lookout import net
-
-    try:
-        return net.is_loopback(urlsplit(url).hostname or "")
-    except ValueError:
-        return False
 
 
 # Two pollers of one bot knock each other off with a 409 every couple of seconds; a poller

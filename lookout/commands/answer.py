@@ -53,6 +53,7 @@ def declare(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--option",
+        dest="options",
         action="append",
         default=[],
         metavar="LABEL",
@@ -63,17 +64,11 @@ def declare(p: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="with deny: why, one line the agent shows and its model reads (Claude Code, Codex)",
     )
-    args.json_flag(p, "machine-readable: a list with each full tool input")
+    args.json_flag(p, "machine-readable: a list with each full tool input", dest="as_json")
 
 
-def run(args: argparse.Namespace) -> int:
-    return answer(
-        session=args.session,
-        decision=args.decision,
-        options=args.option,
-        as_json=args.json,
-        message=args.message,
-    )
+def run(ns: argparse.Namespace) -> int:
+    return args.call(answer, ns)
 
 
 def answer(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from lookout.errors import LookoutError
 from lookout.words import parse_duration
@@ -50,8 +51,16 @@ def session(p: Container, *, optional: bool = True, help: str = SESSION_HELP) ->
     p.add_argument("session", nargs="?" if optional else None, metavar="SESSION", help=help)
 
 
-def json_flag(p: Container, help: str = "machine-readable output") -> None:
-    p.add_argument("--json", action="store_true", help=help)
+def json_flag(p: Container, help: str = "machine-readable output", dest: str = "json") -> None:
+    p.add_argument("--json", action="store_true", dest=dest, help=help)
+
+
+def call(command: Callable[..., int], ns: argparse.Namespace) -> int:
+    """`command(**arguments)`: a command whose arguments are declared under the names (dest) its
+    function takes runs them with this one line, not a list of `name=args.name`."""
+    given = dict(vars(ns))
+    given.pop("command", None)  # the subcommand's name (main.py's subparsers)
+    return command(**given)
 
 
 def dry_run(p: Container, help: str = "print the diff, change nothing") -> None:

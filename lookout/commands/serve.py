@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from lookout import paths, words
+from lookout.commands import args
 from lookout.errors import LookoutError
 
 TYPE_CHECKING = False
@@ -48,7 +49,10 @@ def declare(p: argparse.ArgumentParser) -> None:
         help="print a one-time sign-in link (5 minutes) to the running dashboard and exit",
     )
     p.add_argument(
-        "--token", action="store_true", help="print the API token for scripts' Bearer header"
+        "--token",
+        action="store_true",
+        dest="token_only",
+        help="print the API token for scripts' Bearer header",
     )
     p.add_argument(
         "--rotate", action="store_true", help="new token: sign out every browser, void every link"
@@ -57,17 +61,8 @@ def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-key", metavar="FILE", help="... and this PEM private key")
 
 
-def run(args: argparse.Namespace) -> int:
-    return serve(
-        bind=args.bind,
-        port=args.port,
-        fleet=args.fleet,
-        url=args.url,
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        token_only=args.token,
-        rotate=args.rotate,
-    )
+def run(ns: argparse.Namespace) -> int:
+    return args.call(serve, ns)
 
 
 def serve(

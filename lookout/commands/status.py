@@ -310,7 +310,7 @@ def hooks_note() -> str | None:
     if registry.load():
         return None  # install.py wrote hooks somewhere (perhaps another project)
     project = os.getcwd()
-    if any(agent.installed(project) for agent in AGENTS.values()):
+    if any(agent.installer().installed(project) for agent in AGENTS.values()):
         return None
     return (
         f"note: no lookout hooks are installed (not in {paths.tilde(paths.user_settings_path())},"

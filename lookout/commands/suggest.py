@@ -33,9 +33,14 @@ def declare(p: argparse.ArgumentParser) -> None:
         " (backup, atomic); --revert ID takes it out again."
     )
     p.add_argument(
-        "--since", type=args.duration, default=30 * 86400, metavar="AGE", help="how far back (30d)"
+        "--since",
+        dest="since_s",
+        type=args.duration,
+        default=30 * 86400,
+        metavar="AGE",
+        help="how far back (30d)",
     )
-    args.json_flag(p)
+    args.json_flag(p, dest="as_json")
     do = p.add_mutually_exclusive_group()
     do.add_argument("--apply", metavar="ID", help="add suggestion ID to permissions.allow")
     do.add_argument("--revert", metavar="ID", help="remove the rule --apply ID added")
@@ -49,14 +54,8 @@ def declare(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    return suggest(
-        since_s=args.since,
-        as_json=args.json,
-        apply=args.apply,
-        revert=args.revert,
-        scope=args.scope,
-    )
+def run(ns: argparse.Namespace) -> int:
+    return args.call(suggest, ns)
 
 
 def collect(state_dir: str, since_ms: int, until_ms: int) -> list[rules.Suggestion]:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from lookout import paths
+from lookout.commands import args
 from lookout.errors import LookoutError
 from lookout.install import tmuxconf
 from lookout.install.tmuxconf import (
@@ -49,14 +50,8 @@ def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pick-key", default="A", metavar="KEY", help="after the prefix (A)")
 
 
-def run(args: argparse.Namespace) -> int:
-    return tmux_setup(
-        apply=args.apply,
-        remove=args.remove,
-        file=args.file,
-        jump_key=args.jump_key,
-        pick_key=args.pick_key,
-    )
+def run(ns: argparse.Namespace) -> int:
+    return args.call(tmux_setup, ns)
 
 
 def lookout_command() -> str:

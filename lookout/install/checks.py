@@ -183,3 +183,18 @@ def report_events(
         )
     else:
         report.add(name, OK, f"{len(present)} hooks in {where}")
+
+
+def report_agent(
+    report: Report,
+    name: str,
+    ours: list[tuple[str, dict[str, Any]]],
+    agent: str,
+    what: str,
+    hint: str,
+) -> None:
+    """Warn when some of lookout's entries in `agent`'s own file declare another agent (its
+    sessions would be recorded as that one's): `N of them` and `what` they are."""
+    others = sum(settings.handler_agent(h) != agent for _, h in ours)
+    if others:
+        report.add(name, WARN, f"{others} of them {what}", hint)

@@ -58,7 +58,7 @@ class Spec:
     plugin: Callable[[str, Path], str] | None = None  # "plugin": (python, runtime) -> text
     plugin_paths: Callable[[str], tuple[str, str]] | None = None  # text -> (python, script)
 
-    # -- the agent's interface (lookout.agents.base.Agent), for a one-file agent --------------
+    # -- the agent's install side (lookout.agents.base.Installer), for a one-file agent -------
 
     def plan_install(self, opts: Options, out: Out) -> Install | None:
         if opts.agent == "all" and not self.home.is_dir():
@@ -78,13 +78,13 @@ class Spec:
         load(self)
         return lambda roots: uninstall(self, roots, opts.dry_run, out)
 
-    def installed(self) -> bool:
+    def installed(self, project: str) -> bool:
         try:
             return bool(installed_commands(self, [str(paths.runtime_home())]))
         except LookoutError:
             return True  # unreadable: claim nothing
 
-    def check(self, report: checks.Report) -> int:
+    def check(self, report: checks.Report, project: str) -> int:
         return check(self, report)
 
 

@@ -25,7 +25,8 @@ def do_install(opts: Options, out: Out) -> int:
     # Nothing install writes (venv, hook scripts, settings.json, their directories) may be
     # writable by others, whatever the umask: whoever can write them runs code in every session.
     os.umask(os.umask(0o022) | 0o022)
-    steps = [step for agent in AGENTS.values() if (step := agent.plan_install(opts, out))]
+    installers = [agent.installer() for agent in AGENTS.values()]
+    steps = [step for i in installers if (step := i.plan_install(opts, out))]
     if opts.bridge:
         from lookout.install import bridge
 
@@ -210,7 +211,8 @@ def do_uninstall(opts: Options, out: Out) -> int:
     # damaged block stops it here, before anything changed.
     tmux_conf = tmuxconf.default_file()
     tmux_block = opts.purge and tmuxconf.has_block(tmux_conf)
-    steps = [step for agent in AGENTS.values() if (step := agent.plan_uninstall(opts, out))]
+    installers = [agent.installer() for agent in AGENTS.values()]
+    steps = [step for i in installers if (step := i.plan_uninstall(opts, out))]
     for step in steps:
         step([str(home)])
     from lookout.install import bridge
@@ -268,7 +270,7 @@ def _say_other_agents(opts: Options, out: Out) -> None:
             files_of.setdefault(entry.agent, []).append(tilde(entry.path))
     project = opts.project or os.getcwd()
     for name, agent in AGENTS.items():
-        if name in files_of and agent.installed(project):
+        if name in files_of and agent.installer().installed(project):
             out(
                 f"{'would keep' if opts.dry_run else 'kept'}: hooks for {agent.TITLE} in"
                 f" {', '.join(sorted(files_of[name]))} (python3 install.py --uninstall --agent"

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lookout import paths, store, words
-from lookout.atomic import atomic_write
+from lookout.atomic import write_json
 from lookout.errors import LookoutError
 
 REGISTRY = "installed.json"
@@ -102,15 +102,10 @@ def load() -> dict[str, Entry]:
 
 
 def _save(entries: dict[str, Entry]) -> None:
-    target = registry_path()
-    if not entries:
-        if target.exists():
-            target.unlink()
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    check_format()
+    if entries:
+        check_format()
     doc = {"v": FORMAT, "files": [asdict(e) for e in entries.values()]}
-    atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode("utf-8"), 0o600)
+    write_json(registry_path(), doc if entries else None)
 
 
 def get(path: Path) -> Entry | None:

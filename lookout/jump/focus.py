@@ -4,9 +4,8 @@ sender and the desktop surface (which waits for the click: lookout.surfaces.desk
 
 from __future__ import annotations
 
-import subprocess
-
 from lookout import store
+from lookout.platform.base import probe
 from lookout.words import ATTENTION, ATTENTION_KINDS, ENDED
 
 TYPE_CHECKING = False
@@ -63,16 +62,5 @@ def pane_focused(pane: object) -> bool:
     client. Anything unknown (no tmux, no pane, an error) means not focused: notify."""
     if not isinstance(pane, str) or not pane.startswith("%"):
         return False
-    try:
-        proc = subprocess.run(
-            ["tmux", "list-clients", "-F", "#{pane_id}"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=2,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    if proc.returncode != 0:
-        return False
-    return pane in proc.stdout.decode("utf-8", "replace").split()
+    shown = probe(["tmux", "list-clients", "-F", "#{pane_id}"], 2)
+    return shown is not None and pane in shown.split()

@@ -76,6 +76,24 @@ def capture(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[s
     return subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
 
 
+def probe(argv: Sequence[str], timeout_s: float) -> str | None:
+    """A quick question to a program (no shell, stdin closed): its stdout when it exits 0; None
+    when it is missing, fails or takes longer, and the caller takes the safe answer."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
 def last_line(done: subprocess.CompletedProcess[str]) -> str:
     """What a program that failed said last (its output's last line), else its exit code."""
     lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]

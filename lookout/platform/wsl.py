@@ -11,9 +11,8 @@ import base64
 import json
 import os
 import shutil
-import subprocess
 
-from lookout.platform.base import PlatformError, SoundPlayer, group_id, plain, run
+from lookout.platform.base import PlatformError, SoundPlayer, group_id, plain, probe, run
 from lookout.platform.linux import Linux, linux_sound_player
 
 TYPE_CHECKING = False
@@ -109,17 +108,7 @@ def linux_daemon() -> bool:
         return False
     if shutil.which("busctl") is None:
         return False
-    try:
-        done = subprocess.run(
-            ["busctl", "--user", "status", "org.freedesktop.Notifications"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=3,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    return probe(["busctl", "--user", "status", "org.freedesktop.Notifications"], 3) is not None
 
 
 def path() -> tuple[str, str | None]:

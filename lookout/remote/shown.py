@@ -149,9 +149,7 @@ def view(
     if shown == lines:  # all of what runs is there: the commentary, if the tail leaves room
         shown = _with_notes(surface, title, shown, notes, tail)
     # lookout's own words are not broken up for the popup: an id must copy whole.
-    return View(
-        text="\n".join(filter(None, (surface.render(shown), *tail))), allow=False, why=why
-    )
+    return View(text="\n".join(filter(None, (surface.render(shown), *tail))), allow=False, why=why)
 
 
 def _alert_lines(

@@ -13,39 +13,26 @@ from lookout import store
 from lookout.sound.categories import URGENT
 from lookout.sound.default import LOCK
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import TracebackType
-
 FILE = "sound-played.json"  # {"ts_ms": when the last sound started, "category", "last": {...}}
 WINDOW_MS = 2000
 
 
-class Debounce:
+class Debounce(store.Locked):
     """`with Debounce(state_dir) as d:` the store under its lock: `d.wait_ms(category, now)`,
     then `d.last(category)` and `d.played(category, file, now)`."""
 
     def __init__(self, state_dir: str, window_ms: int = WINDOW_MS) -> None:
-        self.dir = state_dir
+        super().__init__(state_dir, LOCK)
         self.path = os.path.join(state_dir, FILE)
         self.window_ms = window_ms
-        self._lock = store.Locked(state_dir, LOCK)
         self._data: dict[str, object] = {}
 
     def __enter__(self) -> Debounce:
-        self._lock.__enter__()
+        super().__enter__()
         found = store.read_json(self.path)
         # Another shape (a newer lookout's, a damaged file): as if nothing had played.
         self._data = found if isinstance(found, dict) and "v" not in found else {}
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._lock.__exit__(exc_type, exc, tb)
 
     def wait_ms(self, category: str, now_ms: int) -> int:
         """0 when a sound of `category` may play now, else how long the window still runs."""

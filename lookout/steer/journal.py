@@ -94,33 +94,17 @@ def record(
             seq = int(session.get("seq", 0)) + 1
             session["seq"] = seq
             st.write_session(session)
-        line: dict[str, Any] = {
-            "ts": store.rfc3339(ts_ms),
-            "seq": seq,
-            "session_id": session_id,
-            "agent": s.get("agent") or agent or "claude",
-            "event": EVENT,
-            "status": s.get("status"),
-            "reason": s.get("reason"),
-            "detail": s.get("detail"),
-            "agent_id": None,
-            "agent_type": None,
-            "agent_status": None,
-            "cwd": s.get("cwd"),
-            "project": s.get("project"),
-            "tool_name": None,
-            "notification_type": None,
-            "source": source,
-            "error": None,
-            "pid": None,
-            "tmux_pane": None,
-            "duplicate": False,
-            "late": False,
-            "duration_ms": None,
-            "summary": summary,
-            "notify": [],
-            "outcome": result,
-            "steer": steer,
-        }
+        line: dict[str, Any] = store.plain_line(
+            ts_ms,
+            seq,
+            session_id,
+            s.get("agent") or agent or "claude",
+            EVENT,
+            s,
+            source=source,
+            summary=summary,
+            outcome=result,
+        )
+        line["steer"] = steer
         st.append(store.EVENTS, line, store.rotate_bytes())
     return line

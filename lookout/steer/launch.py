@@ -148,41 +148,15 @@ def open_window(directory: str, command: list[str]) -> tuple[str, str]:
     """Run `command` in a new tmux window in `directory`; (socket, pane id)."""
     socket, session = _where()
     env = [x for k in _PASSED if os.environ.get(k) for x in ("-e", f"{k}={os.environ[k]}")]
+    # Where it runs and what, the same in a new session as in a new window; -P: print its pane.
+    window = ("-c", directory, "-P", "-F", "#{pane_id}", *env, "--", *command)
     server = ["-S", socket]
     if session is None:
         server = ["-L", "default"]  # tmux makes its socket's directory (-S would not)
         session = f"={OWN_SESSION}"
         if not _has(server, session):
-            return socket, _tmux(
-                server,
-                "new-session",
-                "-d",
-                "-s",
-                OWN_SESSION,
-                "-c",
-                directory,
-                "-P",
-                "-F",
-                "#{pane_id}",
-                *env,
-                "--",
-                *command,
-            )
-    return socket, _tmux(
-        server,
-        "new-window",
-        "-d",
-        "-t",
-        f"{session}:",
-        "-c",
-        directory,
-        "-P",
-        "-F",
-        "#{pane_id}",
-        *env,
-        "--",
-        *command,
-    )
+            return socket, _tmux(server, "new-session", "-d", "-s", OWN_SESSION, *window)
+    return socket, _tmux(server, "new-window", "-d", "-t", f"{session}:", *window)
 
 
 def _has(server: list[str], session: str) -> bool:

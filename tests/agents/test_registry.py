@@ -39,10 +39,7 @@ def test_each_agent_implements_the_interface(name: str) -> None:
         "translate",
         "answer",
         "home",
-        "plan_install",
-        "plan_uninstall",
-        "installed",
-        "check",
+        "installer",
     }
     for member in members:
         assert hasattr(agent, member), f"{name} lacks {member}"
@@ -50,8 +47,11 @@ def test_each_agent_implements_the_interface(name: str) -> None:
     assert agent.SCRIPT is None or f"{name}.py" == agent.SCRIPT
     assert isinstance(agent.STAMPED, bool)
     assert isinstance(agent.CHILD_HOOKS, bool)
-    for fn in ("translate", "answer", "home", "plan_install", "plan_uninstall", "check"):
+    for fn in ("translate", "answer", "home", "installer"):
         assert callable(getattr(agent, fn))
+    installer = agent.installer()
+    for fn in [m for m in vars(base.Installer) if not m.startswith("_")]:
+        assert callable(getattr(installer, fn)), f"{name}'s installer lacks {fn}"
     if agent.FACTS is not None:
         assert set(agent.FACTS) == set(get_type_hints(base.Facts))
     for tool, aside in agent.COMMENTARY.items():  # what runs is never commentary (issue 38)

@@ -14,10 +14,9 @@ import itertools
 import json
 import os
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pytest
 
 from tests.e2e import npm_client
 from tests.e2e.agent_machine import AgentMachine
+from tests.e2e.loopback_api import LoopbackAPI
 
 pytestmark = pytest.mark.e2e
 
@@ -45,64 +45,36 @@ def codex_bin() -> Path:
 # --- a mock Responses API ----------------------------------------------------------------------
 
 
-class ResponsesAPI:
+class ResponsesAPI(LoopbackAPI):
     """POST .../responses answers one SSE stream: the assistant's REPLY, then completed."""
 
+    PREFIX = "/v1"
+
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
-        ids = itertools.count(1)
-        api = self
+        self.ids = itertools.count(1)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if not self.path.endswith("/responses"):
-                    self.send_error(404)
-                    return
-                api.requests.append(json.loads(body))
-                rid = f"resp_mock_{next(ids)}"
-                message = {
-                    "type": "message",
-                    "role": "assistant",
-                    "id": f"msg_{rid}",
-                    "content": [{"type": "output_text", "text": REPLY}],
-                }
-                usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
-                events = [
-                    {"type": "response.created", "response": {"id": rid}},
-                    {"type": "response.output_item.done", "item": message},
-                    {"type": "response.completed", "response": {"id": rid, "usage": usage}},
-                ]
-                data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-                raw = data.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_GET(self) -> None:
-                self.send_error(404)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> ResponsesAPI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def post(self, request: BaseHTTPRequestHandler, body: bytes) -> None:
+        if not request.path.endswith("/responses"):
+            request.send_error(404)
+            return
+        self.requests.append(json.loads(body))
+        rid = f"resp_mock_{next(self.ids)}"
+        message = {
+            "type": "message",
+            "role": "assistant",
+            "id": f"msg_{rid}",
+            "content": [{"type": "output_text", "text": REPLY}],
+        }
+        usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        events = [
+            {"type": "response.created", "response": {"id": rid}},
+            {"type": "response.output_item.done", "item": message},
+            {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+        ]
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+        self.reply(request, data.encode(), "text/event-stream")
 
 
 @pytest.fixture

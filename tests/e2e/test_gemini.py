@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from tests.helpers import calls, recorder
 
 from . import npm_client
 from .agent_machine import AgentMachine
+from .loopback_api import LoopbackAPI
 
 pytestmark = pytest.mark.e2e
 
@@ -33,76 +34,50 @@ REPLY = "OK from mock"
 MODEL = "gemini-2.5-flash"
 
 
-class GeminiAPI:
+class GeminiAPI(LoopbackAPI):
     """POST /v1beta/models/<model>:streamGenerateContent answers one SSE chunk: a call of
     run_shell_command(COMMAND) when the user's prompt says USE_TOOL and no tool answered yet,
     else the text REPLY."""
 
     def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
         self.requests: list[str] = []
         # A prompt holding STALL gets a stream that starts and then hangs, the connection open,
         # until `release` is set (issue 32: a turn hung on a live connection).
         self.release = threading.Event()
         self.stalled = threading.Event()
-        api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                api.requests.append(self.path)
-                contents = body.get("contents") or [{}]
-                answered = any("functionResponse" in p for p in contents[-1].get("parts", []))
-                if "USE_TOOL" in json.dumps(contents) and not answered:
-                    call = {"name": "run_shell_command", "args": {"command": command}}
-                    part: dict[str, Any] = {"functionCall": call}
-                else:
-                    part = {"text": REPLY}
-                chunk = {
-                    "candidates": [
-                        {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}
-                    ],
-                    "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 10},
-                }
-                if ":streamGenerateContent" in self.path:
-                    raw, kind = f"data: {json.dumps(chunk)}\n\n".encode(), "text/event-stream"
-                else:
-                    raw, kind = json.dumps(chunk).encode(), "application/json"
-                if STALL in json.dumps(contents) and not api.release.is_set():
-                    self.send_response(200)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    self.wfile.flush()
-                    api.stalled.set()
-                    api.release.wait(600)
-                    self.wfile.write(raw)
-                    self.close_connection = True
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> GeminiAPI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def post(self, request: BaseHTTPRequestHandler, raw_body: bytes) -> None:
+        body = json.loads(raw_body)
+        self.requests.append(request.path)
+        contents = body.get("contents") or [{}]
+        answered = any("functionResponse" in p for p in contents[-1].get("parts", []))
+        if "USE_TOOL" in json.dumps(contents) and not answered:
+            call = {"name": "run_shell_command", "args": {"command": self.command}}
+            part: dict[str, Any] = {"functionCall": call}
+        else:
+            part = {"text": REPLY}
+        chunk = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 10},
+        }
+        if ":streamGenerateContent" in request.path:
+            raw, kind = f"data: {json.dumps(chunk)}\n\n".encode(), "text/event-stream"
+        else:
+            raw, kind = json.dumps(chunk).encode(), "application/json"
+        if STALL in json.dumps(contents) and not self.release.is_set():
+            request.send_response(200)
+            request.send_header("Content-Type", kind)
+            request.send_header("Connection", "close")
+            request.end_headers()
+            request.wfile.flush()
+            self.stalled.set()
+            self.release.wait(600)
+            request.wfile.write(raw)
+            request.close_connection = True
+            return
+        self.reply(request, raw, kind)
 
 
 def binary() -> Path:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from tests.helpers import wait_for
 
 from . import npm_client
 from .agent_machine import AgentMachine
+from .loopback_api import LoopbackAPI
 
 pytestmark = pytest.mark.e2e
 
@@ -31,101 +31,67 @@ COMMAND = "echo hi-from-tool"
 QUESTION = "Which database should I use?"
 
 
-class ChatAPI:
+class ChatAPI(LoopbackAPI):
     """POST /v1/chat/completions: a `bash` tool call while the user's prompt says USE_TOOL and no
     tool answered yet, else REPLY; streamed as OpenAI chunks, or one JSON for a non-stream call
     (OpenCode's title request)."""
 
+    PREFIX = "/v1"
+
     def __init__(self) -> None:
+        super().__init__()
         self.requests = 0
         self.bodies: list[dict[str, Any]] = []  # every request, in order
         self.command = COMMAND  # what its bash tool call runs
         self.tool = "bash"  # or "question"; "fail" answers every request with a 400
-        api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self.send_error(404)
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                api.requests += 1
-                api.bodies.append(body)
-                if api.tool == "fail":
-                    error = {"error": {"message": "mock bad request", "type": "invalid_request"}}
-                    raw = json.dumps(error).encode()
-                    self.send_response(400)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    self.wfile.write(raw)
-                    return
-                messages = body.get("messages") or [{}]
-                users = json.dumps([m for m in messages if m.get("role") == "user"])
-                tool = "USE_TOOL" in users and messages[-1].get("role") != "tool"
-                base = {"id": "c1", "object": "chat.completion.chunk", "model": "mock-model"}
-                usage = {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
-                if not body.get("stream"):
-                    message = {"role": "assistant", "content": "Mock title"}
-                    doc = {
-                        **base,
-                        "object": "chat.completion",
-                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                        "usage": usage,
-                    }
-                    self.reply(json.dumps(doc).encode(), "application/json")
-                    return
-                if tool and body.get("tools"):
-                    if api.tool == "question":
-                        options = [{"label": "sqlite", "description": "small"}]
-                        ask = {"question": QUESTION, "header": "Database", "options": options}
-                        arguments = json.dumps({"questions": [ask]})
-                    else:
-                        arguments = json.dumps({"command": api.command, "description": "Echo"})
-                    call = {
-                        "index": 0,
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": api.tool, "arguments": arguments},
-                    }
-                    delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
-                    finish = "tool_calls"
-                else:
-                    delta, finish = {"role": "assistant", "content": REPLY}, "stop"
-                chunks = [
-                    {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                    {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
-                    {**base, "choices": [], "usage": usage},
-                ]
-                data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-                self.reply(data.encode(), "text/event-stream")
-
-            def reply(self, raw: bytes, kind: str) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> ChatAPI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def post(self, request: BaseHTTPRequestHandler, raw_body: bytes) -> None:
+        body = json.loads(raw_body)
+        self.requests += 1
+        self.bodies.append(body)
+        if self.tool == "fail":
+            error = {"error": {"message": "mock bad request", "type": "invalid_request"}}
+            self.reply(request, json.dumps(error).encode(), "application/json", 400)
+            return
+        messages = body.get("messages") or [{}]
+        users = json.dumps([m for m in messages if m.get("role") == "user"])
+        tool = "USE_TOOL" in users and messages[-1].get("role") != "tool"
+        base = {"id": "c1", "object": "chat.completion.chunk", "model": "mock-model"}
+        usage = {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
+        if not body.get("stream"):
+            message = {"role": "assistant", "content": "Mock title"}
+            doc = {
+                **base,
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": usage,
+            }
+            self.reply(request, json.dumps(doc).encode(), "application/json")
+            return
+        if tool and body.get("tools"):
+            if self.tool == "question":
+                options = [{"label": "sqlite", "description": "small"}]
+                ask = {"question": QUESTION, "header": "Database", "options": options}
+                arguments = json.dumps({"questions": [ask]})
+            else:
+                arguments = json.dumps({"command": self.command, "description": "Echo"})
+            call = {
+                "index": 0,
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": self.tool, "arguments": arguments},
+            }
+            delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
+            finish = "tool_calls"
+        else:
+            delta, finish = {"role": "assistant", "content": REPLY}, "stop"
+        chunks = [
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            {**base, "choices": [], "usage": usage},
+        ]
+        data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        self.reply(request, data.encode(), "text/event-stream")
 
 
 def binary() -> Path:

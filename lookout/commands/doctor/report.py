@@ -60,7 +60,7 @@ def diagnose(project: str) -> Report:
         _check_pack(report, runtimes.code_root(home))
     else:
         report.add("runtime", INFO, f"{paths.tilde(home)} not installed (plugin or checkout?)")
-    found = sum(agent.check(report, project) for agent in AGENTS.values())
+    found = sum(agent.installer().check(report, project) for agent in AGENTS.values())
     if not found:
         report.add("hooks", FAIL, "lookout's hooks are not installed in any scope", _install_hint())
     loaded = check_config(report, project)
