@@ -27,7 +27,7 @@ from lookout.channels import registry, slack
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base
+from lookout.surfaces import base, listener
 from lookout.surfaces import telegram_steer as chat_steer
 
 TYPE_CHECKING = False
@@ -206,6 +206,7 @@ class Listener:
         self.channels: dict[str, Mapping[str, Any]] = {}
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"slack listener: {text}"))
         self.steering = False
+        self.fleet = listener.Fleet("", "")  # only the hub connects (issue 42)
         self._stamp: object = ()
         self._looked = 0.0
         self.chat: Steering | None = None
@@ -238,6 +239,7 @@ class Listener:
         except OSError:
             self._stamp = None
         self.steering = steering_on()
+        self.fleet = listener.fleet()
         try:
             cfg = files.load(None)
         except check.ConfigError as exc:
@@ -265,7 +267,7 @@ class Listener:
         self._refresh()
         if self.chat is not None and self.chat.busy():
             return True
-        return self.steering and _replyable(table or _load(self.state_dir))
+        return self.fleet.listens and self.steering and _replyable(table or _load(self.state_dir))
 
     def _serve_locked(self) -> None:
         self._reload()
@@ -294,6 +296,11 @@ class Listener:
         the channel stays as it was; one of a changed or removed channel is closed."""
         ch = self.channels.get(name)
         old = self.clients.get(name)
+        if not self.fleet.listens:  # another host is the hub: Socket Mode is its alone
+            if old is not None:
+                old.close()
+                del self.clients[name]
+            return
         if old is not None and ch is not None and old.lookout_channel == ch:
             return
         if old is not None:

@@ -31,7 +31,7 @@ from lookout.channels import registry, telegram
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base
+from lookout.surfaces import base, listener
 from lookout.surfaces import telegram_steer as steer_telegram
 
 TYPE_CHECKING = False
@@ -311,6 +311,9 @@ class Poller:
             lambda text: store.log_error(state_dir, f"telegram poller: {text}", store.IGNORED)
         )
         self.steering = False  # [steer] enabled
+        # Only the fleet's hub takes updates (issue 42): elsewhere the poller edits its own
+        # messages to their outcome and never calls getUpdates on the shared bot.
+        self.fleet = listener.Fleet("", "")
         self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
         # Under this lock the listeners take updates (queue them, save the offset) only while
         # `stop` is clear: once set, what they took is in the queue, and nothing more comes.
@@ -325,8 +328,9 @@ class Poller:
 
     @property
     def wanted(self) -> bool:
-        """Steering keeps a poller: [steer] on and a Telegram channel configured."""
-        return self.steering and bool(self.channels)
+        """Steering keeps a poller: [steer] on and a Telegram channel configured, on a host that
+        listens (no [fleet] hub, or the hub)."""
+        return self.steering and bool(self.channels) and self.fleet.listens
 
     def serve(self, held: int | None = None) -> None:
         """Only while holding telegram.lock (`held`: a descriptor that holds it already)."""
@@ -379,6 +383,7 @@ class Poller:
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
         self.steering, self.max_age_s = steer_settings()
+        self.fleet = listener.fleet()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot
         except check.ConfigError as exc:
@@ -409,7 +414,7 @@ class Poller:
             elif not names:
                 return
             for name in names:
-                if isinstance(name, str):
+                if isinstance(name, str) and self.fleet.listens:
                     self._listen(name)
             try:
                 channel, update = self.updates.get(timeout=self.poll_s)
@@ -460,8 +465,9 @@ class Poller:
     def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
         delay = 0.0
-        # Until the channel changes or goes from the config: a listener of the new one starts.
-        while not self.stop.is_set() and self.channels.get(name) == ch:
+        # Until the channel changes or goes from the config (a listener of the new one starts),
+        # or the fleet names another host its hub.
+        while not self.stop.is_set() and self.channels.get(name) == ch and self.fleet.listens:
             # Messages too (issue 33): steering, or a reply saying that steering is off.
             kinds = ["callback_query", "message"]
             params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": kinds}
@@ -543,12 +549,19 @@ class Poller:
             self.ignored("foreign", f"channel {name}: a press by {who}, not the owner: ignored")
             self._ack(ch, query["id"], "Not answered: this bot takes answers only from its owner")
             return
-        data = query.get("data")
-        if not isinstance(data, str) or not data.startswith(telegram.CALLBACK_PREFIX):
+        token, host = self._token(query)
+        if token is None:
             self.ignored("payload", f"channel {name}: a press not of a lookout button: ignored")
             self._ack(ch, query["id"], "Not answered: not a lookout button")
             return
-        token = data[len(telegram.CALLBACK_PREFIX) :]
+        if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
+            ok, said = listener.forward_press(
+                host, token, surface=SURFACE, by=f"Telegram user {user}"
+            )
+            if not ok:
+                self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+            self._ack(ch, query["id"], said)
+            return
         try:
             rec = answers.answer_token(
                 self.state_dir, token, surface="telegram", by=f"Telegram user {user}", scope=name
@@ -561,6 +574,18 @@ class Poller:
         outcome = answers.outcome_text(rec)
         self._ack(ch, query["id"], outcome)
         self._withdraw()
+
+    def _token(self, query: dict[str, Any]) -> tuple[str | None, str]:
+        """(the press's token, the host its button names: "" for this host's own form)."""
+        data = query.get("data")
+        if not isinstance(data, str):
+            return None, ""
+        if data.startswith(telegram.CALLBACK_PREFIX):
+            return data[len(telegram.CALLBACK_PREFIX) :] or None, ""
+        if data.startswith(telegram.HOSTED_PREFIX):
+            host, token = listener.split_hosted(data[len(telegram.HOSTED_PREFIX) :])
+            return (token, host) if host else (None, "")
+        return None, ""
 
     def _ack(self, ch: Mapping[str, Any], query_id: str, text: str) -> None:
         try:
@@ -657,6 +682,10 @@ def telegram_buttons(
         return
     picks = base.choices(rec, LIMITS, msg, content)
     tokens = answers.mint(state_dir, rec, SURFACE, [(d, a) for _, d, a in picks], scope=name)
+    here = listener.fleet()
+    if here.named:  # the hub routes a press to the host that minted it (issue 42)
+        hosted = [listener.hosted_data(here.host, t) for t in tokens]
+        tokens = [h or t for h, t in zip(hosted, tokens, strict=True)]
     msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
     msg["bound"] = rec["id"]
 

@@ -1,0 +1,147 @@
+"""What the chat listeners (Telegram's poller, Slack's Socket Mode listener, Matrix's sync, ntfy's
+reply subscription) share about the fleet's hub (issue 42): whether this host may listen on a
+shared bot at all, which host an alert or a button belongs to, and where a press or a steer for
+another host goes (lookout.fleet.hub, through the broker).
+
+With `[fleet] hub` set, only the hub listens: every other host still sends its own alerts and
+edits its own messages to their outcome, but never polls a shared bot (no 409, one getUpdates
+at a time in the whole fleet). With no hub, or no [fleet], every host listens, as before.
+A button names its host (`lk:<host>:<token>` on Telegram, `<host>:<token>` as a Slack action's
+value) only when a hub is named; an alert's title starts with its host (`B · ...`, written by
+lookout.templates), which tells the hub whose alert a reply answers when no button does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lookout.channels import telegram
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Telegram's callback_data: `lk:<host>:<token>` when a hub is named (the token is 22 characters
+# of base64url, never a colon), `lk1:<token>` otherwise (lookout.channels.telegram).
+HOSTED_PREFIX = telegram.HOSTED_PREFIX
+CALLBACK_MAX = 64  # bytes, the Bot API's limit
+TITLE_SEP = " · "  # lookout.templates: "{host} · {title}"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """This host's name and the hub's, as the user's own config names them ("" for no hub)."""
+
+    host: str
+    hub: str
+
+    @property
+    def listens(self) -> bool:
+        return not self.hub or self.hub == self.host
+
+    @property
+    def named(self) -> bool:
+        return bool(self.hub)
+
+
+def fleet(gpath: str | None = None) -> Fleet:
+    """This host and the hub from the user's own config ([fleet] host, hub)."""
+    from lookout.config.cache import fleet_hub
+
+    return Fleet(*fleet_hub(gpath))
+
+
+def listens(gpath: str | None = None) -> bool:
+    """May this host run the shared chat listeners? (lookout.fleet.hub.listens, by the config.)"""
+    return fleet(gpath).listens
+
+
+def hosted_data(host: str, token: str) -> str | None:
+    """Telegram callback_data that names `host`, or None when it would pass the 64 bytes."""
+    data = f"{HOSTED_PREFIX}{host}:{token}"
+    return data if len(data.encode()) <= CALLBACK_MAX else None
+
+
+def split_hosted(value: str) -> tuple[str, str]:
+    """`<host>:<token>` -> (host, token); ("", value) without a host."""
+    host, sep, token = value.partition(":")
+    return (host, token) if sep and host and token else ("", value)
+
+
+def host_of_text(text: object) -> str:
+    """The host an alert's text names in its title (`B · ...`), "" when it names none."""
+    if not isinstance(text, str):
+        return ""
+    head, sep, _ = text.partition(TITLE_SEP)
+    if not sep or "\n" in head:
+        return ""
+    from lookout.config.fleet import HOST
+
+    return head if HOST.fullmatch(head) else ""
+
+
+def host_of_telegram(message: object) -> str:
+    """Whose alert a Telegram message of the bot is: its buttons' callback data names the host
+    (`lk:<host>:...`), else its title does; "" when neither says."""
+    if not isinstance(message, dict):
+        return ""
+    markup = message.get("reply_markup")
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    for row in rows if isinstance(rows, list) else []:
+        for button in row if isinstance(row, list) else []:
+            data = button.get("callback_data") if isinstance(button, dict) else None
+            if isinstance(data, str) and data.startswith(HOSTED_PREFIX):
+                host, _ = split_hosted(data[len(HOSTED_PREFIX) :])
+                if host:
+                    return host
+    return host_of_text(message.get("text"))
+
+
+def elsewhere(here: Fleet, host: str) -> bool:
+    """Is `host` another host of the fleet, whose press or steer goes through the hub?"""
+    return here.named and here.listens and bool(host) and host != here.host
+
+
+def forward_press(host: str, token: str, *, surface: str, by: str) -> tuple[bool, str]:
+    """A press at the hub of a button `host` minted: published for host's bridge to answer
+    (lookout.fleet.hub.press); (ok, what to acknowledge the press with)."""
+    try:
+        cfg, hub = _hub()
+        sent = hub.press(cfg, host, token, surface=surface, by=by)
+    except Exception as exc:  # no broker, no paho, a config the broker's checks refuse
+        return False, f"Not answered: {host} is out of reach ({_said(exc)})"
+    return bool(sent.ok), str(sent.text)
+
+
+def forward_steer(host: str, action: str, *, source: str, by: str, **what: str) -> str:
+    """A steer for `host` (say, interrupt, start), run by host's bridge through its own
+    steer/core (lookout.fleet.hub.steer): the two lines a local action shows."""
+    try:
+        cfg, hub = _hub()
+        done = hub.steer(cfg, host, action, source=source, by=by, **what)
+    except Exception as exc:
+        return f"error: {host} is out of reach ({_said(exc)})\nhint: lookout doctor on the hub"
+    return "\n".join(done.lines)
+
+
+def unknown_host(what: str) -> str:
+    return (
+        f"error: cannot tell which host sent {what}\n"
+        "hint: reply to an alert that still shows its host (`HOST · ...`), or name it: /new"
+        " HOST:PROJECT TEXT, /stop HOST:SESSION"
+    )
+
+
+def _hub() -> tuple[Any, Any]:
+    import importlib
+
+    from lookout.config import fleet as fleet_config
+
+    # The hub's side of the broker (lookout.fleet.hub, paho only inside its functions). fleet/
+    # sits above surfaces/ (the bridge shows a request as a surface does): reached at run time.
+    return fleet_config.load(), importlib.import_module("lookout.fleet.hub")
+
+
+def _said(exc: BaseException) -> str:
+    from lookout.boundary import visible
+
+    return visible(str(exc) or type(exc).__name__)[:160]
