@@ -309,6 +309,7 @@ class Listener:
         if ch is None:
             _change(self.state_dir, lambda t: _forget(t, name))
             return
+
         def on_envelope(c: Any, req: Any) -> None:
             from slack_sdk.socket_mode.response import SocketModeResponse
 

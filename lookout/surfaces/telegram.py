@@ -524,6 +524,7 @@ class Poller:
                 self.chat = steer_telegram.Chat(
                     state, self.ignored, lambda ch, mid: alert_session(state, ch, mid)
                 )
+            self.chat.fleet = self.fleet
             self.chat.take(
                 name, self.channels[name], update["message"], time.time(), self.max_age_s
             )

@@ -30,7 +30,7 @@ from lookout.boundary import visible
 from lookout.channels import telegram
 from lookout.errors import LookoutError
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import chat_steer
+from lookout.surfaces import chat_steer, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,6 +141,9 @@ class Chat:
         self.state_dir = state_dir
         self.ignored = ignored
         self.alert = alert
+        # This host and the fleet's hub (issue 42): at the hub, a reply to another host's alert
+        # and `/new HOST:PROJECT`, `/stop HOST:SESSION` go to that host (lookout.fleet.hub).
+        self.fleet = listener.Fleet("", "")
         self.jobs: queue.Queue[Job] = queue.Queue(maxsize=MAX_WAITING)
         # One worker for the poller's life: it waits for the next job (one that ended when
         # idle could miss a job put as it ended, which would wait for the next message).
@@ -185,12 +188,48 @@ class Chat:
                 Job(ch, mid, "note", (f"not sent: this message is {_age(age)} old; send it again",))
             )
             return
+        job = self._elsewhere(name, ch, message, text, mid)
+        if job is not None:
+            self._put(job)
+            return
         replied, why_not = self._replied(name, message)
         asked = parse(text, replied)
         if asked[0] == "say" and not replied:
             self.ignored("unknown", f"channel {name}: a message {why_not}: ignored", "message")
             return
         self._put(Job(ch, mid, str(asked[0]), tuple(str(a) for a in asked[1:])))
+
+    def _elsewhere(
+        self, name: str, ch: Mapping[str, Any], message: Mapping[str, Any], text: str, mid: int
+    ) -> Job | None:
+        """At the fleet's hub, what goes to another host: a reply to its alert (whose buttons or
+        title name it), `/stop HOST:SESSION`, `/new HOST:PROJECT TEXT`; None for this host's
+        own. A reply to a bot's message that names no host, at a hub, is refused clearly."""
+        if not self.fleet.named or not self.fleet.listens:
+            return None
+        sender = message.get("from")
+        by = f"Telegram user {sender.get('id') if isinstance(sender, dict) else '?'}"
+        to = message.get("reply_to_message")
+        if isinstance(to, dict):
+            host = listener.host_of_telegram(to)
+            asked = parse(text, "-")  # the session is the owning host's to find
+            if listener.elsewhere(self.fleet, host) and asked[0] in ("say", "stop_alert"):
+                said = asked[2] if asked[0] == "say" else ""
+                return Job(ch, mid, "remote", (host, asked[0], by, str(to.get("message_id")), said))
+            if not host and asked[0] in ("say", "stop_alert") and self._foreign_alert(name, to):
+                return Job(ch, mid, "note", (listener.unknown_host("the message you replied to"),))
+        asked = parse(text, None)
+        if asked[0] in ("stop", "new"):
+            host, rest = listener.split_hosted(asked[1])
+            if listener.elsewhere(self.fleet, host):
+                return Job(ch, mid, "remote", (host, asked[0], by, rest, *asked[2:]))
+        return None
+
+    def _foreign_alert(self, name: str, to: Mapping[str, Any]) -> bool:
+        """A message of a bot that is no alert of this host's."""
+        sender = to.get("from")
+        is_bot = isinstance(sender, dict) and sender.get("is_bot") is True
+        return is_bot and self.alert(name, to.get("message_id")) is None
 
     def _put(self, job: Job) -> None:
         try:
@@ -246,6 +285,8 @@ class Chat:
         try:
             if job.action == "note":
                 return job.args[0]
+            if job.action == "remote":
+                return remote(job.args, self.SOURCE)
             if job.action == "usage":
                 return "\n".join(x for x in (job.args[0] if job.args else "", self.USAGE) if x)
             if job.action == "sessions":
@@ -278,6 +319,23 @@ class Chat:
             except telegram.TelegramError as exc:
                 store.log_error(self.state_dir, f"telegram steering: {exc}")
                 return
+
+
+def remote(args: tuple[str, ...], source: str) -> str:
+    """Another host's action, run there by its bridge through its own steer/core (issue 42):
+    the two lines a local action shows. `args`: (host, action, by, target, text[, agent])."""
+    host, action, by, target, *more = args
+    text = more[0] if more else ""
+    if action == "say":
+        what = {"reply_to": target, "text": text}
+        return listener.forward_steer(host, "say", source=source, by=by, **what)
+    if action == "stop_alert":
+        return listener.forward_steer(host, "interrupt", source=source, by=by, reply_to=target)
+    if action == "stop":
+        return listener.forward_steer(host, "interrupt", source=source, by=by, session=target)
+    agent = more[1] if len(more) > 1 else ""
+    what = {"project": target, "text": text, "agent": agent}
+    return listener.forward_steer(host, "start", source=source, by=by, **what)
 
 
 def away_text(state_dir: str, on: bool, duration: str) -> str:
