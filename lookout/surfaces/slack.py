@@ -355,16 +355,22 @@ class Listener:
         if user is None or user not in (ch.get("allowed_user_ids") or []):
             self.ignored("foreign", f"channel {name}: a press by {who}, not the owner: ignored")
             return
-        if not known(self.state_dir, name, f"{cid}/{ts}"):
-            self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
-            return
         acts = payload.get("actions")
         act = acts[0] if isinstance(acts, list) and acts and isinstance(acts[0], dict) else {}
-        token = act.get("value")
-        if not isinstance(token, str) or not str(act.get("action_id")).startswith(
+        value = act.get("value")
+        if not isinstance(value, str) or not str(act.get("action_id")).startswith(
             slack.ACTION_PREFIX
         ):
             self.ignored("payload", f"channel {name}: a press not of a lookout button: ignored")
+            return
+        host, token = listener.split_hosted(value)
+        if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
+            ok, said = listener.forward_press(host, token, surface=NAME, by=f"Slack user {user}")
+            if not ok:
+                self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+            return
+        if not known(self.state_dir, name, f"{cid}/{ts}"):
+            self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
             return
         try:
             answers.answer_token(
@@ -523,6 +529,9 @@ class Buttons:
             return
         picks = base.choices(rec, LIMITS, a.msg, a.ch["content"])
         tokens = answers.mint(a.state_dir, rec, NAME, [(d, x) for _, d, x in picks], scope=a.name)
+        here = listener.fleet()
+        if here.named:  # the hub routes a press to the host that minted it (issue 42)
+            tokens = [f"{here.host}:{t}" for t in tokens]
         a.msg["buttons"] = [(label, t) for (label, _, _), t in zip(picks, tokens, strict=True)]
         a.msg["bound"] = rec["id"]
 

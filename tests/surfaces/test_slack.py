@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,3 +260,27 @@ def test_thread_replies_and_commands_go_through_the_steering_core(
     steered = [e for e in events(state_dir) if e.get("event") == "Steered"]
     assert [(x["steer"]["action"], x["source"]) for x in steered] == [("interrupt", "slack")]
     assert acked_in_time(api)
+
+
+FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1"\nhost = "{host}"\nhub = "hosta"\n'
+
+
+def test_a_host_that_is_not_the_hub_never_connects_yet_updates_its_own_alert(
+    api: SlackApi, state_dir: Path
+) -> None:
+    """Issue 42: with [fleet] hub naming another host, B's buttons name B (the hub routes a
+    press by it), B opens no Socket Mode connection (Slack would hand B's presses to any of
+    them), and B still updates its own message to the outcome."""
+    configure(api, extra=FLEET.format(host="hostb"))
+    deciding = start(payload("PermissionRequest-Bash"))
+    waiting(state_dir)
+    record_hook("permission_request.py", payload("PermissionRequest-Bash"))
+    wait_for(lambda: api.sent("chat.postMessage"), 10)
+    ts = api.posted()[0]["ts"]
+    assert all(value.startswith("hostb:") for _, value in api.buttons(ts))
+    wait_for(lambda: not listener_gone(state_dir), 10, "the listener, to update")
+    deciding.send_signal(signal.SIGTERM)  # answered at the terminal
+    assert finish(deciding) == b""
+    wait_for(lambda: not api.buttons(ts), 10, "the buttons gone")
+    wait_for(lambda: listener_gone(state_dir), 15)
+    assert api.opened == 0 and api.connections == 0
