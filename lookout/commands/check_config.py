@@ -90,6 +90,10 @@ def _check_fleet(shown: set[str], remote_on: bool = True) -> int:
     extras = ", Home Assistant discovery" if cfg.home_assistant else ""
     if cfg.answers:
         extras += ", answers from Home Assistant buttons"
+    if cfg.hub == cfg.host:
+        extras += ", the fleet's hub (listens on the shared chat surfaces)"
+    elif cfg.hub:
+        extras += f", hub {cfg.hub} (may answer and steer this host)"
     print(
         f"fleet: ok ({cfg.url} as host {cfg.host}, topics {cfg.topic_prefix}/{cfg.host}/..., "
         f"content {cfg.content}{extras})"

@@ -36,6 +36,7 @@ KEYS = (
     "home_assistant",
     "home_assistant_prefix",
     "answers",
+    "hub",
 )
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -60,6 +61,9 @@ class FleetConfig:
     home_assistant_prefix: str
     # Answer permission requests from Home Assistant buttons (issue 25); only when authenticated.
     answers: bool = False
+    # The one host of the fleet that listens on the shared chat surfaces and may press and steer
+    # this host's sessions through the broker (issue 42); "" when each host works alone.
+    hub: str = ""
 
     def password(self) -> str | None:
         """The broker password from the environment; a named but unset variable is an error."""
@@ -118,6 +122,7 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
     ca_file = _ca_file(c, raw, tls, bool(shown))
     username, password_env = _login(c, raw)
     host = _string(c, raw, "host", _host_problem)
+    hub = _string(c, raw, "hub", _host_problem)
     prefix = _string(c, raw, "topic_prefix", _prefix_problem)
     ha_prefix = _string(c, raw, "home_assistant_prefix", _prefix_problem)
 
@@ -152,6 +157,7 @@ def validate(raw: object, name: str = "config.toml") -> FleetConfig:
         home_assistant=bool(home_assistant),
         home_assistant_prefix=ha_prefix or "homeassistant",
         answers=answers,
+        hub=hub or "",
     )
 
 
@@ -298,6 +304,12 @@ def warnings(cfg: FleetConfig) -> list[str]:
         out.append(plain_answers)
     if cfg.password_env and not os.environ.get(cfg.password_env):
         out.append(f"fleet.password_env: environment variable {cfg.password_env} is not set")
+    if cfg.hub and not (cfg.username and cfg.password_env):
+        out.append(
+            f"fleet.hub: without a login (username and password_env) the broker cannot tell the"
+            f" hub {cfg.hub} from anybody else, so this host takes no press or steer message"
+            " from it"
+        )
     if cfg.username and cfg.username != cfg.host:
         out.append(
             f"fleet.username ({cfg.username}) is not fleet.host ({cfg.host}): the broker ACL in"

@@ -11,6 +11,9 @@
     carry press tokens, and a host that knows one could lure Home Assistant into pressing it)
     <prefix>/<host>/requests/<token>     JSON           retained; an open request (answers = true)
     <prefix>/<host>/press/<token>        allow | deny   by Home Assistant, never retained
+                                         JSON           by the hub (an answer token), never retained
+    <prefix>/<host>/steer/<id>           JSON           by the hub: say, interrupt, start, stop
+    <prefix>/<host>/steered/<id>         JSON           the host's outcome of a steer or a press
     <ha_prefix>/<component>/lookout_<node>/<object>/config   Home Assistant discovery
 """
 
@@ -23,8 +26,10 @@ SESSIONS = "sessions"
 SUMMARY = "summary"
 REQUESTS = "requests"
 PRESS = "press"
+STEER = "steer"
+STEERED = "steered"
 PUBLIC = (ONLINE, SUMMARY, SESSIONS)
-PRIVATE = (REQUESTS, PRESS)
+PRIVATE = (REQUESTS, PRESS, STEER, STEERED)
 # A level no escaped host or session id can produce: the viewer's end-of-retained probe.
 SYNC = "!sync"
 
@@ -97,6 +102,11 @@ def parse(prefix: str, topic: str) -> tuple[str, str, str | None] | None:
     if len(parts) == 3 and parts[1] == SESSIONS and parts[0] and parts[0] != SYNC and parts[2]:
         return parts[0], SESSIONS, parts[2]
     return None
+
+
+def private(prefix: str, host: str, kind: str, name: str) -> str:
+    """`<prefix>/<host>/<kind>/<name>` of a private area (requests, press, steer, steered)."""
+    return f"{prefix}/{host}/{kind}/{segment(name)}"
 
 
 def ha_node(host: str) -> str:
