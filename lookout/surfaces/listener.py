@@ -101,22 +101,39 @@ def elsewhere(here: Fleet, host: str) -> bool:
     return here.named and here.listens and bool(host) and host != here.host
 
 
-def forward_press(host: str, token: str, *, surface: str, by: str) -> tuple[bool, str]:
+def forward_press(
+    host: str, token: str, *, surface: str, by: str, channel: str
+) -> tuple[bool, str]:
     """A press at the hub of a button `host` minted: published for host's bridge to answer
-    (lookout.fleet.hub.press); (ok, what to acknowledge the press with)."""
+    (lookout.fleet.hub.press); (ok, what to acknowledge the press with). `channel`: the
+    channel's name, the same in every host's config (the token's scope on its host)."""
     try:
-        cfg, hub = _hub()
-        sent = hub.press(cfg, host, token, surface=surface, by=by)
-    except Exception as exc:  # no broker, no paho, a config the broker's checks refuse
+        hub = _hub()
+        cfg = hub.local()
+        if cfg is None:
+            return False, "Not answered: this host's [fleet] does not load (lookout check-config)"
+        sent = hub.press(cfg, host, token, surface=surface, by=by, scope=channel)
+    except Exception as exc:  # no paho, a broken broker connection: never the poller's end
         return False, f"Not answered: {host} is out of reach ({_said(exc)})"
-    return bool(sent.ok), str(sent.text)
+    return bool(sent.ok), _acked(host, bool(sent.ok), str(sent.text))
+
+
+def _acked(host: str, ok: bool, text: str) -> str:
+    """What a press at the hub is acknowledged with: the owning host's outcome, as a local
+    press's (`Allowed by ...`), or why it was not answered."""
+    if ok:
+        return text
+    return text if text.startswith("Not answered") else f"Not answered: {host}: {text}"
 
 
 def forward_steer(host: str, action: str, *, source: str, by: str, **what: str) -> str:
     """A steer for `host` (say, interrupt, start), run by host's bridge through its own
     steer/core (lookout.fleet.hub.steer): the two lines a local action shows."""
     try:
-        cfg, hub = _hub()
+        hub = _hub()
+        cfg = hub.local()
+        if cfg is None:
+            return "error: this host's [fleet] does not load\nhint: lookout check-config"
         done = hub.steer(cfg, host, action, source=source, by=by, **what)
     except Exception as exc:
         return f"error: {host} is out of reach ({_said(exc)})\nhint: lookout doctor on the hub"
@@ -131,14 +148,12 @@ def unknown_host(what: str) -> str:
     )
 
 
-def _hub() -> tuple[Any, Any]:
+def _hub() -> Any:
     import importlib
-
-    from lookout.config import fleet as fleet_config
 
     # The hub's side of the broker (lookout.fleet.hub, paho only inside its functions). fleet/
     # sits above surfaces/ (the bridge shows a request as a surface does): reached at run time.
-    return fleet_config.load(), importlib.import_module("lookout.fleet.hub")
+    return importlib.import_module("lookout.fleet.hub")
 
 
 def _said(exc: BaseException) -> str:

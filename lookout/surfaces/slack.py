@@ -365,7 +365,8 @@ class Listener:
             return
         host, token = listener.split_hosted(value)
         if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
-            ok, said = listener.forward_press(host, token, surface=NAME, by=f"Slack user {user}")
+            by = f"Slack user {user}"
+            ok, said = listener.forward_press(host, token, surface=NAME, by=by, channel=name)
             if not ok:
                 self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
             return

@@ -556,9 +556,8 @@ class Poller:
             self._ack(ch, query["id"], "Not answered: not a lookout button")
             return
         if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
-            ok, said = listener.forward_press(
-                host, token, surface=SURFACE, by=f"Telegram user {user}"
-            )
+            by = f"Telegram user {user}"
+            ok, said = listener.forward_press(host, token, surface=SURFACE, by=by, channel=name)
             if not ok:
                 self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
             self._ack(ch, query["id"], said)
