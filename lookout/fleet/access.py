@@ -73,9 +73,80 @@ def private_reads(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float
         acks.publish(client, marker, b"", retain=False)
         if not done.wait(max(0.1, deadline - time.monotonic())):
             return Exposure(unknown=f"the probe {marker} on this host's subtree never came back")
-        return Exposure(kinds=[k for k in topics.PRIVATE if k in got])
+        # The hub's own user reads every host's requests and steered outcomes: its ACL block.
+        expected = (topics.REQUESTS, topics.STEERED) if cfg.hub and cfg.hub == cfg.host else ()
+        return Exposure(kinds=[k for k in topics.PRIVATE if k in got and k not in expected])
     finally:
         client.unsubscribe([*probes, marker])
+
+
+def private_writes(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float) -> Exposure:
+    """May this user write other hosts' presses and steer messages (issue 42)? Tried on the
+    `!probe` pseudo-host, which no grant names but one with a wildcard for the host (`pattern
+    write lookout/+/steer/+`, `topic write lookout/#`), as it would name every real host: the
+    broker acknowledges (MQTT 5) or refuses ("Not authorized") each publish. Nobody reads them.
+    Under the shipped ACL every one is refused: then no host, by the same grants, may write
+    this host's press and steer topics (a `topic` line naming this host for another user is not
+    seen from here: docs/fleet.md says not to write one)."""
+    rand = secrets.token_hex(8)
+    probes = {
+        f"{cfg.topic_prefix}/{topics.PROBE}/{kind}/{rand}": kind
+        for kind in (topics.PRESS, topics.STEER)
+    }
+    infos = [acks.publish(client, t, b"", retain=False) for t in probes]
+    deadline = time.monotonic() + timeout
+    for info in infos:
+        try:
+            info.wait_for_publish(max(0.1, deadline - time.monotonic()))
+        except (RuntimeError, ValueError) as exc:
+            return Exposure(unknown=f"the probes were not sent: {exc}")
+    if not all(info.is_published() for info in infos):
+        return Exposure(unknown="the broker did not acknowledge the probes")
+    denied = {t for t, _reason in acks.take_denied() if t in probes}
+    return Exposure(kinds=[kind for t, kind in probes.items() if t not in denied])
+
+
+def hub_proof(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float) -> Exposure:
+    """Whether this host may take presses and steer messages from the hub: nobody but it (and
+    Home Assistant) may read its requests and answer tokens, and no other host may write its
+    press and steer topics. Both tried for real; what cannot be told counts as unsafe."""
+    reads = private_reads(client, acks, cfg, timeout)
+    if reads.unknown or reads.kinds:
+        return reads
+    writes = private_writes(client, acks, cfg, timeout)
+    return Exposure(kinds=[f"write {k}" for k in writes.kinds], unknown=writes.unknown)
+
+
+def hub_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
+    """An error and its hint for a hub_proof() that is not safe."""
+    who = f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+    p = cfg.topic_prefix
+    if found.unknown:
+        return (
+            f"the broker at {cfg.url}: cannot tell whether other hosts may write this host's"
+            f" press and steer topics ({found.unknown}), so it takes nothing from the hub"
+            f" {cfg.hub}",
+            f"its ACL must let {who} write {p}/{topics.SYNC}/# and answer each publish"
+            f" ({ACL_HINT})",
+        )
+    writes = [k.split(" ", 1)[1] for k in found.kinds if k.startswith("write ")]
+    if writes:
+        areas = " and ".join(f"{p}/+/{k}/+" for k in writes)
+        return (
+            f"the broker at {cfg.url} lets {who} write other hosts' {areas}: under the same"
+            f" grant every host may press and steer this one, so it takes nothing from the hub"
+            f" {cfg.hub}",
+            f"in its ACL only the hub's user may write {p}/+/{topics.PRESS}/+ and"
+            f" {p}/+/{topics.STEER}/+; a host writes only {p}/%u/# ({ACL_HINT})",
+        )
+    areas = " and ".join(f"{p}/+/{k}/..." for k in found.kinds)
+    return (
+        f"the broker at {cfg.url} lets {who} read other hosts' {areas}: under the same grant"
+        f" every host may read this host's answer tokens, so it takes nothing from the hub"
+        f" {cfg.hub}",
+        f"in its ACL no host may read {p}/# or {p}/+/{topics.REQUESTS}/#: give them"
+        f" {p}/+/online, {p}/+/summary and {p}/+/sessions/+ instead ({ACL_HINT})",
+    )
 
 
 def exposure_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:

@@ -18,9 +18,10 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lookout import paths, store, words
+from lookout.boundary import visible
 from lookout.config.fleet import FleetConfig
 from lookout.errors import LookoutError
-from lookout.fleet import answers, mqtt, payload, topics
+from lookout.fleet import answers, mqtt, payload, steering, topics
 from lookout.jump import locate
 from lookout.remote.ignored import Ignored
 from lookout.sessions import STALE_AFTER_S, Row, parse_line, present
@@ -201,6 +202,13 @@ class Bridge:
         self._requests_at = 0.0
         # A flood of bogus presses is a few lines, not one per press.
         self.ignored = Ignored(lambda text: self._say(f"bridge: {text}"))
+        # The fleet's hub (issue 42): presses and steer messages from it, only while this
+        # connection proved that no other host may write them (access.hub_proof).
+        self.hub_ok = False
+        self.hub_parts: dict[str, dict[str, Any]] = {}  # request token -> what the hub gets
+        self.inbox = steering.Inbox(
+            state_dir, cfg, self._publish_outcome, self._said, self._hub_tokens, words.now_ms()
+        )
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -308,10 +316,8 @@ class Bridge:
             self._say(f"bridge: connected to {self.cfg.url}")
         try:
             self.listening = self.cfg.answers and self._tokens_private(client)
-            if self.listening:
-                # Before any button is published: a press is never missed. This host's only.
-                client.on_message = self._on_press
-                client.subscribe(answers.press_filter(self.cfg), qos=1)
+            self.hub_ok = self._hub_allowed(client)
+            self._subscribe(client)
             self._publish_all()
             listed_at = reeval_at = reconciled_at = time.monotonic()
             said_denied = False
@@ -351,7 +357,8 @@ class Bridge:
             self._say("bridge: stopped (host shown offline)")
         finally:
             self.ignored.flush(force=True)
-            self.listening = False
+            self.inbox.stop()
+            self.listening = self.hub_ok = False
             self.known = {}
             client.disconnect()
             client.loop_stop()
@@ -363,6 +370,50 @@ class Bridge:
         lines = self.tail.poll()
         self.cursor.ino, self.cursor.offset = self.tail.ino, self.tail.offset
         return None if lines is None else session_ids(lines)
+
+    def _subscribe(self, client: Client) -> None:
+        """Before any button or request is published (a press is never missed): this host's
+        own press topics, for Home Assistant's buttons or the hub, and its steer topics for
+        the hub."""
+        client.on_message = self._on_message
+        wanted = []
+        if self.listening or self.hub_ok:
+            wanted.append((answers.press_filter(self.cfg), 1))
+        if self.hub_ok:
+            p, h = self.cfg.topic_prefix, self.cfg.host
+            wanted.append((f"{p}/{h}/{topics.STEER}/+", 1))
+            self.inbox.start()
+        if wanted:
+            client.subscribe(wanted)
+
+    def _hub_allowed(self, client: Client) -> bool:
+        """Presses and steer messages from the hub only when this host's own config names a
+        hub (another host) and the broker proves that nobody else may read its requests or
+        write its press and steer topics. Fails closed, said once per connection."""
+        from lookout.fleet import access
+
+        if not self.cfg.hub or self.cfg.hub == self.cfg.host:
+            return False
+        assert self.acks is not None
+        found = access.hub_proof(client, self.acks, self.cfg, access.PRIVATE_WAIT_S)
+        if not found.safe:
+            self._error(*access.hub_text(found, self.cfg))
+        else:
+            self._say(f"bridge: takes presses and steering from the hub {self.cfg.hub}")
+        return found.safe
+
+    def _hub_tokens(self) -> set[str]:
+        return {t for part in list(self.hub_parts.values()) for t in part["tokens"].values()}
+
+    def _publish_outcome(self, topic: str, body: bytes) -> None:
+        if self.client is not None:
+            self._publish(topic, body, retain=False)
+
+    def _said(self, reason: str, text: str) -> None:
+        if reason:
+            self.ignored(reason, text)
+        else:
+            self._say(f"bridge: {text}")
 
     def _tokens_private(self, client: Client) -> bool:
         """Home Assistant answers only when no other host can read this host's press tokens
@@ -430,9 +481,9 @@ class Bridge:
         self._dirty = True
         return infos
 
-    def _publish(self, topic: str, body: bytes, props: Any = None) -> Any:
+    def _publish(self, topic: str, body: bytes, props: Any = None, retain: bool = True) -> Any:
         assert self.client is not None and self.acks is not None
-        return self.acks.publish(self.client, topic, body, props=props)
+        return self.acks.publish(self.client, topic, body, retain=retain, props=props)
 
     def _publish_online(self) -> Any:
         self._clock = time.time() - time.monotonic()
@@ -488,7 +539,8 @@ class Bridge:
         changes is replaced atomically, which changes the directory) and read whole every
         LISTING_S (a request also ends when its deadline passes or its hook is gone)."""
         c = self.cursor
-        if not (self.listening or c.requests):
+        serving = self.listening or self.hub_ok
+        if not (serving or c.requests):
             return []
         now = time.monotonic()
         try:
@@ -500,29 +552,61 @@ class Bridge:
             return []
         self._requests_stamp, self._requests_at = stamp, now
         now_ms = words.now_ms()
-        current = answers.open_requests(self.state_dir, now_ms) if self.listening else {}
-        self.known = {tok: str(rec["id"]) for tok, rec in current.items()}
+        current = answers.open_requests(self.state_dir, now_ms) if serving else {}
+        self.known = {tok: str(rec["id"]) for tok, rec in current.items()} if self.listening else {}
         infos = []
         cfg = self.cfg
         for tok in [t for t in c.requests if t not in current]:
-            for decision in answers.BUTTONS:
-                oid = answers.object_id(tok, decision)
-                topic = topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid)
-                infos.append(self._publish(topic, b""))
+            if cfg.home_assistant or c.home_assistant:
+                for decision in answers.BUTTONS:
+                    oid = answers.object_id(tok, decision)
+                    topic = topics.ha_config(cfg.home_assistant_prefix, "button", cfg.host, oid)
+                    infos.append(self._publish(topic, b""))
             infos.append(self._publish(answers.request_topic(cfg, tok), b""))
             del c.requests[tok]
+            self.hub_parts.pop(tok, None)
             self._dirty = True
         for tok, rec in current.items():
             if tok in c.requests and not force:
                 continue
-            # The attributes first: an entity that appears has its request's details.
-            message = answers.request_message(cfg, tok, rec)
-            infos.append(self._publish(answers.request_topic(cfg, tok), payload.encode(message)))
-            for topic, config in answers.discovery(cfg, tok, rec):
-                infos.append(self._publish(topic, payload.encode(config)))
+            infos += self._publish_request(tok, rec)
             c.requests[tok] = str(rec["id"])
             self._dirty = True
         return infos
+
+    def _publish_request(self, tok: str, rec: dict[str, Any]) -> list[Any]:
+        """One open request: its message (with what the hub needs, when it may answer) and,
+        for Home Assistant's answers, its buttons; the attributes first: an entity that appears
+        has its request's details."""
+        cfg = self.cfg
+        message = answers.request_message(cfg, tok, rec)
+        if self.hub_ok:
+            if tok not in self.hub_parts:  # minted once: a republish keeps its tokens
+                self.hub_parts[tok] = steering.hub_part(self.state_dir, cfg, rec)
+            message["hub"] = self.hub_parts[tok]
+        infos = [self._publish(answers.request_topic(cfg, tok), payload.encode(message))]
+        if self.listening:
+            for topic, config in answers.discovery(cfg, tok, rec):
+                infos.append(self._publish(topic, payload.encode(config)))
+        return infos
+
+    def _on_message(self, client: Any, userdata: Any, msg: Any) -> None:
+        """A message on this host's press or steer topics (paho's network thread): a hub's
+        (JSON) to the inbox, Home Assistant's (allow, deny) answered here. Never raises."""
+        try:
+            p, h = self.cfg.topic_prefix, self.cfg.host
+            kind, _, name = msg.topic[len(p) + len(h) + 2 :].partition("/")
+            hub = msg.topic.startswith(f"{p}/{h}/") and bytes(msg.payload[:1]) == b"{"
+            if hub and self.hub_ok and kind in (topics.PRESS, topics.STEER) and "/" not in name:
+                self.inbox.put(kind, topics.unsegment(name), bytes(msg.payload), msg.retain)
+                if msg.retain and self.client is not None:
+                    self.client.publish(msg.topic, b"", qos=1, retain=True)
+            elif self.listening and kind == topics.PRESS:
+                self._on_press(client, userdata, msg)
+            else:
+                self.ignored("foreign", f"a message on {visible(msg.topic)[:80]}: ignored")
+        except Exception as exc:  # a message must never stop the bridge
+            store.log_error(self.state_dir, f"bridge: a message failed: {exc!r}")
 
     def _on_press(self, _client: Any, _userdata: Any, msg: Any) -> None:
         """A message on this host's press topics (paho's network thread): never raises."""

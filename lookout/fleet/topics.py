@@ -32,6 +32,10 @@ PUBLIC = (ONLINE, SUMMARY, SESSIONS)
 PRIVATE = (REQUESTS, PRESS, STEER, STEERED)
 # A level no escaped host or session id can produce: the viewer's end-of-retained probe.
 SYNC = "!sync"
+# A pseudo-host no grant names but a wildcard for every host: a publish to its press or steer
+# topic that the broker accepts proves that this user (and so, by a `pattern`, every host) may
+# write any host's (lookout.fleet.access.private_writes).
+PROBE = "!probe"
 
 
 def segment(text: str) -> str:

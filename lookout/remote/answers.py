@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 # The channel types' surfaces, and Home Assistant's buttons (lookout.fleet.answers), the one that
 # is no channel type's (lookout.surfaces.registry.NAMES, kept equal by tests/surfaces).
 SURFACES = (*registry.ANSWERING, "home_assistant")
+# The fleet's hub (issue 42): tokens this host's bridge mints for the hub's `lookout answer` and
+# dashboard, published with the request (lookout.fleet.steering.hub_part). No surface of its own.
+HUB = "hub"
+MINTED = (*SURFACES, HUB)
 TOKENS = "answer-tokens.json"
 TOKEN_BYTES = 16  # 22 characters: fits Telegram's 64-byte callback_data with room for a prefix
 # The deciding hook records its request a moment after the recording hook raised the alert:
@@ -133,7 +137,7 @@ def answer(
 ) -> Record:
     """Answer request `rid` from `surface` with the nonce the alert was built with: once, only
     while it is open. Raises requests.Refused otherwise (nothing changes)."""
-    if surface not in SURFACES:
+    if surface not in MINTED:
         raise ValueError(surface)
     return requests.answer(
         state_dir,
@@ -185,7 +189,7 @@ def mint(
 ) -> list[str]:
     """One fresh token per (decision, answers) for request `rec`, for `surface` (and `scope`:
     the channel that shows it, so a press through another bot is refused)."""
-    if surface not in SURFACES:
+    if surface not in MINTED:
         raise ValueError(surface)
     out = []
     with store.Locked(state_dir, store.REQUESTS_LOCK):
