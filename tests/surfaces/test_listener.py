@@ -111,13 +111,13 @@ def test_the_hub_sends_a_press_of_another_hosts_button_to_that_host(
     said = api.queries[query] or ""
     # No broker answers here: the hub says the press did not reach hostb (never answers it
     # itself, never says "not a lookout button").
-    assert said.startswith("Not answered") and "hostb" in said, said
+    assert said.startswith("Not answered: hostb: cannot reach the broker"), said
     # A reply to hostb's alert goes to hostb too; one to a bot message naming no host is
     # refused with how to name it.
     reply = api.message("go on", OWNER, reply_to=mid)
     wait_for(lambda: api.replies(reply), 15, "the reply's answer")
     (text,) = api.replies(reply)
-    assert text.startswith("error: hostb is out of reach") or "hostb" in text, text
+    assert text.startswith("error: cannot reach the broker at mqtt://127.0.0.1:1"), text
     api.messages[(CHAT, mid + 1)] = {**api.messages[(CHAT, mid)], "message_id": mid + 1}
     api.messages[(CHAT, mid + 1)]["text"] = "needs permission\nBash: ls"
     other = api.message("go on", OWNER, reply_to=mid + 1)
