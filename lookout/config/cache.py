@@ -100,9 +100,9 @@ def poller_wanted(state_dir: str) -> bool:
 
 
 def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
-    """Say whether the Telegram poller is wanted ([steer] on and an enabled Telegram channel in
-    the user's own file, on a host that listens: no [fleet] hub, or this host is the hub), for
-    the hooks: store.TELEGRAM_WANTED (lookout.runner._poller)."""
+    """Say whether the Telegram poller is wanted (an enabled Telegram channel in the user's own
+    file and [steer] on, or this host the fleet's hub: every host's buttons come to it; never on
+    a host that is not the hub), for the hooks: store.TELEGRAM_WANTED (lookout.runner._poller)."""
     from lookout import store
     from lookout.channels.registry import of
     from lookout.config import steer
@@ -112,10 +112,10 @@ def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
     except (ConfigError, OSError):
         on = False
     channels = cfg["channels"].values() if cfg is not None else ()
-    wanted = on and any(ch["enabled"] and of(ch).STEERS for ch in channels)
+    wanted = any(ch["enabled"] and of(ch).STEERS for ch in channels)
     if wanted:
         host, hub = fleet_hub(gpath)  # only when the config changed, never per hook
-        wanted = not hub or hub == host
+        wanted = (on and not hub) or hub == host
     store.mark(paths.join(state_dir, store.TELEGRAM_WANTED), wanted)
 
 

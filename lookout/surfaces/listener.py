@@ -42,6 +42,11 @@ class Fleet:
     def named(self) -> bool:
         return bool(self.hub)
 
+    @property
+    def is_hub(self) -> bool:
+        """This host is the fleet's hub: its listeners stay, since any host's buttons may wait."""
+        return bool(self.hub) and self.hub == self.host
+
 
 def fleet(gpath: str | None = None) -> Fleet:
     """This host and the hub from the user's own config ([fleet] host, hub)."""

@@ -267,6 +267,8 @@ class Listener:
         self._refresh()
         if self.chat is not None and self.chat.busy():
             return True
+        if self.fleet.is_hub:  # any host's buttons and alerts may wait for a press or reply
+            return bool(self.channels)
         return self.fleet.listens and self.steering and _replyable(table or _load(self.state_dir))
 
     def _serve_locked(self) -> None:
@@ -277,6 +279,7 @@ class Listener:
             names = {m.get("channel") for m in _waiting(table)}
             if self._stays(table):
                 names |= {a.get("channel") for a in table["alerts"]}
+                names |= set(self.channels) if self.fleet.is_hub else set()
             elif not names:
                 return
             for name in names:

@@ -328,9 +328,10 @@ class Poller:
 
     @property
     def wanted(self) -> bool:
-        """Steering keeps a poller: [steer] on and a Telegram channel configured, on a host that
-        listens (no [fleet] hub, or the hub)."""
-        return self.steering and bool(self.channels) and self.fleet.listens
+        """A Telegram channel configured keeps a poller with [steer] on, or on the fleet's hub
+        (any host's buttons may wait); never on a host that is not the hub."""
+        serves = self.steering or self.fleet.is_hub
+        return serves and bool(self.channels) and self.fleet.listens
 
     def serve(self, held: int | None = None) -> None:
         """Only while holding telegram.lock (`held`: a descriptor that holds it already)."""
@@ -397,6 +398,12 @@ class Poller:
             if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
         }
         store.mark(os.path.join(self.state_dir, store.TELEGRAM_WANTED), self.wanted)
+        if self.fleet.is_hub and any(
+            registry.of(c).ANSWERS == "slack" for c in cfg["channels"].values()
+        ):
+            from lookout.surfaces import slack  # the hub's Slack listener stays up as well
+
+            slack.ensure_listener(self.state_dir)
         return True
 
     def _serve_locked(self) -> None:
