@@ -147,6 +147,14 @@ class Fleet:
             [sys.executable, "-c", code, str(h.state)], env=h.env, cwd=ROOT, check=True, timeout=30
         )
 
+    def start_listener(self, name: str = HUB) -> None:
+        """The host's Slack listener, as its sender starts it."""
+        h = self.hosts[name]
+        code = "import sys; from lookout.surfaces import slack; slack.ensure_listener(sys.argv[1])"
+        subprocess.run(
+            [sys.executable, "-c", code, str(h.state)], env=h.env, cwd=ROOT, check=True, timeout=30
+        )
+
     def close(self) -> None:
         for h in self.hosts.values():
             # steering off, nothing left to listen for: the pollers and listeners leave

@@ -179,3 +179,39 @@ def test_a_press_of_hostbs_button_after_its_request_ended_changes_nothing(
     wait_for(lambda: bot.queries[query], 15, "the press acknowledged")
     assert (bot.queries[query] or "").startswith("Not answered"), bot.queries[query]
     assert _events(b.state, "RemoteDecision") == []
+
+
+def test_a_click_at_the_hub_answers_hostb_through_one_socket_mode_connection(
+    tmp_path: Path,
+) -> None:
+    """The same through Slack: one Socket Mode connection in the whole fleet (Slack would hand
+    a click to any of an app's connections), the hub's; hostb updates its own message."""
+    require("mosquitto")
+    from tests.chat_fleet import SLACK_APP, SLACK_BOT, SLACK_CHANNEL, SLACK_OWNER, slack_channel
+    from tests.slack_api import SlackApi
+
+    with SlackApi(SLACK_BOT, SLACK_APP, SLACK_CHANNEL) as api:
+        f = Fleet(tmp_path, slack_channel(api.url))
+        try:
+            b = f[B]
+            b.bridge_ready()
+            f.start_listener(HUB)
+            wait_for(api.connected, 20, "the hub's Socket Mode connection")
+            body = payload("PermissionRequest-Bash")
+            deciding = start(body, env=b.env)
+            wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
+            b.hook("permission_request", body)
+            wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
+            ts = api.posted()[-1]["ts"]
+            value = dict(api.buttons(ts))["Allow"]
+            assert value.startswith(f"{B}:")
+            api.press(ts, value, SLACK_OWNER)
+            out = json.loads(finish(deciding, timeout=30))
+            assert out["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            wait_for(lambda: not api.buttons(ts), 10, "hostb's update")
+            assert f"\n\nAllowed by Slack user {SLACK_OWNER}" in api.text(ts)
+            assert api.opened == 1 and api.connections == 1  # the hub's, and no other
+        finally:
+            f.close()
+            for h in f.hosts.values():
+                wait_for(lambda h=h: _free(h.state / "slack.lock"), 30, f"{h.name}'s listener")
