@@ -60,6 +60,23 @@ def listens(gpath: str | None = None) -> bool:
     return fleet(gpath).listens
 
 
+def steering_on() -> bool:
+    """[steer] enabled in the user's own config (an unreadable config: off)."""
+    return steer_settings()[0]
+
+
+def steer_settings() -> tuple[bool, int]:
+    """([steer] enabled, max_age_s) of the user's own config (an unreadable config: off)."""
+    from lookout.config import check
+    from lookout.config import steer as steer_config
+
+    try:
+        cfg = steer_config.load()
+    except (check.ConfigError, OSError):
+        return False, int(steer_config.DEFAULTS["max_age_s"])
+    return cfg.enabled, cfg.max_age_s
+
+
 def hosted_data(host: str, token: str) -> str | None:
     """Telegram callback_data that names `host`, or None when it would pass the 64 bytes."""
     data = f"{HOSTED_PREFIX}{host}:{token}"

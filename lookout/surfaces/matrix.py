@@ -28,7 +28,7 @@ from lookout.channels import matrix, registry
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base, chat_steer
+from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def remember_alert(state_dir: str, channel: str, event_id: str, session_id: str)
         table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
 
     _change(state_dir, add)
-    if steering_on():
+    if listener.steering_on():
         ensure_listener(state_dir)
 
 
@@ -154,17 +154,6 @@ def alert_session(state_dir: str, channel: str, event_id: object) -> str | None:
             fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
             return sid if fresh and isinstance(sid, str) else None
     return None
-
-
-def steering_on() -> bool:
-    """[steer] enabled in the user's own config (an unreadable config: off)."""
-    from lookout.config import check
-    from lookout.config import steer as steer_config
-
-    try:
-        return steer_config.load().enabled
-    except (check.ConfigError, OSError):
-        return False
 
 
 def known(state_dir: str, channel: str, event_id: str) -> bool:
@@ -338,6 +327,7 @@ class Listener:
         self.channels: dict[str, Mapping[str, Any]] = {}
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"matrix listener: {text}"))
         self.steering = False
+        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
         self._config_stamp: object = ()
         self._config_looked = 0.0
         self.worker: chat_steer.Worker | None = None
@@ -366,7 +356,7 @@ class Listener:
 
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
-        self.steering = steering_on()
+        self.steering, self.max_age_s = listener.steer_settings()
         try:
             cfg = files.load(None)
         except check.ConfigError as exc:
@@ -584,14 +574,21 @@ class Listener:
     def _steer(
         self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str, target: object
     ) -> None:
+        if self.worker is None:
+            self.worker = chat_steer.Worker(self.state_dir, SURFACE, PREFIX, self._reply)
+        age = int(time.time() - _int(event.get("origin_server_ts")) / 1000)
+        note = chat_steer.too_old(age, self.max_age_s)
+        if note is not None:  # sent while no listener ran (T3): not acted on, and said so
+            limit = f"over [steer] max_age_s, {self.max_age_s} s"
+            self.ignored("old", f"channel {name}: a message {age} s old ({limit}): not acted on")
+            self.worker.put(chat_steer.Job(ch, event.get("event_id"), "note", (note,)))
+            return
         replied = alert_session(self.state_dir, name, target) if target else None
         asked = chat_steer.parse(text, replied, PREFIX)
         if asked[0] == "say" and not replied:
             why = "in reply to no session's alert" if target else "neither a reply nor a command"
             self.ignored("unknown", f"channel {name}: a message {why}: ignored")
             return
-        if self.worker is None:
-            self.worker = chat_steer.Worker(self.state_dir, SURFACE, PREFIX, self._reply)
         job = chat_steer.Job(ch, event.get("event_id"), asked[0], tuple(asked[1:]))
         self.worker.put(job)
 

@@ -27,8 +27,7 @@ from lookout.channels import registry, slack
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base, listener
-from lookout.surfaces import telegram_steer as chat_steer
+from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,7 +122,7 @@ def remember_alert(state_dir: str, channel: str, ref: str, session_id: str) -> N
         table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
 
     _change(state_dir, add)
-    if steering_on():
+    if listener.steering_on():
         ensure_listener(state_dir)
 
 
@@ -144,12 +143,6 @@ def _replyable(table: dict[str, Any]) -> bool:
 
 def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in table["messages"] if not m.get("done_ms")]
-
-
-def steering_on() -> bool:
-    from lookout.surfaces.telegram import steering_on as on
-
-    return on()
 
 
 def known(state_dir: str, channel: str, ref: str) -> bool:
@@ -206,6 +199,7 @@ class Listener:
         self.channels: dict[str, Mapping[str, Any]] = {}
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"slack listener: {text}"))
         self.steering = False
+        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
         self.fleet = listener.Fleet("", "")  # only the hub connects (issue 42)
         self._stamp: object = ()
         self._looked = 0.0
@@ -238,7 +232,7 @@ class Listener:
             self._stamp = os.stat(paths.config_path()).st_mtime_ns
         except OSError:
             self._stamp = None
-        self.steering = steering_on()
+        self.steering, self.max_age_s = listener.steer_settings()
         self.fleet = listener.fleet()
         try:
             cfg = files.load(None)
@@ -400,7 +394,18 @@ class Listener:
         thread = event.get("thread_ts")
         replied = alert_session(self.state_dir, name, f"{cid}/{thread}") if thread else None
         if self.chat is None:
-            self.chat = Steering(self.state_dir, self.ignored, lambda ch, mid: None)
+            self.chat = Steering(self.state_dir, self.ignored)
+        age = _age_s(event.get("ts"))
+        if age is None:
+            self.ignored("payload", f"channel {name}: a message without its time: ignored")
+            return
+        note = chat_steer.too_old(age, self.max_age_s)
+        if note is not None:  # sent while no listener ran (T3): not acted on, and said so
+            limit = f"over [steer] max_age_s, {self.max_age_s} s"
+            self.ignored("old", f"channel {name}: a message {age} s old ({limit}): not acted on")
+            to = {"ch": ch, "cid": cid, "thread": thread or event.get("ts")}
+            self.chat.worker.put(chat_steer.Job(to, 0, "note", (note,)))
+            return
         self.chat.steer(name, ch, cid, thread or event.get("ts"), text.strip(), replied)
 
     def _ours(self, name: str, ch: Mapping[str, Any], cid: str) -> bool:
@@ -445,14 +450,19 @@ class Listener:
                     return
 
 
-class Steering(chat_steer.Chat):
-    """The owner's messages on Slack, run as Telegram's are (lookout.surfaces.telegram_steer:
-    the same parse, the same actions through lookout.steer.core, the same refusals), as the
-    surface `slack`, with `!` for `/` (Slack keeps / for its own commands), each answered in
-    its thread."""
+class Steering:
+    """The owner's messages on Slack, run through the chat core Telegram's run through
+    (lookout.surfaces.chat_steer: the same parse, the same actions through lookout.steer.core,
+    the same refusals), as the surface `slack`, with `!` for `/` (Slack keeps / for its own
+    commands), each answered in its thread."""
 
-    SOURCE = SOURCE
-    USAGE = chat_steer.USAGE.replace("/", PREFIX)
+    def __init__(self, state_dir: str, ignored: Ignored) -> None:
+        self.state_dir = state_dir
+        self.ignored = ignored
+        self.worker = chat_steer.Worker(state_dir, SOURCE, PREFIX, self._reply)
+
+    def busy(self) -> bool:
+        return self.worker.busy()
 
     def steer(
         self,
@@ -465,20 +475,14 @@ class Steering(chat_steer.Chat):
     ) -> None:
         """The owner's `text` in channel `cid` (in `thread`, an alert's of `replied`)."""
         if text.startswith(PREFIX):
-            asked = chat_steer.parse("/" + text[len(PREFIX) :], replied)
+            asked = chat_steer.parse(text, replied, PREFIX)
         else:  # a `/` is Slack's own command, never lookout's: text to say as it is
             asked = ("say", replied or "", text)
         if asked[0] == "say" and not replied:
             self.ignored("unknown", f"channel {name}: a message not in an alert's thread: ignored")
             return
-        if asked[0] == "usage":
-            asked = ("usage", *(a.replace("/", PREFIX) for a in asked[1:]))
         to = {"ch": ch, "cid": cid, "thread": thread}
-        job = chat_steer.Job(to, 0, str(asked[0]), tuple(str(a) for a in asked[1:]))
-        try:
-            self.jobs.put_nowait(job)
-        except queue.Full:
-            self._reply(job, f"busy: {chat_steer.MAX_WAITING} steering actions wait; try again")
+        self.worker.put(chat_steer.Job(to, 0, str(asked[0]), tuple(str(a) for a in asked[1:])))
 
     def _reply(self, job: chat_steer.Job, text: str) -> None:
         """The answer in the owner's message's thread, in pieces of a section's size."""
@@ -491,6 +495,14 @@ class Steering(chat_steer.Chat):
             except slack.SlackError as exc:
                 store.log_error(self.state_dir, f"slack steering: {exc}")
                 return
+
+
+def _age_s(ts: object) -> int | None:
+    """How old a message is by its `ts` (seconds since the epoch, as a string), on our clock."""
+    try:
+        return int(time.time() - float(str(ts)))
+    except ValueError:
+        return None
 
 
 def _id(value: object) -> str | None:

@@ -145,7 +145,7 @@ def remember_alert(state_dir: str, channel: str, message_id: str, session_id: st
         table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
 
     _change(state_dir, add)
-    if steering_on():
+    if listener.steering_on():
         ensure_poller(state_dir)
 
 
@@ -162,23 +162,6 @@ def alert_session(state_dir: str, channel: str, message_id: object) -> str | Non
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def steering_on() -> bool:
-    """[steer] enabled in the user's own config (an unreadable config: off)."""
-    return steer_settings()[0]
-
-
-def steer_settings() -> tuple[bool, int]:
-    """([steer] enabled, max_age_s) of the user's own config (an unreadable config: off)."""
-    from lookout.config import check
-    from lookout.config import steer as steer_config
-
-    try:
-        cfg = steer_config.load()
-    except (check.ConfigError, OSError):
-        return False, int(steer_config.DEFAULTS["max_age_s"])
-    return cfg.enabled, cfg.max_age_s
 
 
 def known(state_dir: str, channel: str, message_id: str) -> bool:
@@ -383,7 +366,7 @@ class Poller:
 
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
-        self.steering, self.max_age_s = steer_settings()
+        self.steering, self.max_age_s = listener.steer_settings()
         self.fleet = listener.fleet()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -284,3 +285,29 @@ def test_a_host_that_is_not_the_hub_never_connects_yet_updates_its_own_alert(
     wait_for(lambda: not api.buttons(ts), 10, "the buttons gone")
     wait_for(lambda: listener_gone(state_dir), 15)
     assert api.opened == 0 and api.connections == 0
+
+
+def test_an_old_message_is_not_acted_on_and_new_takes_an_agent(
+    api: SlackApi, state_dir: Path
+) -> None:
+    """Slack's steering is Telegram's (lookout.surfaces.chat_steer): a message older than
+    [steer] max_age_s (sent while no listener ran) is said not sent; `!new --agent` and `!new`
+    alone work as Telegram's /new."""
+    configure(api, extra="[steer]\nenabled = true\nmax_age_s = 60")
+    record_hook("stop.py", {"session_id": SID, "cwd": "/w/api", "hook_event_name": "Stop"})
+    wait_for(lambda: api.sent("chat.postMessage"), 10, "the alert")
+    alert = api.posted()[0]["ts"]
+    wait_for(api.connected, 20, "a listener (steering on, an alert to reply to)")
+    old = f"{time.time() - 3600:.6f}"
+    api.reply("go on", OWNER, thread_ts=alert, ts=old)
+    wait_for(lambda: api.thread(alert), 20, "the note")
+    assert api.thread(alert) == ["not sent: this message is 60 minutes old; send it again"]
+    asked = api.reply("!new --agent", OWNER)
+    wait_for(lambda: api.thread(asked), 20)
+    (text,) = api.thread(asked)
+    assert text.startswith("!new --agent needs the agent's name\nReply to a session's alert")
+    assert "!new --agent NAME PROJECT TEXT: with that agent" in text
+    asked = api.reply("!new", OWNER)
+    wait_for(lambda: api.thread(asked), 20)
+    assert api.thread(asked)[0].startswith("no project directory matches [steer] projects")
+    assert not [e for e in events(state_dir) if e.get("event") == "Steered"]
