@@ -12,12 +12,15 @@ lookout.templates), which tells the hub whose alert a reply answers when no butt
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from lookout import store, words
 from lookout.channels import telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 # Telegram's callback_data: `lk:<host>:<token>` when a hub is named (the token is 22 characters
@@ -53,6 +56,93 @@ def fleet(gpath: str | None = None) -> Fleet:
     from lookout.config.cache import fleet_hub
 
     return Fleet(*fleet_hub(gpath))
+
+
+# -- a listener's table (written by the sender, read and pruned by the listener) ---------------
+
+
+class Table:
+    """A listener's file in the state directory: its lists of entries (dicts) and its maps,
+    read leniently (anything else is empty), changed under requests.lock."""
+
+    def __init__(
+        self, name: str, lists: tuple[str, ...] = ("messages", "alerts"), maps: tuple[str, ...] = ()
+    ) -> None:
+        self.name, self.lists, self.maps = name, lists, maps
+
+    def path(self, state_dir: str) -> str:
+        return os.path.join(state_dir, self.name)
+
+    def load(self, state_dir: str) -> dict[str, Any]:
+        data = store.read_json(self.path(state_dir))
+        data = data if isinstance(data, dict) else {}
+        out: dict[str, Any] = {}
+        for key in self.lists:
+            items = data.get(key)
+            out[key] = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+        for key in self.maps:
+            value = data.get(key)
+            out[key] = value if isinstance(value, dict) else {}
+        return out
+
+    def change(self, state_dir: str, change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+        with store.Locked(state_dir, store.REQUESTS_LOCK):
+            table = self.load(state_dir)
+            change(table)
+            store.write_json_atomic(self.path(state_dir), table)
+            return table
+
+
+def whole(value: object) -> int:
+    """An int of the table (a bool or anything else: 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def stamp(path: str) -> tuple[int, int, int] | None:
+    """What changes when a file is written (a replace makes a new inode), None without one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def waiting(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages whose buttons may still answer (not yet edited to an outcome)."""
+    return [m for m in messages if not m.get("done_ms")]
+
+
+def replyable(alerts: list[dict[str, Any]], keep_ms: int) -> bool:
+    """An alert of the last `keep_ms` that a reply may answer."""
+    now = words.now_ms()
+    return any(now - whole(a.get("ts")) < keep_ms for a in alerts)
+
+
+def forget(table: dict[str, Any], channel: str) -> None:
+    """A channel gone from the config: its messages with buttons and its alerts go too (once:
+    nothing of it is left to listen for)."""
+    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
+    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
+
+
+def mark_done(
+    messages: list[dict[str, Any]],
+    ended: list[tuple[object, object]],
+    now_ms: int,
+    key: str,
+    done: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Edited to their outcome (`ended`: (channel, the message's `key`)): kept a day (so a late
+    "handled" update leaves them), then gone; `done` changes one as it ends."""
+    kept = []
+    for m in messages:
+        if (m.get("channel"), m.get(key)) in ended:
+            m["done_ms"] = now_ms
+            if done is not None:
+                done(m)
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    return kept
 
 
 def listens(gpath: str | None = None) -> bool:

@@ -75,40 +75,28 @@ TIMELINE_LIMIT = 50
 ALERT_KEEP_MS = store.DAY_MS
 ALERTS_MAX = 500
 STEER_CHECK_S = 2.0
-_BOOT = (
-    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.matrix import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 # -- the table (written by the sender, read and pruned by the listener) ----------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
-
-
-def _load(state_dir: str) -> dict[str, Any]:
-    data = store.read_json(_path(state_dir))
-    data = data if isinstance(data, dict) else {}
-    out: dict[str, Any] = {}
-    for key, kind in (("messages", list), ("since", dict), ("alerts", list)):
-        value = data.get(key)
-        value = value if isinstance(value, kind) else kind()
-        out[key] = [v for v in value if isinstance(v, dict)] if kind is list else value
-    return out
+_TABLE = listener.Table(TABLE, maps=("since",))
+_load, _change = _TABLE.load, _TABLE.change
+_int, _stamp = listener.whole, listener.stamp
 
 
-def _change(state_dir: str, change: Any) -> dict[str, Any]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        table = _load(state_dir)
-        change(table)
-        store.write_json_atomic(_path(state_dir), table)
-        return table
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return listener.waiting(table["messages"])
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _replyable(table: dict[str, Any]) -> bool:
+    return listener.replyable(table["alerts"], ALERT_KEEP_MS)
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    def done(m: dict[str, Any]) -> None:
+        m["keys"] = {}  # nothing answers any more
+
+    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "event_id", done)
 
 
 def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> None:
@@ -164,58 +152,11 @@ def known(state_dir: str, channel: str, event_id: str) -> bool:
     )
 
 
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in table["messages"] if not m.get("done_ms")]
-
-
-def _replyable(table: dict[str, Any]) -> bool:
-    now = words.now_ms()
-    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
-    kept = []
-    for m in table["messages"]:
-        if (m.get("channel"), m.get("event_id")) in ended:
-            m["done_ms"] = now_ms
-            m["keys"] = {}  # nothing answers any more
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    table["messages"] = kept
-
-
 def ensure_listener(state_dir: str) -> None:
-    fd = store.try_lock(os.path.join(state_dir, LOCK))
-    if fd is None:
-        return  # one runs: it reads the table on its next turn
-    os.close(fd)
-    import subprocess
-
+    """One runs (one that runs reads the table on its next turn): started detached."""
     from lookout import spawn
 
-    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    # Not the hook's tmux pane: a session !new starts opens in lookout's own tmux session.
-    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
-    # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor.
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+    spawn.start_listener(state_dir, LOCK, "lookout.surfaces.matrix")
 
 
 # -- what a message says and what an event means ----------------------------------------------

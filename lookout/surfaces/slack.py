@@ -65,39 +65,25 @@ ALERT_KEEP_MS = store.DAY_MS
 ALERTS_MAX = 500
 CONFIG_CHECK_S = 2.0
 EDIT_TRIES = 3
-_BOOT = (
-    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.slack import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 # -- the table (written by the sender, read and pruned by the listener) ------------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
-
-
-def _load(state_dir: str) -> dict[str, Any]:
-    data = store.read_json(_path(state_dir))
-    data = data if isinstance(data, dict) else {}
-    out: dict[str, Any] = {}
-    for key in ("messages", "alerts"):
-        items = data.get(key)
-        out[key] = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
-    return out
+_TABLE = listener.Table(TABLE)
+_load, _change = _TABLE.load, _TABLE.change
+_int, _forget = listener.whole, listener.forget
 
 
-def _change(state_dir: str, change: Any) -> dict[str, Any]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        table = _load(state_dir)
-        change(table)
-        store.write_json_atomic(_path(state_dir), table)
-        return table
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return listener.waiting(table["messages"])
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _replyable(table: dict[str, Any]) -> bool:
+    return listener.replyable(table["alerts"], ALERT_KEEP_MS)
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "ref")
 
 
 def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
@@ -136,15 +122,6 @@ def alert_session(state_dir: str, channel: str, ref: str) -> str | None:
     return None
 
 
-def _replyable(table: dict[str, Any]) -> bool:
-    now = words.now_ms()
-    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
-
-
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in table["messages"] if not m.get("done_ms")]
-
-
 def known(state_dir: str, channel: str, ref: str) -> bool:
     return any(
         m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir)["messages"]
@@ -152,26 +129,10 @@ def known(state_dir: str, channel: str, ref: str) -> bool:
 
 
 def ensure_listener(state_dir: str) -> None:
-    fd = store.try_lock(os.path.join(state_dir, LOCK))
-    if fd is None:
-        return  # one runs: it reads the table on its next turn
-    os.close(fd)
-    import subprocess
-
+    """One runs (one that runs reads the table on its next turn): started detached."""
     from lookout import spawn
 
-    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
-    subprocess.Popen(  # close_fds: never keep the sender's lock
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
+    spawn.start_listener(state_dir, LOCK, "lookout.surfaces.slack")
 
 
 # -- the listener ---------------------------------------------------------------------------------
@@ -512,21 +473,6 @@ def _id(value: object) -> str | None:
 
 def visible_exc(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {visible(str(exc))[:200]}"
-
-
-def _forget(table: dict[str, Any], channel: str) -> None:
-    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
-    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    kept = []
-    for m in table["messages"]:
-        if (m.get("channel"), m.get("ref")) in ended:
-            m["done_ms"] = now_ms
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    table["messages"] = kept
 
 
 # -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------

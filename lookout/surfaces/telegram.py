@@ -89,32 +89,17 @@ _HANDOVER = (
 
 # -- the table (written by the sender, read and pruned by the poller) ------------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
-
-
-def _load(state_dir: str) -> dict[str, Any]:
-    data = store.read_json(_path(state_dir))
-    data = data if isinstance(data, dict) else {}
-    messages = data.get("messages")
-    offsets = data.get("offsets")
-    alerts = data.get("alerts")
-    return {
-        "messages": [m for m in messages if isinstance(m, dict)]
-        if isinstance(messages, list)
-        else [],
-        "offsets": offsets if isinstance(offsets, dict) else {},
-        "alerts": [a for a in alerts if isinstance(a, dict)] if isinstance(alerts, list) else [],
-    }
+_TABLE = listener.Table(TABLE, maps=("offsets",))
+_load, _change = _TABLE.load, _TABLE.change
+_int, _stamp, _forget = listener.whole, listener.stamp, listener.forget
 
 
-def _change(state_dir: str, change: Any) -> dict[str, Any]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        table = _load(state_dir)
-        change(table)
-        store.write_json_atomic(_path(state_dir), table)
-        return table
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return listener.waiting(table["messages"])
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "message_id")
 
 
 def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, body: str) -> None:
@@ -158,10 +143,6 @@ def alert_session(state_dir: str, channel: str, message_id: object) -> str | Non
             sid = a.get("session_id")
             return sid if fresh and isinstance(sid, str) else None
     return None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def known(state_dir: str, channel: str, message_id: str) -> bool:
@@ -215,38 +196,6 @@ def hand_over(state_dir: str, root: str) -> None:
         err = getattr(exc, "stderr", b"") or b""
         why = err.decode("utf-8", "replace").strip()[-400:] or str(exc)
         store.log_error(state_dir, f"telegram poller: handing over to {root} failed: {why}")
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    """What changes when a file is written (a replace makes a new inode), None without one."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _forget(table: dict[str, Any], channel: str) -> None:
-    """A channel gone from the config: its messages with buttons and its alerts go too (once:
-    nothing of it is left to listen for)."""
-    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
-    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
-
-
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    """The messages whose buttons may still answer (not yet edited to an outcome)."""
-    return [m for m in table["messages"] if not m.get("done_ms")]
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
-    kept = []
-    for m in table["messages"]:
-        if (m.get("channel"), m.get("message_id")) in ended:
-            m["done_ms"] = now_ms
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    table["messages"] = kept
 
 
 # -- the poller ---------------------------------------------------------------------------------
