@@ -134,11 +134,13 @@ def fleet_hub(gpath: str | None = None) -> tuple[str, str]:
     if not isinstance(table, dict):
         return "", ""
     hub, host = table.get("hub"), table.get("host")
+    if not isinstance(hub, str) or not hub:  # no hub: this host's name does not matter here
+        return (host if isinstance(host, str) else ""), ""
     if not isinstance(host, str) or not host:
         from lookout.config.fleet import default_host
 
         host = default_host()
-    return host, hub if isinstance(hub, str) else ""
+    return host, hub
 
 
 def _lookup(

@@ -20,7 +20,7 @@ from lookout.channels import telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 # Telegram's callback_data: `lk:<host>:<token>` when a hub is named (the token is 22 characters
@@ -143,6 +143,35 @@ def mark_done(
         if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
             kept.append(m)
     return kept
+
+
+def withdraw(
+    state_dir: str,
+    messages: list[dict[str, Any]],
+    key: str,
+    channels: Mapping[str, Mapping[str, Any]],
+    edit: Callable[[Mapping[str, Any], dict[str, Any], str], None],
+) -> tuple[list[tuple[object, object]], int]:
+    """Every message with buttons whose request no longer waits (answered, expired, or replaced
+    by a later request with the same id): edited to its outcome through `edit(channel, message,
+    outcome)` while its channel is configured, its tokens forgotten. (the ended messages'
+    (channel, `key`), now in ms) for mark_done."""
+    from lookout.remote import answers, requests
+
+    now = words.now_ms()
+    ended = []
+    for m in waiting(messages):
+        rec = requests.load(state_dir, str(m.get("rid")))
+        if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
+            rec = None  # replaced by a later request with the same id: this one is over
+        if rec is not None and requests.is_open(rec, now):
+            continue
+        ch = channels.get(str(m.get("channel")))
+        if ch is not None:
+            edit(ch, m, answers.outcome_text(rec))
+        ended.append((m.get("channel"), m.get(key)))
+        answers.forget(state_dir, str(m.get("rid")))
+    return ended, now
 
 
 def listens(gpath: str | None = None) -> bool:

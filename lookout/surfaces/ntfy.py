@@ -22,7 +22,7 @@ import threading
 import time
 import traceback
 
-from lookout import paths, store, words
+from lookout import paths, store
 from lookout.channels import ntfy, registry
 from lookout.channels.base import ChannelError
 from lookout.deliveries import record
@@ -290,27 +290,18 @@ class Subscriber:
 
     def _withdraw(self) -> None:
         """Replace the alert of every request that no longer waits by its outcome."""
-        now = words.now_ms()
-        ended = []
-        for m in _waiting(_load(self.state_dir)):
-            rec = requests.load(self.state_dir, str(m.get("rid")))
-            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
-                rec = None  # replaced by a later request with the same id: this one is over
-            if rec is not None and requests.is_open(rec, now):
-                continue
-            ch = self.channels.get(str(m.get("channel")))
-            if ch is not None:
-                body = str(m.get("body") or "")
-                outcome = answers.outcome_text(rec)
-                result, detail, _ = ntfy.replace(
-                    ch, str(m["ref"]), str(m.get("title") or ""), f"{body}\n\n{outcome}", 10
-                )
-                if result != "sent":
-                    store.log_error(self.state_dir, f"ntfy subscriber: outcome: {detail}")
-            ended.append((m.get("channel"), m.get("ref")))
-            answers.forget(self.state_dir, str(m.get("rid")))
+        messages = _load(self.state_dir)
+        ended, now = listener.withdraw(self.state_dir, messages, "ref", self.channels, self._edit)
         if ended:
             _change(self.state_dir, lambda ms: _mark_done(ms, ended, now))
+
+    def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
+        body = str(m.get("body") or "")
+        result, detail, _ = ntfy.replace(
+            ch, str(m["ref"]), str(m.get("title") or ""), f"{body}\n\n{outcome}", 10
+        )
+        if result != "sent":
+            store.log_error(self.state_dir, f"ntfy subscriber: outcome: {detail}")
 
 
 def _said(exc: BaseException) -> str:

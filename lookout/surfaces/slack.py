@@ -381,19 +381,8 @@ class Listener:
 
     def _withdraw(self) -> None:
         """Update the message of every request that no longer waits to its outcome."""
-        now = words.now_ms()
-        ended = []
-        for m in _waiting(_load(self.state_dir)):
-            rec = requests.load(self.state_dir, str(m.get("rid")))
-            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
-                rec = None  # replaced by a later request with the same id
-            if rec is not None and requests.is_open(rec, now):
-                continue
-            ch = self.channels.get(str(m.get("channel")))
-            if ch is not None:
-                self._edit(ch, m, answers.outcome_text(rec))
-            ended.append((m.get("channel"), m.get("ref")))
-            answers.forget(self.state_dir, str(m.get("rid")))
+        messages = _load(self.state_dir)["messages"]
+        ended, now = listener.withdraw(self.state_dir, messages, "ref", self.channels, self._edit)
         if ended:
             _change(self.state_dir, lambda t: _mark_done(t, ended, now))
 

@@ -36,15 +36,15 @@ def api(monkeypatch: pytest.MonkeyPatch, state_dir: Path) -> Iterator[BotApi]:
         wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
 
 
-def configure(api: BotApi, host: str, hub: str = "hosta") -> None:
+def configure(api: BotApi, host: str, hub: str = "hosta", steer: bool = True) -> None:
     write_config(
         f"""
 [fleet]
 mqtt = "mqtt://127.0.0.1:1"
 host = "{host}"
-hub = "{hub}"
+{f'hub = "{hub}"' if hub else ""}
 [steer]
-enabled = true
+enabled = {str(steer).lower()}
 [remote]
 enabled = true
 wait_s = 60
@@ -123,6 +123,22 @@ def test_the_hub_sends_a_press_of_another_hosts_button_to_that_host(
     other = api.message("go on", OWNER, reply_to=mid + 1)
     wait_for(lambda: api.replies(other), 15, "the refusal")
     assert api.replies(other)[0].startswith("error: cannot tell which host sent")
+
+
+def test_the_hub_polls_without_steering_and_a_host_alone_only_with_it(
+    api: BotApi, state_dir: Path
+) -> None:
+    """Any host's buttons may wait at the hub: its poller is wanted with [steer] off too; a host
+    with no hub named keeps today's rule (wanted with [steer] on only)."""
+    configure(api, host="hosta", steer=False)
+    lookout("status")
+    assert (state_dir / store.TELEGRAM_WANTED).exists()
+    configure(api, host="hosta", hub="", steer=False)
+    lookout("status")
+    assert not (state_dir / store.TELEGRAM_WANTED).exists()
+    configure(api, host="hosta", hub="")
+    lookout("status")
+    assert (state_dir / store.TELEGRAM_WANTED).exists()
 
 
 def test_callback_data_names_its_host_within_64_bytes() -> None:
