@@ -148,6 +148,8 @@ class Chat:
             host, rest = listener.split_hosted(asked[1])
             if listener.elsewhere(self.fleet, host):
                 return Job(ch, mid, "remote", (host, asked[0], by, rest, *asked[2:]))
+            if host and host == self.fleet.host:  # the hub's own, named as the others are
+                return Job(ch, mid, asked[0], (rest, *asked[2:]))
         return None
 
     def _foreign_alert(self, name: str, to: Mapping[str, Any]) -> bool:

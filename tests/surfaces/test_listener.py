@@ -123,6 +123,11 @@ def test_the_hub_sends_a_press_of_another_hosts_button_to_that_host(
     other = api.message("go on", OWNER, reply_to=mid + 1)
     wait_for(lambda: api.replies(other), 15, "the refusal")
     assert api.replies(other)[0].startswith("error: cannot tell which host sent")
+    # The hub named as the others are is the hub itself: its own session, never the broker.
+    own = api.message("/stop hosta:nosuch", OWNER)
+    wait_for(lambda: api.replies(own), 15, "the hub's own refusal")
+    said = api.replies(own)[0]
+    assert said.startswith("error: ") and "hosta:" not in said and "broker" not in said, said
 
 
 def test_the_hub_polls_without_steering_and_a_host_alone_only_with_it(
