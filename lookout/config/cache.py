@@ -112,10 +112,11 @@ def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
     except (ConfigError, OSError):
         on = False
     channels = cfg["channels"].values() if cfg is not None else ()
-    wanted = any(ch["enabled"] and of(ch).STEERS for ch in channels)
+    # A plug-in channel type may not say (STEERS): it steers nothing.
+    wanted = any(ch["enabled"] and getattr(of(ch), "STEERS", False) for ch in channels)
     if wanted:
         host, hub = fleet_hub(gpath)  # only when the config changed, never per hook
-        wanted = (on and not hub) or hub == host
+        wanted = (on and not hub) or (bool(hub) and hub == host)
     store.mark(paths.join(state_dir, store.TELEGRAM_WANTED), wanted)
 
 

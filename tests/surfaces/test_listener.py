@@ -5,6 +5,7 @@ another host to it (lookout.fleet.hub; here no broker answers, so the hub says s
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,6 +145,12 @@ def test_the_hub_polls_without_steering_and_a_host_alone_only_with_it(
     configure(api, host="hosta", hub="")
     lookout("status")
     assert (state_dir / store.TELEGRAM_WANTED).exists()
+    configure(api, host="hosta", hub="", steer=False)  # and with no [fleet] at all
+    config = Path(os.environ["LOOKOUT_CONFIG"])
+    config.write_text("[steer]" + config.read_text().split("[steer]", 1)[1])
+    assert "[fleet]" not in config.read_text()
+    lookout("status")
+    assert not (state_dir / store.TELEGRAM_WANTED).exists()
 
 
 def test_callback_data_names_its_host_within_64_bytes() -> None:
