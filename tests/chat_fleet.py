@@ -6,6 +6,7 @@ and `bench/remote_answer.py --fleet`."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from lookout import store
 from tests.fleet.conftest import Host
 from tests.helpers import ROOT, wait_for
 from tests.mosquitto import Broker
@@ -161,3 +163,16 @@ class Fleet:
             h.config.write_text(f'[fleet]\nmqtt = "{self.broker.url}"\nhost = "{h.name}"\n')
             h.stop()
         self.broker.kill()
+        # Before the directories go: every sender, poller and listener has left (each writes
+        # its state directory until then).
+        for h in self.hosts.values():
+            for lock in (store.TELEGRAM_LOCK, "slack.lock", store.SENDER_LOCK):
+                wait_for(lambda h=h, lock=lock: _free(h.state / lock), 60, f"{h.name}'s {lock}")
+
+
+def _free(lock: Path) -> bool:
+    fd = store.try_lock(str(lock))
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
