@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from lookout import paths, words
-from lookout.commands import args
+from lookout.commands import args, hubcli
 from lookout.errors import LookoutError
 from lookout.remote import requests
 from lookout.remote import shown as seen
@@ -88,6 +88,9 @@ def answer(
         raise args.UsageError(
             "--message goes with deny: lookout answer REQUEST_ID deny --message TEXT"
         )
+    other = hubcli.remote(session)
+    if other is not None:  # HOST:REQUEST_ID on the fleet's hub
+        return _on_host(other, decision, options, as_json, message)
     state_dir = paths.state_dir()
     now_ms = words.now_ms()
     records = requests.load_all(state_dir)
@@ -116,6 +119,24 @@ def answer(
         answers = _answers(rec, options) if decision != "deny" else None
         _confirm(rec, decision, now_ms)
     return _send(state_dir, rec, decision, answers, now_ms, as_json, message)
+
+
+def _on_host(
+    other: tuple[Any, str, str],
+    decision: str | None,
+    options: list[str],
+    as_json: bool,
+    message: str | None,
+) -> int:
+    """`lookout answer HOST:REQUEST_ID allow|deny` on the fleet's hub."""
+    cfg, host, rid = other
+    if decision is None:
+        raise LookoutError(
+            "say allow or deny", hint=f"lookout answer {host}:{rid} allow  (or deny)"
+        )
+    if options:
+        raise LookoutError("--option is for a question of this host", hint="answer it on its host")
+    return hubcli.answer(cfg, host, rid, decision, as_json=as_json, message=message)
 
 
 def _send(

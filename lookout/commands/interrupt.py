@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from lookout.commands import args
+from lookout.commands import args, hubcli
 from lookout.commands.say import show
 from lookout.steer import core
 
@@ -25,4 +25,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def interrupt(session: str, *, as_json: bool) -> int:
+    other = hubcli.remote(session)
+    if other is not None:  # HOST:SESSION on the fleet's hub
+        cfg, host, key = other
+        return hubcli.steer(cfg, host, "interrupt", session=key, as_json=as_json)
     return show(core.interrupt(session, source="terminal"), as_json)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from lookout.commands import args
+from lookout.commands import args, hubcli
+from lookout.errors import LookoutError
 from lookout.steer import core
 from lookout.steer.shapes import Outcome
 from lookout.steer.show import lines
@@ -37,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def say(session: str, text: str, *, via: str | None, as_json: bool) -> int:
+    other = hubcli.remote(session)
+    if other is not None:  # HOST:SESSION on the fleet's hub
+        if via is not None:
+            raise LookoutError("--via is for this host's sessions", hint="leave it out")
+        cfg, host, key = other
+        return hubcli.steer(cfg, host, "say", session=key, text=text, as_json=as_json)
     return show(core.say(session, text, via=via, source="terminal"), as_json)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from lookout.commands import args
+from lookout.commands import args, hubcli
 from lookout.commands.say import show
 from lookout.steer import core
 from lookout.words import STEER_AGENTS
@@ -42,5 +42,18 @@ def run(args: argparse.Namespace) -> int:
 def start(
     project: str, *, agent: str | None, prompt: str | None, wait_s: int, as_json: bool
 ) -> int:
+    other = hubcli.remote(project)
+    if other is not None:  # HOST:PROJECT on the fleet's hub
+        cfg, host, key = other
+        return hubcli.steer(
+            cfg,
+            host,
+            "start",
+            project=key,
+            text=prompt or "",
+            agent=agent or "",
+            as_json=as_json,
+            timeout_s=float(min(wait_s, 30)) + 5.0,
+        )
     outcome = core.start(project, agent, prompt, source="terminal", wait_s=float(wait_s))
     return show(outcome, as_json)

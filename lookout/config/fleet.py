@@ -307,8 +307,7 @@ def warnings(cfg: FleetConfig) -> list[str]:
     if cfg.hub and not (cfg.username and cfg.password_env):
         out.append(
             f"fleet.hub: without a login (username and password_env) the broker cannot tell the"
-            f" hub {cfg.hub} from anybody else, so this host takes no press or steer message"
-            " from it"
+            f" hub {cfg.hub} from anybody else, so no host takes presses or steering from it"
         )
     if cfg.username and cfg.username != cfg.host:
         out.append(

@@ -73,11 +73,22 @@ def private_reads(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float
         acks.publish(client, marker, b"", retain=False)
         if not done.wait(max(0.1, deadline - time.monotonic())):
             return Exposure(unknown=f"the probe {marker} on this host's subtree never came back")
-        # The hub's own user reads every host's requests and steered outcomes: its ACL block.
-        expected = (topics.REQUESTS, topics.STEERED) if cfg.hub and cfg.hub == cfg.host else ()
-        return Exposure(kinds=[k for k in topics.PRIVATE if k in got and k not in expected])
+        return Exposure(kinds=[k for k in topics.PRIVATE if k in got])
     finally:
         client.unsubscribe([*probes, marker])
+
+
+def is_hub(cfg: FleetConfig) -> bool:
+    return bool(cfg.hub) and cfg.hub == cfg.host
+
+
+def others_reads(found: Exposure, cfg: FleetConfig) -> Exposure:
+    """`found` without what the hub's own ACL block grants it (it reads every host's requests
+    and steered outcomes): on the hub, only a grant beyond that exposes anything."""
+    if not is_hub(cfg):
+        return found
+    kinds = [k for k in found.kinds if k not in (topics.REQUESTS, topics.STEERED)]
+    return Exposure(kinds=kinds, unknown=found.unknown)
 
 
 def private_writes(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float) -> Exposure:
@@ -113,8 +124,7 @@ def hub_proof(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float) ->
     reads = private_reads(client, acks, cfg, timeout)
     if reads.unknown or reads.kinds:
         return reads
-    writes = private_writes(client, acks, cfg, timeout)
-    return Exposure(kinds=[f"write {k}" for k in writes.kinds], unknown=writes.unknown)
+    return hub_proof_of(reads, private_writes(client, acks, cfg, timeout))
 
 
 def hub_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
@@ -159,7 +169,9 @@ def exposure_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
             f" press tokens ({found.unknown}), so Home Assistant answers are off",
             f"its ACL must let {who} write {p}/{topics.SYNC}/# ({ACL_HINT})",
         )
-    areas = " and ".join(f"{p}/+/{k}/..." for k in found.kinds)
+    # The areas that carry press tokens (a grant that reads them reads steer messages too).
+    kinds = [k for k in found.kinds if k in (topics.REQUESTS, topics.PRESS)] or found.kinds
+    areas = " and ".join(f"{p}/+/{k}/..." for k in kinds)
     return (
         f"the broker at {cfg.url} lets {who} read other hosts' {areas}: under the same grant"
         f" every host may read this host's press tokens, so Home Assistant answers are off",
@@ -202,7 +214,8 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
             info.wait_for_publish(max(0.1, deadline - time.monotonic()))
         denied = dict(acks.take_denied())
         got_back = echo.wait(ECHO_WAIT_S) if probe not in denied else False
-        exposure = private_reads(client, acks, cfg, timeout) if cfg.answers else None
+        reads = private_reads(client, acks, cfg, timeout) if cfg.answers or cfg.hub else None
+        writes = private_writes(client, acks, cfg, timeout) if cfg.hub else None
     finally:
         client.disconnect()
         client.loop_stop()
@@ -245,6 +258,15 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
     if len(found) == 1:
         areas = " and ".join([own, *([ha] if cfg.home_assistant else [])])
         found[0] = (True, f"{answers}; it may write {areas} and read every host", None)
+    return found + _private_findings(cfg, reads, writes)
+
+
+def _private_findings(
+    cfg: FleetConfig, reads: Exposure | None, writes: Exposure | None
+) -> list[tuple[bool, str, str | None]]:
+    """What the probes of the private areas found: Home Assistant's answers, then the hub's."""
+    found: list[tuple[bool, str, str | None]] = []
+    exposure = others_reads(reads, cfg) if reads is not None and cfg.answers else None
     if exposure is not None and exposure.safe:
         found.append(
             (
@@ -256,4 +278,56 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
         )
     elif exposure is not None:
         found.append((False, *exposure_text(exposure, cfg)))
+    if reads is not None and writes is not None:
+        found += hub_findings(cfg, reads, writes)
     return found
+
+
+def hub_findings(
+    cfg: FleetConfig, reads: Exposure, writes: Exposure
+) -> list[tuple[bool, str, str | None]]:
+    """What doctor says of the hub: which host it is, whether this one listens, what the proofs
+    found (on the hub: that its user may do what the hub does; elsewhere: that nobody else may)."""
+    p, who = cfg.topic_prefix, f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+    if not is_hub(cfg):
+        head = (
+            f"the fleet's hub is {cfg.hub}: it listens on the shared chat surfaces, this host"
+            " does not"
+        )
+        proof = hub_proof_of(reads, writes)
+        if proof.safe:
+            return [
+                (True, head, None),
+                (
+                    True,
+                    f"no other host may read this host's requests or write its press and steer"
+                    f" topics ({p}/{cfg.host}/...): it takes presses and steering from {cfg.hub}",
+                    None,
+                ),
+            ]
+        return [(True, head, None), (False, *hub_text(proof, cfg))]
+    head = "this host is the fleet's hub: it listens on the shared chat surfaces for every host"
+    lacking = [
+        f"read {p}/+/{k}/+" for k in (topics.REQUESTS, topics.STEERED) if k not in reads.kinds
+    ]
+    lacking += [f"write {p}/+/{k}/+" for k in (topics.PRESS, topics.STEER) if k not in writes.kinds]
+    if reads.unknown or writes.unknown:
+        lacking.append(f"(cannot tell: {reads.unknown or writes.unknown})")
+    if not lacking:
+        return [(True, f"{head}; the broker lets it answer and steer every host", None)]
+    return [
+        (True, head, None),
+        (
+            False,
+            f"the broker does not let {who} {', '.join(lacking)}: the hub cannot answer or"
+            " steer the other hosts",
+            f"give the hub's user the block `user {cfg.username or cfg.host}` ({ACL_HINT})",
+        ),
+    ]
+
+
+def hub_proof_of(reads: Exposure, writes: Exposure) -> Exposure:
+    """hub_proof()'s verdict from the two probes' findings."""
+    if reads.unknown or reads.kinds:
+        return reads
+    return Exposure(kinds=[f"write {k}" for k in writes.kinds], unknown=writes.unknown)

@@ -424,6 +424,7 @@ class Bridge:
 
         assert self.acks is not None
         found = access.private_reads(client, self.acks, self.cfg, access.PRIVATE_WAIT_S)
+        found = access.others_reads(found, self.cfg)
         if not found.safe:
             self._error(*access.exposure_text(found, self.cfg))
         return found.safe

@@ -8,24 +8,27 @@ it (its own config names this hub, its broker proved that no other host can writ
 fresh, never seen), runs it through its own lookout.steer.core with its own [steer], and
 publishes the outcome to `<prefix>/<host>/steered/<id>`, which the hub waits for here.
 
-listens() and owner() are cheap and stdlib-only (a hook or a sender may ask them); the others
-connect to the broker (paho is imported inside them)."""
+listens() and owner() are cheap and stdlib-only, and importing this module loads neither the
+config reader nor paho (a hook or a sender may ask them); the others connect to the broker."""
 
 from __future__ import annotations
 
 import json
-import secrets
-import threading
+import re
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
-from lookout.config.fleet import HOST, FleetConfig
 from lookout.fleet import topics
 
 if TYPE_CHECKING:
     from paho.mqtt.client import Client
 
+    from lookout.config.fleet import FleetConfig
+
 TIMEOUT_S = 5.0
+# A host name as [fleet] host takes it (lookout.config.fleet.HOST, equal by a test): here too,
+# so that owner() loads no config reader.
+HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 ACTIONS = ("say", "interrupt", "start", "stop")
 SCHEMA = 1
 
@@ -110,6 +113,8 @@ def _exchange(
 ) -> dict[str, Any] | str:
     """Publish `body` on `topic` and wait for `<prefix>/<host>/steered/<nonce>`: the owning
     host's outcome, or what went wrong (a string)."""
+    import threading
+
     from lookout.fleet import mqtt
 
     answer_topic = topics.private(cfg.topic_prefix, host, topics.STEERED, body["nonce"])
@@ -158,6 +163,8 @@ def _exchange(
 
 
 def _stamp(cfg: FleetConfig, by: str) -> dict[str, Any]:
+    import secrets
+
     from lookout import words
 
     return {
@@ -172,7 +179,10 @@ def _stamp(cfg: FleetConfig, by: str) -> dict[str, Any]:
 def _not_the_hub(cfg: FleetConfig) -> str:
     if not cfg.hub:
         return "[fleet] hub is not set in this host's config, so it answers and steers only its own"
-    return f"this host ({cfg.host}) is not the fleet's hub ({cfg.hub}): only the hub may"
+    return (
+        f"this host ({cfg.host}) is not the fleet's hub ({cfg.hub}): only the hub answers and"
+        " steers another host"
+    )
 
 
 def press(
@@ -183,14 +193,21 @@ def press(
     surface: str,
     by: str,
     timeout_s: float = TIMEOUT_S,
-    scope: str = "",
+    scope: str | None = None,
+    message: str = "",
 ) -> Sent:
     """Forward a press of answer token `token` (minted on `host`, for `surface` and `scope`: the
-    channel that showed it) to `<prefix>/<host>/press/<token>`; `host` answers with it and says
-    what came of it. `by`: who pressed, as the owning host records it."""
+    name of `host`'s channel that showed it; None: any of its channels of that surface) to
+    `<prefix>/<host>/press/<token>`; `host` answers with it and says
+    what came of it. `by`: who pressed, as the owning host records it; `message`: a deny's
+    reason for the agent."""
     if cfg.hub != cfg.host:
         return Sent(False, _not_the_hub(cfg))
-    body = {**_stamp(cfg, by), "surface": surface, "scope": scope}
+    body = {**_stamp(cfg, by), "surface": surface}
+    if scope is not None:
+        body["scope"] = scope
+    if message:
+        body["message"] = message
     topic = topics.private(cfg.topic_prefix, host, topics.PRESS, token)
     got = _exchange(cfg, host, topic, body, timeout_s)
     if isinstance(got, str):
@@ -215,16 +232,15 @@ def steer(
     channel: str = "",
 ) -> Steered:
     """Ask `host` to steer one of its sessions: `action` say | interrupt | stop (`session`, or
-    `reply_to`: the message id of one of its alerts in `channel`, a channel name of its config;
-    `"<channel>:<id>"` in reply_to alone works too), start (`project`, `agent`, `text` its first
-    prompt). `source` is the surface (telegram, slack, matrix, dashboard, terminal), which
-    `host`'s [steer] rate limits as its own. Waits up to timeout_s for its outcome."""
+    `reply_to`: the id of one of its alerts as that surface's alert_session takes it, sent
+    through `channel`, a channel name of its config, "": any of its channels of surface
+    `source`), start (`project`, `agent`, `text` its first prompt). `source` is the surface
+    (telegram, slack, matrix, dashboard, terminal), which `host`'s [steer] rate limits as its
+    own. Waits up to timeout_s for its outcome."""
     if cfg.hub != cfg.host:
         return Steered(False, (f"error: {_not_the_hub(cfg)}", f"hint: {_hub_hint(cfg)}"))
     if action not in ACTIONS:
         return Steered(False, (f"error: unknown action {action!r}",))
-    if reply_to and not channel and ":" in reply_to:
-        channel, _, reply_to = reply_to.partition(":")
     body = {
         **_stamp(cfg, by),
         "action": action,
@@ -254,6 +270,9 @@ def waiting(cfg: FleetConfig, timeout_s: float = TIMEOUT_S) -> list[FleetRequest
     """The fleet's open requests, as their hosts publish them for the hub (retained on
     `<prefix>/+/requests/+`): read until the end of the retained messages (a marker on this
     host's own subtree comes back after them), at most timeout_s. Raises mqtt.ConnectError."""
+    import secrets
+    import threading
+
     from lookout.fleet import mqtt
 
     client = _connect(cfg, timeout_s)

@@ -112,15 +112,21 @@ def take_press(
     """Answer with the answer token a hub's press names. `hub_tokens`: the tokens this bridge
     published for the hub (minted for SURFACE); any other is a chat alert's button, minted for
     the surface and scope (channel) the hub names, as that surface's own press would be."""
-    surface, scope = str(data.get("surface") or ""), str(data.get("scope") or "")
+    surface = str(data.get("surface") or "")
+    # No scope: the hub cannot tell which of this host's channels showed the alert (one bot for
+    # the fleet, named as each host likes): the token, unguessable and single-use, is enough.
+    scope = data["scope"] if isinstance(data.get("scope"), str) else None
     by = f"{visible(str(data.get('by') or '?'))[:80]} ({visible(surface)[:20]} at {cfg.hub})"
     if token in hub_tokens:
         surface, scope = SURFACE, cfg.hub
     if surface not in answers.MINTED:
         what = f"error: {visible(surface)[:20]!r} is no surface that answers"
         return Result(False, (what,), "surface")
+    message = data.get("message") if isinstance(data.get("message"), str) else None
     try:
-        rec = answers.answer_token(state_dir, token, surface=surface, by=by, scope=scope)
+        rec = answers.answer_token(
+            state_dir, token, surface=surface, by=by, scope=scope, message=message or None
+        )
     except requests.Refused as exc:
         return Result(False, (answers.outcome_text(None, str(exc)),), "refused")
     return Result(True, (answers.outcome_text(rec),))
@@ -130,7 +136,8 @@ def take_press(
 
 
 def reply_session(state_dir: str, source: str, channel: str, reply_to: str) -> str | None:
-    """The session whose alert `reply_to` is (sent here through `channel` of surface `source`):
+    """The session whose alert `reply_to` is (sent here through `channel` of surface `source`;
+    "": through any of this host's channels of that surface, whose names the hub cannot know):
     the surface's own alert_session, as its local reply finds it; None for a surface without."""
     import importlib
 
@@ -139,8 +146,29 @@ def reply_session(state_dir: str, source: str, channel: str, reply_to: str) -> s
     if source not in registry.SURFACES:
         return None
     find = getattr(importlib.import_module(f"lookout.surfaces.{source}"), "alert_session", None)
-    sid = find(state_dir, channel, reply_to) if callable(find) else None
-    return sid if isinstance(sid, str) else None
+    if not callable(find):
+        return None
+    for name in [channel] if channel else _channels_of(source):
+        sid = find(state_dir, name, reply_to)
+        if isinstance(sid, str):
+            return sid
+    return None
+
+
+def _channels_of(surface: str) -> list[str]:
+    """The names of this host's enabled channels whose alerts `surface` answers."""
+    from lookout.channels import registry
+    from lookout.config import check, files
+
+    try:
+        cfg = files.load(None)  # the user's own file: a project never names a channel
+    except check.ConfigError:
+        return []
+    return [
+        name
+        for name, ch in cfg["channels"].items()
+        if surface == registry.of(ch).ANSWERS and ch["enabled"]
+    ]
 
 
 def _target(state_dir: str, data: dict[str, Any], source: str) -> tuple[str, bool]:

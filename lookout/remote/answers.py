@@ -134,9 +134,11 @@ def answer(
     by: str,
     answers: dict[str, str] | None = None,
     now_ms: int | None = None,
+    message: str | None = None,
 ) -> Record:
     """Answer request `rid` from `surface` with the nonce the alert was built with: once, only
-    while it is open. Raises requests.Refused otherwise (nothing changes)."""
+    while it is open. Raises requests.Refused otherwise (nothing changes). `message`: a deny's
+    reason for the agent."""
     if surface not in MINTED:
         raise ValueError(surface)
     return requests.answer(
@@ -149,6 +151,7 @@ def answer(
         user_agent=f"lookout {surface}",
         now_ms=_now_ms() if now_ms is None else now_ms,
         answers=answers,
+        message=message,
     )
 
 
@@ -209,13 +212,24 @@ def mint(
     return out
 
 
-def answer_token(state_dir: str, token: str, *, surface: str, by: str, scope: str = "") -> Record:
+def answer_token(
+    state_dir: str,
+    token: str,
+    *,
+    surface: str,
+    by: str,
+    scope: str | None = "",
+    message: str | None = None,
+) -> Record:
     """Answer with a button's token: taken once (every token of its request is dropped, whatever
-    the outcome), only from the surface and scope it was minted for."""
+    the outcome), only from the surface and scope it was minted for (scope None: any channel of
+    that surface, for a press the fleet's hub forwards from the shared bot; `message`: a deny's
+    reason, as `lookout answer ID deny --message` gives it)."""
     with store.Locked(state_dir, store.REQUESTS_LOCK):
         table = _load_tokens(state_dir)
         entry = table.get(token) if isinstance(token, str) else None
-        if entry is None or entry.get("surface") != surface or entry.get("scope", "") != scope:
+        scoped = scope is not None and entry is not None and entry.get("scope", "") != scope
+        if entry is None or entry.get("surface") != surface or scoped:
             raise requests.Refused(404, "no such request")
         rid = str(entry["rid"])
         table = {k: v for k, v in table.items() if v.get("rid") != rid}
@@ -228,6 +242,7 @@ def answer_token(state_dir: str, token: str, *, surface: str, by: str, scope: st
         surface=surface,
         by=by,
         answers=entry.get("answers"),
+        message=message if entry.get("decision") == "deny" else None,
     )
 
 

@@ -50,6 +50,7 @@ def test_defaults() -> None:
     assert cfg.home_assistant_prefix == "homeassistant"
     assert cfg.username is None and cfg.password() is None
     assert cfg.host == fleet.default_host()
+    assert cfg.hub == ""  # no hub: each host answers and steers only its own
 
 
 def test_the_default_host_is_the_hostname_made_topic_safe(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,6 +122,9 @@ def test_every_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ({"mqtt": "mqtt://b", "home_asistant": True}, "fleet.home_asistant: unknown key"),
         ({"mqtt": "mqtt://b", "home_assistant_prefix": "#"}, "home_assistant_prefix: expected"),
         ({"mqtt": "mqtt://b", "answers": "yes"}, "fleet.answers: expected true or false"),
+        ({"mqtt": "mqtt://b", "hub": "a/b"}, "fleet.hub: expected letters, digits"),
+        ({"mqtt": "mqtt://b", "hub": ""}, "fleet.hub: expected a non-empty string"),
+        ({"mqtt": "mqtt://b", "hub": True}, "fleet.hub: expected a non-empty string, got bool"),
     ],
 )
 def test_errors_name_the_key_and_the_expectation(raw: dict[str, object], expected: str) -> None:
@@ -387,3 +391,21 @@ def test_check_config_says_answers_and_warns_without_remote(
     write_config(fleet_table + "[remote]\nenabled = true\n")
     out = lookout("check-config")
     assert out.returncode == 0 and "fleet.answers" not in out.stdout, out.stdout
+
+
+def test_check_config_names_the_hub_and_warns_without_a_login() -> None:
+    write_config('[fleet]\nmqtt = "mqtt://127.0.0.1"\nhost = "laptop"\nhub = "desktop"\n')
+    out = lookout("check-config")
+    assert out.returncode == 0, out.stderr
+    assert ", hub desktop (may answer and steer this host))" in out.stdout
+    assert (
+        "warning: fleet.hub: without a login (username and password_env) the broker cannot tell"
+        " the hub desktop from anybody else, so no host takes presses or steering from it"
+    ) in out.stdout.splitlines()
+    write_config(
+        '[fleet]\nmqtt = "mqtt://127.0.0.1"\nhost = "desktop"\nhub = "desktop"\n'
+        'username = "desktop"\npassword_env = "P"\n'
+    )
+    out = lookout("check-config")
+    assert "the fleet's hub (listens on the shared chat surfaces)" in out.stdout
+    assert "fleet.hub:" not in out.stdout

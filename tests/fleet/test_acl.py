@@ -22,7 +22,7 @@ pytestmark = pytest.mark.real
 DOCUMENTED = (ROOT / "tests" / "fixtures" / "mosquitto" / "acl").read_text()
 ONE_LINE = "pattern readwrite lookout/%u/#\n"  # what the README used to recommend
 NO_READ = "pattern readwrite lookout/%u/#\npattern write lookout/!sync/#\n"
-USERS = ("hostA", "hostB", "hostC", "hostD", "ha", "admin", "spy")
+USERS = ("hostA", "hostB", "hostC", "hostD", "ha", "admin", "spy", "hub")
 
 
 def password(user: str) -> str:
