@@ -131,12 +131,19 @@ class Fleet:
             h = ChatHost(root, name, self.broker, name, password(name))
             h.extra = extra
             h.write_config(hub=HUB)
-            rules = '[[rules]]\nwhen = ["permission", "question", "done"]\nchannels = ["chat"]\n'
+            # Each host names the one bot's channel as it likes: hostb's is `phone`.
+            own = self.channel_name(name)
+            rules = f'[[rules]]\nwhen = ["permission", "question", "done"]\nchannels = ["{own}"]\n'
             remote = "[remote]\nenabled = true\nwait_s = 60\n"
+            table = channel.replace("[channels.chat]", f"[channels.{own}]")
             with h.config.open("a") as f:
-                f.write(f"{steer}{remote}{channel}{rules}")
+                f.write(f"{steer}{remote}{table}{rules}")
             h.state.mkdir(parents=True)
             self.hosts[name] = h
+
+    @staticmethod
+    def channel_name(host: str) -> str:
+        return "phone" if host == B else "chat"
 
     def __getitem__(self, name: str) -> ChatHost:
         return self.hosts[name]

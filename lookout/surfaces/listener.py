@@ -242,18 +242,16 @@ def elsewhere(here: Fleet, host: str) -> bool:
     return here.named and here.listens and bool(host) and host != here.host
 
 
-def forward_press(
-    host: str, token: str, *, surface: str, by: str, channel: str
-) -> tuple[bool, str]:
+def forward_press(host: str, token: str, *, surface: str, by: str) -> tuple[bool, str]:
     """A press at the hub of a button `host` minted: published for host's bridge to answer
-    (lookout.fleet.hub.press); (ok, what to acknowledge the press with). `channel`: the
-    channel's name, the same in every host's config (the token's scope on its host)."""
+    (lookout.fleet.hub.press); (ok, what to acknowledge the press with). No channel is named:
+    the hub cannot know host's channel names, and the token is host's alone to verify."""
     try:
         hub = _hub()
         cfg = hub.local()
         if cfg is None:
             return False, "Not answered: this host's [fleet] does not load (lookout check-config)"
-        sent = hub.press(cfg, host, token, surface=surface, by=by, scope=channel)
+        sent = hub.press(cfg, host, token, surface=surface, by=by)
     except Exception as exc:  # no paho, a broken broker connection: never the poller's end
         return False, f"Not answered: {host} is out of reach ({_said(exc)})"
     return bool(sent.ok), _acked(host, bool(sent.ok), str(sent.text))

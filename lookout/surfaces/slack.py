@@ -324,7 +324,7 @@ class Listener:
         host, token = listener.split_hosted(value)
         if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
             by = f"Slack user {user}"
-            ok, said = listener.forward_press(host, token, surface=NAME, by=by, channel=name)
+            ok, said = listener.forward_press(host, token, surface=NAME, by=by)
             if not ok:
                 self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
             return

@@ -496,7 +496,7 @@ class Poller:
             return
         if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
             by = f"Telegram user {user}"
-            ok, said = listener.forward_press(host, token, surface=SURFACE, by=by, channel=name)
+            ok, said = listener.forward_press(host, token, surface=SURFACE, by=by)
             if not ok:
                 self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
             self._ack(ch, query["id"], said)

@@ -138,8 +138,8 @@ class Chat:
             asked = chat_steer.parse(text, "-")  # the session is the owning host's to find
             if listener.elsewhere(self.fleet, host) and asked[0] in ("say", "stop_alert"):
                 said = asked[2] if asked[0] == "say" else ""
-                # The alert by its channel (named alike on every host) and id: B finds the session.
-                alert = f"{name}:{to.get('message_id')}"
+                # The alert by its id: the host finds its session among its Telegram channels.
+                alert = str(to.get("message_id"))
                 return Job(ch, mid, "remote", (host, asked[0], by, alert, said))
             if not host and asked[0] in ("say", "stop_alert") and self._foreign_alert(name, to):
                 return Job(ch, mid, "note", (listener.unknown_host("the message you replied to"),))

@@ -109,7 +109,7 @@ def test_a_reply_at_the_hub_to_hostbs_alert_is_typed_into_its_pane(
     fleet: Fleet, bot: CountingBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     require("tmux")
-    b = fleet[B]
+    f, b = fleet, fleet[B]
     b.bridge_ready()
     fleet.start_poller(HUB)
     for key, value in b.env.items():  # the stand-in agent's hooks report to hostb
@@ -121,7 +121,8 @@ def test_a_reply_at_the_hub_to_hostbs_alert_is_typed_into_its_pane(
             alert = _alert(bot, 0)
             assert alert["text"].startswith(f"{B} · ")
             mid = alert["message_id"]
-            wait_for(lambda: poller.alert_session(str(b.state), "chat", mid), 10, "remembered")
+            channel = f.channel_name(B)
+            wait_for(lambda: poller.alert_session(str(b.state), channel, mid), 10, "remembered")
             text = "make it so"
             asked = bot.message(text, OWNER, reply_to=mid)
             wait_for(lambda: bot.replies(asked), 30, "the hub's reply")
