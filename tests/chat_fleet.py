@@ -27,14 +27,6 @@ CHAT, OWNER = 1001, 42
 SLACK_BOT, SLACK_APP = "xoxb-fleet-bot", "xapp-fleet-app"
 SLACK_CHANNEL, SLACK_OWNER = "C0FLEET", "U0OWNER"
 READY = "takes presses and steering from the hub"  # the bridge's line once its proof held
-# The hub's block of the shipped ACL (its user is the hub's host name, `hub` there).
-HUB_BLOCK = """
-user hub
-topic read lookout/+/requests/+
-topic write lookout/+/press/+
-topic write lookout/+/steer/+
-topic read lookout/+/steered/+
-"""
 
 
 def password(user: str) -> str:
@@ -115,11 +107,7 @@ class Fleet:
         directory = root / "broker"
         directory.mkdir(parents=True)
         users = {u: password(u) for u in (HUB, B, C)}
-        acl = ACL.read_text()
-        if "\nuser hub\n" not in acl:  # until the shipped ACL has the hub's block
-            acl += HUB_BLOCK
-        (directory / "acl").write_text(acl)
-        self.broker = Broker(directory, acl=directory / "acl", users=users)
+        self.broker = Broker(directory, acl=ACL, users=users)  # its hub block: user `hub`
         self.broker.start()
         extra = {
             "LOOKOUT_TG_TOKEN": TG_TOKEN,
