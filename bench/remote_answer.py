@@ -26,6 +26,15 @@ Writes only to a temporary directory. Target: answer -> exit p95 <= --max-ms (de
   installed once into the test cache, run on loopback; the real sender and /sync listener in
   between): reaction -> hook exit.
 
+`--fleet` (issue 42, with `--surface telegram` or `slack`): one bot for three hosts (a private
+Mosquitto with the shipped ACL; the hub, hostb and hostc, each with its own state directory,
+config and `lookout bridge`; tests/chat_fleet.py). Each request is hostb's, its alert hostb's;
+the press is taken by the hub's poller (or Socket Mode listener), forwarded through the broker
+(lookout.fleet.hub.press) and answered by hostb's bridge. Printed: press -> answer (the press's
+stamp to hostb's RemoteDecision event's own stamp) and press -> hook exit, and the most
+getUpdates outstanding at once in the fleet (1: only the hub polls). Target: press -> answer
+p95 <= --max-ms.
+
 `--agent codex` (issue 41) runs the real Codex 0.169.0 TUI (the e2e suite's, installed into its
 test cache; offline, against a loopback model that asks to run a command outside the sandbox)
 with `lookout away on`: each run asks for `date +%s.%N > run-N`, the request is answered Allow as
@@ -327,8 +336,6 @@ def _press_ntfy(env: dict[str, str], state_dir: str, n: int, python: str, srv: o
     return _finished(proc, t0, n)
 
 
-
-
 def _bot_alerts(hs: Any, room: str) -> list[dict[str, Any]]:
     return [
         e
@@ -533,6 +540,89 @@ def codex(runs: int, max_ms: float) -> int:
     return 0
 
 
+def fleet(name: str, runs: int, max_ms: float) -> int:
+    """press at the hub -> hostb's answer, for one bot shared by three hosts (issue 42)."""
+    from contextlib import ExitStack
+
+    from tests import chat_fleet as cf
+
+    with tempfile.TemporaryDirectory(prefix="lookout-bench-") as tmp, ExitStack() as stack:
+        bot: Any
+        if name == "telegram":
+            bot = stack.enter_context(cf.CountingBot())
+            channel = cf.telegram_channel(bot.url)
+        else:
+            from tests.slack_api import SlackApi
+
+            bot = stack.enter_context(SlackApi(cf.SLACK_BOT, cf.SLACK_APP, cf.SLACK_CHANNEL))
+            channel = cf.slack_channel(bot.url)
+        hosts = cf.Fleet(Path(tmp), channel)
+        stack.callback(hosts.close)
+        for h in (cf.C, cf.B):
+            hosts[h].bridge_ready()
+        if name == "telegram":
+            hosts.start_poller(cf.HUB)
+        else:
+            hosts.start_listener(cf.HUB)
+        answered, exited = [], []
+        for n in range(runs):
+            a, e = _fleet_press(name, hosts[cf.B], bot, n)
+            answered.append(a)
+            exited.append(e)
+        most = getattr(bot, "most_polling", None)
+        connections = getattr(bot, "connections", None)
+    p95 = pct(answered, 0.95)
+    print(
+        f"{name} --fleet: press at the hub -> hostb's answer: median"
+        f" {statistics.median(answered):.1f} ms, p95 {p95:.1f} ms ({runs} runs)"
+    )
+    print(
+        f"press at the hub -> hostb's hook exited: median {statistics.median(exited):.1f} ms,"
+        f" p95 {pct(exited, 0.95):.1f} ms"
+    )
+    if most is not None:
+        print(f"getUpdates outstanding at once in the fleet: at most {most}")
+    if connections is not None:
+        print(f"Socket Mode connections in the fleet: {connections}")
+    if p95 > max_ms or (most is not None and most > 1) or (connections or 1) > 1:
+        said = f"p95 {p95:.0f} ms (target {max_ms:.0f}), listeners at once: {most or connections}"
+        print(f"FAIL: {name} --fleet press -> answer: {said}")
+        return 1
+    print(f"ok: {name} --fleet press -> answer p95 {p95:.0f} ms <= {max_ms:.0f} ms")
+    return 0
+
+
+def _fleet_press(name: str, b: Any, bot: Any, n: int) -> tuple[float, float]:
+    """One request of hostb's answered by its Allow button at the hub: (press -> the answer by
+    hostb's event's stamp, press -> hostb's hook exit), in ms."""
+    from datetime import datetime
+
+    body = _payload(n)
+    proc = start(b.env, n, sys.executable)
+    wait_pending(str(b.state), proc.pid)
+    sent = "sendMessage" if name == "telegram" else "chat.postMessage"
+    before = len(bot.sent(sent))
+    b.hook("permission_request", body)
+    deadline = time.perf_counter() + 20
+    while len(bot.sent(sent)) <= before:
+        if time.perf_counter() > deadline:
+            raise SystemExit("error: no alert from hostb (see its state dir's errors.log)")
+        time.sleep(0.005)
+    t0 = time.perf_counter()
+    if name == "telegram":
+        mid = max(m for _, m in bot.messages)
+        _, pressed_ms = bot.pressed(mid, dict(bot.buttons(1001, mid))["Allow"])
+    else:
+        ts = bot.posted()[-1]["ts"]
+        pressed_ms = time.time() * 1000
+        bot.press(ts, dict(bot.buttons(ts))["Allow"], "U0OWNER")
+    exited = _finished(proc, t0, n)
+    lines = (b.state / "events.jsonl").read_text().splitlines()
+    decided = [json.loads(x) for x in lines if '"RemoteDecision"' in x][-1]
+    at = datetime.fromisoformat(decided["ts"].replace("Z", "+00:00")).timestamp() * 1000
+    return at - pressed_ms, exited
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -551,7 +641,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="direct",
         help="where answers come from (direct: the dashboard's answer)",
     )
+    parser.add_argument(
+        "--fleet",
+        action="store_true",
+        help="three hosts, one bot: the hub takes the press for hostb (telegram, slack)",
+    )
     args = parser.parse_args(argv)
+    if args.fleet:
+        if args.surface not in ("telegram", "slack"):
+            parser.error("--fleet takes --surface telegram or --surface slack")
+        return fleet(args.surface, args.runs, args.max_ms)
     if args.agent == "codex":
         return codex(args.runs, args.max_ms)
     if args.surface in ALERT_SURFACES:

@@ -25,14 +25,6 @@ _BOOT = (
 )
 
 
-# The Telegram poller (lookout.surfaces.telegram), started like the sender; argv[3] is the
-# descriptor that holds its telegram.lock already.
-_POLLER_BOOT = (
-    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.telegram import main; raise SystemExit(main(sys.argv[2:]))"
-)
-
-
 def runtime_root() -> str:
     # lookout/spawn.py -> the directory that holds the lookout package
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -117,34 +109,51 @@ def start_poller(state_dir: str) -> int | None:
     runs (None), handing it telegram.lock already taken (no second one starts meanwhile). Never
     waits. A hook calls this only when the poller is wanted and its lock is free; a poller
     handing over to a newer runtime calls that runtime's (keep the name)."""
+    from lookout import store
+
+    return start_listener(state_dir, store.TELEGRAM_LOCK, "lookout.surfaces.telegram", hold=True)
+
+
+def start_listener(state_dir: str, lock: str, module: str, hold: bool = False) -> int | None:
+    """Make sure the state directory's chat listener runs (`module`'s main: lookout.surfaces.
+    telegram, slack, matrix, ntfy): start one (its pid) unless one holds `lock` (None). `hold`:
+    hand it the lock already taken (its main takes the descriptor after the state directory),
+    so that no second one starts meanwhile; else it takes the lock itself. Never waits."""
     import subprocess
 
     from lookout import store
 
     state_dir = os.path.abspath(state_dir)
-    fd = store.try_lock(os.path.join(state_dir, store.TELEGRAM_LOCK))
+    fd = store.try_lock(os.path.join(state_dir, lock))
     if fd is None:
         return None
+    if not hold:  # it takes the lock itself: free before it starts
+        os.close(fd)
+    boot = (
+        "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
+        f"from {module} import main; raise SystemExit(main(sys.argv[2:]))"
+    )
     try:
-        argv = [sys.executable, "-I", "-c", _POLLER_BOOT, runtime_root(), state_dir, str(fd)]
+        argv = [sys.executable, "-I", "-c", boot, runtime_root(), state_dir]
         # Not the hook's tmux pane: a session /new starts opens in lookout's own tmux session.
         env = {k: v for k, v in sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
         # close_fds: a sender that starts us holds sender.lock on an inheritable descriptor (and
-        # an agent may leave a pipe to its hooks open); a poller holding a copy would keep every
-        # later job waiting for a sender that is gone.
+        # an agent may leave a pipe to its hooks open); a listener holding a copy would keep
+        # every later job waiting for a sender that is gone.
         return subprocess.Popen(
-            argv,
+            [*argv, str(fd)] if hold else argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
             cwd="/",
             close_fds=True,
-            pass_fds=(fd,),
+            pass_fds=(fd,) if hold else (),
             start_new_session=True,
         ).pid
     finally:
-        os.close(fd)
+        if hold:
+            os.close(fd)
 
 
 def spawn_detached(argv: list[str], env: Mapping[str, str] | None = None) -> int:

@@ -228,3 +228,12 @@ def test_soak_memory_grows_at_most_10_percent_after_warm_up(
     assert rows
     for p in rows:
         assert p["growth_pct"] <= 10.0, p
+
+
+@pytest.mark.slow
+def test_a_press_at_the_fleets_hub_answers_another_host_fast() -> None:
+    pytest.importorskip("paho.mqtt")
+    out = bench("remote_answer.py", "--surface", "telegram", "--fleet", "--runs", "5")
+    assert "telegram --fleet: press at the hub -> hostb's answer: median" in out
+    assert "getUpdates outstanding at once in the fleet: at most 1" in out
+    assert out.rstrip().splitlines()[-1].startswith("ok: telegram --fleet press -> answer p95 ")

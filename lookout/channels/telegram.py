@@ -60,6 +60,8 @@ inspect = base.nothing_to_inspect
 
 TEXT_MAX = 4096  # sendMessage's limit, in UTF-16 code units as Telegram counts
 CALLBACK_PREFIX = "lk1:"  # callback_data: this prefix and an opaque token (answers.mint), <= 64 B
+# With a [fleet] hub (issue 42) the data names the host that minted the token: `lk:<host>:<token>`
+HOSTED_PREFIX = "lk:"
 USER_AGENT = "lookout-notify/0.1"
 
 
@@ -155,15 +157,19 @@ def head(text: str, limit: int) -> str:
 
 
 def keyboard(buttons: list[tuple[str, str]]) -> dict[str, Any]:
-    """An inline keyboard, one row per button (labels visible-escaped, data = prefix + token)."""
+    """An inline keyboard, one row per button (labels visible-escaped, data = prefix + token,
+    or the data itself when it names its host already: HOSTED_PREFIX)."""
     from lookout.boundary import visible
 
     return {
         "inline_keyboard": [
-            [{"text": visible(label)[:64], "callback_data": CALLBACK_PREFIX + tok}]
-            for label, tok in buttons
+            [{"text": visible(label)[:64], "callback_data": _data(tok)}] for label, tok in buttons
         ]
     }
+
+
+def _data(tok: str) -> str:
+    return tok if tok.startswith(HOSTED_PREFIX) else CALLBACK_PREFIX + tok
 
 
 def add_buttons(

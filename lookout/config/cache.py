@@ -100,8 +100,9 @@ def poller_wanted(state_dir: str) -> bool:
 
 
 def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
-    """Say whether the Telegram poller is wanted ([steer] on and an enabled Telegram channel in
-    the user's own file), for the hooks: store.TELEGRAM_WANTED (lookout.runner._poller)."""
+    """Say whether the Telegram poller is wanted (an enabled Telegram channel in the user's own
+    file and [steer] on, or this host the fleet's hub: every host's buttons come to it; never on
+    a host that is not the hub), for the hooks: store.TELEGRAM_WANTED (lookout.runner._poller)."""
     from lookout import store
     from lookout.channels.registry import of
     from lookout.config import steer
@@ -111,8 +112,36 @@ def _mark_poller(state_dir: str, gpath: str, cfg: Config | None) -> None:
     except (ConfigError, OSError):
         on = False
     channels = cfg["channels"].values() if cfg is not None else ()
-    wanted = on and any(ch["enabled"] and of(ch).STEERS for ch in channels)
+    # A plug-in channel type may not say (STEERS): it steers nothing.
+    wanted = any(ch["enabled"] and getattr(of(ch), "STEERS", False) for ch in channels)
+    if wanted:
+        host, hub = fleet_hub(gpath)  # only when the config changed, never per hook
+        wanted = (on and not hub) or (bool(hub) and hub == host)
     store.mark(paths.join(state_dir, store.TELEGRAM_WANTED), wanted)
+
+
+def fleet_hub(gpath: str | None = None) -> tuple[str, str]:
+    """(this host, the hub) as the user's own [fleet] names them (issue 42); ("", "") with no
+    [fleet] or an unreadable file, the hub "" when none is named. Read from the table itself, so
+    a [fleet] the broker's checks refuse still keeps a host that is not the hub off a shared bot
+    (no 409 against the hub's poller): only the hub listens (lookout.surfaces.listener)."""
+    from lookout.config.files import read_toml
+
+    path = gpath or paths.config_path()
+    try:
+        table = read_toml(path).get("fleet") if posix.access(path, posix.F_OK) else None
+    except (ConfigError, OSError):
+        return "", ""
+    if not isinstance(table, dict):
+        return "", ""
+    hub, host = table.get("hub"), table.get("host")
+    if not isinstance(hub, str) or not hub:  # no hub: this host's name does not matter here
+        return (host if isinstance(host, str) else ""), ""
+    if not isinstance(host, str) or not host:
+        from lookout.config.fleet import default_host
+
+        host = default_host()
+    return host, hub
 
 
 def _lookup(

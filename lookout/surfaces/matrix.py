@@ -28,7 +28,7 @@ from lookout.channels import matrix, registry
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base, chat_steer
+from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,40 +75,28 @@ TIMELINE_LIMIT = 50
 ALERT_KEEP_MS = store.DAY_MS
 ALERTS_MAX = 500
 STEER_CHECK_S = 2.0
-_BOOT = (
-    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.matrix import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 # -- the table (written by the sender, read and pruned by the listener) ----------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
-
-
-def _load(state_dir: str) -> dict[str, Any]:
-    data = store.read_json(_path(state_dir))
-    data = data if isinstance(data, dict) else {}
-    out: dict[str, Any] = {}
-    for key, kind in (("messages", list), ("since", dict), ("alerts", list)):
-        value = data.get(key)
-        value = value if isinstance(value, kind) else kind()
-        out[key] = [v for v in value if isinstance(v, dict)] if kind is list else value
-    return out
+_TABLE = listener.Table(TABLE, maps=("since",))
+_load, _change = _TABLE.load, _TABLE.change
+_int, _stamp = listener.whole, listener.stamp
 
 
-def _change(state_dir: str, change: Any) -> dict[str, Any]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        table = _load(state_dir)
-        change(table)
-        store.write_json_atomic(_path(state_dir), table)
-        return table
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return listener.waiting(table["messages"])
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _replyable(table: dict[str, Any]) -> bool:
+    return listener.replyable(table["alerts"], ALERT_KEEP_MS)
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    def done(m: dict[str, Any]) -> None:
+        m["keys"] = {}  # nothing answers any more
+
+    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "event_id", done)
 
 
 def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> None:
@@ -141,7 +129,7 @@ def remember_alert(state_dir: str, channel: str, event_id: str, session_id: str)
         table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
 
     _change(state_dir, add)
-    if steering_on():
+    if listener.steering_on():
         ensure_listener(state_dir)
 
 
@@ -156,17 +144,6 @@ def alert_session(state_dir: str, channel: str, event_id: object) -> str | None:
     return None
 
 
-def steering_on() -> bool:
-    """[steer] enabled in the user's own config (an unreadable config: off)."""
-    from lookout.config import check
-    from lookout.config import steer as steer_config
-
-    try:
-        return steer_config.load().enabled
-    except (check.ConfigError, OSError):
-        return False
-
-
 def known(state_dir: str, channel: str, event_id: str) -> bool:
     """Is this message one that answers (waiting, or edited to its request's outcome)?"""
     return any(
@@ -175,58 +152,11 @@ def known(state_dir: str, channel: str, event_id: str) -> bool:
     )
 
 
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in table["messages"] if not m.get("done_ms")]
-
-
-def _replyable(table: dict[str, Any]) -> bool:
-    now = words.now_ms()
-    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
-    kept = []
-    for m in table["messages"]:
-        if (m.get("channel"), m.get("event_id")) in ended:
-            m["done_ms"] = now_ms
-            m["keys"] = {}  # nothing answers any more
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    table["messages"] = kept
-
-
 def ensure_listener(state_dir: str) -> None:
-    fd = store.try_lock(os.path.join(state_dir, LOCK))
-    if fd is None:
-        return  # one runs: it reads the table on its next turn
-    os.close(fd)
-    import subprocess
-
+    """One runs (one that runs reads the table on its next turn): started detached."""
     from lookout import spawn
 
-    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    # Not the hook's tmux pane: a session !new starts opens in lookout's own tmux session.
-    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
-    # close_fds: the sender that starts us holds sender.lock on an inheritable descriptor.
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+    spawn.start_listener(state_dir, LOCK, "lookout.surfaces.matrix")
 
 
 # -- what a message says and what an event means ----------------------------------------------
@@ -338,6 +268,7 @@ class Listener:
         self.channels: dict[str, Mapping[str, Any]] = {}
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"matrix listener: {text}"))
         self.steering = False
+        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
         self._config_stamp: object = ()
         self._config_looked = 0.0
         self.worker: chat_steer.Worker | None = None
@@ -366,7 +297,7 @@ class Listener:
 
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
-        self.steering = steering_on()
+        self.steering, self.max_age_s = listener.steer_settings()
         try:
             cfg = files.load(None)
         except check.ConfigError as exc:
@@ -584,14 +515,21 @@ class Listener:
     def _steer(
         self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str, target: object
     ) -> None:
+        if self.worker is None:
+            self.worker = chat_steer.Worker(self.state_dir, SURFACE, PREFIX, self._reply)
+        age = int(time.time() - _int(event.get("origin_server_ts")) / 1000)
+        note = chat_steer.too_old(age, self.max_age_s)
+        if note is not None:  # sent while no listener ran (T3): not acted on, and said so
+            limit = f"over [steer] max_age_s, {self.max_age_s} s"
+            self.ignored("old", f"channel {name}: a message {age} s old ({limit}): not acted on")
+            self.worker.put(chat_steer.Job(ch, event.get("event_id"), "note", (note,)))
+            return
         replied = alert_session(self.state_dir, name, target) if target else None
         asked = chat_steer.parse(text, replied, PREFIX)
         if asked[0] == "say" and not replied:
             why = "in reply to no session's alert" if target else "neither a reply nor a command"
             self.ignored("unknown", f"channel {name}: a message {why}: ignored")
             return
-        if self.worker is None:
-            self.worker = chat_steer.Worker(self.state_dir, SURFACE, PREFIX, self._reply)
         job = chat_steer.Job(ch, event.get("event_id"), asked[0], tuple(asked[1:]))
         self.worker.put(job)
 
@@ -608,19 +546,10 @@ class Listener:
 
     def _withdraw(self) -> None:
         """Edit the message of every request that no longer waits to its outcome."""
-        now = words.now_ms()
-        ended = []
-        for m in _waiting(_load(self.state_dir)):
-            rec = requests.load(self.state_dir, str(m.get("rid")))
-            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
-                rec = None  # replaced by a later request with the same id: this one is over
-            if rec is not None and requests.is_open(rec, now):
-                continue
-            ch = self.channels.get(str(m.get("channel")))
-            if ch is not None:
-                self._edit(ch, m, answers.outcome_text(rec))
-            ended.append((m.get("channel"), m.get("event_id")))
-            answers.forget(self.state_dir, str(m.get("rid")))
+        messages = _load(self.state_dir)["messages"]
+        ended, now = listener.withdraw(
+            self.state_dir, messages, "event_id", self.channels, self._edit
+        )
         if ended:
             _change(self.state_dir, lambda t: _mark_done(t, ended, now))
 

@@ -22,17 +22,17 @@ import threading
 import time
 import traceback
 
-from lookout import paths, store, words
+from lookout import paths, store
 from lookout.channels import ntfy, registry
 from lookout.channels.base import ChannelError
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base
+from lookout.surfaces import base, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from lookout.surfaces.base import Alert, Watch
@@ -65,31 +65,31 @@ READ_TIMEOUT_S = 90.0  # the server sends a keepalive every 45 s by default
 RETRY_MIN_S, RETRY_MAX_S = 0.5, 30.0  # a stream that failed or ended: reconnect, backing off
 SINCE_SLACK_S = 2  # a stream first asks for what came this long before the oldest alert
 CONFIG_CHECK_S = 2.0
-_BOOT = (
-    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.ntfy import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 # -- the table (written by the sender, read and pruned by the subscriber) -----------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
+_TABLE = listener.Table(TABLE, lists=("messages",))
+_waiting, _stamp = listener.waiting, listener.stamp
 
 
 def _load(state_dir: str) -> list[dict[str, Any]]:
-    data = store.read_json(_path(state_dir))
-    messages = data.get("messages") if isinstance(data, dict) else None
-    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    return list(_TABLE.load(state_dir)["messages"])
 
 
-def _change(state_dir: str, change: Any) -> list[dict[str, Any]]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        messages = _load(state_dir)
-        messages = change(messages)
-        store.write_json_atomic(_path(state_dir), {"messages": messages})
-        return list(messages)
+def _change(
+    state_dir: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    def apply(table: dict[str, Any]) -> None:
+        table["messages"] = change(table["messages"])
+
+    return list(_TABLE.change(state_dir, apply)["messages"])
+
+
+def _mark_done(
+    messages: list[dict[str, Any]], ended: list[tuple[object, object]], now_ms: int
+) -> list[dict[str, Any]]:
+    return listener.mark_done(messages, ended, now_ms, "ref")
 
 
 def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
@@ -109,31 +109,11 @@ def known(state_dir: str, channel: str, ref: str) -> bool:
     return any(m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir))
 
 
-def _waiting(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [m for m in messages if not m.get("done_ms")]
-
-
 def ensure_subscriber(state_dir: str) -> None:
-    fd = store.try_lock(os.path.join(state_dir, LOCK))
-    if fd is None:
-        return  # one runs: it reads the table on its next turn
-    os.close(fd)
-    import subprocess
-
+    """One runs (one that runs reads the table on its next turn): started detached."""
     from lookout import spawn
 
-    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    # close_fds: never hold a copy of the sender's lock (a later job would wait for it).
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=spawn.sender_env(os.environ),
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
+    spawn.start_listener(state_dir, LOCK, "lookout.surfaces.ntfy")
 
 
 # -- the subscriber -----------------------------------------------------------------------------
@@ -310,53 +290,23 @@ class Subscriber:
 
     def _withdraw(self) -> None:
         """Replace the alert of every request that no longer waits by its outcome."""
-        now = words.now_ms()
-        ended = []
-        for m in _waiting(_load(self.state_dir)):
-            rec = requests.load(self.state_dir, str(m.get("rid")))
-            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
-                rec = None  # replaced by a later request with the same id: this one is over
-            if rec is not None and requests.is_open(rec, now):
-                continue
-            ch = self.channels.get(str(m.get("channel")))
-            if ch is not None:
-                body = str(m.get("body") or "")
-                outcome = answers.outcome_text(rec)
-                result, detail, _ = ntfy.replace(
-                    ch, str(m["ref"]), str(m.get("title") or ""), f"{body}\n\n{outcome}", 10
-                )
-                if result != "sent":
-                    store.log_error(self.state_dir, f"ntfy subscriber: outcome: {detail}")
-            ended.append((m.get("channel"), m.get("ref")))
-            answers.forget(self.state_dir, str(m.get("rid")))
+        messages = _load(self.state_dir)
+        ended, now = listener.withdraw(self.state_dir, messages, "ref", self.channels, self._edit)
         if ended:
             _change(self.state_dir, lambda ms: _mark_done(ms, ended, now))
 
-
-def _mark_done(
-    messages: list[dict[str, Any]], ended: list[tuple[object, object]], now_ms: int
-) -> list[dict[str, Any]]:
-    """Replaced by their outcome: kept a day (a late "handled" update leaves them), then gone."""
-    kept = []
-    for m in messages:
-        if (m.get("channel"), m.get("ref")) in ended:
-            m["done_ms"] = now_ms
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    return kept
+    def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
+        body = str(m.get("body") or "")
+        result, detail, _ = ntfy.replace(
+            ch, str(m["ref"]), str(m.get("title") or ""), f"{body}\n\n{outcome}", 10
+        )
+        if result != "sent":
+            store.log_error(self.state_dir, f"ntfy subscriber: outcome: {detail}")
 
 
 def _said(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None) or exc
     return f"{type(exc).__name__}: {reason}"[:300]
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _opener() -> Any:

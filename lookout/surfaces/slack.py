@@ -27,8 +27,7 @@ from lookout.channels import registry, slack
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base
-from lookout.surfaces import telegram_steer as chat_steer
+from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,39 +65,25 @@ ALERT_KEEP_MS = store.DAY_MS
 ALERTS_MAX = 500
 CONFIG_CHECK_S = 2.0
 EDIT_TRIES = 3
-_BOOT = (
-    "import os, sys; os.chdir('/'); sys.path.insert(0, sys.argv[1]); "
-    "from lookout.surfaces.slack import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 # -- the table (written by the sender, read and pruned by the listener) ------------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
-
-
-def _load(state_dir: str) -> dict[str, Any]:
-    data = store.read_json(_path(state_dir))
-    data = data if isinstance(data, dict) else {}
-    out: dict[str, Any] = {}
-    for key in ("messages", "alerts"):
-        items = data.get(key)
-        out[key] = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
-    return out
+_TABLE = listener.Table(TABLE)
+_load, _change = _TABLE.load, _TABLE.change
+_int, _forget = listener.whole, listener.forget
 
 
-def _change(state_dir: str, change: Any) -> dict[str, Any]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        table = _load(state_dir)
-        change(table)
-        store.write_json_atomic(_path(state_dir), table)
-        return table
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return listener.waiting(table["messages"])
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _replyable(table: dict[str, Any]) -> bool:
+    return listener.replyable(table["alerts"], ALERT_KEEP_MS)
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "ref")
 
 
 def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
@@ -123,7 +108,7 @@ def remember_alert(state_dir: str, channel: str, ref: str, session_id: str) -> N
         table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
 
     _change(state_dir, add)
-    if steering_on():
+    if listener.steering_on():
         ensure_listener(state_dir)
 
 
@@ -137,21 +122,6 @@ def alert_session(state_dir: str, channel: str, ref: str) -> str | None:
     return None
 
 
-def _replyable(table: dict[str, Any]) -> bool:
-    now = words.now_ms()
-    return any(now - _int(a.get("ts")) < ALERT_KEEP_MS for a in table["alerts"])
-
-
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in table["messages"] if not m.get("done_ms")]
-
-
-def steering_on() -> bool:
-    from lookout.surfaces.telegram import steering_on as on
-
-    return on()
-
-
 def known(state_dir: str, channel: str, ref: str) -> bool:
     return any(
         m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir)["messages"]
@@ -159,26 +129,10 @@ def known(state_dir: str, channel: str, ref: str) -> bool:
 
 
 def ensure_listener(state_dir: str) -> None:
-    fd = store.try_lock(os.path.join(state_dir, LOCK))
-    if fd is None:
-        return  # one runs: it reads the table on its next turn
-    os.close(fd)
-    import subprocess
-
+    """One runs (one that runs reads the table on its next turn): started detached."""
     from lookout import spawn
 
-    argv = [sys.executable, "-I", "-c", _BOOT, spawn.runtime_root(), os.path.abspath(state_dir)]
-    env = {k: v for k, v in spawn.sender_env(os.environ).items() if k not in ("TMUX", "TMUX_PANE")}
-    subprocess.Popen(  # close_fds: never keep the sender's lock
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd="/",
-        close_fds=True,
-        start_new_session=True,
-    )
+    spawn.start_listener(state_dir, LOCK, "lookout.surfaces.slack")
 
 
 # -- the listener ---------------------------------------------------------------------------------
@@ -206,6 +160,8 @@ class Listener:
         self.channels: dict[str, Mapping[str, Any]] = {}
         self.ignored = Ignored(lambda text: store.log_error(state_dir, f"slack listener: {text}"))
         self.steering = False
+        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
+        self.fleet = listener.Fleet("", "")  # only the hub connects (issue 42)
         self._stamp: object = ()
         self._looked = 0.0
         self.chat: Steering | None = None
@@ -237,7 +193,8 @@ class Listener:
             self._stamp = os.stat(paths.config_path()).st_mtime_ns
         except OSError:
             self._stamp = None
-        self.steering = steering_on()
+        self.steering, self.max_age_s = listener.steer_settings()
+        self.fleet = listener.fleet()
         try:
             cfg = files.load(None)
         except check.ConfigError as exc:
@@ -265,7 +222,9 @@ class Listener:
         self._refresh()
         if self.chat is not None and self.chat.busy():
             return True
-        return self.steering and _replyable(table or _load(self.state_dir))
+        if self.fleet.is_hub:  # any host's buttons and alerts may wait for a press or reply
+            return bool(self.channels)
+        return self.fleet.listens and self.steering and _replyable(table or _load(self.state_dir))
 
     def _serve_locked(self) -> None:
         self._reload()
@@ -275,6 +234,7 @@ class Listener:
             names = {m.get("channel") for m in _waiting(table)}
             if self._stays(table):
                 names |= {a.get("channel") for a in table["alerts"]}
+                names |= set(self.channels) if self.fleet.is_hub else set()
             elif not names:
                 return
             for name in names:
@@ -294,6 +254,11 @@ class Listener:
         the channel stays as it was; one of a changed or removed channel is closed."""
         ch = self.channels.get(name)
         old = self.clients.get(name)
+        if not self.fleet.listens:  # another host is the hub: Socket Mode is its alone
+            if old is not None:
+                old.close()
+                del self.clients[name]
+            return
         if old is not None and ch is not None and old.lookout_channel == ch:
             return
         if old is not None:
@@ -348,16 +313,23 @@ class Listener:
         if user is None or user not in (ch.get("allowed_user_ids") or []):
             self.ignored("foreign", f"channel {name}: a press by {who}, not the owner: ignored")
             return
-        if not known(self.state_dir, name, f"{cid}/{ts}"):
-            self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
-            return
         acts = payload.get("actions")
         act = acts[0] if isinstance(acts, list) and acts and isinstance(acts[0], dict) else {}
-        token = act.get("value")
-        if not isinstance(token, str) or not str(act.get("action_id")).startswith(
+        value = act.get("value")
+        if not isinstance(value, str) or not str(act.get("action_id")).startswith(
             slack.ACTION_PREFIX
         ):
             self.ignored("payload", f"channel {name}: a press not of a lookout button: ignored")
+            return
+        host, token = listener.split_hosted(value)
+        if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
+            by = f"Slack user {user}"
+            ok, said = listener.forward_press(host, token, surface=NAME, by=by)
+            if not ok:
+                self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+            return
+        if not known(self.state_dir, name, f"{cid}/{ts}"):
+            self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
             return
         try:
             answers.answer_token(
@@ -383,7 +355,18 @@ class Listener:
         thread = event.get("thread_ts")
         replied = alert_session(self.state_dir, name, f"{cid}/{thread}") if thread else None
         if self.chat is None:
-            self.chat = Steering(self.state_dir, self.ignored, lambda ch, mid: None)
+            self.chat = Steering(self.state_dir, self.ignored)
+        age = _age_s(event.get("ts"))
+        if age is None:
+            self.ignored("payload", f"channel {name}: a message without its time: ignored")
+            return
+        note = chat_steer.too_old(age, self.max_age_s)
+        if note is not None:  # sent while no listener ran (T3): not acted on, and said so
+            limit = f"over [steer] max_age_s, {self.max_age_s} s"
+            self.ignored("old", f"channel {name}: a message {age} s old ({limit}): not acted on")
+            to = {"ch": ch, "cid": cid, "thread": thread or event.get("ts")}
+            self.chat.worker.put(chat_steer.Job(to, 0, "note", (note,)))
+            return
         self.chat.steer(name, ch, cid, thread or event.get("ts"), text.strip(), replied)
 
     def _ours(self, name: str, ch: Mapping[str, Any], cid: str) -> bool:
@@ -398,19 +381,8 @@ class Listener:
 
     def _withdraw(self) -> None:
         """Update the message of every request that no longer waits to its outcome."""
-        now = words.now_ms()
-        ended = []
-        for m in _waiting(_load(self.state_dir)):
-            rec = requests.load(self.state_dir, str(m.get("rid")))
-            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
-                rec = None  # replaced by a later request with the same id
-            if rec is not None and requests.is_open(rec, now):
-                continue
-            ch = self.channels.get(str(m.get("channel")))
-            if ch is not None:
-                self._edit(ch, m, answers.outcome_text(rec))
-            ended.append((m.get("channel"), m.get("ref")))
-            answers.forget(self.state_dir, str(m.get("rid")))
+        messages = _load(self.state_dir)["messages"]
+        ended, now = listener.withdraw(self.state_dir, messages, "ref", self.channels, self._edit)
         if ended:
             _change(self.state_dir, lambda t: _mark_done(t, ended, now))
 
@@ -428,14 +400,19 @@ class Listener:
                     return
 
 
-class Steering(chat_steer.Chat):
-    """The owner's messages on Slack, run as Telegram's are (lookout.surfaces.telegram_steer:
-    the same parse, the same actions through lookout.steer.core, the same refusals), as the
-    surface `slack`, with `!` for `/` (Slack keeps / for its own commands), each answered in
-    its thread."""
+class Steering:
+    """The owner's messages on Slack, run through the chat core Telegram's run through
+    (lookout.surfaces.chat_steer: the same parse, the same actions through lookout.steer.core,
+    the same refusals), as the surface `slack`, with `!` for `/` (Slack keeps / for its own
+    commands), each answered in its thread."""
 
-    SOURCE = SOURCE
-    USAGE = chat_steer.USAGE.replace("/", PREFIX)
+    def __init__(self, state_dir: str, ignored: Ignored) -> None:
+        self.state_dir = state_dir
+        self.ignored = ignored
+        self.worker = chat_steer.Worker(state_dir, SOURCE, PREFIX, self._reply)
+
+    def busy(self) -> bool:
+        return self.worker.busy()
 
     def steer(
         self,
@@ -448,20 +425,14 @@ class Steering(chat_steer.Chat):
     ) -> None:
         """The owner's `text` in channel `cid` (in `thread`, an alert's of `replied`)."""
         if text.startswith(PREFIX):
-            asked = chat_steer.parse("/" + text[len(PREFIX) :], replied)
+            asked = chat_steer.parse(text, replied, PREFIX)
         else:  # a `/` is Slack's own command, never lookout's: text to say as it is
             asked = ("say", replied or "", text)
         if asked[0] == "say" and not replied:
             self.ignored("unknown", f"channel {name}: a message not in an alert's thread: ignored")
             return
-        if asked[0] == "usage":
-            asked = ("usage", *(a.replace("/", PREFIX) for a in asked[1:]))
         to = {"ch": ch, "cid": cid, "thread": thread}
-        job = chat_steer.Job(to, 0, str(asked[0]), tuple(str(a) for a in asked[1:]))
-        try:
-            self.jobs.put_nowait(job)
-        except queue.Full:
-            self._reply(job, f"busy: {chat_steer.MAX_WAITING} steering actions wait; try again")
+        self.worker.put(chat_steer.Job(to, 0, str(asked[0]), tuple(str(a) for a in asked[1:])))
 
     def _reply(self, job: chat_steer.Job, text: str) -> None:
         """The answer in the owner's message's thread, in pieces of a section's size."""
@@ -476,6 +447,14 @@ class Steering(chat_steer.Chat):
                 return
 
 
+def _age_s(ts: object) -> int | None:
+    """How old a message is by its `ts` (seconds since the epoch, as a string), on our clock."""
+    try:
+        return int(time.time() - float(str(ts)))
+    except ValueError:
+        return None
+
+
 def _id(value: object) -> str | None:
     got = value.get("id") if isinstance(value, dict) else None
     return got if isinstance(got, str) else None
@@ -483,21 +462,6 @@ def _id(value: object) -> str | None:
 
 def visible_exc(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {visible(str(exc))[:200]}"
-
-
-def _forget(table: dict[str, Any], channel: str) -> None:
-    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
-    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    kept = []
-    for m in table["messages"]:
-        if (m.get("channel"), m.get("ref")) in ended:
-            m["done_ms"] = now_ms
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    table["messages"] = kept
 
 
 # -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
@@ -516,6 +480,9 @@ class Buttons:
             return
         picks = base.choices(rec, LIMITS, a.msg, a.ch["content"])
         tokens = answers.mint(a.state_dir, rec, NAME, [(d, x) for _, d, x in picks], scope=a.name)
+        here = listener.fleet()
+        if here.named:  # the hub routes a press to the host that minted it (issue 42)
+            tokens = [f"{here.host}:{t}" for t in tokens]
         a.msg["buttons"] = [(label, t) for (label, _, _), t in zip(picks, tokens, strict=True)]
         a.msg["bound"] = rec["id"]
 

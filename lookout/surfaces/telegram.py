@@ -31,7 +31,7 @@ from lookout.channels import registry, telegram
 from lookout.deliveries import record
 from lookout.remote import answers, requests
 from lookout.remote.ignored import Ignored
-from lookout.surfaces import base
+from lookout.surfaces import base, listener
 from lookout.surfaces import telegram_steer as steer_telegram
 
 TYPE_CHECKING = False
@@ -89,32 +89,17 @@ _HANDOVER = (
 
 # -- the table (written by the sender, read and pruned by the poller) ------------------------
 
-
-def _path(state_dir: str) -> str:
-    return os.path.join(state_dir, TABLE)
-
-
-def _load(state_dir: str) -> dict[str, Any]:
-    data = store.read_json(_path(state_dir))
-    data = data if isinstance(data, dict) else {}
-    messages = data.get("messages")
-    offsets = data.get("offsets")
-    alerts = data.get("alerts")
-    return {
-        "messages": [m for m in messages if isinstance(m, dict)]
-        if isinstance(messages, list)
-        else [],
-        "offsets": offsets if isinstance(offsets, dict) else {},
-        "alerts": [a for a in alerts if isinstance(a, dict)] if isinstance(alerts, list) else [],
-    }
+_TABLE = listener.Table(TABLE, maps=("offsets",))
+_load, _change = _TABLE.load, _TABLE.change
+_int, _stamp, _forget = listener.whole, listener.stamp, listener.forget
 
 
-def _change(state_dir: str, change: Any) -> dict[str, Any]:
-    with store.Locked(state_dir, store.REQUESTS_LOCK):
-        table = _load(state_dir)
-        change(table)
-        store.write_json_atomic(_path(state_dir), table)
-        return table
+def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
+    return listener.waiting(table["messages"])
+
+
+def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
+    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "message_id")
 
 
 def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, body: str) -> None:
@@ -145,7 +130,7 @@ def remember_alert(state_dir: str, channel: str, message_id: str, session_id: st
         table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
 
     _change(state_dir, add)
-    if steering_on():
+    if listener.steering_on():
         ensure_poller(state_dir)
 
 
@@ -158,27 +143,6 @@ def alert_session(state_dir: str, channel: str, message_id: object) -> str | Non
             sid = a.get("session_id")
             return sid if fresh and isinstance(sid, str) else None
     return None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def steering_on() -> bool:
-    """[steer] enabled in the user's own config (an unreadable config: off)."""
-    return steer_settings()[0]
-
-
-def steer_settings() -> tuple[bool, int]:
-    """([steer] enabled, max_age_s) of the user's own config (an unreadable config: off)."""
-    from lookout.config import check
-    from lookout.config import steer as steer_config
-
-    try:
-        cfg = steer_config.load()
-    except (check.ConfigError, OSError):
-        return False, int(steer_config.DEFAULTS["max_age_s"])
-    return cfg.enabled, cfg.max_age_s
 
 
 def known(state_dir: str, channel: str, message_id: str) -> bool:
@@ -234,38 +198,6 @@ def hand_over(state_dir: str, root: str) -> None:
         store.log_error(state_dir, f"telegram poller: handing over to {root} failed: {why}")
 
 
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    """What changes when a file is written (a replace makes a new inode), None without one."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _forget(table: dict[str, Any], channel: str) -> None:
-    """A channel gone from the config: its messages with buttons and its alerts go too (once:
-    nothing of it is left to listen for)."""
-    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
-    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
-
-
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    """The messages whose buttons may still answer (not yet edited to an outcome)."""
-    return [m for m in table["messages"] if not m.get("done_ms")]
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    """Edited to their outcome: kept a day (so a late "handled" update leaves them), then gone."""
-    kept = []
-    for m in table["messages"]:
-        if (m.get("channel"), m.get("message_id")) in ended:
-            m["done_ms"] = now_ms
-        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
-            kept.append(m)
-    table["messages"] = kept
-
-
 # -- the poller ---------------------------------------------------------------------------------
 
 
@@ -311,6 +243,9 @@ class Poller:
             lambda text: store.log_error(state_dir, f"telegram poller: {text}", store.IGNORED)
         )
         self.steering = False  # [steer] enabled
+        # Only the fleet's hub takes updates (issue 42): elsewhere the poller edits its own
+        # messages to their outcome and never calls getUpdates on the shared bot.
+        self.fleet = listener.Fleet("", "")
         self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
         # Under this lock the listeners take updates (queue them, save the offset) only while
         # `stop` is clear: once set, what they took is in the queue, and nothing more comes.
@@ -325,8 +260,10 @@ class Poller:
 
     @property
     def wanted(self) -> bool:
-        """Steering keeps a poller: [steer] on and a Telegram channel configured."""
-        return self.steering and bool(self.channels)
+        """A Telegram channel configured keeps a poller with [steer] on, or on the fleet's hub
+        (any host's buttons may wait); never on a host that is not the hub."""
+        serves = self.steering or self.fleet.is_hub
+        return serves and bool(self.channels) and self.fleet.listens
 
     def serve(self, held: int | None = None) -> None:
         """Only while holding telegram.lock (`held`: a descriptor that holds it already)."""
@@ -378,7 +315,8 @@ class Poller:
 
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
-        self.steering, self.max_age_s = steer_settings()
+        self.steering, self.max_age_s = listener.steer_settings()
+        self.fleet = listener.fleet()
         try:
             cfg = files.load(None)  # the user's own file: a project never names a bot
         except check.ConfigError as exc:
@@ -392,6 +330,12 @@ class Poller:
             if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
         }
         store.mark(os.path.join(self.state_dir, store.TELEGRAM_WANTED), self.wanted)
+        if self.fleet.is_hub and any(
+            registry.of(c).ANSWERS == "slack" for c in cfg["channels"].values()
+        ):
+            from lookout.surfaces import slack  # the hub's Slack listener stays up as well
+
+            slack.ensure_listener(self.state_dir)
         return True
 
     def _serve_locked(self) -> None:
@@ -409,7 +353,7 @@ class Poller:
             elif not names:
                 return
             for name in names:
-                if isinstance(name, str):
+                if isinstance(name, str) and self.fleet.listens:
                     self._listen(name)
             try:
                 channel, update = self.updates.get(timeout=self.poll_s)
@@ -460,8 +404,9 @@ class Poller:
     def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
         delay = 0.0
-        # Until the channel changes or goes from the config: a listener of the new one starts.
-        while not self.stop.is_set() and self.channels.get(name) == ch:
+        # Until the channel changes or goes from the config (a listener of the new one starts),
+        # or the fleet names another host its hub.
+        while not self.stop.is_set() and self.channels.get(name) == ch and self.fleet.listens:
             # Messages too (issue 33): steering, or a reply saying that steering is off.
             kinds = ["callback_query", "message"]
             params: dict[str, Any] = {"timeout": LONG_POLL_S, "allowed_updates": kinds}
@@ -518,6 +463,7 @@ class Poller:
                 self.chat = steer_telegram.Chat(
                     state, self.ignored, lambda ch, mid: alert_session(state, ch, mid)
                 )
+            self.chat.fleet = self.fleet
             self.chat.take(
                 name, self.channels[name], update["message"], time.time(), self.max_age_s
             )
@@ -543,12 +489,18 @@ class Poller:
             self.ignored("foreign", f"channel {name}: a press by {who}, not the owner: ignored")
             self._ack(ch, query["id"], "Not answered: this bot takes answers only from its owner")
             return
-        data = query.get("data")
-        if not isinstance(data, str) or not data.startswith(telegram.CALLBACK_PREFIX):
+        token, host = self._token(query)
+        if token is None:
             self.ignored("payload", f"channel {name}: a press not of a lookout button: ignored")
             self._ack(ch, query["id"], "Not answered: not a lookout button")
             return
-        token = data[len(telegram.CALLBACK_PREFIX) :]
+        if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
+            by = f"Telegram user {user}"
+            ok, said = listener.forward_press(host, token, surface=SURFACE, by=by)
+            if not ok:
+                self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+            self._ack(ch, query["id"], said)
+            return
         try:
             rec = answers.answer_token(
                 self.state_dir, token, surface="telegram", by=f"Telegram user {user}", scope=name
@@ -562,6 +514,18 @@ class Poller:
         self._ack(ch, query["id"], outcome)
         self._withdraw()
 
+    def _token(self, query: dict[str, Any]) -> tuple[str | None, str]:
+        """(the press's token, the host its button names: "" for this host's own form)."""
+        data = query.get("data")
+        if not isinstance(data, str):
+            return None, ""
+        if data.startswith(telegram.CALLBACK_PREFIX):
+            return data[len(telegram.CALLBACK_PREFIX) :] or None, ""
+        if data.startswith(telegram.HOSTED_PREFIX):
+            host, token = listener.split_hosted(data[len(telegram.HOSTED_PREFIX) :])
+            return (token, host) if host else (None, "")
+        return None, ""
+
     def _ack(self, ch: Mapping[str, Any], query_id: str, text: str) -> None:
         try:
             params = {"callback_query_id": query_id, "text": text[:200]}
@@ -571,19 +535,10 @@ class Poller:
 
     def _withdraw(self) -> None:
         """Edit the message of every request that no longer waits to its outcome (no buttons)."""
-        now = words.now_ms()
-        ended = []
-        for m in _waiting(_load(self.state_dir)):
-            rec = requests.load(self.state_dir, str(m.get("rid")))
-            if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
-                rec = None  # replaced by a later request with the same id: this one is over
-            if rec is not None and requests.is_open(rec, now):
-                continue
-            ch = self.channels.get(str(m.get("channel")))
-            if ch is not None:
-                self._edit(ch, m, answers.outcome_text(rec))
-            ended.append((m.get("channel"), m.get("message_id")))
-            answers.forget(self.state_dir, str(m.get("rid")))
+        messages = _load(self.state_dir)["messages"]
+        ended, now = listener.withdraw(
+            self.state_dir, messages, "message_id", self.channels, self._edit
+        )
         if ended:
             _change(self.state_dir, lambda t: _mark_done(t, ended, now))
 
@@ -657,6 +612,10 @@ def telegram_buttons(
         return
     picks = base.choices(rec, LIMITS, msg, content)
     tokens = answers.mint(state_dir, rec, SURFACE, [(d, a) for _, d, a in picks], scope=name)
+    here = listener.fleet()
+    if here.named:  # the hub routes a press to the host that minted it (issue 42)
+        hosted = [listener.hosted_data(here.host, t) for t in tokens]
+        tokens = [h or t for h, t in zip(hosted, tokens, strict=True)]
     msg["buttons"] = [(label, token) for (label, _, _), token in zip(picks, tokens, strict=True)]
     msg["bound"] = rec["id"]
 

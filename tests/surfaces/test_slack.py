@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,3 +261,53 @@ def test_thread_replies_and_commands_go_through_the_steering_core(
     steered = [e for e in events(state_dir) if e.get("event") == "Steered"]
     assert [(x["steer"]["action"], x["source"]) for x in steered] == [("interrupt", "slack")]
     assert acked_in_time(api)
+
+
+FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1"\nhost = "{host}"\nhub = "hosta"\n'
+
+
+def test_a_host_that_is_not_the_hub_never_connects_yet_updates_its_own_alert(
+    api: SlackApi, state_dir: Path
+) -> None:
+    """Issue 42: with [fleet] hub naming another host, B's buttons name B (the hub routes a
+    press by it), B opens no Socket Mode connection (Slack would hand B's presses to any of
+    them), and B still updates its own message to the outcome."""
+    configure(api, extra=FLEET.format(host="hostb"))
+    deciding = start(payload("PermissionRequest-Bash"))
+    waiting(state_dir)
+    record_hook("permission_request.py", payload("PermissionRequest-Bash"))
+    wait_for(lambda: api.sent("chat.postMessage"), 10)
+    ts = api.posted()[0]["ts"]
+    assert all(value.startswith("hostb:") for _, value in api.buttons(ts))
+    wait_for(lambda: not listener_gone(state_dir), 10, "the listener, to update")
+    deciding.send_signal(signal.SIGTERM)  # answered at the terminal
+    assert finish(deciding) == b""
+    wait_for(lambda: not api.buttons(ts), 10, "the buttons gone")
+    wait_for(lambda: listener_gone(state_dir), 15)
+    assert api.opened == 0 and api.connections == 0
+
+
+def test_an_old_message_is_not_acted_on_and_new_takes_an_agent(
+    api: SlackApi, state_dir: Path
+) -> None:
+    """Slack's steering is Telegram's (lookout.surfaces.chat_steer): a message older than
+    [steer] max_age_s (sent while no listener ran) is said not sent; `!new --agent` and `!new`
+    alone work as Telegram's /new."""
+    configure(api, extra="[steer]\nenabled = true\nmax_age_s = 60")
+    record_hook("stop.py", {"session_id": SID, "cwd": "/w/api", "hook_event_name": "Stop"})
+    wait_for(lambda: api.sent("chat.postMessage"), 10, "the alert")
+    alert = api.posted()[0]["ts"]
+    wait_for(api.connected, 20, "a listener (steering on, an alert to reply to)")
+    old = f"{time.time() - 3600:.6f}"
+    api.reply("go on", OWNER, thread_ts=alert, ts=old)
+    wait_for(lambda: api.thread(alert), 20, "the note")
+    assert api.thread(alert) == ["not sent: this message is 60 minutes old; send it again"]
+    asked = api.reply("!new --agent", OWNER)
+    wait_for(lambda: api.thread(asked), 20)
+    (text,) = api.thread(asked)
+    assert text.startswith("!new --agent needs the agent's name\nReply to a session's alert")
+    assert "!new --agent NAME PROJECT TEXT: with that agent" in text
+    asked = api.reply("!new", OWNER)
+    wait_for(lambda: api.thread(asked), 20)
+    assert api.thread(asked)[0].startswith("no project directory matches [steer] projects")
+    assert not [e for e in events(state_dir) if e.get("event") == "Steered"]

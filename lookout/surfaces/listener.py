@@ -1,0 +1,301 @@
+"""What the chat listeners (Telegram's poller, Slack's Socket Mode listener, Matrix's sync, ntfy's
+reply subscription) share about the fleet's hub (issue 42): whether this host may listen on a
+shared bot at all, which host an alert or a button belongs to, and where a press or a steer for
+another host goes (lookout.fleet.hub, through the broker).
+
+With `[fleet] hub` set, only the hub listens: every other host still sends its own alerts and
+edits its own messages to their outcome, but never polls a shared bot (no 409, one getUpdates
+at a time in the whole fleet). With no hub, or no [fleet], every host listens, as before.
+A button names its host (`lk:<host>:<token>` on Telegram, `<host>:<token>` as a Slack action's
+value) only when a hub is named; an alert's title starts with its host (`B · ...`, written by
+lookout.templates), which tells the hub whose alert a reply answers when no button does."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from lookout import store, words
+from lookout.channels import telegram
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+# Telegram's callback_data: `lk:<host>:<token>` when a hub is named (the token is 22 characters
+# of base64url, never a colon), `lk1:<token>` otherwise (lookout.channels.telegram).
+HOSTED_PREFIX = telegram.HOSTED_PREFIX
+CALLBACK_MAX = 64  # bytes, the Bot API's limit
+TITLE_SEP = " · "  # lookout.templates: "{host} · {title}"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """This host's name and the hub's, as the user's own config names them ("" for no hub)."""
+
+    host: str
+    hub: str
+
+    @property
+    def listens(self) -> bool:
+        return not self.hub or self.hub == self.host
+
+    @property
+    def named(self) -> bool:
+        return bool(self.hub)
+
+    @property
+    def is_hub(self) -> bool:
+        """This host is the fleet's hub: its listeners stay, since any host's buttons may wait."""
+        return bool(self.hub) and self.hub == self.host
+
+
+def fleet(gpath: str | None = None) -> Fleet:
+    """This host and the hub from the user's own config ([fleet] host, hub)."""
+    from lookout.config.cache import fleet_hub
+
+    return Fleet(*fleet_hub(gpath))
+
+
+# -- a listener's table (written by the sender, read and pruned by the listener) ---------------
+
+
+class Table:
+    """A listener's file in the state directory: its lists of entries (dicts) and its maps,
+    read leniently (anything else is empty), changed under requests.lock."""
+
+    def __init__(
+        self, name: str, lists: tuple[str, ...] = ("messages", "alerts"), maps: tuple[str, ...] = ()
+    ) -> None:
+        self.name, self.lists, self.maps = name, lists, maps
+
+    def path(self, state_dir: str) -> str:
+        return os.path.join(state_dir, self.name)
+
+    def load(self, state_dir: str) -> dict[str, Any]:
+        data = store.read_json(self.path(state_dir))
+        data = data if isinstance(data, dict) else {}
+        out: dict[str, Any] = {}
+        for key in self.lists:
+            items = data.get(key)
+            out[key] = [m for m in items if isinstance(m, dict)] if isinstance(items, list) else []
+        for key in self.maps:
+            value = data.get(key)
+            out[key] = value if isinstance(value, dict) else {}
+        return out
+
+    def change(self, state_dir: str, change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+        with store.Locked(state_dir, store.REQUESTS_LOCK):
+            table = self.load(state_dir)
+            change(table)
+            store.write_json_atomic(self.path(state_dir), table)
+            return table
+
+
+def whole(value: object) -> int:
+    """An int of the table (a bool or anything else: 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def stamp(path: str) -> tuple[int, int, int] | None:
+    """What changes when a file is written (a replace makes a new inode), None without one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def waiting(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages whose buttons may still answer (not yet edited to an outcome)."""
+    return [m for m in messages if not m.get("done_ms")]
+
+
+def replyable(alerts: list[dict[str, Any]], keep_ms: int) -> bool:
+    """An alert of the last `keep_ms` that a reply may answer."""
+    now = words.now_ms()
+    return any(now - whole(a.get("ts")) < keep_ms for a in alerts)
+
+
+def forget(table: dict[str, Any], channel: str) -> None:
+    """A channel gone from the config: its messages with buttons and its alerts go too (once:
+    nothing of it is left to listen for)."""
+    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
+    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
+
+
+def mark_done(
+    messages: list[dict[str, Any]],
+    ended: list[tuple[object, object]],
+    now_ms: int,
+    key: str,
+    done: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Edited to their outcome (`ended`: (channel, the message's `key`)): kept a day (so a late
+    "handled" update leaves them), then gone; `done` changes one as it ends."""
+    kept = []
+    for m in messages:
+        if (m.get("channel"), m.get(key)) in ended:
+            m["done_ms"] = now_ms
+            if done is not None:
+                done(m)
+        if now_ms - int(m.get("done_ms") or now_ms) < store.DAY_MS:
+            kept.append(m)
+    return kept
+
+
+def withdraw(
+    state_dir: str,
+    messages: list[dict[str, Any]],
+    key: str,
+    channels: Mapping[str, Mapping[str, Any]],
+    edit: Callable[[Mapping[str, Any], dict[str, Any], str], None],
+) -> tuple[list[tuple[object, object]], int]:
+    """Every message with buttons whose request no longer waits (answered, expired, or replaced
+    by a later request with the same id): edited to its outcome through `edit(channel, message,
+    outcome)` while its channel is configured, its tokens forgotten. (the ended messages'
+    (channel, `key`), now in ms) for mark_done."""
+    from lookout.remote import answers, requests
+
+    now = words.now_ms()
+    ended = []
+    for m in waiting(messages):
+        rec = requests.load(state_dir, str(m.get("rid")))
+        if rec is not None and "created_ms" in m and rec.get("created_ms") != m["created_ms"]:
+            rec = None  # replaced by a later request with the same id: this one is over
+        if rec is not None and requests.is_open(rec, now):
+            continue
+        ch = channels.get(str(m.get("channel")))
+        if ch is not None:
+            edit(ch, m, answers.outcome_text(rec))
+        ended.append((m.get("channel"), m.get(key)))
+        answers.forget(state_dir, str(m.get("rid")))
+    return ended, now
+
+
+def listens(gpath: str | None = None) -> bool:
+    """May this host run the shared chat listeners? (lookout.fleet.hub.listens, by the config.)"""
+    return fleet(gpath).listens
+
+
+def steering_on() -> bool:
+    """[steer] enabled in the user's own config (an unreadable config: off)."""
+    return steer_settings()[0]
+
+
+def steer_settings() -> tuple[bool, int]:
+    """([steer] enabled, max_age_s) of the user's own config (an unreadable config: off)."""
+    from lookout.config import check
+    from lookout.config import steer as steer_config
+
+    try:
+        cfg = steer_config.load()
+    except (check.ConfigError, OSError):
+        return False, int(steer_config.DEFAULTS["max_age_s"])
+    return cfg.enabled, cfg.max_age_s
+
+
+def hosted_data(host: str, token: str) -> str | None:
+    """Telegram callback_data that names `host`, or None when it would pass the 64 bytes."""
+    data = f"{HOSTED_PREFIX}{host}:{token}"
+    return data if len(data.encode()) <= CALLBACK_MAX else None
+
+
+def split_hosted(value: str) -> tuple[str, str]:
+    """`<host>:<token>` -> (host, token); ("", value) without a host."""
+    host, sep, token = value.partition(":")
+    return (host, token) if sep and host and token else ("", value)
+
+
+def host_of_text(text: object) -> str:
+    """The host an alert's text names in its title (`B · ...`), "" when it names none."""
+    if not isinstance(text, str):
+        return ""
+    head, sep, _ = text.partition(TITLE_SEP)
+    if not sep or "\n" in head:
+        return ""
+    from lookout.config.fleet import HOST
+
+    return head if HOST.fullmatch(head) else ""
+
+
+def host_of_telegram(message: object) -> str:
+    """Whose alert a Telegram message of the bot is: its buttons' callback data names the host
+    (`lk:<host>:...`), else its title does; "" when neither says."""
+    if not isinstance(message, dict):
+        return ""
+    markup = message.get("reply_markup")
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    for row in rows if isinstance(rows, list) else []:
+        for button in row if isinstance(row, list) else []:
+            data = button.get("callback_data") if isinstance(button, dict) else None
+            if isinstance(data, str) and data.startswith(HOSTED_PREFIX):
+                host, _ = split_hosted(data[len(HOSTED_PREFIX) :])
+                if host:
+                    return host
+    return host_of_text(message.get("text"))
+
+
+def elsewhere(here: Fleet, host: str) -> bool:
+    """Is `host` another host of the fleet, whose press or steer goes through the hub?"""
+    return here.named and here.listens and bool(host) and host != here.host
+
+
+def forward_press(host: str, token: str, *, surface: str, by: str) -> tuple[bool, str]:
+    """A press at the hub of a button `host` minted: published for host's bridge to answer
+    (lookout.fleet.hub.press); (ok, what to acknowledge the press with). No channel is named:
+    the hub cannot know host's channel names, and the token is host's alone to verify."""
+    try:
+        hub = _hub()
+        cfg = hub.local()
+        if cfg is None:
+            return False, "Not answered: this host's [fleet] does not load (lookout check-config)"
+        sent = hub.press(cfg, host, token, surface=surface, by=by)
+    except Exception as exc:  # no paho, a broken broker connection: never the poller's end
+        return False, f"Not answered: {host} is out of reach ({_said(exc)})"
+    return bool(sent.ok), _acked(host, bool(sent.ok), str(sent.text))
+
+
+def _acked(host: str, ok: bool, text: str) -> str:
+    """What a press at the hub is acknowledged with: the owning host's outcome, as a local
+    press's (`Allowed by ...`), or why it was not answered."""
+    if ok:
+        return text
+    return text if text.startswith("Not answered") else f"Not answered: {host}: {text}"
+
+
+def forward_steer(host: str, action: str, *, source: str, by: str, **what: str) -> str:
+    """A steer for `host` (say, interrupt, start), run by host's bridge through its own
+    steer/core (lookout.fleet.hub.steer): the two lines a local action shows."""
+    try:
+        hub = _hub()
+        cfg = hub.local()
+        if cfg is None:
+            return "error: this host's [fleet] does not load\nhint: lookout check-config"
+        done = hub.steer(cfg, host, action, source=source, by=by, **what)
+    except Exception as exc:
+        return f"error: {host} is out of reach ({_said(exc)})\nhint: lookout doctor on the hub"
+    return "\n".join(done.lines)
+
+
+def unknown_host(what: str) -> str:
+    return (
+        f"error: cannot tell which host sent {what}\n"
+        "hint: reply to an alert that still shows its host (`HOST · ...`), or name it: /new"
+        " HOST:PROJECT TEXT, /stop HOST:SESSION"
+    )
+
+
+def _hub() -> Any:
+    import importlib
+
+    # The hub's side of the broker (lookout.fleet.hub, paho only inside its functions). fleet/
+    # sits above surfaces/ (the bridge shows a request as a surface does): reached at run time.
+    return importlib.import_module("lookout.fleet.hub")
+
+
+def _said(exc: BaseException) -> str:
+    from lookout.boundary import visible
+
+    return visible(str(exc) or type(exc).__name__)[:160]
