@@ -270,7 +270,9 @@ def limit_findings(
         return []
     since = int(episode.get("since_ms") or 0)
     if "until_ms" not in episode and session.get("limit_read") != key:
-        until, source = read_limit(session, episode)
+        until, source = read_limit(session, episode, now_ms)
+        if not source:
+            return []  # its exact time may still come: read at the next look
         # None names no time (never guessed): kept as read (`limit_read`), with no event.
         return [finding("limit", source, None, key, since, at_ms=until or 0)]
     until = episode.get("until_ms")
@@ -280,24 +282,35 @@ def limit_findings(
     return [finding("limit_lifted", "clock", None, key, until, summary=said)]
 
 
-def read_limit(session: Mapping[str, Any], episode: Mapping[str, Any]) -> tuple[int | None, str]:
+# Claude Code writes a failed turn's API error line (its exact `resetsAt`) to the transcript
+# a moment after the StopFailure hook ran. A reader waits this long after the failure for it
+# before it reads the message's words instead (a minute at best: a lift alerted too early or late).
+LINE_WAIT_MS = 5000
+
+
+def read_limit(
+    session: Mapping[str, Any], episode: Mapping[str, Any], now_ms: int | None = None
+) -> tuple[int | None, str]:
     """(when the limit lifts in epoch ms or None, where it was read): the transcript's API
     error line (its exact `resetsAt`, else its text), else the failure's message as the hook
-    recorded it."""
+    recorded it. With `now_ms`, (None, "") while that line may still come: the session has a
+    transcript with no line for this failure yet, and the failure is younger than
+    LINE_WAIT_MS."""
     from lookout import limits  # only with a failed turn to read
 
     since = int(episode.get("since_ms") or 0)
     path = transcript.path_of(session, None)
     line = transcript.last_api_error(path) if path else None
-    if line is not None:
-        stamp = transcript.ts_ms(line) or since
-        if stamp >= since - 600_000:  # this failure's line, not an older one's
-            exact = limits.from_entry(line)
-            if exact is not None:
-                return exact, "transcript"
-            said = limits.from_text(_line_text(line), stamp)
-            if said is not None:
-                return said, "transcript"
+    stamp = (transcript.ts_ms(line) or since) if line is not None else 0
+    if line is not None and stamp >= since - 600_000:  # this failure's line, not an older one's
+        exact = limits.from_entry(line)
+        if exact is not None:
+            return exact, "transcript"
+        said = limits.from_text(_line_text(line), stamp)
+        if said is not None:
+            return said, "transcript"
+    elif path and now_ms is not None and now_ms - since < LINE_WAIT_MS and os.path.isfile(path):
+        return None, ""
     return limits.from_text(str(episode.get("summary") or ""), since), "hook"
 
 

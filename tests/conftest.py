@@ -22,10 +22,19 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 REAL_PARTS = {"broker", "world", "chromium"}
 
 
+# Session and module fixtures too dear to start on every xdist worker (a Synapse; the soak's 2
+# minutes under load): the tests using one run on one worker (`--dist loadgroup`, as tests/run
+# passes it), which starts it once.
+SHARED_PARTS = {"hs": "synapse", "soak": "soak"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if REAL_PARTS & set(getattr(item, "fixturenames", ())):
+        names = set(getattr(item, "fixturenames", ()))
+        if REAL_PARTS & names:
             item.add_marker(pytest.mark.real)
+        for fixture in sorted(SHARED_PARTS.keys() & names):
+            item.add_marker(pytest.mark.xdist_group(SHARED_PARTS[fixture]))
 
 
 @pytest.fixture(autouse=True)

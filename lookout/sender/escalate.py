@@ -102,7 +102,8 @@ def open_alerts(state_dir: str) -> list[str]:
 def limit_until(state_dir: str, intent: Intent) -> None:
     """A failed turn's alert on a usage limit says until when (`until_ms`, the `{until}` of its
     texts): the limit is read first, as the sender's timers would (a `limit` record), and kept
-    only while the failure the alert is about is still the one open."""
+    only while the failure the alert is about is still the one open. Read before the client
+    wrote its exact time, what its message said is shown, and nothing is recorded."""
     from lookout import silence
 
     if intent.get("kind") != "error" or not intent.get("episode"):
@@ -113,8 +114,14 @@ def limit_until(state_dir: str, intent: Intent) -> None:
     episode = main.get("episode") if isinstance(main, dict) else None
     if snapshot is None or not isinstance(episode, dict) or not silence.limited(snapshot, episode):
         return
+    if episode.get("key") != intent["episode"]:
+        return
     until = episode.get("until_ms")
-    if episode.get("key") == intent["episode"] and isinstance(until, int) and until > 0:
+    if "until_ms" not in episode and snapshot.get("limit_read") != episode.get("key"):
+        # Its transcript line (the exact time) not written yet: the text says what the message
+        # did (a minute is what it shows); the lift waits for the exact time (silence.read_limit).
+        until, _ = silence.read_limit(snapshot, episode)
+    if isinstance(until, int) and until > 0:
         intent["until_ms"] = until
 
 

@@ -75,11 +75,16 @@ class Lanes:
             pool.shutdown(wait=False)
 
 
+# How long a sender with no bell sleeps at most (it cannot be woken).
+NO_BELL_S = 1.0
+
+
 class Bell:
     """What wakes the sender before its next deadline: the state directory's FIFO
     (store.SENDER_BELL), into which a hook that leaves a job writes a byte (store.ring). The
     sender holds its write end open too, so the read end never sees end-of-file. Where no FIFO
-    can be made, a wait is a plain sleep of its timeout."""
+    can be made, a wait is a plain sleep of at most NO_BELL_S, and always counts as a ring: a
+    hook's change is then seen that late, never lost."""
 
     def __init__(self, state_dir: str) -> None:
         import os
@@ -102,21 +107,24 @@ class Bell:
         except OSError:
             return
 
-    def wait(self, timeout_s: float) -> None:
-        """Until a ring or `timeout_s`; every ring waiting is taken."""
+    def wait(self, timeout_s: float) -> bool:
+        """Until a ring or `timeout_s`; every ring waiting is taken. Whether it rang (a hook
+        changed something the sender must look at now: with no FIFO, always True)."""
         import os
         import select
 
         if self._fds is None:
-            time.sleep(timeout_s)
-            return
+            time.sleep(max(0.0, min(timeout_s, NO_BELL_S)))
+            return True
         read = self._fds[0]
         select.select([read], [], [], max(0.0, timeout_s))
+        rung = False
         try:
             while os.read(read, 4096):
-                pass
+                rung = True
         except BlockingIOError:
             pass
+        return rung
 
     def close(self) -> None:
         import os

@@ -72,10 +72,7 @@ def serve(
     lanes = Lanes(state_dir)
     bell = Bell(state_dir)  # a hook's new job wakes it: no polling between deadlines
     waiting: dict[str, dict[str, Any]] = {}  # a job due later -> it, read once
-    watched: list[str] = []
-    looked = 0.0
-    clock = timers.Timers(state_dir)  # stuck sessions and lifted limits, with no reader
-    timed: int | None = None
+    looks = _Looks(state_dir, watch_s)
     try:
         while True:
             fd = (
@@ -90,28 +87,67 @@ def serve(
             try:
                 sweep(outbox_dir, state_dir)
                 maintain(state_dir)
+                rung = True  # the timers look at once
                 while True:
                     next_due = _drain_once(outbox_dir, state_dir, lanes, waiting)
-                    if watch_s is not None and time.monotonic() - looked >= watch_s:
-                        looked = time.monotonic()
-                        watched = escalate.open_alerts(state_dir)
-                        if watched:  # a `resolved` job it writes is taken next round
-                            escalate.watch(state_dir, watched)
-                        timed = clock.look()  # its alert's job is taken next round too
+                    looks.look(rung)
                     busy = lanes.busy()
-                    if next_due is None and not busy and not watched and timed is None:
+                    if next_due is None and not busy and looks.idle():
                         break
-                    look_s = None if watch_s is None else looked + watch_s - time.monotonic()
-                    bell.wait(poll_s if busy else _until(next_due, waiting, look_s, watched, timed))
+                    rung = bell.wait(
+                        poll_s
+                        if busy
+                        else _until(next_due, waiting, looks.look_s(), looks.watched, looks.timed)
+                    )
             finally:
                 os.close(fd)  # releases the lock
-            # No lost wake-up: a hook that found the lock held wrote its job before it looked;
-            # a job that arrived after our last scan is seen here, and we try to serve again.
-            if not outbox.names(outbox_dir):
+            # No lost wake-up: a hook that found the lock held wrote its job (or the snapshot of
+            # the turn it rang for) before it looked; a job that arrived after our last scan, or
+            # a session whose time came to be kept after our last look, is seen here, and we
+            # try to serve again.
+            if not outbox.names(outbox_dir) and not looks.pending():
                 return
     finally:
         bell.close()
         lanes.close()
+
+
+class _Looks:
+    """What the sender looks at with no job: the alerts that are out, every `watch_s` (None:
+    never), and the timers, at once when a hook rang (its turn may start a time to keep, never
+    to be left until the next deadline), when their time comes, and with each look at alerts."""
+
+    def __init__(self, state_dir: str, watch_s: float | None) -> None:
+        self.state_dir = state_dir
+        self.watch_s = watch_s
+        self.looked = 0.0
+        self.watched: list[str] = []
+        self.timed: int | None = None
+        self.timers = timers.Timers(state_dir)
+
+    def look(self, rung: bool) -> None:
+        """The looks due now; what they find (a `resolved` job, an alert's job) goes into
+        outbox/ and is taken next round."""
+        if self.watch_s is None:
+            return
+        if time.monotonic() - self.looked >= self.watch_s:
+            self.looked = time.monotonic()
+            self.watched = escalate.open_alerts(self.state_dir)
+            if self.watched:
+                escalate.watch(self.state_dir, self.watched)
+            rung = True
+        if rung or (self.timed is not None and self.timed <= words.now_ms()):
+            self.timed = self.timers.look()
+
+    def idle(self) -> bool:
+        return not self.watched and self.timed is None
+
+    def look_s(self) -> float | None:
+        """How long until the next look at alerts is due (None: never)."""
+        return None if self.watch_s is None else self.looked + self.watch_s - time.monotonic()
+
+    def pending(self) -> bool:
+        return self.watch_s is not None and self.timers.pending()
 
 
 def _until(
@@ -123,13 +159,15 @@ def _until(
 ) -> float:
     """How long the sender may sleep with no send in flight (a hook's ring wakes it sooner): to
     the first deadline of a job due, a waiting job's re-check, the next look at open alerts
-    (`look_s` from now), a timer's session (looked at no more often than the alerts)."""
+    (`look_s` from now), a timer's session (Timers.look spaces its looks at one session)."""
     now_ms = words.now_ms()
     waits = [(next_due - now_ms) / 1000] if next_due is not None else []
     if waiting:
         waits.append(RECHECK_S)  # a job due later may be freed early (_waits)
-    if look_s is not None and (watched or timed is not None):
-        waits.append(look_s if watched else max(look_s, ((timed or 0) - now_ms) / 1000))
+    if look_s is not None and watched:
+        waits.append(look_s)
+    if look_s is not None and timed is not None:
+        waits.append((timed - now_ms) / 1000)
     return min(waits) if waits else POLL_S
 
 

@@ -55,26 +55,21 @@ class Timers:
         self.failed = ""
         return soonest
 
+    def pending(self, now_ms: int | None = None) -> bool:
+        """Whether some session may need a look (its time is known, or due now), from the
+        snapshots alone, reconciling nothing: what a sender that let go of its lock asks, for
+        a hook that found the lock still held (its ring may have come too late)."""
+        try:
+            return bool(self._times(words.now_ms() if now_ms is None else now_ms))
+        except Exception:
+            return False  # the round that fails logs it (Timers.look); never spin on it
+
     def _look(self, now_ms: int) -> int | None:
-        from lookout import silence
-        from lookout.config import cache
         from lookout.sender import escalate  # the sender's one way to reconcile
 
-        cfg = cache.load_cached(self.state_dir, None)
-        watch = silence.watch(self.state_dir, now_ms, stuck_after_s(cfg))
         due: list[str] = []
         soonest: int | None = None
-        kinds_in: dict[object, frozenset[str]] = {}  # by session directory: asked once a look
-        snapshots = _snapshots(self.state_dir)
-        for snapshot in snapshots:
-            sid = snapshot["session_id"]
-            at = silence.due_ms(snapshot, watch)
-            cwd = snapshot.get("cwd")
-            if cwd not in kinds_in:
-                where = cwd if isinstance(cwd, str) else None
-                kinds_in[cwd] = timed_kinds(cache.load_cached(self.state_dir, where))
-            if at is None or not _counts(snapshot, kinds_in[cwd]):
-                continue
+        for sid, at in self._times(now_ms):
             at = max(at, self.next.get(sid, 0))
             if at <= now_ms:
                 due.append(sid)
@@ -83,9 +78,30 @@ class Timers:
             soonest = at if soonest is None else min(soonest, at)
         if due:
             escalate.watch(self.state_dir, due)
-        seen = {snapshot["session_id"] for snapshot in snapshots}
-        self.next = {sid: at for sid, at in self.next.items() if sid in seen}  # bounded
         return soonest
+
+    def _times(self, now_ms: int) -> list[tuple[str, int]]:
+        """(session, when it next needs a look) of each session some rule may alert for; the
+        remembered next looks of sessions gone are forgotten (bounded)."""
+        from lookout import silence
+        from lookout.config import cache
+
+        cfg = cache.load_cached(self.state_dir, None)
+        watch = silence.watch(self.state_dir, now_ms, stuck_after_s(cfg))
+        found: list[tuple[str, int]] = []
+        kinds_in: dict[object, frozenset[str]] = {}  # by session directory: asked once a look
+        snapshots = _snapshots(self.state_dir)
+        for snapshot in snapshots:
+            at = silence.due_ms(snapshot, watch)
+            cwd = snapshot.get("cwd")
+            if cwd not in kinds_in:
+                where = cwd if isinstance(cwd, str) else None
+                kinds_in[cwd] = timed_kinds(cache.load_cached(self.state_dir, where))
+            if at is not None and _counts(snapshot, kinds_in[cwd]):
+                found.append((snapshot["session_id"], at))
+        seen = {snapshot["session_id"] for snapshot in snapshots}
+        self.next = {sid: at for sid, at in self.next.items() if sid in seen}
+        return found
 
 
 def _counts(snapshot: Mapping[str, Any], kinds: frozenset[str]) -> bool:

@@ -193,10 +193,6 @@ def lifted(sandbox: Sandbox, log: Path, sid: str) -> tuple[dict[str, Any], dict[
     return failure, shown
 
 
-@pytest.mark.skip(
-    reason="round 4 regression, open: with no reader running, the limit_lifted alert of a"
-    " 429 that names its reset never comes (fails from f2323d0 on; see the closing note)"
-)
 def test_an_interactive_429_that_says_when_shows_until_and_alerts_when_it_lifts(
     sandbox: Sandbox, mock_api: MockAPI, tmp_path: Path
 ) -> None:
@@ -240,10 +236,6 @@ def _stamp(ms: int) -> str:
     return store.rfc3339(ms)
 
 
-@pytest.mark.skip(
-    reason="round 4 regression, open: with no reader running, the limit_lifted alert of a"
-    " 429 that names its reset never comes (fails from f2323d0 on; see the closing note)"
-)
 def test_a_subscription_usage_limit_lifts_at_the_time_the_client_was_told(
     sandbox: Sandbox, mock_api: MockAPI, tmp_path: Path
 ) -> None:

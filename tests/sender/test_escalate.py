@@ -12,7 +12,7 @@ import pytest
 
 from lookout import store
 from lookout.sender import deliver, sender
-from tests.helpers import calls, recorder, write_config
+from tests.helpers import calls, recorder, wait_for, write_config
 from tests.notify.jobs import (
     deliveries,
     hook_payload,
@@ -257,17 +257,19 @@ def test_the_update_goes_out_from_the_senders_environment_not_a_readers(
     job = make_job(state_dir, [intent(session_id=SID, episode=s.snapshot["episode"])])
     monkeypatch.setenv("WHERE", "desktop")
     spawn.spawn(str(state_dir), job)
-    wait_until(lambda: log.exists(), 10)
+    # The alert is out before the answer comes (it was not awaited: on a loaded machine the
+    # answer came first, and what went out was the dialog's alert racing its update).
+    wait_for(lambda: log.exists() and log.read_text().endswith("\n"), 60, "the alert")
     with s.transcript.open("a") as f:
         f.write("".join(lines[answer:]))  # Esc
     reader = subprocess.run(
         [sys.executable, "-m", "lookout", "status"],
         env={**os.environ, "WHERE": "ssh"},
         capture_output=True,
-        timeout=30,
+        timeout=60,
     )
     assert reader.returncode == 0, reader.stderr
-    assert wait_until(lambda: len(log.read_text().splitlines()) >= 2, 10)
+    wait_for(lambda: len(log.read_text().splitlines()) >= 2, 60, "the update")
     assert log.read_text().splitlines() == [
         "desktop demo · needs permission",
         "desktop project · permission denied",

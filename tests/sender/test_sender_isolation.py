@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from lookout import spawn
-from tests.helpers import ROOT, write_config
+from tests.helpers import ROOT, Ran, in_process, write_config
 
 
 def script(path: Path, text: str) -> Path:
@@ -167,15 +167,15 @@ def test_sender_env_drops_only_the_projects_path(tmp_path: Path) -> None:
     assert spawn.sender_env({"PATH": f"{home}/.local/bin"}, home)["PATH"] == f"{home}/.local/bin"
 
 
-def lookout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lookout", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=30,
-    )
+def lookout(*args: str, cwd: Path) -> Ran:
+    """`lookout ARGS` run in `cwd`, in this process (the config's checks are what is tested
+    here; an interpreter start for each of its ten runs cost seconds on a busy machine)."""
+    import contextlib
+
+    from lookout.commands.main import main
+
+    with contextlib.chdir(cwd):
+        return in_process(main, args)
 
 
 def test_a_project_file_may_not_name_a_program_in_the_repository(

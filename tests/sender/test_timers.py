@@ -257,3 +257,115 @@ def test_what_it_remembers_is_only_the_sessions_it_still_watches(state_dir: Path
     clock.next = {"gone-1": 5, "gone-2": 6}  # sessions that ended or were pruned since
     assert clock.look(1_000_000) is None
     assert clock.next == {}
+
+
+def test_a_limit_a_hook_rings_for_while_the_sender_waits_lifts_on_time(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round 4 regression: a sender waiting on its bell for a far deadline (a turn's stuck
+    time, 600 s away) is rung by the hook of a turn that fails on a limit. No job is written
+    (no rule sends `error`): the ring alone must make it look, read the limit and wake at its
+    time. It looked only with its alert watch (every `watch_s`, here longer than the test
+    waits), so the ring was lost and the alert came 600 s late, or never."""
+    import threading
+
+    from lookout.sender import lanes, sender
+
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{message}}"]\n'
+        '[[rules]]\nwhen = ["stuck", "limit_lifted"]\nchannels = ["log"]\n'
+        "[sessions]\nstuck_after_s = 600\n"
+    )
+    hook(state_dir, agent.pid, "SessionStart")  # (a turn's start is what starts a sender)
+    fd = store.try_lock(str(state_dir / store.SENDER_LOCK))  # the hooks start no sender of theirs
+    assert fd is not None
+    hook(state_dir, agent.pid, "UserPromptSubmit")  # a stuck time 600 s away
+    waits: list[float] = []
+    waiting = threading.Event()
+    bell_wait = lanes.Bell.wait
+
+    def wait(bell: lanes.Bell, timeout_s: float) -> bool:
+        waits.append(timeout_s)
+        waiting.set()
+        return bell_wait(bell, timeout_s)
+
+    monkeypatch.setattr(lanes.Bell, "wait", wait)
+    serving = threading.Thread(
+        target=sender.serve, args=(str(state_dir),), kwargs={"held": fd, "watch_s": 120.0}
+    )
+    serving.start()
+    try:
+        assert waiting.wait(60), "the sender never waited"
+        assert waits[0] > 60  # on the stuck time (or the alert watch), far away
+        outbox = sorted((state_dir / store.OUTBOX).glob("*"))
+        text = "API Error: Request rejected (429) · Rate limited. Please try again in 2s."
+        hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text)
+        assert sorted((state_dir / store.OUTBOX).glob("*")) == outbox  # a ring, no job
+        (sent,) = wait_for(lambda: calls(log), 60, "the limit_lifted alert")
+    finally:
+        hook(state_dir, agent.pid, "SessionEnd")  # nothing left to keep: the sender leaves
+        serving.join(60)
+    assert not serving.is_alive()
+    assert sent[0] == "limit_lifted"
+    failure = next(r for r in records(state_dir) if r["event"] == "StopFailure")
+    limit, lifted = [r for r in records(state_dir) if r["event"] == "Reconciled"]
+    assert (limit["outcome"], lifted["outcome"]) == ("limit", "limit_lifted")
+    assert lifted["ts"] == store.rfc3339(_ms(failure["ts"]) + 2000)  # at the limit's own time
+
+
+def test_a_limit_read_before_the_client_wrote_its_exact_time_lifts_at_the_exact_time(
+    state_dir: Path, tmp_path: Path, agent: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn failed alert goes out at once and says until when as the message did (to the
+    minute at best); Claude Code writes the exact `resetsAt` to the transcript a moment later.
+    The lift is alerted at that exact time: the message's words, read first, are shown, never
+    recorded (they were, and the lift came when the words said: early or late)."""
+    import threading
+
+    from lookout import silence
+    from lookout.sender import sender
+
+    monkeypatch.setattr(silence, "LINE_WAIT_MS", 120_000)  # however slow this machine is
+    prog, log = recorder(tmp_path)
+    write_config(
+        f'[channels.log]\ntype = "command"\nargv = ["{prog}", "{{kind}}", "{{title}}"]\n'
+        '[[rules]]\nwhen = ["error", "limit_lifted"]\nchannels = ["log"]\n'
+    )
+    lines = tmp_path / "transcript.jsonl"
+    prompt = {"type": "user", "message": {"role": "user", "content": "hi"}}
+    said = {**prompt, "timestamp": store.rfc3339(int(time.time() * 1000))}
+    lines.write_text(json.dumps(said, separators=(",", ":")))
+    at = {"transcript_path": str(lines)}
+    hook(state_dir, agent.pid, "SessionStart", **at)
+    fd = store.try_lock(str(state_dir / store.SENDER_LOCK))  # the hooks start no sender of theirs
+    assert fd is not None
+    hook(state_dir, agent.pid, "UserPromptSubmit", **at)
+    text = "API Error: Request rejected (429) · Usage limit reached. Please try again in 5m."
+    hook(state_dir, agent.pid, "StopFailure-rate_limit", last_assistant_message=text, **at)
+    serving = threading.Thread(target=sender.serve, args=(str(state_dir),), kwargs={"held": fd})
+    serving.start()
+    try:
+        (failed,) = wait_for(lambda: calls(log), 60, "the turn failed alert")
+        resets = int(time.time()) + 3
+        error = {
+            "type": "assistant",
+            "timestamp": store.rfc3339(int(time.time() * 1000)),
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+            "error": "rate_limit",
+            "isApiErrorMessage": True,
+            "quotaLimits": {"status": "rejected", "resetsAt": resets},
+        }
+        with lines.open("a") as f:
+            f.write("\n" + json.dumps(error, separators=(",", ":")) + "\n")  # as the client does
+        wait_for(lambda: len(calls(log)) == 2, 60, "the limit_lifted alert")
+    finally:
+        hook(state_dir, agent.pid, "SessionEnd", **at)
+        serving.join(60)
+    failure = next(r for r in records(state_dir) if r["event"] == "StopFailure")
+    until = silence.clock(_ms(failure["ts"]) + 5 * 60_000)
+    assert failed == ["error", f"project · turn failed: usage limit until {until}"]
+    assert calls(log)[1][0] == "limit_lifted"
+    limit, lifted = [r for r in records(state_dir) if r["event"] == "Reconciled"]
+    assert (limit["outcome"], limit["source"]) == ("limit", "transcript")
+    assert (lifted["outcome"], lifted["ts"]) == ("limit_lifted", store.rfc3339(resets * 1000))
