@@ -438,6 +438,9 @@ FLOORS: dict[str, int] = {
 UPWARD = {
     # the installer drives the plug-ins, as pre-commit's core imports all_languages
     ("lookout.install.plan", "lookout.agents.registry"),
+    # at the fleet's hub a press or reply for another host goes over the broker (issue 42); fleet/
+    # stands above surfaces/ because the bridge shows a request as Home Assistant's surface does
+    ("lookout.surfaces.listener", "lookout.fleet.hub"),
 }
 
 

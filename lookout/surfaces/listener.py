@@ -288,11 +288,12 @@ def unknown_host(what: str) -> str:
 
 
 def _hub() -> Any:
-    import importlib
+    # The hub's side of the broker (paho only inside its functions): the one arrow from surfaces/
+    # up to fleet/ (tests/test_layout.py's UPWARD), imported only when a press or reply is another
+    # host's.
+    from lookout.fleet import hub
 
-    # The hub's side of the broker (lookout.fleet.hub, paho only inside its functions). fleet/
-    # sits above surfaces/ (the bridge shows a request as a surface does): reached at run time.
-    return importlib.import_module("lookout.fleet.hub")
+    return hub
 
 
 def _said(exc: BaseException) -> str:
