@@ -180,13 +180,21 @@ def plugin_text(python: str, runtime: Path) -> str:
 
     from lookout.install import hookfiles
 
+    from lookout import hookspec
+    from lookout.install import hooks
+
     script = str(runtime / "hooks" / SCRIPT)
+    # With [remote] on, the deciding hook its plugin starts beside the dialog (as Claude Code
+    # runs it): reinstalling after turning [remote] on or off writes it in or out, as for them.
+    on = bool(hooks.remote_config().get("enabled"))
+    decide = str(runtime / "hooks" / hookspec.REMOTE_SCRIPT) if on else ""
     body = Path(__file__).with_name(PLUGIN_BODY).read_text(encoding="utf-8")
     # json.dumps: a valid JS string literal (ASCII only, so no U+2028 surprises).
     return (
         f"{hookfiles.plugin_mark(TITLE)}\n"
         f"const PYTHON = {json.dumps(python)};\n"
         f"const SCRIPT = {json.dumps(script)};\n"
+        f"const DECIDE = {json.dumps(decide)};\n"
         f"{body}"
     )
 
