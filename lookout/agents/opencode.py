@@ -178,10 +178,8 @@ def plugin_text(python: str, runtime: Path) -> str:
     import json
     from pathlib import Path
 
-    from lookout.install import hookfiles
-
     from lookout import hookspec
-    from lookout.install import hooks
+    from lookout.install import hookfiles, hooks
 
     script = str(runtime / "hooks" / SCRIPT)
     # With [remote] on, the deciding hook its plugin starts beside the dialog (as Claude Code

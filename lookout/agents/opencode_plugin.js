@@ -115,7 +115,7 @@ function handle(event, directory) {
       if (status === "running" && !started.has(part.callID)) {
         started.add(part.callID);
         const input = part.state && part.state.input;
-        if (input && typeof input === "object") inputs.set(part.callID, { tool: part.tool, input });
+        if (DECIDE && input && typeof input === "object") inputs.set(part.callID, { tool: part.tool, input });
         send({ type: "tool.start", ...base, ...tool });
       } else if ((status === "completed" || status === "error") && started.has(part.callID)) {
         started.delete(part.callID);

@@ -480,15 +480,11 @@ def _status(state: Path, rid: str) -> str:
 
 
 def _alive(pid: int) -> bool:
+    """Whether `pid` runs (an exited child not yet reaped counts as gone)."""
     try:
-        import os
-
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
         return False
-    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(
-        f"/proc/{pid}/status"
-    ).read_text().lower()
 
 
 def _tool_results(api: ChatAPI) -> list[dict[str, Any]]:
