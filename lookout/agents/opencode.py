@@ -199,11 +199,17 @@ def plugin_text(python: str, runtime: Path) -> str:
 
 def plugin_paths(text: str) -> tuple[str, str]:
     """(interpreter, script) a plugin file written by plugin_text runs; ("", "") if unreadable."""
+    found = _constants(text)
+    return found.get("PYTHON", ""), found.get("SCRIPT", "")
+
+
+def _constants(text: str) -> dict[str, str]:
+    """The string constants plugin_text writes at the top of the plugin."""
     import json
 
     found: dict[str, str] = {}
-    for line in text.splitlines()[1:3]:
-        for name in ("PYTHON", "SCRIPT"):
+    for line in text.splitlines()[1:4]:
+        for name in ("PYTHON", "SCRIPT", "DECIDE"):
             prefix = f"const {name} = "
             if line.startswith(prefix) and line.endswith(";"):
                 try:
@@ -212,7 +218,7 @@ def plugin_paths(text: str) -> tuple[str, str]:
                     continue
                 if isinstance(value, str):
                     found[name] = value
-    return found.get("PYTHON", ""), found.get("SCRIPT", "")
+    return found
 
 
 def _wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -249,4 +255,26 @@ def installed(project: str) -> bool:
 
 
 def check(report: Report, project: str) -> int:
-    return _spec().check(report)
+    found = _spec().check(report)
+    if found:
+        _check_remote(report)
+    return found
+
+
+def _check_remote(report: Report) -> None:
+    """[remote] in the config against the plugin's deciding hook: turning it on or off needs
+    install.py to run again, which is easy to forget."""
+    from lookout.install import checks, hooks
+
+    try:
+        decide = _constants(config_path().read_text(encoding="utf-8")).get("DECIDE", "")
+    except (OSError, UnicodeDecodeError):
+        return
+    on = bool(hooks.remote_config().get("enabled"))
+    if on and not decide:
+        said = "[remote] is on, but lookout's plugin starts no deciding hook: nothing waits"
+    elif decide and not on:
+        said = "lookout's plugin starts the deciding hook but [remote] is off (it exits at once)"
+    else:
+        return
+    report.add(f"hooks ({NAME})", checks.WARN, said, f"re-run python3 install.py --agent {NAME}")

@@ -202,12 +202,23 @@ def test_opencode_plugin_starts_the_deciding_hook_only_with_remote_on(isolated_e
         (line,) = [x for x in path.read_text().splitlines() if x.startswith("const DECIDE = ")]
         return str(json.loads(line.removeprefix("const DECIDE = ").removesuffix(";")))
 
+    def doctor() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "lookout", "doctor"], capture_output=True, text=True, timeout=60
+        )
+        return done.stdout + done.stderr
+
     install("--agent", "opencode")
     assert decide_line() == ""
     write_config("[remote]\nenabled = true\n")
+    # Turned on without re-running the installer: doctor says so.
+    assert "lookout's plugin starts no deciding hook" in doctor()
     install("--agent", "opencode")
     assert decide_line().endswith("/hooks/remote_answer.py")
+    said = doctor()
+    assert "starts no deciding hook" not in said and "but [remote] is off" not in said
     write_config("")
+    assert "lookout's plugin starts the deciding hook but [remote] is off" in doctor()
     install("--agent", "opencode")
     assert decide_line() == ""
 
