@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from lookout import store
 from tests.helpers import wait_for
 
 from . import npm_client
@@ -503,6 +504,15 @@ def test_opencode_answered_from_afar(machine: Machine, api: ChatAPI, answer: str
         )
         rec = _pending(state, api.command)
         assert (rec["agent"], rec["tool_name"], rec["allow_always"]) == ("opencode", "bash", False)
+
+        # The recording hook's episode (its alert's request) names this very request.
+        def episode() -> dict[str, Any]:
+            snap = store.read_session(str(state), rec["session_id"]) or {}
+            found: dict[str, Any] = (snap.get("main") or {}).get("episode") or {}
+            return found
+
+        opened = wait_for(episode, timeout=30, what="the request's episode")
+        assert opened["tool_key"] == rec["tool_key"], opened
         listed = json.loads(machine.lookout("answer", "--json").stdout)
         (shown,) = [r for r in listed if r["id"] == rec["id"]]
         # The whole call is shown; its description is the model's commentary (issue 38).
