@@ -147,11 +147,11 @@ def wait(
     while True:
         now_ms = words.now_ms()
         if _Term.got:
-            # Claude Code: "No" or Esc at the dialog (or the session going), the call does not
-            # run. OpenCode's plugin: its dialog was answered, either way (the episode may say).
+            # "No" or Esc at the dialog (or the session going): the call does not run. From
+            # OpenCode's plugin it says its dialog was answered, either way (the episode may say).
             if watch.outcome() == requests.ENDED:
                 return requests.resolve(state_dir, rid, requests.ENDED, now_ms)
-            said = "denied" if rec.get("agent") == "claude" else watch.answer
+            said = watch.answer if rec.get("agent") == "opencode" else "denied"
             return requests.resolve(state_dir, rid, requests.ANSWERED_LOCALLY, now_ms, answer=said)
         try:
             st = os.stat(path)
