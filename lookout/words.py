@@ -44,8 +44,9 @@ STEER_AGENTS = ("claude", "codex", "gemini", "opencode")
 # Whose permission requests may be answered from afar (docs/agents.md, issue 41). Claude Code
 # runs its deciding hook beside its own dialog (the first answer wins), so the hook always waits.
 # Codex runs it before its prompt and holds the prompt until it returns, so it waits only while
-# the user said they are away (`lookout away on`); otherwise it returns at once.
-ANSWERED_ALWAYS = ("claude",)
+# the user said they are away (`lookout away on`); otherwise it returns at once. OpenCode's plugin
+# starts it beside its own dialog and gives its answer to that dialog (docs/agents.md): always.
+ANSWERED_ALWAYS = ("claude", "opencode")
 ANSWERED_WHEN_AWAY = ("codex",)
 
 # How much of a session a channel or the bus may carry.

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from lookout.agents.base import Commentary, Facts, Payload
     from lookout.install import hookfiles
+    from lookout.install.checks import Report
     from lookout.steer.agents import Steering
 
 NAME = "opencode"
@@ -172,26 +173,38 @@ def plugin_text(python: str, runtime: Path) -> str:
     import json
     from pathlib import Path
 
-    from lookout.install import hookfiles
+    from lookout import hookspec
+    from lookout.install import hookfiles, hooks
 
     script = str(runtime / "hooks" / SCRIPT)
+    # With [remote] on, the deciding hook its plugin starts beside the dialog (as Claude Code
+    # runs it): reinstalling after turning [remote] on or off writes it in or out, as for them.
+    on = bool(hooks.remote_config().get("enabled"))
+    decide = str(runtime / "hooks" / hookspec.REMOTE_SCRIPT) if on else ""
     body = Path(__file__).with_name(PLUGIN_BODY).read_text(encoding="utf-8")
     # json.dumps: a valid JS string literal (ASCII only, so no U+2028 surprises).
     return (
         f"{hookfiles.plugin_mark(TITLE)}\n"
         f"const PYTHON = {json.dumps(python)};\n"
         f"const SCRIPT = {json.dumps(script)};\n"
+        f"const DECIDE = {json.dumps(decide)};\n"
         f"{body}"
     )
 
 
 def plugin_paths(text: str) -> tuple[str, str]:
     """(interpreter, script) a plugin file written by plugin_text runs; ("", "") if unreadable."""
+    found = _constants(text)
+    return found.get("PYTHON", ""), found.get("SCRIPT", "")
+
+
+def _constants(text: str) -> dict[str, str]:
+    """The string constants plugin_text writes at the top of the plugin."""
     import json
 
     found: dict[str, str] = {}
-    for line in text.splitlines()[1:3]:
-        for name in ("PYTHON", "SCRIPT"):
+    for line in text.splitlines()[1:4]:
+        for name in ("PYTHON", "SCRIPT", "DECIDE"):
             prefix = f"const {name} = "
             if line.startswith(prefix) and line.endswith(";"):
                 try:
@@ -200,7 +213,7 @@ def plugin_paths(text: str) -> tuple[str, str]:
                     continue
                 if isinstance(value, str):
                     found[name] = value
-    return found.get("PYTHON", ""), found.get("SCRIPT", "")
+    return found
 
 
 def _wanted(python: str, runtime: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -221,4 +234,24 @@ def installer() -> hookfiles.Spec:
         _wanted,
         plugin=plugin_text,
         plugin_paths=plugin_paths,
+        also_check=_check_remote,
     )
+
+
+def _check_remote(report: Report) -> None:
+    """[remote] in the config against the plugin's deciding hook: turning it on or off needs
+    install.py to run again, which is easy to forget."""
+    from lookout.install import checks, hooks
+
+    try:
+        decide = _constants(config_path().read_text(encoding="utf-8")).get("DECIDE", "")
+    except (OSError, UnicodeDecodeError):
+        return
+    on = bool(hooks.remote_config().get("enabled"))
+    if on and not decide:
+        said = "[remote] is on, but lookout's plugin starts no deciding hook: nothing waits"
+    elif decide and not on:
+        said = "lookout's plugin starts the deciding hook but [remote] is off (it exits at once)"
+    else:
+        return
+    report.add(f"hooks ({NAME})", checks.WARN, said, f"re-run python3 install.py --agent {NAME}")

@@ -3,6 +3,13 @@
 // event carries `ts`, strictly increasing: lookout orders records by it, so children that start
 // out of order cannot make the status lie. The state kept here is only what the bus spreads
 // over several events: turn edges, the last assistant text, a request's tool.
+//
+// With `[remote]` on (DECIDE names lookout's deciding hook, else ""), a permission whose whole
+// input is known (a call of the tool it names, e.g. bash) also starts that hook as a child, as
+// Claude Code runs it beside its dialog: it records the request and waits for an answer from
+// afar; its decision is given to the open dialog through OpenCode's own client (once or reject).
+// Answered at the terminal first (permission.replied), the child is sent SIGTERM: the request
+// ends as answered there. Never awaited on the event loop, never thrown into OpenCode.
 import { spawn } from "node:child_process";
 
 const MAX = 2000;
@@ -17,6 +24,9 @@ const parents = new Map(); // child sessionID -> parent sessionID (subagents)
 const roles = new Map(); // messageID -> "user" | "assistant"
 const requests = new Map(); // permission/question id -> {sessionID, tool, input, callID}
 const started = new Set(); // callIDs sent as tool.start
+const inputs = new Map(); // callID -> {tool, input}: a running call's whole input
+const deciding = new Map(); // permission id -> its deciding child
+let client; // OpenCode's own client, given to the plugin
 
 function clip(text) {
   return typeof text === "string" ? text.slice(0, MAX) : undefined;
@@ -104,9 +114,12 @@ function handle(event, directory) {
       const tool = { tool: part.tool, input: brief(part.state && part.state.input), callID: part.callID };
       if (status === "running" && !started.has(part.callID)) {
         started.add(part.callID);
+        const input = part.state && part.state.input;
+        if (DECIDE && input && typeof input === "object") inputs.set(part.callID, { tool: part.tool, input });
         send({ type: "tool.start", ...base, ...tool });
       } else if ((status === "completed" || status === "error") && started.has(part.callID)) {
         started.delete(part.callID);
+        inputs.delete(part.callID);
         send({ type: status === "completed" ? "tool.end" : "tool.error", ...base, ...tool });
       }
       return;
@@ -142,13 +155,20 @@ function handle(event, directory) {
     case "permission.updated": {
       const meta = p.metadata || {};
       const patterns = Array.isArray(p.patterns) ? p.patterns : [];
+      const callID = (p.tool && p.tool.callID) || p.callID;
+      const kind = p.permission || p.type;
+      // The call's whole input when the permission is its own tool's (what runs, in full): the
+      // same input for the record and the deciding hook, so both name one request.
+      const call = inputs.get(callID);
+      const whole = call && call.tool === kind ? call.input : undefined;
       const tool = {
-        tool: p.permission || p.type,
-        input: brief({ command: meta.command || patterns.join(" "), filePath: meta.filepath }),
-        callID: (p.tool && p.tool.callID) || p.callID,
+        tool: kind,
+        input: whole || brief({ command: meta.command || patterns.join(" "), filePath: meta.filepath }),
+        callID,
       };
       requests.set(p.id, { ...base, ...tool });
       send({ type: "permission.asked", ...base, ...tool });
+      if (whole && type === "permission.asked") decide(p.id, p.sessionID, { ...base, ...tool });
       return;
     }
     case "question.asked": {
@@ -166,6 +186,7 @@ function handle(event, directory) {
     case "question.replied":
     case "question.rejected": {
       const key = p.requestID || p.permissionID || p.id;
+      stop(key); // answered at the terminal: the deciding child settles it as such
       const asked = requests.get(key);
       if (!asked) return;
       requests.delete(key);
@@ -175,8 +196,72 @@ function handle(event, directory) {
   }
 }
 
-export const Lookout = async ({ directory }) => {
+function stop(id) {
+  const child = deciding.get(id);
+  if (!child) return;
+  deciding.delete(id);
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // already gone
+  }
+}
+
+function decide(id, sessionID, asked) {
+  // Only where someone may answer it (not `opencode run`), and only with [remote] on.
+  if (RUN || !DECIDE || !client || deciding.has(id)) return;
+  const payload = {
+    hook_event_name: "PermissionRequest",
+    session_id: asked.sessionID,
+    cwd: asked.directory,
+    tool_name: asked.tool,
+    tool_input: asked.input,
+    tool_use_id: asked.callID,
+  };
+  const env = { ...process.env, LOOKOUT_AGENT: "opencode" };
+  delete env.CLAUDE_PID; // the child's parent is OpenCode, not Claude Code
+  delete env.CLAUDE_CODE_ENTRYPOINT;
+  let child;
+  try {
+    child = spawn(PYTHON, ["-I", "-S", DECIDE], { env, stdio: ["pipe", "pipe", "ignore"] });
+  } catch {
+    return;
+  }
+  deciding.set(id, child);
+  const out = [];
+  child.on("error", () => deciding.delete(id));
+  child.stdout.on("data", (chunk) => out.push(chunk));
+  child.stdout.on("error", () => {});
+  child.stdin.on("error", () => {});
+  child.stdin.end(JSON.stringify(payload));
+  child.on("close", () => {
+    if (deciding.get(id) !== child) return; // answered at the terminal: nothing to give
+    deciding.delete(id);
+    let behavior;
+    try {
+      const doc = JSON.parse(Buffer.concat(out).toString("utf8"));
+      behavior = doc.hookSpecificOutput.decision.behavior;
+    } catch {
+      return; // nothing said: the dialog decides
+    }
+    if (behavior !== "allow" && behavior !== "deny") return;
+    try {
+      Promise.resolve(
+        client.postSessionIdPermissionsPermissionId({
+          path: { id: sessionID, permissionID: id },
+          body: { response: behavior === "allow" ? "once" : "reject" },
+        }),
+      ).catch(() => {});
+    } catch {
+      // never into OpenCode
+    }
+  });
+}
+
+export const Lookout = async ({ directory, client: given }) => {
+  client = given;
   process.once("exit", () => {
+    for (const id of [...deciding.keys()]) stop(id);
     for (const [id, s] of sessions) {
       send({ type: "lookout.exit", sessionID: id, directory: s.directory }, true);
     }

@@ -57,6 +57,7 @@ class Spec:
     config_keys: tuple[str, ...] = ()  # "groups": keys of `hooks` that are settings
     plugin: Callable[[str, Path], str] | None = None  # "plugin": (python, runtime) -> text
     plugin_paths: Callable[[str], tuple[str, str]] | None = None  # text -> (python, script)
+    also_check: Callable[[checks.Report], None] | None = None  # doctor, once lookout's are found
 
     # -- the agent's install side (lookout.agents.base.Installer), for a one-file agent -------
 
@@ -85,7 +86,10 @@ class Spec:
             return True  # unreadable: claim nothing
 
     def check(self, report: checks.Report, project: str) -> int:
-        return check(self, report)
+        found = check(self, report)
+        if found and self.also_check is not None:
+            self.also_check(report)
+        return found
 
 
 # -- flat hooks files: {"version": 1, "hooks": {event: [handler, ...]}} ------------------------

@@ -91,7 +91,8 @@ def decide(
         return LET_THE_DIALOG_DECIDE
     from lookout.remote import requests
 
-    whole = agent in words.ANSWERED_ALWAYS  # Claude Code's extras (Codex's fail closed)
+    # Claude Code's extras (Codex's fail closed; OpenCode's plugin gives once or reject only).
+    whole = agent == "claude"
     allow_always = whole and bool(settings["allow_always"])
     rec = requests.new_record(payload, env, ts_ms, int(settings["wait_s"]), allow_always)
     try:
@@ -146,12 +147,12 @@ def wait(
     while True:
         now_ms = words.now_ms()
         if _Term.got:
-            # "No" or Esc at the dialog (or the session going): the call does not run.
+            # "No" or Esc at the dialog (or the session going): the call does not run. From
+            # OpenCode's plugin it says its dialog was answered, either way (the episode may say).
             if watch.outcome() == requests.ENDED:
                 return requests.resolve(state_dir, rid, requests.ENDED, now_ms)
-            return requests.resolve(
-                state_dir, rid, requests.ANSWERED_LOCALLY, now_ms, answer="denied"
-            )
+            said = watch.answer if rec.get("agent") == "opencode" else "denied"
+            return requests.resolve(state_dir, rid, requests.ANSWERED_LOCALLY, now_ms, answer=said)
         try:
             st = os.stat(path)
             current = (st.st_ino, st.st_mtime_ns)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from lookout import store
 from tests.helpers import wait_for
 
 from . import npm_client
@@ -408,3 +409,127 @@ def test_opencode_plugin_answers_a_permission_beside_its_dialog(
         screen.wait_for(REPLY, timeout=60)
     finally:
         screen.kill()
+
+
+# Answered from afar (issue 41): with [remote] on, lookout's plugin starts the deciding hook
+# beside OpenCode's dialog and gives its answer to that dialog through OpenCode's own client.
+
+
+def _remote_machine(machine: Machine) -> Path:
+    """[remote] on in the user's own config, then the install (which writes the plugin's
+    deciding hook in); the state directory."""
+    config = machine.home / ".config" / "lookout" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[remote]\nenabled = true\nwait_s = 120\n")
+    machine.install()
+    return machine.home / ".local" / "state" / "lookout"
+
+
+def _requests(state: Path) -> list[dict[str, Any]]:
+    path = state / "requests"
+    found = [json.loads(p.read_text()) for p in path.glob("*.json")] if path.exists() else []
+    return sorted(found, key=lambda r: int(r["created_ms"]))
+
+
+def _pending(state: Path, cmd: str) -> dict[str, Any]:
+    def probe() -> dict[str, Any]:
+        for rec in _requests(state):
+            if rec["status"] == "pending" and cmd in rec["detail"]:
+                return rec
+        return {}
+
+    found: dict[str, Any] = wait_for(probe, timeout=120, what=f"the request for {cmd!r}")
+    return found
+
+
+def _status(state: Path, rid: str) -> str:
+    return str(next(r for r in _requests(state) if r["id"] == rid)["status"])
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (an exited child not yet reaped counts as gone)."""
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return False
+
+
+def _tool_results(api: ChatAPI) -> list[dict[str, Any]]:
+    return [m for b in list(api.bodies) for m in b.get("messages") or [] if m.get("role") == "tool"]
+
+
+@pytest.mark.parametrize("answer", ["allow", "deny"])
+def test_opencode_answered_from_afar(machine: Machine, api: ChatAPI, answer: str) -> None:
+    state = _remote_machine(machine)
+    marker = machine.project / "ran"
+    api.command = f"touch {marker}"
+    screen = npm_client.Tmux(machine.root, f"opencode-{answer}")
+    try:
+        screen.start(
+            [str(machine.opencode), "--prompt", "USE_TOOL now"], machine.env(), machine.project
+        )
+        rec = _pending(state, api.command)
+        assert (rec["agent"], rec["tool_name"], rec["allow_always"]) == ("opencode", "bash", False)
+
+        # The recording hook's episode (its alert's request) names this very request.
+        def episode() -> dict[str, Any]:
+            snap = store.read_session(str(state), rec["session_id"]) or {}
+            found: dict[str, Any] = (snap.get("main") or {}).get("episode") or {}
+            return found
+
+        opened = wait_for(episode, timeout=30, what="the request's episode")
+        assert opened["tool_key"] == rec["tool_key"], opened
+        listed = json.loads(machine.lookout("answer", "--json").stdout)
+        (shown,) = [r for r in listed if r["id"] == rec["id"]]
+        # The whole call is shown; its description is the model's commentary (issue 38).
+        assert shown["detail"] == f"{api.command}\ndescription: Echo", shown
+        assert shown["offers_allow"] is True, shown
+        screen.wait_for("Allow once", timeout=60)  # OpenCode's own dialog is up meanwhile
+        done = machine.lookout("answer", rec["id"], answer)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert _status(state, rec["id"]) == ("allowed" if answer == "allow" else "denied")
+        if answer == "allow":
+            # The command ran, and the model got its result.
+            wait_for(lambda: _tool_results(api), timeout=60, what="the tool's result")
+            screen.wait_for(REPLY, timeout=60)
+            assert marker.exists()
+            assert machine.wait("idle", timeout=60)["summary"] == REPLY
+        else:
+            # Rejected as at its dialog: the command never ran, the turn stopped there.
+            shown = machine.wait("idle", timeout=60)
+            assert not marker.exists() and not _tool_results(api), shown
+        kinds = [k for r in machine.records() for k in r["notify"]]
+        assert kinds.count("permission") == 1, kinds
+    finally:
+        screen.kill()
+    assert machine.errors() == ""
+
+
+def test_opencode_answered_at_the_terminal_ends_the_remote_request(
+    machine: Machine, api: ChatAPI
+) -> None:
+    state = _remote_machine(machine)
+    marker = machine.project / "ran"
+    api.command = f"touch {marker}"
+    screen = npm_client.Tmux(machine.root, "opencode-local")
+    try:
+        screen.start(
+            [str(machine.opencode), "--prompt", "USE_TOOL now"], machine.env(), machine.project
+        )
+        rec = _pending(state, api.command)
+        assert _alive(rec["pid"])  # the deciding child waits beside the dialog
+        screen.wait_for("Allow once", timeout=60)
+        screen.keys("Enter")  # Allow once, at the terminal
+        wait_for(marker.exists, timeout=60, what="the command allowed at the terminal")
+        wait_for(
+            lambda: _status(state, rec["id"]) == "answered_locally",
+            timeout=30,
+            what="the request answered in the terminal",
+        )
+        wait_for(lambda: not _alive(rec["pid"]), timeout=30, what="the deciding child gone")
+        late = machine.lookout("answer", rec["id"], "deny")
+        assert late.returncode != 0 and "answered in the terminal" in late.stderr, late
+        machine.wait("idle", timeout=60)
+    finally:
+        screen.kill()
+    assert machine.errors() == ""

@@ -16,7 +16,7 @@ import pytest
 
 from lookout.agents import copilot, cursor, gemini, opencode
 from lookout.install import hookfiles, settings
-from tests.helpers import ROOT, Ran, install_py, preinstall_runtime
+from tests.helpers import ROOT, Ran, install_py, preinstall_runtime, write_config
 
 DEV_PY = sys.executable
 
@@ -191,6 +191,36 @@ def test_opencode_plugin_is_written_whole_and_removed(isolated_env: Path) -> Non
     assert "removed lookout's plugin ~/.config/opencode/plugin/lookout.js" in out
     assert not path.exists()
     assert not (isolated_env / ".config" / "opencode").exists()  # install made the folders
+
+
+def test_opencode_plugin_starts_the_deciding_hook_only_with_remote_on(isolated_env: Path) -> None:
+    """Issue 41: with [remote] on, the plugin names the deciding hook it starts beside
+    OpenCode's dialog; off (the default), it names none and starts nothing more."""
+    path = isolated_env / ".config" / "opencode" / "plugin" / "lookout.js"
+
+    def decide_line() -> str:
+        (line,) = [x for x in path.read_text().splitlines() if x.startswith("const DECIDE = ")]
+        return str(json.loads(line.removeprefix("const DECIDE = ").removesuffix(";")))
+
+    def doctor() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "lookout", "doctor"], capture_output=True, text=True, timeout=60
+        )
+        return done.stdout + done.stderr
+
+    install("--agent", "opencode")
+    assert decide_line() == ""
+    write_config("[remote]\nenabled = true\n")
+    # Turned on without re-running the installer: doctor says so.
+    assert "lookout's plugin starts no deciding hook" in doctor()
+    install("--agent", "opencode")
+    assert decide_line().endswith("/hooks/remote_answer.py")
+    said = doctor()
+    assert "starts no deciding hook" not in said and "but [remote] is off" not in said
+    write_config("")
+    assert "lookout's plugin starts the deciding hook but [remote] is off" in doctor()
+    install("--agent", "opencode")
+    assert decide_line() == ""
 
 
 def test_a_foreign_plugin_file_is_refused(isolated_env: Path) -> None:

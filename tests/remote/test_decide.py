@@ -477,3 +477,60 @@ def test_claude_code_is_the_same_with_away_off(state_dir: Path) -> None:
     lookout("answer", rec["id"], "deny", "--message", "not on Friday")
     decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
     assert decision["message"].endswith(": not on Friday")
+
+
+def opencode_request() -> dict[str, Any]:
+    """What lookout's OpenCode plugin hands the deciding hook for a bash permission: the call's
+    whole input, as OpenCode 1.18.33's tool part carries it (tests/e2e/test_opencode.py)."""
+    return {
+        "hook_event_name": "PermissionRequest",
+        "session_id": "ses_oc1",
+        "cwd": "/tmp/proj",
+        "tool_name": "bash",
+        "tool_input": {"command": "touch made_by_oc", "description": "Touch a file"},
+        "tool_use_id": "call_1",
+    }
+
+
+def opencode_env() -> dict[str, str]:
+    return {**os.environ, "LOOKOUT_AGENT": "opencode"}
+
+
+def test_opencode_waits_beside_its_dialog_and_answers_allow_or_deny_only(state_dir: Path) -> None:
+    """Issue 41: OpenCode's plugin starts the deciding hook beside its own dialog, so it waits
+    with away off (the first answer wins, as for Claude Code); its answer carries no extras
+    (the plugin gives the dialog once or reject)."""
+    write_config(ON + "allow_always = true\n")
+    proc = start(opencode_request(), opencode_env())
+    rec = waiting(state_dir)
+    assert (rec["agent"], rec["allow_always"]) == ("opencode", False)
+    listed = json.loads(lookout("answer", "--json"))
+    assert listed[0]["detail"] == "touch made_by_oc\ndescription: Touch a file"
+    assert listed[0]["offers_allow"] is True  # the description is commentary (issue 38)
+    assert "allowed: " in lookout("answer", rec["id"], "allow")
+    assert json.loads(finish(proc)) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"},
+        }
+    }
+    last = events(state_dir)[-1]
+    assert (last["event"], last["agent"], last["remote"]["decision"]) == (
+        "RemoteDecision",
+        "opencode",
+        "allow",
+    )
+
+
+def test_opencode_sigterm_is_answered_in_the_terminal_either_way(state_dir: Path) -> None:
+    """The plugin stops its deciding child once the dialog was answered at the terminal, Allow
+    or Reject alike: not taken for a No, as Claude Code's SIGTERM is."""
+    write_config(ON)
+    proc = start(opencode_request(), opencode_env())
+    rec = waiting(state_dir)
+    proc.send_signal(signal.SIGTERM)
+    assert finish(proc, timeout=3) == b""
+    done = requests.load(str(state_dir), rec["id"])
+    assert (done["status"], done.get("answered")) == ("answered_locally", None)
+    public = requests.public(done, int(time.time() * 1000))
+    assert public["reason"] == "answered in the terminal"
