@@ -25,13 +25,14 @@ if TYPE_CHECKING:
         away: bool
         since_ms: int | None  # when it was last turned on or off (or ran out)
         until_ms: int | None  # when it ends by itself (None: when turned off)
-        source: str | None  # terminal | dashboard | telegram; "expired" once until_ms passed
+        source: str | None  # one of SOURCES; "expired" once until_ms passed
 
 
 FILE = store.AWAY
 EVENT = "Away"
-# Who may turn it on or off: the steering surfaces (lookout.steer.shapes.SURFACES).
-SOURCES = ("terminal", "dashboard", "telegram")
+# Who may turn it on or off: the steering surfaces (lookout.steer.shapes.SURFACES, which sits
+# floors above; tests/test_away.py keeps the two equal).
+SOURCES = ("terminal", "dashboard", "telegram", "slack", "matrix")
 EXPIRED = "expired"  # the source of a switch whose until_ms has passed
 OFF: State = {"away": False, "since_ms": None, "until_ms": None, "source": None}
 

@@ -136,3 +136,11 @@ def test_status_its_line_and_json_show_it(state_dir: Path) -> None:
     lookout("away", "off")
     assert lookout("status", "--line").stdout == "no sessions\n"
     assert "away:" not in lookout("status").stdout
+
+
+def test_every_steering_surface_may_turn_it() -> None:
+    """`away`/`back` are steering commands on every chat surface (issue 41): the switch takes
+    each surface that steers (away sits floors below steer/, so it keeps its own copy)."""
+    from lookout.steer.shapes import SURFACES
+
+    assert set(away.SOURCES) == set(SURFACES)

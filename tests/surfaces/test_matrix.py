@@ -18,6 +18,7 @@ from lookout.remote import requests
 from lookout.surfaces import matrix as listener
 from tests.helpers import payload, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
+from tests.surfaces.test_slack import away_now
 from tests.synapse import Accounts as Hs
 
 pytestmark = pytest.mark.real
@@ -283,3 +284,11 @@ def test_steering_commands_are_replied_in_the_room(hs: Hs, room: str, state_dir:
     asked = hs.owner.say(room, "!new /etc fix it")
     wait_for(replies, 20, "the reply to !new")
     assert replies()[0].startswith("error: /etc is not one of the projects [steer] allows (")
+    # Issue 41: !away [DURATION] and !back turn the away switch, recorded with their source.
+    asked = hs.owner.say(room, "!away 2h")
+    wait_for(replies, 20, "the reply to !away")
+    assert replies()[0].startswith("away: on until ")
+    assert away_now() == (True, "matrix")
+    asked = hs.owner.say(room, "!back")
+    wait_for(replies, 20, "the reply to !back")
+    assert away_now() == (False, "matrix")

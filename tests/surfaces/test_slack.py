@@ -261,6 +261,28 @@ def test_thread_replies_and_commands_go_through_the_steering_core(
     steered = [e for e in events(state_dir) if e.get("event") == "Steered"]
     assert [(x["steer"]["action"], x["source"]) for x in steered] == [("interrupt", "slack")]
     assert acked_in_time(api)
+    # Issue 41: !away [DURATION] and !back turn the away switch, recorded with their source.
+    asked = api.reply("!away 2h", OWNER)
+    wait_for(lambda: api.thread(asked), 20, "the reply to !away")
+    assert api.thread(asked)[0].startswith("away: on until ")
+    assert away_now() == (True, "slack")
+    asked = api.reply("!back", OWNER)
+    wait_for(lambda: api.thread(asked), 20, "the reply to !back")
+    assert away_now() == (False, "slack")
+
+
+def away_now() -> tuple[bool, str]:
+    said = json.loads(run_lookout("away", "--json"))
+    return said["away"], said["source"]
+
+
+def run_lookout(*args: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "lookout", *args], capture_output=True,
+                          text=True, timeout=60, check=True)  # fmt: skip
+    return done.stdout
 
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1"\nhost = "{host}"\nhub = "hosta"\n'
