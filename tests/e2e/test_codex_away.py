@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -146,14 +145,9 @@ class AwayMachine(Machine):
         config.write_text("[remote]\nenabled = true\nwait_s = 120\n")
         self.state = self.home / ".local" / "state" / "lookout"
 
-    def lookout(self, *args: str) -> str:
-        done = subprocess.run(
-            [str(self.home / ".local" / "bin" / "lookout"), *args],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+    def said(self, *args: str) -> str:
+        """The installed `lookout`'s output, which must succeed (AgentMachine.lookout's result)."""
+        done = self.lookout(*args)
         assert done.returncode == 0, f"lookout {' '.join(args)}: {done.stdout}{done.stderr}"
         return done.stdout
 
@@ -223,7 +217,7 @@ def test_codex_answered_from_afar_while_away(
     machine = AwayMachine(tmp_path / "user", codex_bin, asking_api)
     out = machine.install()
     assert "remote answers are on: a permission request waits while `lookout away` is on" in out
-    machine.lookout("away", "on")
+    machine.said("away", "on")
     screen = npm_client.Tmux(machine.root, "codex-away")
     try:
         # Hooks are vetted by the test (in place of /hooks); no daemon: one TUI, its own process.
@@ -235,12 +229,12 @@ def test_codex_answered_from_afar_while_away(
         # Away: the request waits for an answer from afar, and Codex shows no prompt meanwhile.
         rec = machine.pending("touch made_by_allow")
         assert rec["agent"] == "codex" and rec["allow_always"] is False
-        listed = json.loads(machine.lookout("answer", "--json"))
+        listed = json.loads(machine.said("answer", "--json"))
         assert listed[0]["detail"] == f"touch made_by_allow\ndescription: {JUSTIFICATION}"
         assert listed[0]["offers_allow"] is True
         screen.wait_for("Running hook")
         assert "Would you like to run" not in screen.screen()
-        machine.lookout("answer", rec["id"], "allow")
+        machine.said("answer", rec["id"], "allow")
         wait_for(lambda: (machine.project / "made_by_allow").exists(), 60, "the command run")
         screen.wait_for("done: touch made_by_allow")
         assert "Would you like to run" not in screen.screen()
@@ -249,7 +243,7 @@ def test_codex_answered_from_afar_while_away(
         # resolved stamp against the RemoteDecision record's), until Esc makes it idle.
         ask(screen, "sleep 40")
         rec = machine.pending("sleep 40")
-        machine.lookout("answer", rec["id"], "allow")
+        machine.said("answer", rec["id"], "allow")
         running = machine.wait_session(rec["session_id"], "working", 60)
         assert (running["detail"], running["summary"]) == ("Bash", "sleep 40"), running
         answered = next(r for r in machine.records() if r["id"] == rec["id"])
@@ -270,7 +264,7 @@ def test_codex_answered_from_afar_while_away(
         # Denied from afar, with a message: Codex blocks the command and shows why.
         ask(screen, "touch made_by_deny")
         rec = machine.pending("touch made_by_deny")
-        machine.lookout("answer", rec["id"], "deny", "--message", "not now, use staging")
+        machine.said("answer", rec["id"], "deny", "--message", "not now, use staging")
         shown = screen.wait_for("Blocked by hook")
         wait_for(lambda: "not now, use staging" in screen.screen(), 30, "the message shown")
         screen.wait_for("done: touch made_by_deny")
@@ -279,7 +273,7 @@ def test_codex_answered_from_afar_while_away(
         # Away turned off while a request waits: released at once, Codex's own prompt asks.
         ask(screen, "touch made_by_release")
         rec = machine.pending("touch made_by_release")
-        machine.lookout("away", "off")
+        machine.said("away", "off")
         screen.wait_for("Would you like to run")
         off_ms = machine.away_events()[-1]["away"]["since_ms"]
         done = next(r for r in machine.records() if r["id"] == rec["id"])
