@@ -202,3 +202,54 @@ def test_a_click_at_the_hub_answers_hostb_through_one_socket_mode_connection(
             assert api.opened == 1 and api.connections == 1  # the hub's, and no other
         finally:
             f.close()
+
+
+def test_a_thread_reply_at_the_hub_to_hostbs_slack_alert_is_typed_into_its_pane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slack's event of a thread reply carries only the thread's ts: the hub fetches the parent
+    (conversations.replies), reads its host from its title, and hostb's bridge types the text."""
+    require("mosquitto")
+    require("tmux")
+    from lookout.surfaces import slack as listening
+    from tests.chat_fleet import SLACK_APP, SLACK_BOT, SLACK_CHANNEL, SLACK_OWNER, slack_channel
+    from tests.slack_api import SlackApi
+
+    with SlackApi(SLACK_BOT, SLACK_APP, SLACK_CHANNEL) as api:
+        f = Fleet(tmp_path, slack_channel(api.url))
+        try:
+            b = f[B]
+            b.bridge_ready()
+            f.start_listener(HUB)
+            wait_for(api.connected, 20, "the hub's Socket Mode connection")
+            for key, value in b.env.items():  # the stand-in agent's hooks report to hostb
+                monkeypatch.setenv(key, value)
+            with Panes() as panes:
+                try:
+                    log = tmp_path / "got"
+                    panes.agent(log, "plain")  # its Stop hook raises hostb's alert
+                    wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
+                    alert = api.posted()[-1]
+                    ts, ref = alert["ts"], f"{SLACK_CHANNEL}/{alert['ts']}"
+                    assert str(alert["text"]).startswith(f"{B} · ")
+                    channel = f.channel_name(B)
+                    remembered = lambda: listening.alert_session(str(b.state), channel, ref)  # noqa: E731
+                    wait_for(remembered, 10, "remembered")
+                    text = "make it so"
+                    api.reply(text, SLACK_OWNER, thread_ts=ts)
+                    wait_for(lambda: api.thread(ts), 30, "the hub's answer in the thread")
+                    (said,) = api.thread(ts)
+                    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+                    assert log.read_bytes() == text.encode() + b"\r"
+                    first, second = said.splitlines()
+                    assert first.startswith("api (dddd4444): typed into tmux pane "), said
+                    assert second == f"text: {text}"
+                    (steered,) = _events(b.state, "Steered")
+                    assert (steered["source"], steered["session_id"]) == ("slack", SID)
+                    assert api.sent("conversations.replies")  # the hub asked for the parent
+                    # The hub's own Socket Mode connection is the fleet's one.
+                    assert api.opened == 1 and api.connections == 1
+                finally:
+                    panes.tmux("kill-server")
+        finally:
+            f.close()
