@@ -302,7 +302,7 @@ def test_with_a_hub_each_request_and_command_is_answered_once_in_the_shared_room
     import os
 
     fleet = '[fleet]\nmqtt = "mqtt://127.0.0.1:1"\nhost = "{host}"\nhub = "hosta"\n'
-    fleet += '[steer]\nenabled = true\n'
+    fleet += "[steer]\nenabled = true\n"
     configure(hs, room, top=fleet.format(host="hosta"))
     record_hook("stop.py", {"session_id": "aaaa1111-0000-4000-8000-000000000001",
                             "cwd": "/w/api", "hook_event_name": "Stop"})  # fmt: skip
