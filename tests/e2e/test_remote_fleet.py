@@ -253,3 +253,29 @@ def test_a_thread_reply_at_the_hub_to_hostbs_slack_alert_is_typed_into_its_pane(
                     panes.tmux("kill-server")
         finally:
             f.close()
+
+
+def test_a_press_forwarded_to_a_silent_host_does_not_hold_the_hubs_poller(
+    fleet: Fleet, bot: CountingBot
+) -> None:
+    """hostb's bridge is not running: the hub waits up to 5 s for its answer to a press, on a
+    worker thread; the poller meanwhile answers the owner's /sessions, and the press is
+    acknowledged when the wait ends."""
+    b = fleet[B]
+    fleet.start_poller(HUB)
+    wait_for(lambda: bot.polling == 1, 20, "the hub's poller polling")
+    body = payload("PermissionRequest-Bash")
+    deciding = start(body, env=b.env)
+    wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
+    b.hook("permission_request", body)
+    message = _alert(bot, 0)
+    data = dict(bot.buttons(CHAT, message["message_id"]))["Allow"]
+    query, _ = bot.pressed(message["message_id"], data)
+    asked = bot.message("/sessions", OWNER)
+    wait_for(lambda: bot.replies(asked), 30, "the hub's answer to /sessions")
+    assert bot.queries[query] is None  # the press still waits for hostb: the poller went on
+    wait_for(lambda: bot.queries[query], 30, "the press acknowledged")
+    assert (bot.queries[query] or "").startswith("Not answered"), bot.queries[query]
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    assert _events(b.state, "RemoteDecision") == []
