@@ -165,6 +165,8 @@ class SlackApi:
             return self._post(params)
         if method == "chat.update":
             return self._update(params)
+        if method == "conversations.replies":
+            return self._replies(params)
         return {"ok": False, "error": "unknown_method"}
 
     def _post(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -177,6 +179,8 @@ class SlackApi:
             return {"ok": False, "error": "invalid_blocks", "errors": [problem]}
         ts = f"{1700000000 + next(self._ts)}.000100"
         msg = {
+            "type": "message",
+            "bot_id": "BBOT",
             "ts": ts,
             "channel": self.channel,
             "text": p.get("text"),
@@ -185,6 +189,19 @@ class SlackApi:
         }
         self.messages[ts] = msg
         return {"ok": True, "channel": self.channel, "ts": ts, "message": msg}
+
+    def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        """conversations.replies: the thread's parent message first, then its replies (at most
+        `limit`), as Slack's Web API answers it."""
+        if p.get("channel") != self.channel:
+            return {"ok": False, "error": "channel_not_found"}
+        parent = self.messages.get(str(p.get("ts")))
+        if parent is None:
+            return {"ok": False, "error": "thread_not_found"}
+        replies = [m for m in self.messages.values() if m.get("thread_ts") == parent["ts"]]
+        limit = int(p.get("limit") or 1000)
+        msgs = [parent, *replies][:limit]
+        return {"ok": True, "messages": msgs, "has_more": len(replies) + 1 > limit}
 
     def _update(self, p: dict[str, Any]) -> dict[str, Any]:
         if p.get("channel") != self.channel:

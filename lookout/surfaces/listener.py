@@ -237,6 +237,63 @@ def host_of_telegram(message: object) -> str:
     return host_of_text(message.get("text"))
 
 
+def host_of_slack(message: object) -> str:
+    """Whose alert a Slack message of the app is (conversations.replies' parent message): its
+    buttons' values name the host (`<host>:<token>`), else its title does; "" when neither says."""
+    if not isinstance(message, dict):
+        return ""
+    blocks = message.get("blocks")
+    texts = [message.get("text")]
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict):
+            continue
+        section = block.get("text")
+        texts.append(section.get("text") if isinstance(section, dict) else None)
+        elements = block.get("elements") if block.get("type") == "actions" else None
+        for el in elements if isinstance(elements, list) else []:
+            value = el.get("value") if isinstance(el, dict) else None
+            host, _ = split_hosted(value) if isinstance(value, str) else ("", "")
+            if host:
+                return host
+    return next((h for h in map(host_of_text, texts) if h), "")
+
+
+class Forwarder:
+    """One worker thread for a listener's calls that wait on the broker (a press forwarded to
+    its host waits up to 5 s for the answer): the listener's loop reads on meanwhile."""
+
+    def __init__(self, state_dir: str, name: str) -> None:
+        import queue
+
+        self.state_dir, self.name = state_dir, name
+        self.jobs: queue.Queue[Callable[[], object]] = queue.Queue()
+        self._started = False
+
+    def put(self, job: Callable[[], object]) -> None:
+        if not self._started:
+            import threading
+
+            threading.Thread(target=self._work, name=self.name, daemon=True).start()
+            self._started = True
+        self.jobs.put(job)
+
+    def busy(self) -> bool:
+        """A call runs or waits (the listener stays for it)."""
+        return self.jobs.unfinished_tasks > 0
+
+    def _work(self) -> None:
+        import traceback
+
+        while True:
+            job = self.jobs.get()
+            try:
+                job()
+            except Exception:
+                store.log_error(self.state_dir, f"{self.name}: {traceback.format_exc()}")
+            finally:
+                self.jobs.task_done()
+
+
 def elsewhere(here: Fleet, host: str) -> bool:
     """Is `host` another host of the fleet, whose press or steer goes through the hub?"""
     return here.named and here.listens and bool(host) and host != here.host

@@ -272,6 +272,9 @@ class Listener:
         self._config_stamp: object = ()
         self._config_looked = 0.0
         self.worker: chat_steer.Worker | None = None
+        # Every host reads the shared room; with a hub named, `!` commands not in a reply to a
+        # host's own alert are the hub's alone, and each host takes only its own alerts'.
+        self.fleet = listener.Fleet("", "")
 
     def serve(self) -> None:
         try:
@@ -298,6 +301,7 @@ class Listener:
         self._config_looked = time.monotonic()
         self._config_stamp = _stamp(paths.config_path())
         self.steering, self.max_age_s = listener.steer_settings()
+        self.fleet = listener.fleet()
         try:
             cfg = files.load(None)
         except check.ConfigError as exc:
@@ -321,6 +325,7 @@ class Listener:
             names = {m.get("channel") for m in _waiting(table)}
             if self._stays(table):
                 names |= {a.get("channel") for a in table["alerts"]}
+                names |= set(self.channels) if self.fleet.is_hub else set()
             elif not names:
                 return
             for name in names:
@@ -346,6 +351,8 @@ class Listener:
         self._refresh()
         if self.worker is not None and self.worker.busy():
             return True
+        if self.fleet.is_hub and self.steering:  # the fleet's `!` commands are the hub's
+            return bool(self.channels)
         return self.steering and _replyable(table or _load(self.state_dir))
 
     def _listen(self, name: str) -> None:
@@ -515,6 +522,13 @@ class Listener:
     def _steer(
         self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str, target: object
     ) -> None:
+        replied = alert_session(self.state_dir, name, target) if target else None
+        if self.fleet.named and replied is None and (target or not self.fleet.is_hub):
+            # Another host's reply is its owner's (it knows its own event ids); a command not
+            # in a reply is the hub's alone: each is answered once in the shared room.
+            why = "in reply to another host's message" if target else "the hub's to answer"
+            self.ignored("elsewhere", f"channel {name}: a message {why}: ignored")
+            return
         if self.worker is None:
             self.worker = chat_steer.Worker(self.state_dir, SURFACE, PREFIX, self._reply)
         age = int(time.time() - _int(event.get("origin_server_ts")) / 1000)
@@ -524,7 +538,11 @@ class Listener:
             self.ignored("old", f"channel {name}: a message {age} s old ({limit}): not acted on")
             self.worker.put(chat_steer.Job(ch, event.get("event_id"), "note", (note,)))
             return
-        replied = alert_session(self.state_dir, name, target) if target else None
+        if self.fleet.named and replied is None:  # the hub: a command, maybe another host's
+            job = self._fleet_job(name, ch, event, text)
+            if job is not None:
+                self.worker.put(job)
+            return
         asked = chat_steer.parse(text, replied, PREFIX)
         if asked[0] == "say" and not replied:
             why = "in reply to no session's alert" if target else "neither a reply nor a command"
@@ -532,6 +550,26 @@ class Listener:
             return
         job = chat_steer.Job(ch, event.get("event_id"), asked[0], tuple(asked[1:]))
         self.worker.put(job)
+
+    def _fleet_job(
+        self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str
+    ) -> chat_steer.Job | None:
+        """At the hub, a message that replies to nothing: a command, answered here once; the
+        hub sends `!stop HOST:SESSION`, `!new HOST:PROJECT TEXT` to that host
+        (lookout.fleet.hub). None: nothing to act on (logged)."""
+        asked = chat_steer.parse(text, None, PREFIX)
+        if asked[0] == "say":
+            self.ignored("unknown", f"channel {name}: a message neither a reply nor a command")
+            return None
+        mid = event.get("event_id")
+        if asked[0] in ("stop", "new"):
+            host, rest = listener.split_hosted(asked[1])
+            if listener.elsewhere(self.fleet, host):
+                sender = f"Matrix user {event.get('sender')}"
+                return chat_steer.Job(ch, mid, "remote", (host, asked[0], sender, rest, *asked[2:]))
+            if host and host == self.fleet.host:  # the hub's own, named as the others are
+                return chat_steer.Job(ch, mid, asked[0], (rest, *asked[2:]))
+        return chat_steer.Job(ch, mid, asked[0], tuple(asked[1:]))
 
     def _reply(self, job: chat_steer.Job, text: str) -> None:
         """The answer, as a notice replying to the owner's message."""

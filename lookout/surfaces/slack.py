@@ -165,6 +165,7 @@ class Listener:
         self._stamp: object = ()
         self._looked = 0.0
         self.chat: Steering | None = None
+        self.forwarder = listener.Forwarder(state_dir, "slack forwarder")
 
     def serve(self) -> None:
         try:
@@ -220,7 +221,7 @@ class Listener:
 
     def _stays(self, table: dict[str, Any] | None = None) -> bool:
         self._refresh()
-        if self.chat is not None and self.chat.busy():
+        if (self.chat is not None and self.chat.busy()) or self.forwarder.busy():
             return True
         if self.fleet.is_hub:  # any host's buttons and alerts may wait for a press or reply
             return bool(self.channels)
@@ -324,9 +325,13 @@ class Listener:
         host, token = listener.split_hosted(value)
         if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
             by = f"Slack user {user}"
-            ok, said = listener.forward_press(host, token, surface=NAME, by=by)
-            if not ok:
-                self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+
+            def forward() -> None:  # up to 5 s: on the forwarder, never on the listener's loop
+                ok, said = listener.forward_press(host, token, surface=NAME, by=by)
+                if not ok:
+                    self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+
+            self.forwarder.put(forward)
             return
         if not known(self.state_dir, name, f"{cid}/{ts}"):
             self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
@@ -367,7 +372,80 @@ class Listener:
             to = {"ch": ch, "cid": cid, "thread": thread or event.get("ts")}
             self.chat.worker.put(chat_steer.Job(to, 0, "note", (note,)))
             return
-        self.chat.steer(name, ch, cid, thread or event.get("ts"), text.strip(), replied)
+        at = thread or event.get("ts")  # where the answer goes: the thread, or a new one
+        if not self._elsewhere(ch, cid, (thread, at), text.strip(), replied, user):
+            self.chat.steer(name, ch, cid, at, text.strip(), replied)
+
+    def _elsewhere(
+        self,
+        ch: Mapping[str, Any],
+        cid: str,
+        threads: tuple[object, object],
+        text: str,
+        replied: str | None,
+        user: str,
+    ) -> bool:
+        """At the fleet's hub, what goes to another host (True when taken): a reply in its
+        alert's thread (whose buttons or title name it: the parent message is fetched, since the
+        event carries only its `thread_ts`), `!stop HOST:SESSION`, `!new HOST:PROJECT TEXT`."""
+        if not self.fleet.named or not self.fleet.listens or self.chat is None:
+            return False
+        chat, by = self.chat, f"Slack user {user}"
+        thread, at = threads  # the alert's thread (or None), where the answer goes
+        if isinstance(thread, str) and replied is None:
+            asked: tuple[str, ...] = ("say", "-", text)
+            if text.startswith(PREFIX):
+                asked = chat_steer.parse(text, "-", PREFIX)
+            if asked[0] in ("say", "stop_alert"):
+                to: dict[str, Any] = {"ch": ch, "cid": cid, "thread": thread}
+                said = asked[2] if asked[0] == "say" else ""
+                action = asked[0]
+                self.forwarder.put(lambda: self._reply_elsewhere(ch, to, action, by, said))
+                return True
+        asked = chat_steer.parse(text, None, PREFIX) if text.startswith(PREFIX) else ("say",)
+        if asked[0] in ("stop", "new"):
+            host, rest = listener.split_hosted(asked[1])
+            to = {"ch": ch, "cid": cid, "thread": at}
+            if listener.elsewhere(self.fleet, host):
+                chat.worker.put(
+                    chat_steer.Job(to, 0, "remote", (host, asked[0], by, rest, *asked[2:]))
+                )
+                return True
+            if host and host == self.fleet.host:  # the hub's own, named as the others are
+                chat.worker.put(chat_steer.Job(to, 0, asked[0], (rest, *asked[2:])))
+                return True
+        return False
+
+    def _reply_elsewhere(
+        self, ch: Mapping[str, Any], to: dict[str, Any], action: str, by: str, said: str
+    ) -> None:
+        """A reply in the thread of an alert that is not this host's: its parent message
+        (conversations.replies) names the host it goes to, or the owner is told it cannot."""
+        assert self.chat is not None
+        cid, thread = to["cid"], to["thread"]
+        try:
+            got = slack.client(ch, 10).conversations_replies(channel=cid, ts=thread, limit=1)
+            msgs = got.data.get("messages") if isinstance(got.data, dict) else None
+            parent = msgs[0] if isinstance(msgs, list) and msgs else None
+        except Exception as exc:  # slack-sdk's errors, no network: said, never the listener's end
+            store.log_error(
+                self.state_dir, f"slack listener: conversations.replies: {visible_exc(exc)}"
+            )
+            parent = None
+        host = listener.host_of_slack(parent)
+        if (parent is not None and not host and not parent.get("bot_id")) or (
+            host and host == self.fleet.host  # the hub's own, but no alert it remembers
+        ):
+            self.ignored("unknown", "a message in the thread of no (recent) alert: ignored")
+            return
+        if listener.elsewhere(self.fleet, host):
+            # The alert by its ref: the host finds its session among its own Slack channels.
+            job = chat_steer.Job(to, 0, "remote", (host, action, by, f"{cid}/{thread}", said))
+        else:
+            job = chat_steer.Job(
+                to, 0, "note", (listener.unknown_host("the thread you replied in"),)
+            )
+        self.chat.worker.put(job)
 
     def _ours(self, name: str, ch: Mapping[str, Any], cid: str) -> bool:
         """Is `cid` the configured channel (by id, or the id its alerts went to)?"""

@@ -257,6 +257,7 @@ class Poller:
         self._config_stamp: object = ()
         self._config_looked = 0.0
         self.chat: steer_telegram.Chat | None = None  # the owner's messages, once one came
+        self.forwarder = listener.Forwarder(state_dir, "telegram forwarder")
 
     @property
     def wanted(self) -> bool:
@@ -380,7 +381,7 @@ class Poller:
         """Steering keeps the poller (wanted), or an action of the owner's still running (it
         finishes; the reply is sent)."""
         self._refresh()
-        if self.chat is not None and self.chat.busy():
+        if (self.chat is not None and self.chat.busy()) or self.forwarder.busy():
             return True
         return self.wanted
 
@@ -495,11 +496,15 @@ class Poller:
             self._ack(ch, query["id"], "Not answered: not a lookout button")
             return
         if listener.elsewhere(self.fleet, host):  # another host's button: its bridge answers
-            by = f"Telegram user {user}"
-            ok, said = listener.forward_press(host, token, surface=SURFACE, by=by)
-            if not ok:
-                self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
-            self._ack(ch, query["id"], said)
+            by, qid = f"Telegram user {user}", query["id"]
+
+            def forward() -> None:  # up to 5 s: on the forwarder, never on the poller's loop
+                ok, said = listener.forward_press(host, token, surface=SURFACE, by=by)
+                if not ok:
+                    self.ignored("refused", f"channel {name}: a press by {who} for {host}: {said}")
+                self._ack(ch, qid, said)  # acknowledged with the host's outcome
+
+            self.forwarder.put(forward)
             return
         try:
             rec = answers.answer_token(

@@ -202,3 +202,80 @@ def test_a_click_at_the_hub_answers_hostb_through_one_socket_mode_connection(
             assert api.opened == 1 and api.connections == 1  # the hub's, and no other
         finally:
             f.close()
+
+
+def test_a_thread_reply_at_the_hub_to_hostbs_slack_alert_is_typed_into_its_pane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slack's event of a thread reply carries only the thread's ts: the hub fetches the parent
+    (conversations.replies), reads its host from its title, and hostb's bridge types the text."""
+    require("mosquitto")
+    require("tmux")
+    from lookout.surfaces import slack as listening
+    from tests.chat_fleet import SLACK_APP, SLACK_BOT, SLACK_CHANNEL, SLACK_OWNER, slack_channel
+    from tests.slack_api import SlackApi
+
+    with SlackApi(SLACK_BOT, SLACK_APP, SLACK_CHANNEL) as api:
+        f = Fleet(tmp_path, slack_channel(api.url))
+        try:
+            b = f[B]
+            b.bridge_ready()
+            f.start_listener(HUB)
+            wait_for(api.connected, 20, "the hub's Socket Mode connection")
+            for key, value in b.env.items():  # the stand-in agent's hooks report to hostb
+                monkeypatch.setenv(key, value)
+            with Panes() as panes:
+                try:
+                    log = tmp_path / "got"
+                    panes.agent(log, "plain")  # its Stop hook raises hostb's alert
+                    wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
+                    alert = api.posted()[-1]
+                    ts, ref = alert["ts"], f"{SLACK_CHANNEL}/{alert['ts']}"
+                    assert str(alert["text"]).startswith(f"{B} · ")
+                    channel = f.channel_name(B)
+                    remembered = lambda: listening.alert_session(str(b.state), channel, ref)  # noqa: E731
+                    wait_for(remembered, 10, "remembered")
+                    text = "make it so"
+                    api.reply(text, SLACK_OWNER, thread_ts=ts)
+                    wait_for(lambda: api.thread(ts), 30, "the hub's answer in the thread")
+                    (said,) = api.thread(ts)
+                    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+                    assert log.read_bytes() == text.encode() + b"\r"
+                    first, second = said.splitlines()
+                    assert first.startswith("api (dddd4444): typed into tmux pane "), said
+                    assert second == f"text: {text}"
+                    (steered,) = _events(b.state, "Steered")
+                    assert (steered["source"], steered["session_id"]) == ("slack", SID)
+                    assert api.sent("conversations.replies")  # the hub asked for the parent
+                    # The hub's own Socket Mode connection is the fleet's one.
+                    assert api.opened == 1 and api.connections == 1
+                finally:
+                    panes.tmux("kill-server")
+        finally:
+            f.close()
+
+
+def test_a_press_forwarded_to_a_silent_host_does_not_hold_the_hubs_poller(
+    fleet: Fleet, bot: CountingBot
+) -> None:
+    """hostb's bridge is not running: the hub waits up to 5 s for its answer to a press, on a
+    worker thread; the poller meanwhile answers the owner's /sessions, and the press is
+    acknowledged when the wait ends."""
+    b = fleet[B]
+    fleet.start_poller(HUB)
+    wait_for(lambda: bot.polling == 1, 20, "the hub's poller polling")
+    body = payload("PermissionRequest-Bash")
+    deciding = start(body, env=b.env)
+    wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
+    b.hook("permission_request", body)
+    message = _alert(bot, 0)
+    data = dict(bot.buttons(CHAT, message["message_id"]))["Allow"]
+    query, _ = bot.pressed(message["message_id"], data)
+    asked = bot.message("/sessions", OWNER)
+    wait_for(lambda: bot.replies(asked), 30, "the hub's answer to /sessions")
+    assert bot.queries[query] is None  # the press still waits for hostb: the poller went on
+    wait_for(lambda: bot.queries[query], 30, "the press acknowledged")
+    assert (bot.queries[query] or "").startswith("Not answered"), bot.queries[query]
+    deciding.send_signal(signal.SIGTERM)
+    assert finish(deciding) == b""
+    assert _events(b.state, "RemoteDecision") == []

@@ -159,3 +159,19 @@ def test_callback_data_names_its_host_within_64_bytes() -> None:
     assert listener.split_hosted(f"hostb:{TOK}") == ("hostb", TOK)
     assert listener.host_of_text("hostb · done\nmore") == "hostb"
     assert listener.host_of_text("done\nhostb · x") == ""
+
+
+def test_a_slack_parent_message_names_its_host_by_its_buttons_or_its_title() -> None:
+    from lookout.channels import slack
+
+    with_buttons = {"text": "done", "blocks": slack.blocks("t", "b", [("Allow", f"hostb:{TOK}")])}
+    assert listener.host_of_slack(with_buttons) == "hostb"
+    titled = {"text": "hostc · done", "blocks": slack.blocks("hostc · done", "body")}
+    assert listener.host_of_slack(titled) == "hostc"
+    assert listener.host_of_slack({"blocks": slack.blocks("hostc · done", "body")}) == "hostc"
+    assert listener.host_of_slack({"text": "done", "blocks": slack.blocks("done", "")}) == ""
+    assert (
+        listener.host_of_slack({"blocks": [{"type": "actions", "elements": [{"value": TOK}]}]})
+        == ""
+    )
+    assert listener.host_of_slack(None) == ""

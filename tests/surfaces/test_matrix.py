@@ -292,3 +292,58 @@ def test_steering_commands_are_replied_in_the_room(hs: Hs, room: str, state_dir:
     asked = hs.owner.say(room, "!back")
     wait_for(replies, 20, "the reply to !back")
     assert away_now() == (False, "matrix")
+
+
+def test_with_a_hub_each_request_and_command_is_answered_once_in_the_shared_room(
+    hs: Hs, room: str, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42: two hosts' listeners read one room. `!sessions` is the hub's alone to answer;
+    a reaction on hostb's alert is hostb's (the hub, which knows its own event ids, leaves it)."""
+    import os
+
+    fleet = '[fleet]\nmqtt = "mqtt://127.0.0.1:1"\nhost = "{host}"\nhub = "hosta"\n'
+    fleet += "[steer]\nenabled = true\n"
+    configure(hs, room, top=fleet.format(host="hosta"))
+    record_hook("stop.py", {"session_id": "aaaa1111-0000-4000-8000-000000000001",
+                            "cwd": "/w/api", "hook_event_name": "Stop"})  # fmt: skip
+    wait_for(lambda: bot_messages(hs, room), 15, "the hub's alert")
+    wait_for(lambda: not free(state_dir / listener.LOCK), 10, "the hub's listener")
+    b_state, b_config = tmp_path / "hostb-state", tmp_path / "hostb" / "config.toml"
+    with monkeypatch.context() as m:  # hostb: its own state directory and config
+        m.setenv("LOOKOUT_STATE_DIR", str(b_state))
+        m.setenv("LOOKOUT_CONFIG", str(b_config))
+        configure(hs, room, top=fleet.format(host="hostb"))
+        body = payload("PermissionRequest-Bash")
+        deciding = start(body, env=dict(os.environ))
+        waiting(b_state)
+        record_hook("permission_request.py", body)
+    wait_for(lambda: len(bot_messages(hs, room)) == 2, 15, "hostb's alert")
+    b_alert = bot_messages(hs, room)[1]
+    assert b_alert["content"]["body"].startswith("hostb · ")
+    wait_for(lambda: not free(b_state / listener.LOCK), 10, "hostb's listener")
+    asked = hs.owner.say(room, "!sessions")
+    hs.owner.react(room, b_alert["event_id"], "✅")
+    decision = json.loads(finish(deciding, timeout=30))["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow"}
+    wait_for(lambda: edits(hs, room, b_alert["event_id"]), 10, "hostb's edit")
+    # Each listener said what it left to the other (ignored, with why), after the fact.
+    wait_for(lambda: any("the hub's to answer" in x for x in ignored(b_state)), 20, "hostb")
+    wait_for(lambda: any("on no request" in x for x in ignored(state_dir)), 20, "the hub")
+
+    def replies() -> list[str]:
+        return [
+            e["content"]["body"]
+            for e in hs.owner.messages(room)
+            if e["sender"] == hs.bot.user_id
+            and (e["content"].get("m.relates_to") or {}).get("m.in_reply_to", {}).get("event_id")
+            == asked
+        ]
+
+    wait_for(replies, 20, "the hub's reply to !sessions")
+    assert replies() == ["1 session:\napi (aaaa1111): idle, claude"]  # the hub's, once
+    assert len(edits(hs, room, b_alert["event_id"])) == 1
+    assert not any("the hub's to answer" in x for x in ignored(state_dir))
+    with monkeypatch.context() as m:  # hostb's listener leaves too
+        m.setenv("LOOKOUT_CONFIG", str(b_config))
+        write_config("# nothing: the listener leaves\n")
+    wait_for(lambda: free(b_state / listener.LOCK), 30, "hostb's listener gone")
