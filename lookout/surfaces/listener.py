@@ -336,11 +336,12 @@ def forward_steer(host: str, action: str, *, source: str, by: str, **what: str) 
     return "\n".join(done.lines)
 
 
-def unknown_host(what: str) -> str:
+def unknown_host(what: str, prefix: str = "/") -> str:
+    """`prefix`: the surface's command prefix (Telegram's /, Slack's and Matrix's !)."""
     return (
         f"error: cannot tell which host sent {what}\n"
-        "hint: reply to an alert that still shows its host (`HOST · ...`), or name it: /new"
-        " HOST:PROJECT TEXT, /stop HOST:SESSION"
+        "hint: reply to an alert that still shows its host (`HOST · ...`), or name it:"
+        f" {prefix}new HOST:PROJECT TEXT, {prefix}stop HOST:SESSION"
     )
 
 

@@ -443,7 +443,7 @@ class Listener:
             job = chat_steer.Job(to, 0, "remote", (host, action, by, f"{cid}/{thread}", said))
         else:
             job = chat_steer.Job(
-                to, 0, "note", (listener.unknown_host("the thread you replied in"),)
+                to, 0, "note", (listener.unknown_host("the thread you replied in", PREFIX),)
             )
         self.chat.worker.put(job)
 
