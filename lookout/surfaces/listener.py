@@ -61,14 +61,52 @@ def fleet(gpath: str | None = None) -> Fleet:
 # -- a listener's table (written by the sender, read and pruned by the listener) ---------------
 
 
+ALERT_KEEP_MS = store.DAY_MS  # a reply to an alert steers its session for a day
+ALERTS_MAX = 500  # the newest alerts kept
+
+
 class Table:
     """A listener's file in the state directory: its lists of entries (dicts) and its maps,
-    read leniently (anything else is empty), changed under requests.lock."""
+    read leniently (anything else is empty), changed under requests.lock. `key`: the field that
+    names a sent message in its entries (each surface's own, as its files have it)."""
 
     def __init__(
-        self, name: str, lists: tuple[str, ...] = ("messages", "alerts"), maps: tuple[str, ...] = ()
+        self,
+        name: str,
+        lists: tuple[str, ...] = ("messages", "alerts"),
+        maps: tuple[str, ...] = (),
+        key: str = "ref",
     ) -> None:
-        self.name, self.lists, self.maps = name, lists, maps
+        self.name, self.lists, self.maps, self.key = name, lists, maps, key
+
+    def remember_alert(self, state_dir: str, channel: str, ref: str, session_id: str) -> None:
+        """An alert about `session_id` was sent as `ref`: a reply to it steers that session
+        (kept ALERT_KEEP_MS, the newest ALERTS_MAX)."""
+        now = words.now_ms()
+        entry = {"channel": channel, self.key: ref, "session_id": session_id, "ts": now}
+
+        def add(table: dict[str, Any]) -> None:
+            fresh = [a for a in table["alerts"] if now - whole(a.get("ts")) < ALERT_KEEP_MS]
+            table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
+
+        self.change(state_dir, add)
+
+    def alert_session(self, state_dir: str, channel: str, ref: object) -> str | None:
+        """The session whose alert `ref` is (sent through `channel`, within ALERT_KEEP_MS)."""
+        now = words.now_ms()
+        for a in reversed(self.load(state_dir)["alerts"]):
+            if a.get("channel") == channel and a.get(self.key) == ref:
+                sid = a.get("session_id")
+                fresh = now - whole(a.get("ts")) < ALERT_KEEP_MS
+                return sid if fresh and isinstance(sid, str) else None
+        return None
+
+    def known(self, state_dir: str, channel: str, ref: object) -> bool:
+        """Is this message one that answers (waiting, or edited to its request's outcome)?"""
+        return any(
+            m.get("channel") == channel and m.get(self.key) == ref
+            for m in self.load(state_dir)["messages"]
+        )
 
     def path(self, state_dir: str) -> str:
         return os.path.join(state_dir, self.name)

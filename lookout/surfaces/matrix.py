@@ -22,7 +22,7 @@ import threading
 import time
 import traceback
 
-from lookout import paths, store, words
+from lookout import paths, store
 from lookout.boundary import visible
 from lookout.channels import matrix, registry
 from lookout.deliveries import record
@@ -72,14 +72,13 @@ RETRY_S = 2.0
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.5, 30.0
 EDIT_TRIES = 3
 TIMELINE_LIMIT = 50
-ALERT_KEEP_MS = store.DAY_MS
-ALERTS_MAX = 500
+ALERT_KEEP_MS, ALERTS_MAX = listener.ALERT_KEEP_MS, listener.ALERTS_MAX
 STEER_CHECK_S = 2.0
 
 
 # -- the table (written by the sender, read and pruned by the listener) ----------------------
 
-_TABLE = listener.Table(TABLE, maps=("since",))
+_TABLE = listener.Table(TABLE, maps=("since",), key="event_id")
 _load, _change = _TABLE.load, _TABLE.change
 _int, _stamp = listener.whole, listener.stamp
 
@@ -121,35 +120,12 @@ def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> N
 
 def remember_alert(state_dir: str, channel: str, event_id: str, session_id: str) -> None:
     """An alert about `session_id` was sent as `event_id`: a reply to it steers that session."""
-    now = words.now_ms()
-    entry = {"channel": channel, "event_id": event_id, "session_id": session_id, "ts": now}
-
-    def add(table: dict[str, Any]) -> None:
-        fresh = [a for a in table["alerts"] if now - _int(a.get("ts")) < ALERT_KEEP_MS]
-        table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
-
-    _change(state_dir, add)
+    _TABLE.remember_alert(state_dir, channel, event_id, session_id)
     if listener.steering_on():
         ensure_listener(state_dir)
 
 
-def alert_session(state_dir: str, channel: str, event_id: object) -> str | None:
-    """The session whose alert `event_id` is (sent through `channel`, within ALERT_KEEP_MS)."""
-    now = words.now_ms()
-    for a in reversed(_load(state_dir)["alerts"]):
-        if a.get("channel") == channel and a.get("event_id") == event_id:
-            sid = a.get("session_id")
-            fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
-            return sid if fresh and isinstance(sid, str) else None
-    return None
-
-
-def known(state_dir: str, channel: str, event_id: str) -> bool:
-    """Is this message one that answers (waiting, or edited to its request's outcome)?"""
-    return any(
-        m.get("channel") == channel and m.get("event_id") == event_id
-        for m in _load(state_dir)["messages"]
-    )
+alert_session, known = _TABLE.alert_session, _TABLE.known
 
 
 def ensure_listener(state_dir: str) -> None:

@@ -21,7 +21,7 @@ import sys
 import time
 import traceback
 
-from lookout import paths, store, words
+from lookout import paths, store
 from lookout.boundary import visible
 from lookout.channels import registry, slack
 from lookout.deliveries import record
@@ -61,8 +61,7 @@ TABLE = "slack-messages.json"
 LOCK = "slack.lock"
 POLL_S = 0.25  # how often the messages of ended requests are looked for
 RETRY_S = 2.0
-ALERT_KEEP_MS = store.DAY_MS
-ALERTS_MAX = 500
+ALERT_KEEP_MS, ALERTS_MAX = listener.ALERT_KEEP_MS, listener.ALERTS_MAX
 CONFIG_CHECK_S = 2.0
 EDIT_TRIES = 3
 
@@ -100,32 +99,12 @@ def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: st
 
 def remember_alert(state_dir: str, channel: str, ref: str, session_id: str) -> None:
     """A reply in alert `ref`'s thread steers `session_id` (kept a day, the newest 500)."""
-    now = words.now_ms()
-    entry = {"channel": channel, "ref": ref, "session_id": session_id, "ts": now}
-
-    def add(table: dict[str, Any]) -> None:
-        fresh = [a for a in table["alerts"] if now - _int(a.get("ts")) < ALERT_KEEP_MS]
-        table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
-
-    _change(state_dir, add)
+    _TABLE.remember_alert(state_dir, channel, ref, session_id)
     if listener.steering_on():
         ensure_listener(state_dir)
 
 
-def alert_session(state_dir: str, channel: str, ref: str) -> str | None:
-    now = words.now_ms()
-    for a in reversed(_load(state_dir)["alerts"]):
-        if a.get("channel") == channel and a.get("ref") == ref:
-            sid = a.get("session_id")
-            fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
-            return sid if fresh and isinstance(sid, str) else None
-    return None
-
-
-def known(state_dir: str, channel: str, ref: str) -> bool:
-    return any(
-        m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir)["messages"]
-    )
+alert_session, known = _TABLE.alert_session, _TABLE.known
 
 
 def ensure_listener(state_dir: str) -> None:

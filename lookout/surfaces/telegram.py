@@ -25,7 +25,7 @@ import threading
 import time
 import traceback
 
-from lookout import paths, spawn, store, words
+from lookout import paths, spawn, store
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
 from lookout.deliveries import record
@@ -73,8 +73,7 @@ RETRY_S = 2.0
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.5, 30.0  # getUpdates that brought no new press, at once
 EDIT_TRIES = 3
 # The alerts a reply can steer: each one's session, for a day, the newest ALERTS_MAX of them.
-ALERT_KEEP_MS = store.DAY_MS
-ALERTS_MAX = 500
+ALERT_KEEP_MS, ALERTS_MAX = listener.ALERT_KEEP_MS, listener.ALERTS_MAX
 # Updates that never steer, said as ignored when an API sends them unasked.
 IGNORED_KINDS = ("edited_message", "channel_post", "edited_channel_post")
 STEER_CHECK_S = 2.0  # how often the poller reads [steer] enabled again (it leaves when off)
@@ -89,7 +88,7 @@ _HANDOVER = (
 
 # -- the table (written by the sender, read and pruned by the poller) ------------------------
 
-_TABLE = listener.Table(TABLE, maps=("offsets",))
+_TABLE = listener.Table(TABLE, maps=("offsets",), key="message_id")
 _load, _change = _TABLE.load, _TABLE.change
 _int, _stamp, _forget = listener.whole, listener.stamp, listener.forget
 
@@ -122,36 +121,20 @@ def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, b
 def remember_alert(state_dir: str, channel: str, message_id: str, session_id: str) -> None:
     """An alert about `session_id` was sent as `message_id`: a reply to it steers that session
     (issue 33). Kept ALERT_KEEP_MS, the newest ALERTS_MAX; with [steer] on, a poller runs."""
-    now = words.now_ms()
-    entry = {"channel": channel, "message_id": message_id, "session_id": session_id, "ts": now}
-
-    def add(table: dict[str, Any]) -> None:
-        fresh = [a for a in table["alerts"] if now - _int(a.get("ts")) < ALERT_KEEP_MS]
-        table["alerts"] = [*fresh, entry][-ALERTS_MAX:]
-
-    _change(state_dir, add)
+    _TABLE.remember_alert(state_dir, channel, message_id, session_id)
     if listener.steering_on():
         ensure_poller(state_dir)
 
 
 def alert_session(state_dir: str, channel: str, message_id: object) -> str | None:
     """The session whose alert `message_id` is (sent through `channel`, within ALERT_KEEP_MS)."""
-    now = words.now_ms()
-    for a in reversed(_load(state_dir)["alerts"]):
-        if a.get("channel") == channel and a.get("message_id") == str(message_id):
-            fresh = now - _int(a.get("ts")) < ALERT_KEEP_MS
-            sid = a.get("session_id")
-            return sid if fresh and isinstance(sid, str) else None
-    return None
+    return _TABLE.alert_session(state_dir, channel, str(message_id))
 
 
 def known(state_dir: str, channel: str, message_id: str) -> bool:
     """Is this message one with buttons (waiting, or edited to its request's outcome)? Its
     "handled" update is then left out: the outcome says more."""
-    return any(
-        m.get("channel") == channel and m.get("message_id") == message_id
-        for m in _load(state_dir)["messages"]
-    )
+    return _TABLE.known(state_dir, channel, message_id)
 
 
 def ensure_poller(state_dir: str) -> None:
