@@ -20,7 +20,7 @@ from lookout.channels import telegram
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 # Telegram's callback_data: `lk:<host>:<token>` when a hub is named (the token is 22 characters
@@ -79,6 +79,16 @@ class Table:
     ) -> None:
         self.name, self.lists, self.maps, self.key = name, lists, maps, key
 
+    def keep(self, state_dir: str, entry: dict[str, Any]) -> None:
+        """A message that answers request entry["rid"] was sent: kept (with the request's
+        created_ms: the request shown, not a later one with the same id) until it ends."""
+        from lookout.remote import requests
+
+        rec = requests.load(state_dir, str(entry["rid"]))
+        if rec is not None:
+            entry["created_ms"] = rec.get("created_ms")
+        self.change(state_dir, lambda t: t["messages"].append(entry))
+
     def remember_alert(self, state_dir: str, channel: str, ref: str, session_id: str) -> None:
         """An alert about `session_id` was sent as `ref`: a reply to it steers that session
         (kept ALERT_KEEP_MS, the newest ALERTS_MAX)."""
@@ -129,6 +139,22 @@ class Table:
             change(table)
             store.write_json_atomic(self.path(state_dir), table)
             return table
+
+
+def run(argv: Sequence[str] | None, serve: Callable[[str], object], what: str) -> int:
+    """A listener's `python -m` entry, `STATE_DIR`: serve until it leaves; exit 0 always (2 for
+    wrong arguments), whatever went wrong in it logged to errors.log as `what`."""
+    import traceback
+
+    args = list(argv or [])
+    if len(args) != 1:
+        return 2
+    state_dir = os.path.abspath(args[0])
+    try:
+        serve(state_dir)
+    except Exception:
+        store.log_error(state_dir, f"{what}: {traceback.format_exc()}")
+    return 0
 
 
 def whole(value: object) -> int:

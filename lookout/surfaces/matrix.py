@@ -20,7 +20,6 @@ import queue
 import sys
 import threading
 import time
-import traceback
 
 from lookout import paths, store
 from lookout.boundary import visible
@@ -111,10 +110,7 @@ def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> N
         "body": msg["shown"],
         "keys": dict(msg["buttons"]),
     }
-    rec = requests.load(state_dir, rid)
-    if rec is not None:  # the request shown, not a later one with the same id (asked again)
-        entry["created_ms"] = rec.get("created_ms")
-    _change(state_dir, lambda t: t["messages"].append(entry))
+    _TABLE.keep(state_dir, entry)
     ensure_listener(state_dir)
 
 
@@ -222,15 +218,7 @@ def sync_filter(ch: Mapping[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """`matrix STATE_DIR`: listen while messages that answer wait, or steering is on and an
     alert can be replied to; exit 0 always."""
-    args = list(argv or [])
-    if len(args) != 1:
-        return 2
-    state_dir = os.path.abspath(args[0])
-    try:
-        Listener(state_dir).serve()
-    except Exception:
-        store.log_error(state_dir, f"matrix listener: {traceback.format_exc()}")
-    return 0
+    return listener.run(argv, lambda state_dir: Listener(state_dir).serve(), "matrix listener")
 
 
 class Listener:

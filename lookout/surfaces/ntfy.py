@@ -20,7 +20,6 @@ import queue
 import sys
 import threading
 import time
-import traceback
 
 from lookout import paths, store
 from lookout.channels import ntfy, registry
@@ -121,15 +120,7 @@ def ensure_subscriber(state_dir: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`ntfy STATE_DIR`: read the reply topics while alerts with buttons wait; exit 0 always."""
-    args = list(argv or [])
-    if len(args) != 1:
-        return 2
-    state_dir = os.path.abspath(args[0])
-    try:
-        Subscriber(state_dir).serve()
-    except Exception:
-        store.log_error(state_dir, f"ntfy subscriber: {traceback.format_exc()}")
-    return 0
+    return listener.run(argv, lambda state_dir: Subscriber(state_dir).serve(), "ntfy subscriber")
 
 
 def press_token(event: Mapping[str, Any]) -> str | None:

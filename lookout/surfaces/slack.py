@@ -19,7 +19,6 @@ import os
 import queue
 import sys
 import time
-import traceback
 
 from lookout import paths, store
 from lookout.boundary import visible
@@ -90,10 +89,7 @@ def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: st
     make sure a listener runs (after the entry is written: one about to exit sees it)."""
     entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title}
     entry["body"] = body
-    rec = requests.load(state_dir, rid)
-    if rec is not None:
-        entry["created_ms"] = rec.get("created_ms")
-    _change(state_dir, lambda t: t["messages"].append(entry))
+    _TABLE.keep(state_dir, entry)
     ensure_listener(state_dir)
 
 
@@ -119,15 +115,7 @@ def ensure_listener(state_dir: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`slack STATE_DIR`: listen while messages with buttons wait or steering may come; exit 0."""
-    args = list(argv or [])
-    if len(args) != 1:
-        return 2
-    state_dir = os.path.abspath(args[0])
-    try:
-        Listener(state_dir).serve()
-    except Exception:
-        store.log_error(state_dir, f"slack listener: {traceback.format_exc()}")
-    return 0
+    return listener.run(argv, lambda state_dir: Listener(state_dir).serve(), "slack listener")
 
 
 class Listener:

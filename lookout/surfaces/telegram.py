@@ -111,10 +111,7 @@ def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, b
         "title": title,
         "body": body,
     }
-    rec = requests.load(state_dir, rid)
-    if rec is not None:  # the request shown, not a later one with the same id (asked again)
-        entry["created_ms"] = rec.get("created_ms")
-    _change(state_dir, lambda t: t["messages"].append(entry))
+    _TABLE.keep(state_dir, entry)
     ensure_poller(state_dir)
 
 
