@@ -416,7 +416,13 @@ def _resolve(
             intent["by"] = by
         # What the deciding hook of that dialog reads once it sees the episode over
         # (lookout.remote.local): every surface then says what the handled update says.
-        actor["answered"] = {"episode": episode["key"], "answer": answer, "by": by}
+        # Its tool_key too: a deciding hook that never saw the episode open finds it by that.
+        actor["answered"] = {
+            "episode": episode["key"],
+            "tool_key": episode.get("tool_key"),
+            "answer": answer,
+            "by": by,
+        }
     intents.append(intent)
 
 

@@ -95,14 +95,22 @@ class Watch:
         # Never saw it open (its record may still be on the way): a turn edge after the request
         # (the prompt was answered and the turn ended, or a new prompt) settles it as well.
         if int(session.get("turn_edge_ms") or 0) > int(self.rec["created_ms"]):
+            self.answer = self._answered(session)
             return requests.ANSWERED_LOCALLY
         return None
 
     def _answered(self, session: Session) -> str | None:
-        """allowed / denied: how the state machine saw our episode end (lookout.machine)."""
+        """allowed / denied: how the state machine saw our episode end (lookout.machine); an
+        episode never seen open is known by the request's tool_key."""
         actor = self._actor(session)
         said = actor.get("answered") if isinstance(actor, dict) else None
-        if isinstance(said, dict) and said.get("episode") == self.episode:
+        if not isinstance(said, dict):
+            return None
+        if self.episode is not None:
+            ours = said.get("episode") == self.episode
+        else:
+            ours = said.get("tool_key") == self.rec.get("tool_key")
+        if ours:
             answer = said.get("answer")
             return answer if answer in ("allowed", "denied") else None
         return None

@@ -225,6 +225,27 @@ def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
     assert answers.outcome_text(done) == "Allowed in the terminal"
 
 
+def test_a_yes_over_before_the_hook_first_looked_is_still_allowed_in_the_terminal(
+    state_dir: Path,
+) -> None:
+    """A deciding hook starved until the dialog was answered and the turn ended (seen in CI at
+    load): it never saw its episode open, yet the session says how it ended: allowed, not only
+    "answered"."""
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    post = dict(payload("PostToolUse-Bash"), session_id=p["session_id"], tool_input=p["tool_input"])
+    record_hook("post_tool_use.py", post)  # "1. Yes", before the deciding hook looked
+    proc = start(p)
+    rec = waiting(state_dir)
+    stop = {"session_id": p["session_id"], "cwd": p["cwd"], "hook_event_name": "Stop"}
+    record_hook("stop.py", stop)  # the turn edge that settles a request never seen open
+    assert finish(proc, timeout=5) == b""
+    done = requests.load(str(state_dir), rec["id"])
+    assert (done["status"], done.get("answered")) == ("answered_locally", "allowed")
+    assert answers.outcome_text(done) == "Allowed in the terminal"
+
+
 def test_the_deadline_falls_through_to_the_dialog(state_dir: Path) -> None:
     rec = requests.new_record(
         payload("PermissionRequest-Bash"), {}, int(time.time() * 1000), 10, False
