@@ -22,6 +22,7 @@ from lookout.words import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from lookout.events import Event
@@ -140,13 +141,13 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
     if event["name"] not in _OBSERVED:
         _heard(s, event, duplicate)
     if late and event["name"] == "PreToolUse" and event["tool_use_id"]:
-        actor = s["agents"].get(event["agent_id"]) if event["agent_id"] else s["main"]
-        if actor is not None:
-            _bind_call(actor, event)  # bookkeeping only: the status stays as it is
+        _bookkeep(s, event, _bind_call)  # the status stays as it is
     if not (duplicate or late or (s["status"] == ENDED and event["name"] != "SessionStart")):
         _step(s, event, intents)
         if not s.get("evidence"):
             s["evidence"] = _evidence(event)
+    if event["name"] == "PostToolUse" and not duplicate:
+        _bookkeep(s, event, _ran_after)  # even when late
     if shown != _shown(s):
         s["changes"] = s.get("changes", 0) + 1
         s["evidence"] = _evidence(event)
@@ -155,6 +156,13 @@ def apply(session: Session | None, event: Event) -> tuple[Session, Record, list[
     for intent in intents:
         intent["seq"] = s["seq"]
     return s, record, intents
+
+
+def _bookkeep(s: Session, event: Event, keep: Callable[[Actor, Event], None]) -> None:
+    """`keep` a fact of the event's actor that changes no status."""
+    actor = s["agents"].get(event["agent_id"]) if event["agent_id"] else s["main"]
+    if actor is not None:
+        keep(actor, event)
 
 
 def _is_late(s: Session, event: Event) -> bool:
@@ -416,10 +424,12 @@ def _resolve(
             intent["by"] = by
         # What the deciding hook of that dialog reads once it sees the episode over
         # (lookout.remote.local): every surface then says what the handled update says.
-        # Its tool_key too: a deciding hook that never saw the episode open finds it by that.
+        # Its tool_key too: a deciding hook that never saw the episode open finds it by that;
+        # and its call, which a late PostToolUse or the transcript can still say "allowed" of.
         actor["answered"] = {
             "episode": episode["key"],
             "tool_key": episode.get("tool_key"),
+            "tool_use_id": episode.get("tool_use_id"),
             "answer": answer,
             "by": by,
         }
@@ -469,6 +479,8 @@ def _tool_done(
             for use_id, key in calls
         )
         if matches or not bound:
+            if not episode.get("tool_use_id"):  # the call that ended it, for a late answer
+                episode["tool_use_id"] = next((u for u, key in calls if u and key in keys), None)
             _resolve(s, actor, event, intents)
     for use_id, _ in calls:
         _forget_tool(actor, use_id)
@@ -594,6 +606,20 @@ def _pre_tool_use(s: Session, event: Event, intents: list[Intent]) -> None:
     else:
         _set(actor, WORKING, tool, event["summary"])
         _running_tool(actor, event)
+
+
+def _ran_after(actor: Actor, event: Event) -> None:
+    """The async PostToolUse of a call whose dialog the sync PostToolBatch already ended, not
+    saying how (it started first, but came later): the call ran, so it was allowed. The deciding
+    hook waits for this (lookout.remote.local)."""
+    said = actor.get("answered")
+    if not isinstance(said, dict) or said.get("answer") is not None:
+        return
+    use_id = said.get("tool_use_id")
+    if (use_id and use_id == event["tool_use_id"]) or (
+        not use_id and said.get("tool_key") and said.get("tool_key") == event["tool_key"]
+    ):
+        said["answer"] = "allowed"
 
 
 def _bind_call(actor: Actor, event: Event) -> None:

@@ -284,6 +284,25 @@ def test_the_record_that_ends_a_permission_says_how_it_was_answered() -> None:
     assert run.records[-1]["answer"] == "allowed by Telegram user 42"
 
 
+def test_an_approved_call_s_late_post_tool_use_still_says_allowed() -> None:
+    """At load the batch's sync PostToolBatch is recorded before the call's async PostToolUse
+    (started first, so late): the batch ends the dialog without saying how; the late hook then
+    says it ran, for the deciding hook to read (lookout.remote.local)."""
+    run = _asked()
+    started_first = next(_clock)
+    call = bash("touch t.txt")
+    batch = {k: call[k] for k in ("tool_name", "tool_input", "tool_use_id")}
+    run(ev("PostToolBatch", tool_calls=[batch]))
+    assert run.session is not None
+    said = run.session["main"]["answered"]
+    assert (said["answer"], said["tool_use_id"]) == (None, "toolu_1")
+    run(ev("PostToolUse", ts=started_first, **call))
+    assert run.records[-1]["late"] is True
+    assert run.session["main"]["answered"]["answer"] == "allowed"
+    run(ev("PostToolUse", **bash("touch other.txt", "toolu_2")))  # another call: no word of it
+    assert run.session["main"]["answered"]["tool_use_id"] == "toolu_1"
+
+
 def test_a_question_raised_by_its_pre_tool_use_names_its_request() -> None:
     # The alert finds the request its PermissionRequest records, whichever hook came first.
     run = started()

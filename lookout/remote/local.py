@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 
 RECONCILE_S = 0.3
+# A dialog over without saying how (the batch's sync PostToolBatch recorded before the approved
+# call's async PostToolUse, at load): how long the hook waits for that PostToolUse or the
+# transcript's result to say it. Remote answers are refused meanwhile (requests.mark_over).
+ANSWER_WAIT_S = 3.0
 
 
 class Watch:
@@ -37,6 +41,7 @@ class Watch:
         self.answer: str | None = None
         self._stamp: tuple[int, int] | None = None
         self._checked = 0.0
+        self._over_at: float | None = None  # seen over, how not said yet (ANSWER_WAIT_S)
 
     def outcome(self) -> str | None:
         """ANSWERED_LOCALLY or ENDED once the terminal or the session settled it, else None."""
@@ -55,6 +60,9 @@ class Watch:
             settled = None if session is None else self.judge(session)
             if settled is not None:
                 return settled
+        if self._over_at is not None:
+            session = store.read_session(self.state_dir, self.rec["session_id"])
+            return requests.ANSWERED_LOCALLY if session is None else self._settle(session)
         return self._reconciled()
 
     def _reconciled(self) -> str | None:
@@ -68,9 +76,7 @@ class Watch:
         session = store.read_session(self.state_dir, self.rec["session_id"])
         if session is not None and session.get("status") == "ended":
             return requests.ENDED
-        if session is not None:
-            self.answer = self._answered(session)
-        return requests.ANSWERED_LOCALLY
+        return requests.ANSWERED_LOCALLY if session is None else self._settle(session)
 
     def _actor(self, session: Session) -> Any:
         agent_id = self.rec.get("agent_id")
@@ -90,18 +96,34 @@ class Watch:
             self.episode = episode.get("key")
             return None
         if self.seen:
-            self.answer = self._answered(session)
-            return requests.ANSWERED_LOCALLY  # our episode was open and is over
+            return self._settle(session)  # our episode was open and is over
         # Never saw it open (its record may still be on the way): a turn edge after the request
         # (the prompt was answered and the turn ended, or a new prompt) settles it as well.
         if int(session.get("turn_edge_ms") or 0) > int(self.rec["created_ms"]):
-            self.answer = self._answered(session)
-            return requests.ANSWERED_LOCALLY
+            return self._settle(session)
         return None
 
-    def _answered(self, session: Session) -> str | None:
-        """allowed / denied: how the state machine saw our episode end (lookout.machine); an
-        episode never seen open is known by the request's tool_key."""
+    def _settle(self, session: Session) -> str | None:
+        """ANSWERED_LOCALLY, with how (`answer`) as the session or the call's transcript result
+        says it; None for up to ANSWER_WAIT_S while neither says it yet but may."""
+        said = self._said(session)
+        answer = said.get("answer") if said is not None else None
+        self.answer = answer if answer in ("allowed", "denied") else None
+        use_id = said.get("tool_use_id") if said is not None else None
+        if self.answer is not None or not use_id:
+            return requests.ANSWERED_LOCALLY
+        self.answer = self._in_transcript(session, use_id)
+        now = time.monotonic()
+        if self._over_at is None:
+            self._over_at = now
+            requests.mark_over(self.state_dir, self.rec["id"])
+        if self.answer is None and now - self._over_at < ANSWER_WAIT_S:
+            return None
+        return requests.ANSWERED_LOCALLY
+
+    def _said(self, session: Session) -> dict[str, Any] | None:
+        """How the state machine saw our episode end (lookout.machine's `answered`); an episode
+        never seen open is known by the request's tool_key."""
         actor = self._actor(session)
         said = actor.get("answered") if isinstance(actor, dict) else None
         if not isinstance(said, dict):
@@ -110,10 +132,16 @@ class Watch:
             ours = said.get("episode") == self.episode
         else:
             ours = said.get("tool_key") == self.rec.get("tool_key")
-        if ours:
-            answer = said.get("answer")
-            return answer if answer in ("allowed", "denied") else None
-        return None
+        return said if ours else None
+
+    def _in_transcript(self, session: Session, use_id: str) -> str | None:
+        """The call's result in the transcript: allowed (it ran), denied (the user refused it),
+        or None (none yet, or an error that says neither)."""
+        path = reconcile.transcript_of(session, self.rec.get("agent_id"))
+        result = reconcile.scan_transcript(path, use_id)["result"] if path else None
+        if result is None or (result["error"] and not result["rejected"]):
+            return None
+        return "denied" if result["rejected"] else "allowed"
 
 
 def _alive(pid: int) -> bool:

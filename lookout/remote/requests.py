@@ -381,6 +381,16 @@ def resolve(
         return rec
 
 
+def mark_over(state_dir: str, rid: str) -> None:
+    """The dialog is over in the terminal; its hook still learns how (lookout.remote.local): no
+    answer from afar is taken meanwhile."""
+    with store.Locked(state_dir, store.REQUESTS_LOCK):
+        rec = load(state_dir, rid)
+        if rec is not None and rec.get("status") == PENDING and "over" not in rec:
+            rec["over"] = True
+            store.write_json_atomic(_path(state_dir, rid), rec)
+
+
 def _close(rec: Record, status: str, now_ms: int) -> None:
     """pending -> `status`. The full input is kept only while it may be approved: a finished
     record keeps what the page showed (`detail`), not a second copy of every field."""
@@ -425,11 +435,7 @@ def answer(
             and hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
         ):
             raise Refused(403, "wrong nonce for this request")
-        status = str(rec.get("status"))
-        if status == PENDING and now_ms >= int(rec.get("expires_ms") or 0):
-            status = EXPIRED
-        elif status == PENDING and not _alive(rec.get("pid")):
-            status = ABANDONED
+        status = _standing(rec, now_ms)
         if status != PENDING:
             if rec.get("status") == PENDING:
                 _close(rec, status, now_ms)
@@ -453,6 +459,19 @@ def answer(
             rec["decision"]["message"] = said
         store.write_json_atomic(_path(state_dir, rid), rec)
         return rec
+
+
+def _standing(rec: Record, now_ms: int) -> str:
+    """The record's status as an answer finds it: a pending one past its deadline is expired,
+    without its hook abandoned. Refused (409) while its hook learns how the terminal answered."""
+    status = str(rec.get("status"))
+    if status == PENDING and now_ms >= int(rec.get("expires_ms") or 0):
+        return EXPIRED
+    if status == PENDING and not _alive(rec.get("pid")):
+        return ABANDONED
+    if status == PENDING and rec.get("over"):
+        raise Refused(409, NOT_PENDING[ANSWERED_LOCALLY])
+    return status
 
 
 def _check_message(behavior: str, message: object) -> str | None:

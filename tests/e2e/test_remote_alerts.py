@@ -64,7 +64,16 @@ def diagnose(sandbox: Sandbox, api: BotApi) -> str:
         parts.append(f"{name}: {path.read_text()[-3000:] if path.exists() else None}")
     for path in sorted((state / "requests").glob("*.json")):
         rec = json.loads(path.read_text())
-        parts.append(f"{path.name}: {rec['status']} {rec.get('resolved_ms')} pid {rec['pid']}")
+        said = (rec["status"], rec.get("answered"), rec.get("resolved_ms"), rec["pid"])
+        parts.append(f"{path.name}: {said}")
+    for path in sorted((state / "sessions").glob("*.json")):
+        main = json.loads(path.read_text()).get("main") or {}
+        parts.append(f"{path.name}: main answered {main.get('answered')}")
+    events = state / "events.jsonl"
+    for line in events.read_text().splitlines() if events.exists() else ():
+        e = json.loads(line)
+        said = (e.get(k) for k in ("ts", "event", "tool_name", "outcome", "source", "late"))
+        parts.append("  " + " ".join(str(x) for x in said if x))
     return "\n".join(parts)
 
 
@@ -157,7 +166,8 @@ def test_answered_in_the_terminal_the_telegram_buttons_go_within_2s(
         except AssertionError:
             raise AssertionError(diagnose(sandbox, api) + "\n" + pane.screen()) from None
         took = time.monotonic() - answered
-        assert api.messages[key]["text"].endswith("\n\nAllowed in the terminal")
+        said = api.messages[key]["text"]
+        assert said.endswith("\n\nAllowed in the terminal"), diagnose(sandbox, api) + "\n" + said
         wait_for(lambda: (sandbox.project / "made-remotely").exists(), 10, "the tool to run")
         print(f"telegram: terminal answer -> buttons gone in {took:.2f} s")
         assert took <= 2.0

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lookout.remote import answers, decide, requests
+from lookout.remote import answers, decide, local, requests
 from tests.helpers import ROOT, payload, wait_for, write_config
 
 ON = "[remote]\nenabled = true\nwait_s = 30\n"
@@ -244,6 +244,110 @@ def test_a_yes_over_before_the_hook_first_looked_is_still_allowed_in_the_termina
     done = requests.load(str(state_dir), rec["id"])
     assert (done["status"], done.get("answered")) == ("answered_locally", "allowed")
     assert answers.outcome_text(done) == "Allowed in the terminal"
+
+
+def _asked_and_polling(state_dir: Path, use_id: str) -> tuple[Any, Any, dict[str, Any]]:
+    """A Bash dialog whose deciding hook has seen it open: (payload, hook, its request)."""
+    write_config(ON)
+    p = payload("PermissionRequest-Bash")
+    record_hook("permission_request.py", p)
+    pre = {**p, "hook_event_name": "PreToolUse", "tool_use_id": use_id}
+    record_hook("pre_tool_use.py", pre)
+    proc = start(p)
+    rec = waiting(state_dir)
+    polling(proc)
+    return p, proc, rec
+
+
+def _batch(p: dict[str, Any], use_id: str) -> dict[str, Any]:
+    call = {"tool_name": "Bash", "tool_input": p["tool_input"], "tool_use_id": use_id}
+    return {**_base(p), "hook_event_name": "PostToolBatch", "tool_calls": [call]}
+
+
+def _base(p: dict[str, Any]) -> dict[str, Any]:
+    return {k: p[k] for k in ("session_id", "transcript_path", "cwd")}
+
+
+def test_a_yes_whose_batch_hook_came_before_its_post_tool_use_is_allowed_in_the_terminal(
+    state_dir: Path,
+) -> None:
+    """At load the approved call's async PostToolUse (started first) is recorded after the
+    batch's sync PostToolBatch, which ends the dialog without saying how (a CI failure: the
+    alert said only "Answered in the terminal"). The hook waits for it; a press from afar
+    meanwhile is refused, not taken for a dialog already answered."""
+    use_id = "toolu_late_post"
+    p, proc, rec = _asked_and_polling(state_dir, use_id)
+    post = {**p, "hook_event_name": "PostToolUse", "tool_use_id": use_id, "tool_response": {}}
+    # Started first (its time stamp is its shell's start), its interpreter up only once the
+    # batch's hook was recorded: the client's order at load.
+    go = state_dir / "go"
+    late = subprocess.Popen(
+        [
+            *("/bin/sh", "-c", f'while [ ! -e "{go}" ]; do sleep 0.02; done; exec "$@"', "sh"),
+            *(sys.executable, "-I", "-S", str(ROOT / "hooks" / "post_tool_use.py")),
+        ],
+        stdin=subprocess.PIPE,
+    )
+    assert late.stdin is not None
+    late.stdin.write(json.dumps(post).encode())
+    late.stdin.close()
+    record_hook("post_tool_batch.py", _batch(p, use_id))
+    wait_for(lambda: requests.load(str(state_dir), rec["id"]).get("over"), 5, "the hook to wait")
+    with pytest.raises(requests.Refused) as refused:
+        answers_now(state_dir, rec)
+    assert (refused.value.status, str(refused.value)) == (409, "answered in the terminal")
+    go.touch()
+    assert late.wait(timeout=20) == 0
+    assert finish(proc, timeout=10) == b""
+    recorded = [e["event"] for e in events(state_dir) if e["event"].startswith("PostTool")]
+    assert recorded == ["PostToolBatch", "PostToolUse"]  # the order this test is about
+    done = requests.load(str(state_dir), rec["id"])
+    assert (done["status"], done.get("answered")) == ("answered_locally", "allowed")
+    assert answers.outcome_text(done) == "Allowed in the terminal"
+
+
+def test_a_batch_hook_alone_is_told_by_the_transcript(state_dir: Path, tmp_path: Path) -> None:
+    """The call's result in the transcript says how without its PostToolUse: the user's refusal
+    (the client's `toolDenialKind`) is denied; a result that is no error, allowed."""
+    for use_id, said in (("toolu_refused", "denied"), ("toolu_ran", "allowed")):
+        transcript = tmp_path / f"{use_id}.jsonl"
+        p, proc, rec = _asked_and_polling(state_dir, use_id)
+        result = {"type": "tool_result", "tool_use_id": use_id, "is_error": said == "denied"}
+        line = {"type": "user", "message": {"content": [result]}}
+        if said == "denied":
+            line["toolDenialKind"] = "user-rejected"
+        transcript.write_text(json.dumps(line, separators=(",", ":")) + "\n")
+        record_hook("post_tool_batch.py", {**_batch(p, use_id), "transcript_path": str(transcript)})
+        assert finish(proc, timeout=10) == b""
+        done = requests.load(str(state_dir), rec["id"])
+        assert (done["status"], done.get("answered")) == ("answered_locally", said)
+
+
+def test_a_dialog_over_without_a_word_of_how_is_answered_in_the_terminal(state_dir: Path) -> None:
+    """Neither a PostToolUse nor the transcript ever says how: after its wait, the request is
+    "answered in the terminal", no more (a "No" with a message to Claude ends this way)."""
+    use_id = "toolu_unsaid"
+    p, proc, rec = _asked_and_polling(state_dir, use_id)
+    record_hook("post_tool_batch.py", _batch(p, use_id))
+    began = time.monotonic()
+    assert finish(proc, timeout=10) == b""
+    assert time.monotonic() - began >= local.ANSWER_WAIT_S - 0.2  # it waited, then said so
+    done = requests.load(str(state_dir), rec["id"])
+    assert (done["status"], done.get("answered")) == ("answered_locally", None)
+    assert answers.outcome_text(done) == "Answered in the terminal"
+
+
+def answers_now(state_dir: Path, rec: dict[str, Any]) -> dict[str, Any]:
+    return requests.answer(
+        str(state_dir),
+        rec["id"],
+        "allow",
+        rec["nonce"],
+        by="x",
+        source="x",
+        user_agent="x",
+        now_ms=int(time.time() * 1000),
+    )
 
 
 def test_the_deadline_falls_through_to_the_dialog(state_dir: Path) -> None:
