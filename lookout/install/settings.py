@@ -10,7 +10,7 @@ import copy
 import json
 import re
 import shlex
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -195,19 +195,26 @@ def handler_agent(handler: object) -> str:
     return "claude"
 
 
-def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
+def handlers_in(settings: Settings, grouped: bool = True) -> Iterator[tuple[str, object]]:
+    """(event, handler) for every handler under `hooks`: inside each event's matcher groups
+    (Claude Code's shape) or, not grouped, straight in each event's list (a flat hooks file).
+    Whatever has another shape is passed over (a setting among the events, Gemini CLI's)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return 0
-    return sum(
-        1
-        for groups in hooks.values()
-        if isinstance(groups, list)
-        for group in groups
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-        for handler in group["hooks"]
-        if is_ours(handler, roots)
-    )
+        return
+    for event, value in hooks.items():
+        if not isinstance(value, list):
+            continue
+        if not grouped:
+            yield from ((event, handler) for handler in value)
+            continue
+        for group in value:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                yield from ((event, handler) for handler in group["hooks"])
+
+
+def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
+    return sum(1 for _, handler in handlers_in(settings) if is_ours(handler, roots))
 
 
 def _strip(
