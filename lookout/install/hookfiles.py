@@ -37,6 +37,13 @@ TIMEOUT_S = hookspec.TIMEOUT_S
 Handler = dict[str, Any]
 
 
+def agent_home(folder: str, variable: str | None = None) -> Path:
+    """An agent's own directory (its module's home()): $variable, where the agent reads one and
+    it is set, else ~/<folder>."""
+    override = os.environ.get(variable) if variable else None
+    return Path(override or os.path.join(os.path.expanduser("~"), folder))
+
+
 def command(python: str, home: Path, script: str, *args: str) -> str:
     path = home / "hooks" / script
     return " ".join(shlex.quote(w) for w in (python, "-I", "-S", str(path), *args))
