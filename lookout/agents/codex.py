@@ -102,9 +102,9 @@ FACTS: Facts | None = None  # Claude Code's events, through the same scripts (se
 
 
 def home() -> Path:
-    from pathlib import Path
+    from lookout.install import hookfiles
 
-    return Path(os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"))
+    return hookfiles.agent_home(".codex", "CODEX_HOME")
 
 
 def hooks_path() -> Path:

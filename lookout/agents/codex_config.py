@@ -22,7 +22,7 @@ from typing import Any
 from lookout import paths
 from lookout.atomic import write_json
 from lookout.errors import LookoutError
-from lookout.install import files
+from lookout.install import files, settings
 from lookout.install.files import NOTHING_CHANGED, Loaded, Out
 from lookout.paths import tilde
 from lookout.platform.base import capture
@@ -56,20 +56,18 @@ def notify_value(data: dict[str, Any]) -> list[str] | None:
         return None
     value = data["notify"]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"notify: expected an array of strings, got {_kind(value)}")
+        got = settings.kind(value, _TOML_KINDS)
+        raise ConfigError(f"notify: expected an array of strings, got {got}")
     return list(value)
 
 
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, list):
-        return "an array with non-string items"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, str):
-        return "a string"
-    return type(value).__name__
+# settings.kind's words for TOML (notify_value's only array is one with a non-string in it).
+_TOML_KINDS: settings.Kinds = (
+    (bool, "a boolean"),
+    (list, "an array with non-string items"),
+    (dict, "a table"),
+    (str, "a string"),
+)
 
 
 def is_ours(argv: list[str] | None) -> bool:
@@ -423,8 +421,6 @@ def untrusted(
     """lookout's hooks in `data` (Codex's hooks.json at `hooks_file`) that Codex would not run:
     no trust record for its key in config.toml's `[hooks.state]`, a record of another hash (the
     hook changed since it was trusted), or a record that disables it. Their events."""
-    from lookout.install import settings
-
     hooks = config.get("hooks")
     states = hooks.get("state") if isinstance(hooks, dict) else None
     states = states if isinstance(states, dict) else {}

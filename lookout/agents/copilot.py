@@ -130,10 +130,9 @@ FACTS: Facts = {
 
 
 def home() -> Path:
-    import os
-    from pathlib import Path
+    from lookout.install import hookfiles
 
-    return Path(os.environ.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot"))
+    return hookfiles.agent_home(".copilot", "COPILOT_HOME")
 
 
 def config_path() -> Path:

@@ -99,10 +99,9 @@ FACTS: Facts = {
 
 
 def home() -> Path:
-    import os
-    from pathlib import Path
+    from lookout.install import hookfiles
 
-    return Path(os.path.expanduser("~")) / ".cursor"
+    return hookfiles.agent_home(".cursor")
 
 
 def config_path() -> Path:

@@ -109,10 +109,9 @@ FACTS: Facts = {
 
 
 def home() -> Path:
-    import os
-    from pathlib import Path
+    from lookout.install import hookfiles
 
-    return Path(os.path.expanduser("~")) / ".gemini"
+    return hookfiles.agent_home(".gemini")
 
 
 def config_path() -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
 
 from lookout import events, version
 from lookout.boundary import guarded
@@ -46,6 +47,35 @@ examples:
   python3 install.py --uninstall --purge  also remove runtime, command, state and config"""
 
 
+# The options between --agent and --purge, in --help's order: add_argument's keywords.
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "--codex-notify": dict(
+        action="store_true",
+        help="Codex: set the legacy `notify` program in config.toml instead of hooks"
+        " (automatic for Codex older than 0.124.0)",
+    ),
+    "--scope": dict(
+        choices=("user", "project", "local"), help="which settings file to edit (default: user)"
+    ),
+    "--project": dict(metavar="DIR", help="project for --scope project|local (default: .)"),
+    "--settings": dict(metavar="FILE", help="edit this settings file instead of a scope"),
+    "--python": dict(
+        metavar="PATH",
+        help="run the hooks with this interpreter (it must have tomli-w)"
+        " instead of creating a virtual environment",
+    ),
+    "--dry-run": dict(action="store_true", help="print the diff, change nothing"),
+    "--bridge": dict(
+        action="store_true",
+        help="also install the MQTT client and run `lookout bridge` as a systemd user"
+        " service (needs [fleet] in the config; without systemd --user: says how to run it)",
+    ),
+    "--uninstall": dict(action="store_true", help="remove lookout's hook entries"),
+}
+# Of those, install.py's alone (`lookout uninstall` shares the rest).
+_INSTALL_ONLY = frozenset({"--codex-notify", "--python", "--bridge", "--uninstall"})
+
+
 def add_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
     p.add_argument(
         "--agent",
@@ -53,38 +83,9 @@ def add_options(p: argparse.ArgumentParser, *, uninstall: bool) -> None:
         help=f"which coding agent to {'uninstall' if uninstall else 'install'} for"
         " (default: claude)",
     )
-    if not uninstall:
-        p.add_argument(
-            "--codex-notify",
-            action="store_true",
-            help="Codex: set the legacy `notify` program in config.toml instead of hooks"
-            " (automatic for Codex older than 0.124.0)",
-        )
-    p.add_argument(
-        "--scope",
-        choices=("user", "project", "local"),
-        help="which settings file to edit (default: user)",
-    )
-    p.add_argument(
-        "--project", metavar="DIR", help="project for --scope project|local (default: .)"
-    )
-    p.add_argument("--settings", metavar="FILE", help="edit this settings file instead of a scope")
-    if not uninstall:
-        p.add_argument(
-            "--python",
-            metavar="PATH",
-            help="run the hooks with this interpreter (it must have tomli-w)"
-            " instead of creating a virtual environment",
-        )
-    p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-    if not uninstall:
-        p.add_argument(
-            "--bridge",
-            action="store_true",
-            help="also install the MQTT client and run `lookout bridge` as a systemd user"
-            " service (needs [fleet] in the config; without systemd --user: says how to run it)",
-        )
-        p.add_argument("--uninstall", action="store_true", help="remove lookout's hook entries")
+    for flag, keywords in _OPTIONS.items():
+        if not (uninstall and flag in _INSTALL_ONLY):
+            p.add_argument(flag, **keywords)
     p.add_argument(
         "--purge",
         action="store_true",

@@ -37,6 +37,13 @@ TIMEOUT_S = hookspec.TIMEOUT_S
 Handler = dict[str, Any]
 
 
+def agent_home(folder: str, variable: str | None = None) -> Path:
+    """An agent's own directory (its module's home()): $variable, where the agent reads one and
+    it is set, else ~/<folder>."""
+    override = os.environ.get(variable) if variable else None
+    return Path(override or os.path.join(os.path.expanduser("~"), folder))
+
+
 def command(python: str, home: Path, script: str, *args: str) -> str:
     path = home / "hooks" / script
     return " ".join(shlex.quote(w) for w in (python, "-I", "-S", str(path), *args))
@@ -181,16 +188,8 @@ def unmerge_flat(data: dict[str, Any], script: str, roots: list[str]) -> dict[st
 
 
 def count_flat(data: dict[str, Any], script: str, roots: Sequence[str]) -> int:
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return 0
-    return sum(
-        1
-        for handlers in hooks.values()
-        if isinstance(handlers, list)
-        for handler in handlers
-        if is_ours(handler, script, roots)
-    )
+    found = settings.handlers_in(data, grouped=False)
+    return sum(1 for _, handler in found if is_ours(handler, script, roots))
 
 
 # -- a plugin file of lookout's own -------------------------------------------------------------
@@ -338,27 +337,17 @@ def installed_commands(spec: Spec, roots: list[str]) -> list[tuple[str, str]]:
     loaded = load(spec)
     if spec.shape == "plugin":
         return [("plugin", loaded.text or "")] if loaded.text is not None else []
-    hooks = loaded.data.get("hooks")
-    found: list[tuple[str, str]] = []
-    if not isinstance(hooks, dict):
-        return found
     groups_shape = spec.shape == "groups"
     check: Callable[[object], bool] = (
         (lambda h: settings.is_ours(h, roots))
         if groups_shape
         else (lambda h: is_ours(h, spec.script, roots))
     )
-    for event, value in hooks.items():
-        groups = value if isinstance(value, list) else []
-        handlers = (
-            [h for g in groups if isinstance(g, dict) for h in g.get("hooks") or []]
-            if groups_shape
-            else groups
-        )
-        for handler in handlers:
-            if check(handler):
-                text = _command_of(handler) if isinstance(handler, dict) else None
-                found.append((event, text or ""))
+    found: list[tuple[str, str]] = []
+    for event, handler in settings.handlers_in(loaded.data, groups_shape):
+        if check(handler):
+            text = _command_of(handler) if isinstance(handler, dict) else None
+            found.append((event, text or ""))
     return found
 
 

@@ -10,7 +10,7 @@ import copy
 import json
 import re
 import shlex
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -19,6 +19,7 @@ from lookout import events, hookspec
 Handler = dict[str, Any]
 Settings = dict[str, Any]
 Wanted = Sequence[tuple[str, Handler]]
+Kinds = tuple[tuple[type, str], ...]
 
 # Every script name lookout has ever registered: what an older install left behind must be found.
 OUR_SCRIPTS = frozenset(
@@ -102,18 +103,21 @@ def wanted_handlers(
     return out
 
 
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    return "a number"
+# How an error names a JSON value it did not expect ("expected an object, got an array"): the
+# words of the first type it is, in this order.
+JSON_KINDS: Kinds = (
+    (bool, "a boolean"),
+    (dict, "an object"),
+    (list, "an array"),
+    (str, "a string"),
+    (type(None), "null"),
+    (object, "a number"),
+)
+
+
+def kind(value: object, kinds: Kinds = JSON_KINDS) -> str:
+    """The words for value's type, from the first of `kinds` it is (else its Python type)."""
+    return next((words for type_, words in kinds if isinstance(value, type_)), type(value).__name__)
 
 
 def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings:
@@ -121,32 +125,32 @@ def check_shape(settings: object, config_keys: Collection[str] = ()) -> Settings
     `config_keys` are keys of `hooks` that are settings, not events (in another agent's file of
     this shape): kept as they are, never merged into."""
     if not isinstance(settings, dict):
-        raise ShapeError(f"expected a JSON object at the top level, got {_kind(settings)}")
+        raise ShapeError(f"expected a JSON object at the top level, got {kind(settings)}")
     hooks = settings.get("hooks")
     if hooks is None and "hooks" not in settings:
         return settings
     if not isinstance(hooks, dict):
-        raise ShapeError(f"hooks: expected an object, got {_kind(hooks)}")
+        raise ShapeError(f"hooks: expected an object, got {kind(hooks)}")
     for event, groups in hooks.items():
         if event in config_keys:
             continue
         where = f"hooks.{event}"
         if not isinstance(groups, list):
-            raise ShapeError(f"{where}: expected an array of matcher groups, got {_kind(groups)}")
+            raise ShapeError(f"{where}: expected an array of matcher groups, got {kind(groups)}")
         for i, group in enumerate(groups):
             gwhere = f"{where}[{i}]"
             if not isinstance(group, dict):
-                raise ShapeError(f"{gwhere}: expected an object, got {_kind(group)}")
+                raise ShapeError(f"{gwhere}: expected an object, got {kind(group)}")
             if "matcher" in group and not isinstance(group["matcher"], str):
-                got = _kind(group["matcher"])
+                got = kind(group["matcher"])
                 raise ShapeError(f"{gwhere}.matcher: expected a string, got {got}")
             handlers = group.get("hooks")
             if not isinstance(handlers, list):
-                got = "nothing" if "hooks" not in group else _kind(handlers)
+                got = "nothing" if "hooks" not in group else kind(handlers)
                 raise ShapeError(f"{gwhere}.hooks: expected an array of hooks, got {got}")
             for j, handler in enumerate(handlers):
                 if not isinstance(handler, dict):
-                    got = _kind(handler)
+                    got = kind(handler)
                     raise ShapeError(f"{gwhere}.hooks[{j}]: expected an object, got {got}")
     return settings
 
@@ -195,19 +199,26 @@ def handler_agent(handler: object) -> str:
     return "claude"
 
 
-def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
+def handlers_in(settings: Settings, grouped: bool = True) -> Iterator[tuple[str, object]]:
+    """(event, handler) for every handler under `hooks`: inside each event's matcher groups
+    (Claude Code's shape) or, not grouped, straight in each event's list (a flat hooks file).
+    Whatever has another shape is passed over (a setting among the events, Gemini CLI's)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return 0
-    return sum(
-        1
-        for groups in hooks.values()
-        if isinstance(groups, list)
-        for group in groups
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-        for handler in group["hooks"]
-        if is_ours(handler, roots)
-    )
+        return
+    for event, value in hooks.items():
+        if not isinstance(value, list):
+            continue
+        if not grouped:
+            yield from ((event, handler) for handler in value)
+            continue
+        for group in value:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                yield from ((event, handler) for handler in group["hooks"])
+
+
+def count_ours(settings: Settings, roots: Sequence[str] = ()) -> int:
+    return sum(1 for _, handler in handlers_in(settings) if is_ours(handler, roots))
 
 
 def _strip(

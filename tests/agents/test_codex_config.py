@@ -111,6 +111,22 @@ def test_notify_that_is_not_an_array_of_strings_is_refused() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "got"),
+    [
+        ("notify = true", "a boolean"),
+        ('notify = ["x", 1]', "an array with non-string items"),
+        ("notify = { program = 'x' }", "a table"),
+        ("notify = 3", "int"),
+        ("notify = 1979-05-27", "date"),
+    ],
+)
+def test_the_refusal_names_the_toml_type_it_got(line: str, got: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        codex_config.notify_value(codex_config.parse(line + "\n"))
+    assert str(exc.value) == f"notify: expected an array of strings, got {got}"
+
+
+@pytest.mark.parametrize(
     "value",
     ["plain", 'quo"te', "back\\slash", "new\nline", "tab\t", "del\x7f", "bell\x07", "ünï €"],
 )

@@ -177,6 +177,25 @@ def test_copilot_gets_a_hooks_file_of_its_own_with_the_event_in_each_command(
     assert not path.exists() and not copilot_home.exists()
 
 
+def test_each_agents_home_is_its_variable_where_set_else_a_folder_in_home(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from lookout.agents import codex
+
+    monkeypatch.setenv("COPILOT_HOME", "")  # set but empty: not set
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    homes = {agent.NAME: agent.home() for agent in (codex, gemini, copilot, cursor)}
+    assert homes == {
+        "codex": isolated_env / ".codex",
+        "gemini": isolated_env / ".gemini",
+        "copilot": isolated_env / ".copilot",
+        "cursor": isolated_env / ".cursor",
+    }
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert (copilot.home(), codex.home()) == (tmp_path / "copilot", tmp_path / "codex")
+
+
 def test_opencode_plugin_is_written_whole_and_removed(isolated_env: Path) -> None:
     path = isolated_env / ".config" / "opencode" / "plugin" / "lookout.js"
     out = install("--agent", "opencode").stdout

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -429,6 +430,34 @@ def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert info.value.code == 0
     for word in ("--scope", "--dry-run", "--uninstall", "--purge", "--python", "CLAUDE_CONFIG_DIR"):
         assert word in out
+
+
+def test_lookout_uninstall_has_install_pys_options_but_its_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from lookout.commands.main import main as lookout
+
+    def flags(run: Callable[[list[str]], object], argv: list[str]) -> list[str]:
+        with pytest.raises(SystemExit):
+            run(argv)
+        usage = capsys.readouterr().out.split("\n\n")[0]
+        return [word.strip("[]") for word in usage.split() if word.startswith("[--")]
+
+    shared = ["--agent", "--scope", "--project", "--settings", "--dry-run", "--purge"]
+    assert flags(lookout, ["uninstall", "--help"]) == shared
+    assert flags(install_cli.main, ["--help"]) == [
+        "--agent",
+        "--codex-notify",
+        "--scope",
+        "--project",
+        "--settings",
+        "--python",
+        "--dry-run",
+        "--bridge",
+        "--uninstall",
+        "--purge",
+        "--version",
+    ]
 
 
 # --- the runtime -----------------------------------------------------------------------------

@@ -170,6 +170,8 @@ def test_marker_ignores_other_handler_types_and_sees_exec_form() -> None:
         ("x", "expected a JSON object at the top level, got a string"),
         ({"hooks": []}, "hooks: expected an object, got an array"),
         ({"hooks": None}, "hooks: expected an object, got null"),
+        ({"hooks": True}, "hooks: expected an object, got a boolean"),
+        ({"hooks": {"Stop": [0.5]}}, "hooks.Stop[0]: expected an object, got a number"),
         ({"hooks": {"Stop": {}}}, "hooks.Stop: expected an array of matcher groups, got an object"),
         ({"hooks": {"Stop": [1]}}, "hooks.Stop[0]: expected an object, got a number"),
         ({"hooks": {"Stop": [{}]}}, "hooks.Stop[0].hooks: expected an array of hooks, got nothing"),
