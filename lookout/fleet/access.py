@@ -229,8 +229,7 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
         reads = private_reads(client, acks, cfg, timeout) if cfg.answers or cfg.hub else None
         writes = private_writes(client, acks, cfg, timeout) if cfg.hub else None
     finally:
-        client.disconnect()
-        client.loop_stop()
+        mqtt.close(client)
     found: list[tuple[bool, str, str | None]] = []
     answers = f"broker {cfg.url} answers (as {cfg.username}, {took:.0f} ms)"
     if not cfg.username:
