@@ -54,21 +54,33 @@ def directory(env: dict[str, str] | None = None) -> str:
     return os.path.join(base, "sessions")
 
 
-def _read(path: str) -> object:
-    """The parsed file, or None: never follows a FIFO, never reads a huge file."""
+def read_file(path: str, limit: int, private: bool = False) -> bytes | None:
+    """The bytes of the regular file at `path`, or None: never follows a FIFO, never reads a file
+    larger than `limit`. `private` (a key file): only a file of ours that no one else may read or
+    write, never behind a link."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, (flags | os.O_NOFOLLOW) if private else flags)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        data = os.read(fd, MAX_BYTES + 1)
+        if private and (st.st_uid != os.geteuid() or st.st_mode & 0o077):
+            return None
+        return os.read(fd, limit + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def _read(path: str) -> object:
+    """The parsed registry file, or None."""
+    data = read_file(path, MAX_BYTES)
+    if data is None:
+        return None
     try:
         return _jsonfast.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):

@@ -14,24 +14,10 @@ Status = Literal["working", "attention", "idle", "ended"]
 ChildStatus = Literal["working", "attention", "idle", "ended", "done"]
 # Why a session waits on the user; also the intent kinds that raise attention.
 Reason = Literal["permission", "question", "plan", "elicitation", "input", "error"]
-# What a notification intent is about: attention reasons, and the rest of a turn's life.
-Kind = Literal[
-    "permission",
-    "question",
-    "plan",
-    "elicitation",
-    "input",
-    "error",
-    "done",
-    "idle",
-    "subagent_done",
-    "session_start",
-    "session_end",
-    "message",
-    "resolved",
-    "stuck",
-    "limit_lifted",
-]
+# The rest of a turn's life (none asks the user to act).
+LifeKind = Literal["done", "idle", "subagent_done", "session_start", "session_end", "message"]
+# What a notification intent is about: attention reasons, the rest of a turn's life, and more.
+Kind = Literal[Reason, LifeKind, "resolved", "stuck", "limit_lifted"]
 Agent = str  # a lookout.agents.registry name: open, since agents get added
 ContentLevel = Literal["full", "summary", "none"]
 # lookout/words.py defines these words at run time (tests/test_words.py holds the two equal).

@@ -18,15 +18,15 @@ CHILD_STATUSES = (*STATUSES, DONE)
 # The reasons a session waits on the user; the intents of these kinds raise attention.
 ATTENTION_KINDS = ("permission", "question", "plan", "elicitation", "input", "error")
 
-# What a notification is about: the attention reasons, then the rest of a turn's life.
+# The rest of a turn's life, none of which asks the user to act: quiet hours mute these unless a
+# rule says otherwise (lookout.config.notify).
+LIFE_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
+
+# What a notification is about: the attention reasons, the rest of a turn's life, an attention
+# answered elsewhere, and what lookout itself sees.
 KINDS = (
     *ATTENTION_KINDS,
-    "done",
-    "idle",
-    "subagent_done",
-    "session_start",
-    "session_end",
-    "message",
+    *LIFE_KINDS,
     "resolved",
     # Sent when time passes with no event (lookout.timers): a working session gone silent, and
     # a usage limit that lifted while its session still waits.

@@ -16,6 +16,7 @@ def test_the_statuses_match_the_literals() -> None:
 
 def test_the_reasons_and_kinds_match_the_literals() -> None:
     assert get_args(shapes.Reason) == words.ATTENTION_KINDS
+    assert get_args(shapes.LifeKind) == words.LIFE_KINDS
     assert get_args(shapes.Kind) == words.KINDS
     assert get_args(shapes.ContentLevel) == words.CONTENT_LEVELS
 

@@ -10,6 +10,7 @@ from lookout.words import (
     ATTENTION_KINDS,
     CONTENT_LEVELS,
     KINDS,
+    LIFE_KINDS,
 )
 
 TYPE_CHECKING = False
@@ -20,23 +21,27 @@ if TYPE_CHECKING:
     from lookout.shapes import Config, Rule
 
 # Kinds that quiet hours mute unless the rule says otherwise: everything that is not "act now".
-DEFAULT_QUIET_KINDS = ("done", "idle", "subagent_done", "session_start", "session_end", "message")
-RULE_KEYS = (
-    "when",
-    "channels",
-    "projects",
-    "agents",
-    "min_duration_s",
-    "include_subagents",
-    "print_mode",
-    "cooldown_s",
-    "quiet_hours",
-    "quiet_kinds",
-    "escalate_after_s",
-    "escalate_to",
-    "grace_s",
-    "digest_s",
-)
+DEFAULT_QUIET_KINDS = LIFE_KINDS
+# Every key of a [[rules]] table, and whether a project's .claude/lookout.toml may set it without
+# `lookout trust` (lookout.config.trust): only what narrows or quiets, never what a notification
+# shows or where an escalation goes. A new key says which.
+RULE_KEY_PROJECT_MAY_SET = {
+    "when": True,
+    "channels": True,
+    "projects": True,
+    "agents": True,
+    "min_duration_s": True,
+    "include_subagents": True,
+    "print_mode": False,
+    "cooldown_s": True,
+    "quiet_hours": True,
+    "quiet_kinds": True,
+    "escalate_after_s": False,
+    "escalate_to": False,
+    "grace_s": True,
+    "digest_s": True,
+}
+RULE_KEYS = tuple(RULE_KEY_PROJECT_MAY_SET)
 # A held or merged alert waits at most this long: the sender drops anything later than that.
 MAX_HOLD_S = 3600.0
 # A send that takes longer is broken; the bound also keeps deadlines inside time_t.

@@ -15,21 +15,6 @@ if TYPE_CHECKING:
 
 PROJECT_FILE = ".claude/lookout.toml"
 
-# The rule keys an untrusted project file may set.
-PROJECT_RULE_KEYS = (
-    "when",
-    "channels",
-    "projects",
-    "agents",
-    "min_duration_s",
-    "include_subagents",
-    "cooldown_s",
-    "quiet_hours",
-    "quiet_kinds",
-    "grace_s",
-    "digest_s",
-)
-
 
 def _show(value: object) -> str:
     import json
@@ -39,7 +24,8 @@ def _show(value: object) -> str:
 
 def needs_trust(over: dict[str, Any], user_channels: dict[str, Any]) -> list[str]:
     """Every `key = value` of a project file beyond narrowing or quieting the user's config."""
-    from lookout.config.notify import RULE_KEYS  # only a project file pays for the schema
+    # Only a project file pays for the schema, which says the rule keys it may set.
+    from lookout.config.notify import RULE_KEY_PROJECT_MAY_SET
 
     out: list[str] = []
     channels = over.get("channels")
@@ -61,7 +47,7 @@ def needs_trust(over: dict[str, Any], user_channels: dict[str, Any]) -> list[str
             if isinstance(rule, dict):
                 for key, value in rule.items():
                     # An unknown key (a typo) is no grant: validation reports it, "did you mean".
-                    if key in RULE_KEYS and key not in PROJECT_RULE_KEYS:
+                    if RULE_KEY_PROJECT_MAY_SET.get(key) is False:
                         out.append(f"rules[{i}].{key} = {_show(value)}")
     return out
 

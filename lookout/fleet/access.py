@@ -127,18 +127,33 @@ def hub_proof(client: Any, acks: mqtt.Acks, cfg: FleetConfig, timeout: float) ->
     return hub_proof_of(reads, private_writes(client, acks, cfg, timeout))
 
 
+def _who(cfg: FleetConfig) -> str:
+    """This host's login as the broker's ACL names it."""
+    return f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+
+
+def _cannot_tell(
+    found: Exposure, cfg: FleetConfig, may: str, so: str, also: str = ""
+) -> tuple[str, str]:
+    """An error and its hint when the probes cannot tell whether other hosts `may` do it."""
+    return (
+        f"the broker at {cfg.url}: cannot tell whether other hosts may {may} ({found.unknown}),"
+        f" {so}",
+        f"its ACL must let {_who(cfg)} write {cfg.topic_prefix}/{topics.SYNC}/#{also} ({ACL_HINT})",
+    )
+
+
 def hub_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
     """An error and its hint for a hub_proof() that is not safe."""
-    who = f"user {cfg.username!r}" if cfg.username else "an anonymous client"
-    p = cfg.topic_prefix
     if found.unknown:
-        return (
-            f"the broker at {cfg.url}: cannot tell whether other hosts may write this host's"
-            f" press and steer topics ({found.unknown}), so it takes nothing from the hub"
-            f" {cfg.hub}",
-            f"its ACL must let {who} write {p}/{topics.SYNC}/# and answer each publish"
-            f" ({ACL_HINT})",
+        return _cannot_tell(
+            found,
+            cfg,
+            "write this host's press and steer topics",
+            f"so it takes nothing from the hub {cfg.hub}",
+            " and answer each publish",
         )
+    who, p = _who(cfg), cfg.topic_prefix
     writes = [k.split(" ", 1)[1] for k in found.kinds if k.startswith("write ")]
     if writes:
         areas = " and ".join(f"{p}/+/{k}/+" for k in writes)
@@ -161,14 +176,11 @@ def hub_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
 
 def exposure_text(found: Exposure, cfg: FleetConfig) -> tuple[str, str]:
     """An error and its hint for an Exposure that is not safe."""
-    who = f"user {cfg.username!r}" if cfg.username else "an anonymous client"
-    p = cfg.topic_prefix
     if found.unknown:
-        return (
-            f"the broker at {cfg.url}: cannot tell whether other hosts may read this host's"
-            f" press tokens ({found.unknown}), so Home Assistant answers are off",
-            f"its ACL must let {who} write {p}/{topics.SYNC}/# ({ACL_HINT})",
+        return _cannot_tell(
+            found, cfg, "read this host's press tokens", "so Home Assistant answers are off"
         )
+    who, p = _who(cfg), cfg.topic_prefix
     # The areas that carry press tokens (a grant that reads them reads steer messages too).
     kinds = [k for k in found.kinds if k in (topics.REQUESTS, topics.PRESS)] or found.kinds
     areas = " and ".join(f"{p}/+/{k}/..." for k in kinds)
@@ -187,7 +199,7 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
     start = time.monotonic()
     mqtt.connect(client, cfg, timeout)
     took = (time.monotonic() - start) * 1000
-    who = f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+    who = _who(cfg)
     try:
         acks = mqtt.Acks(client)
         probe = topics.sync(cfg.topic_prefix, secrets.token_hex(8))
@@ -217,8 +229,7 @@ def check(cfg: FleetConfig, timeout: float = 3.0) -> list[tuple[bool, str, str |
         reads = private_reads(client, acks, cfg, timeout) if cfg.answers or cfg.hub else None
         writes = private_writes(client, acks, cfg, timeout) if cfg.hub else None
     finally:
-        client.disconnect()
-        client.loop_stop()
+        mqtt.close(client)
     found: list[tuple[bool, str, str | None]] = []
     answers = f"broker {cfg.url} answers (as {cfg.username}, {took:.0f} ms)"
     if not cfg.username:
@@ -288,7 +299,7 @@ def hub_findings(
 ) -> list[tuple[bool, str, str | None]]:
     """What doctor says of the hub: which host it is, whether this one listens, what the proofs
     found (on the hub: that its user may do what the hub does; elsewhere: that nobody else may)."""
-    p, who = cfg.topic_prefix, f"user {cfg.username!r}" if cfg.username else "an anonymous client"
+    p, who = cfg.topic_prefix, _who(cfg)
     if not is_hub(cfg):
         head = (
             f"the fleet's hub is {cfg.hub}: it listens on the shared chat surfaces, this host"

@@ -117,6 +117,12 @@ def connect(client: Client, cfg: FleetConfig, timeout: float = CONNECT_TIMEOUT_S
         )
 
 
+def close(client: Client) -> None:
+    """Disconnect and stop the network thread connect() started."""
+    client.disconnect()
+    client.loop_stop()
+
+
 class Acks:
     """The broker's answer to every QoS 1 publish of one client (MQTT 5 PUBACK reason codes).
     A publish the broker's ACL denies comes back "Not authorized": collected here, by topic."""

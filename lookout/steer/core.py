@@ -235,18 +235,7 @@ def _say(
             sent_keys = []
     took = _wait_prompt(state, row["session_id"], mark, wait_s)
     result = _said(took, at_enter, way, keys)
-    line = journal.record(
-        state,
-        row["session_id"],
-        action="say",
-        source=source,
-        via=way,
-        target=target,
-        text=message,
-        result=result,
-        ts_ms=now_ms,
-    )
-    return _outcome("say", row, way, target, message, sent_keys, result, line, state)
+    return _journaled(state, row, "say", source, way, target, message, sent_keys, result, now_ms)
 
 
 def _said(took: list[str] | None, at_enter: str, way: str, keys: agents.Keys) -> str:
@@ -458,20 +447,10 @@ def _interrupt(state: str, row: Row, source: str, wait_s: float) -> Outcome:
         status = None
     stopped = status in ("idle", "ended") or status not in (None, row["status"], "working")
     result = "interrupted" if stopped else "sent"
-    line = journal.record(
-        state,
-        row["session_id"],
-        action="interrupt",
-        source=source,
-        via=way,
-        target=found.target,
-        text="",
-        result=result,
-        ts_ms=now_ms,
-        dismissed=dialog,
-    )
     pressed = list(keys.interrupt)
-    out = _outcome("interrupt", row, way, found.target, "", pressed, result, line, state)
+    out = _journaled(
+        state, row, "interrupt", source, way, found.target, "", pressed, result, now_ms, dialog
+    )
     out["note"] = _interrupt_note(keys, dialog, status, result, wait_s)
     return out
 
@@ -623,17 +602,33 @@ def _titled(state: str, sid: str, registry: bool, wait_s: float) -> Row | None:
 # -- the outcome and the record --------------------------------------------------------------
 
 
-def _outcome(
-    action: str,
+def _journaled(
+    state: str,
     row: Row,
+    action: str,
+    source: str,
     way: str,
     target: str,
     sent: str,
     keys: list[str],
     result: str,
-    line: dict[str, Any],
-    state: str,
+    ts_ms: int,
+    dismissed: str | None = None,
 ) -> Outcome:
+    """Journal what was sent to the session (a Steered line: journal.record) and say what came
+    of it. `dismissed`: the dialog an interrupt's Esc answered."""
+    line = journal.record(
+        state,
+        row["session_id"],
+        action=action,
+        source=source,
+        via=way,
+        target=target,
+        text=sent,
+        result=result,
+        ts_ms=ts_ms,
+        dismissed=dismissed,
+    )
     snapshot: dict[str, Any] = dict(store.read_session(state, row["session_id"]) or {})
     return {
         "action": action,

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import socket
-import stat
 import struct
 
 from lookout import boundary, client_sessions
@@ -59,17 +58,9 @@ def _token(found: Entry) -> str | None:
     path = found.get("socket") or ""
     digest = hashlib.sha256(path.encode("utf-8")).hexdigest()
     key = os.path.join(os.path.dirname(found["path"]), f"{found['pid']}.{digest}.key")
-    try:
-        fd = os.open(key, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    raw = client_sessions.read_file(key, MAX_KEY_BYTES, private=True)
+    if raw is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o077 or not stat.S_ISREG(st.st_mode):
-            return None
-        raw = os.read(fd, MAX_KEY_BYTES)
-    finally:
-        os.close(fd)
     try:
         token = json.loads(raw).get("peerToken")
     except (ValueError, AttributeError, UnicodeDecodeError):

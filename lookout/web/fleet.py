@@ -125,8 +125,7 @@ class Waiting:
 
     def stop(self) -> None:
         if self._client is not None:
-            self._client.disconnect()
-            self._client.loop_stop()
+            mqtt.close(self._client)
             self._client = None
 
     def retry(self) -> None:

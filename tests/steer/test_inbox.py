@@ -198,6 +198,15 @@ def test_a_key_file_others_could_read_or_write_is_not_used(client: FakeClient) -
     assert [f["type"] for f in client.frames()] == ["user"]
 
 
+def test_a_key_path_that_is_no_regular_file_is_not_waited_on(client: FakeClient) -> None:
+    # A FIFO of ours at the key's path: opening it to read would wait for a writer forever.
+    path = client.key()
+    path.unlink()
+    os.mkfifo(path, 0o600)
+    assert say("api", "hello").returncode == 0
+    assert [f["type"] for f in client.frames()] == ["user"]
+
+
 def test_frames_are_one_json_object_per_line() -> None:
     raw = inbox.frames("s1", "a\nb \u00e9", "tok")
     assert raw.count(b"\n") == 2 and raw.endswith(b"\n")

@@ -6,6 +6,7 @@ import base64
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -508,6 +509,7 @@ def test_an_approval_card_shows_everything_that_would_run(
         )
 
     assert "sql: DROP TABLE users; DELETE FROM payments" in text("mcp")
+    assert re.fullmatch(r"answer within (\d+m[0-5]\d|[1-5]?\d)s", text("mcp", ".req-left"))
     assert text("sandbox", ".req-flag.risky") == "⚠ dangerouslyDisableSandbox"
     assert text("edit", ".req-flag.risky") == "⚠ replace_all"
     assert "replace_all: true" in text("edit")

@@ -6,6 +6,7 @@ tests/web/test_fleethub.py."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,8 +60,11 @@ def test_a_request_of_another_host_shows_whole_with_allow_and_deny(
         " escapes: [...c.querySelectorAll('.req-detail .esc')].map(e => e.textContent),"
         " folded: c.querySelector('.req-detail').classList.contains('folded'),"
         " allow: !c.querySelector('[data-decision=allow]').disabled,"
-        " deny: !c.querySelector('[data-decision=deny]').disabled}"
+        " deny: !c.querySelector('[data-decision=deny]').disabled,"
+        " left: c.querySelector('.req-left').textContent,"
+        " section: c.closest('section').id + ' ' + c.closest('section').className}"
     )
+    assert re.fullmatch(r"answer within \d+m\d\ds", shown.pop("left"))
     assert shown == {
         "host": "beta",
         "detail": "rm -rf build &&\n  make \\x1b[31m all \\u202e",  # every character, visible
@@ -68,6 +72,7 @@ def test_a_request_of_another_host_shows_whole_with_allow_and_deny(
         "folded": False,
         "allow": True,
         "deny": True,
+        "section": "fleet-requests requests fleet-requests",
     }
     # The other host's session card has the message box (its own host runs it).
     until(browser, f"document.querySelector('[data-steer=\"beta/{SID}\"] textarea')", 10)

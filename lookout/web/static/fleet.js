@@ -5,7 +5,8 @@
 // only when the card shows all of the input, and a folded card waits until it was unfolded.
 // A press goes to the owning host (POST, signed like every other) and the card says what came
 // of it: answered, refused, or no answer from that host. Text reaches the page through
-// textContent only, invisible characters as visible escapes (remote.js's visibleText).
+// textContent only, invisible characters as visible escapes (remote.js's visibleText, whose
+// section and countdown these cards share).
 "use strict";
 (() => {
   const POLL_MS = 2000;
@@ -18,20 +19,8 @@
   const visible = (text) => window.lookout.visibleText(text);
   const keyOf = (r) => `${r.host}/${r.token}`;
 
-  function box() {
-    let b = document.getElementById("fleet-requests");
-    if (!b) {
-      b = node("section", { id: "fleet-requests", class: "requests fleet-requests", "aria-live": "polite", hidden: true });
-      const main = document.getElementById("main");
-      main.insertBefore(b, document.getElementById("groups"));
-    }
-    return b;
-  }
-
-  function left(r) {
-    const s = Math.max(0, Math.floor((r.expires_ms - Date.now()) / 1000));
-    return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
-  }
+  const box = () => window.lookout.requestSection("fleet-requests", "requests fleet-requests");
+  const left = (r) => window.lookout.timeLeft(r.expires_ms - Date.now());
 
   async function load() {
     const response = await window.lookout.api("/api/fleet/requests").catch(() => null);

@@ -23,20 +23,25 @@
 
   const node = (...args) => window.lookout.node(...args); // app.js's element builder
 
-  function box() {
-    let b = document.getElementById("requests");
+  // A section of request cards above the session groups, made on first use (fleet.js's too).
+  function section(id, cls) {
+    let b = document.getElementById(id);
     if (!b) {
-      b = node("section", { id: "requests", class: "requests", "aria-live": "polite", hidden: true });
+      b = node("section", { id, class: cls, "aria-live": "polite", hidden: true });
       const main = document.getElementById("main");
       main.insertBefore(b, document.getElementById("groups"));
     }
     return b;
   }
 
-  function left(r) {
-    const s = Math.max(0, Math.floor((Date.parse(r.expires_at) - Date.now() - R.offset) / 1000));
+  // The time left to answer, `ms` from now: "2m05s", "45s" (fleet.js counts the same way).
+  function timeLeft(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
     return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
   }
+
+  const box = () => section("requests", "requests");
+  const left = (r) => timeLeft(Date.parse(r.expires_at) - Date.now() - R.offset);
 
   function fromHash() {
     const m = /^#request=([0-9a-f]+)$/.exec(location.hash);
@@ -227,6 +232,8 @@
   }
 
   window.lookout.visibleText = visibleText; // steer.js shows what was delivered the same way
+  window.lookout.requestSection = section; // fleet.js: the other hosts' requests
+  window.lookout.timeLeft = timeLeft;
 
   document.addEventListener("DOMContentLoaded", async () => {
     await window.lookout.ready; // a sign-in link is exchanged first
