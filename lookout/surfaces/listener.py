@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import queue
+import threading
 import time
 from dataclasses import dataclass
 
@@ -124,6 +125,16 @@ class Table:
             m.get("channel") == channel and m.get(self.key) == ref
             for m in self.load(state_dir)["messages"]
         )
+
+    def forget(self, state_dir: str, channel: str) -> None:
+        """A channel gone from the config: its entries go (once: nothing of it is left to
+        listen for)."""
+
+        def drop(table: dict[str, Any]) -> None:
+            for key in self.lists:
+                table[key] = [e for e in table[key] if e.get("channel") != channel]
+
+        self.change(state_dir, drop)
 
     def path(self, state_dir: str) -> str:
         return os.path.join(state_dir, self.name)
@@ -265,6 +276,18 @@ class Listener:
         """Channel `name` is read (a reader runs, or starts)."""
         raise NotImplementedError
 
+    def _answer(self, name: str, token: str, by: str, who: str = "") -> None:
+        """A press of channel `name` (`who`: " by ..." as the log says it) answers the request
+        its token was minted for, once (a refused one changes nothing, said); every message
+        of an ended request then shows its outcome."""
+        from lookout.remote import answers, requests
+
+        try:
+            answers.answer_token(self.state_dir, token, surface=self.SURFACE, by=by, scope=name)
+        except requests.Refused as exc:
+            self.ignored("refused", f"channel {name}: a press{who} changed nothing: {exc}")
+        self._withdraw()
+
     def _withdraw(self) -> None:
         """Edit the message of every request that no longer waits to its outcome."""
         key = self.TABLE.key
@@ -283,6 +306,46 @@ class Listener:
         """Message `m` was edited to its outcome: what else changes in its entry."""
 
 
+class Polling(Listener):
+    """A listener with a reader thread of its own for each channel (Matrix's /sync, ntfy's
+    stream, Telegram's getUpdates), each queueing into the inbox until `stop` is set or its
+    channel changes; `_resume` says where a new reader goes on from."""
+
+    TAG = ""  # the readers' thread names: TAG-<channel>
+
+    def __init__(self, state_dir: str, poll_s: float, log: str = store.ERRORS) -> None:
+        super().__init__(state_dir, poll_s, log)
+        self.threads: dict[str, threading.Thread] = {}
+        self.stop = threading.Event()
+
+    def _close(self) -> None:
+        self.stop.set()
+
+    def _listen(self, name: str, table: dict[str, Any]) -> None:
+        if name in self.threads and self.threads[name].is_alive():
+            return
+        ch = self.channels.get(name)
+        if ch is None:  # gone from the config: its messages (and alerts) can answer nothing
+            self.TABLE.forget(self.state_dir, name)
+            return
+        thread = threading.Thread(
+            target=self._long_poll,
+            args=(name, ch, self._resume(name, table)),
+            daemon=True,
+            name=f"{self.TAG}-{name}",
+        )
+        self.threads[name] = thread
+        thread.start()
+
+    def _resume(self, name: str, table: dict[str, Any]) -> Any:
+        """Where channel `name`'s new reader goes on from (`table`: as this turn read it)."""
+        raise NotImplementedError
+
+    def _long_poll(self, name: str, ch: Mapping[str, Any], resume: Any) -> None:
+        """Channel `name`'s reader: queues what it reads while it runs."""
+        raise NotImplementedError
+
+
 class Answering:
     """The sender's side of a surface whose presses its own listener takes (lookout.surfaces.base
     .Surface): the alert's id kept in TABLE once sent (`sent`), nothing started per alert
@@ -292,12 +355,36 @@ class Answering:
     LABEL = ""
     TABLE: Table
     ADDED = "buttons added"  # the delivery record's words for a late `add`
+    REPLIES = True  # every alert is remembered: a reply to it steers its session
 
     def bind(self, a: Alert) -> None:
         raise NotImplementedError
 
-    def sent(self, a: Alert, ref: str) -> None:
+    def ensure(self, state_dir: str) -> None:
+        """A listener runs (one that runs reads the table on its next turn): started detached."""
         raise NotImplementedError
+
+    def entry(self, a: Alert, ref: str) -> dict[str, Any]:
+        """What the table keeps of alert `ref`, sent with buttons for its request."""
+        msg = a.msg
+        return {"channel": a.name, self.TABLE.key: ref, "rid": msg["bound"],
+                "title": msg["title"], "body": msg["body"]}  # fmt: skip
+
+    def sent(self, a: Alert, ref: str) -> None:
+        if self.REPLIES:
+            self.remember(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
+            # Kept until its request ends; the listener starts after the entry is written (one
+            # about to exit sees it).
+            self.TABLE.keep(a.state_dir, self.entry(a, ref))
+            self.ensure(a.state_dir)
+
+    def remember(self, state_dir: str, channel: str, ref: str, session_id: str) -> None:
+        """An alert about `session_id` was sent as `ref`: a reply to it steers that session
+        (kept ALERT_KEEP_MS, the newest ALERTS_MAX); with [steer] on, a listener runs."""
+        self.TABLE.remember_alert(state_dir, channel, ref, session_id)
+        if steering_on():
+            self.ensure(state_dir)
 
     def add(self, a: Alert, ref: str) -> tuple[str, str]:
         """Alert `ref` gets the buttons `bind` put on a.msg: (the result, its detail)."""
@@ -358,13 +445,6 @@ def replyable(alerts: list[dict[str, Any]], keep_ms: int) -> bool:
     """An alert of the last `keep_ms` that a reply may answer."""
     now = words.now_ms()
     return any(now - whole(a.get("ts")) < keep_ms for a in alerts)
-
-
-def forget(table: dict[str, Any], channel: str) -> None:
-    """A channel gone from the config: its messages with buttons and its alerts go too (once:
-    nothing of it is left to listen for)."""
-    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
-    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
 
 
 def mark_done(

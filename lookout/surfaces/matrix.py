@@ -16,13 +16,12 @@ sender, never by a hook."""
 from __future__ import annotations
 
 import sys
-import threading
 import time
 
 from lookout import store
 from lookout.boundary import visible
 from lookout.channels import matrix
-from lookout.remote import answers, requests
+from lookout.remote import answers
 from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
@@ -75,30 +74,6 @@ ALERT_KEEP_MS, ALERTS_MAX = listener.ALERT_KEEP_MS, listener.ALERTS_MAX
 _TABLE = listener.Table(TABLE, maps=("since",), key="event_id")
 _load, _change = _TABLE.load, _TABLE.change
 _int = listener.whole
-
-
-def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> None:
-    """A message that answers request msg["bound"] was sent as `event_id`: keep it (its keys'
-    tokens, its text without the answer's lines) until the request ends, and make sure a
-    listener runs (after the entry is written: a listener about to exit sees it)."""
-    rid = str(msg["bound"])
-    entry: dict[str, Any] = {
-        "channel": channel,
-        "event_id": event_id,
-        "rid": rid,
-        "title": msg["title"],
-        "body": msg["shown"],
-        "keys": dict(msg["buttons"]),
-    }
-    _TABLE.keep(state_dir, entry)
-    ensure_listener(state_dir)
-
-
-def remember_alert(state_dir: str, channel: str, event_id: str, session_id: str) -> None:
-    """An alert about `session_id` was sent as `event_id`: a reply to it steers that session."""
-    _TABLE.remember_alert(state_dir, channel, event_id, session_id)
-    if listener.steering_on():
-        ensure_listener(state_dir)
 
 
 alert_session, known = _TABLE.alert_session, _TABLE.known
@@ -201,20 +176,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return listener.run(argv, lambda state_dir: Listener(state_dir).serve(), "matrix listener")
 
 
-class Listener(listener.Listener):
+class Listener(listener.Polling):
     # The inbox: (channel, event, first: from a sync without `since`, where steering is not
     # taken). Every host reads the shared room; with a hub named, `!` commands not in a reply to
     # a host's own alert are the hub's alone, and each host takes only its own alerts'.
-    SURFACE, LOCK, WHAT, TABLE = SURFACE, LOCK, "matrix listener", _TABLE
+    SURFACE, LOCK, WHAT, TABLE, TAG = SURFACE, LOCK, "matrix listener", _TABLE, "mx"
 
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
         super().__init__(state_dir, poll_s)
-        self.threads: dict[str, threading.Thread] = {}
-        self.stop = threading.Event()
         self.worker: chat_steer.Worker | None = None
-
-    def _close(self) -> None:
-        self.stop.set()
 
     def _stays(self, table: dict[str, Any] | None = None) -> bool:
         self._refresh()
@@ -225,19 +195,8 @@ class Listener(listener.Listener):
         alerts = (table or _load(self.state_dir))["alerts"]
         return self.steering and listener.replyable(alerts, ALERT_KEEP_MS)
 
-    def _listen(self, name: str, table: dict[str, Any]) -> None:
-        if name in self.threads and self.threads[name].is_alive():
-            return
-        ch = self.channels.get(name)
-        if ch is None:  # gone from the config: its messages and alerts can answer nothing
-            _change(self.state_dir, lambda t: listener.forget(t, name))
-            return
-        since = _load(self.state_dir)["since"].get(name)
-        thread = threading.Thread(
-            target=self._long_poll, args=(name, ch, since), daemon=True, name=f"mx-{name}"
-        )
-        self.threads[name] = thread
-        thread.start()
+    def _resume(self, name: str, table: dict[str, Any]) -> object:
+        return _load(self.state_dir)["since"].get(name)  # as its last reader left it
 
     def _long_poll(self, name: str, ch: Mapping[str, Any], since: object) -> None:
         """/sync in a loop: each event of the room is queued for the main loop, in order."""
@@ -376,13 +335,7 @@ class Listener(listener.Listener):
         if not isinstance(token, str):
             self.ignored("payload", f"channel {name}: {key[:8]!r} by {who} answers nothing here")
             return
-        try:
-            answers.answer_token(
-                self.state_dir, token, surface=SURFACE, by=f"Matrix user {sender}", scope=name
-            )
-        except requests.Refused as exc:
-            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
-        self._withdraw()
+        self._answer(name, token, f"Matrix user {sender}", f" by {who}")
 
     def _steer(
         self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str, target: object
@@ -487,10 +440,13 @@ class Room(listener.Answering):
         a.msg["buttons"] = list(zip(keys, tokens, strict=True))
         a.msg["bound"] = rec["id"]
 
-    def sent(self, a: Alert, ref: str) -> None:
-        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
-        if a.msg.get("buttons"):
-            watch(a.state_dir, a.name, ref, a.msg)
+    def ensure(self, state_dir: str) -> None:
+        ensure_listener(state_dir)
+
+    def entry(self, a: Alert, ref: str) -> dict[str, Any]:
+        """Its keys' tokens, its text without the answer's lines."""
+        shown = {"rid": str(a.msg["bound"]), "body": a.msg["shown"]}
+        return {**super().entry(a, ref), **shown, "keys": dict(a.msg["buttons"])}
 
     def add(self, a: Alert, ref: str) -> tuple[str, str]:
         timeout_s = a.ch["timeout_ms"] / 1000

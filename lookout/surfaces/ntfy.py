@@ -16,13 +16,12 @@ a pending request; started by the sender (lookout.spawn), never by a hook."""
 from __future__ import annotations
 
 import sys
-import threading
 import time
 
 from lookout import store
 from lookout.channels import ntfy, registry
 from lookout.channels.base import ChannelError
-from lookout.remote import answers, requests
+from lookout.remote import answers
 from lookout.surfaces import base, listener
 
 TYPE_CHECKING = False
@@ -68,16 +67,6 @@ _TABLE = listener.Table(TABLE, lists=("messages",))
 known = _TABLE.known  # is this alert one with buttons (waiting, or replaced by its outcome)?
 
 
-def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
-    """An alert with buttons went out for request `rid` as `ref` (its sequence id): kept until
-    the request ends (with the request's created_ms: the request shown, not a later one with the
-    same id), and a subscriber runs (started after the entry is written)."""
-    entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title,
-                             "body": body, "sent_s": int(time.time())}  # fmt: skip
-    _TABLE.keep(state_dir, entry)
-    ensure_subscriber(state_dir)
-
-
 def ensure_subscriber(state_dir: str) -> None:
     """One runs (one that runs reads the table on its next turn): started detached."""
     from lookout import spawn
@@ -102,45 +91,25 @@ def press_token(event: Mapping[str, Any]) -> str | None:
     return token if 0 < len(token) <= 64 else None
 
 
-class Subscriber(listener.Listener):
+class Subscriber(listener.Polling):
     """Only the alerts with buttons that wait keep it (ntfy takes no replies: no steering); an
     alert registered after its last look starts it again."""
 
-    SURFACE, LOCK, WHAT, TABLE = SURFACE, LOCK, "ntfy subscriber", _TABLE
+    SURFACE, LOCK, WHAT, TABLE, TAG = SURFACE, LOCK, "ntfy subscriber", _TABLE, "ntfy"
     STEERS = False
 
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
         super().__init__(state_dir, poll_s)
-        self.threads: dict[str, threading.Thread] = {}
-        self.stop = threading.Event()
-
-    def _close(self) -> None:
-        self.stop.set()
 
     def _serves(self, ch: Channel) -> bool:
         return super()._serves(ch) and bool(ch.get("answers"))
 
-    def _listen(self, name: str, table: dict[str, Any]) -> None:
-        if name in self.threads and self.threads[name].is_alive():
-            return
-        ch = self.channels.get(name)
-        if ch is None:  # gone from the config (or answers off): its buttons answer nothing
+    def _resume(self, name: str, table: dict[str, Any]) -> str:
+        """A little before the oldest waiting alert was sent."""
+        since_s = min(int(m.get("sent_s") or 0) for m in listener.waiting(table["messages"]))
+        return str(max(since_s - SINCE_SLACK_S, 0))
 
-            def forget(t: dict[str, Any]) -> None:
-                t["messages"] = [m for m in t["messages"] if m.get("channel") != name]
-
-            _TABLE.change(self.state_dir, forget)
-            return
-        waiting = listener.waiting(table["messages"])
-        since_s = min(int(m.get("sent_s") or 0) for m in waiting)
-        since = str(max(since_s - SINCE_SLACK_S, 0))
-        thread = threading.Thread(
-            target=self._stream, args=(name, ch, since), daemon=True, name=f"ntfy-{name}"
-        )
-        self.threads[name] = thread
-        thread.start()
-
-    def _stream(self, name: str, ch: Mapping[str, Any], since: str) -> None:
+    def _long_poll(self, name: str, ch: Mapping[str, Any], since: str) -> None:
         """`GET /<reply topic>/json?since=…` in a loop, resumed after the last message seen;
         each message is queued for the main loop."""
         delay = 0.0
@@ -190,13 +159,7 @@ class Subscriber(listener.Listener):
         if token is None:
             self.ignored("payload", f"channel {name}: a message that is no press: ignored")
             return
-        try:
-            answers.answer_token(
-                self.state_dir, token, surface=SURFACE, by=f"ntfy channel {name}", scope=name
-            )
-        except requests.Refused as exc:
-            self.ignored("refused", f"channel {name}: a press changed nothing: {exc}")
-        self._withdraw()
+        self._answer(name, token, f"ntfy channel {name}")
 
     def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
         body = str(m.get("body") or "")
@@ -234,6 +197,7 @@ class Buttons(listener.Answering):
     Added late by publishing the alert again under its sequence id, with its actions."""
 
     NAME, LABEL, TABLE = SURFACE, "ntfy", _TABLE
+    REPLIES = False  # ntfy takes presses only
 
     def bind(self, a: Alert) -> None:
         if not a.ch.get("answers"):
@@ -250,9 +214,12 @@ class Buttons(listener.Answering):
         server = ntfy.split(a.ch)[0]
         a.msg["reply_url"] = f"{server}/{ntfy.reply_topic(a.state_dir, a.name, a.ch)}"
 
-    def sent(self, a: Alert, ref: str) -> None:
-        if a.msg.get("buttons"):
-            watch(a.state_dir, a.name, ref, a.msg["bound"], a.msg["title"], a.msg["body"])
+    def ensure(self, state_dir: str) -> None:
+        ensure_subscriber(state_dir)
+
+    def entry(self, a: Alert, ref: str) -> dict[str, Any]:
+        """When it was sent: a new stream asks for the presses since."""
+        return {**super().entry(a, ref), "sent_s": int(time.time())}
 
     def add(self, a: Alert, ref: str) -> tuple[str, str]:
         # ntfy edits no actions alone: the alert is published again under its sequence id, at

@@ -21,7 +21,7 @@ import time
 from lookout import store
 from lookout.boundary import visible
 from lookout.channels import slack
-from lookout.remote import answers, requests
+from lookout.remote import answers
 from lookout.remote.ignored import Ignored
 from lookout.surfaces import base, chat_steer, listener
 
@@ -65,22 +65,6 @@ EDIT_TRIES = 3
 
 _TABLE = listener.Table(TABLE)
 _load, _change = _TABLE.load, _TABLE.change
-
-
-def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
-    """A message with buttons was sent for request `rid`: keep it until the request ends, and
-    make sure a listener runs (after the entry is written: one about to exit sees it)."""
-    entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title}
-    entry["body"] = body
-    _TABLE.keep(state_dir, entry)
-    ensure_listener(state_dir)
-
-
-def remember_alert(state_dir: str, channel: str, ref: str, session_id: str) -> None:
-    """A reply in alert `ref`'s thread steers `session_id` (kept a day, the newest 500)."""
-    _TABLE.remember_alert(state_dir, channel, ref, session_id)
-    if listener.steering_on():
-        ensure_listener(state_dir)
 
 
 alert_session, known = _TABLE.alert_session, _TABLE.known
@@ -140,7 +124,7 @@ class Listener(listener.Listener):
             old.close()
             del self.clients[name]
         if ch is None:
-            _change(self.state_dir, lambda t: listener.forget(t, name))
+            _TABLE.forget(self.state_dir, name)
             return
 
         def on_envelope(c: Any, req: Any) -> None:
@@ -210,13 +194,7 @@ class Listener(listener.Listener):
         if not known(self.state_dir, name, f"{cid}/{ts}"):
             self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
             return
-        try:
-            answers.answer_token(
-                self.state_dir, token, surface=NAME, by=f"Slack user {user}", scope=name
-            )
-        except requests.Refused as exc:
-            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
-        self._withdraw()
+        self._answer(name, token, f"Slack user {user}", f" by {who}")
 
     def _message(self, name: str, ch: Mapping[str, Any], event: dict[str, Any]) -> None:
         """A message in the channel: the owner's reply in an alert's thread, or a command."""
@@ -430,11 +408,8 @@ class Buttons(listener.Answering):
         a.msg["buttons"] = [(label, t) for (label, _, _), t in zip(picks, tokens, strict=True)]
         a.msg["bound"] = rec["id"]
 
-    def sent(self, a: Alert, ref: str) -> None:
-        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
-        if a.msg.get("buttons"):
-            msg = a.msg
-            watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+    def ensure(self, state_dir: str) -> None:
+        ensure_listener(state_dir)
 
     def add(self, a: Alert, ref: str) -> tuple[str, str]:
         """The message updated to the request as the rule shows it, with its buttons."""

@@ -88,33 +88,17 @@ _HANDOVER = (
 
 _TABLE = listener.Table(TABLE, maps=("offsets",), key="message_id")
 _load, _change = _TABLE.load, _TABLE.change
-_int, _forget = listener.whole, listener.forget
+_int = listener.whole
 
 
 def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
     return listener.waiting(table["messages"])
 
 
-def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, body: str) -> None:
-    """A message with buttons was sent for request `rid`: keep it until the request ends, and
-    make sure a poller runs (after the entry is written: a poller about to exit sees it)."""
-    entry: dict[str, Any] = {
-        "channel": channel,
-        "message_id": message_id,
-        "rid": rid,
-        "title": title,
-        "body": body,
-    }
-    _TABLE.keep(state_dir, entry)
-    ensure_poller(state_dir)
-
-
 def remember_alert(state_dir: str, channel: str, message_id: str, session_id: str) -> None:
     """An alert about `session_id` was sent as `message_id`: a reply to it steers that session
     (issue 33). Kept ALERT_KEEP_MS, the newest ALERTS_MAX; with [steer] on, a poller runs."""
-    _TABLE.remember_alert(state_dir, channel, message_id, session_id)
-    if listener.steering_on():
-        ensure_poller(state_dir)
+    Chat().remember(state_dir, channel, message_id, session_id)
 
 
 def alert_session(state_dir: str, channel: str, message_id: object) -> str | None:
@@ -203,21 +187,19 @@ def backoff(delay: float, fresh: bool, result: object, took_s: float) -> float:
     return min(max(delay * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
 
 
-class Poller(listener.Listener):
+class Poller(listener.Polling):
     """A listener with a loop of its own: it hands over to an upgrade's runtime, and only the
     fleet's hub takes updates (issue 42): elsewhere it edits its own messages to their outcome
     and never calls getUpdates on the shared bot. The channels and [steer] are read again when
     the config file changed, looked at every STEER_CHECK_S."""
 
-    SURFACE, LOCK, WHAT, TABLE = SURFACE, LOCK, "telegram poller", _TABLE
+    SURFACE, LOCK, WHAT, TABLE, TAG = SURFACE, LOCK, "telegram poller", _TABLE, "tg"
     CONFIG_CHECK_S = STEER_CHECK_S
 
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
         # Refused presses and messages go to ignored.log (others' doing, not lookout's failures:
         # doctor does not warn of them), a flood of them as a few lines with counts.
         super().__init__(state_dir, poll_s, store.IGNORED)
-        self.threads: dict[str, threading.Thread] = {}
-        self.stop = threading.Event()
         # Under this lock the listeners take updates (queue them, save the offset) only while
         # `stop` is clear: once set, what they took is in the queue, and nothing more comes.
         self._taking = threading.Lock()
@@ -336,19 +318,8 @@ class Poller(listener.Listener):
     def _drop_all(self) -> None:
         _change(self.state_dir, lambda t: t.update(messages=[]))
 
-    def _listen(self, name: str, table: dict[str, Any]) -> None:
-        if name in self.threads and self.threads[name].is_alive():
-            return
-        ch = self.channels.get(name)
-        if ch is None:  # gone from the config: its buttons and alerts can answer nothing
-            _change(self.state_dir, lambda t: _forget(t, name))
-            return
-        offset = _load(self.state_dir)["offsets"].get(name)
-        thread = threading.Thread(
-            target=self._long_poll, args=(name, ch, offset), daemon=True, name=f"tg-{name}"
-        )
-        self.threads[name] = thread
-        thread.start()
+    def _resume(self, name: str, table: dict[str, Any]) -> object:
+        return _load(self.state_dir)["offsets"].get(name)  # as its last reader left it
 
     def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
@@ -515,12 +486,8 @@ class Chat(listener.Answering):
     def bind(self, a: Alert) -> None:
         telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
 
-    def sent(self, a: Alert, ref: str) -> None:
-        # Every alert: a reply to it steers its session (issue 33), with [steer] on.
-        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
-        if a.msg.get("buttons"):
-            msg = a.msg
-            watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+    def ensure(self, state_dir: str) -> None:
+        ensure_poller(state_dir)
 
     def add(self, a: Alert, ref: str) -> tuple[str, str]:
         timeout_s = a.ch["timeout_ms"] / 1000
