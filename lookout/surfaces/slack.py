@@ -22,7 +22,6 @@ from lookout import store
 from lookout.boundary import visible
 from lookout.channels import slack
 from lookout.remote import answers
-from lookout.remote.ignored import Ignored
 from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
@@ -323,19 +322,13 @@ class Listener(listener.Listener):
                     return
 
 
-class Steering:
+class Steering(chat_steer.Chat):
     """The owner's messages on Slack, run through the chat core Telegram's run through
     (lookout.surfaces.chat_steer: the same parse, the same actions through lookout.steer.core,
     the same refusals), as the surface `slack`, with `!` for `/` (Slack keeps / for its own
     commands), each answered in its thread."""
 
-    def __init__(self, state_dir: str, ignored: Ignored) -> None:
-        self.state_dir = state_dir
-        self.ignored = ignored
-        self.worker = chat_steer.Worker(state_dir, SOURCE, PREFIX, self._reply)
-
-    def busy(self) -> bool:
-        return self.worker.busy()
+    SOURCE, PREFIX = SOURCE, PREFIX
 
     def steer(
         self,

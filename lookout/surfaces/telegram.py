@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import os
 import queue
-import signal
 import sys
 import threading
 import time
-import traceback
 
 from lookout import spawn, store
 from lookout.boundary import visible
@@ -162,19 +160,10 @@ def hand_over(state_dir: str, root: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """`telegram STATE_DIR [LOCK_FD]`: poll while messages with buttons wait, or steering is on
     and a Telegram channel is configured; exit 0 always. LOCK_FD holds telegram.lock already
-    (taken by whoever started us)."""
-    # A hook ignores SIGTERM (install.settings.guarded); the poller must not inherit that.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    args = list(argv or [])
-    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
-        return 2
-    state_dir = os.path.abspath(args[0])
-    held = int(args[1]) if len(args) == 2 else None
-    try:
-        Poller(state_dir).serve(held)
-    except Exception:
-        store.log_error(state_dir, f"telegram poller: {traceback.format_exc()}")
-    return 0
+    (taken by whoever started us). SIGTERM is back to its default (a hook ignores it)."""
+    return spawn.held_main(
+        argv, 1, lambda state_dir, held: Poller(state_dir).serve(held), "telegram poller"
+    )
 
 
 def backoff(delay: float, fresh: bool, result: object, took_s: float) -> float:
