@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class Listener(listener.Listener):
     SURFACE, LOCK, WHAT, TABLE = NAME, LOCK, "slack listener", _TABLE
-    DROPS_ON_BAD_CONFIG = False  # its Socket Mode clients close as their channels go
+    DROPS_ON_BAD_CONFIG = False  # it serves on with no channel: their entries go as each is seen
 
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
         super().__init__(state_dir, poll_s)  # only the hub connects (issue 42)
