@@ -14,7 +14,7 @@ from _signal import SIGTERM  # type: ignore[import-not-found]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 # The sender runs with site-packages (optional apprise lives there) but isolated (-I) from the
 # user's PYTHON* variables and cwd, so it is told where the lookout package is.
@@ -154,6 +154,39 @@ def start_listener(state_dir: str, lock: str, module: str, hold: bool = False) -
     finally:
         if hold:
             os.close(fd)
+
+
+def held_main(
+    argv: Sequence[str] | None,
+    positional: int,
+    serve: Callable[[str, int | None], object],
+    what: str,
+) -> int:
+    """The `python -m` entry of a process started with its lock taken (the sender's, the
+    Telegram poller's): `positional` arguments, the state directory first, then LOCK_FD when
+    whoever started it holds that lock already; `serve(state_dir, LOCK_FD or None)` until it
+    leaves. Exit 0 always (2 for wrong arguments), whatever went wrong logged to errors.log as
+    `what`."""
+    import signal
+    import traceback
+
+    from lookout import store
+
+    # A hook ignores SIGTERM (install.settings.guarded); what it starts must not inherit that,
+    # or a logout waits for it until SIGKILL.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    args = list(argv or [])
+    if len(args) not in (positional, positional + 1):
+        return 2
+    if len(args) > positional and not args[positional].isdigit():
+        return 2
+    state_dir = os.path.abspath(args[0])
+    held = int(args[positional]) if len(args) > positional else None
+    try:
+        serve(state_dir, held)
+    except Exception:
+        store.log_error(state_dir, f"{what}: {traceback.format_exc()}")
+    return 0
 
 
 def spawn_detached(argv: list[str], env: Mapping[str, str] | None = None) -> int:

@@ -9,11 +9,9 @@ re-reads the config itself for secrets."""
 from __future__ import annotations
 
 import os
-import signal
 import time
-import traceback
 
-from lookout import store, words
+from lookout import spawn, store, words
 from lookout.config import check, files
 from lookout.deliveries import record
 from lookout.notify import outbox
@@ -41,20 +39,11 @@ RECHECK_S = 1.0
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`sender STATE_DIR JOB [LOCK_FD]`: serve the state directory; LOCK_FD holds its
-    sender.lock already (taken by the hook that started us)."""
-    # A hook ignores SIGTERM (install.settings.guarded); the sender and its children must not
-    # inherit that, or a logout waits for them until SIGKILL.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    args = list(argv or [])
-    if len(args) not in (2, 3) or (len(args) == 3 and not args[2].isdigit()):
-        return 2
-    state_dir = os.path.abspath(args[0])
-    held = int(args[2]) if len(args) == 3 else None
-    try:
-        serve(state_dir, held=held)
-    except Exception:
-        store.log_error(state_dir, f"notification sender: {traceback.format_exc()}")
-    return 0
+    sender.lock already (taken by the hook that started us). SIGTERM is back to its default
+    (a hook ignores it), for the sender and its children."""
+    return spawn.held_main(
+        argv, 2, lambda state_dir, held: serve(state_dir, held=held), "notification sender"
+    )
 
 
 def serve(

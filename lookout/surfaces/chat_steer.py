@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from lookout.config.steer import SteerConfig
+    from lookout.remote.ignored import Ignored
 
 MAX_WAITING = 4  # actions queued behind the one running; more are refused at once
 SESSIONS_MAX = 40  # sessions `sessions` lists, projects `new` alone lists
@@ -208,6 +209,28 @@ class Worker:
         except LookoutError as exc:  # a config error: said as the CLI says it
             return refusal(exc)
         return "\n".join(lines(outcome))
+
+
+class Chat:
+    """A surface's side of the owner's messages (Slack's, Telegram's): which count is the
+    surface's to say; each is run on one Worker as the core's surface SOURCE and answered
+    through `_reply`."""
+
+    SOURCE = ""  # the core's surface (lookout.steer.shapes.SURFACES): its own rate limit
+    PREFIX = "/"  # the commands' prefix
+
+    def __init__(self, state_dir: str, ignored: Ignored) -> None:
+        self.state_dir = state_dir
+        self.ignored = ignored  # what was refused, at a bounded rate
+        self.worker = Worker(state_dir, self.SOURCE, self.PREFIX, self._reply)
+
+    def busy(self) -> bool:
+        """An action runs or waits (the listener stays for it)."""
+        return self.worker.busy()
+
+    def _reply(self, job: Job, text: str) -> None:
+        """The answer to `job`, where its message was."""
+        raise NotImplementedError
 
 
 def remote(args: tuple[str, ...], source: str) -> str:

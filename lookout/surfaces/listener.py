@@ -13,15 +13,23 @@ lookout.templates), which tells the hub whose alert a reply answers when no butt
 from __future__ import annotations
 
 import os
+import queue
+import threading
+import time
 from dataclasses import dataclass
 
-from lookout import store, words
-from lookout.channels import telegram
+from lookout import paths, store, words
+from lookout.channels import registry, telegram
+from lookout.deliveries import record
+from lookout.remote.ignored import Ignored
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
+
+    from lookout.shapes import Channel
+    from lookout.surfaces.base import Alert, Watch
 
 # Telegram's callback_data: `lk:<host>:<token>` when a hub is named (the token is 22 characters
 # of base64url, never a colon), `lk1:<token>` otherwise (lookout.channels.telegram).
@@ -118,6 +126,16 @@ class Table:
             for m in self.load(state_dir)["messages"]
         )
 
+    def forget(self, state_dir: str, channel: str) -> None:
+        """A channel gone from the config: its entries go (once: nothing of it is left to
+        listen for)."""
+
+        def drop(table: dict[str, Any]) -> None:
+            for key in self.lists:
+                table[key] = [e for e in table[key] if e.get("channel") != channel]
+
+        self.change(state_dir, drop)
+
     def path(self, state_dir: str) -> str:
         return os.path.join(state_dir, self.name)
 
@@ -139,6 +157,253 @@ class Table:
             change(table)
             store.write_json_atomic(self.path(state_dir), table)
             return table
+
+
+class Listener:
+    """What every chat listener's process does around its protocol (Slack's Socket Mode,
+    Matrix's /sync, ntfy's reply topics; the Telegram poller keeps a loop of its own): it serves
+    its state directory while it holds LOCK; it takes the channels of its SURFACE from the user's
+    own config and reads them again when the file changed (one that no longer loads takes none:
+    fails closed); each turn it handles one item its readers queued (`inbox`) and edits the
+    message of every ended request to its outcome. A subclass says how a channel is read
+    (`_listen`), what an item means (`_handle`), how a message shows its outcome (`_edit`)."""
+
+    SURFACE = ""  # the answer surface whose channels it serves (remote.answers.SURFACES)
+    LOCK = ""  # its lock in the state directory: one listener per state directory
+    WHAT = ""  # its name in the logs ("slack listener")
+    TABLE: Table
+    CONFIG_CHECK_S = 2.0  # how often the config file is looked at (a stat; parsed once changed)
+    STEERS = True  # reads [steer] and [fleet] (ntfy's buttons only answer)
+    DROPS_ON_BAD_CONFIG = True  # a config that no longer loads: its messages answer nothing
+    _handle: Callable[..., None]  # one item of the inbox
+
+    def __init__(self, state_dir: str, poll_s: float, log: str = store.ERRORS) -> None:
+        """`log`: where what others sent and it refused is said (errors.log, or ignored.log)."""
+        self.state_dir = state_dir
+        self.poll_s = poll_s
+        self.inbox: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.channels: dict[str, Mapping[str, Any]] = {}
+        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"{self.WHAT}: {text}", log))
+        self.steering = False  # [steer] enabled
+        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
+        self.fleet = Fleet("", "")  # with a hub named, only the hub takes a shared bot's updates
+        self._config_stamp: object = ()
+        self._config_looked = 0.0
+
+    def serve(self) -> None:
+        try:
+            while True:
+                fd = store.try_lock(os.path.join(self.state_dir, self.LOCK))
+                if fd is None:
+                    return  # another listener serves this state directory
+                try:
+                    self._serve_locked()
+                finally:
+                    os.close(fd)
+                # No lost wake-up: a message registered after our last look starts us again.
+                if not waiting(self.TABLE.load(self.state_dir)["messages"]) and not self._stays():
+                    return
+        finally:
+            self._close()
+            self.ignored.flush(force=True)
+
+    def _serve_locked(self) -> None:
+        if not self._reload() and self.DROPS_ON_BAD_CONFIG:
+            self.TABLE.change(self.state_dir, lambda t: t.update(messages=[]))
+            return
+        while True:
+            self._refresh()
+            table = self.TABLE.load(self.state_dir)
+            names = {m.get("channel") for m in waiting(table["messages"])}
+            if self._stays(table):
+                names |= {a.get("channel") for a in table["alerts"]}
+                names |= set(self.channels) if self.fleet.is_hub else set()
+            elif not names:
+                return
+            for name in names:
+                if isinstance(name, str):
+                    self._listen(name, table)
+            try:
+                item = self.inbox.get(timeout=self.poll_s)
+            except queue.Empty:
+                pass
+            else:
+                self._handle(*item)
+            self.ignored.flush()
+            self._withdraw()
+
+    def _reload(self) -> bool:
+        """The channels of its surface from the user's own file as it is now (a project never
+        names one); a config that no longer loads takes none (fails closed): False."""
+        from lookout.config import check, files
+
+        self._config_looked = time.monotonic()
+        self._config_stamp = stamp(paths.config_path())
+        if self.STEERS:
+            self.steering, self.max_age_s = steer_settings()
+            self.fleet = fleet()
+        try:
+            cfg = files.load(None)
+        except check.ConfigError as exc:
+            store.log_error(self.state_dir, f"{self.WHAT}: config error: {exc.errors[0]}")
+            self.channels = {}
+            return False
+        self.channels = {name: ch for name, ch in cfg["channels"].items() if self._serves(ch)}
+        self._loaded(cfg["channels"])
+        return True
+
+    def _loaded(self, channels: Mapping[str, Channel]) -> None:
+        """The config loaded (`channels`: all of them): what else follows from it."""
+
+    def _serves(self, ch: Channel) -> bool:
+        return registry.of(ch).ANSWERS == self.SURFACE and bool(ch["enabled"])
+
+    def _refresh(self) -> None:
+        if time.monotonic() - self._config_looked < self.CONFIG_CHECK_S:
+            return
+        self._config_looked = time.monotonic()
+        if stamp(paths.config_path()) != self._config_stamp:
+            self._reload()
+
+    def _stays(self, table: dict[str, Any] | None = None) -> bool:
+        """Anything but a waiting message that keeps it (steering, a reply still running)."""
+        return False
+
+    def _close(self) -> None:
+        """It leaves: its readers stop."""
+
+    def _listen(self, name: str, table: dict[str, Any]) -> None:
+        """Channel `name` is read (a reader runs, or starts)."""
+        raise NotImplementedError
+
+    def _answer(self, name: str, token: str, by: str, who: str = "") -> None:
+        """A press of channel `name` (`who`: " by ..." as the log says it) answers the request
+        its token was minted for, once (a refused one changes nothing, said); every message
+        of an ended request then shows its outcome."""
+        from lookout.remote import answers, requests
+
+        try:
+            answers.answer_token(self.state_dir, token, surface=self.SURFACE, by=by, scope=name)
+        except requests.Refused as exc:
+            self.ignored("refused", f"channel {name}: a press{who} changed nothing: {exc}")
+        self._withdraw()
+
+    def _withdraw(self) -> None:
+        """Edit the message of every request that no longer waits to its outcome."""
+        key = self.TABLE.key
+        messages = self.TABLE.load(self.state_dir)["messages"]
+        ended, now = withdraw(self.state_dir, messages, key, self.channels, self._edit)
+        if ended:
+            self.TABLE.change(
+                self.state_dir,
+                lambda t: t.update(messages=mark_done(t["messages"], ended, now, key, self._done)),
+            )
+
+    def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
+        raise NotImplementedError
+
+    def _done(self, m: dict[str, Any]) -> None:
+        """Message `m` was edited to its outcome: what else changes in its entry."""
+
+
+class Polling(Listener):
+    """A listener with a reader thread of its own for each channel (Matrix's /sync, ntfy's
+    stream, Telegram's getUpdates), each queueing into the inbox until `stop` is set or its
+    channel changes; `_resume` says where a new reader goes on from."""
+
+    TAG = ""  # the readers' thread names: TAG-<channel>
+
+    def __init__(self, state_dir: str, poll_s: float, log: str = store.ERRORS) -> None:
+        super().__init__(state_dir, poll_s, log)
+        self.threads: dict[str, threading.Thread] = {}
+        self.stop = threading.Event()
+
+    def _close(self) -> None:
+        self.stop.set()
+
+    def _listen(self, name: str, table: dict[str, Any]) -> None:
+        if name in self.threads and self.threads[name].is_alive():
+            return
+        ch = self.channels.get(name)
+        if ch is None:  # gone from the config: its messages (and alerts) can answer nothing
+            self.TABLE.forget(self.state_dir, name)
+            return
+        thread = threading.Thread(
+            target=self._long_poll,
+            args=(name, ch, self._resume(name, table)),
+            daemon=True,
+            name=f"{self.TAG}-{name}",
+        )
+        self.threads[name] = thread
+        thread.start()
+
+    def _resume(self, name: str, table: dict[str, Any]) -> Any:
+        """Where channel `name`'s new reader goes on from (`table`: as this turn read it)."""
+        raise NotImplementedError
+
+    def _long_poll(self, name: str, ch: Mapping[str, Any], resume: Any) -> None:
+        """Channel `name`'s reader: queues what it reads while it runs."""
+        raise NotImplementedError
+
+
+class Answering:
+    """The sender's side of a surface whose presses its own listener takes (lookout.surfaces.base
+    .Surface): the alert's id kept in TABLE once sent (`sent`), nothing started per alert
+    (`take`), buttons added late through `add`, the outcome shown by the listener's edit."""
+
+    NAME = ""
+    LABEL = ""
+    TABLE: Table
+    ADDED = "buttons added"  # the delivery record's words for a late `add`
+    REPLIES = True  # every alert is remembered: a reply to it steers its session
+
+    def bind(self, a: Alert) -> None:
+        raise NotImplementedError
+
+    def ensure(self, state_dir: str) -> None:
+        """A listener runs (one that runs reads the table on its next turn): started detached."""
+        raise NotImplementedError
+
+    def entry(self, a: Alert, ref: str) -> dict[str, Any]:
+        """What the table keeps of alert `ref`, sent with buttons for its request."""
+        msg = a.msg
+        return {"channel": a.name, self.TABLE.key: ref, "rid": msg["bound"],
+                "title": msg["title"], "body": msg["body"]}  # fmt: skip
+
+    def sent(self, a: Alert, ref: str) -> None:
+        if self.REPLIES:
+            self.remember(a.state_dir, a.name, ref, a.intent["session_id"])
+        if a.msg.get("buttons"):
+            # Kept until its request ends; the listener starts after the entry is written (one
+            # about to exit sees it).
+            self.TABLE.keep(a.state_dir, self.entry(a, ref))
+            self.ensure(a.state_dir)
+
+    def remember(self, state_dir: str, channel: str, ref: str, session_id: str) -> None:
+        """An alert about `session_id` was sent as `ref`: a reply to it steers that session
+        (kept ALERT_KEEP_MS, the newest ALERTS_MAX); with [steer] on, a listener runs."""
+        self.TABLE.remember_alert(state_dir, channel, ref, session_id)
+        if steering_on():
+            self.ensure(state_dir)
+
+    def add(self, a: Alert, ref: str) -> tuple[str, str]:
+        """Alert `ref` gets the buttons `bind` put on a.msg: (the result, its detail)."""
+        raise NotImplementedError
+
+    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
+        pass  # the listener takes the presses
+
+    def late(self, a: Alert, ref: str) -> None:
+        self.bind(a)
+        if not a.msg.get("buttons"):
+            return
+        result, detail = self.add(a, ref)
+        record(a.state_dir, a.intent, a.name, result, f"{self.ADDED}: {detail}", update=True)
+        if result == "sent":
+            self.sent(a, ref)
+
+    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
+        return self.TABLE.known(state_dir, name, ref)
 
 
 def run(argv: Sequence[str] | None, serve: Callable[[str], object], what: str) -> int:
@@ -180,13 +445,6 @@ def replyable(alerts: list[dict[str, Any]], keep_ms: int) -> bool:
     """An alert of the last `keep_ms` that a reply may answer."""
     now = words.now_ms()
     return any(now - whole(a.get("ts")) < keep_ms for a in alerts)
-
-
-def forget(table: dict[str, Any], channel: str) -> None:
-    """A channel gone from the config: its messages with buttons and its alerts go too (once:
-    nothing of it is left to listen for)."""
-    table["messages"] = [m for m in table["messages"] if m.get("channel") != channel]
-    table["alerts"] = [a for a in table["alerts"] if a.get("channel") != channel]
 
 
 def mark_done(

@@ -15,18 +15,13 @@ sender, never by a hook."""
 
 from __future__ import annotations
 
-import os
-import queue
 import sys
-import threading
 import time
 
-from lookout import paths, store
+from lookout import store
 from lookout.boundary import visible
-from lookout.channels import matrix, registry
-from lookout.deliveries import record
-from lookout.remote import answers, requests
-from lookout.remote.ignored import Ignored
+from lookout.channels import matrix
+from lookout.remote import answers
 from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
@@ -34,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from lookout.surfaces.base import Alert, Watch
+    from lookout.surfaces.base import Alert
 
 SURFACE = "matrix"  # the answer surface it serves (remote.answers.SURFACES)
 ALLOW, DENY = "✅", "❌"  # the reactions that answer (U+2705, U+274C)
@@ -72,53 +67,13 @@ BACKOFF_MIN_S, BACKOFF_MAX_S = 0.5, 30.0
 EDIT_TRIES = 3
 TIMELINE_LIMIT = 50
 ALERT_KEEP_MS, ALERTS_MAX = listener.ALERT_KEEP_MS, listener.ALERTS_MAX
-STEER_CHECK_S = 2.0
 
 
 # -- the table (written by the sender, read and pruned by the listener) ----------------------
 
 _TABLE = listener.Table(TABLE, maps=("since",), key="event_id")
 _load, _change = _TABLE.load, _TABLE.change
-_int, _stamp = listener.whole, listener.stamp
-
-
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    return listener.waiting(table["messages"])
-
-
-def _replyable(table: dict[str, Any]) -> bool:
-    return listener.replyable(table["alerts"], ALERT_KEEP_MS)
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    def done(m: dict[str, Any]) -> None:
-        m["keys"] = {}  # nothing answers any more
-
-    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "event_id", done)
-
-
-def watch(state_dir: str, channel: str, event_id: str, msg: dict[str, Any]) -> None:
-    """A message that answers request msg["bound"] was sent as `event_id`: keep it (its keys'
-    tokens, its text without the answer's lines) until the request ends, and make sure a
-    listener runs (after the entry is written: a listener about to exit sees it)."""
-    rid = str(msg["bound"])
-    entry: dict[str, Any] = {
-        "channel": channel,
-        "event_id": event_id,
-        "rid": rid,
-        "title": msg["title"],
-        "body": msg["shown"],
-        "keys": dict(msg["buttons"]),
-    }
-    _TABLE.keep(state_dir, entry)
-    ensure_listener(state_dir)
-
-
-def remember_alert(state_dir: str, channel: str, event_id: str, session_id: str) -> None:
-    """An alert about `session_id` was sent as `event_id`: a reply to it steers that session."""
-    _TABLE.remember_alert(state_dir, channel, event_id, session_id)
-    if listener.steering_on():
-        ensure_listener(state_dir)
+_int = listener.whole
 
 
 alert_session, known = _TABLE.alert_session, _TABLE.known
@@ -221,95 +176,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return listener.run(argv, lambda state_dir: Listener(state_dir).serve(), "matrix listener")
 
 
-class Listener:
+class Listener(listener.Polling):
+    # The inbox: (channel, event, first: from a sync without `since`, where steering is not
+    # taken). Every host reads the shared room; with a hub named, `!` commands not in a reply to
+    # a host's own alert are the hub's alone, and each host takes only its own alerts'.
+    SURFACE, LOCK, WHAT, TABLE, TAG = SURFACE, LOCK, "matrix listener", _TABLE, "mx"
+
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
-        self.state_dir = state_dir
-        self.poll_s = poll_s
-        # (channel, event, first: from a sync without `since`, where steering is not taken)
-        self.events: queue.Queue[tuple[str, dict[str, Any], bool]] = queue.Queue()
-        self.threads: dict[str, threading.Thread] = {}
-        self.stop = threading.Event()
-        self.channels: dict[str, Mapping[str, Any]] = {}
-        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"matrix listener: {text}"))
-        self.steering = False
-        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
-        self._config_stamp: object = ()
-        self._config_looked = 0.0
+        super().__init__(state_dir, poll_s)
         self.worker: chat_steer.Worker | None = None
-        # Every host reads the shared room; with a hub named, `!` commands not in a reply to a
-        # host's own alert are the hub's alone, and each host takes only its own alerts'.
-        self.fleet = listener.Fleet("", "")
-
-    def serve(self) -> None:
-        try:
-            while True:
-                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
-                if fd is None:
-                    return  # another listener serves this state directory
-                try:
-                    self._serve_locked()
-                finally:
-                    os.close(fd)
-                # No lost wake-up: a message registered after our last look starts us again.
-                if not _waiting(_load(self.state_dir)) and not self._stays():
-                    return
-        finally:
-            self.stop.set()
-            self.ignored.flush(force=True)
-
-    def _reload(self) -> bool:
-        """The matrix channels from the user's own file as it is now (a project never names
-        one); a config that no longer loads takes none (fails closed): False."""
-        from lookout.config import check, files
-
-        self._config_looked = time.monotonic()
-        self._config_stamp = _stamp(paths.config_path())
-        self.steering, self.max_age_s = listener.steer_settings()
-        self.fleet = listener.fleet()
-        try:
-            cfg = files.load(None)
-        except check.ConfigError as exc:
-            store.log_error(self.state_dir, f"matrix listener: config error: {exc.errors[0]}")
-            self.channels = {}
-            return False
-        self.channels = {
-            name: ch
-            for name, ch in cfg["channels"].items()
-            if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
-        }
-        return True
-
-    def _serve_locked(self) -> None:
-        if not self._reload():
-            _change(self.state_dir, lambda t: t.update(messages=[]))
-            return
-        while True:
-            self._refresh()
-            table = _load(self.state_dir)
-            names = {m.get("channel") for m in _waiting(table)}
-            if self._stays(table):
-                names |= {a.get("channel") for a in table["alerts"]}
-                names |= set(self.channels) if self.fleet.is_hub else set()
-            elif not names:
-                return
-            for name in names:
-                if isinstance(name, str):
-                    self._listen(name)
-            try:
-                name, event, first = self.events.get(timeout=self.poll_s)
-            except queue.Empty:
-                pass
-            else:
-                self._handle(name, event, first)
-            self.ignored.flush()
-            self._withdraw()
-
-    def _refresh(self) -> None:
-        if time.monotonic() - self._config_looked < STEER_CHECK_S:
-            return
-        self._config_looked = time.monotonic()
-        if _stamp(paths.config_path()) != self._config_stamp:
-            self._reload()
 
     def _stays(self, table: dict[str, Any] | None = None) -> bool:
         self._refresh()
@@ -317,26 +192,11 @@ class Listener:
             return True
         if self.fleet.is_hub and self.steering:  # the fleet's `!` commands are the hub's
             return bool(self.channels)
-        return self.steering and _replyable(table or _load(self.state_dir))
+        alerts = (table or _load(self.state_dir))["alerts"]
+        return self.steering and listener.replyable(alerts, ALERT_KEEP_MS)
 
-    def _listen(self, name: str) -> None:
-        if name in self.threads and self.threads[name].is_alive():
-            return
-        ch = self.channels.get(name)
-        if ch is None:  # gone from the config: its messages and alerts can answer nothing
-
-            def forget(t: dict[str, Any]) -> None:
-                t["messages"] = [m for m in t["messages"] if m.get("channel") != name]
-                t["alerts"] = [a for a in t["alerts"] if a.get("channel") != name]
-
-            _change(self.state_dir, forget)
-            return
-        since = _load(self.state_dir)["since"].get(name)
-        thread = threading.Thread(
-            target=self._long_poll, args=(name, ch, since), daemon=True, name=f"mx-{name}"
-        )
-        self.threads[name] = thread
-        thread.start()
+    def _resume(self, name: str, table: dict[str, Any]) -> object:
+        return _load(self.state_dir)["since"].get(name)  # as its last reader left it
 
     def _long_poll(self, name: str, ch: Mapping[str, Any], since: object) -> None:
         """/sync in a loop: each event of the room is queued for the main loop, in order."""
@@ -356,7 +216,7 @@ class Listener:
             first = not isinstance(since, str)
             events = self._events(name, ch, result)
             for event in events:
-                self.events.put((name, event, first))
+                self.inbox.put((name, event, first))
             batch = result.get("next_batch")
             if isinstance(batch, str) and batch != since:
                 since = batch
@@ -475,13 +335,7 @@ class Listener:
         if not isinstance(token, str):
             self.ignored("payload", f"channel {name}: {key[:8]!r} by {who} answers nothing here")
             return
-        try:
-            answers.answer_token(
-                self.state_dir, token, surface=SURFACE, by=f"Matrix user {sender}", scope=name
-            )
-        except requests.Refused as exc:
-            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
-        self._withdraw()
+        self._answer(name, token, f"Matrix user {sender}", f" by {who}")
 
     def _steer(
         self, name: str, ch: Mapping[str, Any], event: dict[str, Any], text: str, target: object
@@ -546,14 +400,8 @@ class Listener:
         except matrix.MatrixError as exc:
             store.log_error(self.state_dir, f"matrix steering: {exc}")
 
-    def _withdraw(self) -> None:
-        """Edit the message of every request that no longer waits to its outcome."""
-        messages = _load(self.state_dir)["messages"]
-        ended, now = listener.withdraw(
-            self.state_dir, messages, "event_id", self.channels, self._edit
-        )
-        if ended:
-            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
+    def _done(self, m: dict[str, Any]) -> None:
+        m["keys"] = {}  # nothing answers any more
 
     def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
         text = matrix.text_of(str(m.get("title") or ""), str(m.get("body") or ""), outcome)
@@ -570,13 +418,13 @@ class Listener:
 # -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
 
 
-class Room:
+class Room(listener.Answering):
     """Matrix's reactions and numbered replies: each key maps to a single-use token for this
     channel, never the request's nonce; the listener (above) takes them and edits the message
     to the outcome. Added late by editing the message to say them."""
 
-    NAME = SURFACE
-    LABEL = "Matrix"
+    NAME, LABEL, TABLE = SURFACE, "Matrix", _TABLE
+    ADDED = "answers added"
 
     def bind(self, a: Alert) -> None:
         rec = answers.request_for(a.state_dir, a.intent, a.remote)
@@ -592,27 +440,19 @@ class Room:
         a.msg["buttons"] = list(zip(keys, tokens, strict=True))
         a.msg["bound"] = rec["id"]
 
-    def sent(self, a: Alert, ref: str) -> None:
-        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
-        if a.msg.get("buttons"):
-            watch(a.state_dir, a.name, ref, a.msg)
+    def ensure(self, state_dir: str) -> None:
+        ensure_listener(state_dir)
 
-    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
-        pass  # the listener takes the reactions
+    def entry(self, a: Alert, ref: str) -> dict[str, Any]:
+        """Its keys' tokens, its text without the answer's lines."""
+        shown = {"rid": str(a.msg["bound"]), "body": a.msg["shown"]}
+        return {**super().entry(a, ref), **shown, "keys": dict(a.msg["buttons"])}
 
-    def late(self, a: Alert, ref: str) -> None:
-        self.bind(a)
-        if not a.msg.get("buttons"):
-            return
+    def add(self, a: Alert, ref: str) -> tuple[str, str]:
         timeout_s = a.ch["timeout_ms"] / 1000
         ch: Any = a.ch
         result, detail, _ = matrix.replace(ch, ref, a.msg["title"], a.msg["body"], timeout_s)
-        record(a.state_dir, a.intent, a.name, result, f"answers added: {detail}", update=True)
-        if result == "sent":
-            self.sent(a, ref)
-
-    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
-        return known(state_dir, name, ref)
+        return result, detail
 
 
 if __name__ == "__main__":

@@ -15,26 +15,22 @@ a pending request; started by the sender (lookout.spawn), never by a hook."""
 
 from __future__ import annotations
 
-import os
-import queue
 import sys
-import threading
 import time
 
-from lookout import paths, store
+from lookout import store
 from lookout.channels import ntfy, registry
 from lookout.channels.base import ChannelError
-from lookout.deliveries import record
-from lookout.remote import answers, requests
-from lookout.remote.ignored import Ignored
+from lookout.remote import answers
 from lookout.surfaces import base, listener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from lookout.surfaces.base import Alert, Watch
+    from lookout.shapes import Channel
+    from lookout.surfaces.base import Alert
 
 SURFACE = "ntfy"  # the answer surface (remote.answers.SURFACES), RemoteDecision's source
 
@@ -63,49 +59,12 @@ POLL_S = 0.25  # how often the alerts of ended requests are looked for
 READ_TIMEOUT_S = 90.0  # the server sends a keepalive every 45 s by default
 RETRY_MIN_S, RETRY_MAX_S = 0.5, 30.0  # a stream that failed or ended: reconnect, backing off
 SINCE_SLACK_S = 2  # a stream first asks for what came this long before the oldest alert
-CONFIG_CHECK_S = 2.0
 
 
 # -- the table (written by the sender, read and pruned by the subscriber) -----------------------
 
 _TABLE = listener.Table(TABLE, lists=("messages",))
-_waiting, _stamp = listener.waiting, listener.stamp
-
-
-def _load(state_dir: str) -> list[dict[str, Any]]:
-    return list(_TABLE.load(state_dir)["messages"])
-
-
-def _change(
-    state_dir: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    def apply(table: dict[str, Any]) -> None:
-        table["messages"] = change(table["messages"])
-
-    return list(_TABLE.change(state_dir, apply)["messages"])
-
-
-def _mark_done(
-    messages: list[dict[str, Any]], ended: list[tuple[object, object]], now_ms: int
-) -> list[dict[str, Any]]:
-    return listener.mark_done(messages, ended, now_ms, "ref")
-
-
-def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
-    """An alert with buttons went out for request `rid` as `ref` (its sequence id): kept until
-    the request ends, and a subscriber runs (started after the entry is written)."""
-    entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title,
-                             "body": body, "sent_s": int(time.time())}  # fmt: skip
-    rec = requests.load(state_dir, rid)
-    if rec is not None:  # the request shown, not a later one with the same id
-        entry["created_ms"] = rec.get("created_ms")
-    _change(state_dir, lambda ms: [*ms, entry])
-    ensure_subscriber(state_dir)
-
-
-def known(state_dir: str, channel: str, ref: str) -> bool:
-    """Is this alert one with buttons (waiting, or replaced by its outcome)?"""
-    return any(m.get("channel") == channel and m.get("ref") == ref for m in _load(state_dir))
+known = _TABLE.known  # is this alert one with buttons (waiting, or replaced by its outcome)?
 
 
 def ensure_subscriber(state_dir: str) -> None:
@@ -132,96 +91,25 @@ def press_token(event: Mapping[str, Any]) -> str | None:
     return token if 0 < len(token) <= 64 else None
 
 
-class Subscriber:
+class Subscriber(listener.Polling):
+    """Only the alerts with buttons that wait keep it (ntfy takes no replies: no steering); an
+    alert registered after its last look starts it again."""
+
+    SURFACE, LOCK, WHAT, TABLE, TAG = SURFACE, LOCK, "ntfy subscriber", _TABLE, "ntfy"
+    STEERS = False
+
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
-        self.state_dir = state_dir
-        self.poll_s = poll_s
-        self.events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
-        self.threads: dict[str, threading.Thread] = {}
-        self.stop = threading.Event()
-        self.channels: dict[str, Mapping[str, Any]] = {}
-        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"ntfy subscriber: {text}"))
-        self._looked = 0.0
-        self._stamp: object = ()
+        super().__init__(state_dir, poll_s)
 
-    def serve(self) -> None:
-        try:
-            while True:
-                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
-                if fd is None:
-                    return  # another subscriber serves this state directory
-                try:
-                    self._serve_locked()
-                finally:
-                    os.close(fd)
-                # No lost wake-up: an alert registered after our last look starts us again.
-                if not _waiting(_load(self.state_dir)):
-                    return
-        finally:
-            self.stop.set()
-            self.ignored.flush(force=True)
+    def _serves(self, ch: Channel) -> bool:
+        return super()._serves(ch) and bool(ch.get("answers"))
 
-    def _reload(self) -> bool:
-        """The answering ntfy channels of the user's own file as it is now (a project file never
-        names one); a config that no longer loads takes none (fails closed): False."""
-        from lookout.config import check, files
+    def _resume(self, name: str, table: dict[str, Any]) -> str:
+        """A little before the oldest waiting alert was sent."""
+        since_s = min(int(m.get("sent_s") or 0) for m in listener.waiting(table["messages"]))
+        return str(max(since_s - SINCE_SLACK_S, 0))
 
-        self._looked = time.monotonic()
-        self._stamp = _stamp(paths.config_path())
-        try:
-            cfg = files.load(None)
-        except check.ConfigError as exc:
-            store.log_error(self.state_dir, f"ntfy subscriber: config error: {exc.errors[0]}")
-            self.channels = {}
-            return False
-        self.channels = {
-            name: ch
-            for name, ch in cfg["channels"].items()
-            if registry.of(ch).ANSWERS == SURFACE and ch["enabled"] and ch.get("answers")
-        }
-        return True
-
-    def _refresh(self) -> None:
-        if time.monotonic() - self._looked >= CONFIG_CHECK_S:
-            self._looked = time.monotonic()
-            if _stamp(paths.config_path()) != self._stamp:
-                self._reload()
-
-    def _serve_locked(self) -> None:
-        if not self._reload():
-            _change(self.state_dir, lambda ms: [])
-            return
-        while True:
-            self._refresh()
-            waiting = _waiting(_load(self.state_dir))
-            if not waiting:
-                return
-            for name in {str(m.get("channel")) for m in waiting}:
-                self._listen(name, min(int(m.get("sent_s") or 0) for m in waiting))
-            try:
-                name, event = self.events.get(timeout=self.poll_s)
-            except queue.Empty:
-                pass
-            else:
-                self._press(name, event)
-            self.ignored.flush()
-            self._withdraw()
-
-    def _listen(self, name: str, since_s: int) -> None:
-        if name in self.threads and self.threads[name].is_alive():
-            return
-        ch = self.channels.get(name)
-        if ch is None:  # gone from the config (or answers off): its buttons answer nothing
-            _change(self.state_dir, lambda ms: [m for m in ms if m.get("channel") != name])
-            return
-        since = str(max(since_s - SINCE_SLACK_S, 0))
-        thread = threading.Thread(
-            target=self._stream, args=(name, ch, since), daemon=True, name=f"ntfy-{name}"
-        )
-        self.threads[name] = thread
-        thread.start()
-
-    def _stream(self, name: str, ch: Mapping[str, Any], since: str) -> None:
+    def _long_poll(self, name: str, ch: Mapping[str, Any], since: str) -> None:
         """`GET /<reply topic>/json?since=…` in a loop, resumed after the last message seen;
         each message is queued for the main loop."""
         delay = 0.0
@@ -232,7 +120,7 @@ class Subscriber:
                     delay = 0.0
                     if isinstance(event.get("id"), str) and event["id"]:
                         since = event["id"]
-                    self.events.put((name, event))
+                    self.inbox.put((name, event))
             except (OSError, ValueError, ChannelError) as exc:
                 store.log_error(self.state_dir, f"ntfy subscriber: channel {name}: {_said(exc)}")
             delay = min(max(delay * 2, RETRY_MIN_S), RETRY_MAX_S)
@@ -260,7 +148,7 @@ class Subscriber:
                 if isinstance(event, dict) and event.get("event") == "message":
                     yield event
 
-    def _press(self, name: str, event: dict[str, Any]) -> None:
+    def _handle(self, name: str, event: dict[str, Any]) -> None:
         """One message on the reply topic: a press answers once; anything else changes nothing."""
         if name not in self.channels:
             self.ignored("foreign", f"channel {name}: a message for a channel no longer answering")
@@ -271,20 +159,7 @@ class Subscriber:
         if token is None:
             self.ignored("payload", f"channel {name}: a message that is no press: ignored")
             return
-        try:
-            answers.answer_token(
-                self.state_dir, token, surface=SURFACE, by=f"ntfy channel {name}", scope=name
-            )
-        except requests.Refused as exc:
-            self.ignored("refused", f"channel {name}: a press changed nothing: {exc}")
-        self._withdraw()
-
-    def _withdraw(self) -> None:
-        """Replace the alert of every request that no longer waits by its outcome."""
-        messages = _load(self.state_dir)
-        ended, now = listener.withdraw(self.state_dir, messages, "ref", self.channels, self._edit)
-        if ended:
-            _change(self.state_dir, lambda ms: _mark_done(ms, ended, now))
+        self._answer(name, token, f"ntfy channel {name}")
 
     def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
         body = str(m.get("body") or "")
@@ -316,13 +191,13 @@ _OPENER = _opener()
 # -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
 
 
-class Buttons:
+class Buttons(listener.Answering):
     """ntfy's Allow / Deny: `http` actions with a single-use token for this channel in their
     body; the subscriber (above) takes the presses and replaces the alert by the outcome.
     Added late by publishing the alert again under its sequence id, with its actions."""
 
-    NAME = SURFACE
-    LABEL = "ntfy"
+    NAME, LABEL, TABLE = SURFACE, "ntfy", _TABLE
+    REPLIES = False  # ntfy takes presses only
 
     def bind(self, a: Alert) -> None:
         if not a.ch.get("answers"):
@@ -339,28 +214,20 @@ class Buttons:
         server = ntfy.split(a.ch)[0]
         a.msg["reply_url"] = f"{server}/{ntfy.reply_topic(a.state_dir, a.name, a.ch)}"
 
-    def sent(self, a: Alert, ref: str) -> None:
-        if a.msg.get("buttons"):
-            watch(a.state_dir, a.name, ref, a.msg["bound"], a.msg["title"], a.msg["body"])
+    def ensure(self, state_dir: str) -> None:
+        ensure_subscriber(state_dir)
 
-    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
-        pass  # the subscriber takes the presses
+    def entry(self, a: Alert, ref: str) -> dict[str, Any]:
+        """When it was sent: a new stream asks for the presses since."""
+        return {**super().entry(a, ref), "sent_s": int(time.time())}
 
-    def late(self, a: Alert, ref: str) -> None:
-        self.bind(a)
-        if not a.msg.get("buttons"):
-            return
+    def add(self, a: Alert, ref: str) -> tuple[str, str]:
         # ntfy edits no actions alone: the alert is published again under its sequence id, at
         # an update's low priority (the phone buzzed for it already).
         again = {**a.msg, "ref": ref, "update": True}
         timeout_s = a.ch["timeout_ms"] / 1000
         result, detail, _ = registry.send(a.ch, again, timeout_s)
-        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
-        if result == "sent":
-            self.sent(a, ref)
-
-    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
-        return known(state_dir, name, ref)
+        return result, detail
 
 
 if __name__ == "__main__":

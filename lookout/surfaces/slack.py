@@ -15,17 +15,13 @@ by the sender (lookout.spawn's runtime), never by a hook; slack-sdk is imported 
 
 from __future__ import annotations
 
-import os
-import queue
 import sys
 import time
 
-from lookout import paths, store
+from lookout import store
 from lookout.boundary import visible
-from lookout.channels import registry, slack
-from lookout.deliveries import record
-from lookout.remote import answers, requests
-from lookout.remote.ignored import Ignored
+from lookout.channels import slack
+from lookout.remote import answers
 from lookout.surfaces import base, chat_steer, listener
 
 TYPE_CHECKING = False
@@ -33,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from lookout.surfaces.base import Alert, Watch
+    from lookout.surfaces.base import Alert
 
 NAME = "slack"  # the answer surface (remote.answers.SURFACES), RemoteDecision's source
 SOURCE = "slack"  # the steering core's surface (lookout.steer.shapes.SURFACES)
@@ -61,7 +57,6 @@ LOCK = "slack.lock"
 POLL_S = 0.25  # how often the messages of ended requests are looked for
 RETRY_S = 2.0
 ALERT_KEEP_MS, ALERTS_MAX = listener.ALERT_KEEP_MS, listener.ALERTS_MAX
-CONFIG_CHECK_S = 2.0
 EDIT_TRIES = 3
 
 
@@ -69,35 +64,6 @@ EDIT_TRIES = 3
 
 _TABLE = listener.Table(TABLE)
 _load, _change = _TABLE.load, _TABLE.change
-_int, _forget = listener.whole, listener.forget
-
-
-def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
-    return listener.waiting(table["messages"])
-
-
-def _replyable(table: dict[str, Any]) -> bool:
-    return listener.replyable(table["alerts"], ALERT_KEEP_MS)
-
-
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "ref")
-
-
-def watch(state_dir: str, channel: str, ref: str, rid: str, title: str, body: str) -> None:
-    """A message with buttons was sent for request `rid`: keep it until the request ends, and
-    make sure a listener runs (after the entry is written: one about to exit sees it)."""
-    entry: dict[str, Any] = {"channel": channel, "ref": ref, "rid": rid, "title": title}
-    entry["body"] = body
-    _TABLE.keep(state_dir, entry)
-    ensure_listener(state_dir)
-
-
-def remember_alert(state_dir: str, channel: str, ref: str, session_id: str) -> None:
-    """A reply in alert `ref`'s thread steers `session_id` (kept a day, the newest 500)."""
-    _TABLE.remember_alert(state_dir, channel, ref, session_id)
-    if listener.steering_on():
-        ensure_listener(state_dir)
 
 
 alert_session, known = _TABLE.alert_session, _TABLE.known
@@ -118,73 +84,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return listener.run(argv, lambda state_dir: Listener(state_dir).serve(), "slack listener")
 
 
-class Listener:
+class Listener(listener.Listener):
+    SURFACE, LOCK, WHAT, TABLE = NAME, LOCK, "slack listener", _TABLE
+    DROPS_ON_BAD_CONFIG = False  # it serves on with no channel: their entries go as each is seen
+
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
-        self.state_dir = state_dir
-        self.poll_s = poll_s
-        self.envelopes: queue.Queue[tuple[str, str, Any]] = queue.Queue()
+        super().__init__(state_dir, poll_s)  # only the hub connects (issue 42)
         self.clients: dict[str, Any] = {}  # channel name -> its SocketModeClient
-        self.channels: dict[str, Mapping[str, Any]] = {}
-        self.ignored = Ignored(lambda text: store.log_error(state_dir, f"slack listener: {text}"))
-        self.steering = False
-        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
-        self.fleet = listener.Fleet("", "")  # only the hub connects (issue 42)
-        self._stamp: object = ()
-        self._looked = 0.0
         self.chat: Steering | None = None
         self.forwarder = listener.Forwarder(state_dir, "slack forwarder")
 
-    def serve(self) -> None:
-        try:
-            while True:
-                fd = store.try_lock(os.path.join(self.state_dir, LOCK))
-                if fd is None:
-                    return
-                try:
-                    self._serve_locked()
-                finally:
-                    os.close(fd)
-                if not _waiting(_load(self.state_dir)) and not self._stays():
-                    return
-        finally:
-            for c in self.clients.values():
-                c.close()
-            self.ignored.flush(force=True)
-
-    def _reload(self) -> None:
-        """The slack channels of the user's own file as it is now (a project never names one);
-        a config that no longer loads takes none (fails closed)."""
-        from lookout.config import check, files
-
-        self._looked = time.monotonic()
-        try:
-            self._stamp = os.stat(paths.config_path()).st_mtime_ns
-        except OSError:
-            self._stamp = None
-        self.steering, self.max_age_s = listener.steer_settings()
-        self.fleet = listener.fleet()
-        try:
-            cfg = files.load(None)
-        except check.ConfigError as exc:
-            store.log_error(self.state_dir, f"slack listener: config error: {exc.errors[0]}")
-            self.channels = {}
-            return
-        self.channels = {
-            name: ch
-            for name, ch in cfg["channels"].items()
-            if registry.of(ch).ANSWERS == NAME and ch["enabled"]
-        }
-
-    def _refresh(self) -> None:
-        if time.monotonic() - self._looked < CONFIG_CHECK_S:
-            return
-        try:
-            stamp: object = os.stat(paths.config_path()).st_mtime_ns
-        except OSError:
-            stamp = None
-        if stamp != self._stamp:
-            self._reload()
-        self._looked = time.monotonic()
+    def _close(self) -> None:
+        for c in self.clients.values():
+            c.close()
 
     def _stays(self, table: dict[str, Any] | None = None) -> bool:
         self._refresh()
@@ -192,32 +104,10 @@ class Listener:
             return True
         if self.fleet.is_hub:  # any host's buttons and alerts may wait for a press or reply
             return bool(self.channels)
-        return self.fleet.listens and self.steering and _replyable(table or _load(self.state_dir))
+        alerts = (table or _load(self.state_dir))["alerts"]
+        return self.fleet.listens and self.steering and listener.replyable(alerts, ALERT_KEEP_MS)
 
-    def _serve_locked(self) -> None:
-        self._reload()
-        while True:
-            self._refresh()
-            table = _load(self.state_dir)
-            names = {m.get("channel") for m in _waiting(table)}
-            if self._stays(table):
-                names |= {a.get("channel") for a in table["alerts"]}
-                names |= set(self.channels) if self.fleet.is_hub else set()
-            elif not names:
-                return
-            for name in names:
-                if isinstance(name, str):
-                    self._connect(name)
-            try:
-                name, kind, payload = self.envelopes.get(timeout=self.poll_s)
-            except queue.Empty:
-                pass
-            else:
-                self._handle(name, kind, payload)
-            self.ignored.flush()
-            self._withdraw()
-
-    def _connect(self, name: str) -> None:
+    def _listen(self, name: str, table: dict[str, Any]) -> None:
         """A Socket Mode client for channel `name` (slack-sdk's, with its own WebSocket), while
         the channel stays as it was; one of a changed or removed channel is closed."""
         ch = self.channels.get(name)
@@ -233,7 +123,7 @@ class Listener:
             old.close()
             del self.clients[name]
         if ch is None:
-            _change(self.state_dir, lambda t: _forget(t, name))
+            _TABLE.forget(self.state_dir, name)
             return
 
         def on_envelope(c: Any, req: Any) -> None:
@@ -241,7 +131,7 @@ class Listener:
 
             # Acknowledged first, always: Slack retries an envelope not acknowledged in 3 s.
             c.send_socket_mode_response(SocketModeResponse(envelope_id=req.envelope_id))
-            self.envelopes.put((name, req.type, req.payload))
+            self.inbox.put((name, req.type, req.payload))
 
         try:  # slack-sdk missing, a bad token, no network: said, and tried again next turn
             from slack_sdk.socket_mode import SocketModeClient
@@ -303,13 +193,7 @@ class Listener:
         if not known(self.state_dir, name, f"{cid}/{ts}"):
             self.ignored("foreign", f"channel {name}: a press by {who} on no alert of it: ignored")
             return
-        try:
-            answers.answer_token(
-                self.state_dir, token, surface=NAME, by=f"Slack user {user}", scope=name
-            )
-        except requests.Refused as exc:
-            self.ignored("refused", f"channel {name}: a press by {who} changed nothing: {exc}")
-        self._withdraw()
+        self._answer(name, token, f"Slack user {user}", f" by {who}")
 
     def _message(self, name: str, ch: Mapping[str, Any], event: dict[str, Any]) -> None:
         """A message in the channel: the owner's reply in an alert's thread, or a command."""
@@ -424,13 +308,6 @@ class Listener:
             for e in (*table["alerts"], *table["messages"])
         )
 
-    def _withdraw(self) -> None:
-        """Update the message of every request that no longer waits to its outcome."""
-        messages = _load(self.state_dir)["messages"]
-        ended, now = listener.withdraw(self.state_dir, messages, "ref", self.channels, self._edit)
-        if ended:
-            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
-
     def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
         title, body = str(m.get("title") or ""), str(m.get("body") or "")
         text = slack.section_text(title, body, outcome)
@@ -445,19 +322,13 @@ class Listener:
                     return
 
 
-class Steering:
+class Steering(chat_steer.Chat):
     """The owner's messages on Slack, run through the chat core Telegram's run through
     (lookout.surfaces.chat_steer: the same parse, the same actions through lookout.steer.core,
     the same refusals), as the surface `slack`, with `!` for `/` (Slack keeps / for its own
     commands), each answered in its thread."""
 
-    def __init__(self, state_dir: str, ignored: Ignored) -> None:
-        self.state_dir = state_dir
-        self.ignored = ignored
-        self.worker = chat_steer.Worker(state_dir, SOURCE, PREFIX, self._reply)
-
-    def busy(self) -> bool:
-        return self.worker.busy()
+    SOURCE, PREFIX = SOURCE, PREFIX
 
     def steer(
         self,
@@ -512,12 +383,11 @@ def visible_exc(exc: BaseException) -> str:
 # -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
 
 
-class Buttons:
+class Buttons(listener.Answering):
     """Slack's Block Kit buttons: each carries a single-use token for this channel, never the
     request's nonce; the listener (above) takes the presses and updates the message."""
 
-    NAME = NAME
-    LABEL = "Slack"
+    NAME, LABEL, TABLE = NAME, "Slack", _TABLE
 
     def bind(self, a: Alert) -> None:
         rec = answers.request_for(a.state_dir, a.intent, a.remote)
@@ -531,20 +401,11 @@ class Buttons:
         a.msg["buttons"] = [(label, t) for (label, _, _), t in zip(picks, tokens, strict=True)]
         a.msg["bound"] = rec["id"]
 
-    def sent(self, a: Alert, ref: str) -> None:
-        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
-        if a.msg.get("buttons"):
-            msg = a.msg
-            watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+    def ensure(self, state_dir: str) -> None:
+        ensure_listener(state_dir)
 
-    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
-        pass  # the listener takes the presses
-
-    def late(self, a: Alert, ref: str) -> None:
+    def add(self, a: Alert, ref: str) -> tuple[str, str]:
         """The message updated to the request as the rule shows it, with its buttons."""
-        self.bind(a)
-        if not a.msg.get("buttons"):
-            return
         msg = a.msg
         try:
             slack.update(
@@ -554,15 +415,9 @@ class Buttons:
                 slack.section_text(msg["title"], ""),
                 a.ch["timeout_ms"] / 1000,
             )
-            result, detail = "sent", f"chat.update {slack.split_ref(ref)[1]}"
         except slack.SlackError as exc:
-            result, detail = "failed", str(exc)
-        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
-        if result == "sent":
-            self.sent(a, ref)
-
-    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
-        return known(state_dir, name, ref)
+            return "failed", str(exc)
+        return "sent", f"chat.update {slack.split_ref(ref)[1]}"
 
 
 if __name__ == "__main__":

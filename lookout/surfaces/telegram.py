@@ -19,18 +19,14 @@ from __future__ import annotations
 
 import os
 import queue
-import signal
 import sys
 import threading
 import time
-import traceback
 
-from lookout import paths, spawn, store
+from lookout import spawn, store
 from lookout.boundary import visible
 from lookout.channels import registry, telegram
-from lookout.deliveries import record
 from lookout.remote import answers, requests
-from lookout.remote.ignored import Ignored
 from lookout.surfaces import base, listener
 from lookout.surfaces import telegram_steer as steer_telegram
 
@@ -39,8 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from lookout.shapes import Intent
-    from lookout.surfaces.base import Alert, Watch
+    from lookout.shapes import Channel, Intent
+    from lookout.surfaces.base import Alert
 
 SURFACE = "telegram"  # the answer surface it serves (remote.answers.SURFACES)
 
@@ -90,37 +86,17 @@ _HANDOVER = (
 
 _TABLE = listener.Table(TABLE, maps=("offsets",), key="message_id")
 _load, _change = _TABLE.load, _TABLE.change
-_int, _stamp, _forget = listener.whole, listener.stamp, listener.forget
+_int = listener.whole
 
 
 def _waiting(table: dict[str, Any]) -> list[dict[str, Any]]:
     return listener.waiting(table["messages"])
 
 
-def _mark_done(table: dict[str, Any], ended: list[tuple[object, object]], now_ms: int) -> None:
-    table["messages"] = listener.mark_done(table["messages"], ended, now_ms, "message_id")
-
-
-def watch(state_dir: str, channel: str, message_id: str, rid: str, title: str, body: str) -> None:
-    """A message with buttons was sent for request `rid`: keep it until the request ends, and
-    make sure a poller runs (after the entry is written: a poller about to exit sees it)."""
-    entry: dict[str, Any] = {
-        "channel": channel,
-        "message_id": message_id,
-        "rid": rid,
-        "title": title,
-        "body": body,
-    }
-    _TABLE.keep(state_dir, entry)
-    ensure_poller(state_dir)
-
-
 def remember_alert(state_dir: str, channel: str, message_id: str, session_id: str) -> None:
     """An alert about `session_id` was sent as `message_id`: a reply to it steers that session
     (issue 33). Kept ALERT_KEEP_MS, the newest ALERTS_MAX; with [steer] on, a poller runs."""
-    _TABLE.remember_alert(state_dir, channel, message_id, session_id)
-    if listener.steering_on():
-        ensure_poller(state_dir)
+    Chat().remember(state_dir, channel, message_id, session_id)
 
 
 def alert_session(state_dir: str, channel: str, message_id: object) -> str | None:
@@ -184,19 +160,10 @@ def hand_over(state_dir: str, root: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """`telegram STATE_DIR [LOCK_FD]`: poll while messages with buttons wait, or steering is on
     and a Telegram channel is configured; exit 0 always. LOCK_FD holds telegram.lock already
-    (taken by whoever started us)."""
-    # A hook ignores SIGTERM (install.settings.guarded); the poller must not inherit that.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    args = list(argv or [])
-    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
-        return 2
-    state_dir = os.path.abspath(args[0])
-    held = int(args[1]) if len(args) == 2 else None
-    try:
-        Poller(state_dir).serve(held)
-    except Exception:
-        store.log_error(state_dir, f"telegram poller: {traceback.format_exc()}")
-    return 0
+    (taken by whoever started us). SIGTERM is back to its default (a hook ignores it)."""
+    return spawn.held_main(
+        argv, 1, lambda state_dir, held: Poller(state_dir).serve(held), "telegram poller"
+    )
 
 
 def backoff(delay: float, fresh: bool, result: object, took_s: float) -> float:
@@ -209,33 +176,24 @@ def backoff(delay: float, fresh: bool, result: object, took_s: float) -> float:
     return min(max(delay * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
 
 
-class Poller:
+class Poller(listener.Polling):
+    """A listener with a loop of its own: it hands over to an upgrade's runtime, and only the
+    fleet's hub takes updates (issue 42): elsewhere it edits its own messages to their outcome
+    and never calls getUpdates on the shared bot. The channels and [steer] are read again when
+    the config file changed, looked at every STEER_CHECK_S."""
+
+    SURFACE, LOCK, WHAT, TABLE, TAG = SURFACE, LOCK, "telegram poller", _TABLE, "tg"
+    CONFIG_CHECK_S = STEER_CHECK_S
+
     def __init__(self, state_dir: str, poll_s: float = POLL_S) -> None:
-        self.state_dir = state_dir
-        self.poll_s = poll_s
-        self.updates: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
-        self.threads: dict[str, threading.Thread] = {}
-        self.stop = threading.Event()
-        self.channels: dict[str, Mapping[str, Any]] = {}
         # Refused presses and messages go to ignored.log (others' doing, not lookout's failures:
         # doctor does not warn of them), a flood of them as a few lines with counts.
-        self.ignored = Ignored(
-            lambda text: store.log_error(state_dir, f"telegram poller: {text}", store.IGNORED)
-        )
-        self.steering = False  # [steer] enabled
-        # Only the fleet's hub takes updates (issue 42): elsewhere the poller edits its own
-        # messages to their outcome and never calls getUpdates on the shared bot.
-        self.fleet = listener.Fleet("", "")
-        self.max_age_s = 0  # [steer] max_age_s: older messages are not acted on
+        super().__init__(state_dir, poll_s, store.IGNORED)
         # Under this lock the listeners take updates (queue them, save the offset) only while
         # `stop` is clear: once set, what they took is in the queue, and nothing more comes.
         self._taking = threading.Lock()
         self._runtime_looked = time.monotonic()
         self.moved_to: str | None = None  # the runtime an upgrade made current
-        # The channels and [steer] are read again when the config file changed, looked at
-        # every STEER_CHECK_S (a stat; the TOML is parsed only after a change).
-        self._config_stamp: object = ()
-        self._config_looked = 0.0
         self.chat: steer_telegram.Chat | None = None  # the owner's messages, once one came
         self.forwarder = listener.Forwarder(state_dir, "telegram forwarder")
 
@@ -282,7 +240,7 @@ class Poller:
             self.stop.set()
         while True:
             try:
-                channel, update = self.updates.get_nowait()
+                channel, update = self.inbox.get_nowait()
             except queue.Empty:
                 return
             self._handle(channel, update)
@@ -292,32 +250,17 @@ class Poller:
         surface), from the user's own file as it is now: a user taken out of allowed_user_ids,
         a chat changed or a channel disabled counts from the next update on. A config that no
         longer loads takes none (fails closed): False."""
-        from lookout.config import check, files
-
-        self._config_looked = time.monotonic()
-        self._config_stamp = _stamp(paths.config_path())
-        self.steering, self.max_age_s = listener.steer_settings()
-        self.fleet = listener.fleet()
-        try:
-            cfg = files.load(None)  # the user's own file: a project never names a bot
-        except check.ConfigError as exc:
-            store.log_error(self.state_dir, f"telegram poller: config error: {exc.errors[0]}")
-            self.channels = {}
+        if not super()._reload():
             store.mark(os.path.join(self.state_dir, store.TELEGRAM_WANTED), False)
             return False
-        self.channels = {
-            name: ch
-            for name, ch in cfg["channels"].items()
-            if registry.of(ch).ANSWERS == SURFACE and ch["enabled"]
-        }
+        return True
+
+    def _loaded(self, channels: Mapping[str, Channel]) -> None:
         store.mark(os.path.join(self.state_dir, store.TELEGRAM_WANTED), self.wanted)
-        if self.fleet.is_hub and any(
-            registry.of(c).ANSWERS == "slack" for c in cfg["channels"].values()
-        ):
+        if self.fleet.is_hub and any(registry.of(c).ANSWERS == "slack" for c in channels.values()):
             from lookout.surfaces import slack  # the hub's Slack listener stays up as well
 
             slack.ensure_listener(self.state_dir)
-        return True
 
     def _serve_locked(self) -> None:
         if not self._reload():
@@ -335,9 +278,9 @@ class Poller:
                 return
             for name in names:
                 if isinstance(name, str) and self.fleet.listens:
-                    self._listen(name)
+                    self._listen(name, table)
             try:
-                channel, update = self.updates.get(timeout=self.poll_s)
+                channel, update = self.inbox.get(timeout=self.poll_s)
             except queue.Empty:
                 pass
             else:
@@ -351,13 +294,9 @@ class Poller:
         if time.monotonic() - self._runtime_looked >= RUNTIME_CHECK_S:
             self._runtime_looked = time.monotonic()
             self.moved_to = successor()
-        if time.monotonic() - self._config_looked < STEER_CHECK_S:
-            return
-        self._config_looked = time.monotonic()
-        if _stamp(paths.config_path()) != self._config_stamp:
-            self._reload()
+        super()._refresh()
 
-    def _stays(self) -> bool:
+    def _stays(self, table: dict[str, Any] | None = None) -> bool:
         """Steering keeps the poller (wanted), or an action of the owner's still running (it
         finishes; the reply is sent)."""
         self._refresh()
@@ -368,19 +307,8 @@ class Poller:
     def _drop_all(self) -> None:
         _change(self.state_dir, lambda t: t.update(messages=[]))
 
-    def _listen(self, name: str) -> None:
-        if name in self.threads and self.threads[name].is_alive():
-            return
-        ch = self.channels.get(name)
-        if ch is None:  # gone from the config: its buttons and alerts can answer nothing
-            _change(self.state_dir, lambda t: _forget(t, name))
-            return
-        offset = _load(self.state_dir)["offsets"].get(name)
-        thread = threading.Thread(
-            target=self._long_poll, args=(name, ch, offset), daemon=True, name=f"tg-{name}"
-        )
-        self.threads[name] = thread
-        thread.start()
+    def _resume(self, name: str, table: dict[str, Any]) -> object:
+        return _load(self.state_dir)["offsets"].get(name)  # as its last reader left it
 
     def _long_poll(self, name: str, ch: Mapping[str, Any], offset: object) -> None:
         """getUpdates in a loop: each press is queued for the main loop, in update_id order."""
@@ -420,7 +348,7 @@ class Poller:
                 continue  # garbage, or one already taken (the API ignored the offset)
             offset = uid + 1  # the next call confirms it: it is never delivered again
             if any(isinstance(update.get(k), dict) for k in (*kinds, *IGNORED_KINDS)):
-                self.updates.put((name, update))
+                self.inbox.put((name, update))
                 fresh = True
         if isinstance(offset, int) and offset != before:
             self._save_offset(name, offset)
@@ -518,15 +446,6 @@ class Poller:
         except telegram.TelegramError as exc:
             store.log_error(self.state_dir, f"telegram poller: {exc}")
 
-    def _withdraw(self) -> None:
-        """Edit the message of every request that no longer waits to its outcome (no buttons)."""
-        messages = _load(self.state_dir)["messages"]
-        ended, now = listener.withdraw(
-            self.state_dir, messages, "message_id", self.channels, self._edit
-        )
-        if ended:
-            _change(self.state_dir, lambda t: _mark_done(t, ended, now))
-
     def _edit(self, ch: Mapping[str, Any], m: dict[str, Any], outcome: str) -> None:
         params = {
             "chat_id": ch["chat_id"],
@@ -546,39 +465,22 @@ class Poller:
 # -- the answer surface (lookout.surfaces.base): the sender's side -------------------------------
 
 
-class Chat:
+class Chat(listener.Answering):
     """Telegram's buttons: each carries a single-use token for this channel, never the request's
     nonce; the poller (above) takes the presses and edits the message to the
     outcome. Added late under the message as it stands."""
 
-    NAME = SURFACE
-    LABEL = "Telegram"
+    NAME, LABEL, TABLE = SURFACE, "Telegram", _TABLE
 
     def bind(self, a: Alert) -> None:
         telegram_buttons(a.state_dir, a.intent, a.remote, a.msg, a.name, a.ch["content"])
 
-    def sent(self, a: Alert, ref: str) -> None:
-        # Every alert: a reply to it steers its session (issue 33), with [steer] on.
-        remember_alert(a.state_dir, a.name, ref, a.intent["session_id"])
-        if a.msg.get("buttons"):
-            msg = a.msg
-            watch(a.state_dir, a.name, ref, msg["bound"], msg["title"], msg["body"])
+    def ensure(self, state_dir: str) -> None:
+        ensure_poller(state_dir)
 
-    def take(self, a: Alert, ref: str | None, watch: Watch) -> None:
-        pass  # the poller takes the presses
-
-    def late(self, a: Alert, ref: str) -> None:
-        self.bind(a)
-        if not a.msg.get("buttons"):
-            return
+    def add(self, a: Alert, ref: str) -> tuple[str, str]:
         timeout_s = a.ch["timeout_ms"] / 1000
-        result, detail = registry.of(a.ch).add_buttons(a.ch, ref, a.msg["buttons"], timeout_s)
-        record(a.state_dir, a.intent, a.name, result, f"buttons added: {detail}", update=True)
-        if result == "sent":
-            self.sent(a, ref)
-
-    def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
-        return known(state_dir, name, ref)
+        return registry.of(a.ch).add_buttons(a.ch, ref, a.msg["buttons"], timeout_s)
 
 
 def telegram_buttons(

@@ -55,29 +55,25 @@ def foreign(ch: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[str, str
     return None
 
 
-class Chat:
+class Chat(chat_steer.Chat):
     """The owner's messages of one poller: checked at once, run one at a time on a worker
     (lookout.surfaces.chat_steer.Worker) as the surface `telegram`."""
+
+    SOURCE, PREFIX = SOURCE, PREFIX
 
     def __init__(
         self, state_dir: str, ignored: Ignored, alert: Callable[[str, object], str | None]
     ) -> None:
         """`alert(channel, message_id)`: the session whose alert that message is, or None."""
-        self.state_dir = state_dir
-        self.ignored = ignored
+        super().__init__(state_dir, ignored)
         self.alert = alert
         # This host and the fleet's hub (issue 42): at the hub, a reply to another host's alert
         # and `/new HOST:PROJECT`, `/stop HOST:SESSION` go to that host (lookout.fleet.hub).
         self.fleet = listener.Fleet("", "")
-        self.worker = chat_steer.Worker(state_dir, SOURCE, PREFIX, self._reply)
 
     @property
     def jobs(self) -> queue.Queue[Job]:
         return self.worker.jobs
-
-    def busy(self) -> bool:
-        """An action runs or waits (the poller stays for it)."""
-        return self.worker.busy()
 
     def take(
         self,
