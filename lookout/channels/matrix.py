@@ -339,16 +339,8 @@ def risks(name: str, ch: Mapping[str, Any], answers: bool) -> list[str]:
     """The access token travels in every call's header: plain http to a host off this machine
     hands it (and with [remote] on, the power to answer) to the network. With [remote] on and no
     allowed_user_ids, nobody's reaction answers (a room's members are not approvers)."""
-    from lookout import net
-
-    out = []
     server = str(ch.get("homeserver") or "")
-    if server.startswith("http://") and not net.is_loopback_url(server):
-        out.append(
-            f"channels.{name}.homeserver: {base.shown_url(server)} is not encrypted: the access"
-            " token crosses the network in clear text, and whoever holds it can answer your"
-            " requests (use https://)"
-        )
+    out = base.cleartext_risk(name, "homeserver", server, "the access token")
     if answers and not ch.get("allowed_user_ids"):
         out.append(
             f"channels.{name}.allowed_user_ids is empty: no reaction or reply answers a request"

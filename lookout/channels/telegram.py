@@ -254,18 +254,9 @@ def warnings(name: str, ch: Telegram, answers: bool) -> list[str]:
 def risks(name: str, ch: Telegram, answers: bool) -> list[str]:
     """S6: the bot token is part of every Bot API call's URL, so plain http to a host off this
     machine hands it (and with [remote] on, the power to press Allow) to the network; and with
-    [remote] on and no allowed_user_ids, any member of the chat answers requests. A host name is
-    not resolved: only `localhost` and loopback addresses count as this machine."""
-    from lookout import net
-
-    out = []
+    [remote] on and no allowed_user_ids, any member of the chat answers requests."""
     api = str(ch.get("api_url") or "")
-    if api.startswith("http://") and not net.is_loopback_url(api):
-        out.append(
-            f"channels.{name}.api_url: {base.shown_url(api)} is not encrypted: the bot token (part"
-            " of every call's URL) crosses the network in clear text, and whoever holds it can "
-            "answer your requests (use https://)"
-        )
+    out = base.cleartext_risk(name, "api_url", api, "the bot token (part of every call's URL)")
     if answers and not ch.get("allowed_user_ids"):
         out.append(
             f"channels.{name}.allowed_user_ids is empty: a press from anyone in chat "

@@ -539,3 +539,20 @@ def test_webhooks_carry_the_link(fmt: str, where: str) -> None:
     assert LINK in str(body[where])
     plain = webhook.body(fmt, msg_for())
     assert "request=" not in json.dumps(plain)
+
+
+@pytest.mark.parametrize(
+    ("raw", "key", "what"),
+    [
+        ({"type": "apprise"}, "urls", "Apprise service URLs"),
+        ({"type": "command"}, "argv", "the program and its arguments, no shell"),
+    ],
+)
+def test_a_list_a_type_needs_is_missing_or_empty(raw: dict[str, Any], key: str, what: str) -> None:
+    with pytest.raises(files.ConfigError) as missing:
+        channel(raw)
+    assert missing.value.errors == [f"config.toml: channels.c: missing key {key!r} ({what})"]
+    with pytest.raises(files.ConfigError) as empty:
+        channel({**raw, key: []})
+    assert empty.value.errors == [f"config.toml: channels.c.{key}: expected a non-empty array"]
+    assert channel({**raw, key: ["x", "y"]})[key] == ["x", "y"]
