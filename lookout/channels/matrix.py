@@ -114,6 +114,8 @@ def call(
     import urllib.parse
     import urllib.request
 
+    from lookout.channels import post
+
     secret = token(ch)
     url = f"{ch['homeserver']}{API}{path}"
     if query:
@@ -133,7 +135,7 @@ def call(
     )
     status = 200
     try:
-        with _opener().open(req, timeout=timeout_s) as resp:
+        with post.OPENER.open(req, timeout=timeout_s) as resp:  # the token is in a header
             text = resp.read(8 << 20).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         status = exc.code
@@ -155,16 +157,6 @@ def call(
         error = str(doc.get("error") or "no description")[:200].replace(secret, "…")
         raise MatrixError(status, code, f"{what}: HTTP {status} {visible(code)} {visible(error)}")
     return doc
-
-
-def _opener() -> Any:
-    import urllib.request
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None  # the token is in a header: never carry it elsewhere
-
-    return urllib.request.build_opener(NoRedirect)
 
 
 def quote(value: str) -> str:

@@ -14,7 +14,6 @@ from lookout.channels import base
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import urllib.request
     from collections.abc import Mapping
     from typing import Any
 
@@ -90,6 +89,8 @@ def call(ch: Mapping[str, Any], method: str, params: dict[str, Any], timeout_s: 
     import urllib.error
     import urllib.request
 
+    from lookout.channels import post
+
     secret = token(ch)
     url = f"{ch['api_url']}/bot{secret}/{method}"
     req = urllib.request.Request(  # noqa: S310 - api_url is http(s), checked by the config
@@ -99,7 +100,7 @@ def call(ch: Mapping[str, Any], method: str, params: dict[str, Any], timeout_s: 
         headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
     )
     try:
-        with _opener().open(req, timeout=timeout_s) as resp:
+        with post.OPENER.open(req, timeout=timeout_s) as resp:  # the token is in the path
             text = resp.read(1 << 20).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         text = exc.read(65536).decode("utf-8", "replace") if exc.fp else ""
@@ -121,16 +122,6 @@ def call(ch: Mapping[str, Any], method: str, params: dict[str, Any], timeout_s: 
 
         raise TelegramError(code, f"{method}: {code} {visible(desc)}")
     return doc.get("result")
-
-
-def _opener() -> urllib.request.OpenerDirector:
-    import urllib.request
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None  # the token is in the path: never follow it elsewhere
-
-    return urllib.request.build_opener(NoRedirect)
 
 
 def text_of(title: str, body: str, outcome: str | None = None) -> str:
