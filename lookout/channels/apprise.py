@@ -42,11 +42,7 @@ inspect = base.nothing_to_inspect
 
 
 def check(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Apprise) -> None:
-    if "urls" not in raw:
-        c.error(path, "missing key 'urls' (Apprise service URLs)")
-        ch["urls"] = []
-    else:
-        ch["urls"] = c.string_list((*path, "urls"), raw["urls"], nonempty=True)
+    ch["urls"] = base.required_strings(c, path, raw, "urls", "Apprise service URLs")
 
 
 def installed() -> bool:

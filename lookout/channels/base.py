@@ -317,6 +317,31 @@ def check_http_url(c: Checker, path: KeyPath, url: str | None) -> None:
         c.error(path, f"expected an http(s) URL, got {shown_url(url)!r} ({scheme_problem(url)})")
 
 
+def required_strings(
+    c: Checker, path: KeyPath, raw: dict[str, Any], key: str, what: str
+) -> list[str]:
+    """The table's `key`, a non-empty list of strings it must have (`what`: what it holds, said
+    when it is missing: then [])."""
+    if key not in raw:
+        c.error(path, f"missing key {key!r} ({what})")
+        return []
+    return c.string_list((*path, key), raw[key], nonempty=True)
+
+
+def cleartext_risk(name: str, key: str, url: str, secret: str) -> list[str]:
+    """`url` (the channel's `key`) is plain http to a host off this machine: `secret` travels in
+    clear text, and whoever reads it can answer requests. A host name is not resolved: only
+    `localhost` and loopback addresses count as this machine."""
+    from lookout import net
+
+    if not url.startswith("http://") or net.is_loopback_url(url):
+        return []
+    return [
+        f"channels.{name}.{key}: {shown_url(url)} is not encrypted: {secret} crosses the network"
+        " in clear text, and whoever holds it can answer your requests (use https://)"
+    ]
+
+
 def plain_text(
     title: str,
     body: str,

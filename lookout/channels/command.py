@@ -60,11 +60,7 @@ warnings = base.env_warnings
 
 
 def check(c: Checker, path: KeyPath, raw: dict[str, Any], ch: Command) -> None:
-    if "argv" not in raw:
-        c.error(path, "missing key 'argv' (the program and its arguments, no shell)")
-        argv: list[str] = []
-    else:
-        argv = c.string_list((*path, "argv"), raw["argv"], nonempty=True)
+    argv = base.required_strings(c, path, raw, "argv", "the program and its arguments, no shell")
     for i, arg in enumerate(argv):
         try:
             templates.parse(arg, templates.ARGV_PLACEHOLDERS)

@@ -114,6 +114,8 @@ def call(
     import urllib.parse
     import urllib.request
 
+    from lookout.channels import post
+
     secret = token(ch)
     url = f"{ch['homeserver']}{API}{path}"
     if query:
@@ -133,7 +135,7 @@ def call(
     )
     status = 200
     try:
-        with _opener().open(req, timeout=timeout_s) as resp:
+        with post.OPENER.open(req, timeout=timeout_s) as resp:  # the token is in a header
             text = resp.read(8 << 20).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         status = exc.code
@@ -155,16 +157,6 @@ def call(
         error = str(doc.get("error") or "no description")[:200].replace(secret, "…")
         raise MatrixError(status, code, f"{what}: HTTP {status} {visible(code)} {visible(error)}")
     return doc
-
-
-def _opener() -> Any:
-    import urllib.request
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None  # the token is in a header: never carry it elsewhere
-
-    return urllib.request.build_opener(NoRedirect)
 
 
 def quote(value: str) -> str:
@@ -339,16 +331,8 @@ def risks(name: str, ch: Mapping[str, Any], answers: bool) -> list[str]:
     """The access token travels in every call's header: plain http to a host off this machine
     hands it (and with [remote] on, the power to answer) to the network. With [remote] on and no
     allowed_user_ids, nobody's reaction answers (a room's members are not approvers)."""
-    from lookout import net
-
-    out = []
     server = str(ch.get("homeserver") or "")
-    if server.startswith("http://") and not net.is_loopback_url(server):
-        out.append(
-            f"channels.{name}.homeserver: {base.shown_url(server)} is not encrypted: the access"
-            " token crosses the network in clear text, and whoever holds it can answer your"
-            " requests (use https://)"
-        )
+    out = base.cleartext_risk(name, "homeserver", server, "the access token")
     if answers and not ch.get("allowed_user_ids"):
         out.append(
             f"channels.{name}.allowed_user_ids is empty: no reaction or reply answers a request"

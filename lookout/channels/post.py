@@ -1,5 +1,6 @@
 """One HTTP POST for the channels that publish over HTTP (ntfy, webhook): no redirect followed, no
-secret in what it says. Imported inside a type's `send` (it loads urllib)."""
+secret in what it says; and the opener that follows no redirect, for every channel's calls.
+Imported inside a type's `send` (it loads urllib)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises HTTPError with the 3xx code
 
 
-_OPENER = urllib.request.build_opener(_NoRedirect)
+# Every HTTP call of a channel that carries a secret (ntfy, webhook, telegram, matrix) goes
+# through it: a redirect would carry the token (in the URL or a header) wherever it points.
+OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tuple[int, str]:
@@ -38,7 +41,7 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tu
         headers={"User-Agent": USER_AGENT, **headers},
     )
     try:
-        with _OPENER.open(req, timeout=timeout_s) as resp:
+        with OPENER.open(req, timeout=timeout_s) as resp:
             return resp.status, resp.read(65536).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         if 300 <= exc.code < 400:

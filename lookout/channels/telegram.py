@@ -14,7 +14,6 @@ from lookout.channels import base
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import urllib.request
     from collections.abc import Mapping
     from typing import Any
 
@@ -90,6 +89,8 @@ def call(ch: Mapping[str, Any], method: str, params: dict[str, Any], timeout_s: 
     import urllib.error
     import urllib.request
 
+    from lookout.channels import post
+
     secret = token(ch)
     url = f"{ch['api_url']}/bot{secret}/{method}"
     req = urllib.request.Request(  # noqa: S310 - api_url is http(s), checked by the config
@@ -99,7 +100,7 @@ def call(ch: Mapping[str, Any], method: str, params: dict[str, Any], timeout_s: 
         headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
     )
     try:
-        with _opener().open(req, timeout=timeout_s) as resp:
+        with post.OPENER.open(req, timeout=timeout_s) as resp:  # the token is in the path
             text = resp.read(1 << 20).decode("utf-8", "replace")
     except urllib.error.HTTPError as exc:
         text = exc.read(65536).decode("utf-8", "replace") if exc.fp else ""
@@ -121,16 +122,6 @@ def call(ch: Mapping[str, Any], method: str, params: dict[str, Any], timeout_s: 
 
         raise TelegramError(code, f"{method}: {code} {visible(desc)}")
     return doc.get("result")
-
-
-def _opener() -> urllib.request.OpenerDirector:
-    import urllib.request
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None  # the token is in the path: never follow it elsewhere
-
-    return urllib.request.build_opener(NoRedirect)
 
 
 def text_of(title: str, body: str, outcome: str | None = None) -> str:
@@ -254,18 +245,9 @@ def warnings(name: str, ch: Telegram, answers: bool) -> list[str]:
 def risks(name: str, ch: Telegram, answers: bool) -> list[str]:
     """S6: the bot token is part of every Bot API call's URL, so plain http to a host off this
     machine hands it (and with [remote] on, the power to press Allow) to the network; and with
-    [remote] on and no allowed_user_ids, any member of the chat answers requests. A host name is
-    not resolved: only `localhost` and loopback addresses count as this machine."""
-    from lookout import net
-
-    out = []
+    [remote] on and no allowed_user_ids, any member of the chat answers requests."""
     api = str(ch.get("api_url") or "")
-    if api.startswith("http://") and not net.is_loopback_url(api):
-        out.append(
-            f"channels.{name}.api_url: {base.shown_url(api)} is not encrypted: the bot token (part"
-            " of every call's URL) crosses the network in clear text, and whoever holds it can "
-            "answer your requests (use https://)"
-        )
+    out = base.cleartext_risk(name, "api_url", api, "the bot token (part of every call's URL)")
     if answers and not ch.get("allowed_user_ids"):
         out.append(
             f"channels.{name}.allowed_user_ids is empty: a press from anyone in chat "

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from lookout.shapes import Channel, Intent
+    from lookout.shapes import Intent
     from lookout.surfaces.base import Alert, Watch
 
 
@@ -55,7 +55,7 @@ class Popup:
         proc, rest = a.msg.pop("focus_proc")
         if a.msg.get("answer") and ref:
             _answered((a.name, ref, str(a.intent.get("episode"))))
-        watch(watch_click, proc, rest, a.intent, a.name, a.state_dir, a.mark, a.ch, a.msg, ref)
+        watch(watch_click, a, proc, rest, ref)
 
     def late(self, a: Alert, ref: str) -> None:
         self.bind(a)
@@ -67,7 +67,7 @@ class Popup:
             proc, rest = a.msg.pop("focus_proc")
             if new:
                 _answered((a.name, new, str(a.intent.get("episode"))))
-            watch_click(proc, rest, a.intent, a.name, a.state_dir, a.mark, a.ch, a.msg, new)
+            watch_click(a, proc, rest, new)
 
     def shows_outcome(self, state_dir: str, name: str, ref: str, episode: str) -> bool:
         return (name, ref, episode) in _ANSWERED_REFS
@@ -109,41 +109,31 @@ QUICK_MAX = 3
 SETTLE_S = 1.5
 
 
-def watch_click(
-    proc: subprocess.Popen[bytes],
-    rest: bytes,
-    intent: Intent,
-    channel: str,
-    state_dir: str,
-    mark: object,
-    ch: Channel | None = None,
-    msg: dict[str, Any] | None = None,
-    ref: str | None = None,
-) -> None:
-    """Wait for a click on the alert's actions: Focus switches to the session; an answer button
-    answers its request, and the popup is then replaced by the request's outcome."""
-    bound = (msg or {}).get("answer")
+def watch_click(a: Alert, proc: subprocess.Popen[bytes], rest: bytes, ref: str | None) -> None:
+    """Wait for a click on the actions of alert `ref` (notify-send `proc` reports it; `rest`: what
+    it said past the alert's id): Focus switches to the session; an answer button answers its
+    request, and the popup is then replaced by the request's outcome."""
+    bound = a.msg.get("answer")
     if bound:
         CLOSED.start()
     try:
-        action, ref = _wait_click(proc, rest, intent, channel, state_dir, mark, ch, msg, ref)
+        action, ref = _wait_click(a, proc, rest, ref)
     finally:
         if bound:
             CLOSED.stop()
-    if action in CLICKS and mark is not None:
-        detail = focus.jump_to(intent, state_dir)
+    if action in CLICKS and a.mark is not None:
+        detail = focus.jump_to(a.intent, a.state_dir)
         raised = platform.get().raise_terminal()  # macOS: the terminal app comes forward
-        record(state_dir, intent, channel, "clicked", detail + (f"; {raised}" if raised else ""))
-    if not bound or ch is None or msg is None:
+        said = detail + (f"; {raised}" if raised else "")
+        record(a.state_dir, a.intent, a.name, "clicked", said)
+    if not bound:
         return
-    refused = _answer_click(state_dir, intent, channel, bound, action)
+    refused = _answer_click(a, bound, action)
     if ref is not None:
-        _show_outcome(state_dir, intent, channel, ch, msg, ref, bound, mark, refused)
+        _show_outcome(a, ref, bound, refused)
 
 
-def _answer_click(
-    state_dir: str, intent: Intent, channel: str, bound: dict[str, Any], action: str | None
-) -> str | None:
+def _answer_click(a: Alert, bound: dict[str, Any], action: str | None) -> str | None:
     """A click on one of the popup's answer buttons answers the request it was bound to (and is
     recorded); why it did not, or None."""
     from lookout.remote import answers, requests
@@ -154,7 +144,7 @@ def _answer_click(
     refused = None
     try:
         answers.answer(
-            state_dir,
+            a.state_dir,
             bound["rid"],
             bound["nonce"],
             decision,
@@ -166,77 +156,59 @@ def _answer_click(
         refused = str(exc)
     label = dict(bound["actions"])[action]
     said = f"not answered: {refused}" if refused else "answered"
-    record(state_dir, intent, channel, "clicked", f"{label}: {said}")
+    record(a.state_dir, a.intent, a.name, "clicked", f"{label}: {said}")
     return refused
 
 
-def _show_outcome(
-    state_dir: str,
-    intent: Intent,
-    channel: str,
-    ch: Channel,
-    msg: dict[str, Any],
-    ref: str,
-    bound: dict[str, Any],
-    mark: object,
-    refused: str | None,
-) -> None:
-    """The popup is replaced by its request's outcome: its buttons go with it (within a poll of
+def _show_outcome(a: Alert, ref: str, bound: dict[str, Any], refused: str | None) -> None:
+    """Popup `ref` is replaced by its request's outcome: its buttons go with it (within a poll of
     the end)."""
     from lookout.remote import answers, requests
 
-    rec = _settled(state_dir, bound["rid"], bound["nonce"])
+    rec = _settled(a.state_dir, bound["rid"], bound["nonce"])
     if refused is None and rec is not None and requests.is_open(rec, words.now_ms()):
-        if mark is None or not focus.resolved(state_dir, intent, mark):
+        if a.mark is None or not focus.resolved(a.state_dir, a.intent, a.mark):
             return  # the wait timed out (or Focus was clicked) and the request still waits
         rec = {**rec, "status": requests.ANSWERED_LOCALLY}  # its episode ended in the terminal
     if rec is not None and rec.get("nonce") != bound["nonce"]:
         rec = None  # a later request with the same id: this one is no longer waiting
-    text, timeout_s = answers.outcome_text(rec, refused), ch["timeout_ms"] / 1000
-    result, detail, _ = registry.of(ch).replace(ch, ref, msg["title"], text, timeout_s)
-    record(state_dir, intent, channel, result, detail, update=True)
+    text, timeout_s = answers.outcome_text(rec, refused), a.ch["timeout_ms"] / 1000
+    result, detail, _ = registry.of(a.ch).replace(a.ch, ref, a.msg["title"], text, timeout_s)
+    record(a.state_dir, a.intent, a.name, result, detail, update=True)
 
 
 def _wait_click(
-    proc: subprocess.Popen[bytes],
-    rest: bytes,
-    intent: Intent,
-    channel: str,
-    state_dir: str,
-    mark: object,
-    ch: Channel | None,
-    msg: dict[str, Any] | None,
-    ref: str | None,
+    a: Alert, proc: subprocess.Popen[bytes], rest: bytes, ref: str | None
 ) -> tuple[str | None, str | None]:
     """The action clicked on the popup (None: none), and the popup's id as it stands then: a
     popup with answer buttons that the daemon closes while its request waits is posted again."""
-    bound = (msg or {}).get("answer")
+    bound = a.msg.get("answer")
     rid, nonce = (bound["rid"], bound["nonce"]) if bound else (None, None)
     reposts = quick = 0
     while True:
         posted = time.monotonic()
-        action, closed = wait_click(proc, rest, intent, state_dir, mark, rid=rid, nonce=nonce)
-        if not (closed and ch is not None and msg is not None and rid is not None):
+        action, closed = wait_click(proc, rest, a.intent, a.state_dir, a.mark, rid=rid, nonce=nonce)
+        if not (closed and rid is not None):
             return action, ref
         if CLOSED.reason(ref) != EXPIRED:
             return None, ref  # the user dismissed it (or lookout cannot tell): it stays away
-        if not pending(state_dir, rid, nonce):
+        if not pending(a.state_dir, rid, nonce):
             return None, ref
-        if mark is not None and focus.resolved(state_dir, intent, mark):
+        if a.mark is not None and focus.resolved(a.state_dir, a.intent, a.mark):
             return None, ref
         quick = quick + 1 if time.monotonic() - posted < QUICK_S else 0
         if reposts >= REPOST_MAX or quick >= QUICK_MAX:
             why = "not posted again: the daemon keeps closing it"
-            record(state_dir, intent, channel, "skipped", why)
+            record(a.state_dir, a.intent, a.name, "skipped", why)
             return None, ref
         reposts += 1
-        result, _, new = send_one(state_dir, intent, channel, ch, msg, "posted again: ")
-        if result != "sent" or "focus_proc" not in msg:
+        result, _, new = send_one(a.state_dir, a.intent, a.name, a.ch, a.msg, "posted again: ")
+        if result != "sent" or "focus_proc" not in a.msg:
             return None, ref
-        proc, rest = msg.pop("focus_proc")
+        proc, rest = a.msg.pop("focus_proc")
         if new:
             ref = new
-            _answered((channel, new, str(intent.get("episode"))))
+            _answered((a.name, new, str(a.intent.get("episode"))))
 
 
 def _settled(state_dir: str, rid: str, nonce: str) -> dict[str, Any] | None:
@@ -278,21 +250,6 @@ FOCUS_WAIT_S = 1800.0
 FOCUS_POLL_S = 0.5
 
 
-def wait_focus(
-    proc: subprocess.Popen[bytes],
-    rest: bytes,
-    intent: Intent,
-    state_dir: str,
-    mark: object,
-    wait_s: float = FOCUS_WAIT_S,
-    rid: str | None = None,
-) -> str | None:
-    """Wait for a click on one of the alert's actions, at most `wait_s` and only while the alert
-    is current (and its request `rid`, if it answers one, still pending). Returns the action
-    notify-send reported ("default": a click on Focus; "allow", "deny", "option-N")."""
-    return wait_click(proc, rest, intent, state_dir, mark, wait_s, rid)[0]
-
-
 def wait_click(
     proc: subprocess.Popen[bytes],
     rest: bytes,
@@ -303,9 +260,12 @@ def wait_click(
     rid: str | None = None,
     nonce: str | None = None,
 ) -> tuple[str | None, bool]:
-    """wait_focus, and whether the popup was closed without a click (by the daemon or the user:
-    CLOSED tells which) rather than left because its wait ended. `nonce`: the request the popup
-    was built for, not a later one with the same id (the same call asked again)."""
+    """Wait for a click on one of the alert's actions, at most `wait_s` and only while the alert
+    is current (and its request `rid`, if it answers one, still pending; `nonce`: the request the
+    popup was built for, not a later one with the same id, the same call asked again). Returns
+    the action notify-send reported ("default": a click on Focus; "allow", "deny", "option-N";
+    None: none), and whether the popup was closed without a click (by the daemon or the user:
+    CLOSED tells which) rather than left because its wait ended."""
     assert proc.stdout is not None and proc.stderr is not None
     fd = proc.stdout.fileno()
     buf = rest

@@ -456,6 +456,57 @@ def test_a_redirect_is_refused_and_the_token_never_reaches_the_other_origin() ->
         assert other.requests == []
 
 
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ({"type": "telegram", "token_env": "T_TOKEN", "chat_id": 1}, "sendMessage: HTTP 302"),
+        (
+            {
+                "type": "matrix",
+                "access_token_env": "T_TOKEN",
+                "user_id": "@bot:x",
+                "room_id": "!r:x",
+            },
+            "GET /rooms/%21r%3Ax/state/m.room.encryption/: HTTP 302",
+        ),
+    ],
+)
+def test_a_chat_api_that_redirects_gets_no_token_elsewhere(
+    kind: dict[str, Any], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token rides in the path (Telegram) or a header (Matrix): a redirect is not followed."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    monkeypatch.setenv("T_TOKEN", TOKEN)
+    with webhook_receiver() as other:
+
+        class Redirect(BaseHTTPRequestHandler):
+            def redirect(self) -> None:
+                self.send_response(302)
+                self.send_header("Location", f"{other.url}/landed")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = do_PUT = redirect
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = HTTPServer(("127.0.0.1", 0), Redirect)
+        threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            key = "api_url" if kind["type"] == "telegram" else "homeserver"
+            ch = channel({**kind, key: url})
+            result, detail, _ref = registry.send(ch, msg_for(), 5)
+        finally:
+            server.shutdown()
+        assert result == "failed" and detail.startswith(said), detail
+        assert TOKEN not in detail
+        assert other.requests == []
+
+
 def test_a_token_with_a_newline_is_refused_without_quoting_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -539,3 +590,20 @@ def test_webhooks_carry_the_link(fmt: str, where: str) -> None:
     assert LINK in str(body[where])
     plain = webhook.body(fmt, msg_for())
     assert "request=" not in json.dumps(plain)
+
+
+@pytest.mark.parametrize(
+    ("raw", "key", "what"),
+    [
+        ({"type": "apprise"}, "urls", "Apprise service URLs"),
+        ({"type": "command"}, "argv", "the program and its arguments, no shell"),
+    ],
+)
+def test_a_list_a_type_needs_is_missing_or_empty(raw: dict[str, Any], key: str, what: str) -> None:
+    with pytest.raises(files.ConfigError) as missing:
+        channel(raw)
+    assert missing.value.errors == [f"config.toml: channels.c: missing key {key!r} ({what})"]
+    with pytest.raises(files.ConfigError) as empty:
+        channel({**raw, key: []})
+    assert empty.value.errors == [f"config.toml: channels.c.{key}: expected a non-empty array"]
+    assert channel({**raw, key: ["x", "y"]})[key] == ["x", "y"]

@@ -71,7 +71,7 @@ def test_alerter_offers_focus_and_reports_the_click(
     ]  # fmt: skip
     click.write_text("Focus\n")  # the user clicks Focus
     monkeypatch.setattr(focus, "resolved", lambda *a: False)
-    action = desktop.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20)  # type: ignore[typeddict-item]
+    action, _ = desktop.wait_click(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20)  # type: ignore[typeddict-item]
     assert action == "Focus" and action in CLICKS
     assert box.argvs("terminal-notifier") == [] and box.argvs("osascript") == []
 
@@ -255,7 +255,8 @@ def test_alerter_shows_a_callers_actions_and_prints_the_clicked_one(
     assert argv[argv.index("-actions") + 1] == "Allow,Deny,Focus"
     proc, rest = m.pop("focus_proc")
     monkeypatch.setattr(focus, "resolved", lambda *a: False)
-    assert desktop.wait_focus(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20) == "Deny"  # type: ignore[typeddict-item]
+    action, _ = desktop.wait_click(proc, rest, {"kind": "permission"}, str(tmp_path), None, 20)  # type: ignore[typeddict-item]
+    assert action == "Deny"
 
 
 def test_a_process_parent_comes_from_ps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
