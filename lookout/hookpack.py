@@ -24,7 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType
 
-    Entry = tuple[str, str, int, int, CodeType]  # module, source path, mtime_ns, size, code
+    # module, source path, mtime_ns, size, code (None: an extension module, loaded from its file)
+    Entry = tuple[str, str, int, int, CodeType | None]
 
 # Each group in an order where a module's imports come before it (tests/test_hookpack.py checks),
 # packages before their modules. `record` is the recording hook path (tests/test_layout.py pins
@@ -46,8 +47,11 @@ GROUPS = {
 # import annotations`), packed with it when their source is there: an import of one is a search
 # of the standard library's directory.
 STDLIB = ("__future__",)
+# The standard extension modules the record group imports (the C JSON scanner, flock), loaded
+# from the files the pack names: an import of one searches sys.path first (~0.1 ms each).
+EXTENSIONS = ("_json", "fcntl")
 # Bumped when the pack's layout changes: an older pack is then not read at all.
-FORMAT = 4
+FORMAT = 5
 
 
 def pack_path(package_dir: str, group: str = "record") -> str:
@@ -101,6 +105,9 @@ def load(group: str = "record") -> bool:
         for name, path, _mtime_ns, _size, code in entries:
             if name in sys.modules:
                 continue  # a standard module loaded already
+            if code is None:
+                _extension(name, path)
+                continue
             parent, _, leaf = name.rpartition(".")
             module = type(sys)(name)
             module.__file__ = path
@@ -124,6 +131,15 @@ def load(group: str = "record") -> bool:
     return True
 
 
+def _extension(name: str, path: str) -> None:
+    """Load a standard extension module from its file, as importlib's own loader does once its
+    search found it (the import system's frozen modules: no import here)."""
+    machinery = sys.modules["_frozen_importlib_external"]
+    bootstrap = sys.modules["_frozen_importlib"]
+    spec = bootstrap.spec_from_loader(name, machinery.ExtensionFileLoader(name, path), origin=path)
+    bootstrap._load(spec)
+
+
 def write(package_dir: str | None = None) -> list[str]:
     """Compile each group of package_dir (this package's by default) into its file, with this
     interpreter, each atomically. Returns their paths. The hooks must run with this
@@ -136,9 +152,10 @@ def write(package_dir: str | None = None) -> list[str]:
     for group, modules in GROUPS.items():
         sources: list[tuple[str, str]] = []
         if group == "record":
-            for name in STDLIB:
+            for name in STDLIB + EXTENSIONS:
                 path = getattr(importlib.import_module(name), "__file__", None)
-                if isinstance(path, str) and path.endswith(".py"):  # some ship bytecode only
+                # Some ship bytecode only; some build the extensions in (no file: no search).
+                if isinstance(path, str) and path.endswith(".py" if name in STDLIB else ".so"):
                     sources.append((name, path))
         for name in modules:
             rel = name.replace(".", "/")
@@ -148,9 +165,12 @@ def write(package_dir: str | None = None) -> list[str]:
         entries = []
         for name, path in sources:
             with open(path, "rb") as fh:
-                source = fh.read()
                 st = os.fstat(fh.fileno())
-            code = compile(source, path, "exec", dont_inherit=True, optimize=0)
+                # Without docstrings (the hook path reads none, and asserts none): less to
+                # unmarshal. An extension is named by its file only (None: no code).
+                code = None
+                if name not in EXTENSIONS:
+                    code = compile(fh.read(), path, "exec", dont_inherit=True, optimize=2)
             entries.append((name, path, st.st_mtime_ns, st.st_size, code))
         target = pack_path(here, group)
         os.makedirs(os.path.dirname(target), exist_ok=True)
