@@ -1,6 +1,7 @@
 """What several commands declare alike: the SESSION argument, --json, --project, --client,
---dry-run, and the argument types (durations, counts, name lists). Each command declares the rest
-itself, in its module's `declare` (commands/main.py calls it only for the command that runs)."""
+--dry-run, channel's and rule's ACTION, the steering note, and the argument types (durations,
+counts, name lists). Each command declares the rest itself, in its module's `declare`
+(commands/main.py calls it only for the command that runs)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,12 @@ def config_table(p: argparse.ArgumentParser, table: str, more: str) -> Actions:
 
     p.description = f"Add or remove a {table} table in {paths.tilde(paths.config_path())}{more}"
     return p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+
+def needs_steer(p: argparse.ArgumentParser) -> None:
+    """say's, interrupt's and start's description (their declare's docstring) ends with where
+    steering is switched on."""
+    p.description = f"{p.description or ''}{STEER_NOTE}"
 
 
 def project(p: Container, what: str) -> None:
