@@ -13,10 +13,8 @@ from lookout.sessions import Row, handle, label, load_sessions, resolve
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Clear a session's attention by hand, for a dialog you answered in a way no signal"
-        " shows. Recorded as an `Ack` event. Without SESSION: the one session that waits on you."
-    )
+    """Clear a session's attention by hand, for a dialog you answered in a way no signal shows.
+    Recorded as an `Ack` event. Without SESSION: the one session that waits on you."""
     args.session(p)
 
 

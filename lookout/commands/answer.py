@@ -33,11 +33,9 @@ DECISIONS = {"allow": "allow", "deny": "deny", "always": "allow_always"}
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Answer a permission request that waits for a remote answer, as the dashboard's buttons"
-        " do. Without arguments: list the requests still waiting, each with its id and"
-        " everything that would run."
-    )
+    """Answer a permission request that waits for a remote answer, as the dashboard's buttons do.
+    Without arguments: list the requests still waiting, each with its id and everything that
+    would run."""
     p.add_argument(
         "session",
         nargs="?",

@@ -1,6 +1,7 @@
 """What several commands declare alike: the SESSION argument, --json, --project, --client,
---dry-run, and the argument types (durations, counts, name lists). Each command declares the rest
-itself, in its module's `declare` (commands/main.py calls it only for the command that runs)."""
+--dry-run, channel's and rule's ACTION, the steering note, and the argument types (durations,
+counts, name lists). Each command declares the rest itself, in its module's `declare`
+(commands/main.py calls it only for the command that runs)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     # An ArgumentParser or one of its groups: what add_argument is called on.
     Container = argparse._ActionsContainer
+    # A parser's subcommands: what add_parser is called on.
+    Actions = argparse._SubParsersAction[argparse.ArgumentParser]
 
 SESSION_HELP = "a session id or its start, a project or a title"
 STEER_NOTE = " Needs [steer] enabled = true in your own config (docs/steer.md)."
@@ -65,6 +68,22 @@ def call(command: Callable[..., int], ns: argparse.Namespace) -> int:
 
 def dry_run(p: Container, help: str = "print the diff, change nothing") -> None:
     p.add_argument("--dry-run", action="store_true", help=help)
+
+
+def config_table(p: argparse.ArgumentParser, table: str, more: str) -> Actions:
+    """channel's and rule's ACTION, add or remove, of one kind of table in the user's config
+    (commands/configure.py writes it); each action then declares its own arguments, and
+    dry_run."""
+    from lookout import paths
+
+    p.description = f"Add or remove a {table} table in {paths.tilde(paths.config_path())}{more}"
+    return p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+
+def needs_steer(p: argparse.ArgumentParser) -> None:
+    """say's, interrupt's and start's description (their declare's docstring) ends with where
+    steering is switched on."""
+    p.description = f"{p.description or ''}{STEER_NOTE}"
 
 
 def project(p: Container, what: str) -> None:

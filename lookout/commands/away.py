@@ -17,14 +17,12 @@ if TYPE_CHECKING:
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Say you are away from the screen (on) or back (off); alone, what it is now and until"
-        " when. While away, Codex's permission requests wait up to [remote] wait_s for an answer"
-        " from afar (the dashboard, Telegram, `lookout answer`...) before Codex shows its own"
-        " prompt, and alerts are sent even to a focused pane (skip_when_focused). Turning it off"
-        " hands every waiting request back to Codex's prompt at once. Claude Code is the same"
-        " either way: its dialog and a remote answer race, the first one wins."
-    )
+    """Say you are away from the screen (on) or back (off); alone, what it is now and until when.
+    While away, Codex's permission requests wait up to [remote] wait_s for an answer from afar
+    (the dashboard, Telegram, `lookout answer`...) before Codex shows its own prompt, and alerts
+    are sent even to a focused pane (skip_when_focused). Turning it off hands every waiting
+    request back to Codex's prompt at once. Claude Code is the same either way: its dialog and a
+    remote answer race, the first one wins."""
     p.add_argument(
         "switch", nargs="?", choices=("on", "off"), help="on: you are away; off: you are back"
     )

@@ -10,12 +10,10 @@ from lookout import paths
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Follow the state directory and publish each session's state to the MQTT broker named"
-        " in [fleet] (retained, one topic per session; `online` with a Last Will), so `lookout"
-        " status --fleet` on any host shows them. Runs until stopped; one bridge per state"
-        " directory. Needs paho-mqtt (python3 install.py --bridge installs it)."
-    )
+    """Follow the state directory and publish each session's state to the MQTT broker named in
+    [fleet] (retained, one topic per session; `online` with a Last Will), so `lookout status
+    --fleet` on any host shows them. Runs until stopped; one bridge per state directory. Needs
+    paho-mqtt (python3 install.py --bridge installs it)."""
     p.add_argument(
         "--once", action="store_true", help="publish the current state and exit (cron, CI)"
     )

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import argparse
 
-from lookout import paths
 from lookout.channels import registry
 from lookout.commands import args, configure
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        f"Add or remove a [channels.NAME] table in {paths.tilde(paths.config_path())} without"
-        " editing TOML: the rest of the file (comments, order) stays as it is, the result is"
-        " checked before it replaces the file, and an invalid change changes nothing."
+    actions = args.config_table(
+        p,
+        "[channels.NAME]",
+        " without editing TOML: the rest of the file (comments, order) stays as it is, the result"
+        " is checked before it replaces the file, and an invalid change changes nothing.",
     )
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser(
         "add",
         help="add a channel",

@@ -23,10 +23,8 @@ if TYPE_CHECKING:
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Send a test notification through every enabled channel, or the ones named, and say how"
-        " each went. Exits 1 when one failed."
-    )
+    """Send a test notification through every enabled channel, or the ones named, and say how each
+    went. Exits 1 when one failed."""
     p.add_argument(
         "channels", nargs="*", metavar="CHANNEL", help="channel names (default: every enabled one)"
     )

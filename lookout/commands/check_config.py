@@ -14,10 +14,8 @@ from lookout.config import check, files, notify
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Validate the notification config (and the project's .claude/lookout.toml) with errors"
-        " that name the file, the key and what was expected."
-    )
+    """Validate the notification config (and the project's .claude/lookout.toml) with errors that
+    name the file, the key and what was expected."""
     args.project(p, "project directory whose .claude/lookout.toml applies")
 
 

@@ -20,13 +20,10 @@ ROTATED = store.DEFAULT_KEEP  # events.jsonl.1..7; deliveries.jsonl rotates the 
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "For a session's last notifications (a permission, a finished turn...): which channels"
-        " got them, which failed, and which rule withheld one and why (quiet hours,"
-        " min_duration_s, cooldown_s, ...). SESSION is an id or its start (lookout status shows"
-        " it), a project or a title; without it, the latest session of the current directory,"
-        " else the latest."
-    )
+    """For a session's last notifications (a permission, a finished turn...): which channels got
+    them, which failed, and which rule withheld one and why (quiet hours, min_duration_s,
+    cooldown_s, ...). SESSION is an id or its start (lookout status shows it), a project or a
+    title; without it, the latest session of the current directory, else the latest."""
     args.session(p)
     p.add_argument(
         "-n", "--last", type=args.count, default=5, metavar="N", help="how many notifications (5)"

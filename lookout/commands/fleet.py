@@ -20,7 +20,7 @@ _UNKNOWN = "\033[35m"
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = "Manage what the MQTT broker in [fleet] holds for the fleet."
+    """Manage what the MQTT broker in [fleet] holds for the fleet."""
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     forget = actions.add_parser(
         "forget",

@@ -11,11 +11,10 @@ from lookout.steer import core
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Press the agent's interrupt key (Esc) in SESSION's tmux pane to stop its current turn,"
-        " and say whether it stopped. Claude Code's inbox socket has no way to interrupt: this"
-        " needs the pane." + args.STEER_NOTE
-    )
+    """Press the agent's interrupt key (Esc) in SESSION's tmux pane to stop its current turn, and
+    say whether it stopped. Claude Code's inbox socket has no way to interrupt: this needs the
+    pane."""
+    args.needs_steer(p)
     args.session(p, optional=False)
     args.json_flag(p, "the outcome as JSON")
 

@@ -12,12 +12,10 @@ from lookout.jump import locate as places
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Switch a tmux client to the pane a session runs in, across tmux sessions and windows,"
-        " on the tmux server it was started in (kitty and WezTerm windows through their own"
-        " CLIs). Without SESSION: the session that has waited longest for you, then the most"
-        " recently idle; run again to go on to the next one."
-    )
+    """Switch a tmux client to the pane a session runs in, across tmux sessions and windows, on the
+    tmux server it was started in (kitty and WezTerm windows through their own CLIs). Without
+    SESSION: the session that has waited longest for you, then the most recently idle; run again
+    to go on to the next one."""
     args.session(p)
     args.client(p)
     p.add_argument(

@@ -3,8 +3,9 @@ declares and runs it (pip's commands_dict). A module is imported only when its c
 `lookout --help` lists the table, and `lookout status` never loads the notification senders or
 the dashboard. Every command runs under the one error boundary (lookout/boundary.py).
 
-A command module has `declare(parser)`, which describes the command and adds its arguments
-(commands/args.py holds what several commands share), and `run(args) -> int`."""
+A command module has `declare(parser)`, whose docstring is the command's description in its
+--help (as a pip command's docstring is) and which adds its arguments (commands/args.py holds
+what several commands share), and `run(args) -> int`."""
 
 from __future__ import annotations
 
@@ -78,7 +79,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, summary in COMMANDS.items():
         declared = sub.add_parser(name, help=summary)
         if name == command:
-            importlib.import_module(module(name)).declare(declared)
+            declares = importlib.import_module(module(name)).declare
+            declared.description = declares.__doc__  # pip's way: what --help says
+            declares(declared)
     return parser
 
 

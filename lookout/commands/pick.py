@@ -21,11 +21,9 @@ LABEL_MAX = 72
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Show a tmux menu (display-menu) of the sessions, the ones waiting on you first, with"
-        " number keys; choosing one switches the menu's client to that session's pane. Sessions"
-        " on another tmux server or outside tmux are listed but greyed out."
-    )
+    """Show a tmux menu (display-menu) of the sessions, the ones waiting on you first, with number
+    keys; choosing one switches the menu's client to that session's pane. Sessions on another
+    tmux server or outside tmux are listed but greyed out."""
     args.client(p)
     p.add_argument("--print", action="store_true", help="print the menu instead of showing it")
 

@@ -13,10 +13,8 @@ from lookout.sessions import Row, load_sessions
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Remove ended sessions (and those whose process is gone) from the snapshot. events.jsonl"
-        " is left as it is; it is bounded by rotation."
-    )
+    """Remove ended sessions (and those whose process is gone) from the snapshot. events.jsonl is
+    left as it is; it is bounded by rotation."""
     p.add_argument(
         "--older-than",
         type=args.duration,

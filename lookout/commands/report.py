@@ -19,11 +19,9 @@ from lookout.ledger import DIMENSIONS, summarize
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "The waiting ledger: every dialog that waited on you (permission, question, plan,"
-        " error...) and how long until it was answered, by project, reason, tool and agent; and"
-        " how long sessions sat idle after finishing. Reads the rotated history too."
-    )
+    """The waiting ledger: every dialog that waited on you (permission, question, plan, error...)
+    and how long until it was answered, by project, reason, tool and agent; and how long sessions
+    sat idle after finishing. Reads the rotated history too."""
     p.add_argument(
         "--since", type=args.duration, default=7 * 86400, metavar="AGE", help="how far back (7d)"
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from lookout import paths
 from lookout.commands import args, configure
 
 KINDS = (
@@ -15,11 +14,7 @@ KINDS = (
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        f"Add or remove a [[rules]] table in {paths.tilde(paths.config_path())} (what is sent"
-        " where), checked like `channel`."
-    )
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = args.config_table(p, "[[rules]]", " (what is sent where), checked like `channel`.")
     add = actions.add_parser(
         "add",
         help="add a rule",

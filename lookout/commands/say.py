@@ -14,12 +14,11 @@ from lookout.steer.show import lines
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Send TEXT to SESSION as your next message: typed into its tmux pane (then Enter), else,"
-        " for Claude Code, written to its inbox socket (shown to the model as a message from"
-        " another Claude session). Never into an open dialog; to a working session only where"
-        " the agent queues it. Says which way it went and what was delivered." + args.STEER_NOTE
-    )
+    """Send TEXT to SESSION as your next message: typed into its tmux pane (then Enter), else, for
+    Claude Code, written to its inbox socket (shown to the model as a message from another Claude
+    session). Never into an open dialog; to a working session only where the agent queues it.
+    Says which way it went and what was delivered."""
+    args.needs_steer(p)
     args.session(p, optional=False)
     p.add_argument(
         "text", metavar="TEXT", help="the message (newlines allowed where the agent keeps them)"

@@ -29,11 +29,9 @@ WILDCARD = ("0.0.0.0", "::", "")  # noqa: S104 - named to recognise them, not to
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Serve a live page of every session (and a small JSON API and event stream) from the"
-        " state directory. Every request needs a sign-in: open a link it prints (or `lookout"
-        " serve --url`) in each browser; a link works once, within 5 minutes."
-    )
+    """Serve a live page of every session (and a small JSON API and event stream) from the state
+    directory. Every request needs a sign-in: open a link it prints (or `lookout serve --url`) in
+    each browser; a link works once, within 5 minutes."""
     p.add_argument(
         "--bind",
         metavar="ADDRESS",

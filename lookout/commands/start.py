@@ -12,12 +12,10 @@ from lookout.words import STEER_AGENTS
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Start the agent's own program in a new tmux window whose working directory is PROJECT"
-        " (one of [steer] projects), in the tmux session lookout runs in, else in a session"
-        " named `lookout` on the default tmux server; print its SESSION once its first hook"
-        " arrives." + args.STEER_NOTE
-    )
+    """Start the agent's own program in a new tmux window whose working directory is PROJECT (one of
+    [steer] projects), in the tmux session lookout runs in, else in a session named `lookout` on
+    the default tmux server; print its SESSION once its first hook arrives."""
+    args.needs_steer(p)
     p.add_argument("project", metavar="PROJECT", help="the project's directory")
     p.add_argument(
         "--agent", choices=STEER_AGENTS, help="which agent (default: the first of [steer] agents)"

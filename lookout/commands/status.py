@@ -41,12 +41,10 @@ LINE: dict[str, object] = {
 
 
 def declare(p: argparse.ArgumentParser) -> None:
+    """Show every recorded session, the ones waiting on you first. Ended sessions are hidden unless
+    --all; a session whose agent process is gone is shown as ended."""
     from lookout.commands import args  # argparse: never for the status line
 
-    p.description = (
-        "Show every recorded session, the ones waiting on you first. Ended sessions are hidden"
-        " unless --all; a session whose agent process is gone is shown as ended."
-    )
     shape = p.add_mutually_exclusive_group()
     args.json_flag(shape)
     shape.add_argument("--line", action="store_true", help="one short line for a status bar")

@@ -26,12 +26,10 @@ APPLIED = "suggest-applied.json"
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Each Claude Code permission rule that would have spared you dialogs you approved"
-        " (never wider than what you approved, never for destructive commands), with the asks"
-        " and the waiting it would have removed. --apply ID adds one to this project's settings"
-        " (backup, atomic); --revert ID takes it out again."
-    )
+    """Each Claude Code permission rule that would have spared you dialogs you approved (never wider
+    than what you approved, never for destructive commands), with the asks and the waiting it
+    would have removed. --apply ID adds one to this project's settings (backup, atomic); --revert
+    ID takes it out again."""
     p.add_argument(
         "--since",
         dest="since_s",

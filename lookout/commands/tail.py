@@ -19,9 +19,7 @@ from lookout.sessions import MIN_PREFIX, label, load_sessions, matching, parse_l
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Print the last events of events.jsonl, oldest first; -f keeps following across rotation."
-    )
+    """Print the last events of events.jsonl, oldest first; -f keeps following across rotation."""
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
     p.add_argument("-n", "--lines", type=args.count, default=20, metavar="N", help="how many (20)")
     args.json_flag(p, "print the stored JSON lines as they are")

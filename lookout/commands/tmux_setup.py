@@ -36,12 +36,9 @@ STATUS_RIGHT_LENGTH = 120
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Print the tmux bindings (prefix a: jump to the session waiting longest, prefix A: pick"
-        " one from a menu) and the status-right snippet for `status --line`; --apply keeps them"
-        " in one marked block of ~/.tmux.conf (a backup first), --remove takes that block out"
-        " again."
-    )
+    """Print the tmux bindings (prefix a: jump to the session waiting longest, prefix A: pick one
+    from a menu) and the status-right snippet for `status --line`; --apply keeps them in one
+    marked block of ~/.tmux.conf (a backup first), --remove takes that block out again."""
     action = p.add_mutually_exclusive_group()
     action.add_argument("--apply", action="store_true", help="add or update the block in the file")
     action.add_argument("--remove", action="store_true", help="take the block out of the file")

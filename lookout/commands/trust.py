@@ -24,12 +24,9 @@ if TYPE_CHECKING:
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "A project's .claude/lookout.toml may only narrow or quiet your config until you trust"
-        " it: this shows exactly what the file adds beyond that, asks, and records the file's"
-        " path and the hash of its bytes in your state directory. A changed file is untrusted"
-        " again."
-    )
+    """A project's .claude/lookout.toml may only narrow or quiet your config until you trust it:
+    this shows exactly what the file adds beyond that, asks, and records the file's path and the
+    hash of its bytes in your state directory. A changed file is untrusted again."""
     p.add_argument(
         "dir", nargs="?", metavar="DIR", help="the project directory (default: the current one)"
     )

@@ -11,11 +11,8 @@ from lookout.install import cli as install_cli
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Remove lookout's hook entries from Claude Code's settings (and another agent's files"
-        " with --agent), keeping everything else in them. The same as `python3 install.py"
-        " --uninstall`."
-    )
+    """Remove lookout's hook entries from Claude Code's settings (and another agent's files with
+    --agent), keeping everything else in them. The same as `python3 install.py --uninstall`."""
     install_cli.add_options(p, uninstall=True)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lookout import paths
 from lookout.commands import main as cli
 from lookout.config import files, notify
 from lookout.install import registry
@@ -44,6 +45,23 @@ def put(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+@pytest.mark.parametrize(
+    ("command", "table"), [("channel", "[channels.NAME]"), ("rule", "[[rules]]")]
+)
+def test_channel_and_rule_say_which_file_they_edit_and_need_an_action(
+    config_file: Path, capsys: pytest.CaptureFixture[str], command: str, table: str
+) -> None:
+    with pytest.raises(SystemExit) as helped:
+        cli.main([command, "--help"])
+    assert helped.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())  # argparse wraps it to the terminal
+    assert f"Add or remove a {table} table in {paths.tilde(str(config_file))} " in said
+    with pytest.raises(SystemExit) as refused:
+        cli.main([command])
+    assert refused.value.code == 2
+    assert "the following arguments are required: ACTION" in capsys.readouterr().err
 
 
 def test_channel_add_without_a_config_starts_from_the_default(

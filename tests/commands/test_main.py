@@ -126,6 +126,19 @@ def test_every_command_in_the_table_declares_itself_and_runs() -> None:
         assert declared.description, name  # its own --help says what it does
 
 
+@pytest.mark.parametrize("name", ["say", "interrupt", "start"])
+def test_a_steering_commands_help_says_where_steering_is_switched_on(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as helped:
+        cli.main([name, "--help"])
+    assert helped.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())  # argparse wraps it to the terminal
+    note = "Needs [steer] enabled = true in your own config (docs/steer.md)."
+    assert said.count(note) == 1
+    assert said.index(note) > said.index(" tmux ")  # after what the command does
+
+
 def test_the_status_line_loads_no_argparse_typing_or_json(recorded: Path) -> None:
     # Nor the config parser when the hooks' cache knows the files, nor another command's module.
     unwanted = {"argparse", "typing", "json", "traceback", "shutil", "lookout.config.files"}

@@ -40,10 +40,8 @@ _LABEL = {OK: "ok  ", INFO: "--  ", WARN: "warn", FAIL: "FAIL"}
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Check lookout's installation, config, state directory and notification channels."
-        " Changes nothing; exits 1 when something is broken."
-    )
+    """Check lookout's installation, config, state directory and notification channels. Changes
+    nothing; exits 1 when something is broken."""
     args.project(p, "project whose .claude settings to check")
     args.json_flag(p)
 
