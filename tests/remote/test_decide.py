@@ -131,15 +131,12 @@ def test_allowed_from_afar_prints_the_allow_json_and_records_who(state_dir: Path
     proc = start(p)
     rec = waiting(state_dir)
     assert rec["pid"] == proc.pid and rec["session_id"] == p["session_id"]
-    requests.answer(
-        str(state_dir),
-        rec["id"],
-        "allow",
-        rec["nonce"],
+    answer(
+        state_dir,
+        rec,
         by="the dashboard (192.0.2.7)",
         source="192.0.2.7",
         user_agent="Mobile Safari",
-        now_ms=int(time.time() * 1000),
     )
     out = finish(proc)
     assert json.loads(out) == {
@@ -167,15 +164,13 @@ def test_denied_from_afar_names_who_denied(state_dir: Path) -> None:
     write_config(ON)
     proc = start(payload("PermissionRequest-Bash"))
     rec = waiting(state_dir)
-    requests.answer(
-        str(state_dir),
-        rec["id"],
+    answer(
+        state_dir,
+        rec,
         "deny",
-        rec["nonce"],
         by="alice@laptop (lookout answer)",
         source="local shell",
         user_agent="lookout answer",
-        now_ms=int(time.time() * 1000),
     )
     decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
     assert decision == {
@@ -209,16 +204,7 @@ def test_a_local_yes_seen_in_the_record_ends_the_wait(state_dir: Path) -> None:
     assert finish(proc, timeout=5) == b""
     assert requests.load(str(state_dir), rec["id"])["status"] == "answered_locally"
     with pytest.raises(requests.Refused) as late:
-        requests.answer(
-            str(state_dir),
-            rec["id"],
-            "allow",
-            rec["nonce"],
-            by="x",
-            source="x",
-            user_agent="x",
-            now_ms=int(time.time() * 1000),
-        )
+        answer(state_dir, rec)
     # The tool ran: every surface says it was allowed there, not only "answered".
     assert (late.value.status, str(late.value)) == (409, "allowed in the terminal")
     done = requests.load(str(state_dir), rec["id"])
@@ -294,7 +280,7 @@ def test_a_yes_whose_batch_hook_came_before_its_post_tool_use_is_allowed_in_the_
     record_hook("post_tool_batch.py", _batch(p, use_id))
     wait_for(lambda: requests.load(str(state_dir), rec["id"]).get("over"), 5, "the hook to wait")
     with pytest.raises(requests.Refused) as refused:
-        answers_now(state_dir, rec)
+        answer(state_dir, rec)
     assert (refused.value.status, str(refused.value)) == (409, "answered in the terminal")
     go.touch()
     assert late.wait(timeout=20) == 0
@@ -337,17 +323,13 @@ def test_a_dialog_over_without_a_word_of_how_is_answered_in_the_terminal(state_d
     assert answers.outcome_text(done) == "Answered in the terminal"
 
 
-def answers_now(state_dir: Path, rec: dict[str, Any]) -> dict[str, Any]:
-    return requests.answer(
-        str(state_dir),
-        rec["id"],
-        "allow",
-        rec["nonce"],
-        by="x",
-        source="x",
-        user_agent="x",
-        now_ms=int(time.time() * 1000),
-    )
+def answer(
+    state_dir: Path, rec: dict[str, Any], decision: str = "allow", **given: Any
+) -> dict[str, Any]:
+    """Request `rec` answered now from afar, with its nonce (who: `by`, `source`, `user_agent`)."""
+    said = {"by": "x", "source": "x", "user_agent": "x", **given}
+    now_ms = int(time.time() * 1000)
+    return requests.answer(str(state_dir), rec["id"], decision, rec["nonce"], now_ms=now_ms, **said)
 
 
 def test_the_deadline_falls_through_to_the_dialog(state_dir: Path) -> None:
@@ -385,17 +367,7 @@ def test_a_question_answered_from_afar_goes_back_as_updated_input(state_dir: Pat
     }
     proc = start(p)
     rec = waiting(state_dir)
-    requests.answer(
-        str(state_dir),
-        rec["id"],
-        "allow",
-        rec["nonce"],
-        by="x",
-        source="x",
-        user_agent="x",
-        now_ms=int(time.time() * 1000),
-        answers={"Which colour?": "Blue"},
-    )
+    answer(state_dir, rec, answers={"Which colour?": "Blue"})
     decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
     assert decision == {
         "behavior": "allow",
@@ -446,16 +418,7 @@ def test_the_decision_goes_out_even_when_recording_it_fails(state_dir: Path) -> 
     proc = start(payload("PermissionRequest-Bash"))
     rec = waiting(state_dir)
     (state_dir / "events.jsonl").mkdir()  # the RemoteDecision line cannot be appended
-    requests.answer(
-        str(state_dir),
-        rec["id"],
-        "allow",
-        rec["nonce"],
-        by="x",
-        source="x",
-        user_agent="x",
-        now_ms=int(time.time() * 1000),
-    )
+    answer(state_dir, rec)
     decision = json.loads(finish(proc))["hookSpecificOutput"]["decision"]
     assert decision == {"behavior": "allow"}
     assert "remote answer (record)" in (state_dir / "errors.log").read_text()
@@ -528,6 +491,15 @@ def test_codex_while_away_waits_and_answers_allow_in_its_format(state_dir: Path)
     # The Allow rule: the justification is commentary, shown, never what is approved.
     assert listed[0]["detail"] == "touch made_by_q1\ndescription: probe needs it"
     assert listed[0]["offers_allow"] is True
+    last = allowed_with_lookout_answer(state_dir, proc, rec, "codex")
+    assert (last["status"], last["notify"]) == ("working", ["resolved"])
+
+
+def allowed_with_lookout_answer(
+    state_dir: Path, proc: subprocess.Popen[bytes], rec: dict[str, Any], agent: str
+) -> dict[str, Any]:
+    """`lookout answer ID allow`: the agent's hook says allow, and the RemoteDecision recorded
+    names the agent (the line, returned)."""
     assert "allowed: " in lookout("answer", rec["id"], "allow")
     assert json.loads(finish(proc)) == {
         "hookSpecificOutput": {
@@ -538,10 +510,10 @@ def test_codex_while_away_waits_and_answers_allow_in_its_format(state_dir: Path)
     last = events(state_dir)[-1]
     assert (last["event"], last["agent"], last["remote"]["decision"]) == (
         "RemoteDecision",
-        "codex",
+        agent,
         "allow",
     )
-    assert (last["status"], last["notify"]) == ("working", ["resolved"])
+    return last
 
 
 def test_codex_deny_carries_the_message(state_dir: Path) -> None:
@@ -632,19 +604,7 @@ def test_opencode_waits_beside_its_dialog_and_answers_allow_or_deny_only(state_d
     listed = json.loads(lookout("answer", "--json"))
     assert listed[0]["detail"] == "touch made_by_oc\ndescription: Touch a file"
     assert listed[0]["offers_allow"] is True  # the description is commentary (issue 38)
-    assert "allowed: " in lookout("answer", rec["id"], "allow")
-    assert json.loads(finish(proc)) == {
-        "hookSpecificOutput": {
-            "hookEventName": "PermissionRequest",
-            "decision": {"behavior": "allow"},
-        }
-    }
-    last = events(state_dir)[-1]
-    assert (last["event"], last["agent"], last["remote"]["decision"]) == (
-        "RemoteDecision",
-        "opencode",
-        "allow",
-    )
+    allowed_with_lookout_answer(state_dir, proc, rec, "opencode")
 
 
 def test_opencode_sigterm_is_answered_in_the_terminal_either_way(state_dir: Path) -> None:
