@@ -6,7 +6,6 @@ and `bench/remote_answer.py --fleet`."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -16,9 +15,9 @@ from typing import Any, ClassVar
 
 from lookout import store
 from tests.fleet.conftest import Host
-from tests.helpers import ROOT, wait_for
+from tests.helpers import ROOT, lock_free, wait_for
 from tests.mosquitto import Broker
-from tests.telegram_api import BotApi
+from tests.telegram_api import BotApi, channel_table
 
 HUB, B, C = "hub", "hostb", "hostc"
 ACL = ROOT / "tests" / "fixtures" / "mosquitto" / "acl"
@@ -85,11 +84,7 @@ class ChatHost(Host):
 
 
 def telegram_channel(api_url: str) -> str:
-    return (
-        '[channels.chat]\ntype = "telegram"\ntoken_env = "LOOKOUT_TG_TOKEN"\n'
-        f'chat_id = {CHAT}\nallowed_user_ids = [{OWNER}]\napi_url = "{api_url}"\n'
-        'content = "full"\n'
-    )
+    return channel_table(api_url, CHAT, OWNER)
 
 
 def slack_channel(api_url: str) -> str:
@@ -162,12 +157,4 @@ class Fleet:
         # its state directory until then).
         for h in self.hosts.values():
             for lock in (store.TELEGRAM_LOCK, "slack.lock", store.SENDER_LOCK):
-                wait_for(lambda h=h, lock=lock: _free(h.state / lock), 60, f"{h.name}'s {lock}")
-
-
-def _free(lock: Path) -> bool:
-    fd = store.try_lock(str(lock))
-    if fd is None:
-        return False
-    os.close(fd)
-    return True
+                wait_for(lambda h=h, lock=lock: lock_free(h.state / lock), 60, f"{h.name}'s {lock}")

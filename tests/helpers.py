@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -23,6 +24,7 @@ from typing import IO, Any, TypeVar
 
 import pytest
 
+from lookout import store
 from lookout.machine import make_intent
 from lookout.shapes import Intent
 
@@ -64,6 +66,36 @@ def short_tmpdir(prefix: str) -> Path:
     if len(base) > 20:
         base = SHORT_TMP
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+
+
+def lookout(
+    *args: str,
+    cwd: Path = ROOT,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 30,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m lookout ARGS`, the real entry point, in a child process; `env`: its whole
+    environment (by default this one's, with this checkout on PYTHONPATH)."""
+    return subprocess.run(
+        [sys.executable, "-m", "lookout", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env if env is not None else {**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=timeout,
+        check=False,
+    )
+
+
+def lock_free(lock: Path) -> bool:
+    """Nobody holds the lock file `lock` (a detached sender, poller or listener has left)."""
+    fd = store.try_lock(str(lock))
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
 
 
 def write_config(text: str) -> None:

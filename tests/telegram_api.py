@@ -27,6 +27,16 @@ CONFLICT = (
 )
 
 
+def channel_table(api_url: str, chat_id: int, owner: int, content: str = "full") -> str:
+    """A lookout config's `[channels.chat]` table sending to this double at `api_url` (the token
+    from $LOOKOUT_TG_TOKEN), answering `owner` alone in `chat_id`."""
+    return (
+        '[channels.chat]\ntype = "telegram"\ntoken_env = "LOOKOUT_TG_TOKEN"\n'
+        f'chat_id = {chat_id}\nallowed_user_ids = [{owner}]\napi_url = "{api_url}"\n'
+        f'content = "{content}"\n'
+    )
+
+
 class ApiError(Exception):
     def __init__(self, code: int, description: str) -> None:
         super().__init__(description)

@@ -4,12 +4,15 @@ without a shell."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -426,29 +429,35 @@ def test_apprise_failure_is_reported() -> None:
 # -- what a server, a token or a message can do (L2, L3, L4) --------------------------------
 
 
+@contextlib.contextmanager
+def redirecting(to: str) -> Iterator[str]:
+    """A loopback server answering every call with a 302 to `to`: its URL."""
+
+    class Redirect(BaseHTTPRequestHandler):
+        def redirect(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", to)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = redirect
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
 def test_a_redirect_is_refused_and_the_token_never_reaches_the_other_origin() -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
     with webhook_receiver() as other:
-
-        class Redirect(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.send_response(302)
-                self.send_header("Location", f"{other.url}/landed")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        server = HTTPServer(("127.0.0.1", 0), Redirect)
-        threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
-        try:
-            url = f"http://127.0.0.1:{server.server_address[1]}/mytopic"
-            ch = channel({"type": "ntfy", "url": url, "token": TOKEN})
+        with redirecting(f"{other.url}/landed") as url:
+            ch = channel({"type": "ntfy", "url": f"{url}/mytopic", "token": TOKEN})
             result, detail, _ref = registry.send(ch, msg_for(), 5)
-        finally:
-            server.shutdown()
         assert (result, detail) == (
             "failed",
             "HTTP 302: redirect refused (set the URL the server redirects to)",
@@ -475,33 +484,12 @@ def test_a_chat_api_that_redirects_gets_no_token_elsewhere(
     kind: dict[str, Any], said: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The token rides in the path (Telegram) or a header (Matrix): a redirect is not followed."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
     monkeypatch.setenv("T_TOKEN", TOKEN)
     with webhook_receiver() as other:
-
-        class Redirect(BaseHTTPRequestHandler):
-            def redirect(self) -> None:
-                self.send_response(302)
-                self.send_header("Location", f"{other.url}/landed")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            do_GET = do_POST = do_PUT = redirect
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        server = HTTPServer(("127.0.0.1", 0), Redirect)
-        threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
-        try:
-            url = f"http://127.0.0.1:{server.server_address[1]}"
+        with redirecting(f"{other.url}/landed") as url:
             key = "api_url" if kind["type"] == "telegram" else "homeserver"
             ch = channel({**kind, key: url})
             result, detail, _ref = registry.send(ch, msg_for(), 5)
-        finally:
-            server.shutdown()
         assert result == "failed" and detail.startswith(said), detail
         assert TOKEN not in detail
         assert other.requests == []

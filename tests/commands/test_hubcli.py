@@ -6,27 +6,12 @@ tests/fleet/test_hub.py."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from tests.helpers import ROOT, write_config
+from tests.helpers import lookout, write_config
 
 FLEET = '[fleet]\nmqtt = "mqtt://127.0.0.1:1"\nhost = "laptop"\n'
-
-
-def lookout(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lookout", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=30,
-        check=False,
-    )
 
 
 COMMANDS = (

@@ -17,7 +17,7 @@ from lookout.commands import main as cli
 from lookout.commands import status
 from lookout.sessions import parse_line
 from lookout.silence import clock
-from tests.helpers import ROOT, Output, payload, wait_for
+from tests.helpers import ROOT, Output, lookout, payload, wait_for
 
 if TYPE_CHECKING:
     from lookout.install.runtimes import Outcome
@@ -36,17 +36,6 @@ def deliver(state: Path, body: dict[str, Any], ts_ms: int | None = None, **env: 
     raw = json.dumps(body).encode()
     ts = int(time.time() * 1000) if ts_ms is None else ts_ms
     runner.record(raw, None, ts, str(state), env)
-
-
-def lookout(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lookout", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=30,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -648,15 +637,7 @@ def test_prune_behind_a_stalled_pager_never_holds_up_the_hooks(state_dir: Path) 
 def test_status_refuses_a_state_dir_it_would_not_write_to(tmp_path: Path) -> None:
     plain = tmp_path / "not-a-dir"
     plain.write_text("")
-    out = subprocess.run(
-        [sys.executable, "-m", "lookout", "status"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "LOOKOUT_STATE_DIR": str(plain)},
-        timeout=30,
-        check=False,
-    )
+    out = lookout("status", env={**os.environ, "LOOKOUT_STATE_DIR": str(plain)})
     assert (out.returncode, out.stdout) == (1, "")
     assert out.stderr.splitlines() == [
         f"error: refusing the state directory: {plain} is not a directory",

@@ -13,19 +13,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
+from tests.helpers import lookout as run_lookout
 
 
 def lookout(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lookout", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=30,
-        check=False,
-    )
+    return run_lookout(*args, cwd=cwd, stdin=stdin)
 
 
 def hostile_repo(tmp_path: Path) -> tuple[Path, Path]:

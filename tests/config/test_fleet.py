@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,25 +12,13 @@ import pytest
 from lookout.config import fleet
 from lookout.config.check import ConfigError
 from lookout.errors import LookoutError
-from tests.helpers import ROOT, write_config
+from tests.helpers import lookout, write_config
 
 
 def errors(raw: object) -> list[str]:
     with pytest.raises(ConfigError) as caught:
         fleet.validate(raw, "config.toml")
     return caught.value.errors
-
-
-def lookout(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lookout", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=30,
-        check=False,
-    )
 
 
 def test_defaults() -> None:

@@ -45,8 +45,19 @@ def codex_bin() -> Path:
 # --- a mock Responses API ----------------------------------------------------------------------
 
 
+def said(rid: str, text: str) -> dict[str, Any]:
+    """The assistant's message `text`, as the output item of response `rid`."""
+    return {
+        "type": "message",
+        "role": "assistant",
+        "id": f"msg_{rid}",
+        "content": [{"type": "output_text", "text": text}],
+    }
+
+
 class ResponsesAPI(LoopbackAPI):
-    """POST .../responses answers one SSE stream: the assistant's REPLY, then completed."""
+    """POST .../responses answers one SSE stream: the item `answer` makes of the request's input
+    (here the assistant's REPLY), then completed."""
 
     PREFIX = "/v1"
 
@@ -55,22 +66,20 @@ class ResponsesAPI(LoopbackAPI):
         self.requests: list[dict[str, Any]] = []
         self.ids = itertools.count(1)
 
+    def answer(self, items: list[dict[str, Any]], rid: str) -> dict[str, Any]:
+        return said(rid, REPLY)
+
     def post(self, request: BaseHTTPRequestHandler, body: bytes) -> None:
         if not request.path.endswith("/responses"):
             request.send_error(404)
             return
         self.requests.append(json.loads(body))
         rid = f"resp_mock_{next(self.ids)}"
-        message = {
-            "type": "message",
-            "role": "assistant",
-            "id": f"msg_{rid}",
-            "content": [{"type": "output_text", "text": REPLY}],
-        }
+        item = self.answer(self.requests[-1].get("input") or [], rid)
         usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
         events = [
             {"type": "response.created", "response": {"id": rid}},
-            {"type": "response.output_item.done", "item": message},
+            {"type": "response.output_item.done", "item": item},
             {"type": "response.completed", "response": {"id": rid, "usage": usage}},
         ]
         data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)

@@ -14,21 +14,23 @@ Times come from the records' own stamps; the pane is read until what is waited f
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e import npm_client
-from tests.e2e.test_codex import Machine, codex_bin  # noqa: F401 - the pinned Codex fixture
+from tests.e2e.test_codex import (  # noqa: F401 - codex_bin: the pinned Codex fixture
+    Machine,
+    ResponsesAPI,
+    codex_bin,
+    said,
+)
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -36,46 +38,10 @@ pytestmark = pytest.mark.e2e
 JUSTIFICATION = "the test needs it"
 
 
-class AskingAPI:
+class AskingAPI(ResponsesAPI):
     """POST .../responses: a user message `ESC: <cmd>` gets an `exec_command` call of `<cmd>`
     that asks to run outside the sandbox; the call's output (whatever it is) gets the text
     `done: <cmd>`; anything else (Codex's title request, say) gets `ok`."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        ids = itertools.count(1)
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                if not self.path.endswith("/responses"):
-                    self.send_error(404)
-                    return
-                api.requests.append(body)
-                rid = f"resp_mock_{next(ids)}"
-                item = api.answer(body.get("input") or [], rid)
-                usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
-                events = [
-                    {"type": "response.created", "response": {"id": rid}},
-                    {"type": "response.output_item.done", "item": item},
-                    {"type": "response.completed", "response": {"id": rid, "usage": usage}},
-                ]
-                raw = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-                data = raw.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @staticmethod
     def answer(items: list[dict[str, Any]], rid: str) -> dict[str, Any]:
@@ -102,24 +68,7 @@ class AskingAPI:
             }
         else:
             text = "ok"
-        return {
-            "type": "message",
-            "role": "assistant",
-            "id": f"msg_{rid}",
-            "content": [{"type": "output_text", "text": text}],
-        }
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> AskingAPI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        return said(rid, text)
 
 
 @pytest.fixture

@@ -229,15 +229,24 @@ class Desk:
                 time.sleep(0.2)
         raise AssertionError(f"Codex never took the prompt:\n{self.screen(target)}")
 
-    def status_of(self, project: Path, status: str) -> dict[str, Any]:
+    def status_of(
+        self,
+        project: Path,
+        status: str,
+        detail: str | None = None,
+        timeout: float = 90,
+        what: str = "",
+    ) -> dict[str, Any]:
+        """The session in `project` once its status is `status` (and its detail `detail`)."""
         found: dict[str, Any] = {}
 
         def shown() -> bool:
             found.update(self.session_in(project) or {})
-            return found.get("status") == status
+            right = detail is None or found.get("detail") == detail
+            return found.get("status") == status and right
 
         try:
-            wait_for(shown, timeout=90, what=f"{project.name} {status}", every=0.1)
+            wait_for(shown, timeout=timeout, what=what or f"{project.name} {status}", every=0.1)
         except BaseException:
             screens = [self.screen(f"e2e:{i}") for i in range(len(self.projects))]
             print("\n----\n".join(screens), self.sessions(), sep="\n")
@@ -377,13 +386,7 @@ def test_no_daemon_windows_have_their_own_pane_esc_idles_and_a_quit_ends(desk: D
     alpha = desk.status_of(desk.projects[0], "idle")
     second = desk.open(1, "--no-daemon")
     desk.prompt(second, "RUN: sleep 30")
-    beta: dict[str, Any] = {}
-
-    def running() -> bool:
-        beta.update(desk.session_in(desk.projects[1]) or {})
-        return beta.get("status") == "working" and beta.get("detail") == "Bash"
-
-    assert wait_for(running, timeout=60, what="beta running its command", every=0.1), beta
+    beta = desk.status_of(desk.projects[1], "working", "Bash", 60, "beta running its command")
     panes = desk.tmux.tmux("list-panes", "-s", "-t", "e2e", "-F", "#{window_index} #{pane_id}")
     by_window = dict(line.split() for line in panes.splitlines())
     assert (alpha["tmux_pane"], beta["tmux_pane"]) == (by_window["0"], by_window["1"])
@@ -424,13 +427,7 @@ def test_say_to_a_working_session_is_queued_into_its_running_turn(desk: Desk) ->
     config.write_text(f'[steer]\nenabled = true\nprojects = ["{desk.projects[0]}"]\n')
     window = desk.open(0, "--no-daemon")
     desk.prompt(window, "RUN: sleep 8")
-    found: dict[str, Any] = {}
-
-    def running() -> bool:
-        found.update(desk.session_in(desk.projects[0]) or {})
-        return found.get("status") == "working" and found.get("detail") == "Bash"
-
-    assert wait_for(running, timeout=60, what="the command running", every=0.1), found
+    found = desk.status_of(desk.projects[0], "working", "Bash", 60, "the command running")
     text = "one more thing while you work"
     done = desk.lookout("say", found["session_id"], text, "--json")
     assert done.returncode == 0, done.stderr

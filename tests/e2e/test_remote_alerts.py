@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.receivers import NotificationBus, require
-from tests.telegram_api import BotApi
+from tests.telegram_api import BotApi, channel_table
 
 from .harness import ClaudePane, Sandbox, wait_for
 from .test_remote_answer import COMMAND, enable_remote, pending
@@ -39,14 +39,7 @@ def telegram_sandbox(sandbox: Sandbox, api: BotApi) -> dict[str, str]:
         sandbox,
         wait_s=120,
         extra=f"""
-[channels.chat]
-type = "telegram"
-token_env = "LOOKOUT_TG_TOKEN"
-chat_id = {CHAT}
-allowed_user_ids = [{OWNER}]
-api_url = "{api.url}"
-content = "full"
-[[rules]]
+{channel_table(api.url, CHAT, OWNER)}[[rules]]
 when = ["permission"]
 channels = ["chat"]
 """,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,27 @@ import pytest
 
 from lookout import store
 from lookout.surfaces import telegram as poller
-from tests.chat_fleet import CHAT, HUB, OWNER, B, C, CountingBot, Fleet, telegram_channel
+from tests.chat_fleet import (
+    CHAT,
+    HUB,
+    OWNER,
+    SLACK_APP,
+    SLACK_BOT,
+    SLACK_CHANNEL,
+    SLACK_OWNER,
+    B,
+    C,
+    ChatHost,
+    CountingBot,
+    Fleet,
+    slack_channel,
+    telegram_channel,
+)
 from tests.commands.test_main import deliver
 from tests.helpers import payload, wait_for
 from tests.receivers import require
 from tests.remote.test_decide import finish, start
+from tests.slack_api import SlackApi
 from tests.steer.test_pane import SID, Panes
 
 pytestmark = pytest.mark.e2e
@@ -62,6 +79,16 @@ def _alert(bot: CountingBot, before: int) -> dict[str, Any]:
     wait_for(lambda: len(bot.sent("sendMessage")) > before, 20, "the alert")
     mid = max(m for _, m in bot.messages)
     return bot.messages[(CHAT, mid)]
+
+
+def _ask(b: ChatHost) -> subprocess.Popen[bytes]:
+    """hostb is asked a permission: its deciding hook waits on the request (returned), its
+    recording hook raises the alert."""
+    body = payload("PermissionRequest-Bash")
+    deciding = start(body, env=b.env)
+    wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
+    b.hook("permission_request", body)
+    return deciding
 
 
 def test_a_press_at_the_hub_answers_hostb_and_only_the_hub_polls(
@@ -154,10 +181,7 @@ def test_a_press_of_hostbs_button_after_its_request_ended_changes_nothing(
     b = fleet[B]
     b.bridge_ready()
     fleet.start_poller(HUB)
-    body = payload("PermissionRequest-Bash")
-    deciding = start(body, env=b.env)
-    wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
-    b.hook("permission_request", body)
+    deciding = _ask(b)
     message = _alert(bot, 0)
     data = dict(bot.buttons(CHAT, message["message_id"]))["Deny"]
     deciding.send_signal(signal.SIGTERM)  # answered at the terminal first
@@ -170,89 +194,80 @@ def test_a_press_of_hostbs_button_after_its_request_ended_changes_nothing(
     assert _events(b.state, "RemoteDecision") == []
 
 
+@pytest.fixture
+def slack_fleet(tmp_path: Path) -> Iterator[tuple[SlackApi, Fleet]]:
+    """The fleet with one Slack app: hostb's bridge ready, the hub's listener connected."""
+    require("mosquitto")
+    with SlackApi(SLACK_BOT, SLACK_APP, SLACK_CHANNEL) as api:
+        f = Fleet(tmp_path, slack_channel(api.url))
+        try:
+            f[B].bridge_ready()
+            f.start_listener(HUB)
+            wait_for(api.connected, 20, "the hub's Socket Mode connection")
+            yield api, f
+        finally:
+            f.close()
+
+
 def test_a_click_at_the_hub_answers_hostb_through_one_socket_mode_connection(
-    tmp_path: Path,
+    slack_fleet: tuple[SlackApi, Fleet],
 ) -> None:
     """The same through Slack: one Socket Mode connection in the whole fleet (Slack would hand
     a click to any of an app's connections), the hub's; hostb updates its own message."""
-    require("mosquitto")
-    from tests.chat_fleet import SLACK_APP, SLACK_BOT, SLACK_CHANNEL, SLACK_OWNER, slack_channel
-    from tests.slack_api import SlackApi
-
-    with SlackApi(SLACK_BOT, SLACK_APP, SLACK_CHANNEL) as api:
-        f = Fleet(tmp_path, slack_channel(api.url))
-        try:
-            b = f[B]
-            b.bridge_ready()
-            f.start_listener(HUB)
-            wait_for(api.connected, 20, "the hub's Socket Mode connection")
-            body = payload("PermissionRequest-Bash")
-            deciding = start(body, env=b.env)
-            wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
-            b.hook("permission_request", body)
-            wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
-            ts = api.posted()[-1]["ts"]
-            value = dict(api.buttons(ts))["Allow"]
-            assert value.startswith(f"{B}:")
-            api.press(ts, value, SLACK_OWNER)
-            out = json.loads(finish(deciding, timeout=30))
-            assert out["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
-            wait_for(lambda: not api.buttons(ts), 10, "hostb's update")
-            assert f"\n\nAllowed by Slack user {SLACK_OWNER}" in api.text(ts)
-            assert api.opened == 1 and api.connections == 1  # the hub's, and no other
-        finally:
-            f.close()
+    api, f = slack_fleet
+    b = f[B]
+    deciding = _ask(b)
+    wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
+    ts = api.posted()[-1]["ts"]
+    value = dict(api.buttons(ts))["Allow"]
+    assert value.startswith(f"{B}:")
+    api.press(ts, value, SLACK_OWNER)
+    out = json.loads(finish(deciding, timeout=30))
+    assert out["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    wait_for(lambda: not api.buttons(ts), 10, "hostb's update")
+    assert f"\n\nAllowed by Slack user {SLACK_OWNER}" in api.text(ts)
+    assert api.opened == 1 and api.connections == 1  # the hub's, and no other
 
 
 def test_a_thread_reply_at_the_hub_to_hostbs_slack_alert_is_typed_into_its_pane(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slack_fleet: tuple[SlackApi, Fleet]
 ) -> None:
     """Slack's event of a thread reply carries only the thread's ts: the hub fetches the parent
     (conversations.replies), reads its host from its title, and hostb's bridge types the text."""
-    require("mosquitto")
     require("tmux")
     from lookout.surfaces import slack as listening
-    from tests.chat_fleet import SLACK_APP, SLACK_BOT, SLACK_CHANNEL, SLACK_OWNER, slack_channel
-    from tests.slack_api import SlackApi
 
-    with SlackApi(SLACK_BOT, SLACK_APP, SLACK_CHANNEL) as api:
-        f = Fleet(tmp_path, slack_channel(api.url))
+    api, f = slack_fleet
+    b = f[B]
+    for key, value in b.env.items():  # the stand-in agent's hooks report to hostb
+        monkeypatch.setenv(key, value)
+    with Panes() as panes:
         try:
-            b = f[B]
-            b.bridge_ready()
-            f.start_listener(HUB)
-            wait_for(api.connected, 20, "the hub's Socket Mode connection")
-            for key, value in b.env.items():  # the stand-in agent's hooks report to hostb
-                monkeypatch.setenv(key, value)
-            with Panes() as panes:
-                try:
-                    log = tmp_path / "got"
-                    panes.agent(log, "plain")  # its Stop hook raises hostb's alert
-                    wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
-                    alert = api.posted()[-1]
-                    ts, ref = alert["ts"], f"{SLACK_CHANNEL}/{alert['ts']}"
-                    assert str(alert["text"]).startswith(f"{B} · ")
-                    channel = f.channel_name(B)
-                    remembered = lambda: listening.alert_session(str(b.state), channel, ref)  # noqa: E731
-                    wait_for(remembered, 10, "remembered")
-                    text = "make it so"
-                    api.reply(text, SLACK_OWNER, thread_ts=ts)
-                    wait_for(lambda: api.thread(ts), 30, "the hub's answer in the thread")
-                    (said,) = api.thread(ts)
-                    wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
-                    assert log.read_bytes() == text.encode() + b"\r"
-                    first, second = said.splitlines()
-                    assert first.startswith("api (dddd4444): typed into tmux pane "), said
-                    assert second == f"text: {text}"
-                    (steered,) = _events(b.state, "Steered")
-                    assert (steered["source"], steered["session_id"]) == ("slack", SID)
-                    assert api.sent("conversations.replies")  # the hub asked for the parent
-                    # The hub's own Socket Mode connection is the fleet's one.
-                    assert api.opened == 1 and api.connections == 1
-                finally:
-                    panes.tmux("kill-server")
+            log = tmp_path / "got"
+            panes.agent(log, "plain")  # its Stop hook raises hostb's alert
+            wait_for(lambda: api.sent("chat.postMessage"), 20, "hostb's alert")
+            alert = api.posted()[-1]
+            ts, ref = alert["ts"], f"{SLACK_CHANNEL}/{alert['ts']}"
+            assert str(alert["text"]).startswith(f"{B} · ")
+            channel = f.channel_name(B)
+            remembered = lambda: listening.alert_session(str(b.state), channel, ref)  # noqa: E731
+            wait_for(remembered, 10, "remembered")
+            text = "make it so"
+            api.reply(text, SLACK_OWNER, thread_ts=ts)
+            wait_for(lambda: api.thread(ts), 30, "the hub's answer in the thread")
+            (said,) = api.thread(ts)
+            wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 10, "Enter")
+            assert log.read_bytes() == text.encode() + b"\r"
+            first, second = said.splitlines()
+            assert first.startswith("api (dddd4444): typed into tmux pane "), said
+            assert second == f"text: {text}"
+            (steered,) = _events(b.state, "Steered")
+            assert (steered["source"], steered["session_id"]) == ("slack", SID)
+            assert api.sent("conversations.replies")  # the hub asked for the parent
+            # The hub's own Socket Mode connection is the fleet's one.
+            assert api.opened == 1 and api.connections == 1
         finally:
-            f.close()
+            panes.tmux("kill-server")
 
 
 def test_a_press_forwarded_to_a_silent_host_does_not_hold_the_hubs_poller(
@@ -264,10 +279,7 @@ def test_a_press_forwarded_to_a_silent_host_does_not_hold_the_hubs_poller(
     b = fleet[B]
     fleet.start_poller(HUB)
     wait_for(lambda: bot.polling == 1, 20, "the hub's poller polling")
-    body = payload("PermissionRequest-Bash")
-    deciding = start(body, env=b.env)
-    wait_for(lambda: list((b.state / "requests").glob("*.json")), 20, "the request")
-    b.hook("permission_request", body)
+    deciding = _ask(b)
     message = _alert(bot, 0)
     data = dict(bot.buttons(CHAT, message["message_id"]))["Allow"]
     query, _ = bot.pressed(message["message_id"], data)

@@ -26,7 +26,7 @@ import pytest
 from lookout.remote import requests
 from tests.helpers import ROOT
 from tests.receivers import NotificationBus, require
-from tests.telegram_api import BotApi
+from tests.telegram_api import BotApi, channel_table
 from tests.web.conftest import start_serve
 
 from .harness import ClaudePane, Sandbox, wait_for
@@ -50,14 +50,7 @@ def remote_sandbox(sandbox: Sandbox, api: BotApi, extra: str = "") -> dict[str, 
         sandbox,
         wait_s=120,
         extra=f"""
-[channels.chat]
-type = "telegram"
-token_env = "LOOKOUT_TG_TOKEN"
-chat_id = {CHAT}
-allowed_user_ids = [{OWNER}]
-api_url = "{api.url}"
-content = "full"
-[[rules]]
+{channel_table(api.url, CHAT, OWNER)}[[rules]]
 when = ["permission", "question", "plan"]
 channels = ["chat"]
 {extra}""",

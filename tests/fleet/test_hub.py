@@ -176,6 +176,11 @@ class Three:
         self.clients.append(Client(self.fleet, user, *subscribe))
         return self.clients[-1]
 
+    def hook(self, prompt_id: str) -> Hook:
+        """hostB's deciding hook waiting on a request (stopped at close)."""
+        self.hooks.append(Hook(self.b, prompt_id))
+        return self.hooks[-1]
+
     def close(self) -> None:
         for h in self.hooks:
             h.stop()
@@ -210,8 +215,7 @@ def request_for_hub(three: Three, hook: Hook) -> dict[str, Any]:
 @pytest.mark.real
 def test_the_hub_answers_hostBs_request(three: Three) -> None:
     spy = three.client("spy", "lookout/hostB/press/+")
-    hook = Hook(three.b, "p1")
-    three.hooks.append(hook)
+    hook = three.hook("p1")
     message = request_for_hub(three, hook)
     assert message["hub"]["allow"] is True and "touch t.txt" in message["hub"]["text"]
     assert set(message["hub"]["tokens"]) == {"allow", "deny"}
@@ -246,8 +250,7 @@ def test_a_host_that_is_not_the_hub_is_told_so(three: Three) -> None:
 @pytest.mark.real
 def test_hostile_c_can_neither_press_steer_nor_read(three: Three) -> None:
     spy = three.client("spy", "lookout/hostB/#")
-    hook = Hook(three.b, "p1")
-    three.hooks.append(hook)
+    hook = three.hook("p1")
     message = request_for_hub(three, hook)
     token = message["hub"]["tokens"]["allow"]
     c = three.client("hostC", "#", "lookout/+/requests/+", "lookout/hostB/requests/+")

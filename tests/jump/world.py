@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import PAYLOADS, ROOT
+from tests.helpers import lookout as run_lookout
 from tests.receivers import TmuxServer, require
 
 
@@ -105,12 +106,6 @@ def lookout(
     *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
     """The real entry point."""
-    return subprocess.run(
-        [sys.executable, "-m", "lookout", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env if env is not None else os.environ.copy(),
-        timeout=60,
-        check=False,
+    return run_lookout(
+        *args, cwd=cwd, env=env if env is not None else os.environ.copy(), timeout=60
     )

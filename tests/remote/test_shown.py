@@ -31,7 +31,7 @@ from lookout.sender import sender
 from lookout.surfaces import desktop, registry
 from tests.helpers import build_intent, payload, wait_for, write_config
 from tests.notify.jobs import make_job
-from tests.telegram_api import BotApi
+from tests.telegram_api import BotApi, channel_table
 
 # Every view of a request: each alert's surface with its own limits, and the two without one.
 VIEWS: dict[str, shown.Limits | None] = {**registry.LIMITS, "dashboard": None, "cli": None}
@@ -374,14 +374,7 @@ url = "http://127.0.0.1:9/"
 [channels.desktop]
 type = "desktop"
 content = "{content}"
-[channels.chat]
-type = "telegram"
-token_env = "LOOKOUT_TG_TOKEN"
-chat_id = {CHAT}
-allowed_user_ids = [{OWNER}]
-api_url = "{api.url}"
-content = "{content}"
-[[rules]]
+{channel_table(api.url, CHAT, OWNER, content)}[[rules]]
 when = ["permission", "question"]
 channels = ["desktop", "chat"]
 """

@@ -16,10 +16,10 @@ from lookout import store
 from lookout.surfaces import listener
 from lookout.surfaces import telegram as poller
 from tests.commands.test_main import lookout
-from tests.helpers import wait_for, write_config
+from tests.helpers import lock_free, wait_for, write_config
 from tests.remote.test_decide import finish
-from tests.surfaces.test_telegram import ask, free, poller_gone
-from tests.telegram_api import BotApi
+from tests.surfaces.test_telegram import ask, poller_gone
+from tests.telegram_api import BotApi, channel_table
 
 pytestmark = pytest.mark.real
 
@@ -34,7 +34,7 @@ def api(monkeypatch: pytest.MonkeyPatch, state_dir: Path) -> Iterator[BotApi]:
     with BotApi(TOKEN, chats=(CHAT,)) as double:
         yield double
         write_config("# steering off: the poller leaves\n")
-        wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
+        wait_for(lambda: lock_free(state_dir / poller.LOCK), 30, "the poller gone")
 
 
 def configure(api: BotApi, host: str, hub: str = "hosta", steer: bool = True) -> None:
@@ -49,14 +49,7 @@ enabled = {str(steer).lower()}
 [remote]
 enabled = true
 wait_s = 60
-[channels.chat]
-type = "telegram"
-token_env = "LOOKOUT_TG_TOKEN"
-chat_id = {CHAT}
-allowed_user_ids = [{OWNER}]
-api_url = "{api.url}"
-content = "full"
-[[rules]]
+{channel_table(api.url, CHAT, OWNER)}[[rules]]
 when = ["permission", "question", "done"]
 channels = ["chat"]
 """

@@ -16,7 +16,7 @@ import pytest
 from lookout import store
 from lookout.remote import requests
 from lookout.surfaces import matrix as listener
-from tests.helpers import payload, wait_for, write_config
+from tests.helpers import lock_free, payload, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 from tests.surfaces.test_slack import away_now
 from tests.synapse import Accounts as Hs
@@ -33,7 +33,7 @@ def room(hs: Hs, monkeypatch: pytest.MonkeyPatch, state_dir: Path) -> Iterator[s
     room_id = hs.bot.create_room(hs.owner, hs.stranger)
     yield room_id
     write_config("# nothing: the listener leaves\n")
-    wait_for(lambda: free(state_dir / listener.LOCK), 30, "the listener gone")
+    wait_for(lambda: lock_free(state_dir / listener.LOCK), 30, "the listener gone")
 
 
 def configure(hs: Hs, room_id: str, extra: str = "", top: str = "") -> None:
@@ -58,16 +58,6 @@ channels = ["room"]
     )
 
 
-def free(lock: Path) -> bool:
-    fd = store.try_lock(str(lock))
-    if fd is None:
-        return False
-    import os
-
-    os.close(fd)
-    return True
-
-
 def bot_messages(hs: Hs, room_id: str) -> list[dict[str, Any]]:
     """The bot's own messages (not edits) in the room, oldest first."""
     return [
@@ -76,6 +66,17 @@ def bot_messages(hs: Hs, room_id: str) -> list[dict[str, Any]]:
         if e["sender"] == hs.bot.user_id
         and e["type"] == "m.room.message"
         and "m.new_content" not in e["content"]
+    ]
+
+
+def replies_to(hs: Hs, room_id: str, event_id: str) -> list[str]:
+    """The texts of the bot's replies to event `event_id`, oldest first."""
+    return [
+        e["content"]["body"]
+        for e in hs.owner.messages(room_id)
+        if e["sender"] == hs.bot.user_id
+        and (e["content"].get("m.relates_to") or {}).get("m.in_reply_to", {}).get("event_id")
+        == event_id
     ]
 
 
@@ -132,7 +133,7 @@ def test_an_owners_allow_reaction_answers_once_and_edits_the_message(
     assert [(r["decision"], r["source"], r["by"]) for r in remote] == [("allow", "matrix", by)]
     # A second reaction (replayed, or the other key) answers nothing more.
     hs.owner.react(room, message["event_id"], "❌")
-    wait_for(lambda: free(state_dir / listener.LOCK), 20, "the listener gone")
+    wait_for(lambda: lock_free(state_dir / listener.LOCK), 20, "the listener gone")
     assert len([e for e in events(state_dir) if e.get("event") == "RemoteDecision"]) == 1
 
 
@@ -266,17 +267,11 @@ def test_steering_commands_are_replied_in_the_room(hs: Hs, room: str, state_dir:
     record_hook("stop.py", {"session_id": "aaaa1111-0000-4000-8000-000000000001",
                             "cwd": "/w/api", "hook_event_name": "Stop"})  # fmt: skip
     wait_for(lambda: bot_messages(hs, room), 15, "the alert")
-    wait_for(lambda: not free(state_dir / listener.LOCK), 10, "a listener (steering is on)")
+    wait_for(lambda: not lock_free(state_dir / listener.LOCK), 10, "a listener (steering is on)")
     asked = hs.owner.say(room, "!sessions")
 
     def replies() -> list[str]:
-        return [
-            e["content"]["body"]
-            for e in hs.owner.messages(room)
-            if e["sender"] == hs.bot.user_id
-            and (e["content"].get("m.relates_to") or {}).get("m.in_reply_to", {}).get("event_id")
-            == asked
-        ]
+        return replies_to(hs, room, asked)
 
     wait_for(replies, 20, "the reply to !sessions")
     assert replies() == ["1 session:\napi (aaaa1111): idle, claude"]
@@ -307,7 +302,7 @@ def test_with_a_hub_each_request_and_command_is_answered_once_in_the_shared_room
     record_hook("stop.py", {"session_id": "aaaa1111-0000-4000-8000-000000000001",
                             "cwd": "/w/api", "hook_event_name": "Stop"})  # fmt: skip
     wait_for(lambda: bot_messages(hs, room), 15, "the hub's alert")
-    wait_for(lambda: not free(state_dir / listener.LOCK), 10, "the hub's listener")
+    wait_for(lambda: not lock_free(state_dir / listener.LOCK), 10, "the hub's listener")
     b_state, b_config = tmp_path / "hostb-state", tmp_path / "hostb" / "config.toml"
     with monkeypatch.context() as m:  # hostb: its own state directory and config
         m.setenv("LOOKOUT_STATE_DIR", str(b_state))
@@ -320,7 +315,7 @@ def test_with_a_hub_each_request_and_command_is_answered_once_in_the_shared_room
     wait_for(lambda: len(bot_messages(hs, room)) == 2, 15, "hostb's alert")
     b_alert = bot_messages(hs, room)[1]
     assert b_alert["content"]["body"].startswith("hostb · ")
-    wait_for(lambda: not free(b_state / listener.LOCK), 10, "hostb's listener")
+    wait_for(lambda: not lock_free(b_state / listener.LOCK), 10, "hostb's listener")
     asked = hs.owner.say(room, "!sessions")
     hs.owner.react(room, b_alert["event_id"], "✅")
     decision = json.loads(finish(deciding, timeout=30))["hookSpecificOutput"]["decision"]
@@ -331,13 +326,7 @@ def test_with_a_hub_each_request_and_command_is_answered_once_in_the_shared_room
     wait_for(lambda: any("on no request" in x for x in ignored(state_dir)), 20, "the hub")
 
     def replies() -> list[str]:
-        return [
-            e["content"]["body"]
-            for e in hs.owner.messages(room)
-            if e["sender"] == hs.bot.user_id
-            and (e["content"].get("m.relates_to") or {}).get("m.in_reply_to", {}).get("event_id")
-            == asked
-        ]
+        return replies_to(hs, room, asked)
 
     wait_for(replies, 20, "the hub's reply to !sessions")
     assert replies() == ["1 session:\napi (aaaa1111): idle, claude"]  # the hub's, once
@@ -346,4 +335,4 @@ def test_with_a_hub_each_request_and_command_is_answered_once_in_the_shared_room
     with monkeypatch.context() as m:  # hostb's listener leaves too
         m.setenv("LOOKOUT_CONFIG", str(b_config))
         write_config("# nothing: the listener leaves\n")
-    wait_for(lambda: free(b_state / listener.LOCK), 30, "hostb's listener gone")
+    wait_for(lambda: lock_free(b_state / listener.LOCK), 30, "hostb's listener gone")

@@ -6,7 +6,6 @@ Socket Mode client, takes presses and thread replies from its WebSocket."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 from collections.abc import Iterator
@@ -15,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from lookout import store
 from lookout.remote import requests
 from lookout.surfaces import slack as listener
-from tests.helpers import payload, wait_for, write_config
+from tests.helpers import lock_free, payload, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
 from tests.slack_api import SlackApi
 
@@ -61,16 +59,8 @@ channels = ["team"]
     )
 
 
-def free(lock: Path) -> bool:
-    fd = store.try_lock(str(lock))
-    if fd is None:
-        return False
-    os.close(fd)
-    return True
-
-
 def listener_gone(state_dir: Path) -> bool:
-    return free(state_dir / listener.LOCK)
+    return lock_free(state_dir / listener.LOCK)
 
 
 def ask(

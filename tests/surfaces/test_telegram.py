@@ -19,9 +19,9 @@ import pytest
 from lookout import store
 from lookout.remote import requests
 from lookout.surfaces import telegram as poller
-from tests.helpers import payload, shape, wait_for, write_config
+from tests.helpers import lock_free, payload, shape, wait_for, write_config
 from tests.remote.test_decide import events, finish, record_hook, start, waiting
-from tests.telegram_api import BotApi
+from tests.telegram_api import BotApi, channel_table
 
 # A real broker, real sender/poller processes or a real hook sequence: the full suite, not --fast.
 pytestmark = pytest.mark.real
@@ -38,19 +38,13 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[BotApi]:
 
 
 def configure(api: BotApi, extra: str = "") -> None:
+    # content "full": Allow needs all of the input in the message (issue 31)
     write_config(
         f"""
 [remote]
 enabled = true
 wait_s = 60
-[channels.chat]
-type = "telegram"
-token_env = "LOOKOUT_TG_TOKEN"
-chat_id = {CHAT}
-allowed_user_ids = [{OWNER}]
-api_url = "{api.url}"
-content = "full"  # Allow needs all of the input in the message (issue 31)
-{extra}
+{channel_table(api.url, CHAT, OWNER)}{extra}
 [[rules]]
 when = ["permission", "question", "done"]
 channels = ["chat"]
@@ -71,16 +65,8 @@ def ask(
     return deciding, rec, message
 
 
-def free(lock: Path) -> bool:
-    fd = store.try_lock(str(lock))
-    if fd is None:
-        return False
-    os.close(fd)
-    return True
-
-
 def poller_gone(state_dir: Path) -> bool:
-    return free(state_dir / poller.LOCK)
+    return lock_free(state_dir / poller.LOCK)
 
 
 def test_the_poller_never_holds_the_senders_lock(api: BotApi, state_dir: Path) -> None:
@@ -88,7 +74,7 @@ def test_the_poller_never_holds_the_senders_lock(api: BotApi, state_dir: Path) -
     deciding, _rec, _message = ask(api, state_dir)
     wait_for(lambda: not poller_gone(state_dir), 5)
     # The sender is done and gone: later jobs must find sender.lock free, poller or not.
-    wait_for(lambda: free(state_dir / store.SENDER_LOCK), 10)
+    wait_for(lambda: lock_free(state_dir / store.SENDER_LOCK), 10)
     assert not poller_gone(state_dir)
     deciding.send_signal(signal.SIGTERM)
     assert finish(deciding) == b""

@@ -21,11 +21,11 @@ import pytest
 from lookout import store
 from lookout.surfaces import telegram as poller
 from tests.commands.test_main import deliver, lookout
-from tests.helpers import ROOT, wait_for, write_config
+from tests.helpers import ROOT, lock_free, wait_for, write_config
 from tests.receivers import require
 from tests.remote.test_decide import finish, record_hook, start, waiting
 from tests.steer.test_pane import SID, Panes, fake_program
-from tests.telegram_api import BotApi
+from tests.telegram_api import BotApi, channel_table
 
 pytestmark = pytest.mark.real
 
@@ -40,30 +40,13 @@ def api(monkeypatch: pytest.MonkeyPatch, state_dir: Path) -> Iterator[BotApi]:
     with BotApi(TOKEN, chats=(CHAT, OTHER_CHAT)) as double:
         yield double
         write_config("# steering off: the poller leaves\n")
-        wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
-
-
-def free(lock: Path) -> bool:
-    fd = store.try_lock(str(lock))
-    if fd is None:
-        return False
-    import os
-
-    os.close(fd)
-    return True
+        wait_for(lambda: lock_free(state_dir / poller.LOCK), 30, "the poller gone")
 
 
 def configure(api: BotApi, steer: str = "[steer]\nenabled = true\n", extra: str = "") -> None:
     write_config(
         f"""{steer}
-[channels.chat]
-type = "telegram"
-token_env = "LOOKOUT_TG_TOKEN"
-chat_id = {CHAT}
-allowed_user_ids = [{OWNER}]
-api_url = "{api.url}"
-content = "full"
-{extra}
+{channel_table(api.url, CHAT, OWNER)}{extra}
 [[rules]]
 when = ["permission", "question", "done"]
 channels = ["chat"]
@@ -110,7 +93,7 @@ def ignored_lines(state: Path) -> list[str]:
 def test_sessions_stop_and_refusals_are_replied_in_the_chat(api: BotApi, state_dir: Path) -> None:
     configure(api)
     mid = alert(api)
-    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller (nothing is pending)")
+    wait_for(lambda: not lock_free(state_dir / poller.LOCK), 10, "a poller (nothing is pending)")
     asked = api.message("/sessions", OWNER)
     assert reply(api, asked) == "1 session:\napi (aaaa1111): idle, claude"
     asked = api.message("/stop@lkbot api", OWNER)
@@ -150,7 +133,7 @@ def test_sessions_stop_and_refusals_are_replied_in_the_chat(api: BotApi, state_d
 def test_others_edits_bots_and_unknown_replies_change_nothing(api: BotApi, state_dir: Path) -> None:
     configure(api)
     mid = alert(api)
-    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller")
+    wait_for(lambda: not lock_free(state_dir / poller.LOCK), 10, "a poller")
     quiet = [
         api.message("hello", STRANGER, reply_to=mid),  # not in allowed_user_ids
         api.message("hello", OWNER, chat_id=OTHER_CHAT, reply_to=mid),  # the owner, elsewhere
@@ -184,7 +167,7 @@ def test_away_and_back_from_the_owner_turn_the_switch(api: BotApi, state_dir: Pa
     each an Away event whose source is telegram."""
     configure(api)
     alert(api)
-    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller")
+    wait_for(lambda: not lock_free(state_dir / poller.LOCK), 10, "a poller")
     assert reply(api, api.message("/away@lkbot 2h", OWNER)).startswith("away: on until ")
     said = json.loads(lookout("away", "--json").stdout)
     assert (said["away"], said["source"]) == (True, "telegram")
@@ -379,7 +362,7 @@ def test_a_reply_goes_to_its_alerts_session_by_its_exact_id(api: BotApi, state_d
     that id gets nothing."""
     configure(api)
     mid = alert(api)
-    wait_for(lambda: not free(state_dir / poller.LOCK), 10, "a poller")
+    wait_for(lambda: not lock_free(state_dir / poller.LOCK), 10, "a poller")
     (state_dir / store.SESSIONS / f"{API}.json").unlink()  # pruned
     # Another session, titled as the alerted one's id (a client's display name is its own text).
     other = "ffff6666-0000-4000-8000-000000000006"
@@ -502,7 +485,7 @@ def test_a_poller_runs_while_steering_is_on_without_any_alert(
     # A reboot (the poller killed): the first hook starts one again, though it notifies nothing.
     (pid,) = poller_pids(state_dir)
     os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: free(state_dir / poller.LOCK), 20, "the killed poller's lock let go")
+    wait_for(lambda: lock_free(state_dir / poller.LOCK), 20, "the killed poller's lock let go")
     body = {"session_id": API, "cwd": "/w/api", "hook_event_name": "PreToolUse",
             "tool_name": "Bash", "tool_input": {"command": "make"}}  # fmt: skip
     record_hook("pre_tool_use.py", body)
@@ -512,11 +495,11 @@ def test_a_poller_runs_while_steering_is_on_without_any_alert(
     assert len(api.sent("sendMessage")) == 2
     # Steering off: it leaves, and neither a hook nor a command starts one.
     write_config("# steering off\n")
-    wait_for(lambda: free(state_dir / poller.LOCK), 30, "the poller gone")
+    wait_for(lambda: lock_free(state_dir / poller.LOCK), 30, "the poller gone")
     assert lookout("status").returncode == 0
     record_hook("pre_tool_use.py", body)
     assert not (state_dir / store.TELEGRAM_WANTED).exists()
-    assert free(state_dir / poller.LOCK)
+    assert lock_free(state_dir / poller.LOCK)
 
 
 def fake_runtime(home: Path, name: str) -> Path:

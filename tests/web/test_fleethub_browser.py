@@ -46,13 +46,19 @@ def hub_page(browser: Any, state_dir: Path) -> Iterator[tuple[Any, FleetLike]]:
         yield browser, source
 
 
+def with_card(hub_page: tuple[Any, FleetLike], body: bytes) -> Any:
+    """The page once beta's request `body` came and shows as its card: the browser."""
+    browser, source = hub_page
+    feed(source, body)
+    until(browser, f"document.querySelector('{CARD}')", 10)
+    return browser
+
+
 def test_a_request_of_another_host_shows_whole_with_allow_and_deny(
     hub_page: tuple[Any, FleetLike],
     calls: Calls,  # noqa: F811
 ) -> None:
-    browser, source = hub_page
-    feed(source, message(text=TEXT))
-    until(browser, f"document.querySelector('{CARD}')", 10)
+    browser = with_card(hub_page, message(text=TEXT))
     shown = browser.execute_script(
         f"const c = document.querySelector('{CARD}');"
         " return {host: c.querySelector('.req-host').textContent,"
@@ -110,9 +116,7 @@ def test_allow_is_not_offered_when_its_host_says_the_card_cannot_show_all(
     hub_page: tuple[Any, FleetLike],
     calls: Calls,  # noqa: F811
 ) -> None:
-    browser, source = hub_page
-    feed(source, message(allow=False))
-    until(browser, f"document.querySelector('{CARD}')", 10)
+    browser = with_card(hub_page, message(allow=False))
     allow = browser.find_element("css selector", f"{CARD} [data-decision=allow]")
     assert not allow.is_enabled()
     assert allow.get_attribute("title") == "the command spans lines"
