@@ -199,3 +199,18 @@ def test_a_claude_session_whose_pid_was_reused_is_over(
     finally:
         stand_in.kill()
         stand_in.wait()
+
+
+def test_a_preempted_clock_read_does_not_put_the_stamp_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hook's stamp is its start in /proc (boot clock) moved to the wall clock by their
+    difference; preempted between two reads (a busy machine), that difference came out short
+    and the stamp early (a test saw 12 ms before the hook was fired). Boot clock 1,000 ms behind
+    the wall clock: the first bracket is preempted for 5 ms, the second is tight."""
+    offset = 1_000_000_000
+    boot = iter([10_000_000, 15_000_000, 20_000_000, 20_001_000])
+    wall = iter([10_000_000 + offset + 1_000, 20_000_000 + offset + 500])
+    monkeypatch.setattr(time, "clock_gettime_ns", lambda _clock: next(boot))
+    monkeypatch.setattr(time, "time_ns", lambda: next(wall))
+    assert procs._wall_minus_boot() == offset
