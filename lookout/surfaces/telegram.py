@@ -193,6 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_dir = os.path.abspath(args[0])
     held = int(args[1]) if len(args) == 2 else None
     try:
+        if held is not None:  # passed on inheritable: a sender we start would keep the lock
+            os.set_inheritable(held, False)
         Poller(state_dir).serve(held)
     except Exception:
         store.log_error(state_dir, f"telegram poller: {traceback.format_exc()}")

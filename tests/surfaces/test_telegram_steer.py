@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from lookout import store
+from lookout import events, store
 from lookout.surfaces import telegram as poller
 from tests.commands.test_main import deliver, lookout
 from tests.helpers import ROOT, wait_for, write_config
@@ -538,6 +539,39 @@ def test_a_poller_runs_while_steering_is_on_without_any_alert(
     record_hook("pre_tool_use.py", body)
     assert not (state_dir / store.TELEGRAM_WANTED).exists()
     assert free(state_dir / poller.LOCK)
+
+
+def test_what_the_poller_starts_never_keeps_its_lock(api: BotApi, state_dir: Path) -> None:
+    """A sender the poller started (here for a hook's delivery left in spool/, recorded as
+    /sessions reads the sessions) inherited telegram.lock: while it ran, a poller gone (killed,
+    steering off and on, an upgrade's hand-over) left the lock held, so no hook or command
+    started another, and the owner's messages waited unanswered."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    configure(api)
+    assert lookout("status").returncode == 0
+    wait_for(lambda: poller_pids(state_dir), 20, "a poller, started by `lookout status`")
+    polling(api)
+    body = {"session_id": API, "cwd": "/w/api", "hook_event_name": "Stop"}
+    event = events.parse(body, {}, int(time.time() * 1000), events.digest(b"a spooled Stop"))
+    store.spool(str(state_dir), event)  # its hook could not take events.lock in time
+    release = threading.Event()
+    send = api.m_sendMessage
+
+    def held(params: dict[str, Any]) -> Any:  # the alert's sender waits in the API meanwhile
+        if "done" in str(params.get("text")):
+            release.wait(120)
+        return send(params)
+
+    api.m_sendMessage = held  # type: ignore[method-assign]
+    try:
+        assert reply(api, api.message("/sessions", OWNER)).startswith("1 session:")
+        wait_for(lambda: api.sent("sendMessage")[1:], 30, "the alert, sent by the poller's sender")
+        (pid,) = poller_pids(state_dir)
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not poller_pids(state_dir), 20, "the poller gone")
+        assert free(state_dir / poller.LOCK)  # the sender, still sending, does not hold it
+    finally:
+        release.set()
 
 
 def fake_runtime(home: Path, name: str) -> Path:
