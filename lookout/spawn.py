@@ -183,6 +183,8 @@ def held_main(
     state_dir = os.path.abspath(args[0])
     held = int(args[positional]) if len(args) > positional else None
     try:
+        if held is not None:  # passed on inheritable: what we start would keep our lock
+            os.set_inheritable(held, False)
         serve(state_dir, held)
     except Exception:
         store.log_error(state_dir, f"{what}: {traceback.format_exc()}")

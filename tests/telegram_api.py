@@ -52,6 +52,9 @@ class BotApi:
         self.chats = set(chats)
         self.bot = {"id": bot_id, "is_bot": True, "first_name": "lookout", "username": "lkbot"}
         self.calls: list[tuple[float, str, dict[str, Any]]] = []
+        # Each getUpdates as it ended: (started, ended, how many updates it handed out; None when
+        # it ended in an error, such as the 409 of a second poll), time.monotonic() stamps.
+        self.polls: list[tuple[float, float, int | None]] = []
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.updates: list[dict[str, Any]] = []
         self.queries: dict[str, str | None] = {}  # callback_query id -> the answer's text
@@ -285,7 +288,8 @@ class BotApi:
         allowed = p.get("allowed_updates")
         if isinstance(allowed, str):
             allowed = json.loads(allowed)
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
         with self._cond:
             self._poll_generation += 1
             mine = self._poll_generation
@@ -298,11 +302,14 @@ class BotApi:
                     u for u in self.updates if not allowed or any(kind in u for kind in allowed)
                 ][:limit]
                 if ready:
+                    self.polls.append((started, time.monotonic(), len(ready)))
                     return ready
                 if self._poll_generation != mine:
+                    self.polls.append((started, time.monotonic(), None))
                     raise ApiError(409, CONFLICT)
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self.polls.append((started, time.monotonic(), 0))
                     return []
                 self._cond.wait(left)
 

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from lookout import store
+from lookout import events, store
 from lookout.surfaces import telegram as poller
 from tests.commands.test_main import deliver, lookout
 from tests.helpers import ROOT, lock_free, wait_for, write_config
@@ -64,18 +65,38 @@ def alert(api: BotApi, sid: str = API, project: str = "api") -> int:
 def _last_alert(api: BotApi) -> int:
     """The last alert's message id, once the sender remembered its session (a poller may run
     already, steering being on: a reply before that would reply to no known alert)."""
-    mine = [m for (chat, _), m in api.messages.items() if chat == CHAT]
+    # The double records a call as it comes in, and stores the message once it has handled it.
+    mine = wait_for(
+        lambda: [m for (chat, _), m in list(api.messages.items()) if chat == CHAT], 10, "it stored"
+    )
     mid = int(mine[-1]["message_id"])
     state = os.environ["LOOKOUT_STATE_DIR"]
     wait_for(lambda: poller.alert_session(state, "chat", mid), 10, "the alert remembered")
     return mid
 
 
-def reply(api: BotApi, mid: int, timeout: float = 20) -> str:
-    """The bot's one reply to message `mid`."""
+def reply(api: BotApi, mid: int, timeout: float = 60) -> str:
+    """The bot's one reply to message `mid` (`timeout`: a ceiling for a stuck test; a starved
+    machine runs the double, the poller and its worker, three processes, for each reply)."""
     wait_for(lambda: api.replies(mid), timeout, f"the reply to message {mid}")
     (text,) = api.replies(mid)
     return text
+
+
+def taken_at_once(api: BotApi) -> None:
+    """Each message was handed to the long poll that waited for it: no getUpdates ended in an
+    error (the 409 of a second poller, which makes both pause RETRY_S) or came back early with
+    nothing (which backs off), so only the poller's own work stood between a message and its
+    reply. From the double's own records, however starved the machine."""
+    polls = list(api.polls)
+    early = [p for p in polls if p[2] is None or (p[2] == 0 and p[1] - p[0] < poller.LONG_POLL_S)]
+    assert polls and not early, polls
+
+
+def polling(api: BotApi) -> None:
+    """The poller has started and waits in its long poll (telegram.lock alone is taken by its
+    starter before the poller's interpreter even runs)."""
+    wait_for(lambda: api.sent("getUpdates"), 60, "the poller's long poll")
 
 
 def steered(state: Path) -> list[dict[str, Any]]:
@@ -93,7 +114,7 @@ def ignored_lines(state: Path) -> list[str]:
 def test_sessions_stop_and_refusals_are_replied_in_the_chat(api: BotApi, state_dir: Path) -> None:
     configure(api)
     mid = alert(api)
-    wait_for(lambda: not lock_free(state_dir / poller.LOCK), 10, "a poller (nothing is pending)")
+    polling(api)  # nothing is pending: steering keeps it
     asked = api.message("/sessions", OWNER)
     assert reply(api, asked) == "1 session:\napi (aaaa1111): idle, claude"
     asked = api.message("/stop@lkbot api", OWNER)
@@ -128,6 +149,7 @@ def test_sessions_stop_and_refusals_are_replied_in_the_chat(api: BotApi, state_d
         ("interrupt", "telegram", "refused"),
         ("say", "telegram", "refused"),
     ]
+    taken_at_once(api)
 
 
 def test_others_edits_bots_and_unknown_replies_change_nothing(api: BotApi, state_dir: Path) -> None:
@@ -500,6 +522,39 @@ def test_a_poller_runs_while_steering_is_on_without_any_alert(
     record_hook("pre_tool_use.py", body)
     assert not (state_dir / store.TELEGRAM_WANTED).exists()
     assert lock_free(state_dir / poller.LOCK)
+
+
+def test_what_the_poller_starts_never_keeps_its_lock(api: BotApi, state_dir: Path) -> None:
+    """A sender the poller started (here for a hook's delivery left in spool/, recorded as
+    /sessions reads the sessions) inherited telegram.lock: while it ran, a poller gone (killed,
+    steering off and on, an upgrade's hand-over) left the lock held, so no hook or command
+    started another, and the owner's messages waited unanswered."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    configure(api)
+    assert lookout("status").returncode == 0
+    wait_for(lambda: poller_pids(state_dir), 20, "a poller, started by `lookout status`")
+    polling(api)
+    body = {"session_id": API, "cwd": "/w/api", "hook_event_name": "Stop"}
+    event = events.parse(body, {}, int(time.time() * 1000), events.digest(b"a spooled Stop"))
+    store.spool(str(state_dir), event)  # its hook could not take events.lock in time
+    release = threading.Event()
+    send = api.m_sendMessage
+
+    def held(params: dict[str, Any]) -> Any:  # the alert's sender waits in the API meanwhile
+        if "done" in str(params.get("text")):
+            release.wait(120)
+        return send(params)
+
+    api.m_sendMessage = held  # type: ignore[method-assign]
+    try:
+        assert reply(api, api.message("/sessions", OWNER)).startswith("1 session:")
+        wait_for(lambda: api.sent("sendMessage")[1:], 30, "the alert, sent by the poller's sender")
+        (pid,) = poller_pids(state_dir)
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not poller_pids(state_dir), 20, "the poller gone")
+        assert lock_free(state_dir / poller.LOCK)  # the sender, still sending, does not hold it
+    finally:
+        release.set()
 
 
 def fake_runtime(home: Path, name: str) -> Path:
