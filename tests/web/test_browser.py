@@ -904,7 +904,8 @@ def js_duration(s: float) -> str:
 
 def recent_week(state_dir: Path) -> int:
     """tests/fixtures/ledger's recorded week, moved to end within the last seven local days,
-    every event hours away from a midnight; returns where the panel's week starts (ms)."""
+    every event a minute or more after its day's midnight and before now; returns where the
+    panel's week starts (ms)."""
     import shutil
     import tempfile
 
@@ -912,10 +913,14 @@ def recent_week(state_dir: Path) -> int:
 
     now = time.time()
     midnight = time.mktime((*time.localtime(now)[:3], 0, 0, 0, 0, 0, -1))
+    if now - midnight < 120:  # the first two minutes of a day: too short for the last day's
+        time.sleep(120 - (now - midnight))
+        now = time.time()
     since = midnight - 6 * 86400  # as lookout/web/report.py counts the panel's week
-    # 02:00 six days ago (the last day's dialog at 02:00 today), or 21:00 seven days ago when
-    # it is not 02:30 yet today.
-    base = since + 2 * 3600 if now - midnight >= 2.5 * 3600 else since - 3 * 3600
+    # The first day's events after the week's start, the last day's dialog (10 s in) before
+    # now: 02:00 six days ago, or, when it is not 02:30 yet today, half of today's time so far
+    # after that midnight (21:00 seven days ago lost the first day's two waits: 18, not 20).
+    base = since + 2 * 3600 if now - midnight >= 2.5 * 3600 else since + (now - midnight) / 2
     out = Path(tempfile.mkdtemp(dir=state_dir.parent))
     saved = build.BASE_MS
     build.BASE_MS = int(base * 1000)
