@@ -39,8 +39,9 @@ def test_hook_latency_within_2x() -> None:
 @pytest.mark.slow
 def test_hook_latency_phases_name_every_step() -> None:
     out = bench("hook_latency.py", "--phases", "--runs", "3")
-    for step in ("load the precompiled hook path", "import _json", "JSON parse", "write snapshot",
-                 "append events.jsonl", "notification check", "= in process"):  # fmt: skip
+    steps = ("import lookout.hookpack", "load the precompiled hook path", "JSON parse")
+    steps += ("write snapshot", "append events.jsonl", "notification check", "= in process")
+    for step in steps:
         assert step in out, step
 
 
@@ -54,7 +55,9 @@ def test_status_line_bench_shows_the_line_and_its_ratio() -> None:
 
 def test_the_report_reads_a_long_history_quickly() -> None:
     # 50,000 events (the full run is 1,000,000 <= 2 s); the count is checked, not only the time.
-    out = bench("report.py", "--events", "50000", "--runs", "3", "--max-s", "2.0")
+    # Medians of 7 runs: of 3, the ratio of two ~0.3 s figures moved from 1.04x to 1.66x on one
+    # tree in the same minutes (a CI failure at 1.53x).
+    out = bench("report.py", "--events", "50000", "--runs", "7", "--max-s", "2.0")
     assert "copies of the week" in out
     assert out.rstrip().splitlines()[-1].startswith("ok")
 
