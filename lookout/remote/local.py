@@ -58,8 +58,8 @@ class Watch:
             self._stamp = stamp
             session = store.read_session(self.state_dir, self.rec["session_id"])
             settled = None if session is None else self.judge(session)
-            if settled is not None:
-                return settled
+            if settled is not None or self._over_at is not None:
+                return settled  # over, how not said yet: judged on this very snapshot
         if self._over_at is not None:
             session = store.read_session(self.state_dir, self.rec["session_id"])
             return requests.ANSWERED_LOCALLY if session is None else self._settle(session)
